@@ -1,0 +1,70 @@
+// Hydra 1.3 composition: a search path of config directories, the primary config's defaults
+// list (groups, nested defaults, _self_, override, optional, null, several options, packages,
+// absolute /group paths, interpolated choices), the `hydra` node from the built-in hydra configs,
+// then the command-line overrides. Loaded files are cached, so composing every job of a large
+// sweep costs little more than applying its overrides.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "trainer/config/node.h"
+#include "trainer/config/override.h"
+
+namespace trainer::config {
+
+enum class RunMode { kRun, kMultirun };
+
+struct SearchPathEntry {
+  std::string provider;  // "hydra", "main", "command-line", ...
+  std::string path;      // a directory
+};
+
+struct ComposerOptions {
+  // Directories searched in order; the first holding a file wins. The CLI builds this from
+  // --config-path / --config-dir and the built-in hydra configs.
+  std::vector<SearchPathEntry> search_path;
+  std::string config_name;  // primary config without ".yaml"; empty means none
+};
+
+// One entry of the final defaults list, in merge order (what `--info defaults` prints).
+struct DefaultsEntry {
+  std::string config_path;  // "model/mlp", "config", "hydra/launcher/basic"
+  std::string package;      // "model", "" for the root, "hydra.launcher"
+  std::string parent;       // config_path of the config whose defaults list named it
+  bool is_self = false;     // the `_self_` of `parent`
+  bool primary = false;
+};
+
+struct ComposeResult {
+  Node config;                          // the whole config, including the `hydra` node
+  std::vector<DefaultsEntry> defaults;  // merge order
+  std::string defaults_tree;            // text of `--info defaults-tree`
+};
+
+class Composer {
+ public:
+  explicit Composer(ComposerOptions options);
+  ~Composer();
+  Composer(Composer&&) noexcept;
+
+  // Composes the primary config with the overrides (none may be a sweep). Fills
+  // hydra.runtime.choices, hydra.overrides.task/hydra, hydra.job.name/override_dirname,
+  // hydra.mode. Throws trainer::Error with the file:line or override and a fix.
+  ComposeResult compose(const std::vector<Override>& overrides, RunMode mode) const;
+
+  // Options of a config group across the search path, sorted; nullopt if no such group.
+  std::optional<std::vector<std::string>> group_options(const std::string& group) const;
+  // Every config group (with nested groups as "a/b"), sorted; for --help.
+  std::vector<std::string> groups() const;
+  const std::vector<SearchPathEntry>& search_path() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace trainer::config

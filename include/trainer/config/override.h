@@ -1,0 +1,65 @@
+// Hydra's command-line override grammar: `key=value`, `+key=value`, `++key=value`, `~key[=value]`,
+// `group@package=option`, quoting and escapes, lists and dicts, casts and the sweep functions
+// (`a,b,c`, choice, range, interval, glob, sort, shuffle, tag). Values are typed the way Hydra's
+// grammar types them (not the YAML way): see docs/config.md.
+#pragma once
+
+#include <optional>
+#include <random>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "trainer/config/node.h"
+
+namespace trainer::config {
+
+enum class OverrideKind { kChange, kAdd, kForceAdd, kDelete };
+
+enum class SweepKind { kNone, kSimpleChoice, kChoice, kRange, kInterval, kGlob };
+
+// One element of a choice sweep: its value plus the text that re-creates it in a job's
+// override ("[a,b]", "\"a,b\"", "$\\{a\\}"), as Hydra's basic sweeper writes it.
+struct SweepElement {
+  Node value;
+  std::string text;
+};
+
+struct Sweep {
+  SweepKind kind = SweepKind::kNone;
+  std::vector<std::string> tags;        // from tag(...), e.g. {"log"}
+  std::vector<SweepElement> choices;    // kSimpleChoice / kChoice
+  Node range_start, range_stop, range_step;  // kRange: ints or floats
+  double interval_start = 0.0, interval_end = 0.0;  // kInterval
+  std::vector<std::string> glob_include, glob_exclude;  // kGlob
+  bool shuffle = false;
+};
+
+struct Override {
+  OverrideKind kind = OverrideKind::kChange;
+  std::string key;                     // "db", "model.hidden_size", "list.0", "server/db"
+  std::optional<std::string> package;  // from `key@pkg` ("" for `key@=`)
+  bool has_value = false;              // false only for `~key`
+  Node value;                          // the typed value when not a sweep
+  Sweep sweep;                         // kind != kNone for sweeps
+  std::string text;                    // the override exactly as typed
+
+  bool is_sweep() const { return sweep.kind != SweepKind::kNone; }
+  // "+", "++", "~" or "".
+  const char* prefix() const;
+  // key with "@pkg" when a package was given: what precedes '=' minus the prefix.
+  std::string key_with_package() const;
+};
+
+// Parses one override. Throws trainer::Error naming the override, the position and the fix.
+Override parse_override(std::string_view text);
+
+// The values Hydra's basic sweeper enumerates for a sweep, as override value texts, in order.
+// `group_options` lists the options of the config group named by the key (for glob); `rng`
+// is used by shuffle. Throws trainer::Error for sweeps that cannot be enumerated (interval,
+// a zero range step, glob on a key that is not a config group).
+std::vector<std::string> sweep_value_texts(const Override& override,
+                                           const std::vector<std::string>* group_options,
+                                           std::mt19937_64& rng);
+
+}  // namespace trainer::config

@@ -1,0 +1,22 @@
+// The logging facade. Callers pass finished strings; only log.cpp sees spdlog, so code that
+// includes torch's headers (which bring their own fmt) never meets spdlog's fmt.
+#pragma once
+
+#include <string>
+
+namespace trainer::log {
+
+enum class Level { kDebug, kInfo, kWarning, kError };
+
+void set_level(Level level);
+// Also write every line to this file (appending), as Hydra's `<job name>.log`.
+void add_file(const std::string& path);
+void write(Level level, const std::string& message);
+void flush();
+
+inline void debug(const std::string& message) { write(Level::kDebug, message); }
+inline void info(const std::string& message) { write(Level::kInfo, message); }
+inline void warning(const std::string& message) { write(Level::kWarning, message); }
+inline void error(const std::string& message) { write(Level::kError, message); }
+
+}  // namespace trainer::log
