@@ -1,2 +1,358 @@
+// trainer: wires the command line to the composer, the sweeper and the launcher. Everything here
+// runs without LibTorch; the engine library is loaded only when a job actually runs.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
 #include <iostream>
-int main() { std::cout << "trainer\n"; return 0; }
+#include <map>
+
+#include "cli_args.h"
+#include "trainer/config/composer.h"
+#include "trainer/config/interpolation.h"
+#include "trainer/config/override.h"
+#include "trainer/config/sweep.h"
+#include "trainer/config/yaml.h"
+#include "trainer/launch/config_locations.h"
+#include "trainer/launch/engine_loader.h"
+#include "trainer/launch/job_files.h"
+#include "trainer/util/error.h"
+#include "trainer/util/log.h"
+
+namespace fs = std::filesystem;
+using trainer::Error;
+using trainer::config::Node;
+
+namespace trainer::app {
+namespace {
+
+std::vector<config::Override> parse_overrides(const std::vector<std::string>& texts) {
+  std::vector<config::Override> parsed;
+  std::string problems;
+  for (const std::string& text : texts) {
+    try {
+      parsed.push_back(config::parse_override(text));
+    } catch (const Error& error) {
+      problems += (problems.empty() ? "" : "\n") + std::string(error.what());
+    }
+  }
+  if (!problems.empty()) throw Error("", problems);
+  return parsed;
+}
+
+Node without_key(const Node& config, std::string_view key) {
+  Node copy = config;
+  copy.erase(key);
+  return copy;
+}
+
+// What --cfg job|hydra|all shows, as Hydra's show_cfg: the job config has no `hydra` node; the
+// hydra view keeps only `hydra`, minus its help texts.
+Node config_view_for(const Node& config, const std::string& kind) {
+  if (kind == "job") return without_key(config, "hydra");
+  if (kind == "hydra") {
+    Node only = Node::map();
+    if (const Node* hydra = config.find("hydra")) {
+      Node copy = *hydra;
+      copy.erase("help");
+      copy.erase("hydra_help");
+      only.set("hydra", copy);
+    }
+    return only;
+  }
+  return config;
+}
+
+std::string python_str(const Node& value) {
+  switch (value.type()) {
+    case config::NodeType::kNull: return "None";
+    case config::NodeType::kBool: return value.as_bool() ? "True" : "False";
+    case config::NodeType::kString: return value.as_string();
+    case config::NodeType::kMissing: return "???";
+    default: {
+      std::string text = config::to_yaml(value);
+      while (!text.empty() && text.back() == '\n') text.pop_back();
+      return text;
+    }
+  }
+}
+
+std::string render_config(const Node& config, const CliArgs& args, const config::ResolveContext& ctx) {
+  Node shown = config_view_for(config, args.cfg.value_or("job"));
+  if (args.resolve) {
+    Node resolved = config;  // resolve with the whole tree so ${hydra:...} and cross refs work
+    config::resolve_all(resolved, ctx);
+    shown = config_view_for(resolved, args.cfg.value_or("job"));
+  }
+  std::string package = args.package.value_or("");
+  if (package == "_global_") package.clear();
+  if (package.empty()) return config::to_yaml(shown);
+  const Node* selected = config::select(shown, package);
+  if (selected == nullptr || selected->is_null()) {
+    throw Error("--package " + package, "package '" + package + "' not found in config",
+                "Name a key of the composed config, e.g. --package model.");
+  }
+  if (selected->is_scalar()) return python_str(*selected) + "\n";
+  return "# @package " + package + "\n" + config::to_yaml(*selected);
+}
+
+std::string pad(const std::string& text, size_t width) {
+  return text.size() >= width ? text : text + std::string(width - text.size(), ' ');
+}
+
+std::string table(const std::string& title, const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> widths(rows.front().size(), 0);
+  for (const auto& row : rows) {
+    for (size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
+  }
+  std::string out = title + "\n" + std::string(title.size(), '*') + "\n";
+  size_t total = 1;
+  for (size_t w : widths) total += w + 3;
+  for (size_t r = 0; r < rows.size(); ++r) {
+    out += "|";
+    for (size_t i = 0; i < rows[r].size(); ++i) out += " " + pad(rows[r][i], widths[i]) + " |";
+    out += "\n";
+    if (r == 0) out += std::string(total, '-') + "\n";
+  }
+  return out;
+}
+
+std::string info_text(const config::Composer& composer, const config::ComposeResult& result,
+                      const std::string& kind) {
+  std::string out;
+  auto want = [&](const char* what) { return kind == "all" || kind == what; };
+  if (want("searchpath")) {
+    std::vector<std::vector<std::string>> rows = {{"Provider", "Search path"}};
+    for (const auto& entry : composer.search_path()) rows.push_back({entry.provider, entry.path});
+    out += table("Config search path", rows) + "\n";
+  }
+  if (want("defaults-tree")) out += "Defaults Tree\n*************\n" + result.defaults_tree + "\n";
+  if (want("defaults")) {
+    std::vector<std::vector<std::string>> rows = {{"Config path", "Package", "_self_", "Parent"}};
+    for (const auto& entry : result.defaults) {
+      rows.push_back({entry.config_path, entry.package, entry.is_self ? "True" : "False",
+                      entry.parent});
+    }
+    out += table("Defaults List", rows) + "\n";
+  }
+  if (want("config")) {
+    out += "Config\n******\n" + config::to_yaml(without_key(result.config, "hydra")) + "\n";
+  }
+  return out;
+}
+
+std::string help_text(const config::Composer& composer, const config::ComposeResult& result,
+                      const CliArgs& args) {
+  std::string out =
+      "trainer: train LibTorch models from Hydra-style configs.\n\n"
+      "Usage: trainer fit|validate|test [flags] [overrides...]\n"
+      "       trainer fit -m key=a,b other=1,2     (a sweep: one job per combination)\n\n"
+      "== Configuration groups ==\n"
+      "Compose your configuration from those groups (group=option)\n\n";
+  for (const std::string& group : composer.groups()) {
+    if (group.rfind("hydra", 0) == 0) continue;
+    auto options = composer.group_options(group);
+    std::string joined;
+    for (const auto& option : options.value_or(std::vector<std::string>{})) {
+      joined += (joined.empty() ? "" : ", ") + option;
+    }
+    out += group + ": " + joined + "\n";
+  }
+  out += "\n== Config ==\nOverride anything in the config (foo.bar=value)\n\n";
+  out += config::to_yaml(without_key(result.config, "hydra"));
+  out += "\n== Flags ==\n" + args.usage;
+  return out;
+}
+
+std::string resolve_string(const Node& config, const std::string& path,
+                           const config::ResolveContext& ctx) {
+  Node value = config::resolve_path(config, path, ctx);
+  if (!value.is_string()) {
+    throw Error(path, std::string("expected a path string, got ") + config::type_name(value.type()));
+  }
+  return value.as_string();
+}
+
+int run_single_job(const CliArgs& args, const config::Composer& composer,
+                   const std::vector<config::Override>& overrides) {
+  config::ResolveContext ctx;
+  config::ComposeResult result = composer.compose(overrides, config::RunMode::kRun);
+  Node& config = result.config;
+  Node* hydra = config.find("hydra");
+  if (hydra == nullptr) throw Error("", "internal: the composed config has no hydra node");
+  ctx.hydra = hydra;
+
+  const std::string run_dir = fs::absolute(resolve_string(config, "hydra.run.dir", ctx)).string();
+  if (Node* runtime = hydra->find("runtime"); runtime != nullptr && runtime->is_map()) {
+    runtime->set("output_dir", Node::string(run_dir));
+    runtime->set("cwd", Node::string(fs::current_path().string()));
+  }
+  Node job_config = without_key(config, "hydra");
+  std::vector<std::string> task;
+  for (const auto& o : overrides) {
+    if (o.key.rfind("hydra.", 0) != 0 && o.key.rfind("hydra/", 0) != 0) task.push_back(o.text);
+  }
+  const Node* subdir = config::select(*hydra, "output_subdir");
+  std::string output_subdir = subdir != nullptr && subdir->is_string() ? subdir->as_string() : "";
+  launch::write_job_files(run_dir, output_subdir, job_config, *hydra, task);
+
+  std::string job_name = "trainer";
+  if (const Node* name = config::select(*hydra, "job.name"); name && name->is_string()) {
+    job_name = name->as_string();
+  }
+  log::add_file((fs::path(run_dir) / (job_name + ".log")).string());
+
+  Node resolved = config;
+  config::resolve_all(resolved, ctx);
+  Node resolved_job = without_key(resolved, "hydra");
+  std::string yaml = config::to_yaml(resolved_job);
+  std::cout << yaml << std::flush;
+  log::info("output directory: " + run_dir);
+
+  launch::EngineLoader engine;
+  std::string message;
+  int code = engine.run(args.command, yaml, run_dir, message);
+  if (!message.empty()) (code == 0 ? log::info(message) : log::error(message));
+  return code;
+}
+
+// Every job of a sweep, composed (and so validated) before anything runs.
+struct PlannedJob {
+  config::SweepJob job;
+  config::ComposeResult result;
+};
+
+std::vector<PlannedJob> plan_sweep(const config::Composer& composer,
+                                   const std::vector<config::Override>& overrides) {
+  std::vector<config::Override> fixed;
+  for (const auto& o : overrides) {
+    if (!o.is_sweep()) fixed.push_back(o);
+  }
+  config::ComposeResult base = composer.compose(fixed, config::RunMode::kMultirun);
+  std::vector<std::pair<std::string, std::string>> params;
+  if (const Node* node = config::select(base.config, "hydra.sweeper.params"); node && node->is_map()) {
+    for (const auto& entry : node->entries()) {
+      std::string text = entry.value.is_string() ? entry.value.as_string() : python_str(entry.value);
+      params.emplace_back(entry.key, text);
+    }
+  }
+  auto lookup = [&composer](const std::string& group) { return composer.group_options(group); };
+  std::vector<config::SweepJob> jobs = config::expand_sweep(overrides, params, lookup);
+
+  std::vector<PlannedJob> planned;
+  planned.reserve(jobs.size());
+  std::string problems;
+  int bad = 0;
+  for (auto& job : jobs) {
+    try {
+      std::vector<config::Override> parsed = parse_overrides(job.overrides);
+      config::ComposeResult result = composer.compose(parsed, config::RunMode::kMultirun);
+      if (Node* num = config::select(result.config, "hydra.job"); num && num->is_map()) {
+        num->set("num", Node::integer(job.number));
+        num->set("id", Node::string(std::to_string(job.number)));
+      }
+      planned.push_back({std::move(job), std::move(result)});
+    } catch (const Error& error) {
+      if (++bad <= 20) problems += "\n  job " + std::to_string(job.number) + ": " + error.what();
+    }
+  }
+  if (bad > 0) {
+    throw Error("", std::to_string(bad) + " of " + std::to_string(jobs.size()) +
+                        " sweep jobs do not compose; nothing was run:" + problems,
+                "Fix the overrides or config files named above.");
+  }
+  return planned;
+}
+
+std::string join(const std::vector<std::string>& parts, const char* separator) {
+  std::string out;
+  for (const auto& part : parts) out += (out.empty() ? "" : separator) + part;
+  return out;
+}
+
+int run(const CliArgs& args) {
+  if (args.version) {
+    std::cout << "trainer " << TRAINER_VERSION << " (LibTorch: " << TRAINER_LIBTORCH_SOURCE << ")\n";
+    try {
+      launch::EngineLoader engine;
+      std::cout << engine.describe() << "\n";
+    } catch (const Error& error) {
+      std::cout << "engine: " << error.what() << "\n";
+    }
+    return 0;
+  }
+  if (args.command.empty() && !args.help) {
+    throw Error("command line", "no subcommand given",
+                "Use trainer fit|validate|test [overrides...]; trainer --help lists the config groups.");
+  }
+  if (args.resolve && !args.cfg && !args.help) {
+    throw Error("--resolve", "--resolve only works together with --cfg or --help",
+                "Add --cfg job (or hydra, all).");
+  }
+  config::ComposerOptions options;
+  options.search_path = launch::make_search_path(args.config_path, args.config_dir);
+  options.config_name = args.config_name.value_or("config");
+  config::Composer composer(std::move(options));
+  std::vector<config::Override> overrides = parse_overrides(args.overrides);
+
+  if (args.help) {
+    std::vector<config::Override> fixed;
+    for (const auto& o : overrides) {
+      if (!o.is_sweep()) fixed.push_back(o);
+    }
+    std::cout << help_text(composer, composer.compose(fixed, config::RunMode::kRun), args);
+    return 0;
+  }
+  if (args.info) {
+    std::cout << info_text(composer, composer.compose(overrides, config::RunMode::kRun), *args.info);
+    return 0;
+  }
+  config::ResolveContext ctx;
+  if (args.multirun) {
+    std::vector<PlannedJob> jobs = plan_sweep(composer, overrides);
+    if (args.cfg) {
+      std::string out;
+      for (const PlannedJob& planned : jobs) {
+        if (planned.job.number > 0) out += "---\n";
+        out += "# job " + std::to_string(planned.job.number) + ": " +
+               join(planned.job.overrides, " ") + "\n";
+        ctx.hydra = planned.result.config.find("hydra");
+        out += render_config(planned.result.config, args, ctx);
+      }
+      std::fwrite(out.data(), 1, out.size(), stdout);
+      return 0;
+    }
+    std::cerr << "Planned " << jobs.size() << " jobs; all configs composed and valid.\n";
+    for (const PlannedJob& planned : jobs) {
+      std::cerr << "  #" << planned.job.number << " : " << join(planned.job.overrides, " ") << "\n";
+    }
+    throw Error("-m", "launching sweep jobs is not available yet",
+                "Preview every job's config with -m --cfg job.");
+  }
+  if (args.cfg) {
+    config::ComposeResult result = composer.compose(overrides, config::RunMode::kRun);
+    ctx.hydra = result.config.find("hydra");
+    std::cout << render_config(result.config, args, ctx);
+    return 0;
+  }
+  return run_single_job(args, composer, overrides);
+}
+
+}  // namespace
+}  // namespace trainer::app
+
+int main(int argc, char** argv) {
+  int exit_code = 0;
+  std::optional<trainer::app::CliArgs> args = trainer::app::parse_cli(argc, argv, exit_code);
+  if (!args) return exit_code;
+  try {
+    return trainer::app::run(*args);
+  } catch (const trainer::Error& error) {
+    std::cerr << "Error: " << error.what() << "\n";
+    return 1;
+  } catch (const std::exception& error) {
+    std::cerr << "Error: " << error.what() << "\n";
+    return 1;
+  }
+}

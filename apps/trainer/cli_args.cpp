@@ -1,0 +1,87 @@
+#include "cli_args.h"
+
+#include <CLI/CLI.hpp>
+
+#include <set>
+
+namespace trainer::app {
+namespace {
+
+const std::set<std::string> kInfoKinds = {"all", "defaults", "defaults-tree", "config",
+                                          "searchpath", "plugins"};
+
+// Hydra spells some short flags with two letters (-cp, -cn, -cd), which CLI11 cannot declare,
+// and `--info` takes an optional value; normalise argv to long forms first.
+std::vector<std::string> normalise(int argc, char** argv) {
+  std::vector<std::string> args;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "-cp") arg = "--config-path";
+    if (arg == "-cn") arg = "--config-name";
+    if (arg == "-cd") arg = "--config-dir";
+    if (arg == "--config_path") arg = "--config-path";
+    if (arg == "--config_name") arg = "--config-name";
+    if (arg == "--config_dir") arg = "--config-dir";
+    if (arg == "-i" || arg == "--info") {
+      if (i + 1 < argc && kInfoKinds.count(argv[i + 1])) {
+        args.push_back("--info=" + std::string(argv[++i]));
+      } else {
+        args.push_back("--info=all");
+      }
+      continue;
+    }
+    args.push_back(arg);
+  }
+  return args;
+}
+
+}  // namespace
+
+std::optional<CliArgs> parse_cli(int argc, char** argv, int& exit_code) {
+  CliArgs args;
+  CLI::App app{"trainer: train LibTorch models from Hydra-style configs", "trainer"};
+  app.set_help_flag();  // our --help also lists config groups, so it is handled by the caller
+  app.add_flag("-h,--help", args.help, "Show this help with the config groups and the config");
+  app.add_flag("--version", args.version, "Show the version and the LibTorch it uses");
+  app.require_subcommand(0, 1);
+  app.fallthrough();
+
+  for (const char* name : {"fit", "validate", "test"}) {
+    CLI::App* sub = app.add_subcommand(name, std::string(name) == "fit"
+                                                 ? "Train a model (then test it if test_after_fit)"
+                                             : std::string(name) == "validate"
+                                                 ? "Run the validation loop on a checkpoint"
+                                                 : "Run the test loop on a checkpoint");
+    sub->add_option("overrides", args.overrides,
+                    "Config overrides: key=value, +key=value, ++key=value, ~key, group=option");
+    sub->fallthrough();
+  }
+  app.add_option("-c,--cfg", args.cfg, "Print the config instead of running (job, hydra or all)")
+      ->check(CLI::IsMember({"job", "hydra", "all"}));
+  app.add_flag("--resolve", args.resolve, "Resolve interpolations when printing with --cfg");
+  app.add_option("-p,--package", args.package, "With --cfg: print only this config package");
+  app.add_option("--info", args.info,
+                 "Print information: all, defaults, defaults-tree, config, searchpath")
+      ->check(CLI::IsMember(kInfoKinds));
+  app.add_flag("-m,--multirun", args.multirun, "Run a sweep: one job per value combination");
+  app.add_option("--config-path", args.config_path,
+                 "Primary config directory (-cp); default: the shipped configs/");
+  app.add_option("--config-name", args.config_name, "Primary config name (-cn); default: config");
+  app.add_option("--config-dir", args.config_dir, "Additional config directory (-cd)");
+
+  std::vector<std::string> normalised = normalise(argc, argv);
+  std::reverse(normalised.begin(), normalised.end());  // CLI11 takes them reversed
+  try {
+    app.parse(normalised);
+  } catch (const CLI::ParseError& error) {
+    exit_code = app.exit(error);
+    return std::nullopt;
+  }
+  for (const char* name : {"fit", "validate", "test"}) {
+    if (app.got_subcommand(name)) args.command = name;
+  }
+  args.usage = app.help();
+  return args;
+}
+
+}  // namespace trainer::app

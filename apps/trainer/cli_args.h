@@ -1,0 +1,28 @@
+// The trainer command line: a subcommand, Hydra's flags and the overrides, parsed with CLI11.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace trainer::app {
+
+struct CliArgs {
+  std::string command;                  // fit | validate | test
+  std::vector<std::string> overrides;   // everything that is not a flag, in order
+  std::optional<std::string> cfg;       // --cfg job|hydra|all
+  bool resolve = false;                 // --resolve
+  std::optional<std::string> package;   // --package/-p
+  std::optional<std::string> info;      // --info [all|defaults|defaults-tree|config|searchpath]
+  bool multirun = false;                // -m/--multirun
+  std::optional<std::string> config_path, config_name, config_dir;
+  bool help = false;
+  bool version = false;
+  std::string usage;                    // CLI11's own flag help, for --help
+};
+
+// Returns nullopt after printing CLI11's message for a malformed command line (exit code in
+// `exit_code`).
+std::optional<CliArgs> parse_cli(int argc, char** argv, int& exit_code);
+
+}  // namespace trainer::app

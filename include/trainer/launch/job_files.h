@@ -1,0 +1,23 @@
+// A job's output directory as Hydra lays it out: the directory itself (hydra.run.dir, or
+// hydra.sweep.dir/subdir in a sweep) and the `.hydra/` files config.yaml, hydra.yaml and
+// overrides.yaml, each written to a temporary file and renamed so a crash never leaves half a file.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "trainer/config/node.h"
+
+namespace trainer::launch {
+
+// Writes `text` to `path` atomically (temporary file in the same directory, fsync, rename).
+void write_file_atomically(const std::string& path, const std::string& text);
+
+// Creates `run_dir` (and parents) and writes <run_dir>/<output_subdir>/{config,hydra,overrides}.yaml.
+// `job_config` is the config without the hydra node; `hydra` is the hydra node itself.
+// An empty output_subdir (hydra.output_subdir=null) writes no files, as in Hydra.
+void write_job_files(const std::string& run_dir, const std::string& output_subdir,
+                     const config::Node& job_config, const config::Node& hydra,
+                     const std::vector<std::string>& task_overrides);
+
+}  // namespace trainer::launch

@@ -1,0 +1,28 @@
+# Shared by the scripts: paths, versions and small helpers. Sourced, not run.
+TRAINER_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+TORCH_WHEEL_VERSION=2.11.0
+TRAINER_CACHE="${TRAINER_CACHE:-$HOME/.cache/trainer}"
+TORCH_VENV="$TRAINER_CACHE/venv-torch-$TORCH_WHEEL_VERSION"
+export CCACHE_DIR="${CCACHE_DIR:-$TRAINER_CACHE/ccache}"
+
+say() { printf '[trainer] %s\n' "$*" >&2; }
+die() { printf '[trainer] error: %s\n' "$*" >&2; exit 1; }
+as_root() { if [[ $(id -u) -eq 0 ]]; then "$@"; else sudo "$@"; fi; }
+
+# build_dir VARIANT -> the build directory of that LibTorch variant.
+build_dir() { echo "$TRAINER_ROOT/build/$1"; }
+
+# configure_and_build VARIANT [extra cmake args...]
+configure_and_build() {
+  local variant=$1; shift
+  local dir; dir=$(build_dir "$variant")
+  local args=(-G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTRAINER_LIBTORCH="$variant")
+  if [[ "$variant" == wheel ]]; then
+    local prefix
+    prefix=$("$TORCH_VENV/bin/python" -c 'import torch; print(torch.utils.cmake_prefix_path)' 2>/dev/null) ||
+      die "no torch wheel in $TORCH_VENV: run scripts/setup.sh --libtorch=wheel"
+    args+=(-DTRAINER_TORCH_PREFIX="$prefix")
+  fi
+  cmake -S "$TRAINER_ROOT" -B "$dir" "${args[@]}" "$@" >/dev/null
+  cmake --build "$dir" --parallel "$(nproc)"
+}

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Installs what trainer needs on Debian 12. Idempotent: a second run installs nothing.
+#   scripts/setup.sh                   Debian's LibTorch 1.13 (CPU) and the build tools
+#   scripts/setup.sh --libtorch=wheel  also the PyPI torch wheel's LibTorch (CUDA 13.0 build)
+#   scripts/setup.sh --libtorch=all    both
+# The wheel goes into a virtual environment outside the repository, shared by every clone:
+# ${TRAINER_CACHE:-~/.cache/trainer}/venv-torch-<version>.
+set -euo pipefail
+source "$(dirname "$0")/common.sh"
+
+libtorch=debian
+for arg in "$@"; do
+  case "$arg" in
+    --libtorch=*) libtorch="${arg#*=}" ;;
+    *) die "unknown argument '$arg' (expected --libtorch=debian|wheel|all)" ;;
+  esac
+done
+case "$libtorch" in debian|wheel|all) ;; *) die "--libtorch must be debian, wheel or all" ;; esac
+
+packages=(
+  build-essential cmake ninja-build ccache pkg-config clang
+  libyaml-cpp-dev libcli11-dev libspdlog-dev libfmt-dev catch2
+  libtorch-dev libgloo-dev libopenblas0-pthread   # Debian's LibTorch + Gloo headers + a fast BLAS
+  dataset-fashion-mnist                           # the real Fashion-MNIST, gzipped IDX files
+  python3 python3-venv
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  say "installing Debian packages: ${missing[*]}"
+  as_root apt-get update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# Debian's LibTorch calls whatever libblas.so.3 the alternatives point at; make it OpenBLAS.
+blas=$(update-alternatives --query libblas.so.3-x86_64-linux-gnu 2>/dev/null | awk '/^Value:/{print $2}')
+if [[ "$blas" != *openblas* ]]; then
+  openblas=$(update-alternatives --list libblas.so.3-x86_64-linux-gnu 2>/dev/null | grep openblas | head -1 || true)
+  [[ -n "$openblas" ]] && as_root update-alternatives --set libblas.so.3-x86_64-linux-gnu "$openblas" >/dev/null
+fi
+
+if [[ "$libtorch" == wheel || "$libtorch" == all ]]; then
+  if ! "$TORCH_VENV/bin/python" -c "import torch, sys; sys.exit(torch.__version__.split('+')[0] != '$TORCH_WHEEL_VERSION')" 2>/dev/null; then
+    say "installing torch==$TORCH_WHEEL_VERSION into $TORCH_VENV (once for every clone)"
+    mkdir -p "$(dirname "$TORCH_VENV")"
+    python3 -m venv "$TORCH_VENV"
+    "$TORCH_VENV/bin/pip" install -q --disable-pip-version-check "torch==$TORCH_WHEEL_VERSION"
+  fi
+  [[ -x /usr/local/cuda/bin/nvcc ]] ||
+    die "the torch wheel is a CUDA 13.0 build and needs the CUDA 13.0 toolkit at /usr/local/cuda to configure"
+fi
+say "set-up complete ($libtorch)"

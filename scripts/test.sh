@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# README command 2: installs what is missing, then builds and runs every test against both
+# supported LibTorch builds (Debian 1.13 CPU, and the 2.11 CUDA wheel running the same CPU
+# tests), plus the sanitizer build of the unit tests and bounded fuzzing of the parsers.
+#   scripts/test.sh [--libtorch=debian|wheel|all] [--quick]   (--quick: no sanitizers, no fuzzing)
+set -euo pipefail
+source "$(dirname "$0")/common.sh"
+libtorch=all
+quick=0
+for arg in "$@"; do
+  case "$arg" in
+    --libtorch=*) libtorch="${arg#*=}" ;;
+    --quick) quick=1 ;;
+    *) die "unknown argument '$arg'" ;;
+  esac
+done
+start=$(date +%s)
+"$TRAINER_ROOT/scripts/setup.sh" --libtorch="$libtorch"
+
+variants=()
+case "$libtorch" in all) variants=(debian wheel) ;; *) variants=("$libtorch") ;; esac
+
+failed=0
+for variant in "${variants[@]}"; do
+  say "== $variant: build"
+  configure_and_build "$variant"
+  say "== $variant: tests"
+  ctest --test-dir "$(build_dir "$variant")" --output-on-failure --timeout 900 || failed=1
+done
+
+if ((quick == 0)); then
+  say "== sanitizers (ASan + UBSan): config and launch unit tests, end-to-end tests"
+  configure_and_build asan -DTRAINER_LIBTORCH=none -DTRAINER_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
+  ctest --test-dir "$(build_dir asan)" --output-on-failure --timeout 900 || failed=1
+  if [[ -f "$TRAINER_ROOT/tests/fuzz/CMakeLists.txt" ]]; then
+    say "== fuzzing the override parser and the YAML loader (bounded)"
+    CXX=clang++ configure_and_build fuzz -DTRAINER_LIBTORCH=none -DTRAINER_FUZZ=ON -DTRAINER_BUILD_TESTS=OFF
+    "$TRAINER_ROOT/tests/fuzz/run.sh" "$(build_dir fuzz)" || failed=1
+  fi
+fi
+
+say "all tests finished in $(( $(date +%s) - start )) s"
+exit $failed

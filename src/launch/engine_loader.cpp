@@ -1,0 +1,73 @@
+#include "trainer/launch/engine_loader.h"
+
+#include <dlfcn.h>
+
+#include <filesystem>
+#include <vector>
+
+#include "trainer/engine/engine_api.h"
+#include "trainer/launch/config_locations.h"
+#include "trainer/util/error.h"
+
+namespace fs = std::filesystem;
+
+namespace trainer::launch {
+namespace {
+
+using DescribeFn = const char* (*)();
+using RunFn = int (*)(const TrainerJob*, char*, size_t);
+
+template <typename Fn>
+Fn symbol(void* handle, const char* name) {
+  void* address = dlsym(handle, name);
+  if (address == nullptr) {
+    throw Error(TRAINER_ENGINE_LIBRARY, std::string("the engine library lacks ") + name,
+                "Rebuild trainer (scripts/build.sh) so the binary and its engine match.");
+  }
+  return reinterpret_cast<Fn>(address);
+}
+
+}  // namespace
+
+EngineLoader::EngineLoader() {
+  const fs::path exe = executable_dir();
+  std::vector<fs::path> candidates = {exe / TRAINER_ENGINE_LIBRARY,
+                                      exe / ".." / "lib" / TRAINER_ENGINE_LIBRARY};
+  std::string tried;
+  std::string last_error;
+  for (const fs::path& candidate : candidates) {
+    tried += (tried.empty() ? "" : ", ") + candidate.lexically_normal().string();
+    std::error_code ec;
+    if (!fs::exists(candidate, ec)) continue;
+    handle_ = dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (handle_ != nullptr) return;
+    last_error = dlerror();
+  }
+  if (!last_error.empty()) {
+    throw Error(TRAINER_ENGINE_LIBRARY, "the training engine failed to load: " + last_error,
+                "Install the LibTorch it was built against (scripts/setup.sh) or rebuild.");
+  }
+  throw Error(TRAINER_ENGINE_LIBRARY, "the training engine is not built (looked in " + tried + ")",
+              "This binary was configured with TRAINER_LIBTORCH=none; build with "
+              "scripts/build.sh --libtorch=debian (or wheel).");
+}
+
+EngineLoader::~EngineLoader() {
+  // The engine is never unloaded: LibTorch registers static state and threads that outlive
+  // dlclose, and the process ends soon after a job anyway.
+}
+
+std::string EngineLoader::describe() const {
+  return symbol<DescribeFn>(handle_, "trainer_engine_describe")();
+}
+
+int EngineLoader::run(const std::string& command, const std::string& config_yaml,
+                      const std::string& run_dir, std::string& message) const {
+  TrainerJob job{command.c_str(), config_yaml.c_str(), run_dir.c_str()};
+  std::vector<char> buffer(4096, '\0');
+  int code = symbol<RunFn>(handle_, "trainer_engine_run")(&job, buffer.data(), buffer.size());
+  message = buffer.data();
+  return code;
+}
+
+}  // namespace trainer::launch

@@ -1,0 +1,69 @@
+#include "trainer/launch/job_files.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "trainer/config/yaml.h"
+#include "trainer/util/error.h"
+
+namespace fs = std::filesystem;
+
+namespace trainer::launch {
+
+void write_file_atomically(const std::string& path, const std::string& text) {
+  const std::string temporary = path + ".tmp." + std::to_string(getpid());
+  int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    throw Error(path, std::string("cannot create file: ") + std::strerror(errno),
+                "Check that the directory is writable and the disk is not full.");
+  }
+  size_t written = 0;
+  while (written < text.size()) {
+    ssize_t n = ::write(fd, text.data() + written, text.size() - written);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      int saved = errno;
+      ::close(fd);
+      ::unlink(temporary.c_str());
+      throw Error(path, std::string("cannot write file: ") + std::strerror(saved),
+                  "Check free disk space.");
+    }
+    written += static_cast<size_t>(n);
+  }
+  ::fsync(fd);
+  ::close(fd);
+  if (::rename(temporary.c_str(), path.c_str()) != 0) {
+    int saved = errno;
+    ::unlink(temporary.c_str());
+    throw Error(path, std::string("cannot replace file: ") + std::strerror(saved));
+  }
+}
+
+void write_job_files(const std::string& run_dir, const std::string& output_subdir,
+                     const config::Node& job_config, const config::Node& hydra,
+                     const std::vector<std::string>& task_overrides) {
+  std::error_code ec;
+  fs::create_directories(run_dir, ec);
+  if (ec) {
+    throw Error(run_dir, "cannot create the output directory: " + ec.message(),
+                "Set hydra.run.dir (or hydra.sweep.dir) to a writable place.");
+  }
+  if (output_subdir.empty()) return;
+  const fs::path meta = fs::path(run_dir) / output_subdir;
+  fs::create_directories(meta, ec);
+  if (ec) throw Error(meta.string(), "cannot create directory: " + ec.message());
+
+  write_file_atomically((meta / "config.yaml").string(), config::to_yaml(job_config));
+  config::Node wrapped = config::Node::map();
+  wrapped.set("hydra", hydra);
+  write_file_atomically((meta / "hydra.yaml").string(), config::to_yaml(wrapped));
+  config::Node overrides = config::Node::list();
+  for (const std::string& text : task_overrides) overrides.push_back(config::Node::string(text));
+  write_file_atomically((meta / "overrides.yaml").string(), config::to_yaml(overrides));
+}
+
+}  // namespace trainer::launch

@@ -1,0 +1,120 @@
+// The real trainer binary against what real Hydra 1.3 printed for the same command lines over
+// the shipped configs/ (tests/data/cli: cases.txt, expected/ made by make_expected.sh).
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "subprocess.h"
+
+namespace fs = std::filesystem;
+using trainer::testing::run_process;
+
+namespace {
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+std::vector<std::string> split_spaces(const std::string& line) {
+  std::vector<std::string> words;
+  std::istringstream in(line);
+  for (std::string word; in >> word;) words.push_back(word);
+  return words;
+}
+
+const fs::path kCliData = fs::path(TRAINER_TEST_DATA_DIR) / "cli";
+
+}  // namespace
+
+TEST_CASE("--cfg output and exit status match Hydra 1.3 over the shipped configs") {
+  std::ifstream cases(kCliData / "cases.txt");
+  std::string line;
+  int number = 0;
+  while (std::getline(cases, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    char name[8];
+    std::snprintf(name, sizeof(name), "%03d", number++);
+    const fs::path expected = kCliData / "expected" / name;
+    std::vector<std::string> argv = {TRAINER_BINARY, "fit"};
+    for (const std::string& word : split_spaces(line)) argv.push_back(word);
+    auto result = run_process(argv, kCliData.string());
+    const int expected_status = std::stoi(read_file(expected.string() + ".status"));
+    INFO("trainer fit " << line << "\nstderr: " << result.err);
+    if (expected_status == 0) {
+      CHECK(result.exit_code == 0);
+      CHECK(result.out == read_file(expected.string() + ".out"));
+    } else {
+      CHECK(result.exit_code != 0);
+      CHECK(result.out.empty());
+      CHECK_FALSE(result.err.empty());
+    }
+  }
+  CHECK(number > 20);
+}
+
+TEST_CASE("composing and printing configs does not load LibTorch") {
+  // LD_DEBUG=files makes the dynamic loader report every library it opens.
+  auto result = run_process({TRAINER_BINARY, "fit", "--cfg", "job", "model=cnn"}, kCliData.string(),
+                            {"LD_DEBUG=files"});
+  REQUIRE(result.exit_code == 0);
+  CHECK(result.err.find("libtorch") == std::string::npos);
+  CHECK(result.err.find("libtrainer_engine") == std::string::npos);
+  CHECK(result.err.find("libc.so") != std::string::npos);  // the probe itself works
+}
+
+TEST_CASE("errors name the problem, go to stderr and exit non-zero") {
+  auto unknown = run_process({TRAINER_BINARY, "fit", "--cfg", "job", "trainer.max_epoch=3"},
+                             kCliData.string());
+  CHECK(unknown.exit_code == 1);
+  CHECK(unknown.err.find("trainer.max_epoch") != std::string::npos);
+  CHECK(unknown.err.find("+trainer.max_epoch=3") != std::string::npos);
+
+  auto option = run_process({TRAINER_BINARY, "fit", "--cfg", "job", "model=nope"}, kCliData.string());
+  CHECK(option.exit_code == 1);
+  CHECK(option.err.find("mlp") != std::string::npos);  // lists the available options
+
+  auto ambiguous = run_process({TRAINER_BINARY, "fit", "seed=1,2"}, kCliData.string());
+  CHECK(ambiguous.exit_code == 1);
+  CHECK(ambiguous.err.find("-m") != std::string::npos);
+
+  auto no_command = run_process({TRAINER_BINARY}, kCliData.string());
+  CHECK(no_command.exit_code != 0);
+  CHECK(no_command.err.find("fit") != std::string::npos);
+}
+
+TEST_CASE("-m --cfg job prints every job's config in job order") {
+  auto result = run_process({TRAINER_BINARY, "fit", "-m", "--cfg", "job", "-p", "model",
+                             "model=mlp,cnn", "seed=1,2"},
+                            kCliData.string());
+  INFO(result.err);
+  REQUIRE(result.exit_code == 0);
+  const std::string& out = result.out;
+  size_t job0 = out.find("# job 0: model=mlp seed=1");
+  size_t job1 = out.find("# job 1: model=mlp seed=2");
+  size_t job2 = out.find("# job 2: model=cnn seed=1");
+  size_t job3 = out.find("# job 3: model=cnn seed=2");
+  REQUIRE(job0 != std::string::npos);
+  CHECK(job0 < job1);
+  CHECK(job1 < job2);
+  CHECK(job2 < job3);
+  CHECK(out.find("name: cnn", job2) != std::string::npos);
+  CHECK(out.find("name: cnn") > job1);
+}
+
+TEST_CASE("trainer fit writes Hydra's run directory and .hydra files") {
+  trainer::testing::TempDir dir;
+  auto result = run_process({TRAINER_BINARY, "fit", "model=cnn", "hydra.run.dir=run"}, dir.path());
+  INFO(result.err);
+  // A build without LibTorch still composes and writes the run directory, then says so.
+  const fs::path run = fs::path(dir.path()) / "run";
+  CHECK(fs::exists(run / ".hydra" / "config.yaml"));
+  CHECK(fs::exists(run / ".hydra" / "hydra.yaml"));
+  CHECK(read_file(run / ".hydra" / "overrides.yaml") == "- model=cnn\n");
+  CHECK(read_file(run / ".hydra" / "config.yaml").find("name: cnn") != std::string::npos);
+  CHECK(fs::exists(run / "trainer.log"));
+}
