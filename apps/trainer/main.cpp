@@ -17,6 +17,7 @@
 #include "trainer/launch/config_locations.h"
 #include "trainer/launch/engine_loader.h"
 #include "trainer/launch/job_files.h"
+#include "trainer/launch/schema_check.h"
 #include "trainer/util/error.h"
 #include "trainer/util/log.h"
 
@@ -189,6 +190,7 @@ int run_single_job(const CliArgs& args, const config::Composer& composer,
     runtime->set("cwd", Node::string(fs::current_path().string()));
   }
   Node job_config = without_key(config, "hydra");
+  launch::check_job_schema(job_config);
   std::vector<std::string> task;
   for (const auto& o : overrides) {
     if (o.key.rfind("hydra.", 0) != 0 && o.key.rfind("hydra/", 0) != 0) task.push_back(o.text);

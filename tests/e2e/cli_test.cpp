@@ -118,3 +118,14 @@ TEST_CASE("trainer fit writes Hydra's run directory and .hydra files") {
   CHECK(read_file(run / ".hydra" / "config.yaml").find("name: cnn") != std::string::npos);
   CHECK(fs::exists(run / "trainer.log"));
 }
+
+TEST_CASE("unknown keys in trainer's sections stop a job at start, never under --cfg") {
+  trainer::testing::TempDir dir;
+  auto shown = run_process({TRAINER_BINARY, "fit", "--cfg", "job", "+trainer.max_epoch=3"}, dir.path());
+  CHECK(shown.exit_code == 0);
+  auto run = run_process({TRAINER_BINARY, "fit", "+trainer.max_epoch=3", "hydra.run.dir=run"},
+                         dir.path());
+  CHECK(run.exit_code == 1);
+  CHECK(run.err.find("trainer.max_epoch") != std::string::npos);
+  CHECK(run.err.find("Did you mean 'max_epochs'?") != std::string::npos);
+}
