@@ -19,7 +19,8 @@ configure_and_build() {
   local args=(-G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTRAINER_LIBTORCH="$variant")
   if [[ "$variant" == wheel ]]; then
     local prefix
-    prefix=$("$TORCH_VENV/bin/python" -c 'import torch; print(torch.utils.cmake_prefix_path)' 2>/dev/null) ||
+    # torch.utils.cmake_prefix_path, found without importing torch.
+    prefix=$(compgen -G "$TORCH_VENV/lib/python3*/site-packages/torch/share/cmake" | head -1) ||
       die "no torch wheel in $TORCH_VENV: run scripts/setup.sh --libtorch=wheel"
     args+=(-DTRAINER_TORCH_PREFIX="$prefix")
   fi
