@@ -28,6 +28,8 @@ struct ComposerOptions {
   // --config-path / --config-dir and the built-in hydra configs.
   std::vector<SearchPathEntry> search_path;
   std::string config_name;  // primary config without ".yaml"; empty means none
+  // hydra.job.name unless the config or an override sets it (Hydra uses the script's name).
+  std::string job_name = "trainer";
 };
 
 // One entry of the final defaults list, in merge order (what `--info defaults` prints).
@@ -60,6 +62,8 @@ class Composer {
   std::optional<std::vector<std::string>> group_options(const std::string& group) const;
   // Every config group (with nested groups as "a/b"), sorted; for --help.
   std::vector<std::string> groups() const;
+  // The search path in use: the given one with the built-in "pkg://hydra.conf" entry first
+  // when it was not named.
   const std::vector<SearchPathEntry>& search_path() const;
 
  private:

@@ -1,0 +1,270 @@
+#include "trainer/config/builtin_hydra_configs.h"
+
+namespace trainer::config {
+
+namespace {
+
+// hydra/config: the shape of Hydra 1.3's HydraConf, with its defaults list (the groups first,
+// `_self_` last, so that the body's `???` placeholders never erase what the groups set). Key
+// order after composition equals Hydra's: run, sweep, launcher, sweeper, help, hydra_help,
+// hydra_logging, job_logging, env, mode, searchpath, callbacks, output_subdir, overrides, job,
+// runtime, verbose. `job.chdir: null` means "do not change directory", as in Hydra 1.2+.
+constexpr std::string_view kHydraConfig = R"(defaults:
+  - output: default
+  - launcher: basic
+  - sweeper: basic
+  - help: default
+  - hydra_help: default
+  - hydra_logging: default
+  - job_logging: default
+  - callbacks: null
+  - env: default
+  - _self_
+mode: null
+searchpath: []
+run:
+  dir: ???
+sweep:
+  dir: ???
+  subdir: ???
+hydra_logging: ???
+job_logging: ???
+sweeper: ???
+launcher: ???
+callbacks: {}
+help:
+  app_name: ???
+  header: ???
+  footer: ???
+  template: ???
+hydra_help:
+  hydra_help: ???
+  template: ???
+output_subdir: .hydra
+overrides:
+  hydra: []
+  task: []
+job:
+  name: ???
+  chdir: null
+  override_dirname: ???
+  id: ???
+  num: ???
+  config_name: ???
+  env_set: {}
+  env_copy: []
+  config:
+    override_dirname:
+      kv_sep: '='
+      item_sep: ','
+      exclude_keys: []
+runtime:
+  version: ???
+  version_base: ???
+  cwd: ???
+  config_sources: ???
+  output_dir: ???
+  choices: {}
+verbose: false
+)";
+
+constexpr std::string_view kOutputDefault = R"(# @package hydra
+run:
+  dir: outputs/${now:%Y-%m-%d}/${now:%H-%M-%S}
+sweep:
+  dir: multirun/${now:%Y-%m-%d}/${now:%H-%M-%S}
+  subdir: ${hydra.job.num}
+)";
+
+// Launchers. `basic` runs jobs one after another in this process's launcher (Hydra's name kept
+// so printed configs match Hydra's); `local`/`joblib` run up to n_jobs processes at once (-1: one
+// per CPU); `slurm`/`submitit_slurm` submit a SLURM job array with submitit's option names.
+constexpr std::string_view kLauncherBasic = R"(_target_: hydra._internal.core_plugins.basic_launcher.BasicLauncher
+)";
+
+constexpr std::string_view kLauncherLocal = R"(_target_: trainer.launcher.LocalLauncher
+n_jobs: -1
+)";
+
+constexpr std::string_view kLauncherJoblib = R"(_target_: hydra_plugins.hydra_joblib_launcher.joblib_launcher.JoblibLauncher
+n_jobs: -1
+backend: null
+prefer: processes
+require: null
+verbose: 0
+timeout: null
+pre_dispatch: 2*n_jobs
+batch_size: auto
+temp_folder: null
+max_nbytes: null
+mmap_mode: r
+)";
+
+#define TRAINER_SLURM_LAUNCHER_BODY \
+  "submitit_folder: ${hydra.sweep.dir}/.submitit/%j\n" \
+  "timeout_min: 60\n"                                   \
+  "cpus_per_task: null\n"                               \
+  "gpus_per_node: null\n"                               \
+  "tasks_per_node: 1\n"                                 \
+  "mem_gb: null\n"                                      \
+  "nodes: 1\n"                                          \
+  "name: ${hydra.job.name}\n"                           \
+  "partition: null\n"                                   \
+  "qos: null\n"                                         \
+  "comment: null\n"                                     \
+  "constraint: null\n"                                  \
+  "exclude: null\n"                                     \
+  "gres: null\n"                                        \
+  "cpus_per_gpu: null\n"                                \
+  "gpus_per_task: null\n"                               \
+  "mem_per_gpu: null\n"                                 \
+  "mem_per_cpu: null\n"                                 \
+  "account: null\n"                                     \
+  "signal_delay_s: 120\n"                               \
+  "max_num_timeout: 0\n"                                \
+  "additional_parameters: {}\n"                         \
+  "array_parallelism: 256\n"                            \
+  "setup: null\n"                                       \
+  "srun_args: null\n"
+
+constexpr std::string_view kLauncherSlurm =
+    "_target_: trainer.launcher.SlurmLauncher\n" TRAINER_SLURM_LAUNCHER_BODY;
+constexpr std::string_view kLauncherSubmititSlurm =
+    "_target_: hydra_plugins.hydra_submitit_launcher.submitit_launcher.SlurmLauncher\n"
+    TRAINER_SLURM_LAUNCHER_BODY;
+#undef TRAINER_SLURM_LAUNCHER_BODY
+
+constexpr std::string_view kSweeperBasic = R"(_target_: hydra._internal.core_plugins.basic_sweeper.BasicSweeper
+max_batch_size: null
+params: null
+)";
+
+constexpr std::string_view kHelpDefault = R"(app_name: ${hydra.job.name}
+header: |
+  ${hydra.help.app_name} is powered by trainer (Hydra-compatible configuration).
+footer: |
+  Use --hydra-help to view Hydra specific help
+template: |
+  ${hydra.help.header}
+  == Configuration groups ==
+  Compose your configuration from those groups (group=option)
+
+  $APP_CONFIG_GROUPS
+
+  == Config ==
+  Override anything in the config (foo.bar=value)
+
+  $CONFIG
+
+  ${hydra.help.footer}
+)";
+
+constexpr std::string_view kHydraHelpDefault = R"(template: |
+  Hydra (${hydra.runtime.version})
+  See https://hydra.cc for more info.
+
+  == Flags ==
+  $FLAGS_HELP
+
+  == Configuration groups ==
+  Compose your configuration from those groups (For example, append hydra/job_logging=disabled to command line)
+
+  $HYDRA_CONFIG_GROUPS
+
+  Use '--cfg hydra' to Show the Hydra config.
+)";
+
+constexpr std::string_view kHydraLoggingDefault = R"(version: 1
+formatters:
+  simple:
+    format: '[%(asctime)s][HYDRA] %(message)s'
+handlers:
+  console:
+    class: logging.StreamHandler
+    formatter: simple
+    stream: ext://sys.stdout
+root:
+  level: INFO
+  handlers:
+  - console
+loggers:
+  logging_example:
+    level: DEBUG
+disable_existing_loggers: false
+)";
+
+constexpr std::string_view kLoggingDisabled = R"(version: 1
+root:
+  level: ERROR
+disable_existing_loggers: true
+)";
+
+constexpr std::string_view kLoggingNone = R"(version: 1
+root: null
+disable_existing_loggers: false
+)";
+
+constexpr std::string_view kJobLoggingDefault = R"(version: 1
+formatters:
+  simple:
+    format: '[%(asctime)s][%(name)s][%(levelname)s] - %(message)s'
+handlers:
+  console:
+    class: logging.StreamHandler
+    formatter: simple
+    stream: ext://sys.stdout
+  file:
+    class: logging.FileHandler
+    formatter: simple
+    filename: ${hydra.runtime.output_dir}/${hydra.job.name}.log
+root:
+  level: INFO
+  handlers:
+  - console
+  - file
+disable_existing_loggers: false
+)";
+
+constexpr std::string_view kJobLoggingStdout = R"(version: 1
+formatters:
+  simple:
+    format: '[%(asctime)s][%(name)s][%(levelname)s] - %(message)s'
+handlers:
+  console:
+    class: logging.StreamHandler
+    formatter: simple
+    stream: ext://sys.stdout
+root:
+  level: INFO
+  handlers:
+  - console
+disable_existing_loggers: false
+)";
+
+}  // namespace
+
+const std::vector<std::pair<std::string_view, std::string_view>>& builtin_hydra_configs() {
+  static const std::vector<std::pair<std::string_view, std::string_view>> configs = {
+      {"hydra/config", kHydraConfig},
+      {"hydra/env/default", "{}\n"},
+      {"hydra/help/default", kHelpDefault},
+      {"hydra/hydra_help/default", kHydraHelpDefault},
+      {"hydra/hydra_logging/default", kHydraLoggingDefault},
+      {"hydra/hydra_logging/disabled", kLoggingDisabled},
+      {"hydra/hydra_logging/none", kLoggingNone},
+      {"hydra/job_logging/default", kJobLoggingDefault},
+      {"hydra/job_logging/disabled", kLoggingDisabled},
+      {"hydra/job_logging/none", kLoggingNone},
+      {"hydra/job_logging/stdout", kJobLoggingStdout},
+      {"hydra/launcher/basic", kLauncherBasic},
+      {"hydra/launcher/joblib", kLauncherJoblib},
+      {"hydra/launcher/local", kLauncherLocal},
+      {"hydra/launcher/slurm", kLauncherSlurm},
+      {"hydra/launcher/submitit_slurm", kLauncherSubmititSlurm},
+      {"hydra/output/default", kOutputDefault},
+      {"hydra/sweeper/basic", kSweeperBasic},
+  };
+  return configs;
+}
+
+}  // namespace trainer::config
