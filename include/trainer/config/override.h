@@ -43,6 +43,9 @@ struct Override {
   Node value;                          // the typed value when not a sweep
   Sweep sweep;                         // kind != kNone for sweeps
   std::string text;                    // the override exactly as typed
+  // The (non-sweep) value as Hydra's basic sweeper writes it back into a job's override:
+  // "1000.0" for `1e3`, "[1,2]" for `[1, 2]`, "$\{a\}" for `${a}`, "null" for `~key`.
+  std::string value_text;
 
   bool is_sweep() const { return sweep.kind != SweepKind::kNone; }
   // "+", "++", "~" or "".
@@ -56,8 +59,9 @@ Override parse_override(std::string_view text);
 
 // The values Hydra's basic sweeper enumerates for a sweep, as override value texts, in order.
 // `group_options` lists the options of the config group named by the key (for glob); `rng`
-// is used by shuffle. Throws trainer::Error for sweeps that cannot be enumerated (interval,
-// a zero range step, glob on a key that is not a config group).
+// is used by shuffle (Hydra's order is random too). A non-sweep override gives its one value_text.
+// Throws trainer::Error for sweeps that cannot be enumerated (interval, a zero range step, glob
+// on a key that is not a config group).
 std::vector<std::string> sweep_value_texts(const Override& override,
                                            const std::vector<std::string>* group_options,
                                            std::mt19937_64& rng);

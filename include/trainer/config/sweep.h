@@ -1,12 +1,13 @@
 // Multirun expansion with the semantics of Hydra's basic sweeper: the cartesian product of all
-// sweep overrides (command line first, then `hydra.sweeper.params`), the first sweep varying
-// slowest, jobs numbered 0..n-1, each job a list of plain (non-sweep) override strings.
+// sweep overrides, the first sweep varying slowest, jobs numbered 0..n-1, each job a list of plain
+// (non-sweep) override strings.
 #pragma once
 
 #include <functional>
 #include <optional>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "trainer/config/override.h"
@@ -15,8 +16,14 @@ namespace trainer::config {
 
 struct SweepJob {
   int number = 0;
-  std::vector<std::string> overrides;  // every override of this job, as Hydra writes overrides.yaml
+  // Every override of this job, as Hydra's basic sweeper hands them to the launcher. The job's
+  // .hydra/overrides.yaml holds those for which is_hydra_override() is false (in this order);
+  // the others go to hydra.overrides.hydra.
+  std::vector<std::string> overrides;
 };
+
+// True for overrides of Hydra's own config (`hydra.x=...`, `hydra/launcher=...`, with any prefix).
+bool is_hydra_override(std::string_view override_text);
 
 // Returns the options of a config group ("model" -> {"cnn","mlp"}), or nullopt if `group` is not
 // a config group. Used by glob().
@@ -24,7 +31,12 @@ using GroupOptionsLookup =
     std::function<std::optional<std::vector<std::string>>(const std::string& group)>;
 
 // `overrides` are the command-line overrides; `sweeper_params` the (key, value-text) pairs of
-// `hydra.sweeper.params` (a command-line override of the same key wins). `seed` feeds shuffle.
+// `hydra.sweeper.params`. As in Hydra 1.3 (observed): the params come first, in their order, then
+// the command line; an override whose `[prefix]key[@pkg]` was already seen replaces that entry's
+// values in place (so a command-line `b=3` beats params `b: 1,2` and keeps the params' slot).
+// Non-sweep values are written back re-rendered (`x=1e3` -> `x=1000.0`, `~x` -> `~x=null`), sweep
+// values as sweep_value_texts() gives them. `group_options` feeds glob(); `seed` feeds shuffle.
+// Throws trainer::Error for sweeps the basic sweeper cannot enumerate.
 std::vector<SweepJob> expand_sweep(const std::vector<Override>& overrides,
                                    const std::vector<std::pair<std::string, std::string>>& sweeper_params,
                                    const GroupOptionsLookup& group_options, uint64_t seed = 0);
