@@ -80,12 +80,9 @@ std::string python_str(const Node& value) {
 }
 
 std::string render_config(const Node& config, const CliArgs& args, const config::ResolveContext& ctx) {
+  // As Hydra's show_cfg: only the part shown is resolved; ${hydra:...} reads ctx.hydra.
   Node shown = config_view_for(config, args.cfg.value_or("job"));
-  if (args.resolve) {
-    Node resolved = config;  // resolve with the whole tree so ${hydra:...} and cross refs work
-    config::resolve_all(resolved, ctx);
-    shown = config_view_for(resolved, args.cfg.value_or("job"));
-  }
+  if (args.resolve) config::resolve_all(shown, ctx);
   std::string package = args.package.value_or("");
   if (package == "_global_") package.clear();
   if (package.empty()) return config::to_yaml(shown);

@@ -5,6 +5,7 @@
 #include <climits>
 #include <filesystem>
 
+#include "trainer/config/config_repository.h"
 #include "trainer/util/error.h"
 
 namespace fs = std::filesystem;
@@ -34,7 +35,7 @@ std::optional<std::string> default_config_dir() {
 std::vector<config::SearchPathEntry> make_search_path(const std::optional<std::string>& config_path,
                                                       const std::optional<std::string>& config_dir) {
   std::vector<config::SearchPathEntry> path;
-  path.push_back({"hydra", "builtin://hydra"});
+  path.push_back({"hydra", config::kBuiltinHydraSearchPath});
   std::error_code ec;
   if (config_path) {
     fs::path primary = fs::absolute(*config_path, ec);
@@ -43,9 +44,9 @@ std::vector<config::SearchPathEntry> make_search_path(const std::optional<std::s
                   "primary config directory '" + primary.string() + "' not found",
                   "Pass an existing directory (relative paths are taken from the current directory).");
     }
-    path.push_back({"main", fs::canonical(primary, ec).string()});
+    path.push_back({"main", "file://" + fs::canonical(primary, ec).string()});
   } else if (auto shipped = default_config_dir()) {
-    path.push_back({"main", *shipped});
+    path.push_back({"main", "file://" + *shipped});
   }
   if (config_dir) {
     fs::path extra = fs::absolute(*config_dir, ec);
@@ -54,7 +55,7 @@ std::vector<config::SearchPathEntry> make_search_path(const std::optional<std::s
                   "additional config directory '" + extra.string() + "' not found",
                   "Pass an existing directory.");
     }
-    path.push_back({"command-line", fs::canonical(extra, ec).string()});
+    path.push_back({"command-line", "file://" + fs::canonical(extra, ec).string()});
   }
   return path;
 }
