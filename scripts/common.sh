@@ -4,6 +4,8 @@ TORCH_WHEEL_VERSION=2.11.0
 TRAINER_CACHE="${TRAINER_CACHE:-$HOME/.cache/trainer}"
 TORCH_VENV="$TRAINER_CACHE/venv-torch-$TORCH_WHEEL_VERSION"
 export CCACHE_DIR="${CCACHE_DIR:-$TRAINER_CACHE/ccache}"
+# Let every clone share cache hits: paths relative to the checkout, the build directory not hashed.
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$TRAINER_ROOT}" CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-true}"
 
 say() { printf '[trainer] %s\n' "$*" >&2; }
 die() { printf '[trainer] error: %s\n' "$*" >&2; exit 1; }
