@@ -1,37 +1,43 @@
-// STUB: replaced by the interpolation engine.
 #include "trainer/config/interpolation.h"
 
+#include "interpolation_engine.h"
+#include "trainer/config/did_you_mean.h"
 #include "trainer/util/error.h"
 
 namespace trainer::config {
 
-ResolverRegistry& ResolverRegistry::global() {
-  static ResolverRegistry registry;
-  return registry;
+void resolve_all(Node& root, const ResolveContext& ctx) {
+  InterpolationEngine engine(root, ctx);
+  engine.resolve_all();
 }
 
-void ResolverRegistry::add(const std::string& name, ResolverFn fn) {
-  resolvers_.emplace_back(name, std::move(fn));
-}
-
-const ResolverFn* ResolverRegistry::find(std::string_view name) const {
-  for (const auto& [key, fn] : resolvers_) {
-    if (key == name) return &fn;
+Node resolve_path(const Node& root, std::string_view path, const ResolveContext& ctx) {
+  std::vector<std::string> segments;
+  if (!path.empty() && !split_key_path(path, segments)) {
+    throw Error(std::string(path), "'" + std::string(path) + "' is not a valid key path",
+                "Write keys as a.b.c or a[0].b.");
   }
-  return nullptr;
-}
-
-std::vector<std::string> ResolverRegistry::names() const {
-  std::vector<std::string> out;
-  for (const auto& entry : resolvers_) out.push_back(entry.first);
-  return out;
-}
-
-void resolve_all(Node&, const ResolveContext&) {}
-
-Node resolve_path(const Node& root, std::string_view path, const ResolveContext&) {
-  const Node* node = select(root, path);
-  if (node == nullptr) throw Error(std::string(path), "not found");
+  Node copy = root;
+  InterpolationEngine engine(copy, ctx);
+  if (ctx.hydra != nullptr && ctx.hydra == root.find("hydra")) engine.use_root_hydra();
+  size_t depth = 0;
+  Node* node = engine.resolve_at(segments, &depth);
+  if (node == nullptr) {
+    std::string prefix;
+    for (size_t i = 0; i < depth; ++i) prefix += (i == 0 ? "" : ".") + segments[i];
+    const Node* parent = select(copy, prefix);
+    std::string fix;
+    if (parent != nullptr && parent->is_map()) {
+      std::vector<std::string> keys;
+      for (const Node::Entry& entry : parent->entries()) keys.push_back(entry.key);
+      const std::string match = closest_match(segments[depth], keys);
+      if (!match.empty()) {
+        fix = "Did you mean '" + (prefix.empty() ? match : prefix + "." + match) + "'? ";
+      }
+    }
+    fix += "Add it with +" + std::string(path) + "=...";
+    throw Error(std::string(path), "key '" + std::string(path) + "' not found in the config", fix);
+  }
   return *node;
 }
 

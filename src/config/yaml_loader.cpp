@@ -1,18 +1,624 @@
-// STUB: replaced by the YAML loader.
-#include "trainer/config/yaml.h"
+// Loads YAML config files into Node trees the way OmegaConf.load does: yaml-cpp parses, and this
+// event handler types plain scalars with PyYAML's YAML 1.1 rules (plus OmegaConf's floats),
+// honours explicit tags, anchors, aliases and `<<` merge keys, rejects duplicate keys, and stamps
+// every node with file:line.
+#include <yaml-cpp/eventhandler.h>
+#include <yaml-cpp/exceptions.h>
+#include <yaml-cpp/parser.h>
 
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <utility>
+#include <vector>
+
+#include "trainer/config/yaml.h"
 #include "trainer/util/error.h"
+#include "yaml_block_parser.h"
+#include "yaml_scalar.h"
 
 namespace trainer::config {
+namespace {
+
+using yaml_detail::PlainKind;
+
+constexpr const char* kSyntaxFix =
+    "Check the indentation and quoting around that line: nested keys must be indented more than "
+    "their parent, and values containing ': ', ' #' or starting with a special character "
+    "({, [, *, &, !, |, >, %, @, `) must be quoted.";
+
+// Aliases copy the anchored subtree; a cap keeps "billion laughs" documents from eating memory.
+constexpr size_t kMaxAliasNodes = size_t{1} << 22;
+
+size_t count_nodes(const Node& node) {
+  size_t n = 1;
+  for (const Node& item : node.items()) n += count_nodes(item);
+  for (const Node::Entry& entry : node.entries()) n += count_nodes(entry.value);
+  return n;
+}
+
+std::string quote(std::string_view text) {
+  std::string out = "'";
+  out.append(text);
+  out += "'";
+  return out;
+}
+
+class TreeBuilder : public YAML::EventHandler {
+ public:
+  TreeBuilder(std::shared_ptr<const std::string> path, std::string_view source)
+      : path_(std::move(path)), source_(source) {}
+
+  bool has_root() const { return has_root_; }
+  Node take_root() { return std::move(root_); }
+  int root_line() const { return root_line_; }
+
+  void OnDocumentStart(const YAML::Mark&) override {}
+  void OnDocumentEnd() override {}
+
+  void OnNull(const YAML::Mark& mark, YAML::anchor_t anchor) override {
+    if (expecting_key()) {
+      fail(line_of(mark),
+           "a key is null (`~`, `null` or empty); OmegaConf keys must be strings, "
+           "numbers or booleans",
+           "Give the entry a name, or quote it ('null') if the key really is the word null.");
+    }
+    Node node;
+    node.set_origin(origin(line_of(mark)));
+    complete(std::move(node), anchor, line_of(mark), /*key_info=*/{});
+  }
+
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t anchor) override {
+    int line = line_of(mark);
+    if (anchor >= anchors_.size() || !anchors_[anchor].second) {
+      fail(line,
+           "this alias refers to an anchor that is not complete yet (an alias inside its own "
+           "anchored node)",
+           "Aliases may only refer to nodes that end before the alias.");
+    }
+    const Node& target = anchors_[anchor].first;
+    alias_nodes_ += count_nodes(target);
+    if (alias_nodes_ > kMaxAliasNodes) {
+      fail(line, "aliases expand to more than 4 million nodes",
+           "Use fewer nested aliases; this looks like a YAML bomb.");
+    }
+    KeyInfo key;
+    key.plain_string = target.is_string();  // PyYAML checks aliased str keys for duplicates too
+    complete(Node(target), 0, line, key);
+  }
+
+  void OnScalar(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
+                const std::string& value) override {
+    int line = line_of(mark);
+    bool key_position = expecting_key();
+    KeyInfo key;
+    std::string fixed;
+    if (tag == "!") check_quote_closed(mark);
+    const std::string& text = tag == "!" ? fix_blank_quoted(mark, value, fixed) : value;
+    Node node = make_scalar(tag, text, line, key_position, key);
+    node.set_origin(origin(line));
+    complete(std::move(node), anchor, line, key);
+  }
+
+  void OnSequenceStart(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
+                       YAML::EmitterStyle::value) override {
+    start_collection(mark, tag, anchor, /*is_map=*/false);
+  }
+  void OnSequenceEnd() override { end_collection(); }
+
+  void OnMapStart(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
+                  YAML::EmitterStyle::value) override {
+    start_collection(mark, tag, anchor, /*is_map=*/true);
+  }
+  void OnMapEnd() override { end_collection(); }
+
+ private:
+  struct KeyInfo {
+    bool merge = false;         // plain `<<`
+    bool plain_string = false;  // a str-tagged key: OmegaConf rejects duplicates of these
+  };
+
+  struct Frame {
+    Node node;
+    bool is_map = false;
+    YAML::anchor_t anchor = 0;
+    int line = 0;
+    // Map state: the key waiting for its value.
+    bool have_key = false;
+    std::string key;
+    NodeType key_type = NodeType::kString;
+    KeyInfo key_info;
+    int key_line = 0;
+    // Entries brought in by `<<` keys, in PyYAML's order; applied under the own entries at the end.
+    std::vector<Node::Entry> merged;
+    bool has_merge = false;
+  };
+
+  static int line_of(const YAML::Mark& mark) { return mark.line + 1; }
+
+  // yaml-cpp 0.7 accepts a quoted scalar that runs to the end of the file without its closing
+  // quote; PyYAML (and so OmegaConf) rejects it.
+  void check_quote_closed(const YAML::Mark& mark) const {
+    if (mark.pos < 0 || static_cast<size_t>(mark.pos) >= source_.size()) return;
+    size_t i = static_cast<size_t>(mark.pos);
+    char quote = source_[i];
+    if (quote != '\'' && quote != '"') return;
+    for (++i; i < source_.size(); ++i) {
+      char c = source_[i];
+      if (quote == '"' && c == '\\') {
+        ++i;
+      } else if (c == quote) {
+        if (quote == '\'' && i + 1 < source_.size() && source_[i + 1] == '\'') {
+          ++i;
+        } else {
+          return;
+        }
+      }
+    }
+    fail(
+        line_of(mark),
+        std::string("this ") + (quote == '"' ? "double" : "single") +
+            "-quoted string has no closing quote",
+        std::string("Add the closing ") + quote + " (a quote inside single quotes is written '').");
+  }
+
+  // yaml-cpp 0.7 reads a quoted scalar made only of blanks and line breaks ('\n\n  ', which is
+  // how PyYAML writes "\n") as "". YAML folds such a scalar to one space for a single break and
+  // to n-1 newlines for n breaks; recompute it from the source.
+  const std::string& fix_blank_quoted(const YAML::Mark& mark, const std::string& value,
+                                      std::string& fixed) const {
+    for (char c : value)
+      if (c != ' ' && c != '\t') return value;
+    if (mark.pos < 0 || static_cast<size_t>(mark.pos) >= source_.size()) return value;
+    char quote = source_[static_cast<size_t>(mark.pos)];
+    if (quote != '\'' && quote != '"') return value;
+    size_t breaks = 0;
+    size_t i = static_cast<size_t>(mark.pos) + 1;
+    for (; i < source_.size() && source_[i] != quote; ++i) {
+      char c = source_[i];
+      if (c == '\n') {
+        ++breaks;
+      } else if (c != ' ' && c != '\t' && c != '\r') {
+        return value;
+      }
+    }
+    if (breaks == 0) return value;
+    fixed = breaks == 1 ? std::string(" ") : std::string(breaks - 1, '\n');
+    return fixed;
+  }
+
+  Origin origin(int line) const { return Origin::file(path_, line); }
+
+  [[noreturn]] void fail(int line, std::string problem, std::string fix) const {
+    throw Error(*path_ + ":" + std::to_string(line), std::move(problem), std::move(fix));
+  }
+
+  bool expecting_key() const {
+    return !stack_.empty() && stack_.back().is_map && !stack_.back().have_key;
+  }
+
+  Node make_scalar(const std::string& tag, const std::string& value, int line, bool key_position,
+                   KeyInfo& key) {
+    if (tag == "?") {
+      PlainKind kind = yaml_detail::resolve_plain(value, {});
+      switch (kind) {
+        case PlainKind::kString:
+          key.plain_string = true;
+          if (value == "\?\?\?" && !key_position) return Node::missing();
+          return Node::string(value);
+        case PlainKind::kNull:
+          return Node();  // yaml-cpp reports nulls through OnNull; kept for safety
+        case PlainKind::kBool: {
+          bool b = false;
+          yaml_detail::construct_bool(value, b);
+          return Node::boolean(b);
+        }
+        case PlainKind::kInt: {
+          int64_t i = 0;
+          if (!yaml_detail::construct_int(value, i)) {
+            fail(line, "the number " + value + " is not a valid 64-bit integer",
+                 "Use a value between -9223372036854775808 and 9223372036854775807, or quote it "
+                 "to keep it as a string.");
+          }
+          return Node::integer(i);
+        }
+        case PlainKind::kFloat: {
+          double d = 0;
+          if (!yaml_detail::construct_float(value, d)) {
+            fail(line, "the number " + value + " is not a valid float",
+                 "Write it like 1.5, 1e-4 or .inf, or quote it to keep it as a string.");
+          }
+          return Node::floating(d);
+        }
+        case PlainKind::kMerge:
+          if (key_position) {
+            key.merge = true;
+            return Node::string(value);
+          }
+          fail(line, "`<<` is YAML's merge key and cannot be used as a value",
+               "Quote it ('<<') to use it as a string.");
+        case PlainKind::kValue:
+          fail(line, "a bare `=` is a YAML 1.1 value key that OmegaConf cannot load",
+               "Quote it ('=') to use it as a string.");
+        case PlainKind::kTimestamp:
+        case PlainKind::kYaml:
+          return Node::string(value);
+      }
+    }
+    if (tag == "!" || tag == "tag:yaml.org,2002:str") {
+      key.plain_string = true;
+      if (value == "\?\?\?" && !key_position) return Node::missing();
+      return Node::string(value);
+    }
+    if (tag == "tag:yaml.org,2002:int") {
+      int64_t i = 0;
+      if (!yaml_detail::construct_int(value, i)) {
+        fail(line, quote(value) + " is tagged !!int but is not a 64-bit integer",
+             "Remove the !!int tag or write an integer.");
+      }
+      return Node::integer(i);
+    }
+    if (tag == "tag:yaml.org,2002:float") {
+      double d = 0;
+      if (!yaml_detail::construct_float(value, d)) {
+        fail(line, quote(value) + " is tagged !!float but is not a float",
+             "Remove the !!float tag or write a number.");
+      }
+      return Node::floating(d);
+    }
+    if (tag == "tag:yaml.org,2002:bool") {
+      bool b = false;
+      if (!yaml_detail::construct_bool(value, b)) {
+        fail(line, quote(value) + " is tagged !!bool but is not a boolean",
+             "Write true/false (or yes/no, on/off).");
+      }
+      return Node::boolean(b);
+    }
+    if (tag == "tag:yaml.org,2002:null") {
+      if (key_position) {
+        fail(line, "a key is null; OmegaConf keys must be strings, numbers or booleans",
+             "Give the entry a name.");
+      }
+      return Node();
+    }
+    fail(line, "the tag " + tag + " is not supported in config files",
+         "Remove the tag; only !!str, !!int, !!float, !!bool and !!null are understood.");
+  }
+
+  void start_collection(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
+                        bool is_map) {
+    int line = line_of(mark);
+    if (expecting_key()) {
+      fail(line,
+           std::string("a key is a ") + (is_map ? "mapping" : "list") +
+               "; config keys must be scalars",
+           "Use a string, number or boolean as the key.");
+    }
+    const char* expected = is_map ? "tag:yaml.org,2002:map" : "tag:yaml.org,2002:seq";
+    if (tag != "?" && tag != "!" && tag != expected) {
+      fail(line, "the tag " + tag + " is not supported in config files", "Remove the tag.");
+    }
+    Frame frame;
+    frame.node = is_map ? Node::map() : Node::list();
+    frame.node.set_origin(origin(line));
+    frame.is_map = is_map;
+    frame.anchor = anchor;
+    frame.line = line;
+    stack_.push_back(std::move(frame));
+  }
+
+  static Node::Entry* find_entry(std::vector<Node::Entry>& entries, std::string_view key) {
+    for (Node::Entry& entry : entries)
+      if (entry.key == key) return &entry;
+    return nullptr;
+  }
+
+  void end_collection() {
+    Frame frame = std::move(stack_.back());
+    stack_.pop_back();
+    if (frame.has_merge) {
+      // PyYAML puts merged entries first and lets the map's own entries override them; a key
+      // keeps the position where it first appeared.
+      std::vector<Node::Entry> own = std::move(frame.node.entries());
+      std::vector<Node::Entry>& out = frame.node.entries();
+      out.clear();
+      out.reserve(frame.merged.size() + own.size());
+      for (auto* list : {&frame.merged, &own}) {
+        for (Node::Entry& entry : *list) {
+          if (Node::Entry* existing = find_entry(out, entry.key)) {
+            existing->value = std::move(entry.value);
+            existing->key_type = entry.key_type;
+          } else {
+            out.push_back(std::move(entry));
+          }
+        }
+      }
+    }
+    complete(std::move(frame.node), frame.anchor, frame.line, {});
+  }
+
+  void remember_anchor(YAML::anchor_t anchor, const Node& node) {
+    if (anchor == 0) return;
+    if (anchors_.size() <= anchor) anchors_.resize(anchor + 1);
+    anchors_[anchor] = {node, true};
+  }
+
+  // Hands a finished node to its parent (as a key, a map value or a list item) or makes it the
+  // root.
+  void complete(Node node, YAML::anchor_t anchor, int line, KeyInfo key_info) {
+    remember_anchor(anchor, node);
+    if (stack_.empty()) {
+      root_ = std::move(node);
+      root_line_ = line;
+      has_root_ = true;
+      return;
+    }
+    Frame& parent = stack_.back();
+    if (!parent.is_map) {
+      parent.node.items().push_back(std::move(node));
+      return;
+    }
+    if (!parent.have_key) {
+      set_key(parent, node, key_info, line);
+      return;
+    }
+    parent.have_key = false;
+    if (parent.key_info.merge) {
+      merge_value(parent, std::move(node), parent.key_line);
+      return;
+    }
+    // A value is reported at its key's line: that is where a reader looks for `key: value`.
+    node.set_origin(origin(parent.key_line));
+    std::vector<Node::Entry>& entries = parent.node.entries();
+    if (Node::Entry* existing = find_entry(entries, parent.key)) {
+      bool both_strings =
+          existing->key_type == NodeType::kString && parent.key_type == NodeType::kString;
+      if (both_strings && parent.key_info.plain_string) {
+        fail(parent.key_line,
+             "duplicate key " + quote(parent.key) + " (first defined on line " +
+                 std::to_string(existing->value.origin().line) + ")",
+             "Remove one of the two entries or rename it; OmegaConf refuses duplicate keys.");
+      }
+      if (existing->key_type != parent.key_type) {
+        fail(parent.key_line,
+             "the keys " + quote(parent.key) + " and " + parent.key +
+                 " differ only in type (string vs number/boolean)",
+             "Use one spelling of the key.");
+      }
+      // PyYAML lets a repeated non-string key (`1: a` then `1: b`) overwrite in place.
+      existing->value = std::move(node);
+      return;
+    }
+    entries.push_back(Node::Entry{std::move(parent.key), std::move(node), parent.key_type});
+  }
+
+  void set_key(Frame& parent, const Node& key, KeyInfo info, int line) {
+    parent.have_key = true;
+    parent.key_info = info;
+    parent.key_line = line;
+    parent.key_type = key.type();
+    switch (key.type()) {
+      case NodeType::kString:
+        parent.key = key.as_string();
+        break;
+      case NodeType::kMissing:
+        parent.key = "\?\?\?";
+        parent.key_type = NodeType::kString;
+        break;
+      case NodeType::kInt:
+        parent.key = std::to_string(key.as_int());
+        break;
+      case NodeType::kBool:
+        // Python's str() of the key, which is what OmegaConf shows for bool keys.
+        parent.key = key.as_bool() ? "True" : "False";
+        break;
+      case NodeType::kFloat:
+        parent.key = yaml_detail::python_float_repr(key.as_float());
+        break;
+      default:
+        fail(line,
+             std::string("a key is a ") + type_name(key.type()) +
+                 "; config keys must be strings, numbers or booleans",
+             "Use a scalar key.");
+    }
+  }
+
+  void merge_value(Frame& parent, Node value, int line) {
+    parent.has_merge = true;
+    auto append_map = [&](const Node& map) {
+      for (const Node::Entry& entry : map.entries()) parent.merged.push_back(entry);
+    };
+    if (value.is_map()) {
+      append_map(value);
+      return;
+    }
+    if (value.is_list()) {
+      for (const Node& item : value.items()) {
+        if (!item.is_map()) {
+          fail(line, "a `<<` merge list must contain only mappings (aliases of mappings)",
+               "Write `<<: *anchor` or `<<: [*a, *b]` where each anchor names a mapping.");
+        }
+      }
+      // Earlier maps in the list win, so PyYAML lays them out last-to-first.
+      for (auto it = value.items().rbegin(); it != value.items().rend(); ++it) append_map(*it);
+      return;
+    }
+    fail(line, "the value of a `<<` merge key must be a mapping or a list of mappings",
+         "Write `<<: *anchor` where the anchor names a mapping, or quote '<<' to use it as a key.");
+  }
+
+  std::shared_ptr<const std::string> path_;
+  std::string_view source_;
+  std::vector<Frame> stack_;
+  std::vector<std::pair<Node, bool>> anchors_;
+  size_t alias_nodes_ = 0;
+  Node root_;
+  int root_line_ = 1;
+  bool has_root_ = false;
+};
+
+// Hydra reads `# @key value` lines at the very top (blank lines allowed) and stops at the first
+// other line, so `# @package` below an ordinary comment is ignored, as in Hydra.
+std::optional<std::string> parse_header(std::string_view text, const std::string& name) {
+  std::optional<std::string> package;
+  size_t pos = 0;
+  int line_number = 0;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(pos, end - pos);
+    pos = end + 1;
+    ++line_number;
+    auto is_space = [](char c) {
+      return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v';
+    };
+    while (!line.empty() && is_space(line.front())) line.remove_prefix(1);
+    while (!line.empty() && is_space(line.back())) line.remove_suffix(1);
+    if (line.empty()) continue;
+    if (line[0] != '#') break;
+    std::string_view rest = line;
+    while (!rest.empty() && rest[0] == '#') rest.remove_prefix(1);
+    while (!rest.empty() && is_space(rest.front())) rest.remove_prefix(1);
+    if (rest.empty() || rest[0] != '@') break;
+    std::vector<std::string_view> words;
+    size_t i = 0;
+    while (i < rest.size()) {
+      size_t next = rest.find(' ', i);
+      if (next == std::string_view::npos) next = rest.size();
+      if (next > i) words.push_back(rest.substr(i, next - i));
+      i = next + 1;
+    }
+    std::string where = name + ":" + std::to_string(line_number);
+    if (words.size() < 2) {
+      throw Error(where,
+                  "expected a header of the form `# @KEY VALUE`, got '" + std::string(rest) + "'",
+                  "Write e.g. `# @package db.primary`, or add text so it is not read as a header.");
+    }
+    if (words.size() > 2) {
+      throw Error(where, "too many words in the header '" + std::string(rest) + "'",
+                  "Write exactly `# @package PACKAGE` with no spaces inside the package.");
+    }
+    if (words[0] == "@package") package = std::string(words[1]);
+  }
+  return package;
+}
+
+YamlDocument load(std::string_view text, const std::string& name, bool fast_path) {
+  auto path = std::make_shared<const std::string>(name);
+  YamlDocument doc;
+  doc.package = parse_header(text, name);
+  if (fast_path && yaml_detail::parse_simple_block_yaml(text, path, doc.root)) return doc;
+  TreeBuilder builder(path, text);
+  try {
+    std::istringstream in{std::string(text)};
+    YAML::Parser parser(in);
+    if (parser.HandleNextDocument(builder)) {
+      TreeBuilder extra(path, text);
+      if (parser.HandleNextDocument(extra)) {
+        throw Error(name, "the file holds more than one YAML document (a second `---`)",
+                    "Keep one document per config file; remove the extra `---` separator.");
+      }
+    }
+  } catch (const YAML::Exception& e) {
+    std::string where = name;
+    if (!e.mark.is_null()) {
+      where += ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1);
+    }
+    // Tabs in indentation are the most common cause of baffling yaml-cpp messages.
+    std::string_view line;
+    if (!e.mark.is_null()) {
+      size_t start = 0;
+      for (int i = 0; i < e.mark.line && start != std::string_view::npos; ++i) {
+        start = text.find('\n', start);
+        if (start != std::string_view::npos) ++start;
+      }
+      if (start != std::string_view::npos && start < text.size()) {
+        line = text.substr(start, text.find('\n', start) - start);
+      }
+    }
+    size_t indent_end = line.find_first_not_of(" \t");
+    if (line.substr(0, indent_end).find('\t') != std::string_view::npos) {
+      throw Error(where, "YAML syntax error: " + e.msg + " (the line is indented with a tab)",
+                  "Indent with spaces only; YAML does not allow tabs for indentation.");
+    }
+    throw Error(where, "YAML syntax error: " + e.msg, kSyntaxFix);
+  }
+  if (!builder.has_root()) {
+    doc.root = Node::map();
+    doc.root.set_origin(Origin::file(path, 1));
+    return doc;
+  }
+  int line = builder.root_line();
+  Node root = builder.take_root();
+  if (root.is_null()) {
+    doc.root = Node::map();
+    doc.root.set_origin(Origin::file(path, line));
+    return doc;
+  }
+  if (!root.is_map()) {
+    throw Error(name + ":" + std::to_string(line),
+                std::string("the top level of a config file must be a mapping of keys to values, "
+                            "but this file holds a ") +
+                    type_name(root.type()),
+                "Write `key: value` lines at the top level (a list must be the value of a key).");
+  }
+  doc.root = std::move(root);
+  return doc;
+}
+
+}  // namespace
 
 YamlDocument load_yaml_file(const std::string& path) {
-  throw Error(path, "YAML loader not implemented yet");
+  std::FILE* file = std::fopen(path.c_str(), "rb");
+  if (file == nullptr) {
+    throw Error(path, "cannot open the config file", "Check that the file exists and is readable.");
+  }
+  std::string text;
+  char buffer[1 << 16];
+  size_t n = 0;
+  while ((n = std::fread(buffer, 1, sizeof buffer, file)) > 0) text.append(buffer, n);
+  bool failed = std::ferror(file) != 0;
+  std::fclose(file);
+  if (failed) throw Error(path, "cannot read the config file", "Check the file's permissions.");
+  return load(text, path, true);
 }
 
-YamlDocument load_yaml_string(std::string_view, const std::string& name) {
-  throw Error(name, "YAML loader not implemented yet");
+YamlDocument load_yaml_string(std::string_view text, const std::string& name) {
+  return load(text, name, true);
 }
 
-Node type_yaml_scalar(std::string_view text) { return Node::string(std::string(text)); }
+namespace yaml_detail {
+YamlDocument load_yaml_string_full(std::string_view text, const std::string& name) {
+  return load(text, name, false);
+}
+}  // namespace yaml_detail
+
+Node type_yaml_scalar(std::string_view text) {
+  using yaml_detail::resolve_plain;
+  std::string value(text);
+  switch (resolve_plain(text, {})) {
+    case PlainKind::kNull:
+      return Node();
+    case PlainKind::kBool: {
+      bool b = false;
+      yaml_detail::construct_bool(text, b);
+      return Node::boolean(b);
+    }
+    case PlainKind::kInt: {
+      int64_t i = 0;
+      if (yaml_detail::construct_int(text, i)) return Node::integer(i);
+      return Node::string(std::move(value));
+    }
+    case PlainKind::kFloat: {
+      double d = 0;
+      if (yaml_detail::construct_float(text, d)) return Node::floating(d);
+      return Node::string(std::move(value));
+    }
+    default:
+      if (value == "\?\?\?") return Node::missing();
+      return Node::string(std::move(value));
+  }
+}
 
 }  // namespace trainer::config

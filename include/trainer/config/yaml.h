@@ -13,18 +13,29 @@
 namespace trainer::config {
 
 struct YamlDocument {
-  Node root;                            // always a map ({} for an empty file)
-  std::optional<std::string> package;   // from a leading `# @package x.y` comment line
+  Node root;                           // always a map ({} for an empty file)
+  std::optional<std::string> package;  // from a leading `# @package x.y` comment line
 };
 
 // Throws trainer::Error with "path:line" and the parser's message on syntax errors, or when the
-// top level is not a mapping.
+// top level is not a mapping. Also rejects what OmegaConf rejects: duplicate string keys, null
+// keys, unknown tags, `<<`/`=` as values, and ints outside 64 bits. Every node's origin is
+// name:line (a map value gets its key's line); one shared path string per file. Keys written as
+// numbers or booleans keep Entry::key_type, with the key text as Python's str() prints it
+// ("16" for 0x10, "True", "1.5"). `???`, quoted or not, loads as Node::missing().
+// Plain block YAML is parsed by a fast path; anything else goes through yaml-cpp.
 YamlDocument load_yaml_file(const std::string& path);
 YamlDocument load_yaml_string(std::string_view text, const std::string& name);
 
-// Types one plain (unquoted) YAML scalar as OmegaConf's loader does.
+// Types one plain (unquoted) YAML scalar as OmegaConf's loader does: "" and `~` -> null,
+// `???` -> missing, numbers, YAML 1.1 booleans; anything else (including `<<`, `=` and ints that
+// do not fit in 64 bits) -> string.
 Node type_yaml_scalar(std::string_view text);
 
+// Byte for byte what OmegaConf.to_yaml prints for the same tree (keys in order, block style,
+// PyYAML's quoting and folding at 80 columns). Entry::key_type picks how a key prints: kInt
+// prints the key text, kBool "true"/"false" (from "True"/"true"/"False"/"false"), kFloat the
+// PyYAML float form, kNull "null".
 std::string to_yaml(const Node& node);
 
 }  // namespace trainer::config

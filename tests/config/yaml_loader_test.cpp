@@ -1,0 +1,532 @@
+// Tests of the YAML loader. Every expected typing below was observed with OmegaConf 2.3.1 /
+// PyYAML 6.0.3 (`OmegaConf.create(text)` and `OmegaConf.load(path)`), not guessed.
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <cmath>
+#include <string>
+
+#include "../../src/config/yaml_block_parser.h"
+#include "trainer/config/yaml.h"
+#include "trainer/util/error.h"
+
+using trainer::Error;
+using trainer::config::load_yaml_file;
+using trainer::config::load_yaml_string;
+using trainer::config::Node;
+using trainer::config::NodeType;
+using trainer::config::type_yaml_scalar;
+using trainer::config::YamlDocument;
+
+namespace {
+
+Node value_of(const std::string& yaml_value) {
+  auto doc = load_yaml_string("a: " + yaml_value + "\n", "t.yaml");
+  const Node* a = doc.root.find("a");
+  REQUIRE(a != nullptr);
+  return *a;
+}
+
+std::string error_of(const std::string& text) {
+  try {
+    load_yaml_string(text, "cfg.yaml");
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+}  // namespace
+
+TEST_CASE("plain scalars are typed like OmegaConf's loader", "[yaml]") {
+  struct Case {
+    const char* text;
+    Node expected;
+  };
+  const double inf = std::numeric_limits<double>::infinity();
+  const Case cases[] = {
+      // null
+      {"~", Node()},
+      {"null", Node()},
+      {"Null", Node()},
+      {"NULL", Node()},
+      {"", Node()},
+      {"nULL", Node::string("nULL")},
+      // bools: YAML 1.1 words, but not y/n
+      {"yes", Node::boolean(true)},
+      {"Yes", Node::boolean(true)},
+      {"YES", Node::boolean(true)},
+      {"no", Node::boolean(false)},
+      {"on", Node::boolean(true)},
+      {"ON", Node::boolean(true)},
+      {"off", Node::boolean(false)},
+      {"true", Node::boolean(true)},
+      {"False", Node::boolean(false)},
+      {"oN", Node::string("oN")},
+      {"y", Node::string("y")},
+      {"n", Node::string("n")},
+      {"Y", Node::string("Y")},
+      // ints
+      {"1", Node::integer(1)},
+      {"+1", Node::integer(1)},
+      {"-0", Node::integer(0)},
+      {"1_000", Node::integer(1000)},
+      {"1__0", Node::integer(10)},
+      {"0_", Node::integer(0)},
+      {"010", Node::integer(8)},
+      {"0o10", Node::string("0o10")},
+      {"08", Node::string("08")},
+      {"0b101", Node::integer(5)},
+      {"+0b11", Node::integer(3)},
+      {"0x10", Node::integer(16)},
+      {"-0x10", Node::integer(-16)},
+      {"0x_1F", Node::integer(31)},
+      {"12:30", Node::integer(750)},
+      {"-1:30", Node::integer(-90)},
+      {"1:70", Node::string("1:70")},
+      {"9223372036854775807", Node::integer(9223372036854775807)},
+      // floats
+      {"1.5", Node::floating(1.5)},
+      {"5.", Node::floating(5.0)},
+      {".5", Node::floating(0.5)},
+      {"1e3", Node::floating(1000.0)},
+      {"1E3", Node::floating(1000.0)},
+      {"1e-4", Node::floating(0.0001)},
+      {"6.8523015e+5", Node::floating(685230.15)},
+      {"1.e5", Node::floating(100000.0)},
+      {".5e+3", Node::floating(500.0)},
+      {".5e3", Node::string(".5e3")},
+      {"+.5", Node::string("+.5")},
+      {"-.5e3", Node::string("-.5e3")},
+      {"0.1_2", Node::floating(0.12)},
+      {"190:20:30.15", Node::floating(685230.15)},
+      {".inf", Node::floating(inf)},
+      {"-.Inf", Node::floating(-inf)},
+      {"+.INF", Node::floating(inf)},
+      {"1.0e400", Node::floating(inf)},
+      {"inf", Node::string("inf")},
+      {"nan", Node::string("nan")},
+      // strings
+      {"2020-01-01", Node::string("2020-01-01")},
+      {"${x}", Node::string("${x}")},
+      {"hello world", Node::string("hello world")},
+      {"'yes'", Node::string("yes")},
+      {"\"1\"", Node::string("1")},
+      {"!!str 1", Node::string("1")},
+      {"!!int '5'", Node::integer(5)},
+      {"!!float '5'", Node::floating(5.0)},
+      {"!!bool 'yes'", Node::boolean(true)},
+      {"!!null ''", Node()},
+      {"! 12", Node::string("12")},
+      // OmegaConf treats the string ??? as missing whether it is quoted or not
+      {"\?\?\?", Node::missing()},
+      {"'\?\?\?'", Node::missing()},
+  };
+  for (const Case& c : cases) {
+    INFO("yaml text: " << c.text);
+    Node got = value_of(c.text);
+    CHECK(got.type() == c.expected.type());
+    CHECK(got == c.expected);
+  }
+  Node nan = value_of(".NaN");
+  REQUIRE(nan.type() == NodeType::kFloat);
+  CHECK(std::isnan(nan.as_float()));
+}
+
+TEST_CASE("type_yaml_scalar types one plain scalar", "[yaml]") {
+  CHECK(type_yaml_scalar("0x10") == Node::integer(16));
+  CHECK(type_yaml_scalar("on") == Node::boolean(true));
+  CHECK(type_yaml_scalar("1e-4") == Node::floating(0.0001));
+  CHECK(type_yaml_scalar("~").is_null());
+  CHECK(type_yaml_scalar("").is_null());
+  CHECK(type_yaml_scalar("\?\?\?").is_missing());
+  CHECK(type_yaml_scalar("abc") == Node::string("abc"));
+  CHECK(type_yaml_scalar("<<") == Node::string("<<"));
+}
+
+TEST_CASE("block scalars and quoted scalars are strings", "[yaml]") {
+  auto doc = load_yaml_string(
+      "a: |\n  x\n  y\nb: >\n  folded\n  text\nc: 'it''s'\nd: \"tab\\there\"\n", "t.yaml");
+  CHECK(doc.root.find("a")->as_string() == "x\ny\n");
+  CHECK(doc.root.find("b")->as_string() == "folded text\n");
+  CHECK(doc.root.find("c")->as_string() == "it's");
+  CHECK(doc.root.find("d")->as_string() == "tab\there");
+}
+
+TEST_CASE("maps keep order, nest, and record file:line on every node", "[yaml]") {
+  auto doc = load_yaml_string(
+      "# a comment\n"
+      "model:\n"
+      "  name: mlp\n"
+      "  layers: [64, 32]\n"
+      "optim:\n"
+      "  lr: 1e-3\n"
+      "  betas:\n"
+      "  - 0.9\n"
+      "  - 0.999\n"
+      "empty:\n",
+      "conf/config.yaml");
+  const Node& root = doc.root;
+  REQUIRE(root.is_map());
+  REQUIRE(root.entries().size() == 3);
+  CHECK(root.entries()[0].key == "model");
+  CHECK(root.entries()[1].key == "optim");
+  CHECK(root.entries()[2].key == "empty");
+  CHECK(root.find("empty")->is_null());
+  const Node& model = *root.find("model");
+  CHECK(model.origin().describe() == "conf/config.yaml:2");
+  CHECK(model.find("name")->origin().describe() == "conf/config.yaml:3");
+  CHECK(model.find("layers")->items()[1] == Node::integer(32));
+  CHECK(model.find("layers")->items()[1].origin().line == 4);
+  const Node& betas = *root.find("optim")->find("betas");
+  CHECK(betas.origin().line == 7);
+  CHECK(betas.items()[0].origin().line == 8);
+  CHECK(betas.items()[1].origin().line == 9);
+  CHECK(betas.items()[1] == Node::floating(0.999));
+  CHECK(root.find("empty")->origin().line == 10);
+  // One shared path string per file.
+  CHECK(model.origin().source.get() == betas.items()[1].origin().source.get());
+  CHECK_FALSE(doc.package.has_value());
+}
+
+TEST_CASE("empty files and null documents load as an empty map", "[yaml]") {
+  for (const char* text : {"", "# only a comment\n", "\n\n", "---\n", "~\n", "---\n...\n"}) {
+    INFO(text);
+    auto doc = load_yaml_string(text, "e.yaml");
+    CHECK(doc.root.is_map());
+    CHECK(doc.root.size() == 0);
+  }
+}
+
+TEST_CASE("non-string keys keep their type (OmegaConf int/bool/float keys)", "[yaml]") {
+  // OmegaConf: {1: 'a', 16: 'b', True: 'c', 1.5: 'd', '2': 'e'}
+  auto doc = load_yaml_string("1: a\n0x10: b\ntrue: c\n1.5: d\n'2': e\n", "k.yaml");
+  const auto& e = doc.root.entries();
+  REQUIRE(e.size() == 5);
+  CHECK(e[0].key == "1");
+  CHECK(e[0].key_type == NodeType::kInt);
+  CHECK(e[1].key == "16");
+  CHECK(e[1].key_type == NodeType::kInt);
+  CHECK(e[2].key == "True");
+  CHECK(e[2].key_type == NodeType::kBool);
+  CHECK(e[3].key == "1.5");
+  CHECK(e[3].key_type == NodeType::kFloat);
+  CHECK(e[4].key == "2");
+  CHECK(e[4].key_type == NodeType::kString);
+  // OmegaConf: KeyValidationError "Incompatible key type 'NoneType'".
+  CHECK_THAT(error_of("~: a\n"), Catch::Contains("cfg.yaml:1") && Catch::Contains("null"));
+  CHECK_THAT(error_of("? [1, 2]\n: a\n"), Catch::Contains("key is a list"));
+}
+
+TEST_CASE("anchors, aliases and merge keys behave as in PyYAML", "[yaml]") {
+  // OmegaConf: a={'b': 1}, c={'b': 1}
+  auto doc = load_yaml_string("a: &x {b: 1}\nc: *x\n", "m.yaml");
+  CHECK(*doc.root.find("c") == *doc.root.find("a"));
+  // OmegaConf: d={'b': 1, 'c': 3}
+  doc = load_yaml_string("a: &x {b: 1, c: 2}\nd:\n  <<: *x\n  c: 3\n", "m.yaml");
+  const Node& d = *doc.root.find("d");
+  REQUIRE(d.entries().size() == 2);
+  CHECK(d.entries()[0].key == "b");
+  CHECK(d.entries()[1].key == "c");
+  CHECK(*d.find("c") == Node::integer(3));
+  // Own keys come after merged ones even when written first; earlier maps in a merge list win.
+  // OmegaConf: {'x': 1, 'y': 2, 'z': 20, 'w': 0, 'q': 9}... see yaml_merge.yaml
+  doc = load_yaml_string(
+      "p: &p {x: 1, y: 2}\n"
+      "q: &q {y: 20, z: 20}\n"
+      "r:\n"
+      "  w: 0\n"
+      "  <<: [*p, *q]\n",
+      "m.yaml");
+  const Node& r = *doc.root.find("r");
+  REQUIRE(r.entries().size() == 4);
+  CHECK(r.entries()[0].key == "y");
+  CHECK(r.entries()[1].key == "z");
+  CHECK(r.entries()[2].key == "x");
+  CHECK(r.entries()[3].key == "w");
+  CHECK(*r.find("y") == Node::integer(2));
+  CHECK_THAT(error_of("a: 1\nb:\n  <<: 5\n"),
+             Catch::Contains("cfg.yaml:3") && Catch::Contains("merge"));
+  // Quoted '<<' is an ordinary key.
+  doc = load_yaml_string("'<<': 1\n", "m.yaml");
+  CHECK(doc.root.entries()[0].key == "<<");
+}
+
+TEST_CASE("load errors name file:line and say how to fix", "[yaml]") {
+  // OmegaConf: "found duplicate key a", line 2.
+  std::string dup = error_of("a: 1\nb: 2\na: 3\n");
+  CHECK_THAT(dup, Catch::Contains("cfg.yaml:3") && Catch::Contains("duplicate key 'a'") &&
+                      Catch::Contains("line 1"));
+  CHECK_THAT(error_of("x:\n  a: 1\n  a: 2\n"), Catch::Contains("cfg.yaml:3"));
+  // PyYAML lets repeated int keys overwrite: {1: 'b'}
+  auto doc = load_yaml_string("1: a\n1: b\n", "d.yaml");
+  CHECK(doc.root.size() == 1);
+  CHECK(doc.root.entries()[0].value == Node::string("b"));
+  std::string syntax = error_of("a: 1\nb: [1, 2\nc: 3\n");
+  CHECK_THAT(syntax, Catch::Contains("cfg.yaml:") && Catch::Contains("YAML syntax error"));
+  std::string bad_indent = error_of("a:\n  b: 1\n c: 2\n");
+  CHECK_THAT(bad_indent, Catch::Contains("cfg.yaml:3:") && Catch::Contains("indentation"));
+  CHECK_THAT(error_of("- a\n- b\n"), Catch::Contains("cfg.yaml:1") && Catch::Contains("mapping") &&
+                                         Catch::Contains("list"));
+  CHECK_THAT(error_of("just a string\n"), Catch::Contains("str"));
+  CHECK_THAT(error_of("a: 1\n---\nb: 2\n"), Catch::Contains("more than one YAML document"));
+  CHECK_THAT(error_of("a: !foo bar\n"), Catch::Contains("!foo"));
+  CHECK_THAT(error_of("a: !!int abc\n"), Catch::Contains("!!int"));
+  CHECK_THAT(error_of("a: =\n"), Catch::Contains("cfg.yaml:1"));
+  CHECK_THAT(error_of("a: <<\n"), Catch::Contains("merge"));
+  CHECK_THAT(error_of("a: 9223372036854775808\n"), Catch::Contains("64-bit"));
+  CHECK_THAT(error_of("a: *nope\n"), Catch::Contains("cfg.yaml:1"));
+  // PyYAML: "found unexpected end of stream"; yaml-cpp alone would accept these.
+  CHECK_THAT(error_of("a: 1\nb: 'x\n"),
+             Catch::Contains("cfg.yaml:2") && Catch::Contains("closing"));
+  CHECK_THAT(error_of("b: \"x \\\"\n"), Catch::Contains("closing"));
+  CHECK_THAT(error_of("\ta: 1\n"), Catch::Contains("tab"));
+  // Multi-line quoted strings are fine.
+  CHECK(load_yaml_string("a: 'x\n  y'\nb: \"p \\\" q\"\n", "q.yaml").root.find("b")->as_string() ==
+        "p \" q");
+}
+
+TEST_CASE("the # @package header is read like Hydra reads it", "[yaml]") {
+  CHECK(load_yaml_string("# @package db.primary\na: 1\n", "p.yaml").package == "db.primary");
+  CHECK(load_yaml_string("\n#@package _global_\n", "p.yaml").package == "_global_");
+  CHECK(load_yaml_string("  # @package   x  \n", "p.yaml").package == "x");
+  // Hydra stops at the first line that is not a `# @` header line.
+  CHECK_FALSE(load_yaml_string("# hello\n# @package x\n", "p.yaml").package.has_value());
+  CHECK_FALSE(load_yaml_string("a: 1\n# @package x\n", "p.yaml").package.has_value());
+  CHECK_THAT(error_of("# @package\n"),
+             Catch::Contains("cfg.yaml:1") && Catch::Contains("@KEY VALUE"));
+  CHECK_THAT(error_of("# @package a b\n"), Catch::Contains("too many"));
+}
+
+TEST_CASE("load_yaml_file reads a file", "[yaml]") {
+  const std::string path = std::string(TRAINER_TEST_DATA_DIR) + "/yaml/rich.yaml";
+  auto doc = load_yaml_file(path);
+  CHECK(doc.package == "model");
+  CHECK(doc.root.find("name")->as_string() == "resnet");
+  CHECK(doc.root.find("name")->origin().describe() == path + ":3");
+  CHECK_THAT(error_of("a: 1"), Catch::Contains("no error"));
+  try {
+    load_yaml_file("/nonexistent/x.yaml");
+    FAIL("expected an error");
+  } catch (const Error& e) {
+    CHECK(e.where() == "/nonexistent/x.yaml");
+  }
+}
+
+TEST_CASE("loading a 100-line file takes well under a millisecond", "[yaml][perf]") {
+  std::string text;
+  for (int i = 0; i < 20; ++i) {
+    std::string g = "group" + std::to_string(i);
+    text += g + ":\n  lr: 1.0e-3\n  name: model_" + std::to_string(i) +
+            "\n  layers: [1, 2, 3]\n  enabled: yes\n";
+  }
+  // Best of several batches: the machine may be busy with other builds.
+  constexpr int kRuns = 100;
+  double us = 1e9;
+  for (int batch = 0; batch < 5; ++batch) {
+    auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < kRuns; ++i) {
+      auto doc = load_yaml_string(text, "perf.yaml");
+      REQUIRE(doc.root.size() == 20);
+    }
+    double batch_us =
+        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start)
+            .count() /
+        kRuns;
+    if (batch_us < us) us = batch_us;
+  }
+  WARN("load of 100 lines: " << us << " us");
+  CHECK(us < 300.0);
+}
+
+namespace {
+
+// Value and origin equality, recursively.
+bool same_tree(const Node& a, const Node& b, std::string& why, const std::string& path = "") {
+  if (a != b) {
+    why = "values differ at '" + path + "'";
+    return false;
+  }
+  if (a.origin().line != b.origin().line) {
+    why = "lines differ at '" + path + "': " + std::to_string(a.origin().line) + " vs " +
+          std::to_string(b.origin().line);
+    return false;
+  }
+  for (size_t i = 0; i < a.items().size(); ++i)
+    if (!same_tree(a.items()[i], b.items()[i], why, path + "[" + std::to_string(i) + "]"))
+      return false;
+  for (size_t i = 0; i < a.entries().size(); ++i) {
+    if (a.entries()[i].key_type != b.entries()[i].key_type) {
+      why = "key types differ at '" + path + "'";
+      return false;
+    }
+    if (!same_tree(a.entries()[i].value, b.entries()[i].value, why,
+                   path + "." + a.entries()[i].key))
+      return false;
+  }
+  return true;
+}
+
+struct Random {
+  uint64_t state;
+  uint32_t next() {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<uint32_t>(state >> 33);
+  }
+  size_t below(size_t n) { return next() % n; }
+  template <typename T, size_t N>
+  const T& pick(const T (&items)[N]) {
+    return items[below(N)];
+  }
+};
+
+// Random block YAML in the style of config files, with tricky scalars mixed in.
+void random_block(Random& rng, std::string& out, int indent, int depth, bool is_list, bool clean) {
+  static const char* kKeys[] = {"a",    "b",         "c",      "d",   "e",     "f",   "g",
+                                "name", "lr",        "my key", "x_1", "model", "k-2", "a.b",
+                                "${k}", "h\xc3\xa9", "on",     "1",   "<<",    "~"};
+  static const char* kValues[] = {"1",
+                                  "-2",
+                                  "0x1F",
+                                  "010",
+                                  "1_000",
+                                  "12:30",
+                                  "1.5",
+                                  "1e-4",
+                                  ".inf",
+                                  "-.Inf",
+                                  ".nan",
+                                  "yes",
+                                  "No",
+                                  "true",
+                                  "off",
+                                  "null",
+                                  "~",
+                                  "\?\?\?",
+                                  "'\?\?\?'",
+                                  "hello world",
+                                  "${a.b}",
+                                  "${oc.env:HOME,/tmp}",
+                                  "'quoted # not comment'",
+                                  "\"dq\"",
+                                  "'it''s'",
+                                  "x # comment",
+                                  "[1, 2, 3]",
+                                  "[]",
+                                  "{}",
+                                  "[a, b c, -1]",
+                                  "[ ]",
+                                  "a#b",
+                                  "http://x.y/z?q=1",
+                                  "-x",
+                                  "2020-01-01",
+                                  "caf\xc3\xa9",
+                                  "'  padded  '",
+                                  "\"a: b\"",
+                                  "1:70",
+                                  "+.5",
+                                  "0o7",
+                                  "=",
+                                  "'a' # c",
+                                  "é: x",
+                                  "a: b",
+                                  "[a, ]",
+                                  "[{a: 1}]",
+                                  "{a: 1}",
+                                  "!!str 5",
+                                  "&x 1",
+                                  "*x",
+                                  "|",
+                                  "- a",
+                                  "'unterminated",
+                                  "\"esc\\n\"",
+                                  "9223372036854775808",
+                                  "3 ",
+                                  "'' ",
+                                  "\"\"",
+                                  "a  b",
+                                  "@x",
+                                  "`x",
+                                  "%x",
+                                  "? x",
+                                  ": x",
+                                  ",x"};
+  size_t n = 1 + rng.below(4);
+  std::string pad(static_cast<size_t>(indent), ' ');
+  for (size_t i = 0; i < n; ++i) {
+    if (rng.below(8) == 0) out += pad + "# a comment\n";
+    if (rng.below(10) == 0) out += "\n";
+    out += pad;
+    // Clean documents draw only from the first keys and values, which the fast path accepts.
+    const char* key = clean ? kKeys[rng.below(16)] : rng.pick(kKeys);
+    const char* value = clean ? kValues[rng.below(41)] : rng.pick(kValues);
+    out += is_list ? "- " : std::string(key) + ":";
+    size_t kind = depth > 3 ? 0 : rng.below(5);
+    if (kind <= 2) {
+      if (!is_list) out += " ";
+      out += value;
+      out += "\n";
+    } else if (kind == 3) {
+      // A nested map.
+      if (is_list && rng.below(2) == 0) {
+        // `- a: 1` style: the map starts on the dash line.
+        std::string inner;
+        random_block(rng, inner, indent + 2, depth + 1, false, clean);
+        out += inner.substr(static_cast<size_t>(indent) + 2);
+      } else {
+        out += "\n";
+        random_block(rng, out, indent + 2 + static_cast<int>(rng.below(2)) * 2, depth + 1, false,
+                     clean);
+      }
+    } else {
+      // A nested list; under a key it may be indentless.
+      out += "\n";
+      int child = is_list ? indent + 2 : indent + 2 * static_cast<int>(rng.below(2));
+      random_block(rng, out, child, depth + 1, true, clean);
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("the fast block parser agrees with the full yaml-cpp path", "[yaml]") {
+  using trainer::config::yaml_detail::load_yaml_string_full;
+  Random rng{42};
+  int fast_accepted = 0;
+  for (int round = 0; round < 4000; ++round) {
+    std::string text;
+    random_block(rng, text, 0, 0, false, round % 2 == 0);
+    // Now and then break the indentation or insert a stray character.
+    if (rng.below(6) == 0 && !text.empty()) {
+      size_t at = rng.below(text.size());
+      static const char kNoise[] = {' ', ':', '-', '#', '\'', '"', '[', '\n', 'x', '{'};
+      text.insert(at, 1, kNoise[rng.below(sizeof kNoise)]);
+    }
+    INFO("document:\n" << text);
+    std::string full_error, fast_error;
+    YamlDocument full, fast;
+    try {
+      full = load_yaml_string_full(text, "r.yaml");
+    } catch (const Error& e) {
+      full_error = e.what();
+    }
+    try {
+      fast = load_yaml_string(text, "r.yaml");
+    } catch (const Error& e) {
+      fast_error = e.what();
+    }
+    CHECK(fast_error == full_error);
+    if (full_error.empty() && fast_error.empty()) {
+      std::string why;
+      CHECK(same_tree(fast.root, full.root, why));
+      INFO(why);
+      CHECK(why.empty());
+    }
+    Node ignored;
+    if (trainer::config::yaml_detail::parse_simple_block_yaml(
+            text, std::make_shared<const std::string>("r.yaml"), ignored))
+      ++fast_accepted;
+  }
+  // The fast path must actually be taken for most ordinary documents.
+  WARN("fast path accepted " << fast_accepted << " of 4000 random documents");
+  CHECK(fast_accepted > 1000);
+}
