@@ -12,6 +12,7 @@
 #include "trainer/config/composer.h"
 #include "trainer/config/interpolation.h"
 #include "trainer/config/override.h"
+#include "trainer/config/python_str.h"
 #include "trainer/config/sweep.h"
 #include "trainer/config/yaml.h"
 #include "trainer/launch/config_locations.h"
@@ -65,19 +66,6 @@ Node config_view_for(const Node& config, const std::string& kind) {
   return config;
 }
 
-std::string python_str(const Node& value) {
-  switch (value.type()) {
-    case config::NodeType::kNull: return "None";
-    case config::NodeType::kBool: return value.as_bool() ? "True" : "False";
-    case config::NodeType::kString: return value.as_string();
-    case config::NodeType::kMissing: return "???";
-    default: {
-      std::string text = config::to_yaml(value);
-      while (!text.empty() && text.back() == '\n') text.pop_back();
-      return text;
-    }
-  }
-}
 
 std::string render_config(const Node& config, const CliArgs& args, const config::ResolveContext& ctx) {
   // As Hydra's show_cfg: only the part shown is resolved; ${hydra:...} reads ctx.hydra.
@@ -91,7 +79,7 @@ std::string render_config(const Node& config, const CliArgs& args, const config:
     throw Error("--package " + package, "package '" + package + "' not found in config",
                 "Name a key of the composed config, e.g. --package model.");
   }
-  if (selected->is_scalar()) return python_str(*selected) + "\n";
+  if (selected->is_scalar()) return config::python_str(*selected) + "\n";
   return "# @package " + package + "\n" + config::to_yaml(*selected);
 }
 
@@ -232,7 +220,7 @@ std::vector<PlannedJob> plan_sweep(const config::Composer& composer,
   std::vector<std::pair<std::string, std::string>> params;
   if (const Node* node = config::select(base.config, "hydra.sweeper.params"); node && node->is_map()) {
     for (const auto& entry : node->entries()) {
-      std::string text = entry.value.is_string() ? entry.value.as_string() : python_str(entry.value);
+      std::string text = entry.value.is_string() ? entry.value.as_string() : config::python_str(entry.value);
       params.emplace_back(entry.key, text);
     }
   }

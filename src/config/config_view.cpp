@@ -1,7 +1,7 @@
 #include "trainer/config/config_view.h"
 
 #include "interpolation_engine.h"
-#include "interpolation_python_str.h"
+#include "trainer/config/python_str.h"
 #include "trainer/config/did_you_mean.h"
 #include "trainer/util/error.h"
 

@@ -5,7 +5,7 @@
 #include <unordered_map>
 
 #include "interpolation_grammar.h"
-#include "interpolation_python_str.h"
+#include "trainer/config/python_str.h"
 #include "trainer/config/did_you_mean.h"
 #include "trainer/util/error.h"
 
@@ -544,7 +544,7 @@ InterpolationEngine::Value InterpolationEngine::call_resolver(
   return value;
 }
 
-Node* InterpolationEngine::resolve_in_hydra(const std::string& path, const Chain& holder) {
+const Node* InterpolationEngine::resolve_in_hydra(const std::string& path, const Chain& holder) {
   if (context_.hydra == nullptr) {
     fail(holder, "${hydra:" + path + "} needs the hydra config, but none is available here",
          "Use ${hydra:...} only in configs composed by the trainer.");
@@ -585,8 +585,10 @@ Node* InterpolationEngine::resolve_in_hydra(const std::string& path, const Chain
     fail(holder, "${hydra:" + path + "}: hydra." + path + " not found", fix);
   }
   if (node->is_missing()) {
-    fail(holder, "missing mandatory value: hydra." + path + " is \?\?\?",
-         "Set it on the command line, e.g. hydra." + path + "=...");
+    // Hydra's resolver is OmegaConf.select(hydra_cfg, path), which gives None for `???` (for
+    // example runtime.output_dir under --cfg, where Hydra prints `output_dir: null`).
+    static const Node kNull;
+    return &kNull;
   }
   return node;
 }

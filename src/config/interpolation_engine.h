@@ -94,7 +94,8 @@ class InterpolationEngine {
   // Select-style lookup for oc.select / oc.dict.*: "a.b", ".x" (sibling), "..x", "" (root).
   // Returns the node (and with `deep` everything under it resolved) or nullptr when absent.
   Node* select_key(std::string_view key, const Chain& holder, bool deep);
-  Node* resolve_in_hydra(const std::string& path, const Chain& holder);
+  // The node ${hydra:path} gives: null for `???` as in Hydra, an error when absent.
+  const Node* resolve_in_hydra(const std::string& path, const Chain& holder);
 
   [[noreturn]] void fail(const Chain& holder, const std::string& problem,
                          const std::string& fix) const;

@@ -4,6 +4,7 @@
 // rule alone decides the typing quirks (`007` is three INT tokens, hence a string; `inf` is a
 // FLOAT, `Infinity` an ID), so following it is what keeps us identical to Hydra.
 #include "trainer/config/override.h"
+#include "trainer/config/python_str.h"
 
 #include <algorithm>
 #include <charconv>
@@ -69,59 +70,8 @@ struct Val {
   }
 };
 
-// Python's repr() of a float: shortest round-trip digits, "1e-05", "1e+16",
-// "0.30000000000000004", "inf", "nan". Hydra writes every float of a sweep this way.
-std::string float_repr(double value) {
-  if (std::isnan(value)) return "nan";
-  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
-  if (value == 0.0) return std::signbit(value) ? "-0.0" : "0.0";
-  char buffer[64];
-  auto result = std::to_chars(buffer, buffer + sizeof(buffer), value, std::chars_format::scientific);
-  std::string_view sci(buffer, static_cast<size_t>(result.ptr - buffer));
-  std::string out;
-  if (sci.front() == '-') {
-    out += '-';
-    sci.remove_prefix(1);
-  }
-  size_t e = sci.find('e');
-  std::string digits;
-  for (char c : sci.substr(0, e)) {
-    if (c != '.') digits += c;
-  }
-  int exponent = 0;
-  std::string_view exp_text = sci.substr(e + 1);
-  if (exp_text.front() == '+') exp_text.remove_prefix(1);
-  std::from_chars(exp_text.data(), exp_text.data() + exp_text.size(), exponent);
-  int n = static_cast<int>(digits.size());
-  if (exponent < -4 || exponent >= 16) {
-    out += digits[0];
-    if (n > 1) {
-      out += '.';
-      out.append(digits, 1, std::string::npos);
-    }
-    out += 'e';
-    out += exponent < 0 ? '-' : '+';
-    int magnitude = exponent < 0 ? -exponent : exponent;
-    if (magnitude < 10) out += '0';
-    out += std::to_string(magnitude);
-    return out;
-  }
-  int point = exponent + 1;  // digits before the decimal point
-  if (point <= 0) {
-    out += "0.";
-    out.append(static_cast<size_t>(-point), '0');
-    out += digits;
-  } else if (point >= n) {
-    out += digits;
-    out.append(static_cast<size_t>(point - n), '0');
-    out += ".0";
-  } else {
-    out.append(digits, 0, static_cast<size_t>(point));
-    out += '.';
-    out.append(digits, static_cast<size_t>(point), std::string::npos);
-  }
-  return out;
-}
+// Python's repr() of a float; Hydra writes every float of a sweep this way.
+std::string float_repr(double value) { return python_float_repr(value); }
 
 // ---------------------------------------------------------------------------------------------
 // Hydra's float range runs in Python's decimal module: Decimal(start) and Decimal(step) are the

@@ -5,7 +5,7 @@
 #include <ctime>
 
 #include "interpolation_grammar.h"
-#include "interpolation_python_str.h"
+#include "trainer/config/python_str.h"
 #include "trainer/config/interpolation.h"
 #include "trainer/config/yaml.h"
 #include "trainer/util/error.h"
@@ -130,6 +130,7 @@ Node hydra(const std::vector<Node>& args, const ResolveContext& context) {
     throw Error("hydra", "hydra." + args[0].as_string() + " not found",
                 "See the hydra config with --cfg hydra.");
   }
+  if (node->is_missing()) return Node();  // as OmegaConf.select, which Hydra uses
   return *node;
 }
 

@@ -329,16 +329,20 @@ TEST_CASE("now formats the run's start time, the same everywhere") {
 }
 
 TEST_CASE("hydra reads the hydra config") {
-  Node hydra = load_yaml_string(
-                   "runtime:\n  output_dir: /out/run\njob:\n  name: train\n  num: 3\n"
-                   "run:\n  dir: outputs/${sub.y}_${hydra.job.name}\n",
-                   "hydra.yaml")
-                   .root;
+  Node hydra =
+      load_yaml_string(
+          "runtime:\n  output_dir: /out/run\n  choices: '\?\?\?'\njob:\n  name: train\n  num: 3\n"
+          "run:\n  dir: outputs/${sub.y}_${hydra.job.name}\n",
+          "hydra.yaml")
+          .root;
   ResolveContext context;
   context.hydra = &hydra;
   CHECK(value_of("${hydra:runtime.output_dir}", context) == S("/out/run"));
   CHECK(value_of("${hydra:job.name}_${hydra:job.num}", context) == S("train_3"));
   CHECK(value_of("${hydra:job.num}", context) == I(3));
+  // Hydra selects with OmegaConf.select, which gives None for ??? (`--cfg job --resolve` prints
+  // `output_dir: null` before the run directory exists).
+  CHECK(value_of("${hydra:runtime.choices}", context).is_null());
   // Hydra values resolve in the whole config: they may refer to job values and to hydra.*.
   CHECK(value_of("${hydra:run.dir}", context) == S("outputs/1_train"));
   const std::string absent = error_of("${hydra:job.nam}", context);

@@ -1,4 +1,4 @@
-#include "interpolation_python_str.h"
+#include "trainer/config/python_str.h"
 
 #include <charconv>
 #include <cmath>
