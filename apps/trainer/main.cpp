@@ -189,10 +189,19 @@ int run_single_job(const CliArgs& args, const config::Composer& composer,
     job_name = name->as_string();
   }
   log::add_file((fs::path(run_dir) / (job_name + ".log")).string());
+  if (const Node* verbose = config::select(*hydra, "verbose"); verbose && !verbose->is_null() &&
+                                                                !(verbose->type() == config::NodeType::kBool &&
+                                                                  !verbose->as_bool())) {
+    log::set_level(log::Level::kDebug);
+  }
+  // hydra.job.chdir=true runs the job inside its output directory, as Hydra does.
+  if (const Node* chdir = config::select(*hydra, "job.chdir");
+      chdir && chdir->type() == config::NodeType::kBool && chdir->as_bool()) {
+    fs::current_path(run_dir);
+  }
 
-  Node resolved = config;
-  config::resolve_all(resolved, ctx);
-  Node resolved_job = without_key(resolved, "hydra");
+  Node resolved_job = job_config;
+  config::resolve_all(resolved_job, ctx);
   std::string yaml = config::to_yaml(resolved_job);
   std::cout << yaml << std::flush;
   log::info("output directory: " + run_dir);
