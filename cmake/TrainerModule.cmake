@@ -1,10 +1,13 @@
-# trainer_add_module(NAME): a static library trainer_NAME from src/NAME/*.cpp with the public
-# headers under include/trainer/NAME/. Sources are globbed so adding a file needs no CMake edit.
+# trainer_add_module(NAME [LINKS deps...]): a static library trainer_NAME from src/NAME/*.cpp with
+# the public headers under include/trainer/NAME/, linked PUBLIC to LINKS. Sources are globbed so
+# adding a file needs no CMake edit (re-run the configure step).
 function(trainer_add_module name)
+  cmake_parse_arguments(MODULE "" "" "LINKS" ${ARGN})
   file(GLOB sources CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/${name}/*.cpp)
   if(NOT sources)
     add_library(trainer_${name} INTERFACE)
-    target_include_directories(trainer_${name} INTERFACE ${PROJECT_SOURCE_DIR}/include)
+    target_include_directories(trainer_${name} INTERFACE $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>)
+    target_link_libraries(trainer_${name} INTERFACE ${MODULE_LINKS})
     return()
   endif()
   add_library(trainer_${name} STATIC ${sources})
@@ -12,4 +15,21 @@ function(trainer_add_module name)
     $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
     $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
   target_compile_options(trainer_${name} PRIVATE ${TRAINER_WARNINGS})
+  target_link_libraries(trainer_${name} PUBLIC ${MODULE_LINKS})
+endfunction()
+
+# trainer_add_tests(DIR LIBS...): one test executable per DIR/*_test.cpp, named DIR_<file>.
+function(trainer_add_tests dir)
+  file(GLOB test_sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/${dir}/*_test.cpp)
+  foreach(test_source ${test_sources})
+    get_filename_component(test_name ${test_source} NAME_WE)
+    set(target ${dir}_${test_name})
+    add_executable(${target} ${test_source} $<TARGET_OBJECTS:trainer_catch_main>)
+    target_link_libraries(${target} PRIVATE ${ARGN} Catch2::Catch2)
+    target_compile_options(${target} PRIVATE ${TRAINER_WARNINGS})
+    target_compile_definitions(${target} PRIVATE
+      TRAINER_TEST_DATA_DIR="${CMAKE_CURRENT_SOURCE_DIR}/data"
+      TRAINER_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+    add_test(NAME ${dir}/${test_name} COMMAND ${target} --order rand --warn NoAssertions)
+  endforeach()
 endfunction()

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "trainer/config/yaml.h"
+#include "trainer/config/python_str.h"
 #include "trainer/util/error.h"
 #include "yaml_block_parser.h"
 #include "yaml_scalar.h"
@@ -414,7 +415,7 @@ class TreeBuilder : public YAML::EventHandler {
         parent.key = key.as_bool() ? "True" : "False";
         break;
       case NodeType::kFloat:
-        parent.key = yaml_detail::python_float_repr(key.as_float());
+        parent.key = ::trainer::config::python_float_repr(key.as_float());
         break;
       default:
         fail(line,

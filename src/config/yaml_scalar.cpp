@@ -2,6 +2,8 @@
 // every scalar of every loaded file goes through here).
 #include "yaml_scalar.h"
 
+#include "trainer/config/python_str.h"
+
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -420,59 +422,11 @@ bool construct_bool(std::string_view text, bool& value) {
   return false;
 }
 
-std::string python_float_repr(double value) {
-  if (std::isnan(value)) return "nan";
-  if (std::isinf(value)) return value < 0 ? "-inf" : "inf";
-  // Shortest round-trip digits, then Python's layout: positional for exponents -4..15,
-  // otherwise d.ddde+XX with at least two exponent digits.
-  char buf[64];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, value, std::chars_format::scientific);
-  (void)ec;
-  std::string_view sci(buf, static_cast<size_t>(end - buf));
-  bool negative = !sci.empty() && sci[0] == '-';
-  if (negative) sci.remove_prefix(1);
-  size_t e = sci.find('e');
-  std::string digits;
-  for (char ch : sci.substr(0, e))
-    if (ch != '.') digits.push_back(ch);
-  int exponent = std::atoi(std::string(sci.substr(e + 1)).c_str());
-  std::string out = negative ? "-" : "";
-  if (exponent >= -5 + 1 && exponent < 16) {
-    if (exponent < 0) {
-      out += "0.";
-      out.append(static_cast<size_t>(-exponent - 1), '0');
-      out += digits;
-    } else {
-      size_t int_len = static_cast<size_t>(exponent) + 1;
-      if (digits.size() <= int_len) {
-        out += digits;
-        out.append(int_len - digits.size(), '0');
-        out += ".0";
-      } else {
-        out += digits.substr(0, int_len);
-        out += '.';
-        out += digits.substr(int_len);
-      }
-    }
-    return out;
-  }
-  out += digits[0];
-  if (digits.size() > 1) {
-    out += '.';
-    out += digits.substr(1);
-  }
-  out += 'e';
-  out += exponent < 0 ? '-' : '+';
-  int magnitude = exponent < 0 ? -exponent : exponent;
-  if (magnitude < 10) out += '0';
-  out += std::to_string(magnitude);
-  return out;
-}
 
 std::string yaml_float_text(double value) {
   if (std::isnan(value)) return ".nan";
   if (std::isinf(value)) return value < 0 ? "-.inf" : ".inf";
-  std::string text = python_float_repr(value);
+  std::string text = ::trainer::config::python_float_repr(value);
   if (text.find('.') == std::string::npos) {
     size_t e = text.find('e');
     if (e != std::string::npos) text.insert(e, ".0");

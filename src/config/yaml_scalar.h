@@ -26,8 +26,6 @@ bool construct_int(std::string_view text, int64_t& value);
 bool construct_float(std::string_view text, double& value);
 bool construct_bool(std::string_view text, bool& value);
 
-// Python's repr(float) ("0.1", "1e-05", "1e+16", "inf", "-0.0").
-std::string python_float_repr(double value);
 // PyYAML's representation of a float: repr, lower case, `.0` put before a bare exponent
 // ("1.0e-05"), `.inf`, `-.inf`, `.nan`.
 std::string yaml_float_text(double value);
