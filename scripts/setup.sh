@@ -19,7 +19,7 @@ case "$libtorch" in debian|wheel|all) ;; *) die "--libtorch must be debian, whee
 
 packages=(
   build-essential cmake ninja-build ccache pkg-config clang
-  libyaml-cpp-dev libcli11-dev libspdlog-dev libfmt-dev catch2
+  libyaml-cpp-dev libcli11-dev libspdlog-dev libfmt-dev catch2 zlib1g-dev
   libtorch-dev libgloo-dev libopenblas0-pthread   # Debian's LibTorch + Gloo headers + a fast BLAS
   dataset-fashion-mnist                           # the real Fashion-MNIST, gzipped IDX files
   python3 python3-venv
