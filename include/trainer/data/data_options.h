@@ -1,0 +1,35 @@
+// Everything the data module needs from the `data` config group, read once at the edge of the
+// module (DataOptions::from_config) so the training loop never walks the config tree. Field
+// defaults match configs/data/fashion_mnist.yaml; synthetic-only fields are ignored elsewhere.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "trainer/config/config_view.h"
+
+namespace trainer::data {
+
+struct DataOptions {
+  std::string name;  // a registered dataset: "fashion_mnist", "synthetic" or a user's
+  std::string root;  // directory holding the dataset's files
+  int64_t batch_size = 128;
+  double val_fraction = 0.1;  // share of the training set held out for validation, in [0, 1)
+  int num_workers = 2;        // loader threads; 0 loads batches in the caller's thread
+  bool pin_memory = true;     // only used when batches go to a CUDA device
+  double mean = 0.2860, std = 0.3530;  // normalize.{mean,std}, on the [0, 1] pixel scale
+  int random_crop_padding = 0;         // augment.random_crop_padding (training batches only)
+  bool horizontal_flip = false;        // augment.horizontal_flip (training batches only)
+  int64_t num_samples = 4096;          // synthetic: training + validation images
+  std::vector<int64_t> image_shape{1, 28, 28};  // synthetic: [C, H, W]
+  int64_t num_classes = 10;
+  uint64_t seed = 42;  // the run's seed: fixes the validation split and synthetic data
+
+  // Reads the keys of configs/data/*.yaml from `data` (the `data` sub-view). Throws
+  // trainer::Error naming the key and its origin for an unknown dataset name (listing the
+  // registered ones) or an out-of-range value.
+  static DataOptions from_config(const config::ConfigView& data, uint64_t seed);
+};
+
+}  // namespace trainer::data

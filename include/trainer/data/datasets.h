@@ -1,0 +1,72 @@
+// Loading a dataset by name into train / validation / test splits, through a registry that
+// users extend: TRAINER_REGISTER_DATASET("mydata", my_factory) in their own binary makes
+// `data.name=mydata` work. Built-ins: "fashion_mnist" (IDX files) and "synthetic".
+#pragma once
+
+#include <functional>
+#include <map>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "trainer/data/data_options.h"
+#include "trainer/data/tensor_dataset.h"
+
+namespace trainer::data {
+
+struct DataSplits {
+  TensorDataset train, val, test;
+};
+
+using DatasetFactory = std::function<DataSplits(const DataOptions&)>;
+
+// Name -> factory. Thread-safe. The built-ins are registered explicitly the first time the
+// registry is used (static registration objects in a static library would be dropped by the
+// linker); a user's own registrations live in their executable, where they are kept.
+class DatasetRegistry {
+ public:
+  static DatasetRegistry& instance();
+
+  // Adds or replaces `name`. Returns true, so it can initialise a static.
+  bool add(const std::string& name, DatasetFactory factory);
+  bool contains(const std::string& name) const;
+  // Throws trainer::Error listing the registered names (and the closest one) when unknown.
+  DatasetFactory get(const std::string& name) const;
+  std::vector<std::string> names() const;  // sorted
+
+ private:
+  DatasetRegistry();
+  mutable std::mutex mutex_;
+  std::map<std::string, DatasetFactory> factories_;
+};
+
+// The splits of `options.name`, made by its registered factory.
+DataSplits load_datasets(const DataOptions& options);
+
+// The built-in factories, also callable directly.
+// Fashion-MNIST from options.root/{train,t10k}-{images-idx3,labels-idx1}-ubyte.gz: uint8
+// [N, 1, 28, 28] images, int64 labels; val is a seeded random val_fraction of the 60000
+// training images (both splits keep the files' order), test is t10k.
+DataSplits load_fashion_mnist(const DataOptions& options);
+// options.num_samples images of options.image_shape for train + val, plus a test split of
+// num_samples / 8 (at least 1). Each class has a random template; an image is its class's
+// template blended with noise, so labels are learnable from the pixels (a nearest-class-mean
+// classifier scores well above 90%). Everything depends only on options.seed.
+DataSplits make_synthetic(const DataOptions& options);
+
+// Splits `dataset` into (train, val): round(val_fraction * size) samples chosen by a
+// permutation seeded from `seed` go to val. Both keep the original relative order.
+std::pair<TensorDataset, TensorDataset> split_train_val(const TensorDataset& dataset,
+                                                        double val_fraction, uint64_t seed);
+
+}  // namespace trainer::data
+
+#define TRAINER_DATASET_CONCAT_INNER(a, b) a##b
+#define TRAINER_DATASET_CONCAT(a, b) TRAINER_DATASET_CONCAT_INNER(a, b)
+// At namespace scope in a user's source file: TRAINER_REGISTER_DATASET("mydata", make_mydata);
+// (variadic, so a lambda with commas in its body can be passed directly).
+#define TRAINER_REGISTER_DATASET(name, ...)                                              \
+  [[maybe_unused]] static const bool TRAINER_DATASET_CONCAT(trainer_dataset_registered_, \
+                                                            __LINE__) =                  \
+      ::trainer::data::DatasetRegistry::instance().add(name, __VA_ARGS__)

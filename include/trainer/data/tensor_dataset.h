@@ -1,0 +1,38 @@
+// An in-memory dataset of two tensors indexed along dimension 0, read a whole batch at a time
+// (one index_select per tensor, no per-sample work). Images stay uint8 [N, C, H, W] in memory,
+// four times smaller than float; batches are converted on their device (batch_transform.h).
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+
+namespace trainer::data {
+
+struct Batch {
+  at::Tensor inputs;
+  at::Tensor targets;
+};
+
+class TensorDataset {
+ public:
+  TensorDataset() = default;  // empty; make real ones with the constructor below
+  // `inputs` and `targets` must have the same size along dimension 0 (else trainer::Error).
+  TensorDataset(at::Tensor inputs, at::Tensor targets);
+
+  int64_t size() const { return size_; }
+  // Rows `indices` (int64, 1-D) of both tensors, in that order.
+  Batch get_batch(const at::Tensor& indices) const;
+  // A dataset holding copies of the rows `indices`.
+  TensorDataset subset(const at::Tensor& indices) const;
+
+  const at::Tensor& inputs() const { return inputs_; }
+  const at::Tensor& targets() const { return targets_; }
+
+ private:
+  at::Tensor inputs_;
+  at::Tensor targets_;
+  int64_t size_ = 0;
+};
+
+}  // namespace trainer::data

@@ -1,0 +1,40 @@
+// Checkpoints: model, optimizer, loop progress (epoch, global step, position in the epoch), the
+// RNG state, callback state, a slot for precision state and the resolved config, in one LibTorch
+// archive written to a temporary file, flushed and renamed: a kill at any instant leaves the last
+// good checkpoint intact.
+#pragma once
+
+#include <torch/optim/optimizer.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "trainer/models/model.h"
+
+namespace trainer::engine {
+
+struct TopKEntry {
+  double score = 0.0;
+  std::string path;
+};
+
+struct LoopState {
+  int64_t epoch = 0;            // the epoch in progress (or the next one at a boundary)
+  int64_t global_step = 0;      // optimizer steps taken
+  int64_t batch_in_epoch = 0;   // batches of `epoch` already trained
+  int64_t scheduler_count = 0;  // epochs or steps the LR schedule has advanced
+  std::vector<TopKEntry> top_k;  // model-checkpoint callback: best files, best first
+  double early_stop_best = 0.0;
+  int64_t early_stop_wait = 0;
+};
+
+void save_checkpoint(const std::string& path, models::Model& model, torch::optim::Optimizer& optimizer,
+                     const LoopState& state, const std::string& config_yaml);
+
+// Restores model and optimizer in place and returns the loop state. Throws trainer::Error when the
+// file is missing or not a trainer checkpoint.
+LoopState load_checkpoint(const std::string& path, models::Model& model,
+                          torch::optim::Optimizer* optimizer, bool restore_rng);
+
+}  // namespace trainer::engine

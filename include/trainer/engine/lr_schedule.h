@@ -1,0 +1,27 @@
+// Learning-rate schedules as pure functions of a step or epoch count, so a resumed run only needs
+// the count to continue exactly: step, cosine, warmup_cosine, onecycle (PyTorch's formulas).
+#pragma once
+
+#include <cstdint>
+
+#include "trainer/engine/trainer_options.h"
+
+namespace trainer::engine {
+
+class LrSchedule {
+ public:
+  // total_steps: the optimizer steps the run will take (for onecycle and step-wise cosine).
+  LrSchedule(SchedulerOptions options, double base_lr, int64_t total_steps);
+
+  bool per_step() const { return options_.interval == "step"; }
+  bool active() const { return options_.name != "none"; }
+  // The learning rate after `count` scheduler steps (epochs or optimizer steps).
+  double lr_at(int64_t count) const;
+
+ private:
+  SchedulerOptions options_;
+  double base_lr_;
+  int64_t total_steps_;
+};
+
+}  // namespace trainer::engine

@@ -1,0 +1,87 @@
+// Every knob of the training loop, read once from the job config (the `trainer` section plus
+// `seed`, `precision`, `ckpt_path`, `test_after_fit`, `optimizer`, `scheduler` and the checkpoint
+// callback), so the loop itself never looks at the config.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "trainer/config/config_view.h"
+
+namespace trainer::engine {
+
+// Lightning's limit_*_batches / val_check_interval: a fraction of the epoch or a count.
+struct BatchLimit {
+  bool is_fraction = true;
+  double fraction = 1.0;
+  int64_t count = 0;
+  int64_t resolve(int64_t batches_per_epoch) const;
+};
+
+struct OptimizerOptions {
+  std::string name = "adam";
+  double lr = 1e-3;
+  double weight_decay = 0.0;
+  double momentum = 0.0;
+  bool nesterov = false;
+  std::vector<double> betas{0.9, 0.999};
+};
+
+struct SchedulerOptions {
+  std::string name = "none";
+  std::string interval = "epoch";  // epoch | step
+  int64_t step_size = 10;
+  double gamma = 0.1;
+  double t_max = 0;        // cosine: epochs (or steps when interval=step)
+  double eta_min = 0.0;
+  int64_t warmup_steps = 0;
+  double max_lr = 0.0;     // onecycle
+  double pct_start = 0.3;
+};
+
+struct CheckpointOptions {
+  bool enabled = true;
+  std::string dirpath;
+  std::string filename = "epoch_{epoch:03d}";
+  std::string monitor = "val/acc";
+  bool mode_max = true;
+  int64_t save_top_k = 1;
+  bool save_last = true;
+  std::optional<int64_t> every_n_train_steps;
+  int64_t every_n_epochs = 1;
+};
+
+struct TrainerOptions {
+  std::string accelerator = "auto";
+  std::string precision = "32";
+  uint64_t seed = 42;
+  bool deterministic = false;
+  int64_t max_epochs = 10;
+  int64_t max_steps = -1;
+  std::optional<double> max_time_seconds;
+  BatchLimit limit_train, limit_val, limit_test;
+  BatchLimit val_check_interval;
+  int64_t check_val_every_n_epoch = 1;
+  int64_t num_sanity_val_steps = 2;
+  int64_t log_every_n_steps = 50;
+  int64_t accumulate_grad_batches = 1;
+  std::optional<double> gradient_clip_val;
+  std::string gradient_clip_algorithm = "norm";
+  int64_t fast_dev_run = 0;  // number of batches; 0 = off
+  bool enable_progress_bar = true;
+  std::optional<std::string> ckpt_path;
+  bool test_after_fit = true;
+  OptimizerOptions optimizer;
+  SchedulerOptions scheduler;
+  CheckpointOptions checkpoint;
+
+  // Throws trainer::Error naming the key for values out of range or of the wrong type.
+  static TrainerOptions from_config(const config::ConfigView& root, const std::string& run_dir);
+};
+
+// "DD:HH:MM:SS" (or fewer fields) to seconds; throws trainer::Error on malformed text.
+double parse_duration(const std::string& text, const std::string& where);
+
+}  // namespace trainer::engine

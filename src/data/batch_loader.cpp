@@ -1,0 +1,176 @@
+#include "trainer/data/batch_loader.h"
+
+#include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
+
+#include <algorithm>
+#include <string>
+#include <utility>
+
+#include "trainer/data/batch_transform.h"
+#include "trainer/util/error.h"
+
+namespace trainer::data {
+
+LoaderOptions make_loader_options(const DataOptions& data, at::Device device, bool training) {
+  LoaderOptions o;
+  o.batch_size = data.batch_size;
+  o.num_workers = data.num_workers;
+  o.pin_memory = data.pin_memory && device.is_cuda();
+  o.device = device;
+  o.normalize = true;
+  o.mean = data.mean;
+  o.std = data.std;
+  o.crop_padding = training ? data.random_crop_padding : 0;
+  o.flip = training && data.horizontal_flip;
+  o.seed = data.seed;
+  return o;
+}
+
+BatchLoader::BatchLoader(std::shared_ptr<const TensorDataset> dataset, EpochSampler sampler,
+                         LoaderOptions options)
+    : dataset_(std::move(dataset)), sampler_(std::move(sampler)), options_(options) {
+  if (!dataset_) throw Error("BatchLoader", "no dataset given");
+  if (sampler_.dataset_size() != dataset_->size()) {
+    throw Error("BatchLoader", "the sampler covers " + std::to_string(sampler_.dataset_size()) +
+                                   " samples but the dataset holds " +
+                                   std::to_string(dataset_->size()));
+  }
+  if (options_.batch_size < 1) {
+    throw Error("data.batch_size",
+                "must be at least 1, got " + std::to_string(options_.batch_size));
+  }
+  if (options_.num_workers < 0) {
+    throw Error("data.num_workers", "must be >= 0, got " + std::to_string(options_.num_workers));
+  }
+  if (options_.normalize && !(options_.std > 0)) {
+    throw Error("data.normalize.std", "must be positive, got " + std::to_string(options_.std));
+  }
+  if (options_.crop_padding < 0) {
+    throw Error("data.augment.random_crop_padding",
+                "must be >= 0, got " + std::to_string(options_.crop_padding));
+  }
+  const int64_t n = sampler_.num_samples();
+  const int64_t bs = options_.batch_size;
+  batches_per_epoch_ = options_.drop_last ? n / bs : (n + bs - 1) / bs;
+  // At least one slot per worker, or workers would sit idle waiting for room.
+  slots_.resize(
+      static_cast<size_t>(std::max({1, options_.prefetch_batches, options_.num_workers})));
+}
+
+BatchLoader::~BatchLoader() { stop_workers(); }
+
+void BatchLoader::stop_workers() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stop_ = true;
+  }
+  space_.notify_all();
+  for (auto& worker : workers_) worker.join();
+  workers_.clear();
+}
+
+void BatchLoader::start_epoch(int64_t epoch, int64_t skip_batches) {
+  if (skip_batches < 0 || skip_batches > batches_per_epoch_) {
+    throw Error("BatchLoader::start_epoch",
+                "cannot skip " + std::to_string(skip_batches) + " batches of an epoch of " +
+                    std::to_string(batches_per_epoch_),
+                "The checkpoint does not match this data configuration (batch size, dataset, "
+                "number of processes).");
+  }
+  stop_workers();
+  sampler_.set_epoch(epoch);
+  indices_ = sampler_.indices();
+  epoch_ = epoch;
+  next_batch_ = skip_batches;
+  started_ = true;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (auto& slot : slots_) slot = Slot{};
+    next_claim_ = skip_batches;
+    delivered_ = skip_batches;
+    stop_ = false;
+  }
+  const int64_t remaining = batches_per_epoch_ - skip_batches;
+  const auto threads = static_cast<int>(std::min<int64_t>(options_.num_workers, remaining));
+  for (int i = 0; i < threads; ++i) workers_.emplace_back([this] { worker_loop(); });
+}
+
+Batch BatchLoader::make_batch(int64_t batch_number) const {
+  const int64_t start = batch_number * options_.batch_size;
+  const int64_t count = std::min(options_.batch_size, indices_.size(0) - start);
+  Batch batch = dataset_->get_batch(indices_.narrow(0, start, count));
+  if (options_.device.is_cuda()) {
+    // Copy uint8 images (4x less than float), asynchronously from pinned memory; augmenting
+    // and normalising then run on the device, ordered after the copy on the same stream.
+    if (options_.pin_memory) {
+      batch.inputs = batch.inputs.pin_memory();
+      batch.targets = batch.targets.pin_memory();
+    }
+    batch.inputs = batch.inputs.to(options_.device, batch.inputs.scalar_type(), true);
+    batch.targets = batch.targets.to(options_.device, batch.targets.scalar_type(), true);
+  } else if (options_.device != batch.inputs.device()) {
+    batch.inputs = batch.inputs.to(options_.device);
+    batch.targets = batch.targets.to(options_.device);
+  }
+  if (options_.crop_padding > 0 || options_.flip) {
+    at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(mix_seed(
+        options_.seed, static_cast<uint64_t>(epoch_), static_cast<uint64_t>(batch_number)));
+    batch.inputs = augment(batch.inputs, options_.crop_padding, options_.flip, gen);
+  }
+  if (options_.normalize) {
+    batch.inputs = to_float_normalized(batch.inputs, options_.mean, options_.std);
+  }
+  return batch;
+}
+
+void BatchLoader::worker_loop() {
+  const auto window = static_cast<int64_t>(slots_.size());
+  while (true) {
+    int64_t batch_number = 0;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      space_.wait(lock, [&] {
+        return stop_ || next_claim_ >= batches_per_epoch_ || next_claim_ < delivered_ + window;
+      });
+      if (stop_ || next_claim_ >= batches_per_epoch_) return;
+      batch_number = next_claim_++;
+    }
+    Slot slot;
+    slot.batch = batch_number;
+    try {
+      slot.value = make_batch(batch_number);
+    } catch (...) {
+      slot.error = std::current_exception();
+    }
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      slots_[static_cast<size_t>(batch_number % window)] = std::move(slot);
+    }
+    ready_.notify_all();
+  }
+}
+
+std::optional<Batch> BatchLoader::next() {
+  if (!started_) {
+    throw Error("BatchLoader::next", "no epoch started", "Call start_epoch(epoch) first.");
+  }
+  if (next_batch_ >= batches_per_epoch_) return std::nullopt;
+  if (workers_.empty()) return make_batch(next_batch_++);
+
+  const auto window = static_cast<int64_t>(slots_.size());
+  Slot slot;
+  {
+    std::unique_lock<std::mutex> lock(mutex_);
+    Slot& waiting = slots_[static_cast<size_t>(next_batch_ % window)];
+    ready_.wait(lock, [&] { return waiting.batch == next_batch_; });
+    slot = std::move(waiting);
+    waiting = Slot{};
+    delivered_ = ++next_batch_;
+  }
+  space_.notify_all();
+  if (slot.error) std::rethrow_exception(slot.error);
+  return std::move(slot.value);
+}
+
+}  // namespace trainer::data

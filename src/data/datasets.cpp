@@ -1,0 +1,152 @@
+#include "trainer/data/datasets.h"
+
+#include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <utility>
+
+#include "trainer/config/did_you_mean.h"
+#include "trainer/data/idx_reader.h"
+#include "trainer/data/sampler.h"
+#include "trainer/util/error.h"
+
+namespace trainer::data {
+namespace {
+
+// Distinct streams derived from the one run seed, so the split and the synthetic data do not
+// reuse the sampler's per-epoch permutations.
+constexpr uint64_t kSplitStream = 0x73706c6974ULL;      // "split"
+constexpr uint64_t kSyntheticStream = 0x73796e7468ULL;  // "synth"
+
+std::string join(const std::vector<std::string>& names) {
+  std::string text;
+  for (const auto& name : names) text += (text.empty() ? "" : ", ") + name;
+  return text;
+}
+
+}  // namespace
+
+DatasetRegistry::DatasetRegistry() {
+  factories_.emplace("fashion_mnist", load_fashion_mnist);
+  factories_.emplace("synthetic", make_synthetic);
+}
+
+DatasetRegistry& DatasetRegistry::instance() {
+  static DatasetRegistry registry;
+  return registry;
+}
+
+bool DatasetRegistry::add(const std::string& name, DatasetFactory factory) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  factories_[name] = std::move(factory);
+  return true;
+}
+
+bool DatasetRegistry::contains(const std::string& name) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return factories_.count(name) != 0;
+}
+
+DatasetFactory DatasetRegistry::get(const std::string& name) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto found = factories_.find(name);
+  if (found != factories_.end()) return found->second;
+  std::vector<std::string> known;
+  for (const auto& entry : factories_) known.push_back(entry.first);
+  std::string problem = "unknown dataset '" + name + "'; known datasets: " + join(known);
+  const std::string hint = config::did_you_mean(name, known);
+  if (!hint.empty()) problem += ". " + hint;
+  throw Error("data.name", problem,
+              "Pick one of them, or register yours with TRAINER_REGISTER_DATASET.");
+}
+
+std::vector<std::string> DatasetRegistry::names() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<std::string> known;
+  for (const auto& entry : factories_) known.push_back(entry.first);
+  return known;
+}
+
+DataSplits load_datasets(const DataOptions& options) {
+  return DatasetRegistry::instance().get(options.name)(options);
+}
+
+std::pair<TensorDataset, TensorDataset> split_train_val(const TensorDataset& dataset,
+                                                        double val_fraction, uint64_t seed) {
+  if (!(val_fraction >= 0.0 && val_fraction < 1.0)) {
+    throw Error("data.val_fraction", "must be in [0, 1), got " + std::to_string(val_fraction));
+  }
+  const int64_t n = dataset.size();
+  const auto val_count = static_cast<int64_t>(std::llround(val_fraction * static_cast<double>(n)));
+  const at::Tensor perm = random_permutation(n, mix_seed(seed, kSplitStream));
+  // Sorted, so both splits keep the source order (sequential reads, stable across fractions).
+  at::Tensor val_indices = std::get<0>(perm.narrow(0, 0, val_count).sort());
+  at::Tensor train_indices = std::get<0>(perm.narrow(0, val_count, n - val_count).sort());
+  return {dataset.subset(train_indices), dataset.subset(val_indices)};
+}
+
+DataSplits load_fashion_mnist(const DataOptions& options) {
+  auto load = [&](const std::string& prefix) {
+    const std::string images_path = options.root + "/" + prefix + "-images-idx3-ubyte.gz";
+    const std::string labels_path = options.root + "/" + prefix + "-labels-idx1-ubyte.gz";
+    at::Tensor images = read_idx(images_path);
+    at::Tensor labels = read_idx(labels_path);
+    if (images.scalar_type() != at::kByte || images.dim() != 3 || images.size(1) != 28 ||
+        images.size(2) != 28) {
+      throw Error(images_path,
+                  "expected uint8 images of shape [N, 28, 28], got " +
+                      std::to_string(images.dim()) + "-D " +
+                      std::string(c10::toString(images.scalar_type())) + " data",
+                  "Point data.root at the Fashion-MNIST files.");
+    }
+    if (labels.scalar_type() != at::kByte || labels.dim() != 1 ||
+        labels.size(0) != images.size(0)) {
+      throw Error(labels_path,
+                  "expected " + std::to_string(images.size(0)) + " uint8 labels (one per image)",
+                  "Point data.root at the Fashion-MNIST files.");
+    }
+    return TensorDataset(images.unsqueeze(1), labels.to(at::kLong));
+  };
+  TensorDataset train_pool = load("train");
+  TensorDataset test = load("t10k");
+  auto [train, val] = split_train_val(train_pool, options.val_fraction, options.seed);
+  return DataSplits{std::move(train), std::move(val), std::move(test)};
+}
+
+DataSplits make_synthetic(const DataOptions& options) {
+  if (options.num_samples < 1 || options.num_classes < 1 || options.image_shape.empty()) {
+    throw Error("data",
+                "synthetic data needs num_samples >= 1, num_classes >= 1 and an image_shape");
+  }
+  int64_t pixels = 1;
+  for (int64_t d : options.image_shape) {
+    if (d < 1) throw Error("data.image_shape", "every dimension must be >= 1");
+    pixels *= d;
+  }
+  const int64_t test_count = std::max<int64_t>(1, options.num_samples / 8);
+  const int64_t total = options.num_samples + test_count;
+
+  at::Generator gen =
+      at::make_generator<at::CPUGeneratorImpl>(mix_seed(options.seed, kSyntheticStream));
+  const at::Tensor templates = at::rand({options.num_classes, pixels}, gen, at::kFloat);
+  const at::Tensor labels = at::randint(0, options.num_classes, {total}, gen, at::kLong);
+  const at::Tensor noise = at::rand({total, pixels}, gen, at::kFloat);
+  // 40% class template, 60% noise: clearly separable, yet no two images alike.
+  at::Tensor images = templates.index_select(0, labels).mul_(0.4).add_(noise, 0.6);
+  images = images.mul_(255.0).round_().to(at::kByte);
+
+  std::vector<int64_t> shape{total};
+  shape.insert(shape.end(), options.image_shape.begin(), options.image_shape.end());
+  TensorDataset all(images.view(shape), labels);
+  TensorDataset pool(all.inputs().narrow(0, 0, options.num_samples),
+                     labels.narrow(0, 0, options.num_samples));
+  TensorDataset test(all.inputs().narrow(0, options.num_samples, test_count).clone(),
+                     labels.narrow(0, options.num_samples, test_count));
+  auto [train, val] = split_train_val(pool, options.val_fraction, options.seed);
+  return DataSplits{std::move(train), std::move(val), std::move(test)};
+}
+
+}  // namespace trainer::data

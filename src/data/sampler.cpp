@@ -1,0 +1,110 @@
+#include "trainer/data/sampler.h"
+
+#include <ATen/ATen.h>
+
+#include <string>
+#include <utility>
+
+#include "trainer/util/error.h"
+
+namespace trainer::data {
+namespace {
+
+uint64_t splitmix64(uint64_t* state) {
+  uint64_t z = (*state += 0x9E3779B97F4A7C15ULL);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
+// xoshiro256** : fast, high quality, and fully specified (unlike std::uniform_int_distribution,
+// whose output differs between standard libraries).
+class Xoshiro256 {
+ public:
+  explicit Xoshiro256(uint64_t seed) {
+    for (auto& word : s_) word = splitmix64(&seed);
+  }
+  uint64_t next() {
+    const uint64_t result = rotl(s_[1] * 5, 7) * 9;
+    const uint64_t t = s_[1] << 17;
+    s_[2] ^= s_[0];
+    s_[3] ^= s_[1];
+    s_[1] ^= s_[2];
+    s_[0] ^= s_[3];
+    s_[2] ^= t;
+    s_[3] = rotl(s_[3], 45);
+    return result;
+  }
+  // Uniform in [0, bound): rejecting the first (2^64 mod bound) values removes modulo bias.
+  uint64_t below(uint64_t bound) {
+    const uint64_t threshold = (0 - bound) % bound;
+    uint64_t r = next();
+    while (r < threshold) r = next();
+    return r % bound;
+  }
+
+ private:
+  static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+  uint64_t s_[4];
+};
+
+}  // namespace
+
+uint64_t mix_seed(uint64_t a, uint64_t b) {
+  uint64_t state = a;
+  const uint64_t first = splitmix64(&state);
+  state = first ^ b;
+  return splitmix64(&state);
+}
+
+uint64_t mix_seed(uint64_t a, uint64_t b, uint64_t c) { return mix_seed(mix_seed(a, b), c); }
+
+at::Tensor random_permutation(int64_t n, uint64_t seed) {
+  at::Tensor perm = at::arange(n, at::kLong);
+  int64_t* p = perm.data_ptr<int64_t>();
+  Xoshiro256 rng(seed);
+  for (int64_t i = n - 1; i > 0; --i) {
+    const auto j = static_cast<int64_t>(rng.below(static_cast<uint64_t>(i) + 1));
+    std::swap(p[i], p[j]);
+  }
+  return perm;
+}
+
+EpochSampler::EpochSampler(int64_t dataset_size, bool shuffle, uint64_t seed, int rank,
+                           int world_size, bool drop_last)
+    : dataset_size_(dataset_size),
+      shuffle_(shuffle),
+      seed_(seed),
+      rank_(rank),
+      world_size_(world_size),
+      drop_last_(drop_last) {
+  if (world_size < 1 || rank < 0 || rank >= world_size) {
+    throw Error("EpochSampler",
+                "rank " + std::to_string(rank) + " is not in [0, world size " +
+                    std::to_string(world_size) + ")",
+                "Check the distributed environment (RANK, WORLD_SIZE).");
+  }
+  if (dataset_size < 0) {
+    throw Error("EpochSampler", "negative dataset size " + std::to_string(dataset_size));
+  }
+  num_samples_ =
+      drop_last ? dataset_size / world_size : (dataset_size + world_size - 1) / world_size;
+}
+
+at::Tensor EpochSampler::indices() const {
+  at::Tensor order = shuffle_ ? random_permutation(dataset_size_, mix_seed(seed_, epoch_))
+                              : at::arange(dataset_size_, at::kLong);
+  const int64_t total = num_samples_ * world_size_;
+  if (total < dataset_size_) {
+    order = order.narrow(0, 0, total);
+  } else if (total > dataset_size_ && dataset_size_ > 0) {
+    // Pad by repeating from the start (possibly several times when world_size > dataset size),
+    // so every rank runs the same number of steps.
+    const int64_t repeats = (total + dataset_size_ - 1) / dataset_size_;
+    order = order.repeat({repeats}).narrow(0, 0, total);
+  }
+  if (world_size_ == 1) return order;
+  return order.slice(0, rank_, total, world_size_).contiguous();
+}
+
+}  // namespace trainer::data

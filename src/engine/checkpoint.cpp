@@ -1,0 +1,145 @@
+#include "trainer/engine/checkpoint.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <torch/serialize/input-archive.h>
+#include <torch/serialize/output-archive.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <mutex>
+
+#include "trainer/util/error.h"
+
+namespace fs = std::filesystem;
+
+namespace trainer::engine {
+namespace {
+
+constexpr int64_t kFormatVersion = 1;
+
+void fsync_path(const std::string& path, bool directory) {
+  int fd = ::open(path.c_str(), (directory ? O_RDONLY | O_DIRECTORY : O_RDONLY) | O_CLOEXEC);
+  if (fd >= 0) {
+    ::fsync(fd);
+    ::close(fd);
+  }
+}
+
+void write_int(torch::serialize::OutputArchive& archive, const std::string& key, int64_t value) {
+  archive.write(key, c10::IValue(value));
+}
+
+int64_t read_int(torch::serialize::InputArchive& archive, const std::string& key) {
+  c10::IValue value;
+  if (!archive.try_read(key, value)) return 0;
+  return value.toInt();
+}
+
+}  // namespace
+
+void save_checkpoint(const std::string& path, models::Model& model, torch::optim::Optimizer& optimizer,
+                     const LoopState& state, const std::string& config_yaml) {
+  torch::serialize::OutputArchive root;
+  torch::serialize::OutputArchive model_archive;
+  model.save(model_archive);
+  root.write("model", model_archive);
+  torch::serialize::OutputArchive optimizer_archive;
+  optimizer.save(optimizer_archive);
+  root.write("optimizer", optimizer_archive);
+
+  write_int(root, "format_version", kFormatVersion);
+  write_int(root, "epoch", state.epoch);
+  write_int(root, "global_step", state.global_step);
+  write_int(root, "batch_in_epoch", state.batch_in_epoch);
+  write_int(root, "scheduler_count", state.scheduler_count);
+  write_int(root, "early_stop_wait", state.early_stop_wait);
+  root.write("early_stop_best", c10::IValue(state.early_stop_best));
+  c10::List<double> scores;
+  c10::List<std::string> paths;
+  for (const TopKEntry& entry : state.top_k) {
+    scores.push_back(entry.score);
+    paths.push_back(entry.path);
+  }
+  root.write("top_k_scores", c10::IValue(scores));
+  root.write("top_k_paths", c10::IValue(paths));
+  root.write("config", c10::IValue(config_yaml));
+  // Precision state (the GradScaler's scale and growth tracker) lands here with mixed precision.
+  root.write("precision", c10::IValue(std::string("32")));
+  {
+    auto generator = at::detail::getDefaultCPUGenerator();
+    std::lock_guard<std::mutex> lock(generator.mutex());
+    root.write("rng_cpu", generator.get_state(), /*is_buffer=*/true);
+  }
+
+  fs::create_directories(fs::path(path).parent_path());
+  const std::string temporary = path + ".tmp";
+  root.save_to(temporary);
+  fsync_path(temporary, false);
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+    throw Error(path, "cannot move the new checkpoint into place", "Check the directory's permissions.");
+  }
+  fsync_path(fs::path(path).parent_path().string(), true);
+}
+
+LoopState load_checkpoint(const std::string& path, models::Model& model,
+                          torch::optim::Optimizer* optimizer, bool restore_rng) {
+  if (!fs::exists(path)) {
+    throw Error(path, "checkpoint not found",
+                "Give ckpt_path=last or best (looked up in the run's checkpoints/), or a path to a .ckpt file.");
+  }
+  torch::serialize::InputArchive root;
+  try {
+    root.load_from(path);
+  } catch (const std::exception& error) {
+    throw Error(path, std::string("not a readable checkpoint: ") + error.what(),
+                "Point ckpt_path at a file written by trainer.");
+  }
+  if (read_int(root, "format_version") != kFormatVersion) {
+    throw Error(path, "not a trainer checkpoint (no format_version 1)",
+                "Point ckpt_path at a file written by trainer.");
+  }
+  torch::serialize::InputArchive model_archive;
+  root.read("model", model_archive);
+  try {
+    model.load(model_archive);
+  } catch (const std::exception& error) {
+    throw Error(path, std::string("the checkpoint does not fit this model: ") + error.what(),
+                "Use the same model config as the run that wrote it.");
+  }
+  if (optimizer != nullptr) {
+    torch::serialize::InputArchive optimizer_archive;
+    root.read("optimizer", optimizer_archive);
+    optimizer->load(optimizer_archive);
+  }
+  LoopState state;
+  state.epoch = read_int(root, "epoch");
+  state.global_step = read_int(root, "global_step");
+  state.batch_in_epoch = read_int(root, "batch_in_epoch");
+  state.scheduler_count = read_int(root, "scheduler_count");
+  state.early_stop_wait = read_int(root, "early_stop_wait");
+  c10::IValue value;
+  if (root.try_read("early_stop_best", value)) state.early_stop_best = value.toDouble();
+  c10::IValue scores;
+  c10::IValue paths;
+  if (root.try_read("top_k_scores", scores) && root.try_read("top_k_paths", paths)) {
+    auto score_list = scores.toDoubleList();
+    auto path_list = paths.toList();
+    for (size_t i = 0; i < score_list.size() && i < path_list.size(); ++i) {
+      state.top_k.push_back({score_list.get(i), path_list.get(i).toStringRef()});
+    }
+  }
+  if (restore_rng) {
+    at::Tensor rng;
+    if (root.try_read("rng_cpu", rng)) {
+      auto generator = at::detail::getDefaultCPUGenerator();
+      std::lock_guard<std::mutex> lock(generator.mutex());
+      generator.set_state(rng);
+    }
+  }
+  return state;
+}
+
+}  // namespace trainer::engine

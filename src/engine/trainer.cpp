@@ -1,0 +1,497 @@
+#include "trainer/engine/trainer.h"
+
+#include <unistd.h>
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <torch/cuda.h>
+#include <torch/nn/functional/loss.h>
+#include <torch/optim/adam.h>
+#include <torch/optim/adamw.h>
+#include <torch/optim/sgd.h>
+#include <torch/utils.h>
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <sstream>
+
+#include "trainer/config/config_view.h"
+#include "trainer/data/batch_loader.h"
+#include "trainer/data/data_options.h"
+#include "trainer/data/datasets.h"
+#include "trainer/engine/checkpoint.h"
+#include "trainer/engine/lr_schedule.h"
+#include "trainer/engine/metrics_csv.h"
+#include "trainer/engine/trainer_options.h"
+#include "trainer/models/model_registry.h"
+#include "trainer/util/error.h"
+#include "trainer/util/log.h"
+
+namespace fs = std::filesystem;
+
+namespace trainer::engine {
+namespace {
+
+std::atomic<int> g_stop_signal{0};
+
+void on_stop_signal(int signal_number) { g_stop_signal.store(signal_number); }
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+std::string fixed(double value, int digits) {
+  std::ostringstream out;
+  out << std::fixed << std::setprecision(digits) << value;
+  return out.str();
+}
+
+// Sums kept on the device; read back only when a line is logged or an epoch ends.
+struct DeviceMeter {
+  at::Tensor loss_sum;
+  at::Tensor correct;
+  int64_t samples = 0;
+
+  void reset(const at::Device& device) {
+    loss_sum = at::zeros({}, at::TensorOptions().dtype(at::kDouble).device(device));
+    correct = at::zeros({}, at::TensorOptions().dtype(at::kLong).device(device));
+    samples = 0;
+  }
+  void add(const at::Tensor& loss, const at::Tensor& logits, const at::Tensor& targets) {
+    const int64_t n = targets.size(0);
+    loss_sum.add_(loss.detach().to(at::kDouble) * static_cast<double>(n));
+    correct.add_(logits.detach().argmax(1).eq(targets).sum());
+    samples += n;
+  }
+  // One host transfer for both values.
+  std::pair<double, double> read() const {
+    if (samples == 0) return {0.0, 0.0};
+    at::Tensor both = at::stack({loss_sum, correct.to(at::kDouble)}).cpu();
+    const double* values = both.data_ptr<double>();
+    return {values[0] / static_cast<double>(samples), values[1] / static_cast<double>(samples)};
+  }
+};
+
+std::unique_ptr<torch::optim::Optimizer> make_optimizer(const OptimizerOptions& o,
+                                                        std::vector<at::Tensor> parameters) {
+  if (o.name == "sgd") {
+    return std::make_unique<torch::optim::SGD>(
+        parameters, torch::optim::SGDOptions(o.lr).momentum(o.momentum).nesterov(o.nesterov).weight_decay(o.weight_decay));
+  }
+  if (o.name == "adam") {
+    return std::make_unique<torch::optim::Adam>(
+        parameters, torch::optim::AdamOptions(o.lr).betas(std::make_tuple(o.betas[0], o.betas[1])).weight_decay(o.weight_decay));
+  }
+  if (o.name == "adamw") {
+    return std::make_unique<torch::optim::AdamW>(
+        parameters, torch::optim::AdamWOptions(o.lr).betas(std::make_tuple(o.betas[0], o.betas[1])).weight_decay(o.weight_decay));
+  }
+  throw Error("optimizer.name", "unknown optimizer '" + o.name + "'", "Use sgd, adam or adamw.");
+}
+
+void set_lr(torch::optim::Optimizer& optimizer, double lr) {
+  for (auto& group : optimizer.param_groups()) group.options().set_lr(lr);
+}
+
+// Gradient clipping without a host sync (torch::nn::utils::clip_grad_norm_ returns a double).
+void clip_gradients(const std::vector<at::Tensor>& parameters, double value, bool by_norm) {
+  std::vector<at::Tensor> grads;
+  for (const auto& p : parameters) {
+    if (p.grad().defined()) grads.push_back(p.grad());
+  }
+  if (grads.empty()) return;
+  if (!by_norm) {
+    for (auto& g : grads) g.clamp_(-value, value);
+    return;
+  }
+  std::vector<at::Tensor> norms;
+  norms.reserve(grads.size());
+  for (const auto& g : grads) norms.push_back(g.norm(2));
+  at::Tensor total = at::stack(norms).norm(2);
+  at::Tensor scale = (value / (total + 1e-6)).clamp_max(1.0);
+  for (auto& g : grads) g.mul_(scale);
+}
+
+std::string format_checkpoint_name(const std::string& pattern, int64_t epoch, int64_t step) {
+  std::string out;
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] != '{') {
+      out += pattern[i];
+      continue;
+    }
+    size_t close = pattern.find('}', i);
+    if (close == std::string::npos) {
+      out += pattern.substr(i);
+      break;
+    }
+    std::string field = pattern.substr(i + 1, close - i - 1);
+    std::string name = field.substr(0, field.find(':'));
+    std::string spec = field.find(':') == std::string::npos ? "" : field.substr(field.find(':') + 1);
+    int64_t value = name == "epoch" ? epoch : name == "step" ? step : -1;
+    if (value < 0) {
+      out += "{" + field + "}";
+    } else {
+      int width = spec.size() > 1 && spec.back() == 'd' ? std::atoi(spec.substr(0, spec.size() - 1).c_str()) : 0;
+      std::ostringstream text;
+      if (width > 0) text << std::setw(width) << std::setfill('0');
+      text << value;
+      out += text.str();
+    }
+    i = close;
+  }
+  return out + ".ckpt";
+}
+
+}  // namespace
+
+void install_stop_signal_handlers() {
+  std::signal(SIGINT, on_stop_signal);
+  std::signal(SIGTERM, on_stop_signal);
+}
+
+struct Trainer::Impl {
+  config::Node config;
+  std::string run_dir;
+  std::string config_yaml;
+  TrainerOptions options;
+  data::DataOptions data_options;
+  at::Device device = at::kCPU;
+  std::shared_ptr<models::Model> model;
+  std::unique_ptr<torch::optim::Optimizer> optimizer;
+  std::vector<at::Tensor> parameters;
+  std::shared_ptr<const data::TensorDataset> train_set, val_set, test_set;
+  std::unique_ptr<MetricsCsv> csv;
+
+  void setup() {
+    config::ConfigView view(config);
+    options = TrainerOptions::from_config(view, run_dir);
+    if (options.precision != "32" && options.precision != "32-true" && options.precision != "64" &&
+        options.precision != "64-true") {
+      throw Error("precision", "precision=" + options.precision + " is not available yet",
+                  "Use precision=32 (or 64); mixed precision arrives with the mixed-precision work.");
+    }
+    if (options.accelerator == "cuda" || options.accelerator == "gpu") {
+      if (!torch::cuda::is_available()) {
+        throw Error("trainer.accelerator", "CUDA was asked for but no CUDA device is available",
+                    "Use trainer.accelerator=cpu (or auto), or build against the CUDA wheel on a GPU machine.");
+      }
+      device = at::Device(at::kCUDA, 0);
+    } else if (options.accelerator == "auto") {
+      device = torch::cuda::is_available() ? at::Device(at::kCUDA, 0) : at::Device(at::kCPU);
+    } else if (options.accelerator != "cpu") {
+      throw Error("trainer.accelerator", "unknown accelerator '" + options.accelerator + "'",
+                  "Use auto, cpu or cuda.");
+    }
+    torch::manual_seed(options.seed);
+    if (options.deterministic) at::globalContext().setDeterministicAlgorithms(true, false);
+
+    data_options = data::DataOptions::from_config(view.sub("data"), options.seed);
+    data::DataSplits splits = data::load_datasets(data_options);
+    train_set = std::make_shared<const data::TensorDataset>(std::move(splits.train));
+    val_set = std::make_shared<const data::TensorDataset>(std::move(splits.val));
+    test_set = std::make_shared<const data::TensorDataset>(std::move(splits.test));
+
+    models::InputSpec spec;
+    auto sizes = train_set->inputs().sizes();
+    spec.sample_shape.assign(sizes.begin() + 1, sizes.end());
+    spec.num_classes = data_options.num_classes;
+    model = models::ModelRegistry::global().create(view.sub("model"), spec);
+    if (options.precision == "64" || options.precision == "64-true") model->to(at::kDouble);
+    model->to(device);
+    parameters = model->parameters();
+    optimizer = make_optimizer(options.optimizer, parameters);
+    log::info("model: " + model->describe());
+  }
+
+  data::BatchLoader make_loader(const std::shared_ptr<const data::TensorDataset>& dataset, bool train) const {
+    data::LoaderOptions lo;
+    lo.batch_size = data_options.batch_size;
+    lo.num_workers = data_options.num_workers;
+    lo.pin_memory = data_options.pin_memory && device.is_cuda();
+    lo.device = device;
+    lo.mean = data_options.mean;
+    lo.std = data_options.std;
+    lo.crop_padding = train ? data_options.random_crop_padding : 0;
+    lo.flip = train && data_options.horizontal_flip;
+    lo.seed = options.seed;
+    data::EpochSampler sampler(dataset->size(), /*shuffle=*/train, options.seed);
+    return data::BatchLoader(dataset, std::move(sampler), lo);
+  }
+
+  at::Tensor forward_loss(const data::Batch& batch, at::Tensor& logits) {
+    at::Tensor inputs = batch.inputs;
+    if (options.precision == "64" || options.precision == "64-true") inputs = inputs.to(at::kDouble);
+    logits = model->forward(inputs);
+    return torch::nn::functional::cross_entropy(logits, batch.targets);
+  }
+
+  // Runs an evaluation loop over up to `limit` batches; returns (loss, accuracy).
+  std::pair<double, double> evaluate(const std::shared_ptr<const data::TensorDataset>& dataset,
+                                     const BatchLimit& limit_option, int64_t hard_limit = -1) {
+    if (dataset->size() == 0) return {0.0, 0.0};
+    data::BatchLoader loader = make_loader(dataset, /*train=*/false);
+    int64_t limit = limit_option.resolve(loader.batches_per_epoch());
+    if (hard_limit >= 0) limit = std::min(limit, hard_limit);
+    torch::NoGradGuard no_grad;
+    model->eval();
+    DeviceMeter meter;
+    meter.reset(device);
+    loader.start_epoch(0);
+    for (int64_t i = 0; i < limit; ++i) {
+      auto batch = loader.next();
+      if (!batch) break;
+      at::Tensor logits;
+      at::Tensor loss = forward_loss(*batch, logits);
+      meter.add(loss, logits, batch->targets);
+    }
+    model->train();
+    return meter.read();
+  }
+
+  std::string checkpoint_dir() const { return options.checkpoint.dirpath; }
+  std::string last_path() const { return checkpoint_dir() + "/last.ckpt"; }
+
+  std::string resolve_ckpt_path(const std::string& wanted) {
+    if (wanted == "last") return last_path();
+    if (wanted == "best") {
+      LoopState state = load_checkpoint(last_path(), *model, nullptr, false);
+      if (state.top_k.empty()) {
+        throw Error("ckpt_path=best", "the run in " + checkpoint_dir() + " recorded no best checkpoint",
+                    "Use ckpt_path=last, or train with a monitored metric (callbacks.model_checkpoint.monitor).");
+      }
+      return state.top_k.front().path;
+    }
+    return wanted;
+  }
+
+  void update_top_k(LoopState& state, double score, int64_t epoch) {
+    const CheckpointOptions& c = options.checkpoint;
+    if (c.save_top_k == 0) return;
+    auto better = [&](double a, double b) { return c.mode_max ? a > b : a < b; };
+    const bool keep_all = c.save_top_k < 0;
+    if (!keep_all && static_cast<int64_t>(state.top_k.size()) >= c.save_top_k &&
+        !better(score, state.top_k.back().score)) {
+      return;
+    }
+    std::string path = checkpoint_dir() + "/" + format_checkpoint_name(c.filename, epoch, state.global_step);
+    TopKEntry entry{score, path};
+    auto position = std::find_if(state.top_k.begin(), state.top_k.end(),
+                                 [&](const TopKEntry& e) { return better(score, e.score); });
+    state.top_k.insert(position, entry);
+    std::vector<std::string> dropped;
+    while (!keep_all && static_cast<int64_t>(state.top_k.size()) > c.save_top_k) {
+      dropped.push_back(state.top_k.back().path);
+      state.top_k.pop_back();
+    }
+    save_checkpoint(path, *model, *optimizer, state, config_yaml);
+    for (const std::string& old : dropped) {
+      if (old != path) fs::remove(old);
+    }
+  }
+
+  void save_last(const LoopState& state) {
+    if (!options.checkpoint.enabled) return;
+    save_checkpoint(last_path(), *model, *optimizer, state, config_yaml);
+  }
+
+  int fit() {
+    LoopState state;
+    const bool resuming = options.ckpt_path.has_value();
+    if (resuming) {
+      const std::string path = resolve_ckpt_path(*options.ckpt_path);
+      state = load_checkpoint(path, *model, optimizer.get(), /*restore_rng=*/true);
+      log::info("resumed from " + path + " at epoch " + std::to_string(state.epoch) + ", batch " +
+                std::to_string(state.batch_in_epoch) + ", step " + std::to_string(state.global_step));
+    }
+    data::BatchLoader train_loader = make_loader(train_set, /*train=*/true);
+    const int64_t batches_per_epoch = train_loader.batches_per_epoch();
+    const int64_t train_batches = options.limit_train.resolve(batches_per_epoch);
+    if (train_batches == 0) {
+      throw Error("trainer.limit_train_batches", "no training batch would run",
+                  "Raise limit_train_batches or check the dataset size.");
+    }
+    const int64_t steps_per_epoch =
+        (train_batches + options.accumulate_grad_batches - 1) / options.accumulate_grad_batches;
+    const int64_t total_steps = options.max_steps > 0 ? options.max_steps : options.max_epochs * steps_per_epoch;
+    LrSchedule schedule(options.scheduler, options.optimizer.lr, total_steps);
+    auto apply_lr = [&] {
+      if (schedule.active()) set_lr(*optimizer, schedule.lr_at(state.scheduler_count));
+    };
+    apply_lr();
+
+    csv = std::make_unique<MetricsCsv>(run_dir + "/metrics.csv");
+    if (!resuming && options.num_sanity_val_steps > 0 && val_set->size() > 0) {
+      evaluate(val_set, options.limit_val, options.num_sanity_val_steps);
+    }
+    const auto start = Clock::now();
+    auto interval_start = Clock::now();
+    int64_t interval_samples = 0;
+    bool stop = false;
+    const bool by_norm = options.gradient_clip_algorithm == "norm";
+    model->train();
+
+    for (int64_t epoch = state.epoch; epoch < options.max_epochs && !stop; ++epoch) {
+      state.epoch = epoch;
+      train_loader.start_epoch(epoch, state.batch_in_epoch);
+      DeviceMeter interval;
+      interval.reset(device);
+      DeviceMeter epoch_meter;
+      epoch_meter.reset(device);
+      for (int64_t b = state.batch_in_epoch; b < train_batches; ++b) {
+        auto batch = train_loader.next();
+        if (!batch) break;
+        at::Tensor logits;
+        at::Tensor loss = forward_loss(*batch, logits);
+        (options.accumulate_grad_batches > 1 ? loss / static_cast<double>(options.accumulate_grad_batches) : loss)
+            .backward();
+        interval.add(loss, logits, batch->targets);
+        epoch_meter.add(loss, logits, batch->targets);
+        interval_samples += batch->targets.size(0);
+        const bool step_now = (b + 1) % options.accumulate_grad_batches == 0 || b + 1 == train_batches;
+        state.batch_in_epoch = b + 1;
+        if (!step_now) continue;
+        if (options.gradient_clip_val) clip_gradients(parameters, *options.gradient_clip_val, by_norm);
+        optimizer->step();
+        optimizer->zero_grad();
+        ++state.global_step;
+        if (schedule.active() && schedule.per_step()) {
+          ++state.scheduler_count;
+          apply_lr();
+        }
+        if (state.global_step % options.log_every_n_steps == 0) {
+          auto [mean_loss, accuracy] = interval.read();
+          if (!std::isfinite(mean_loss)) {
+            save_last(state);
+            throw Error("training step " + std::to_string(state.global_step),
+                        "the loss is not finite (" + std::to_string(mean_loss) + ")",
+                        "Lower optimizer.lr, enable gradient clipping (trainer.gradient_clip_val=1.0) or "
+                        "check the data; the last good checkpoint is kept.");
+          }
+          const double rate = static_cast<double>(interval_samples) / std::max(1e-9, seconds_since(interval_start));
+          const double lr = optimizer->param_groups().front().options().get_lr();
+          log::info("epoch " + std::to_string(epoch) + " step " + std::to_string(state.global_step) +
+                    " batch " + std::to_string(b + 1) + "/" + std::to_string(train_batches) +
+                    " loss " + fixed(mean_loss, 4) + " acc " + fixed(accuracy, 4) + " " +
+                    fixed(rate, 0) + " samples/s");
+          csv->row(epoch, state.global_step, lr, {{"train/loss", mean_loss}, {"train/acc", accuracy},
+                                                   {"samples_per_sec", rate}});
+          interval.reset(device);
+          interval_start = Clock::now();
+          interval_samples = 0;
+        }
+        if (options.checkpoint.enabled && options.checkpoint.every_n_train_steps &&
+            *options.checkpoint.every_n_train_steps > 0 &&
+            state.global_step % *options.checkpoint.every_n_train_steps == 0) {
+          save_last(state);
+        }
+        if ((options.max_steps > 0 && state.global_step >= options.max_steps) ||
+            (options.max_time_seconds && seconds_since(start) >= *options.max_time_seconds)) {
+          stop = true;
+        }
+        if (g_stop_signal.load() != 0) {
+          save_last(state);
+          throw Error("signal " + std::to_string(g_stop_signal.load()),
+                      "stopped after step " + std::to_string(state.global_step) + "; a checkpoint was written to " +
+                          last_path(),
+                      "Resume with the same command plus ckpt_path=last and hydra.run.dir=" + run_dir + ".");
+        }
+        if (stop) break;
+      }
+      const bool epoch_done = state.batch_in_epoch >= train_batches;
+      if (epoch_done) {
+        state.batch_in_epoch = 0;
+        state.epoch = epoch + 1;
+        if (schedule.active() && !schedule.per_step()) {
+          ++state.scheduler_count;
+          apply_lr();
+        }
+      }
+      auto [train_loss, train_acc] = epoch_meter.read();
+      std::vector<std::pair<std::string, double>> row = {{"train/loss_epoch", train_loss},
+                                                         {"train/acc_epoch", train_acc}};
+      std::string line = "epoch " + std::to_string(epoch) + " done: train/loss " + fixed(train_loss, 4) +
+                         " train/acc " + fixed(train_acc, 4);
+      std::optional<double> monitored;
+      const bool validate_now = epoch_done && val_set->size() > 0 &&
+                                (epoch + 1) % std::max<int64_t>(1, options.check_val_every_n_epoch) == 0;
+      if (validate_now) {
+        auto [val_loss, val_acc] = evaluate(val_set, options.limit_val);
+        row.push_back({"val/loss", val_loss});
+        row.push_back({"val/acc", val_acc});
+        line += " val/loss " + fixed(val_loss, 4) + " val/acc " + fixed(val_acc, 4);
+        if (options.checkpoint.monitor == "val/acc") monitored = val_acc;
+        if (options.checkpoint.monitor == "val/loss") monitored = val_loss;
+      }
+      if (options.checkpoint.monitor == "train/loss") monitored = train_loss;
+      if (options.checkpoint.monitor == "train/acc") monitored = train_acc;
+      log::info(line);
+      csv->row(epoch, state.global_step, optimizer->param_groups().front().options().get_lr(), row);
+      if (options.checkpoint.enabled && epoch_done) {
+        if (monitored && (epoch + 1) % std::max<int64_t>(1, options.checkpoint.every_n_epochs) == 0) {
+          update_top_k(state, *monitored, epoch);
+        }
+        if (options.checkpoint.save_last) save_last(state);
+      } else if (options.checkpoint.enabled && stop) {
+        save_last(state);  // stopped mid-epoch by max_steps / max_time: resumable from here
+      }
+    }
+    log::info("fit finished in " + fixed(seconds_since(start), 1) + " s, " + std::to_string(state.global_step) +
+              " steps");
+    if (options.test_after_fit && test_set->size() > 0) {
+      if (options.checkpoint.enabled && !state.top_k.empty()) {
+        load_checkpoint(state.top_k.front().path, *model, nullptr, false);
+        log::info("testing the best checkpoint " + state.top_k.front().path);
+      }
+      run_test("test");
+    }
+    return 0;
+  }
+
+  void run_test(const std::string& split) {
+    const bool is_test = split == "test";
+    auto [loss, accuracy] = evaluate(is_test ? test_set : val_set, is_test ? options.limit_test : options.limit_val);
+    log::info(split + "/loss " + fixed(loss, 4) + " " + split + "/acc " + fixed(accuracy, 4));
+    if (!csv) csv = std::make_unique<MetricsCsv>(run_dir + "/metrics.csv");
+    csv->row(-1, -1, 0.0, {{split + "/loss", loss}, {split + "/acc", accuracy}});
+    std::printf("%s/acc=%.6f %s/loss=%.10f\n", split.c_str(), accuracy, split.c_str(), loss);
+    std::fflush(stdout);
+  }
+
+  int evaluate_command(const std::string& split) {
+    if (options.ckpt_path) {
+      const std::string path = resolve_ckpt_path(*options.ckpt_path);
+      load_checkpoint(path, *model, nullptr, false);
+      log::info("loaded " + path);
+    } else {
+      log::warning("no ckpt_path given: evaluating the freshly initialised model");
+    }
+    run_test(split);
+    return 0;
+  }
+};
+
+Trainer::Trainer(config::Node job_config, std::string run_dir, std::string config_yaml)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->config = std::move(job_config);
+  impl_->run_dir = std::move(run_dir);
+  impl_->config_yaml = std::move(config_yaml);
+}
+
+Trainer::~Trainer() = default;
+
+int Trainer::run(const std::string& command) {
+  impl_->setup();
+  if (command == "fit") return impl_->fit();
+  if (command == "validate") return impl_->evaluate_command("val");
+  if (command == "test") return impl_->evaluate_command("test");
+  throw Error("command", "unknown command '" + command + "'", "Use fit, validate or test.");
+}
+
+}  // namespace trainer::engine

@@ -1,0 +1,173 @@
+#include "trainer/engine/trainer_options.h"
+
+#include <cmath>
+#include <sstream>
+
+#include "trainer/util/error.h"
+
+namespace trainer::engine {
+namespace {
+
+BatchLimit read_limit(const config::ConfigView& view, const std::string& key, BatchLimit fallback) {
+  if (!view.has(key)) return fallback;
+  const config::Node& node = view.node(key);
+  BatchLimit limit;
+  if (node.type() == config::NodeType::kInt) {
+    limit.is_fraction = false;
+    limit.count = node.as_int();
+  } else if (node.type() == config::NodeType::kFloat) {
+    limit.fraction = node.as_float();
+    if (limit.fraction < 0.0 || limit.fraction > 1.0) {
+      throw Error(view.full_path(key), "a fraction must lie in [0, 1], got " + std::to_string(limit.fraction),
+                  "Use a float in [0, 1] for a share of the epoch or an int for a number of batches.");
+    }
+  } else {
+    throw Error(view.full_path(key), std::string("expected an int or a float, got a ") +
+                                         config::type_name(node.type()));
+  }
+  if (!limit.is_fraction && limit.count < 0) {
+    throw Error(view.full_path(key), "a batch count cannot be negative");
+  }
+  return limit;
+}
+
+std::string precision_text(const config::Node& node) {
+  switch (node.type()) {
+    case config::NodeType::kInt: return std::to_string(node.as_int());
+    case config::NodeType::kString: return node.as_string();
+    default: return "?";
+  }
+}
+
+}  // namespace
+
+int64_t BatchLimit::resolve(int64_t batches_per_epoch) const {
+  if (!is_fraction) return std::min(count, batches_per_epoch);
+  return static_cast<int64_t>(std::floor(fraction * static_cast<double>(batches_per_epoch)));
+}
+
+double parse_duration(const std::string& text, const std::string& where) {
+  std::vector<double> fields;
+  std::stringstream in(text);
+  std::string part;
+  while (std::getline(in, part, ':')) {
+    try {
+      size_t used = 0;
+      fields.push_back(std::stod(part, &used));
+      if (used != part.size()) throw std::invalid_argument(part);
+    } catch (const std::exception&) {
+      throw Error(where, "cannot read '" + text + "' as a duration",
+                  "Write DD:HH:MM:SS, e.g. 00:12:00:00 for twelve hours.");
+    }
+  }
+  if (fields.empty() || fields.size() > 4) {
+    throw Error(where, "cannot read '" + text + "' as a duration", "Write DD:HH:MM:SS.");
+  }
+  static const double kUnits[] = {1.0, 60.0, 3600.0, 86400.0};
+  double seconds = 0.0;
+  for (size_t i = 0; i < fields.size(); ++i) seconds += fields[fields.size() - 1 - i] * kUnits[i];
+  return seconds;
+}
+
+TrainerOptions TrainerOptions::from_config(const config::ConfigView& root, const std::string& run_dir) {
+  TrainerOptions o;
+  o.seed = static_cast<uint64_t>(root.get_or<int64_t>("seed", 42));
+  if (root.has("precision")) o.precision = precision_text(root.node("precision"));
+  if (root.has("ckpt_path") && !root.node("ckpt_path").is_null()) {
+    o.ckpt_path = root.get<std::string>("ckpt_path");
+  }
+  o.test_after_fit = root.get_or<bool>("test_after_fit", true);
+
+  if (root.has("trainer")) {
+    config::ConfigView t = root.sub("trainer");
+    o.accelerator = t.get_or<std::string>("accelerator", "auto");
+    if (t.has("precision") && !t.node("precision").is_null()) o.precision = precision_text(t.node("precision"));
+    o.deterministic = t.get_or<bool>("deterministic", false);
+    o.max_epochs = t.get_or<int64_t>("max_epochs", 10);
+    o.max_steps = t.get_or<int64_t>("max_steps", -1);
+    if (t.has("max_time") && !t.node("max_time").is_null()) {
+      o.max_time_seconds = parse_duration(t.get<std::string>("max_time"), t.full_path("max_time"));
+    }
+    o.limit_train = read_limit(t, "limit_train_batches", o.limit_train);
+    o.limit_val = read_limit(t, "limit_val_batches", o.limit_val);
+    o.limit_test = read_limit(t, "limit_test_batches", o.limit_test);
+    o.val_check_interval = read_limit(t, "val_check_interval", o.val_check_interval);
+    o.check_val_every_n_epoch = t.get_or<int64_t>("check_val_every_n_epoch", 1);
+    o.num_sanity_val_steps = t.get_or<int64_t>("num_sanity_val_steps", 2);
+    o.log_every_n_steps = std::max<int64_t>(1, t.get_or<int64_t>("log_every_n_steps", 50));
+    o.accumulate_grad_batches = t.get_or<int64_t>("accumulate_grad_batches", 1);
+    if (o.accumulate_grad_batches < 1) {
+      throw Error(t.full_path("accumulate_grad_batches"), "must be at least 1");
+    }
+    o.gradient_clip_val = t.get_or<std::optional<double>>("gradient_clip_val", std::nullopt);
+    o.gradient_clip_algorithm = t.get_or<std::string>("gradient_clip_algorithm", "norm");
+    if (o.gradient_clip_algorithm != "norm" && o.gradient_clip_algorithm != "value") {
+      throw Error(t.full_path("gradient_clip_algorithm"),
+                  "unknown algorithm '" + o.gradient_clip_algorithm + "'", "Use norm or value.");
+    }
+    if (t.has("fast_dev_run")) {
+      const config::Node& fdr = t.node("fast_dev_run");
+      if (fdr.type() == config::NodeType::kBool) {
+        o.fast_dev_run = fdr.as_bool() ? 1 : 0;
+      } else {
+        o.fast_dev_run = t.get<int64_t>("fast_dev_run");
+      }
+    }
+    o.enable_progress_bar = t.get_or<bool>("enable_progress_bar", true);
+    o.checkpoint.enabled = t.get_or<bool>("enable_checkpointing", true);
+  }
+
+  if (root.has("optimizer")) {
+    config::ConfigView opt = root.sub("optimizer");
+    o.optimizer.name = opt.get<std::string>("name");
+    o.optimizer.lr = opt.get<double>("lr");
+    o.optimizer.weight_decay = opt.get_or<double>("weight_decay", 0.0);
+    o.optimizer.momentum = opt.get_or<double>("momentum", 0.0);
+    o.optimizer.nesterov = opt.get_or<bool>("nesterov", false);
+    o.optimizer.betas = opt.get_or<std::vector<double>>("betas", {0.9, 0.999});
+    if (o.optimizer.betas.size() != 2) throw Error(opt.full_path("betas"), "needs two values");
+  }
+  if (root.has("scheduler")) {
+    config::ConfigView s = root.sub("scheduler");
+    o.scheduler.name = s.get_or<std::string>("name", "none");
+    o.scheduler.interval = s.get_or<std::string>("interval", "epoch");
+    if (o.scheduler.interval != "epoch" && o.scheduler.interval != "step") {
+      throw Error(s.full_path("interval"), "must be epoch or step, got '" + o.scheduler.interval + "'");
+    }
+    o.scheduler.step_size = s.get_or<int64_t>("step_size", 10);
+    o.scheduler.gamma = s.get_or<double>("gamma", 0.1);
+    o.scheduler.t_max = s.get_or<double>("t_max", static_cast<double>(o.max_epochs));
+    o.scheduler.eta_min = s.get_or<double>("eta_min", 0.0);
+    o.scheduler.warmup_steps = s.get_or<int64_t>("warmup_steps", 0);
+    o.scheduler.max_lr = s.get_or<double>("max_lr", o.optimizer.lr);
+    o.scheduler.pct_start = s.get_or<double>("pct_start", 0.3);
+  }
+  o.checkpoint.dirpath = run_dir + "/checkpoints";
+  if (root.has("callbacks.model_checkpoint")) {
+    config::ConfigView c = root.sub("callbacks.model_checkpoint");
+    o.checkpoint.dirpath = c.get_or<std::string>("dirpath", o.checkpoint.dirpath);
+    o.checkpoint.filename = c.get_or<std::string>("filename", o.checkpoint.filename);
+    o.checkpoint.monitor = c.get_or<std::string>("monitor", o.checkpoint.monitor);
+    std::string mode = c.get_or<std::string>("mode", "max");
+    if (mode != "max" && mode != "min") throw Error(c.full_path("mode"), "must be max or min");
+    o.checkpoint.mode_max = mode == "max";
+    o.checkpoint.save_top_k = c.get_or<int64_t>("save_top_k", 1);
+    o.checkpoint.save_last = c.get_or<bool>("save_last", true);
+    o.checkpoint.every_n_train_steps =
+        c.get_or<std::optional<int64_t>>("every_n_train_steps", std::nullopt);
+    o.checkpoint.every_n_epochs = c.get_or<int64_t>("every_n_epochs", 1);
+  }
+  if (o.fast_dev_run > 0) {
+    // Lightning: n batches of train/val/test, one epoch, no checkpoints or loggers.
+    o.max_epochs = 1;
+    o.max_steps = o.fast_dev_run;
+    o.limit_train = {false, 0.0, o.fast_dev_run};
+    o.limit_val = {false, 0.0, o.fast_dev_run};
+    o.limit_test = {false, 0.0, o.fast_dev_run};
+    o.num_sanity_val_steps = 0;
+    o.checkpoint.enabled = false;
+  }
+  return o;
+}
+
+}  // namespace trainer::engine

@@ -1,0 +1,36 @@
+#include "trainer/models/model.h"
+
+#include <cstdlib>
+
+namespace trainer::models {
+
+std::string Model::describe() const {
+  return name() + ": " + with_thousands_separators(parameter_count(*this)) + " parameters";
+}
+
+int64_t parameter_count(const torch::nn::Module& module) {
+  int64_t count = 0;
+  for (const at::Tensor& parameter : module.parameters()) count += parameter.numel();
+  return count;
+}
+
+std::string with_thousands_separators(int64_t value) {
+  const std::string digits = std::to_string(value < 0 ? -value : value);
+  std::string out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return value < 0 ? "-" + out : out;
+}
+
+std::string shape_string(const std::vector<int64_t>& shape) {
+  std::string out = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i > 0) out += ", ";
+    out += std::to_string(shape[i]);
+  }
+  return out + "]";
+}
+
+}  // namespace trainer::models

@@ -1,0 +1,121 @@
+// The real trainer binary training real models: on the synthetic dataset (fast) and on Debian's
+// Fashion-MNIST. Skipped in builds without the engine (TRAINER_LIBTORCH=none).
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "subprocess.h"
+
+namespace fs = std::filesystem;
+using trainer::testing::run_process;
+using trainer::testing::TempDir;
+
+namespace {
+
+bool engine_built() {
+  static const bool built = [] {
+    auto version = run_process({TRAINER_BINARY, "--version"});
+    return version.out.find("LibTorch ") != std::string::npos &&
+           version.out.find("not built") == std::string::npos;
+  }();
+  return built;
+}
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+// The value printed as `<name>=<number>` on stdout.
+double printed(const std::string& out, const std::string& name) {
+  std::smatch match;
+  std::regex pattern(name + "=([0-9.eE+-]+)");
+  REQUIRE(std::regex_search(out, match, pattern));
+  return std::stod(match[1]);
+}
+
+std::vector<std::string> fast_fit(const std::string& run_dir) {
+  return {TRAINER_BINARY, "fit", "data=synthetic", "data.num_samples=2048", "data.num_workers=0",
+          "trainer.max_epochs=2", "trainer.deterministic=true", "trainer.log_every_n_steps=5",
+          "hydra.run.dir=" + run_dir};
+}
+
+}  // namespace
+
+TEST_CASE("fit trains, validates, checkpoints and tests on synthetic data") {
+  if (!engine_built()) {
+    WARN("engine not built in this configuration: skipped");
+    return;
+  }
+  TempDir dir;
+  auto result = run_process(fast_fit("run"), dir.path());
+  INFO(result.err);
+  REQUIRE(result.exit_code == 0);
+  const fs::path run = fs::path(dir.path()) / "run";
+  CHECK(printed(result.out, "test/acc") > 0.5);  // 10 classes: chance is 0.1
+  CHECK(fs::exists(run / "checkpoints" / "last.ckpt"));
+  CHECK(fs::exists(run / "checkpoints" / "epoch_001.ckpt"));
+  const std::string csv = read_file(run / "metrics.csv");
+  CHECK(csv.rfind("epoch,step,lr,train/loss,train/acc", 0) == 0);
+  CHECK(std::count(csv.begin(), csv.end(), '\n') >= 5);
+  const std::string log = read_file(run / "trainer.log");
+  CHECK(log.find("epoch 1 done") != std::string::npos);
+  CHECK(log.find("intra-op thread") != std::string::npos);
+}
+
+TEST_CASE("a run stopped mid-epoch and resumed ends with exactly the same test metrics") {
+  if (!engine_built()) {
+    WARN("engine not built in this configuration: skipped");
+    return;
+  }
+  TempDir dir;
+  auto whole = run_process(fast_fit("whole"), dir.path());
+  INFO(whole.err);
+  REQUIRE(whole.exit_code == 0);
+
+  // 2048 samples, 10% validation, batch 128: 15 batches an epoch. Stop after 20 steps (epoch 1,
+  // batch 5), then resume from the last checkpoint with no step limit.
+  auto first = fast_fit("split");
+  first.push_back("trainer.max_steps=20");
+  first.push_back("test_after_fit=false");
+  auto stopped = run_process(first, dir.path());
+  INFO(stopped.err);
+  REQUIRE(stopped.exit_code == 0);
+  auto second = fast_fit("split");
+  second.push_back("ckpt_path=last");
+  auto resumed = run_process(second, dir.path());
+  INFO(resumed.err);
+  REQUIRE(resumed.exit_code == 0);
+  CHECK(resumed.err.find("resumed from") != std::string::npos);
+  CHECK(printed(resumed.out, "test/loss") == printed(whole.out, "test/loss"));
+  CHECK(printed(resumed.out, "test/acc") == printed(whole.out, "test/acc"));
+}
+
+TEST_CASE("bad input stops with a clear error and a non-zero exit") {
+  if (!engine_built()) {
+    WARN("engine not built in this configuration: skipped");
+    return;
+  }
+  TempDir dir;
+  auto missing = run_process({TRAINER_BINARY, "fit", "data.root=/nonexistent", "hydra.run.dir=r"},
+                             dir.path());
+  CHECK(missing.exit_code == 1);
+  CHECK(missing.err.find("dataset-fashion-mnist") != std::string::npos);
+
+  auto optimizer = run_process({TRAINER_BINARY, "fit", "data=synthetic", "optimizer.name=adagrad",
+                                "hydra.run.dir=r2"},
+                               dir.path());
+  CHECK(optimizer.exit_code == 1);
+  CHECK(optimizer.err.find("adagrad") != std::string::npos);
+
+  auto shape = run_process({TRAINER_BINARY, "fit", "data=synthetic", "model.input_size=100",
+                            "hydra.run.dir=r3"},
+                           dir.path());
+  CHECK(shape.exit_code == 1);
+  CHECK(shape.err.find("784") != std::string::npos);
+}
