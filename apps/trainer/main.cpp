@@ -70,12 +70,23 @@ Node config_view_for(const Node& config, const std::string& kind) {
 std::string render_config(const Node& config, const CliArgs& args, const config::ResolveContext& ctx) {
   // As Hydra's show_cfg: only the part shown is resolved; ${hydra:...} reads ctx.hydra.
   Node shown = config_view_for(config, args.cfg.value_or("job"));
-  if (args.resolve) config::resolve_all(shown, ctx);
+  if (args.resolve) {
+    config::ResolveContext strict = ctx;
+    strict.omegaconf_resolve = true;  // as OmegaConf.resolve, which Hydra's --resolve runs
+    config::resolve_all(shown, strict);
+  }
   std::string package = args.package.value_or("");
   if (package == "_global_") package.clear();
   if (package.empty()) return config::to_yaml(shown);
+  // As OmegaConf.select in Hydra's show_cfg: the selected value is resolved (a scalar, or an
+  // interpolation to a container), and null or ??? counts as not found.
   const Node* selected = config::select(shown, package);
-  if (selected == nullptr || selected->is_null()) {
+  Node value;
+  if (selected != nullptr && (selected->is_scalar() || selected->is_interpolation())) {
+    value = config::resolve_path(shown, package, ctx);
+    selected = &value;
+  }
+  if (selected == nullptr || selected->is_null() || selected->is_missing()) {
     throw Error("--package " + package, "package '" + package + "' not found in config",
                 "Name a key of the composed config, e.g. --package model.");
   }
@@ -314,8 +325,12 @@ int run(const CliArgs& args) {
       std::string out;
       for (const PlannedJob& planned : jobs) {
         if (planned.job.number > 0) out += "---\n";
-        out += "# job " + std::to_string(planned.job.number) + ": " +
-               join(planned.job.overrides, " ") + "\n";
+        // As Hydra's hydra.overrides.task: the job's own overrides, not those of hydra.*.
+        std::vector<std::string> task;
+        for (const std::string& o : planned.job.overrides) {
+          if (!config::is_hydra_override(o)) task.push_back(o);
+        }
+        out += "# job " + std::to_string(planned.job.number) + ": " + join(task, " ") + "\n";
         ctx.hydra = planned.result.config.find("hydra");
         out += render_config(planned.result.config, args, ctx);
       }
@@ -330,7 +345,7 @@ int run(const CliArgs& args) {
                 "Preview every job's config with -m --cfg job.");
   }
   if (args.cfg) {
-    config::ComposeResult result = composer.compose(overrides, config::RunMode::kRun);
+    config::ComposeResult result = composer.compose(overrides, config::RunMode::kShow);
     ctx.hydra = result.config.find("hydra");
     std::cout << render_config(result.config, args, ctx);
     return 0;

@@ -558,7 +558,7 @@ ComposeResult Composer::compose(const std::vector<Override>& overrides, RunMode 
   job.set("config_name",
           impl_->options.config_name.empty() ? Node() : Node::string(impl_->options.config_name));
   Node* run_mode = hydra->find("mode");
-  if (run_mode == nullptr || run_mode->is_null()) {
+  if ((run_mode == nullptr || run_mode->is_null()) && mode != RunMode::kShow) {
     hydra->set("mode", Node::string(mode == RunMode::kMultirun ? "MULTIRUN" : "RUN"));
   }
   return result;

@@ -6,6 +6,8 @@
 #include <set>
 
 #include "trainer/config/did_you_mean.h"
+#include "trainer/config/interpolation.h"
+#include "trainer/config/python_str.h"
 #include "trainer/util/error.h"
 
 namespace trainer::config {
@@ -700,6 +702,25 @@ class DefaultsListBuilder {
     (void)defaults;
     (void)self_added;
     std::string result;
+    // Anything beyond plain `${group}` references (resolvers such as `${oc.env:X,default}`)
+    // goes through OmegaConf's full semantics, resolved against the choices made so far.
+    if (text.find(':') != std::string::npos) {
+      Node choices = Node::map();
+      for (const auto& entry : known_choices_) {
+        choices.set(entry.first, entry.second ? Node::string(*entry.second) : Node());
+      }
+      choices.set("_dummy_", Node::string(text));
+      try {
+        Node value = resolve_path(choices, "_dummy_", ResolveContext{});
+        result = value.is_string() ? value.as_string() : python_str(value);
+      } catch (const Error& error) {
+        throw Error(describe(d.origin, containing_path),
+                    "Error resolving interpolation '" + text + "': " + error.what(),
+                    "refer only to config groups chosen in the same defaults list, e.g. "
+                    "${group_name}, or to resolvers such as ${oc.env:VAR,default}");
+      }
+      text.clear();
+    }
     size_t pos = 0;
     while (pos < text.size()) {
       size_t open = text.find("${", pos);

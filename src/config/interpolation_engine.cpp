@@ -509,6 +509,12 @@ InterpolationEngine::Value InterpolationEngine::call_resolver(
            "Pass one value: a number, true/false, null, a string, [a list] or {a: dict}.");
     }
     value.owned = evaluate_element(element, holder);
+    if (context_.omegaconf_resolve && (value.owned.is_list() || value.owned.is_map())) {
+      fail(holder,
+           std::string("--resolve cannot store the ") + (value.owned.is_list() ? "list" : "dict") +
+               " that oc.decode returns (OmegaConf.resolve fails the same way)",
+           "Use oc.create to build a list or dict, or print without --resolve.");
+    }
     return value;
   }
   if (name == "hydra") {

@@ -1865,9 +1865,31 @@ std::vector<std::string> sweep_value_texts(const Override& override,
         auto as_double = [](const Node& n) {
           return n.type() == NodeType::kInt ? static_cast<double>(n.as_int()) : n.as_float();
         };
-        Decimal value = Decimal::exact(as_double(start));
-        Decimal end = Decimal::exact(as_double(stop));
-        Decimal increment = Decimal::exact(as_double(step));
+        const double first = as_double(start), last = as_double(stop), delta = as_double(step);
+        if (!std::isfinite(first) || !std::isfinite(last) || !std::isfinite(delta)) {
+          // Python's arithmetic: only `start` can come before a non-finite bound or step.
+          if (std::isnan(first) || std::isnan(last) || std::isnan(delta) || delta == 0.0) {
+            if (delta == 0.0) {
+              throw Error("override '" + override.text + "'", "range() step must not be zero",
+                          "use a positive step to count up or a negative one to count down");
+            }
+            break;
+          }
+          const bool runs = delta > 0 ? first < last : first > last;
+          if (runs && !std::isfinite(first)) {
+            throw Error("override '" + override.text + "'", "range() from an infinite start never ends",
+                        "use finite bounds");
+          }
+          if (runs && std::isfinite(delta)) {
+            throw Error("override '" + override.text + "'", "range() towards an infinite stop never ends",
+                        "use a finite stop");
+          }
+          if (runs) texts.push_back(float_repr(first));
+          break;
+        }
+        Decimal value = Decimal::exact(first);
+        Decimal end = Decimal::exact(last);
+        Decimal increment = Decimal::exact(delta);
         if (increment.digits.empty()) {
           throw Error("override '" + override.text + "'", "range() step must not be zero",
                       "use a positive step to count up or a negative one to count down: "

@@ -505,7 +505,37 @@ std::optional<std::string> parse_header(std::string_view text, const std::string
   return package;
 }
 
+// OmegaConf reads files as UTF-8 and refuses anything else; so do we (yaml-cpp would accept
+// stray bytes and the writer could not print them back).
+void check_utf8(std::string_view text, const std::string& name) {
+  int line = 1;
+  size_t i = 0;
+  while (i < text.size()) {
+    const auto byte = static_cast<unsigned char>(text[i]);
+    if (byte == '\n') ++line;
+    size_t length = byte < 0x80 ? 1 : (byte >> 5) == 0x6 ? 2 : (byte >> 4) == 0xE ? 3 : (byte >> 3) == 0x1E ? 4 : 0;
+    bool valid = length > 0 && i + length <= text.size();
+    for (size_t k = 1; valid && k < length; ++k) {
+      valid = (static_cast<unsigned char>(text[i + k]) & 0xC0) == 0x80;
+    }
+    if (valid && length > 1) {
+      uint32_t code = byte & (0xFF >> (length + 1));
+      for (size_t k = 1; k < length; ++k) code = (code << 6) | (static_cast<unsigned char>(text[i + k]) & 0x3F);
+      static const uint32_t kMinimum[] = {0, 0, 0x80, 0x800, 0x10000};
+      valid = code >= kMinimum[length] && code <= 0x10FFFF && (code < 0xD800 || code > 0xDFFF);
+    }
+    if (!valid) {
+      char hex[8];
+      std::snprintf(hex, sizeof(hex), "0x%02X", byte);
+      throw Error(name + ":" + std::to_string(line), std::string("invalid UTF-8 (byte ") + hex + ")",
+                  "Save the file as UTF-8.");
+    }
+    i += length;
+  }
+}
+
 YamlDocument load(std::string_view text, const std::string& name, bool fast_path) {
+  check_utf8(text, name);
   auto path = std::make_shared<const std::string>(name);
   YamlDocument doc;
   doc.package = parse_header(text, name);

@@ -297,6 +297,17 @@ TEST_CASE("oc.decode parses a string as one grammar element") {
   CHECK_THAT(error_of("${oc.decode:5}"), Contains("can only decode a str or null"));
 }
 
+TEST_CASE("--resolve (OmegaConf.resolve) cannot store a list or dict from oc.decode") {
+  // Observed in OmegaConf 2.3: OmegaConf.resolve fails with "Value 'list' is not a supported
+  // primitive type" for ${oc.decode:'[1, 2]'}; scalars and oc.create containers are fine.
+  ResolveContext strict;
+  strict.omegaconf_resolve = true;
+  CHECK_THAT(error_of("${oc.decode:'[1,2]'}", strict), Contains("oc.decode"));
+  CHECK_THAT(error_of("${oc.decode:'{a:1}'}", strict), Contains("oc.decode"));
+  CHECK(value_of("${oc.decode:'5'}", strict) == I(5));
+  CHECK(value_of("${oc.create:[1,2]}", strict) == L({I(1), I(2)}));
+}
+
 TEST_CASE("oc.dict.keys and oc.dict.values") {
   CHECK(value_of("${oc.dict.keys:d}") == L({S("k"), S("j"), S("r")}));
   CHECK(value_of("${oc.dict.keys:.}") == L({S("y"), S("v")}));

@@ -16,7 +16,9 @@
 
 namespace trainer::config {
 
-enum class RunMode { kRun, kMultirun };
+// kShow composes exactly as kRun but leaves hydra.mode null, as Hydra's --cfg/--info do (a real
+// run sets hydra.mode=RUN, a sweep MULTIRUN).
+enum class RunMode { kRun, kMultirun, kShow };
 
 struct SearchPathEntry {
   std::string provider;  // "hydra", "main", "command-line", ...

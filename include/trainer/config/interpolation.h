@@ -20,6 +20,11 @@ struct ResolveContext {
   // hydra.run.dir: outputs/${model.name} works), as in Hydra.
   const Node* hydra = nullptr;
   std::chrono::system_clock::time_point now = std::chrono::system_clock::now();  // for ${now:FMT}
+  // As OmegaConf.resolve() (what Hydra's --cfg --resolve runs): a value that oc.decode turns into
+  // a plain list or dict cannot be stored back into the config and is an error (observed in
+  // OmegaConf 2.3: "Value 'list' is not a supported primitive type"). Off for jobs, whose code
+  // reads such values fine.
+  bool omegaconf_resolve = false;
 };
 
 // A resolver gets its already-resolved arguments (typed by OmegaConf's grammar: ints, floats,

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Regenerates expected/ from real Hydra 1.3 (hydra-core 1.3.2 in a venv). Not run by the tests.
+#   tests/data/cli_trees/make_expected.sh /path/to/python-with-hydra
+# Each case runs in this directory with --config-path <this dir>/<tree> --config-name <config>.
+# Single runs go through bench/hydra_app.py (Hydra's own --cfg printing); sweeps (-m) through
+# hydra_sweep_app.py, a real multirun whose jobs print their configs in trainer's preview format.
+set -euo pipefail
+python=${1:?python with hydra-core 1.3.2}
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../../.." && pwd)
+rm -rf "$here/expected" && mkdir -p "$here/expected"
+n=0
+while IFS= read -r line; do
+  [[ -z "$line" || "$line" == \#* ]] && continue
+  read -r -a words <<<"$line"
+  tree=${words[0]}
+  name=${words[1]}
+  args=()
+  multirun=0
+  for word in "${words[@]:2}"; do
+    word=${word//␣/ }
+    [[ "$word" == "-m" ]] && multirun=1
+    args+=("$word")
+  done
+  out="$here/expected/$(printf '%03d' $n)"
+  app="$root/bench/hydra_app.py"
+  [[ $multirun == 1 ]] && app="$here/hydra_sweep_app.py"
+  set +e
+  (cd "$here" && env -u TRAINER_TEST_ENV_SET TRAINER_TEST_ENV_SET=from-env \
+    "$python" "$app" --config-path "$here/$tree" --config-name "$name" "${args[@]}") \
+    >"$out.out" 2>"${ERR_DIR:-/tmp}/cli_trees_$(printf %03d $n).err"
+  echo $? >"$out.status"
+  set -e
+  n=$((n + 1))
+done <"$here/cases.txt"
+echo "wrote $n cases"
