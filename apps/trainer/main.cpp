@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <map>
 
@@ -50,26 +51,31 @@ Node without_key(const Node& config, std::string_view key) {
 }
 
 // What --cfg job|hydra|all shows, as Hydra's show_cfg: the job config has no `hydra` node; the
-// hydra view keeps only `hydra`, minus its help texts.
-Node config_view_for(const Node& config, const std::string& kind) {
-  if (kind == "job") return without_key(config, "hydra");
+// hydra view keeps only `hydra`, minus its help texts. Consumes `config`; `hydra` receives the
+// hydra node so ${hydra:...} can still be resolved.
+Node config_view_for(Node config, const std::string& kind, Node& hydra) {
+  if (Node* node = config.find("hydra")) hydra = std::move(*node);
+  if (kind == "job") {
+    config.erase("hydra");
+    return config;
+  }
   if (kind == "hydra") {
     Node only = Node::map();
-    if (const Node* hydra = config.find("hydra")) {
-      Node copy = *hydra;
-      copy.erase("help");
-      copy.erase("hydra_help");
-      only.set("hydra", copy);
-    }
+    Node& shown = only.set("hydra", hydra);
+    shown.erase("help");
+    shown.erase("hydra_help");
     return only;
   }
+  config.set("hydra", hydra);
   return config;
 }
 
-
-std::string render_config(const Node& config, const CliArgs& args, const config::ResolveContext& ctx) {
-  // As Hydra's show_cfg: only the part shown is resolved; ${hydra:...} reads ctx.hydra.
-  Node shown = config_view_for(config, args.cfg.value_or("job"));
+std::string render_config(Node config, const CliArgs& args) {
+  // As Hydra's show_cfg: only the part shown is resolved; ${hydra:...} reads the hydra node.
+  Node hydra;
+  Node shown = config_view_for(std::move(config), args.cfg.value_or("job"), hydra);
+  config::ResolveContext ctx;
+  ctx.hydra = &hydra;
   if (args.resolve) {
     config::ResolveContext strict = ctx;
     strict.omegaconf_resolve = true;  // as OmegaConf.resolve, which Hydra's --resolve runs
@@ -227,14 +233,10 @@ int run_single_job(const CliArgs& args, const config::Composer& composer,
   return code;
 }
 
-// Every job of a sweep, composed (and so validated) before anything runs.
-struct PlannedJob {
-  config::SweepJob job;
-  config::ComposeResult result;
-};
-
-std::vector<PlannedJob> plan_sweep(const config::Composer& composer,
-                                   const std::vector<config::Override>& overrides) {
+// Composes every job of a sweep (and so validates it) before anything runs, handing each to
+// `visit` as it is composed; errors of all bad jobs are reported together at the end.
+void plan_sweep(const config::Composer& composer, const std::vector<config::Override>& overrides,
+                const std::function<void(const config::SweepJob&, config::ComposeResult&&)>& visit) {
   std::vector<config::Override> fixed;
   for (const auto& o : overrides) {
     if (!o.is_sweep()) fixed.push_back(o);
@@ -250,11 +252,9 @@ std::vector<PlannedJob> plan_sweep(const config::Composer& composer,
   auto lookup = [&composer](const std::string& group) { return composer.group_options(group); };
   std::vector<config::SweepJob> jobs = config::expand_sweep(overrides, params, lookup);
 
-  std::vector<PlannedJob> planned;
-  planned.reserve(jobs.size());
   std::string problems;
   int bad = 0;
-  for (auto& job : jobs) {
+  for (const auto& job : jobs) {
     try {
       std::vector<config::Override> parsed = parse_overrides(job.overrides);
       config::ComposeResult result = composer.compose(parsed, config::RunMode::kMultirun);
@@ -262,7 +262,7 @@ std::vector<PlannedJob> plan_sweep(const config::Composer& composer,
         num->set("num", Node::integer(job.number));
         num->set("id", Node::string(std::to_string(job.number)));
       }
-      planned.push_back({std::move(job), std::move(result)});
+      if (bad == 0) visit(job, std::move(result));
     } catch (const Error& error) {
       if (++bad <= 20) problems += "\n  job " + std::to_string(job.number) + ": " + error.what();
     }
@@ -272,13 +272,6 @@ std::vector<PlannedJob> plan_sweep(const config::Composer& composer,
                         " sweep jobs do not compose; nothing was run:" + problems,
                 "Fix the overrides or config files named above.");
   }
-  return planned;
-}
-
-std::string join(const std::vector<std::string>& parts, const char* separator) {
-  std::string out;
-  for (const auto& part : parts) out += (out.empty() ? "" : separator) + part;
-  return out;
 }
 
 int run(const CliArgs& args) {
@@ -318,36 +311,35 @@ int run(const CliArgs& args) {
     std::cout << info_text(composer, composer.compose(overrides, config::RunMode::kRun), *args.info);
     return 0;
   }
-  config::ResolveContext ctx;
   if (args.multirun) {
-    std::vector<PlannedJob> jobs = plan_sweep(composer, overrides);
-    if (args.cfg) {
-      std::string out;
-      for (const PlannedJob& planned : jobs) {
-        if (planned.job.number > 0) out += "---\n";
-        // As Hydra's hydra.overrides.task: the job's own overrides, not those of hydra.*.
-        std::vector<std::string> task;
-        for (const std::string& o : planned.job.overrides) {
-          if (!config::is_hydra_override(o)) task.push_back(o);
-        }
-        out += "# job " + std::to_string(planned.job.number) + ": " + join(task, " ") + "\n";
-        ctx.hydra = planned.result.config.find("hydra");
-        out += render_config(planned.result.config, args, ctx);
+    std::string out;
+    std::vector<std::string> listing;
+    plan_sweep(composer, overrides, [&](const config::SweepJob& job, config::ComposeResult&& result) {
+      // As Hydra's hydra.overrides.task: the job's own overrides, not those of hydra.*.
+      std::string task;
+      for (const std::string& o : job.overrides) {
+        if (!config::is_hydra_override(o)) task += (task.empty() ? "" : " ") + o;
       }
+      if (!args.cfg) {
+        listing.push_back("  #" + std::to_string(job.number) + " : " + task);
+        return;
+      }
+      if (job.number > 0) out += "---\n";
+      out += "# job " + std::to_string(job.number) + ": " + task + "\n";
+      out += render_config(std::move(result.config), args);
+    });
+    if (args.cfg) {
       std::fwrite(out.data(), 1, out.size(), stdout);
       return 0;
     }
-    std::cerr << "Planned " << jobs.size() << " jobs; all configs composed and valid.\n";
-    for (const PlannedJob& planned : jobs) {
-      std::cerr << "  #" << planned.job.number << " : " << join(planned.job.overrides, " ") << "\n";
-    }
+    std::cerr << "Planned " << listing.size() << " jobs; all configs composed and valid.\n";
+    for (const std::string& line : listing) std::cerr << line << "\n";
     throw Error("-m", "launching sweep jobs is not available yet",
                 "Preview every job's config with -m --cfg job.");
   }
   if (args.cfg) {
     config::ComposeResult result = composer.compose(overrides, config::RunMode::kShow);
-    ctx.hydra = result.config.find("hydra");
-    std::cout << render_config(result.config, args, ctx);
+    std::cout << render_config(std::move(result.config), args);
     return 0;
   }
   return run_single_job(args, composer, overrides);
