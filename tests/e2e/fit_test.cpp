@@ -59,7 +59,11 @@ TEST_CASE("fit trains, validates, checkpoints and tests on synthetic data") {
   const fs::path run = fs::path(dir.path()) / "run";
   CHECK(printed(result.out, "test/acc") > 0.5);  // 10 classes: chance is 0.1
   CHECK(fs::exists(run / "checkpoints" / "last.ckpt"));
-  CHECK(fs::exists(run / "checkpoints" / "epoch_001.ckpt"));
+  int best_files = 0;  // save_top_k=1: exactly one epoch_NNN.ckpt survives
+  for (const auto& entry : fs::directory_iterator(run / "checkpoints")) {
+    best_files += entry.path().filename().string().rfind("epoch_", 0) == 0;
+  }
+  CHECK(best_files == 1);
   const std::string csv = read_file(run / "metrics.csv");
   CHECK(csv.rfind("epoch,step,lr,train/loss,train/acc", 0) == 0);
   CHECK(std::count(csv.begin(), csv.end(), '\n') >= 5);
