@@ -171,52 +171,47 @@ std::string help_text(const config::Composer& composer, const config::ComposeRes
 std::string resolve_string(const Node& config, const std::string& path,
                            const config::ResolveContext& ctx) {
   Node value = config::resolve_path(config, path, ctx);
+  if (value.type() == config::NodeType::kInt) return std::to_string(value.as_int());
   if (!value.is_string()) {
     throw Error(path, std::string("expected a path string, got ") + config::type_name(value.type()));
   }
   return value.as_string();
 }
 
-int run_single_job(const CliArgs& args, const config::Composer& composer,
-                   const std::vector<config::Override>& overrides) {
-  config::ResolveContext ctx;
-  config::ComposeResult result = composer.compose(overrides, config::RunMode::kRun);
-  Node& config = result.config;
+// Runs one composed job in `run_dir`: records hydra.runtime, writes the .hydra files and the log,
+// checks the schema, resolves the job config and hands it to the engine. Throws on failure.
+void run_job(const std::string& command, Node config, const std::string& run_dir,
+             const std::vector<std::string>& task_overrides, const config::ResolveContext& base_ctx) {
   Node* hydra = config.find("hydra");
   if (hydra == nullptr) throw Error("", "internal: the composed config has no hydra node");
+  config::ResolveContext ctx = base_ctx;
   ctx.hydra = hydra;
-
-  const std::string run_dir = fs::absolute(resolve_string(config, "hydra.run.dir", ctx)).string();
   if (Node* runtime = hydra->find("runtime"); runtime != nullptr && runtime->is_map()) {
     runtime->set("output_dir", Node::string(run_dir));
     runtime->set("cwd", Node::string(fs::current_path().string()));
   }
   Node job_config = without_key(config, "hydra");
   launch::check_job_schema(job_config);
-  std::vector<std::string> task;
-  for (const auto& o : overrides) {
-    if (o.key.rfind("hydra.", 0) != 0 && o.key.rfind("hydra/", 0) != 0) task.push_back(o.text);
-  }
   const Node* subdir = config::select(*hydra, "output_subdir");
   std::string output_subdir = subdir != nullptr && subdir->is_string() ? subdir->as_string() : "";
-  launch::write_job_files(run_dir, output_subdir, job_config, *hydra, task);
+  launch::write_job_files(run_dir, output_subdir, job_config, *hydra, task_overrides);
 
   std::string job_name = "trainer";
   if (const Node* name = config::select(*hydra, "job.name"); name && name->is_string()) {
     job_name = name->as_string();
   }
   const std::string log_file = (fs::path(run_dir) / (job_name + ".log")).string();
-  log::add_file(log_file);
+  log::set_file(log_file);
   if (const Node* verbose = config::select(*hydra, "verbose"); verbose && !verbose->is_null() &&
                                                                 !(verbose->type() == config::NodeType::kBool &&
                                                                   !verbose->as_bool())) {
     log::set_level(log::Level::kDebug);
   }
   // hydra.job.chdir=true runs the job inside its output directory, as Hydra does.
-  if (const Node* chdir = config::select(*hydra, "job.chdir");
-      chdir && chdir->type() == config::NodeType::kBool && chdir->as_bool()) {
-    fs::current_path(run_dir);
-  }
+  const fs::path start_dir = fs::current_path();
+  const Node* chdir = config::select(*hydra, "job.chdir");
+  const bool change_dir = chdir && chdir->type() == config::NodeType::kBool && chdir->as_bool();
+  if (change_dir) fs::current_path(run_dir);
 
   Node resolved_job = job_config;
   config::resolve_all(resolved_job, ctx);
@@ -224,13 +219,37 @@ int run_single_job(const CliArgs& args, const config::Composer& composer,
   log::info("output directory: " + run_dir);
   log::debug("job config:\n" + yaml);
 
-  launch::EngineLoader engine;
+  static const launch::EngineLoader engine;  // loaded once per process, on the first job
   std::string message;
-  int code = engine.run(args.command, yaml, run_dir, log_file, message);
-  if (code != 0) {
-    throw Error("", message.empty() ? "the job failed" : message);
+  int code = engine.run(command, yaml, run_dir, log_file, message);
+  if (change_dir) fs::current_path(start_dir);
+  if (code != 0) throw Error("", message.empty() ? "the job failed" : message);
+}
+
+std::vector<std::string> task_overrides_of(const std::vector<std::string>& overrides) {
+  std::vector<std::string> task;
+  for (const std::string& o : overrides) {
+    if (!config::is_hydra_override(o)) task.push_back(o);
   }
-  return code;
+  return task;
+}
+
+std::string join_words(const std::vector<std::string>& words) {
+  std::string out;
+  for (const std::string& word : words) out += (out.empty() ? "" : " ") + word;
+  return out;
+}
+
+int run_single_job(const CliArgs& args, const config::Composer& composer,
+                   const std::vector<config::Override>& overrides) {
+  config::ResolveContext ctx;
+  config::ComposeResult result = composer.compose(overrides, config::RunMode::kRun);
+  ctx.hydra = result.config.find("hydra");
+  const std::string run_dir = fs::absolute(resolve_string(result.config, "hydra.run.dir", ctx)).string();
+  std::vector<std::string> texts;
+  for (const auto& o : overrides) texts.push_back(o.text);
+  run_job(args.command, std::move(result.config), run_dir, task_overrides_of(texts), ctx);
+  return 0;
 }
 
 // Composes every job of a sweep (and so validates it) before anything runs, handing each to
@@ -274,6 +293,82 @@ void plan_sweep(const config::Composer& composer, const std::vector<config::Over
   }
 }
 
+struct PlannedJob {
+  config::SweepJob job;
+  Node config;
+};
+
+// -m: with --cfg, prints every job's config; otherwise runs the jobs one after another (Hydra's
+// basic launcher) in hydra.sweep.dir/hydra.sweep.subdir, after all of them composed. A failing job
+// is recorded and the others go on (hydra.launcher.fail_fast=true stops at the first failure); the
+// sweep exits non-zero if any job failed.
+int run_sweep(const CliArgs& args, const config::Composer& composer,
+              const std::vector<config::Override>& overrides) {
+  std::string out;
+  std::vector<PlannedJob> planned;
+  plan_sweep(composer, overrides, [&](const config::SweepJob& job, config::ComposeResult&& result) {
+    if (!args.cfg) {
+      planned.push_back({job, std::move(result.config)});
+      return;
+    }
+    if (job.number > 0) out += "---\n";
+    out += "# job " + std::to_string(job.number) + ": " + join_words(task_overrides_of(job.overrides)) + "\n";
+    out += render_config(std::move(result.config), args);
+  });
+  if (args.cfg) {
+    std::fwrite(out.data(), 1, out.size(), stdout);
+    return 0;
+  }
+  if (planned.empty()) {
+    std::cerr << "The sweep has no jobs.\n";
+    return 0;
+  }
+  config::ResolveContext ctx;  // one timestamp for the whole sweep
+  ctx.hydra = planned.front().config.find("hydra");
+  const fs::path sweep_dir = fs::absolute(resolve_string(planned.front().config, "hydra.sweep.dir", ctx));
+  fs::create_directories(sweep_dir);
+  launch::write_file_atomically((sweep_dir / "multirun.yaml").string(), config::to_yaml(planned.front().config));
+  const Node* fail_fast_node = config::select(planned.front().config, "hydra.launcher.fail_fast");
+  const bool fail_fast = fail_fast_node && fail_fast_node->type() == config::NodeType::kBool && fail_fast_node->as_bool();
+
+  std::cerr << "Launching " << planned.size() << " jobs locally, one at a time, in " << sweep_dir.string() << "\n";
+  int failed = 0;
+  const auto sweep_start = std::chrono::steady_clock::now();
+  for (size_t i = 0; i < planned.size(); ++i) {
+    PlannedJob& job = planned[i];
+    ctx.hydra = job.config.find("hydra");
+    const std::string subdir = resolve_string(job.config, "hydra.sweep.subdir", ctx);
+    const std::string run_dir = (sweep_dir / subdir).string();
+    const std::string task = join_words(task_overrides_of(job.job.overrides));
+    std::cerr << "  #" << job.job.number << " : " << task << "\n";
+    const auto start = std::chrono::steady_clock::now();
+    std::string status = "done";
+    try {
+      run_job(args.command, std::move(job.config), run_dir, task_overrides_of(job.job.overrides), ctx);
+    } catch (const Error& error) {
+      status = "failed";
+      ++failed;
+      std::cerr << "Error in job " << job.job.number << ": " << error.what() << "\n";
+    }
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - sweep_start).count();
+    const double eta = elapsed / static_cast<double>(i + 1) * static_cast<double>(planned.size() - i - 1);
+    char line[160];
+    std::snprintf(line, sizeof(line), "  #%d %s in %.1f s (%zu/%zu, ETA %.0f s)\n", job.job.number,
+                  status.c_str(), seconds, i + 1, planned.size(), eta);
+    std::cerr << line;
+    if (failed > 0 && fail_fast) {
+      std::cerr << "Stopping at the first failure (hydra.launcher.fail_fast=true).\n";
+      break;
+    }
+  }
+  if (failed > 0) {
+    throw Error("-m", std::to_string(failed) + " of " + std::to_string(planned.size()) + " jobs failed",
+                "See each job's error above and its log in " + sweep_dir.string() + ".");
+  }
+  return 0;
+}
+
 int run(const CliArgs& args) {
   if (args.version) {
     std::cout << "trainer " << TRAINER_VERSION << " (LibTorch: " << TRAINER_LIBTORCH_SOURCE << ")\n";
@@ -311,32 +406,7 @@ int run(const CliArgs& args) {
     std::cout << info_text(composer, composer.compose(overrides, config::RunMode::kRun), *args.info);
     return 0;
   }
-  if (args.multirun) {
-    std::string out;
-    std::vector<std::string> listing;
-    plan_sweep(composer, overrides, [&](const config::SweepJob& job, config::ComposeResult&& result) {
-      // As Hydra's hydra.overrides.task: the job's own overrides, not those of hydra.*.
-      std::string task;
-      for (const std::string& o : job.overrides) {
-        if (!config::is_hydra_override(o)) task += (task.empty() ? "" : " ") + o;
-      }
-      if (!args.cfg) {
-        listing.push_back("  #" + std::to_string(job.number) + " : " + task);
-        return;
-      }
-      if (job.number > 0) out += "---\n";
-      out += "# job " + std::to_string(job.number) + ": " + task + "\n";
-      out += render_config(std::move(result.config), args);
-    });
-    if (args.cfg) {
-      std::fwrite(out.data(), 1, out.size(), stdout);
-      return 0;
-    }
-    std::cerr << "Planned " << listing.size() << " jobs; all configs composed and valid.\n";
-    for (const std::string& line : listing) std::cerr << line << "\n";
-    throw Error("-m", "launching sweep jobs is not available yet",
-                "Preview every job's config with -m --cfg job.");
-  }
+  if (args.multirun) return run_sweep(args, composer, overrides);
   if (args.cfg) {
     config::ComposeResult result = composer.compose(overrides, config::RunMode::kShow);
     std::cout << render_config(std::move(result.config), args);

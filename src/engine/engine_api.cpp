@@ -60,7 +60,7 @@ __attribute__((visibility("default"))) int trainer_engine_run(const TrainerJob* 
       copy_message("engine: no job given", error_message, error_capacity);
       return 2;
     }
-    if (job->log_file != nullptr && job->log_file[0] != '\0') trainer::log::add_file(job->log_file);
+    if (job->log_file != nullptr && job->log_file[0] != '\0') trainer::log::set_file(job->log_file);
     trainer::log::info(tune_runtime());
     trainer::log::info("engine: " + std::string(trainer_engine_describe()));
     trainer::engine::install_stop_signal_handlers();

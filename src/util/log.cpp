@@ -1,5 +1,7 @@
 #include "trainer/util/log.h"
 
+#include <algorithm>
+
 #include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
@@ -31,10 +33,14 @@ std::shared_ptr<spdlog::logger>& logger() {
 
 void set_level(Level level) { logger()->set_level(to_spdlog(level)); }
 
-void add_file(const std::string& path) {
+void set_file(const std::string& path) {
+  static std::shared_ptr<spdlog::sinks::sink> current;
+  auto& sinks = logger()->sinks();
+  if (current) sinks.erase(std::remove(sinks.begin(), sinks.end(), current), sinks.end());
   auto sink = std::make_shared<spdlog::sinks::basic_file_sink_mt>(path, /*truncate=*/false);
   sink->set_pattern("[%Y-%m-%d %H:%M:%S,%e][%n][%l] - %v");
-  logger()->sinks().push_back(sink);
+  sinks.push_back(sink);
+  current = sink;
 }
 
 void write(Level level, const std::string& message) {

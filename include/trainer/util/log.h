@@ -9,8 +9,9 @@ namespace trainer::log {
 enum class Level { kDebug, kInfo, kWarning, kError };
 
 void set_level(Level level);
-// Also write every line to this file (appending), as Hydra's `<job name>.log`.
-void add_file(const std::string& path);
+// Also write every line to this file (appending), as Hydra's `<job name>.log`; replaces the file
+// set before, so each job of a sweep gets its own log.
+void set_file(const std::string& path);
 void write(Level level, const std::string& message);
 void flush();
 
