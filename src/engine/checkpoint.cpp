@@ -8,12 +8,10 @@
 #include <torch/serialize/output-archive.h>
 
 #include <cstdio>
-#include <filesystem>
 #include <mutex>
 
+#include "trainer/engine/posix_files.h"
 #include "trainer/util/error.h"
-
-namespace fs = std::filesystem;
 
 namespace trainer::engine {
 namespace {
@@ -74,19 +72,21 @@ void save_checkpoint(const std::string& path, models::Model& model, torch::optim
     root.write("rng_cpu", generator.get_state(), /*is_buffer=*/true);
   }
 
-  fs::create_directories(fs::path(path).parent_path());
+  if (!posix::make_directories(posix::parent(path))) {
+    throw Error(path, "cannot create the checkpoint directory", "Check the directory's permissions.");
+  }
   const std::string temporary = path + ".tmp";
   root.save_to(temporary);
   fsync_path(temporary, false);
   if (std::rename(temporary.c_str(), path.c_str()) != 0) {
     throw Error(path, "cannot move the new checkpoint into place", "Check the directory's permissions.");
   }
-  fsync_path(fs::path(path).parent_path().string(), true);
+  fsync_path(posix::parent(path), true);
 }
 
 LoopState load_checkpoint(const std::string& path, models::Model& model,
                           torch::optim::Optimizer* optimizer, bool restore_rng) {
-  if (!fs::exists(path)) {
+  if (!posix::exists(path)) {
     throw Error(path, "checkpoint not found",
                 "Give ckpt_path=last or best (looked up in the run's checkpoints/), or a path to a .ckpt file.");
   }

@@ -1,7 +1,7 @@
 #include "trainer/engine/metrics_csv.h"
 
-#include <filesystem>
 
+#include "trainer/engine/posix_files.h"
 #include "trainer/util/error.h"
 
 namespace trainer::engine {
@@ -14,7 +14,7 @@ const std::vector<std::string>& MetricsCsv::columns() {
 }
 
 MetricsCsv::MetricsCsv(const std::string& path) {
-  const bool exists = std::filesystem::exists(path);
+  const bool exists = posix::exists(path);
   file_ = std::fopen(path.c_str(), "a");
   if (file_ == nullptr) throw Error(path, "cannot open metrics file for writing");
   if (!exists) {

@@ -15,7 +15,6 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
-#include <filesystem>
 #include <fstream>
 #include <iomanip>
 #include <sstream>
@@ -27,12 +26,11 @@
 #include "trainer/engine/checkpoint.h"
 #include "trainer/engine/lr_schedule.h"
 #include "trainer/engine/metrics_csv.h"
+#include "trainer/engine/posix_files.h"
 #include "trainer/engine/trainer_options.h"
 #include "trainer/models/model_registry.h"
 #include "trainer/util/error.h"
 #include "trainer/util/log.h"
-
-namespace fs = std::filesystem;
 
 namespace trainer::engine {
 namespace {
@@ -292,7 +290,7 @@ struct Trainer::Impl {
     }
     save_checkpoint(path, *model, *optimizer, state, config_yaml);
     for (const std::string& old : dropped) {
-      if (old != path) fs::remove(old);
+      if (old != path) posix::remove_file(old);
     }
   }
 

@@ -32,7 +32,8 @@ ModelRegistry& ModelRegistry::global() {
   // Built-ins are added here rather than by static registrars: the linker drops unreferenced
   // objects of a static library, and their registrars with them.
   static ModelRegistry* registry = [] {
-    auto* created = new ModelRegistry();  // never destroyed: users may register at exit-time
+    // Never destroyed, so a user's static objects may still use it while statics are torn down.
+    auto* created = new ModelRegistry();
     register_builtin_models(*created);
     return created;
   }();

@@ -1,8 +1,10 @@
 #include "trainer/models/torchscript_model.h"
 
-#include <filesystem>
-#include <system_error>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <utility>
+#include <vector>
 
 #include <ATen/core/grad_mode.h>
 #include <ATen/ops/zeros.h>
@@ -28,10 +30,23 @@ std::string torch_message(const std::exception& error) {
   return error.what();
 }
 
+// POSIX rather than std::filesystem: the 2.11 wheel's libtorch.so exports its own (unversioned)
+// std::filesystem functions, which a binary linked against it binds to instead of libstdc++'s.
+bool is_regular_file(const std::string& path) {
+  struct stat info {};
+  return ::stat(path.c_str(), &info) == 0 && S_ISREG(info.st_mode);
+}
+
+std::string absolute_path(const std::string& path) {
+  if (!path.empty() && path.front() == '/') return path;
+  std::vector<char> buffer(4096);
+  if (::getcwd(buffer.data(), buffer.size()) == nullptr) return path;
+  return std::string(buffer.data()) + "/" + path;
+}
+
 torch::jit::Module load_scripted(const std::string& path) {
-  std::error_code error;
-  if (!std::filesystem::is_regular_file(path, error)) {
-    const std::string absolute = std::filesystem::absolute(path, error).string();
+  if (!is_regular_file(path)) {
+    const std::string absolute = absolute_path(path);
     throw Error(path, "no TorchScript file at '" + path + "'" +
                           (absolute != path ? " (" + absolute + ")" : std::string()),
                 kSaveHint);
@@ -113,7 +128,11 @@ at::Tensor TorchScriptModel::forward(const at::Tensor& inputs) {
 
 void TorchScriptModel::train(bool on) {
   torch::nn::Module::train(on);
-  scripted_.train(on);
+  // Like jit::Module::train, but a module built in C++ without a `training` attribute is skipped
+  // rather than failing an internal assert (scripting from Python always adds it).
+  for (torch::jit::Module module : scripted_.modules()) {
+    if (module.hasattr("training")) module.setattr("training", on);
+  }
 }
 
 std::string TorchScriptModel::describe() const {
@@ -132,7 +151,10 @@ void TorchScriptModel::check_output_shape(const InputSpec& spec) {
     at::NoGradGuard no_grad;
     train(false);
     try {
-      output = forward(at::zeros(batch_shape));
+      // On the parameters' device and dtype, so the check also works after to(device).
+      const std::vector<at::Tensor> parameters = this->parameters();
+      output = forward(parameters.empty() ? at::zeros(batch_shape)
+                                          : at::zeros(batch_shape, parameters.front().options()));
     } catch (const Error&) {
       train(was_training);
       throw;

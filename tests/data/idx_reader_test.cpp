@@ -6,7 +6,9 @@
 #include <zlib.h>
 
 #include <cstdint>
-#include <filesystem>
+#include <dirent.h>
+#include <stdlib.h>
+#include <unistd.h>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -23,23 +25,26 @@ namespace {
 
 const std::string kFashion = "/usr/share/datasets/fashion-mnist";
 
-// A fresh directory under the system temp dir, removed at the end of the test.
+// A fresh directory under /tmp, removed at the end of the test. POSIX calls, not std::filesystem:
+// see include/trainer/engine/posix_files.h for why torch-linked code avoids it.
 struct TempDir {
-  std::filesystem::path path;
+  std::string path;
   TempDir() {
-    path = std::filesystem::temp_directory_path() /
-           ("trainer_idx_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter()++));
-    std::filesystem::create_directories(path);
+    std::string pattern = "/tmp/trainer_idx_test_XXXXXX";
+    path = ::mkdtemp(pattern.data()) ? pattern : "/tmp";
   }
   ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
+    if (path == "/tmp") return;
+    if (DIR* dir = ::opendir(path.c_str())) {
+      while (dirent* entry = ::readdir(dir)) {
+        std::string name = entry->d_name;
+        if (name != "." && name != "..") ::unlink((path + "/" + name).c_str());
+      }
+      ::closedir(dir);
+    }
+    ::rmdir(path.c_str());
   }
-  std::string file(const std::string& name) const { return (path / name).string(); }
-  static int& counter() {
-    static int n = 0;
-    return n;
-  }
+  std::string file(const std::string& name) const { return path + "/" + name; }
 };
 
 void write_raw(const std::string& path, const std::vector<uint8_t>& bytes) {

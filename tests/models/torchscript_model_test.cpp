@@ -9,9 +9,12 @@
 #include <torch/serialize/input-archive.h>
 #include <torch/serialize/output-archive.h>
 
-#include <filesystem>
-#include <fstream>
+#include <dirent.h>
 #include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <stdexcept>
 
 #include "trainer/config/config_view.h"
 #include "trainer/config/yaml.h"
@@ -21,7 +24,6 @@
 
 namespace {
 
-namespace fs = std::filesystem;
 using trainer::config::ConfigView;
 using trainer::config::Node;
 using trainer::models::InputSpec;
@@ -31,11 +33,26 @@ using trainer::models::TorchScriptModel;
 
 const InputSpec kFashionMnist{{1, 28, 28}, 10};
 
+// A flat temporary directory. POSIX calls, not std::filesystem: with the 2.11 wheel those bind
+// to libtorch.so's own exported copies, whose remove_all crashes.
 struct TempDir {
-  fs::path path = fs::temp_directory_path() /
-                  ("trainer_models_test_" + std::to_string(::getpid()));
-  TempDir() { fs::create_directories(path); }
-  ~TempDir() { fs::remove_all(path); }
+  std::string path;
+  TempDir() {
+    std::string pattern = "/tmp/trainer_models_test_XXXXXX";
+    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+    path = pattern;
+  }
+  ~TempDir() {
+    if (DIR* dir = ::opendir(path.c_str())) {
+      while (const dirent* entry = ::readdir(dir)) {
+        const std::string name = entry->d_name;
+        if (name != "." && name != "..") ::unlink((path + "/" + name).c_str());
+      }
+      ::closedir(dir);
+    }
+    ::rmdir(path.c_str());
+  }
+  std::string file(const std::string& name) const { return path + "/" + name; }
 };
 
 // A linear classifier with a submodule, a buffer and a train/eval difference, written as
@@ -89,7 +106,7 @@ std::string error_of(const std::function<void()>& action) {
 CATCH_TEST_CASE("a saved TorchScript module trains in place through the registry",
                 "[models][torchscript]") {
   TempDir dir;
-  const std::string path = (dir.path / "tiny.pt").string();
+  const std::string path = dir.file("tiny.pt");
   tiny_scripted_module().save(path);
 
   const Node config = torchscript_config(path);
@@ -131,7 +148,7 @@ CATCH_TEST_CASE("a saved TorchScript module trains in place through the registry
   CATCH_CHECK(loss_after.item<double>() < loss_before.item<double>());
 
   // A checkpoint of the wrapper restores the scripted module's weights.
-  const std::string checkpoint = (dir.path / "checkpoint.pt").string();
+  const std::string checkpoint = dir.file("checkpoint.pt");
   {
     torch::serialize::OutputArchive archive;
     model->save(archive);
@@ -169,9 +186,22 @@ CATCH_TEST_CASE("frozen parameters of a scripted module stay frozen", "[models][
   }
 }
 
+CATCH_TEST_CASE("a module without a training flag can still switch modes", "[models][torchscript]") {
+  torch::jit::Module plain("Plain");
+  plain.register_parameter("weight", at::ones({784, 10}), /*is_buffer=*/false);
+  plain.define(R"(
+def forward(self, x):
+    return torch.matmul(x.flatten(1), self.weight)
+)");
+  TorchScriptModel model(plain);
+  model.eval();
+  CATCH_CHECK_FALSE(model.is_training());
+  CATCH_CHECK(model.forward(at::ones({1, 1, 28, 28})).sum().item<double>() == 7840.0);
+}
+
 CATCH_TEST_CASE("torchscript errors name the file and say how to fix", "[models][torchscript]") {
   TempDir dir;
-  const std::string missing = (dir.path / "nope.pt").string();
+  const std::string missing = dir.file("nope.pt");
   const Node missing_config = torchscript_config(missing);
   const std::string no_file = error_of([&] {
     ModelRegistry::global().create(ConfigView(missing_config).sub("model"), kFashionMnist);
@@ -179,7 +209,7 @@ CATCH_TEST_CASE("torchscript errors name the file and say how to fix", "[models]
   CATCH_CHECK_THAT(no_file, Catch::Contains("no TorchScript file at '" + missing + "'"));
   CATCH_CHECK_THAT(no_file, Catch::Contains("torch.jit.script(model).save(path)"));
 
-  const std::string garbage = (dir.path / "garbage.pt").string();
+  const std::string garbage = dir.file("garbage.pt");
   std::ofstream(garbage) << "not a zip archive";
   const Node garbage_config = torchscript_config(garbage);
   CATCH_CHECK_THAT(error_of([&] {
@@ -189,7 +219,7 @@ CATCH_TEST_CASE("torchscript errors name the file and say how to fix", "[models]
                    Catch::Contains("cannot load this file as a TorchScript module"));
 
   // A model saved for other data fails at creation, not in the loss.
-  const std::string path = (dir.path / "tiny.pt").string();
+  const std::string path = dir.file("tiny.pt");
   tiny_scripted_module().save(path);
   const Node config = torchscript_config(path);
   const std::string classes = error_of([&] {

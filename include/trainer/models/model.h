@@ -29,7 +29,8 @@ class Model : public torch::nn::Module {
   // One line for the log: the model's name and its parameter count.
   virtual std::string describe() const;
 
-  // Forward FLOPs of one sample (a multiply-add counts 2), for MFU; 0 when unknown.
+  // Forward FLOPs of one sample for MFU: the multiply-adds of convolutions and linear layers,
+  // 2 FLOPs each (norms, activations and pooling are left out); 0 when unknown.
   virtual int64_t flops_per_sample() const { return 0; }
 };
 

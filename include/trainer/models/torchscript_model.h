@@ -2,7 +2,8 @@
 // The scripted module's parameters and buffers are registered on this wrapper under the names
 // Python's state_dict uses ("layer1.0.conv1.weight"), sharing storage, so an optimizer over
 // parameters(), to(device) and checkpoints act on the scripted module itself; train()/eval()
-// reach the scripted module too.
+// reach the scripted module too. (Tensor attributes that are neither parameters nor buffers are
+// not moved by to(device), as in Python.)
 #pragma once
 
 #include <string>
@@ -37,7 +38,8 @@ class TorchScriptModel : public Model {
   std::string describe() const override;
 
   // Runs a zero batch of 2 samples (eval mode, no grad) and checks the logits' shape, so a model
-  // saved for other data fails at start-up with a clear message rather than in the loss.
+  // saved for other data fails at start-up with a clear message rather than in the loss. The
+  // factory calls it; the train/eval mode is restored.
   void check_output_shape(const InputSpec& spec);
 
   torch::jit::Module& scripted() { return scripted_; }
