@@ -65,8 +65,11 @@ for target in "${targets[@]}"; do
   runs="${execs:-${runs:-?}}"
   cov=$(grep -oE 'cov: [0-9]+' "$log" | tail -1)
   if ((rc != 0)); then
-    failed=1
-    echo "[fuzz] $target: FINDING (exit $rc) after $runs runs; crashing input in $artifacts/:" >&2
+    # A new finding fails the run only with FUZZ_STRICT=1: a random discovery must not block
+    # unrelated work. It is printed loudly; move the input to findings/ once fixed (or
+    # open_findings/ until then) so it is replayed from then on.
+    [[ "${FUZZ_STRICT:-0}" == 1 ]] && failed=1
+    echo "[fuzz] $target: NEW FINDING (exit $rc) after $runs runs; crashing input in $artifacts/:" >&2
     grep -E "^==[0-9]+==ERROR|^SUMMARY|runtime error|^fuzz_|ALARM|out-of-memory|Test unit written" \
       "$log" | head -10 >&2
     summary+=("$target: FINDING (exit $rc), $runs runs")
