@@ -506,7 +506,14 @@ std::optional<std::string> parse_header(std::string_view text, const std::string
 }
 
 // OmegaConf reads files as UTF-8 and refuses anything else; so do we (yaml-cpp would accept
-// stray bytes and the writer could not print them back).
+// stray bytes and the writer could not print them back). Like PyYAML's reader, characters outside
+// YAML's printable set are refused too: C0 controls other than tab/LF/CR, DEL, C1 controls other
+// than NEL, U+FFFE/U+FFFF. Inside double quotes they can still be written as escapes.
+bool is_yaml_printable(uint32_t code) {
+  return code == 0x09 || code == 0x0A || code == 0x0D || (code >= 0x20 && code <= 0x7E) || code == 0x85 ||
+         (code >= 0xA0 && code <= 0xD7FF) || (code >= 0xE000 && code <= 0xFFFD) || code >= 0x10000;
+}
+
 void check_utf8(std::string_view text, const std::string& name) {
   int line = 1;
   size_t i = 0;
@@ -518,8 +525,9 @@ void check_utf8(std::string_view text, const std::string& name) {
     for (size_t k = 1; valid && k < length; ++k) {
       valid = (static_cast<unsigned char>(text[i + k]) & 0xC0) == 0x80;
     }
+    uint32_t code = byte;
     if (valid && length > 1) {
-      uint32_t code = byte & (0xFF >> (length + 1));
+      code = byte & (0xFF >> (length + 1));
       for (size_t k = 1; k < length; ++k) code = (code << 6) | (static_cast<unsigned char>(text[i + k]) & 0x3F);
       static const uint32_t kMinimum[] = {0, 0, 0x80, 0x800, 0x10000};
       valid = code >= kMinimum[length] && code <= 0x10FFFF && (code < 0xD800 || code > 0xDFFF);
@@ -529,6 +537,13 @@ void check_utf8(std::string_view text, const std::string& name) {
       std::snprintf(hex, sizeof(hex), "0x%02X", byte);
       throw Error(name + ":" + std::to_string(line), std::string("invalid UTF-8 (byte ") + hex + ")",
                   "Save the file as UTF-8.");
+    }
+    if (!is_yaml_printable(code)) {
+      char hex[16];
+      std::snprintf(hex, sizeof(hex), "#x%04X", static_cast<unsigned>(code));
+      throw Error(name + ":" + std::to_string(line),
+                  std::string("unacceptable character ") + hex + " (a control character YAML does not allow)",
+                  "Remove it, or write it as an escape inside a double-quoted string (e.g. \"\\x1e\").");
     }
     i += length;
   }

@@ -280,6 +280,16 @@ TEST_CASE("load errors name file:line and say how to fix", "[yaml]") {
              Catch::Contains("cfg.yaml:2") && Catch::Contains("closing"));
   CHECK_THAT(error_of("b: \"x \\\"\n"), Catch::Contains("closing"));
   CHECK_THAT(error_of("\ta: 1\n"), Catch::Contains("tab"));
+  // PyYAML: "unacceptable character #x001e: special characters are not allowed".
+  CHECK_THAT(error_of("a: 1\nkey\x1e_b: 2\n"),
+             Catch::Contains("cfg.yaml:2") && Catch::Contains("#x001E") && Catch::Contains("double-quoted"));
+  CHECK_THAT(error_of(std::string("a: x\0y\n", 7)), Catch::Contains("#x0000"));
+  CHECK_THAT(error_of("a: \x7f\n"), Catch::Contains("#x007F"));
+  // ...but escapes inside double quotes load, and the writer prints them back as escapes.
+  auto escaped = load_yaml_string("\"k\\x1e\\0\": \"v\\x01\"\n", "e.yaml");
+  CHECK(escaped.root.entries()[0].key == std::string("k\x1e\0", 3));
+  CHECK(load_yaml_string(trainer::config::to_yaml(escaped.root), "w.yaml").root.entries()[0].key ==
+        std::string("k\x1e\0", 3));
   // Multi-line quoted strings are fine.
   CHECK(load_yaml_string("a: 'x\n  y'\nb: \"p \\\" q\"\n", "q.yaml").root.find("b")->as_string() ==
         "p \" q");
