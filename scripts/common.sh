@@ -1,6 +1,8 @@
 # Shared by the scripts: paths, versions and small helpers. Sourced, not run.
 TRAINER_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 TORCH_WHEEL_VERSION=2.11.0
+TENSORBOARD_VERSION=2.21.0
+SAFETENSORS_VERSION=0.8.0
 TRAINER_CACHE="${TRAINER_CACHE:-$HOME/.cache/trainer}"
 TORCH_VENV="$TRAINER_CACHE/venv-torch-$TORCH_WHEEL_VERSION"
 export CCACHE_DIR="${CCACHE_DIR:-$TRAINER_CACHE/ccache}"
@@ -26,6 +28,8 @@ configure_and_build() {
       die "no torch wheel in $TORCH_VENV: run scripts/setup.sh --libtorch=wheel"
     args+=(-DTRAINER_TORCH_PREFIX="$prefix")
   fi
+  # The Python that reads our output formats back in tests (torch, tensorboard, safetensors).
+  [[ -x "$TORCH_VENV/bin/python" ]] && args+=(-DTRAINER_TEST_PYTHON="$TORCH_VENV/bin/python")
   cmake -S "$TRAINER_ROOT" -B "$dir" "${args[@]}" "$@" >/dev/null
   cmake --build "$dir" --parallel "$(nproc)"
 }

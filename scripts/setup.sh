@@ -20,6 +20,8 @@ case "$libtorch" in debian|wheel|all) ;; *) die "--libtorch must be debian, whee
 packages=(
   build-essential cmake ninja-build ccache pkg-config clang
   libyaml-cpp-dev libcli11-dev libspdlog-dev libfmt-dev catch2 zlib1g-dev
+  libprotobuf-dev protobuf-compiler               # TensorBoard event records (Event/Summary protos)
+  nlohmann-json3-dev                              # safetensors headers
   libtorch-dev libgloo-dev libopenblas0-pthread   # Debian's LibTorch + Gloo headers + a fast BLAS
   dataset-fashion-mnist                           # the real Fashion-MNIST, gzipped IDX files
   python3 python3-venv
@@ -48,6 +50,13 @@ if [[ "$libtorch" == wheel || "$libtorch" == all ]]; then
     mkdir -p "$(dirname "$TORCH_VENV")"
     python3 -m venv "$TORCH_VENV"
     "$TORCH_VENV/bin/pip" install -q --disable-pip-version-check "torch==$TORCH_WHEEL_VERSION"
+  fi
+  # What the tests read our outputs with: TensorBoard's own event reader, Python's safetensors.
+  if ! compgen -G "$TORCH_VENV/lib/python3*/site-packages/tensorboard-$TENSORBOARD_VERSION.dist-info" >/dev/null ||
+     ! compgen -G "$TORCH_VENV/lib/python3*/site-packages/safetensors-$SAFETENSORS_VERSION.dist-info" >/dev/null; then
+    say "installing tensorboard==$TENSORBOARD_VERSION safetensors==$SAFETENSORS_VERSION into $TORCH_VENV"
+    "$TORCH_VENV/bin/pip" install -q --disable-pip-version-check \
+      "tensorboard==$TENSORBOARD_VERSION" "safetensors==$SAFETENSORS_VERSION"
   fi
   [[ -x /usr/local/cuda/bin/nvcc ]] ||
     die "the torch wheel is a CUDA 13.0 build and needs the CUDA 13.0 toolkit at /usr/local/cuda to configure"
