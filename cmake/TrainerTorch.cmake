@@ -40,7 +40,7 @@ list(FILTER engine_sources EXCLUDE REGEX "engine_api\\.cpp$")
 # trainer_engine_core: everything but the C entry points; engine tests link it directly.
 add_library(trainer_engine_core STATIC ${engine_sources})
 target_include_directories(trainer_engine_core PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>)
-target_link_libraries(trainer_engine_core PUBLIC torch trainer_data trainer_models trainer_config trainer_util)
+target_link_libraries(trainer_engine_core PUBLIC torch trainer_data trainer_models trainer_config trainer_util trainer_formats)
 target_compile_options(trainer_engine_core PRIVATE ${TRAINER_WARNINGS} -Wno-unused-parameter)
 target_compile_definitions(trainer_engine_core PRIVATE TRAINER_LIBTORCH_SOURCE="${TRAINER_LIBTORCH}")
 

@@ -20,7 +20,7 @@ case "$libtorch" in debian|wheel|all) ;; *) die "--libtorch must be debian, whee
 packages=(
   build-essential cmake ninja-build ccache pkg-config clang
   libyaml-cpp-dev libcli11-dev libspdlog-dev libfmt-dev catch2 zlib1g-dev
-  libprotobuf-dev protobuf-compiler               # TensorBoard event records (Event/Summary protos)
+  libprotobuf-dev protobuf-compiler               # tests decode our TensorBoard events with protobuf
   nlohmann-json3-dev                              # safetensors headers
   libtorch-dev libgloo-dev libopenblas0-pthread   # Debian's LibTorch + Gloo headers + a fast BLAS
   dataset-fashion-mnist                           # the real Fashion-MNIST, gzipped IDX files
