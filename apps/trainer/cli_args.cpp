@@ -46,12 +46,14 @@ std::optional<CliArgs> parse_cli(int argc, char** argv, int& exit_code) {
   app.require_subcommand(0, 1);
   app.fallthrough();
 
-  for (const char* name : {"fit", "validate", "test"}) {
+  for (const char* name : {"fit", "validate", "test", "export"}) {
     CLI::App* sub = app.add_subcommand(name, std::string(name) == "fit"
                                                  ? "Train a model (then test it if test_after_fit)"
                                              : std::string(name) == "validate"
                                                  ? "Run the validation loop on a checkpoint"
-                                                 : "Run the test loop on a checkpoint");
+                                             : std::string(name) == "test"
+                                                 ? "Run the test loop on a checkpoint"
+                                                 : "Write a checkpoint's weights as .safetensors");
     sub->add_option("overrides", args.overrides,
                     "Config overrides: key=value, +key=value, ++key=value, ~key, group=option");
     sub->fallthrough();
@@ -77,7 +79,7 @@ std::optional<CliArgs> parse_cli(int argc, char** argv, int& exit_code) {
     exit_code = app.exit(error);
     return std::nullopt;
   }
-  for (const char* name : {"fit", "validate", "test"}) {
+  for (const char* name : {"fit", "validate", "test", "export"}) {
     if (app.got_subcommand(name)) args.command = name;
   }
   args.usage = app.help();

@@ -149,7 +149,7 @@ std::string help_text(const config::Composer& composer, const config::ComposeRes
                       const CliArgs& args) {
   std::string out =
       "trainer: train LibTorch models from Hydra-style configs.\n\n"
-      "Usage: trainer fit|validate|test [flags] [overrides...]\n"
+      "Usage: trainer fit|validate|test|export [flags] [overrides...]\n"
       "       trainer fit -m key=a,b other=1,2     (a sweep: one job per combination)\n\n"
       "== Configuration groups ==\n"
       "Compose your configuration from those groups (group=option)\n\n";
@@ -382,7 +382,7 @@ int run(const CliArgs& args) {
   }
   if (args.command.empty() && !args.help) {
     throw Error("command line", "no subcommand given",
-                "Use trainer fit|validate|test [overrides...]; trainer --help lists the config groups.");
+                "Use trainer fit|validate|test|export [overrides...]; trainer --help lists the config groups.");
   }
   if (args.resolve && !args.cfg && !args.help) {
     throw Error("--resolve", "--resolve only works together with --cfg or --help",

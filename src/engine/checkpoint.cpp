@@ -53,8 +53,14 @@ void save_checkpoint(const std::string& path, models::Model& model, torch::optim
   write_int(root, "global_step", state.global_step);
   write_int(root, "batch_in_epoch", state.batch_in_epoch);
   write_int(root, "scheduler_count", state.scheduler_count);
-  write_int(root, "early_stop_wait", state.early_stop_wait);
-  root.write("early_stop_best", c10::IValue(state.early_stop_best));
+  c10::List<std::string> callback_names;
+  c10::List<std::string> callback_states;
+  for (const auto& [name, text] : state.callback_states) {
+    callback_names.push_back(name);
+    callback_states.push_back(text);
+  }
+  root.write("callback_names", c10::IValue(callback_names));
+  root.write("callback_states", c10::IValue(callback_states));
   c10::List<double> scores;
   c10::List<std::string> paths;
   for (const TopKEntry& entry : state.top_k) {
@@ -119,9 +125,15 @@ LoopState load_checkpoint(const std::string& path, models::Model& model,
   state.global_step = read_int(root, "global_step");
   state.batch_in_epoch = read_int(root, "batch_in_epoch");
   state.scheduler_count = read_int(root, "scheduler_count");
-  state.early_stop_wait = read_int(root, "early_stop_wait");
-  c10::IValue value;
-  if (root.try_read("early_stop_best", value)) state.early_stop_best = value.toDouble();
+  c10::IValue names;
+  c10::IValue texts;
+  if (root.try_read("callback_names", names) && root.try_read("callback_states", texts)) {
+    auto name_list = names.toList();
+    auto text_list = texts.toList();
+    for (size_t i = 0; i < name_list.size() && i < text_list.size(); ++i) {
+      state.callback_states.emplace_back(name_list.get(i).toStringRef(), text_list.get(i).toStringRef());
+    }
+  }
   c10::IValue scores;
   c10::IValue paths;
   if (root.try_read("top_k_scores", scores) && root.try_read("top_k_paths", paths)) {

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "trainer/config/yaml.h"
+#include "trainer/engine/export_command.h"
 #include "trainer/engine/runtime_info.h"
 #include "trainer/engine/trainer.h"
 #include "trainer/util/error.h"
@@ -66,6 +67,10 @@ __attribute__((visibility("default"))) int trainer_engine_run(const TrainerJob* 
     trainer::engine::install_stop_signal_handlers();
     trainer::config::YamlDocument document =
         trainer::config::load_yaml_string(job->config_yaml, "<job config>");
+    if (std::string(job->command) == "export") {
+      trainer::engine::export_checkpoint(document.root, job->run_dir);
+      return 0;
+    }
     trainer::engine::Trainer trainer(std::move(document.root), job->run_dir, job->config_yaml);
     return trainer.run(job->command);
   } catch (const trainer::Error& e) {

@@ -1,58 +1,107 @@
 #include "trainer/engine/metrics_csv.h"
 
+#include <unistd.h>
 
+#include <algorithm>
+#include <fstream>
+
+#include "trainer/config/python_str.h"
 #include "trainer/engine/posix_files.h"
 #include "trainer/util/error.h"
 
 namespace trainer::engine {
+namespace {
 
-const std::vector<std::string>& MetricsCsv::columns() {
-  static const std::vector<std::string> names = {
-      "epoch",    "step",           "lr",           "train/loss", "train/acc", "train/loss_epoch",
-      "train/acc_epoch", "val/loss", "val/acc",     "test/loss",  "test/acc",  "samples_per_sec"};
-  return names;
+std::vector<std::string> split_csv_line(const std::string& line) {
+  std::vector<std::string> cells;
+  size_t start = 0;
+  while (true) {
+    size_t comma = line.find(',', start);
+    cells.push_back(line.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return cells;
 }
 
-MetricsCsv::MetricsCsv(const std::string& path) {
-  const bool exists = posix::exists(path);
-  file_ = std::fopen(path.c_str(), "a");
-  if (file_ == nullptr) throw Error(path, "cannot open metrics file for writing");
-  if (!exists) {
-    std::string header;
-    for (const auto& name : columns()) header += (header.empty() ? "" : ",") + name;
-    std::fprintf(file_, "%s\n", header.c_str());
-    std::fflush(file_);
+std::string join_row(const std::vector<std::string>& cells, size_t width) {
+  std::string line;
+  for (size_t i = 0; i < width; ++i) {
+    if (i > 0) line += ',';
+    if (i < cells.size()) line += cells[i];
   }
+  return line + "\n";
+}
+
+}  // namespace
+
+MetricsCsv::MetricsCsv(std::string path) : path_(std::move(path)) {
+  if (posix::exists(path_)) {  // a resumed run: keep what is there
+    std::ifstream in(path_);
+    std::string line;
+    if (std::getline(in, line) && !line.empty()) columns_ = split_csv_line(line);
+    while (std::getline(in, line)) rows_.push_back(split_csv_line(line));
+  }
+  if (!posix::make_directories(posix::parent(path_))) {
+    throw Error(path_, "cannot create the directory for metrics.csv", "Check the run directory's permissions.");
+  }
+  rewrite();
 }
 
 MetricsCsv::~MetricsCsv() {
   if (file_ != nullptr) std::fclose(file_);
 }
 
-void MetricsCsv::row(int64_t epoch, int64_t step, double lr,
-                     const std::vector<std::pair<std::string, double>>& metrics) {
-  std::string line = epoch >= 0 ? std::to_string(epoch) : "";
-  line += ",";
-  line += step >= 0 ? std::to_string(step) : "";
-  line += ",";
-  if (lr > 0) {
-    char buffer[32];
-    std::snprintf(buffer, sizeof(buffer), "%.6g", lr);
-    line += buffer;
+void MetricsCsv::open_for_append() {
+  file_ = std::fopen(path_.c_str(), "a");
+  if (file_ == nullptr) throw Error(path_, "cannot open metrics.csv for writing", "Check the run directory.");
+}
+
+void MetricsCsv::rewrite() {
+  if (file_ != nullptr) {
+    std::fclose(file_);
+    file_ = nullptr;
   }
-  const auto& names = columns();
-  for (size_t i = 3; i < names.size(); ++i) {
-    line += ",";
-    for (const auto& [name, value] : metrics) {
-      if (name == names[i]) {
-        char buffer[32];
-        std::snprintf(buffer, sizeof(buffer), "%.6g", value);
-        line += buffer;
-      }
+  const std::string temporary = path_ + ".tmp";
+  std::FILE* out = std::fopen(temporary.c_str(), "w");
+  if (out == nullptr) throw Error(temporary, "cannot write metrics.csv", "Check the run directory.");
+  std::string text = join_row(columns_, columns_.size());
+  for (const auto& row : rows_) text += join_row(row, columns_.size());
+  const bool written = std::fwrite(text.data(), 1, text.size(), out) == text.size();
+  const bool flushed = std::fflush(out) == 0 && ::fsync(::fileno(out)) == 0;
+  std::fclose(out);
+  if (!written || !flushed || std::rename(temporary.c_str(), path_.c_str()) != 0) {
+    throw Error(path_, "cannot write metrics.csv", "Check free disk space and the directory's permissions.");
+  }
+  open_for_append();
+}
+
+void MetricsCsv::log_metrics(const MetricRow& metrics, int64_t epoch, int64_t step) {
+  bool widened = false;
+  for (const auto& entry : metrics) {
+    if (std::find(columns_.begin(), columns_.end(), entry.first) == columns_.end()) {
+      columns_.push_back(entry.first);
+      widened = true;
     }
   }
-  std::fprintf(file_, "%s\n", line.c_str());
-  std::fflush(file_);
+  std::vector<std::string> cells(columns_.size());
+  if (epoch >= 0) cells[0] = std::to_string(epoch);
+  if (step >= 0) cells[1] = std::to_string(step);
+  for (const auto& [name, value] : metrics) {
+    size_t column = static_cast<size_t>(std::find(columns_.begin(), columns_.end(), name) - columns_.begin());
+    cells[column] = config::python_float_repr(value);
+  }
+  rows_.push_back(cells);
+  if (widened) {
+    rewrite();
+    return;
+  }
+  const std::string line = join_row(cells, columns_.size());
+  std::fwrite(line.data(), 1, line.size(), file_);
+}
+
+void MetricsCsv::flush() {
+  if (file_ != nullptr) std::fflush(file_);
 }
 
 }  // namespace trainer::engine

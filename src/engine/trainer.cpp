@@ -17,16 +17,19 @@
 #include <cstdio>
 #include <fstream>
 #include <iomanip>
+#include <map>
 #include <sstream>
 
 #include "trainer/config/config_view.h"
 #include "trainer/data/batch_loader.h"
 #include "trainer/data/data_options.h"
 #include "trainer/data/datasets.h"
+#include "trainer/engine/callback.h"
 #include "trainer/engine/checkpoint.h"
 #include "trainer/engine/lr_schedule.h"
-#include "trainer/engine/metrics_csv.h"
+#include "trainer/engine/metric_logger.h"
 #include "trainer/engine/posix_files.h"
+#include "trainer/engine/progress_bar.h"
 #include "trainer/engine/trainer_options.h"
 #include "trainer/models/model_registry.h"
 #include "trainer/util/error.h"
@@ -165,7 +168,8 @@ struct Trainer::Impl {
   std::unique_ptr<torch::optim::Optimizer> optimizer;
   std::vector<at::Tensor> parameters;
   std::shared_ptr<const data::TensorDataset> train_set, val_set, test_set;
-  std::unique_ptr<MetricsCsv> csv;
+  std::vector<std::unique_ptr<MetricLogger>> loggers;
+  std::vector<NamedCallback> callbacks;
 
   void setup() {
     config::ConfigView view(config);
@@ -206,6 +210,59 @@ struct Trainer::Impl {
     parameters = model->parameters();
     optimizer = make_optimizer(options.optimizer, parameters);
     log::info("model: " + model->describe());
+    if (options.enable_loggers) loggers = make_loggers(view, run_dir);
+    if (options.enable_callbacks) callbacks = make_callbacks(view);
+  }
+
+  void log_metrics(const MetricRow& row, int64_t epoch, int64_t step) {
+    for (auto& logger : loggers) logger->log_metrics(row, epoch, step);
+  }
+  void flush_loggers() {
+    for (auto& logger : loggers) logger->flush();
+  }
+
+  // The loop as callbacks see it.
+  struct Context final : FitContext {
+    Impl& impl;
+    LoopState& state;
+    std::string stop_reason;
+    Context(Impl& owner, LoopState& loop) : impl(owner), state(loop) {}
+    int64_t epoch() const override { return state.epoch; }
+    int64_t global_step() const override { return state.global_step; }
+    int64_t min_epochs() const override { return impl.options.min_epochs; }
+    std::vector<std::pair<std::string, double>> learning_rates() const override {
+      std::vector<std::pair<std::string, double>> rates;
+      const std::string base = "lr-" + impl.optimizer_class_name();
+      const auto& groups = impl.optimizer->param_groups();
+      for (size_t i = 0; i < groups.size(); ++i) {
+        rates.emplace_back(i == 0 ? base : base + "/pg" + std::to_string(i + 1), groups[i].options().get_lr());
+      }
+      return rates;
+    }
+    void log(const MetricRow& metrics) override { impl.log_metrics(metrics, state.epoch, state.global_step); }
+    void request_stop(const std::string& reason) override {
+      if (stop_reason.empty()) stop_reason = reason;
+    }
+  };
+
+  std::string optimizer_class_name() const {
+    const std::string& name = options.optimizer.name;
+    if (name == "sgd") return "SGD";
+    if (name == "adam") return "Adam";
+    if (name == "adamw") return "AdamW";
+    return name;
+  }
+
+  void save_callback_states(LoopState& state) const {
+    state.callback_states.clear();
+    for (const auto& entry : callbacks) state.callback_states.emplace_back(entry.name, entry.callback->state());
+  }
+  void restore_callback_states(const LoopState& state) {
+    for (const auto& [name, text] : state.callback_states) {
+      for (auto& entry : callbacks) {
+        if (entry.name == name) entry.callback->load_state(text);
+      }
+    }
   }
 
   data::BatchLoader make_loader(const std::shared_ptr<const data::TensorDataset>& dataset, bool train) const {
@@ -288,14 +345,18 @@ struct Trainer::Impl {
       dropped.push_back(state.top_k.back().path);
       state.top_k.pop_back();
     }
+    save_callback_states(state);
+    flush_loggers();
     save_checkpoint(path, *model, *optimizer, state, config_yaml);
     for (const std::string& old : dropped) {
       if (old != path) posix::remove_file(old);
     }
   }
 
-  void save_last(const LoopState& state) {
+  void save_last(LoopState& state) {
     if (!options.checkpoint.enabled) return;
+    save_callback_states(state);
+    flush_loggers();
     save_checkpoint(last_path(), *model, *optimizer, state, config_yaml);
   }
 
@@ -305,6 +366,7 @@ struct Trainer::Impl {
     if (resuming) {
       const std::string path = resolve_ckpt_path(*options.ckpt_path);
       state = load_checkpoint(path, *model, optimizer.get(), /*restore_rng=*/true);
+      restore_callback_states(state);
       log::info("resumed from " + path + " at epoch " + std::to_string(state.epoch) + ", batch " +
                 std::to_string(state.batch_in_epoch) + ", step " + std::to_string(state.global_step));
     }
@@ -324,7 +386,9 @@ struct Trainer::Impl {
     };
     apply_lr();
 
-    csv = std::make_unique<MetricsCsv>(run_dir + "/metrics.csv");
+    Context context(*this, state);
+    ProgressBar bar(options.enable_progress_bar);
+    for (auto& entry : callbacks) entry.callback->on_fit_start(context);
     if (!resuming && options.num_sanity_val_steps > 0 && val_set->size() > 0) {
       evaluate(val_set, options.limit_val, options.num_sanity_val_steps);
     }
@@ -342,6 +406,10 @@ struct Trainer::Impl {
       interval.reset(device);
       DeviceMeter epoch_meter;
       epoch_meter.reset(device);
+      if (state.batch_in_epoch == 0) {
+        for (auto& entry : callbacks) entry.callback->on_train_epoch_start(context);
+      }
+      bar.start_epoch(epoch, options.max_epochs, train_batches, state.batch_in_epoch);
       for (int64_t b = state.batch_in_epoch; b < train_batches; ++b) {
         auto batch = train_loader.next();
         if (!batch) break;
@@ -352,6 +420,7 @@ struct Trainer::Impl {
         interval.add(loss, logits, batch->targets);
         epoch_meter.add(loss, logits, batch->targets);
         interval_samples += batch->targets.size(0);
+        bar.update(b + 1, batch->targets.size(0));
         const bool step_now = (b + 1) % options.accumulate_grad_batches == 0 || b + 1 == train_batches;
         state.batch_in_epoch = b + 1;
         if (!step_now) continue;
@@ -373,13 +442,20 @@ struct Trainer::Impl {
                         "check the data; the last good checkpoint is kept.");
           }
           const double rate = static_cast<double>(interval_samples) / std::max(1e-9, seconds_since(interval_start));
-          const double lr = optimizer->param_groups().front().options().get_lr();
-          log::info("epoch " + std::to_string(epoch) + " step " + std::to_string(state.global_step) +
-                    " batch " + std::to_string(b + 1) + "/" + std::to_string(train_batches) +
-                    " loss " + fixed(mean_loss, 4) + " acc " + fixed(accuracy, 4) + " " +
-                    fixed(rate, 0) + " samples/s");
-          csv->row(epoch, state.global_step, lr, {{"train/loss", mean_loss}, {"train/acc", accuracy},
-                                                   {"samples_per_sec", rate}});
+          const std::string line = "epoch " + std::to_string(epoch) + " step " + std::to_string(state.global_step) +
+                                   " batch " + std::to_string(b + 1) + "/" + std::to_string(train_batches) +
+                                   " loss " + fixed(mean_loss, 4) + " acc " + fixed(accuracy, 4) + " " +
+                                   fixed(rate, 0) + " samples/s";
+          // On a terminal the bar shows progress; the log file always gets the line.
+          if (bar.active()) {
+            log::write_file_only(log::Level::kInfo, line);
+          } else {
+            log::info(line);
+          }
+          bar.set_loss(mean_loss);
+          log_metrics({{"train/loss", mean_loss}, {"train/acc", accuracy}, {"samples_per_sec", rate}}, epoch,
+                      state.global_step);
+          for (auto& entry : callbacks) entry.callback->on_log_step(context);
           interval.reset(device);
           interval_start = Clock::now();
           interval_samples = 0;
@@ -394,6 +470,7 @@ struct Trainer::Impl {
           stop = true;
         }
         if (g_stop_signal.load() != 0) {
+          bar.clear();
           save_last(state);
           throw Error("signal " + std::to_string(g_stop_signal.load()),
                       "stopped after step " + std::to_string(state.global_step) + "; a checkpoint was written to " +
@@ -411,16 +488,19 @@ struct Trainer::Impl {
           apply_lr();
         }
       }
+      bar.clear();
       auto [train_loss, train_acc] = epoch_meter.read();
       std::vector<std::pair<std::string, double>> row = {{"train/loss_epoch", train_loss},
                                                          {"train/acc_epoch", train_acc}};
       std::string line = "epoch " + std::to_string(epoch) + " done: train/loss " + fixed(train_loss, 4) +
                          " train/acc " + fixed(train_acc, 4);
       std::optional<double> monitored;
+      bool validated = false;
       const bool validate_now = epoch_done && val_set->size() > 0 &&
                                 (epoch + 1) % std::max<int64_t>(1, options.check_val_every_n_epoch) == 0;
       if (validate_now) {
         auto [val_loss, val_acc] = evaluate(val_set, options.limit_val);
+        validated = true;
         row.push_back({"val/loss", val_loss});
         row.push_back({"val/acc", val_acc});
         line += " val/loss " + fixed(val_loss, 4) + " val/acc " + fixed(val_acc, 4);
@@ -430,7 +510,21 @@ struct Trainer::Impl {
       if (options.checkpoint.monitor == "train/loss") monitored = train_loss;
       if (options.checkpoint.monitor == "train/acc") monitored = train_acc;
       log::info(line);
-      csv->row(epoch, state.global_step, optimizer->param_groups().front().options().get_lr(), row);
+      log_metrics(row, epoch, state.global_step);
+      if (epoch_done) {
+        std::map<std::string, double> epoch_metrics(row.begin(), row.end());
+        for (auto& entry : callbacks) entry.callback->on_epoch_end(context, epoch_metrics, validated);
+        if (!context.stop_reason.empty()) {
+          if (epoch + 1 >= options.min_epochs) {
+            log::info(context.stop_reason);
+            stop = true;
+          } else {
+            log::info(context.stop_reason + " (held back: trainer.min_epochs=" + std::to_string(options.min_epochs) +
+                      " not reached yet)");
+            context.stop_reason.clear();
+          }
+        }
+      }
       if (options.checkpoint.enabled && epoch_done) {
         if (monitored && (epoch + 1) % std::max<int64_t>(1, options.checkpoint.every_n_epochs) == 0) {
           update_top_k(state, *monitored, epoch);
@@ -440,6 +534,7 @@ struct Trainer::Impl {
         save_last(state);  // stopped mid-epoch by max_steps / max_time: resumable from here
       }
     }
+    flush_loggers();
     log::info("fit finished in " + fixed(seconds_since(start), 1) + " s, " + std::to_string(state.global_step) +
               " steps");
     if (options.test_after_fit && test_set->size() > 0) {
@@ -456,8 +551,8 @@ struct Trainer::Impl {
     const bool is_test = split == "test";
     auto [loss, accuracy] = evaluate(is_test ? test_set : val_set, is_test ? options.limit_test : options.limit_val);
     log::info(split + "/loss " + fixed(loss, 4) + " " + split + "/acc " + fixed(accuracy, 4));
-    if (!csv) csv = std::make_unique<MetricsCsv>(run_dir + "/metrics.csv");
-    csv->row(-1, -1, 0.0, {{split + "/loss", loss}, {split + "/acc", accuracy}});
+    log_metrics({{split + "/loss", loss}, {split + "/acc", accuracy}}, -1, -1);
+    flush_loggers();
     std::printf("%s/acc=%.6f %s/loss=%.10f\n", split.c_str(), accuracy, split.c_str(), loss);
     std::fflush(stdout);
   }

@@ -114,6 +114,7 @@ TrainerOptions TrainerOptions::from_config(const config::ConfigView& root, const
       }
     }
     o.enable_progress_bar = t.get_or<bool>("enable_progress_bar", true);
+    o.min_epochs = t.get_or<std::optional<int64_t>>("min_epochs", std::nullopt).value_or(0);
     o.checkpoint.enabled = t.get_or<bool>("enable_checkpointing", true);
   }
 
@@ -166,6 +167,8 @@ TrainerOptions TrainerOptions::from_config(const config::ConfigView& root, const
     o.limit_test = {false, 0.0, o.fast_dev_run};
     o.num_sanity_val_steps = 0;
     o.checkpoint.enabled = false;
+    o.enable_loggers = false;
+    o.enable_callbacks = false;
   }
   return o;
 }

@@ -1,13 +1,20 @@
 #include "trainer/util/log.h"
 
-#include <algorithm>
+#include <unistd.h>
 
+#include <algorithm>
+#include <cstdio>
+#include <mutex>
+
+#include <spdlog/details/log_msg.h>
+#include <spdlog/sinks/base_sink.h>
 #include <spdlog/sinks/basic_file_sink.h>
-#include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
 namespace trainer::log {
 namespace {
+
+constexpr const char* kPattern = "[%Y-%m-%d %H:%M:%S,%e][%n][%l] - %v";
 
 spdlog::level::level_enum to_spdlog(Level level) {
   switch (level) {
@@ -19,35 +26,83 @@ spdlog::level::level_enum to_spdlog(Level level) {
   return spdlog::level::info;
 }
 
-std::shared_ptr<spdlog::logger>& logger() {
-  static std::shared_ptr<spdlog::logger> instance = [] {
-    auto sink = std::make_shared<spdlog::sinks::stderr_sink_mt>();
-    auto made = std::make_shared<spdlog::logger>("trainer", sink);
-    made->set_pattern("[%Y-%m-%d %H:%M:%S,%e][%n][%l] - %v");
-    return made;
-  }();
+// stderr, with an optional status line (progress bar) kept below the log lines on a terminal.
+class ConsoleSink final : public spdlog::sinks::base_sink<std::mutex> {
+ public:
+  void set_status(const std::string& line) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (line.empty() && status_.empty()) return;
+    std::fputs("\r\033[K", stderr);
+    status_ = line;
+    std::fputs(status_.c_str(), stderr);
+    std::fflush(stderr);
+  }
+
+ protected:
+  void sink_it_(const spdlog::details::log_msg& message) override {
+    spdlog::memory_buf_t formatted;
+    formatter_->format(message, formatted);
+    if (!status_.empty()) std::fputs("\r\033[K", stderr);
+    std::fwrite(formatted.data(), 1, formatted.size(), stderr);
+    if (!status_.empty()) std::fputs(status_.c_str(), stderr);
+    std::fflush(stderr);
+  }
+  void flush_() override { std::fflush(stderr); }
+
+ private:
+  std::string status_;
+};
+
+struct State {
+  std::shared_ptr<ConsoleSink> console = std::make_shared<ConsoleSink>();
+  std::shared_ptr<spdlog::sinks::sink> file;
+  std::shared_ptr<spdlog::logger> logger;
+  bool terminal = ::isatty(STDERR_FILENO) == 1;
+
+  State() {
+    console->set_pattern(kPattern);
+    logger = std::make_shared<spdlog::logger>("trainer", console);
+    // Every line reaches the file at once, as Python's logging does: `tail -f` works, and a
+    // killed run's log ends where the run ended.
+    logger->flush_on(spdlog::level::trace);
+  }
+};
+
+State& state() {
+  static State instance;
   return instance;
 }
 
 }  // namespace
 
-void set_level(Level level) { logger()->set_level(to_spdlog(level)); }
+void set_level(Level level) { state().logger->set_level(to_spdlog(level)); }
 
 void set_file(const std::string& path) {
-  static std::shared_ptr<spdlog::sinks::sink> current;
-  auto& sinks = logger()->sinks();
-  if (current) sinks.erase(std::remove(sinks.begin(), sinks.end(), current), sinks.end());
-  auto sink = std::make_shared<spdlog::sinks::basic_file_sink_mt>(path, /*truncate=*/false);
-  sink->set_pattern("[%Y-%m-%d %H:%M:%S,%e][%n][%l] - %v");
-  sinks.push_back(sink);
-  current = sink;
+  State& s = state();
+  auto& sinks = s.logger->sinks();
+  if (s.file) sinks.erase(std::remove(sinks.begin(), sinks.end(), s.file), sinks.end());
+  s.file = std::make_shared<spdlog::sinks::basic_file_sink_mt>(path, /*truncate=*/false);
+  s.file->set_pattern(kPattern);
+  sinks.push_back(s.file);
 }
 
 void write(Level level, const std::string& message) {
-  logger()->log(to_spdlog(level), message);
-  if (level >= Level::kWarning) logger()->flush();
+  state().logger->log(to_spdlog(level), message);
 }
 
-void flush() { logger()->flush(); }
+void write_file_only(Level level, const std::string& message) {
+  State& s = state();
+  if (!s.file || !s.logger->should_log(to_spdlog(level))) return;
+  s.file->log(spdlog::details::log_msg("trainer", to_spdlog(level), message));
+  s.file->flush();
+}
+
+void flush() { state().logger->flush(); }
+
+bool console_is_terminal() { return state().terminal; }
+
+void set_status(const std::string& line) {
+  if (state().terminal) state().console->set_status(line);
+}
 
 }  // namespace trainer::log

@@ -5,9 +5,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
+#include <thread>
 
 namespace trainer::testing {
 
@@ -54,6 +59,51 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::strin
   int status = 0;
   waitpid(pid, &status, 0);
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return result;
+}
+
+ProcessResult run_and_signal(const std::vector<std::string>& argv, const std::string& cwd,
+                             const std::function<bool()>& when, int signal_number, bool* signalled) {
+  // Output goes to files, so nothing blocks on a full pipe while we watch.
+  char out_name[] = "/tmp/trainer-test-out-XXXXXX";
+  char err_name[] = "/tmp/trainer-test-err-XXXXXX";
+  int out_fd = mkstemp(out_name);
+  int err_fd = mkstemp(err_name);
+  if (out_fd < 0 || err_fd < 0) throw std::runtime_error("mkstemp failed");
+  pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid == 0) {
+    dup2(out_fd, 1);
+    dup2(err_fd, 2);
+    if (!cwd.empty() && chdir(cwd.c_str()) != 0) _exit(126);
+    std::vector<char*> args;
+    for (const std::string& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
+    args.push_back(nullptr);
+    execv(args[0], args.data());
+    _exit(127);
+  }
+  close(out_fd);
+  close(err_fd);
+  *signalled = false;
+  int status = 0;
+  while (waitpid(pid, &status, WNOHANG) == 0) {
+    if (!*signalled && when()) {
+      kill(pid, signal_number);
+      *signalled = true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ProcessResult result;
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  auto slurp = [](const char* path) {
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream buffer;
+    buffer << in.rdbuf();
+    std::remove(path);
+    return buffer.str();
+  };
+  result.out = slurp(out_name);
+  result.err = slurp(err_name);
   return result;
 }
 

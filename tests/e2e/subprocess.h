@@ -2,6 +2,7 @@
 // stdout and stderr captured separately.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,12 @@ struct ProcessResult {
 
 ProcessResult run_process(const std::vector<std::string>& argv, const std::string& cwd = "",
                           const std::vector<std::string>& extra_env = {});
+
+// Runs argv like run_process, checking `when` every 10 ms while it runs; the first time it
+// returns true the process gets `signal_number` (once). `signalled` says whether that happened
+// before the process ended on its own.
+ProcessResult run_and_signal(const std::vector<std::string>& argv, const std::string& cwd,
+                             const std::function<bool()>& when, int signal_number, bool* signalled);
 
 // A fresh temporary directory, removed when the object goes out of scope.
 class TempDir {

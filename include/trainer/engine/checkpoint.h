@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "trainer/models/model.h"
@@ -25,8 +26,8 @@ struct LoopState {
   int64_t batch_in_epoch = 0;   // batches of `epoch` already trained
   int64_t scheduler_count = 0;  // epochs or steps the LR schedule has advanced
   std::vector<TopKEntry> top_k;  // model-checkpoint callback: best files, best first
-  double early_stop_best = 0.0;
-  int64_t early_stop_wait = 0;
+  // Other callbacks' state, by config name (callbacks.<name>), as each callback serialised it.
+  std::vector<std::pair<std::string, std::string>> callback_states;
 };
 
 void save_checkpoint(const std::string& path, models::Model& model, torch::optim::Optimizer& optimizer,

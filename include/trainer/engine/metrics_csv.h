@@ -1,28 +1,37 @@
-// metrics.csv as Lightning's CSVLogger writes it: one row per logging event, a fixed set of
-// columns, empty cells for metrics not logged in that row. Appends when resuming.
+// metrics.csv as Lightning's CSVLogger writes it: columns `epoch`, `step`, then every metric name
+// in the order first logged; one row per logging event with empty cells for metrics not in it.
+// When a new metric name appears the file is rewritten with the wider header (atomically, like a
+// checkpoint). A resumed run reads the existing file and keeps appending to it.
 #pragma once
 
 #include <cstdio>
 #include <string>
-#include <utility>
 #include <vector>
+
+#include "trainer/engine/metric_logger.h"
 
 namespace trainer::engine {
 
-class MetricsCsv {
+class MetricsCsv final : public MetricLogger {
  public:
-  explicit MetricsCsv(const std::string& path);
-  ~MetricsCsv();
+  explicit MetricsCsv(std::string path);
+  ~MetricsCsv() override;
   MetricsCsv(const MetricsCsv&) = delete;
   MetricsCsv& operator=(const MetricsCsv&) = delete;
 
-  // epoch/step -1 leave their cells empty.
-  void row(int64_t epoch, int64_t step, double lr, const std::vector<std::pair<std::string, double>>& metrics);
+  void log_metrics(const MetricRow& metrics, int64_t epoch, int64_t step) override;
+  void flush() override;
 
-  static const std::vector<std::string>& columns();
+  const std::vector<std::string>& columns() const { return columns_; }
 
  private:
+  void rewrite();
+  void open_for_append();
+
+  std::string path_;
   std::FILE* file_ = nullptr;
+  std::vector<std::string> columns_{"epoch", "step"};
+  std::vector<std::vector<std::string>> rows_;  // every row so far, cells as written
 };
 
 }  // namespace trainer::engine

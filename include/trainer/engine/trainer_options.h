@@ -59,6 +59,7 @@ struct TrainerOptions {
   uint64_t seed = 42;
   bool deterministic = false;
   int64_t max_epochs = 10;
+  int64_t min_epochs = 0;  // early stopping is held back until this many epochs ran
   int64_t max_steps = -1;
   std::optional<double> max_time_seconds;
   BatchLimit limit_train, limit_val, limit_test;
@@ -71,6 +72,8 @@ struct TrainerOptions {
   std::string gradient_clip_algorithm = "norm";
   int64_t fast_dev_run = 0;  // number of batches; 0 = off
   bool enable_progress_bar = true;
+  bool enable_loggers = true;    // off under fast_dev_run, as in Lightning
+  bool enable_callbacks = true;  // off under fast_dev_run, as in Lightning
   std::optional<std::string> ckpt_path;
   bool test_after_fit = true;
   OptimizerOptions optimizer;

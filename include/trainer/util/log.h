@@ -13,7 +13,16 @@ void set_level(Level level);
 // set before, so each job of a sweep gets its own log.
 void set_file(const std::string& path);
 void write(Level level, const std::string& message);
+// To the log file only (the console shows a progress bar instead of these lines).
+void write_file_only(Level level, const std::string& message);
 void flush();
+
+// Whether the console (stderr) is a terminal: progress bars only make sense there.
+bool console_is_terminal();
+// A live status line kept at the bottom of a terminal console (a progress bar): each log line
+// clears it, prints, and draws it again. An empty line removes it. No effect when the console is
+// not a terminal.
+void set_status(const std::string& line);
 
 inline void debug(const std::string& message) { write(Level::kDebug, message); }
 inline void info(const std::string& message) { write(Level::kInfo, message); }

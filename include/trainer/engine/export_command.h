@@ -1,0 +1,18 @@
+// `trainer export`: writes the model weights (parameters and buffers, named as the model's
+// named_parameters/named_buffers, e.g. "net.0.weight") of a checkpoint as a .safetensors file that
+// Python's safetensors and torch load. Reads the checkpoint alone: no data or model is built.
+#pragma once
+
+#include <string>
+
+#include "trainer/config/node.h"
+
+namespace trainer::engine {
+
+// Config keys: `ckpt_path` (a .ckpt file, or last/best looked up in the run's checkpoint
+// directory as Trainer does), `format` (safetensors, the default) and `export_path` (default:
+// the checkpoint's path with .safetensors for .ckpt). Returns the path written; throws
+// trainer::Error for a bad key, a missing or foreign checkpoint, or a file that cannot be written.
+std::string export_checkpoint(const config::Node& job_config, const std::string& run_dir);
+
+}  // namespace trainer::engine

@@ -1,0 +1,46 @@
+// Where metrics go: `logger.<name>` entries in the config (csv, tensorboard, or one a user
+// registers). The loop hands every logging event to each logger; values are already on the host
+// (read at log intervals and epoch ends only).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "trainer/config/config_view.h"
+#include "trainer/engine/registry.h"
+
+namespace trainer::engine {
+
+using MetricRow = std::vector<std::pair<std::string, double>>;
+
+class MetricLogger {
+ public:
+  virtual ~MetricLogger() = default;
+  // One logging event. `epoch` is -1 outside the fit loop (validate/test commands).
+  virtual void log_metrics(const MetricRow& metrics, int64_t epoch, int64_t step) = 0;
+  // Called at epoch ends and before checkpoints: make what was logged durable.
+  virtual void flush() {}
+};
+
+// Builds a logger from its config section (`logger.<name>`) and the run directory.
+using LoggerFactory =
+    std::function<std::unique_ptr<MetricLogger>(const config::ConfigView& section, const std::string& run_dir)>;
+
+// The process-wide registry, with csv and tensorboard added.
+Registry<LoggerFactory>& logger_registry();
+
+// One logger per entry of the `logger` section (null or missing: none). Unknown names throw
+// trainer::Error naming `logger.<name>`.
+std::vector<std::unique_ptr<MetricLogger>> make_loggers(const config::ConfigView& root, const std::string& run_dir);
+
+}  // namespace trainer::engine
+
+// At namespace scope in a user's program: TRAINER_REGISTER_LOGGER("mine", [](auto& cfg, auto& dir) {...});
+#define TRAINER_REGISTER_LOGGER(name, factory)                                         \
+  [[maybe_unused]] static const bool TRAINER_ENGINE_CONCAT(trainer_logger_registered_, \
+                                                           __LINE__) =                 \
+      (::trainer::engine::logger_registry().add((name), (factory)), true)

@@ -1,0 +1,36 @@
+#include "trainer/engine/callback.h"
+
+#include "trainer/engine/early_stopping.h"
+#include "trainer/engine/lr_monitor.h"
+
+namespace trainer::engine {
+
+Registry<CallbackFactory>& callback_registry() {
+  // Never destroyed: a user's static registrations may run before or after ours.
+  static auto* registry = [] {
+    auto* created = new Registry<CallbackFactory>("callback");
+    created->add("early_stopping", [](const config::ConfigView& section) {
+      return std::unique_ptr<Callback>(std::make_unique<EarlyStopping>(EarlyStoppingOptions::from_config(section)));
+    });
+    created->add("lr_monitor", [](const config::ConfigView& section) {
+      return std::unique_ptr<Callback>(std::make_unique<LearningRateMonitor>(
+          section.get_or<std::string>("logging_interval", "epoch"), section.full_path("logging_interval")));
+    });
+    return created;
+  }();
+  return *registry;
+}
+
+std::vector<NamedCallback> make_callbacks(const config::ConfigView& root) {
+  std::vector<NamedCallback> callbacks;
+  if (!root.has("callbacks") || root.node("callbacks").is_null()) return callbacks;
+  config::ConfigView section = root.sub("callbacks");
+  for (const std::string& name : section.keys()) {
+    if (name == "model_checkpoint" || section.node(name).is_null()) continue;
+    CallbackFactory factory = callback_registry().get(name, "callbacks." + name);
+    callbacks.push_back({name, factory(section.sub(name))});
+  }
+  return callbacks;
+}
+
+}  // namespace trainer::engine

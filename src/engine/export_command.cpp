@@ -1,0 +1,168 @@
+#include "trainer/engine/export_command.h"
+
+#include <ATen/ATen.h>
+#include <torch/csrc/jit/api/module.h>
+#include <torch/csrc/jit/serialization/import.h>
+
+#include <cstdio>
+#include <map>
+#include <vector>
+
+#include "trainer/config/config_view.h"
+#include "trainer/engine/posix_files.h"
+#include "trainer/formats/safetensors_writer.h"
+#include "trainer/util/error.h"
+#include "trainer/util/log.h"
+
+namespace trainer::engine {
+namespace {
+
+constexpr int64_t kCheckpointFormatVersion = 1;  // as written by save_checkpoint
+const char* const kFormats = "safetensors";
+
+std::string safetensors_dtype(at::ScalarType type, const std::string& name) {
+  switch (type) {
+    case at::kDouble: return "F64";
+    case at::kFloat: return "F32";
+    case at::kHalf: return "F16";
+    case at::kBFloat16: return "BF16";
+    case at::kLong: return "I64";
+    case at::kInt: return "I32";
+    case at::kShort: return "I16";
+    case at::kChar: return "I8";
+    case at::kByte: return "U8";
+    case at::kBool: return "BOOL";
+    default:
+      throw Error("tensor '" + name + "'",
+                  std::string("dtype ") + c10::toString(type) + " has no safetensors equivalent",
+                  "Export models whose weights are floating point, integer or bool tensors.");
+  }
+}
+
+std::string checkpoint_dir(const config::ConfigView& view, const std::string& run_dir) {
+  // As TrainerOptions: callbacks.model_checkpoint.dirpath, else <run dir>/checkpoints.
+  return view.get_or<std::string>("callbacks.model_checkpoint.dirpath", run_dir + "/checkpoints");
+}
+
+torch::jit::Module load_archive(const std::string& path) {
+  if (!posix::exists(path)) {
+    throw Error(path, "checkpoint not found",
+                "Give ckpt_path=last or best (looked up in the checkpoints/ of the run in hydra.run.dir), "
+                "or a path to a .ckpt file.");
+  }
+  torch::jit::Module root;
+  try {
+    root = torch::jit::load(path, at::Device(at::kCPU));
+  } catch (const std::exception& error) {
+    throw Error(path, std::string("not a readable checkpoint: ") + error.what(),
+                "Point ckpt_path at a file written by trainer.");
+  }
+  if (!root.hasattr("format_version") || !root.attr("format_version").isInt() ||
+      root.attr("format_version").toInt() != kCheckpointFormatVersion || !root.hasattr("model")) {
+    throw Error(path, "not a trainer checkpoint (no format_version 1 and model)",
+                "Point ckpt_path at a file written by trainer.");
+  }
+  return root;
+}
+
+int64_t read_int(const torch::jit::Module& root, const std::string& key) {
+  if (!root.hasattr(key)) return 0;
+  c10::IValue value = root.attr(key);
+  return value.isInt() ? value.toInt() : 0;
+}
+
+// ckpt_path=last/best resolve in the checkpoint directory exactly as Trainer does.
+std::string resolve_ckpt_path(const std::string& wanted, const std::string& directory) {
+  const std::string last = directory + "/last.ckpt";
+  if (wanted == "last") return last;
+  if (wanted != "best") return wanted;
+  torch::jit::Module root = load_archive(last);
+  if (root.hasattr("top_k_paths")) {
+    c10::IValue paths = root.attr("top_k_paths");
+    if (paths.isList() && !paths.toList().empty()) return paths.toList().get(0).toStringRef();
+  }
+  throw Error("ckpt_path=best", "the run in " + directory + " recorded no best checkpoint",
+              "Use ckpt_path=last, or train with a monitored metric (callbacks.model_checkpoint.monitor).");
+}
+
+std::string default_output(const std::string& checkpoint) {
+  const std::string extension = ".ckpt";
+  const bool has_extension = checkpoint.size() > extension.size() &&
+                             checkpoint.compare(checkpoint.size() - extension.size(), extension.size(), extension) == 0;
+  return (has_extension ? checkpoint.substr(0, checkpoint.size() - extension.size()) : checkpoint) +
+         ".safetensors";
+}
+
+}  // namespace
+
+std::string export_checkpoint(const config::Node& job_config, const std::string& run_dir) {
+  config::ConfigView view(job_config);
+  const std::string format = view.get_or<std::string>("format", "safetensors");
+  if (format != "safetensors") {
+    throw Error(view.full_path("format"), "unknown export format '" + format + "'",
+                std::string("Use format=") + kFormats + " (the formats trainer export writes: " + kFormats + ").");
+  }
+  const std::string wanted = view.get_or<std::string>("ckpt_path", "");
+  if (wanted.empty()) {
+    throw Error("ckpt_path", "trainer export needs a checkpoint to export",
+                "Give ckpt_path=last or best (with hydra.run.dir=<the training run's directory>), or "
+                "ckpt_path=<path to a .ckpt file>.");
+  }
+  const std::string checkpoint = resolve_ckpt_path(wanted, checkpoint_dir(view, run_dir));
+  const std::string output = view.get_or<std::string>("export_path", default_output(checkpoint));
+  if (output == checkpoint) {
+    throw Error("export_path", "the export would overwrite the checkpoint " + checkpoint,
+                "Set export_path to a .safetensors file.");
+  }
+
+  torch::jit::Module root = load_archive(checkpoint);
+  c10::IValue model_value = root.attr("model");
+  if (!model_value.isModule()) {
+    throw Error(checkpoint, "the checkpoint's model entry is not a module", "Point ckpt_path at a file written by trainer.");
+  }
+  torch::jit::Module model = model_value.toModule();
+
+  // Keep the contiguous CPU copies alive until the file is written.
+  std::vector<at::Tensor> storage;
+  std::vector<formats::SafetensorsTensor> tensors;
+  size_t total_bytes = 0;
+  auto add = [&](const std::string& name, const at::Tensor& value) {
+    if (!value.defined()) return;
+    at::Tensor tensor = value.detach().to(at::kCPU).contiguous();
+    formats::SafetensorsTensor entry;
+    entry.name = name;
+    entry.dtype = safetensors_dtype(tensor.scalar_type(), name);
+    entry.shape = tensor.sizes().vec();
+    entry.data = tensor.data_ptr();
+    entry.bytes = tensor.numel() * tensor.element_size();
+    total_bytes += entry.bytes;
+    tensors.push_back(std::move(entry));
+    storage.push_back(std::move(tensor));
+  };
+  for (const auto& parameter : model.named_parameters(/*recurse=*/true)) add(parameter.name, parameter.value);
+  for (const auto& buffer : model.named_buffers(/*recurse=*/true)) add(buffer.name, buffer.value);
+  if (tensors.empty()) {
+    throw Error(checkpoint, "the checkpoint's model holds no parameters or buffers",
+                "Point ckpt_path at a checkpoint of a model with weights.");
+  }
+
+  const int64_t epoch = read_int(root, "epoch");
+  const int64_t global_step = read_int(root, "global_step");
+  const std::map<std::string, std::string> metadata = {
+      {"format", "pt"},
+      {"trainer_epoch", std::to_string(epoch)},
+      {"trainer_global_step", std::to_string(global_step)},
+  };
+  if (!posix::make_directories(posix::parent(output))) {
+    throw Error(output, "cannot create the export's directory", "Check the directory's permissions.");
+  }
+  formats::write_safetensors(output, tensors, metadata);
+
+  char size[32];
+  std::snprintf(size, sizeof(size), "%.2f MB", static_cast<double>(total_bytes) / 1e6);
+  log::info("export: wrote " + std::to_string(tensors.size()) + " tensors (" + size + ") of " + checkpoint +
+            " (epoch " + std::to_string(epoch) + ", step " + std::to_string(global_step) + ") to " + output);
+  return output;
+}
+
+}  // namespace trainer::engine

@@ -1,0 +1,23 @@
+#include "trainer/engine/lr_monitor.h"
+
+#include "trainer/util/error.h"
+
+namespace trainer::engine {
+
+LearningRateMonitor::LearningRateMonitor(const std::string& interval, const std::string& where) {
+  if (interval != "epoch" && interval != "step") {
+    throw Error(where, "logging_interval must be epoch or step, not '" + interval + "'",
+                "Use logging_interval: epoch (once per epoch) or step (every log_every_n_steps).");
+  }
+  per_step_ = interval == "step";
+}
+
+void LearningRateMonitor::on_train_epoch_start(FitContext& context) {
+  if (!per_step_) context.log(context.learning_rates());
+}
+
+void LearningRateMonitor::on_log_step(FitContext& context) {
+  if (per_step_) context.log(context.learning_rates());
+}
+
+}  // namespace trainer::engine

@@ -1,0 +1,148 @@
+// Callbacks, loggers and the console through the real trainer binary: early stopping, the
+// learning-rate monitor, TensorBoard event files read back by TensorBoard itself, and the
+// progress bar on a terminal versus plain lines elsewhere. Skipped without the engine.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <sstream>
+
+#include "e2e_support.h"
+#include "subprocess.h"
+
+namespace fs = std::filesystem;
+using namespace trainer::testing;
+
+namespace {
+
+std::vector<std::string> small_fit(const std::string& run_dir, std::vector<std::string> extra) {
+  std::vector<std::string> argv = {TRAINER_BINARY, "fit", "data=synthetic", "data.num_samples=2048",
+                                   "data.num_workers=0", "trainer.log_every_n_steps=5", "hydra.run.dir=" + run_dir};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  return argv;
+}
+
+size_t count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("early stopping ends fit when the monitored metric stops improving, not before min_epochs") {
+  if (!engine_built()) {
+    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
+    return;
+  }
+  TempDir dir;
+  // val/loss must fall by more than 10 per epoch: never, so with patience 2 fit stops after 3 epochs.
+  const std::vector<std::string> strict = {"trainer.max_epochs=8", "callbacks.early_stopping.monitor=val/loss",
+                                           "callbacks.early_stopping.mode=min", "callbacks.early_stopping.patience=2",
+                                           "callbacks.early_stopping.min_delta=10"};
+  auto stopped = run_process(small_fit("stop", strict), dir.path());
+  INFO(stopped.err);
+  REQUIRE(stopped.exit_code == 0);
+  CHECK(stopped.err.find("did not improve in the last 2 records") != std::string::npos);
+  CHECK(stopped.err.find("epoch 2 done") != std::string::npos);
+  CHECK(stopped.err.find("epoch 3 done") == std::string::npos);
+
+  std::vector<std::string> held = strict;
+  held.push_back("trainer.min_epochs=5");
+  auto held_back = run_process(small_fit("held", held), dir.path());
+  INFO(held_back.err);
+  REQUIRE(held_back.exit_code == 0);
+  CHECK(held_back.err.find("held back: trainer.min_epochs=5") != std::string::npos);
+  CHECK(held_back.err.find("epoch 4 done") != std::string::npos);
+  CHECK(held_back.err.find("epoch 5 done") == std::string::npos);
+
+  auto unknown = run_process(small_fit("bad", {"callbacks.early_stopping.monitor=val/f1", "trainer.max_epochs=1"}),
+                             dir.path());
+  CHECK(unknown.exit_code == 1);
+  CHECK(unknown.err.find("val/f1") != std::string::npos);
+  CHECK(unknown.err.find("val/loss") != std::string::npos);  // lists what is logged
+}
+
+TEST_CASE("metrics reach metrics.csv and TensorBoard event files, with the learning rate") {
+  if (!engine_built()) {
+    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
+    return;
+  }
+  TempDir dir;
+  const fs::path run = fs::path(dir.path()) / "run";
+  auto result = run_process(small_fit("run", {"trainer.max_epochs=2", "logger=many_loggers",
+                                              "scheduler=cosine", "callbacks.lr_monitor.logging_interval=step"}),
+                            dir.path());
+  INFO(result.err);
+  REQUIRE(result.exit_code == 0);
+  CsvTable csv = read_csv(run / "metrics.csv");
+  REQUIRE(csv.columns.size() > 2);
+  CHECK(csv.columns[0] == "epoch");
+  CHECK(csv.columns[1] == "step");
+  for (const char* column : {"train/loss", "train/acc", "lr-Adam", "val/loss", "val/acc", "test/acc"}) {
+    INFO(column);
+    CHECK(!csv.last(column).empty());
+  }
+  for (const auto& row : csv.rows) CHECK(row.size() <= csv.columns.size());
+
+  bool found_events = false;
+  for (const auto& entry : fs::directory_iterator(run / "tensorboard")) {
+    found_events = found_events || entry.path().filename().string().find("tfevents") != std::string::npos;
+  }
+  CHECK(found_events);
+  const std::string python = TRAINER_TEST_PYTHON;
+  if (python.empty()) {
+    WARN("TRAINER_TEST_PYTHON is empty: the event file was not read back with TensorBoard");
+    return;
+  }
+  auto read = run_process({python, std::string(TRAINER_SOURCE_DIR) + "/tests/formats/read_tensorboard.py",
+                           (run / "tensorboard").string()});
+  INFO(read.err);
+  REQUIRE(read.exit_code == 0);
+  // Every logged value: each train/loss of metrics.csv appears with its step.
+  size_t train_rows = 0;
+  size_t loss_column = 0;
+  while (csv.columns[loss_column] != "train/loss") ++loss_column;
+  for (const auto& row : csv.rows) {
+    if (loss_column < row.size() && !row[loss_column].empty()) {
+      ++train_rows;
+      std::ostringstream line;
+      line << "train/loss " << row[1] << " ";
+      CHECK(read.out.find(line.str()) != std::string::npos);
+    }
+  }
+  CHECK(train_rows >= 4);
+  CHECK(count(read.out, "train/loss ") == train_rows);
+  CHECK(count(read.out, "val/acc ") == 2);
+  CHECK(count(read.out, "lr-Adam ") >= 4);
+  CHECK(count(read.out, "test/acc ") == 1);
+}
+
+TEST_CASE("a terminal gets a live progress bar; a pipe and the log file get plain lines") {
+  if (!engine_built()) {
+    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
+    return;
+  }
+  TempDir dir;
+  // Not a terminal: periodic lines on the console, no bar.
+  auto piped = run_process(small_fit("piped", {"trainer.max_epochs=1"}), dir.path());
+  REQUIRE(piped.exit_code == 0);
+  CHECK(piped.err.find("step 5 batch 5/") != std::string::npos);
+  CHECK(piped.err.find("\033[K") == std::string::npos);
+
+  // A terminal (script(1) runs the command on a pseudo-terminal and copies what it shows).
+  std::string command;
+  for (const std::string& arg : small_fit("tty", {"trainer.max_epochs=2", "data.num_samples=8192"})) {
+    command += "'" + arg + "' ";
+  }
+  auto tty = run_process({"/usr/bin/script", "-qefc", command, "/dev/null"}, dir.path());
+  INFO(tty.out << tty.err);
+  REQUIRE(tty.exit_code == 0);
+  CHECK(tty.out.find("Epoch 0/1 |") != std::string::npos);
+  CHECK(tty.out.find("samples/s ETA ") != std::string::npos);
+  CHECK(tty.out.find("\r\033[K") != std::string::npos);
+  CHECK(tty.out.find("step 5 batch 5/") == std::string::npos);  // the bar replaces them on screen...
+  CHECK(tty.out.find("epoch 1 done") != std::string::npos);
+  const std::string log = read_file(fs::path(dir.path()) / "tty" / "trainer.log");
+  CHECK(log.find("step 5 batch 5/") != std::string::npos);  // ...and the log file keeps them
+  CHECK(log.find("\033[K") == std::string::npos);
+}

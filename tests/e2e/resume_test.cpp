@@ -1,0 +1,143 @@
+// Killed runs resume exactly: the real trainer binary is SIGKILLed (or interrupted) in the middle
+// of a deterministic CPU run, resumed with ckpt_path=last, and must end with the same weights and
+// metrics as a run that was never interrupted. Skipped without the engine.
+#include <catch2/catch.hpp>
+
+#include <csignal>
+#include <filesystem>
+#include <regex>
+
+#include "e2e_support.h"
+#include "subprocess.h"
+
+namespace fs = std::filesystem;
+using namespace trainer::testing;
+
+namespace {
+
+// 4096 synthetic samples, 10% held out, batch 128: 29 batches an epoch, 3 epochs; loader workers
+// on, as by default.
+std::vector<std::string> run_command(const std::string& run_dir, std::vector<std::string> extra = {}) {
+  std::vector<std::string> argv = {TRAINER_BINARY, "fit", "data=synthetic", "data.num_samples=4096",
+                                   "trainer.max_epochs=3", "trainer.deterministic=true",
+                                   "trainer.log_every_n_steps=7", "hydra.run.dir=" + run_dir};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  return argv;
+}
+
+struct Resumed {
+  ProcessResult result;
+  int64_t epoch = -1, batch = -1;
+};
+
+Resumed resume(const std::string& run_dir, const std::string& cwd, std::vector<std::string> extra) {
+  extra.push_back("ckpt_path=last");
+  Resumed resumed;
+  resumed.result = run_process(run_command(run_dir, extra), cwd);
+  std::smatch match;
+  std::regex pattern("resumed from .* at epoch ([0-9]+), batch ([0-9]+)");
+  if (std::regex_search(resumed.result.err, match, pattern)) {
+    resumed.epoch = std::stoll(match[1]);
+    resumed.batch = std::stoll(match[2]);
+  }
+  return resumed;
+}
+
+// The final weights as bytes: last.ckpt exported to .safetensors (tensors plus epoch and step).
+std::string final_weights(const fs::path& run) {
+  auto exported = run_process({TRAINER_BINARY, "export", "ckpt_path=last", "hydra.run.dir=" + run.string(),
+                               "export_path=" + (run / "final.safetensors").string()});
+  INFO(exported.err);
+  REQUIRE(exported.exit_code == 0);
+  return read_file(run / "final.safetensors");
+}
+
+// Same final weights, bit for bit; the same test metrics of the final model and the same last
+// validation metrics (full precision in metrics.csv).
+void check_same_end(const std::string& out_a, const fs::path& run_a, const std::string& out_b, const fs::path& run_b) {
+  const std::string weights_a = final_weights(run_a);
+  CHECK(weights_a.size() > 900000);  // 235,146 float32 parameters
+  CHECK((weights_a == final_weights(run_b)));
+  CHECK(printed(out_a, "test/loss") == printed(out_b, "test/loss"));
+  CHECK(printed(out_a, "test/acc") == printed(out_b, "test/acc"));
+  CsvTable a = read_csv(run_a / "metrics.csv");
+  CsvTable b = read_csv(run_b / "metrics.csv");
+  REQUIRE(!a.last("val/loss").empty());
+  CHECK(a.last("val/loss") == b.last("val/loss"));
+  CHECK(a.last("train/loss_epoch") == b.last("train/loss_epoch"));
+}
+
+}  // namespace
+
+TEST_CASE("a run killed with SIGKILL resumes exactly: at an epoch boundary and mid-epoch") {
+  if (!engine_built()) {
+    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
+    return;
+  }
+  TempDir dir;
+  const fs::path root(dir.path());
+  // Test the best checkpoint's weights would hide differences in the last epoch: test the final model.
+  const std::vector<std::string> final_model = {"callbacks.model_checkpoint.save_top_k=0"};
+  auto whole = run_process(run_command("whole", final_model), dir.path());
+  INFO(whole.err);
+  REQUIRE(whole.exit_code == 0);
+
+  SECTION("killed after the first epoch's checkpoint: resumes at the next epoch's first batch") {
+    const fs::path last = root / "boundary" / "checkpoints" / "last.ckpt";
+    bool killed = false;
+    auto first = run_and_signal(run_command("boundary", final_model), dir.path(),
+                                [&] { return fs::exists(last); }, SIGKILL, &killed);
+    REQUIRE(killed);
+    CHECK(first.exit_code == 128 + SIGKILL);
+    Resumed resumed = resume("boundary", dir.path(), final_model);
+    INFO(resumed.result.err);
+    REQUIRE(resumed.result.exit_code == 0);
+    CHECK(resumed.epoch >= 1);
+    CHECK(resumed.batch == 0);
+    check_same_end(whole.out, root / "whole", resumed.result.out, root / "boundary");
+  }
+
+  SECTION("killed after a mid-epoch checkpoint (every 10 steps): resumes inside the epoch") {
+    std::vector<std::string> extra = final_model;
+    extra.push_back("callbacks.model_checkpoint.every_n_train_steps=10");
+    const fs::path last = root / "mid" / "checkpoints" / "last.ckpt";
+    bool killed = false;
+    auto first = run_and_signal(run_command("mid", extra), dir.path(), [&] { return fs::exists(last); }, SIGKILL,
+                                &killed);
+    REQUIRE(killed);
+    CHECK(first.exit_code == 128 + SIGKILL);
+    Resumed resumed = resume("mid", dir.path(), extra);
+    INFO(resumed.result.err);
+    REQUIRE(resumed.result.exit_code == 0);
+    CHECK(resumed.batch > 0);  // inside an epoch: steps 10, 20 (epoch 0) or 30 (epoch 1, batch 1)...
+    CHECK(resumed.batch < 29);
+    check_same_end(whole.out, root / "whole", resumed.result.out, root / "mid");
+  }
+}
+
+TEST_CASE("SIGINT finishes the step, writes a checkpoint, exits non-zero saying how to resume") {
+  if (!engine_built()) {
+    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
+    return;
+  }
+  TempDir dir;
+  const fs::path root(dir.path());
+  const fs::path log = root / "run" / "trainer.log";
+  bool interrupted = false;
+  // Interrupt once training has logged its first steps.
+  auto first = run_and_signal(run_command("run"), dir.path(),
+                              [&] { return read_file(log).find(" step 7 ") != std::string::npos; }, SIGINT,
+                              &interrupted);
+  INFO(first.err);
+  REQUIRE(interrupted);
+  CHECK(first.exit_code != 0);
+  CHECK(first.exit_code != 128 + SIGINT);  // handled, not killed
+  CHECK(first.err.find("ckpt_path=last") != std::string::npos);
+  CHECK(first.err.find("hydra.run.dir=") != std::string::npos);
+  CHECK(fs::exists(root / "run" / "checkpoints" / "last.ckpt"));
+
+  Resumed resumed = resume("run", dir.path(), {});
+  INFO(resumed.result.err);
+  CHECK(resumed.result.exit_code == 0);
+  CHECK(resumed.epoch >= 0);
+}
