@@ -6,10 +6,12 @@
 #include <yaml-cpp/exceptions.h>
 #include <yaml-cpp/parser.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <fstream>
 #include <memory>
 #include <sstream>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -96,7 +98,9 @@ class TreeBuilder : public YAML::EventHandler {
     KeyInfo key;
     std::string fixed;
     if (tag == "!") check_quote_closed(mark);
-    const std::string& text = tag == "!" ? fix_blank_quoted(mark, value, fixed) : value;
+    std::string decoded;
+    const std::string& raw = fix_escape_bytes(value, decoded);
+    const std::string& text = decode_multiline_quoted(mark, raw, fixed);
     Node node = make_scalar(tag, text, line, key_position, key);
     node.set_origin(origin(line));
     complete(std::move(node), anchor, line, key);
@@ -164,29 +168,205 @@ class TreeBuilder : public YAML::EventHandler {
         std::string("Add the closing ") + quote + " (a quote inside single quotes is written '').");
   }
 
-  // yaml-cpp 0.7 reads a quoted scalar made only of blanks and line breaks ('\n\n  ', which is
-  // how PyYAML writes "\n") as "". YAML folds such a scalar to one space for a single break and
-  // to n-1 newlines for n breaks; recompute it from the source.
-  const std::string& fix_blank_quoted(const YAML::Mark& mark, const std::string& value,
-                                      std::string& fixed) const {
-    for (char c : value)
-      if (c != ' ' && c != '\t') return value;
-    if (mark.pos < 0 || static_cast<size_t>(mark.pos) >= source_.size()) return value;
-    char quote = source_[static_cast<size_t>(mark.pos)];
-    if (quote != '\'' && quote != '"') return value;
-    size_t breaks = 0;
-    size_t i = static_cast<size_t>(mark.pos) + 1;
-    for (; i < source_.size() && source_[i] != quote; ++i) {
-      char c = source_[i];
-      if (c == '\n') {
-        ++breaks;
-      } else if (c != ' ' && c != '\t' && c != '\r') {
-        return value;
+  // yaml-cpp 0.7 decodes the escapes `\N` (U+0085) and `\_` (U+00A0) to the single bytes 0x85
+  // and 0xA0 instead of their UTF-8 encodings, leaving invalid UTF-8 in the string. Every other
+  // byte of a scalar comes from the (validated) source or from a UTF-8-encoded escape, so a byte
+  // that does not start a valid UTF-8 sequence is one of those two code points: encode it.
+  static const std::string& fix_escape_bytes(const std::string& value, std::string& fixed) {
+    size_t i = 0;
+    bool changed = false;
+    while (i < value.size()) {
+      const auto byte = static_cast<unsigned char>(value[i]);
+      size_t length = byte < 0x80            ? 1
+                      : (byte >> 5) == 0x6   ? 2
+                      : (byte >> 4) == 0xE   ? 3
+                      : (byte >> 3) == 0x1E  ? 4
+                                             : 0;
+      bool valid = length > 0 && i + length <= value.size();
+      for (size_t k = 1; valid && k < length; ++k)
+        valid = (static_cast<unsigned char>(value[i + k]) & 0xC0) == 0x80;
+      if (!changed && valid) {
+        i += length;
+        continue;
+      }
+      if (!changed) {
+        fixed.assign(value, 0, i);
+        changed = true;
+      }
+      if (valid) {
+        fixed.append(value, i, length);
+        i += length;
+      } else {
+        fixed.push_back(static_cast<char>(0xC0 | (byte >> 6)));
+        fixed.push_back(static_cast<char>(0x80 | (byte & 0x3F)));
+        ++i;
       }
     }
-    if (breaks == 0) return value;
-    fixed = breaks == 1 ? std::string(" ") : std::string(breaks - 1, '\n');
+    return changed ? fixed : value;
+  }
+
+  // yaml-cpp 0.7 folds the line breaks of a multi-line quoted scalar wrongly: a scalar made only
+  // of blanks and breaks ('\n\n  ', which is how PyYAML writes "\n") comes out "", and breaks
+  // before the closing quote ('a\n\n\n  ', PyYAML's "a\n\n") collapse to one. A quoted scalar that
+  // spans lines is therefore decoded again from the source with PyYAML's scan_flow_scalar.
+  // `mark` is where the node starts: its anchor and tag come first.
+  const std::string& decode_multiline_quoted(const YAML::Mark& mark, const std::string& value,
+                                             std::string& fixed) const {
+    if (mark.pos < 0) return value;
+    size_t i = static_cast<size_t>(mark.pos);
+    const size_t n = source_.size();
+    while (i < n && (source_[i] == '&' || source_[i] == '!')) {
+      while (i < n && source_[i] != ' ' && source_[i] != '\t' && source_[i] != '\n') ++i;
+      while (i < n) {
+        char c = source_[i];
+        if (c == ' ' || c == '\t' || c == '\n') {
+          ++i;
+        } else if (c == '#') {
+          while (i < n && source_[i] != '\n') ++i;
+        } else {
+          break;
+        }
+      }
+    }
+    if (i >= source_.size() || (source_[i] != '\'' && source_[i] != '"')) return value;
+    std::string decoded;
+    size_t end = 0;
+    if (!scan_flow_scalar(source_, i, decoded, end)) return value;
+    if (source_.substr(i, end - i).find('\n') == std::string_view::npos) return value;
+    fixed = std::move(decoded);
     return fixed;
+  }
+
+  // PyYAML's Scanner.scan_flow_scalar from the opening quote at `pos` (line breaks are already
+  // "\n" only). Sets `end` past the closing quote. False on anything yaml-cpp should have refused.
+  static bool scan_flow_scalar(std::string_view src, size_t pos, std::string& out, size_t& end) {
+    const char quote = src[pos];
+    const bool dq = quote == '"';
+    size_t i = pos + 1;
+    auto at = [&](size_t k) { return k < src.size() ? src[k] : '\0'; };
+    // scan_flow_scalar_breaks: blank lines after a break, each one "\n".
+    auto breaks = [&](std::string& chunk) -> bool {
+      while (true) {
+        std::string_view prefix = src.substr(i, 3);
+        char after = at(i + 3);
+        if ((prefix == "---" || prefix == "...") &&
+            (after == '\0' || after == ' ' || after == '\t' || after == '\n'))
+          return false;  // "found unexpected document separator"
+        while (at(i) == ' ' || at(i) == '\t') ++i;
+        if (at(i) != '\n') return true;
+        chunk.push_back('\n');
+        ++i;
+      }
+    };
+    auto append_code = [&](uint32_t cp) {
+      if (cp < 0x80) {
+        out.push_back(static_cast<char>(cp));
+      } else if (cp < 0x800) {
+        out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
+        out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+      } else if (cp < 0x10000) {
+        out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
+        out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+        out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+      } else {
+        out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
+        out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
+        out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+        out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+      }
+    };
+    // scan_flow_scalar_non_spaces
+    auto non_spaces = [&]() -> bool {
+      while (true) {
+        char ch = at(i);
+        if (ch != '\'' && ch != '"' && ch != '\\' && ch != ' ' && ch != '\t' && ch != '\n' &&
+            ch != '\0') {
+          out.push_back(ch);
+          ++i;
+          continue;
+        }
+        if (!dq && ch == '\'' && at(i + 1) == '\'') {
+          out.push_back('\'');
+          i += 2;
+        } else if ((dq && ch == '\'') || (!dq && (ch == '"' || ch == '\\'))) {
+          out.push_back(ch);
+          ++i;
+        } else if (dq && ch == '\\') {
+          ++i;
+          char e = at(i);
+          const char* replacement = nullptr;
+          switch (e) {
+            case 'a': replacement = "\x07"; break;
+            case 'b': replacement = "\x08"; break;
+            case 't': case '\t': replacement = "\t"; break;
+            case 'n': replacement = "\n"; break;
+            case 'v': replacement = "\x0B"; break;
+            case 'f': replacement = "\x0C"; break;
+            case 'r': replacement = "\r"; break;
+            case 'e': replacement = "\x1B"; break;
+            case ' ': replacement = " "; break;
+            case '"': replacement = "\""; break;
+            case '/': replacement = "/"; break;
+            case '\\': replacement = "\\"; break;
+            case 'N': replacement = "\xC2\x85"; break;
+            case '_': replacement = "\xC2\xA0"; break;
+            case 'L': replacement = "\xE2\x80\xA8"; break;
+            case 'P': replacement = "\xE2\x80\xA9"; break;
+            default: break;
+          }
+          if (e == '0') {
+            out.push_back('\0');
+            ++i;
+          } else if (replacement != nullptr) {
+            out.append(replacement);
+            ++i;
+          } else if (e == 'x' || e == 'u' || e == 'U') {
+            size_t length = e == 'x' ? 2 : e == 'u' ? 4 : 8;
+            ++i;
+            uint32_t cp = 0;
+            for (size_t k = 0; k < length; ++k) {
+              char h = at(i + k);
+              int digit = h >= '0' && h <= '9'   ? h - '0'
+                          : h >= 'a' && h <= 'f' ? h - 'a' + 10
+                          : h >= 'A' && h <= 'F' ? h - 'A' + 10
+                                                 : -1;
+              if (digit < 0) return false;
+              cp = cp * 16 + static_cast<uint32_t>(digit);
+            }
+            if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
+            append_code(cp);
+            i += length;
+          } else if (e == '\n') {
+            ++i;
+            if (!breaks(out)) return false;
+          } else {
+            return false;
+          }
+        } else {
+          return true;
+        }
+      }
+    };
+    if (!non_spaces()) return false;
+    while (at(i) != quote) {
+      if (i >= src.size()) return false;
+      // scan_flow_scalar_spaces
+      size_t ws = i;
+      while (at(i) == ' ' || at(i) == '\t') ++i;
+      if (i >= src.size()) return false;
+      if (at(i) == '\n') {
+        ++i;
+        std::string chunk;
+        if (!breaks(chunk)) return false;
+        if (chunk.empty()) out.push_back(' ');
+        out += chunk;
+      } else {
+        out.append(src.substr(ws, i - ws));
+      }
+      if (!non_spaces()) return false;
+    }
+    end = i + 1;
+    return true;
   }
 
   Origin origin(int line) const { return Origin::file(path_, line); }
@@ -538,6 +718,14 @@ void check_utf8(std::string_view text, const std::string& name) {
       throw Error(name + ":" + std::to_string(line), std::string("invalid UTF-8 (byte ") + hex + ")",
                   "Save the file as UTF-8.");
     }
+    if (code == 0x2028 || code == 0x2029) {
+      throw Error(name + ":" + std::to_string(line),
+                  std::string("the character ") + (code == 0x2028 ? "U+2028 (line separator)" : "U+2029 (paragraph separator)") +
+                      " is a line break in YAML 1.1 (PyYAML, OmegaConf) but text in YAML 1.2; a config "
+                      "file with it would not read the same everywhere",
+                  std::string("Replace it by a newline, or write it as the escape \\") + (code == 0x2028 ? "L" : "P") +
+                      " inside a double-quoted string.");
+    }
     if (!is_yaml_printable(code)) {
       char hex[16];
       std::snprintf(hex, sizeof(hex), "#x%04X", static_cast<unsigned>(code));
@@ -549,7 +737,32 @@ void check_utf8(std::string_view text, const std::string& name) {
   }
 }
 
-YamlDocument load(std::string_view text, const std::string& name, bool fast_path) {
+// PyYAML (YAML 1.1) reads CR LF, a lone CR and NEL (U+0085) each as one line break that stands
+// for "\n"; yaml-cpp (YAML 1.2) only knows LF and CR LF and keeps a lone CR or NEL as text. Turn
+// them all into "\n" first so that both read the same document. Returns `text` or `buffer`.
+std::string_view normalize_breaks(std::string_view text, std::string& buffer) {
+  if (text.find('\r') == std::string_view::npos && text.find("\xC2\x85") == std::string_view::npos)
+    return text;
+  buffer.clear();
+  buffer.reserve(text.size());
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '\r') {
+      if (i + 1 < text.size() && text[i + 1] == '\n') ++i;
+      buffer.push_back('\n');
+    } else if (c == '\xC2' && i + 1 < text.size() && text[i + 1] == '\x85') {
+      ++i;
+      buffer.push_back('\n');
+    } else {
+      buffer.push_back(c);
+    }
+  }
+  return buffer;
+}
+
+YamlDocument load(std::string_view original, const std::string& name, bool fast_path) {
+  std::string normalized;
+  std::string_view text = normalize_breaks(original, normalized);
   check_utf8(text, name);
   auto path = std::make_shared<const std::string>(name);
   YamlDocument doc;

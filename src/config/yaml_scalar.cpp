@@ -329,7 +329,9 @@ bool construct_int(std::string_view text, int64_t& value) {
     uint64_t base = 1;
     size_t end = body.size();
     while (true) {
-      size_t colon = body.rfind(':', end - 1);
+      // end == 0: the text starts with ':' and the first part is empty (Python's int('') and
+      // float('') fail); rfind(':', end - 1) would wrap around and loop forever.
+      size_t colon = end == 0 ? std::string_view::npos : body.rfind(':', end - 1);
       size_t begin = colon == std::string_view::npos ? 0 : colon + 1;
       uint64_t part = 0;
       if (!parse_unsigned(body.substr(begin, end - begin), 10, part)) return false;
@@ -380,7 +382,9 @@ bool construct_float(std::string_view text, double& value) {
     double base = 1.0;
     size_t end = body.size();
     while (true) {
-      size_t colon = body.rfind(':', end - 1);
+      // end == 0: the text starts with ':' and the first part is empty (Python's int('') and
+      // float('') fail); rfind(':', end - 1) would wrap around and loop forever.
+      size_t colon = end == 0 ? std::string_view::npos : body.rfind(':', end - 1);
       size_t begin = colon == std::string_view::npos ? 0 : colon + 1;
       double part = 0.0;
       if (!parse_python_float(body.substr(begin, end - begin), part)) return false;

@@ -338,6 +338,11 @@ Analysis analyze(const Text& text) {
       if (ch == '#' && preceded_by_whitespace) block_indicators = true;
     }
     if (is_break(ch)) line_breaks = true;
+    // Deliberately unlike PyYAML: it writes NEL, U+2028 and U+2029 raw inside single quotes,
+    // where a reader takes them for line breaks (PyYAML itself reads 'a<NEL>  b' back as "a b",
+    // and the loader refuses them raw). Double quotes write them as the escapes \N, \L and \P,
+    // which every reader reads back exactly.
+    if (ch == 0x85 || ch == 0x2028 || ch == 0x2029) special_characters = true;
     if (!(ch == '\n' || (ch >= 0x20 && ch <= 0x7E))) {
       bool printable_unicode =
           (ch == 0x85 || (ch >= 0xA0 && ch <= 0xD7FF) || (ch >= 0xE000 && ch <= 0xFFFD) ||

@@ -48,6 +48,23 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
+// Seconds since this process started (from /proc: its start time and the system uptime), for
+// the time-to-first-step report; -1 when /proc is unreadable.
+double seconds_since_process_start() {
+  std::ifstream stat("/proc/self/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  const size_t close = text.rfind(')');  // the command name may hold spaces
+  std::ifstream uptime_file("/proc/uptime");
+  double uptime = -1;
+  if (close == std::string::npos || !(uptime_file >> uptime)) return -1;
+  std::istringstream fields(text.substr(close + 2));
+  std::string field;
+  for (int i = 3; i <= 22 && fields >> field; ++i) {
+    if (i == 22) return uptime - std::stod(field) / static_cast<double>(::sysconf(_SC_CLK_TCK));
+  }
+  return -1;
+}
+
 std::string fixed(double value, int digits) {
   std::ostringstream out;
   out << std::fixed << std::setprecision(digits) << value;
@@ -393,14 +410,17 @@ struct Trainer::Impl {
       evaluate(val_set, options.limit_val, options.num_sanity_val_steps);
     }
     const auto start = Clock::now();
+    auto epoch_start = start;
     auto interval_start = Clock::now();
     int64_t interval_samples = 0;
     bool stop = false;
+    bool first_step_reported = false;
     const bool by_norm = options.gradient_clip_algorithm == "norm";
     model->train();
 
     for (int64_t epoch = state.epoch; epoch < options.max_epochs && !stop; ++epoch) {
       state.epoch = epoch;
+      epoch_start = Clock::now();
       train_loader.start_epoch(epoch, state.batch_in_epoch);
       DeviceMeter interval;
       interval.reset(device);
@@ -428,6 +448,11 @@ struct Trainer::Impl {
         optimizer->step();
         optimizer->zero_grad();
         ++state.global_step;
+        if (!first_step_reported) {
+          first_step_reported = true;
+          log::info("first training step done " + fixed(seconds_since_process_start(), 2) +
+                    " s after the process started");
+        }
         if (schedule.active() && schedule.per_step()) {
           ++state.scheduler_count;
           apply_lr();
@@ -492,7 +517,8 @@ struct Trainer::Impl {
       auto [train_loss, train_acc] = epoch_meter.read();
       std::vector<std::pair<std::string, double>> row = {{"train/loss_epoch", train_loss},
                                                          {"train/acc_epoch", train_acc}};
-      std::string line = "epoch " + std::to_string(epoch) + " done: train/loss " + fixed(train_loss, 4) +
+      const double epoch_seconds = seconds_since(epoch_start);
+      std::string line = "epoch " + std::to_string(epoch) + " done in " + fixed(epoch_seconds, 2) + " s: train/loss " + fixed(train_loss, 4) +
                          " train/acc " + fixed(train_acc, 4);
       std::optional<double> monitored;
       bool validated = false;

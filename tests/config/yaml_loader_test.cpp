@@ -271,6 +271,14 @@ TEST_CASE("load errors name file:line and say how to fix", "[yaml]") {
   CHECK_THAT(error_of("a: 1\n---\nb: 2\n"), Catch::Contains("more than one YAML document"));
   CHECK_THAT(error_of("a: !foo bar\n"), Catch::Contains("!foo"));
   CHECK_THAT(error_of("a: !!int abc\n"), Catch::Contains("!!int"));
+  // Sexagesimal with an empty part: OmegaConf fails in float('') / int(''); the constructor used
+  // to loop forever on a leading ':' (fuzz finding float-leading-colon).
+  CHECK_THAT(error_of("f: !!float :30\n"), Catch::Contains("cfg.yaml:1") && Catch::Contains("!!float"));
+  CHECK_THAT(error_of("f: !!int :30\n"), Catch::Contains("cfg.yaml:1") && Catch::Contains("!!int"));
+  CHECK_THAT(error_of("f: !!float 1::30\n"), Catch::Contains("!!float"));
+  CHECK_THAT(error_of("f: !!int -:30\n"), Catch::Contains("!!int"));
+  CHECK(value_of("!!float 1:30") == Node::floating(90.0));
+  CHECK(value_of("!!int 1:30") == Node::integer(90));
   CHECK_THAT(error_of("a: =\n"), Catch::Contains("cfg.yaml:1"));
   CHECK_THAT(error_of("a: <<\n"), Catch::Contains("merge"));
   CHECK_THAT(error_of("a: 9223372036854775808\n"), Catch::Contains("64-bit"));
@@ -293,6 +301,70 @@ TEST_CASE("load errors name file:line and say how to fix", "[yaml]") {
   // Multi-line quoted strings are fine.
   CHECK(load_yaml_string("a: 'x\n  y'\nb: \"p \\\" q\"\n", "q.yaml").root.find("b")->as_string() ==
         "p \" q");
+}
+
+TEST_CASE("line breaks and escapes read as PyYAML reads them", "[yaml]") {
+  // yaml-cpp decodes "\N" and "\_" to the lone bytes 0x85 / 0xA0; OmegaConf gives U+0085 and
+  // U+00A0 (fuzz finding nel-line-break-key).
+  CHECK(value_of("\"\\N\"") == Node::string("\xc2\x85"));
+  CHECK(value_of("\"a\\_b\"") == Node::string("a\xc2\xa0" "b"));
+  CHECK(value_of("\"\\L\\P\"") == Node::string("\xe2\x80\xa8\xe2\x80\xa9"));
+  auto escaped_key = load_yaml_string("\"k\\N\": 1\n", "e.yaml");
+  CHECK(escaped_key.root.entries()[0].key == "k\xc2\x85");
+  // PyYAML (YAML 1.1) reads NEL, a lone CR and CR LF as "\n": {'a': 1, 'b': 2}, 'x y', 'p q'.
+  for (const char* text : {"a: 1\xc2\x85" "b: 2\n", "a: 1\rb: 2\n", "a: 1\r\nb: 2\r\n"}) {
+    INFO(text);
+    auto doc = load_yaml_string(text, "b.yaml");
+    REQUIRE(doc.root.entries().size() == 2);
+    CHECK(doc.root.find("b")->as_int() == 2);
+    CHECK(doc.root.find("b")->origin().line == 2);
+  }
+  CHECK(value_of("\"x\ry\"") == Node::string("x y"));
+  CHECK(value_of("\"x\xc2\x85y\"") == Node::string("x y"));
+  CHECK(value_of("\"p\r\n  q\"") == Node::string("p q"));
+  CHECK(value_of("|\n  x\r\n  y\n") == Node::string("x\ny\n"));
+  // The fuzz input `n]0 <NEL> :: e`: PyYAML sees a second line ` :: e` and fails with "mapping
+  // values are not allowed here" at line 2, column 3; yaml-cpp alone took NEL as text.
+  CHECK_THAT(error_of("n]0 \xc2\x85 :: e"), Catch::Contains("cfg.yaml:2:3"));
+  // U+2028/U+2029 are line breaks to PyYAML that keep their character in the value; yaml-cpp
+  // cannot read them so, and they are refused raw (OmegaConf reads 'x<LS>  y' as "x\u2028y").
+  CHECK_THAT(error_of("a: 1\nb: 'x\xe2\x80\xa8  y'\n"),
+             Catch::Contains("cfg.yaml:2") && Catch::Contains("U+2028") && Catch::Contains("\\L"));
+  CHECK_THAT(error_of("a: x\xe2\x80\xa9\n"), Catch::Contains("U+2029") && Catch::Contains("\\P"));
+}
+
+TEST_CASE("multi-line quoted scalars fold their line breaks as PyYAML does", "[yaml]") {
+  // yaml-cpp collapses the breaks before a closing quote to one "\n"; OmegaConf keeps them all.
+  // 'y&\n\n\n  ' is how OmegaConf.to_yaml writes "y&\n\n".
+  struct Case {
+    const char* yaml;
+    const char* expected;  // OmegaConf.create("v: " + yaml)["v"]
+  };
+  static const Case kCases[] = {
+      {"'y&\n\n\n  '", "y&\n\n"},
+      {"'a\n\n\n\n  '", "a\n\n\n"},
+      {"'a\n\n\n'", "a\n\n"},
+      {"\"a\n\n\n  \"", "a\n\n"},
+      {"'a  \n\n\n  '", "a\n\n"},
+      {"'a\n\n\n  b'", "a\n\nb"},
+      {"'a\n\n  '", "a\n"},
+      {"'\n\n\n  '", "\n\n"},
+      {"'\n\n  '", "\n"},
+      {"'\n  '", " "},
+      {"'\n\n  a\n\n\n  '", "\na\n\n"},
+      {"&x !!str 'a\n\n\n  '", "a\n\n"},
+      {"!!str # c\n  'a\n\n\n  '", "a\n\n"},
+      {"\"a\\\n\n  b\\\n  c \\t\n d\"", "a\nbc \t d"},
+      {"'a\t\n\t\n b'", "a\nb"},
+      {"'it''s\n  x'", "it's x"},
+  };
+  for (const Case& c : kCases) {
+    INFO("yaml: [" << c.yaml << "]");
+    CHECK(value_of(c.yaml) == Node::string(c.expected));
+    CHECK(trainer::config::yaml_detail::load_yaml_string_full(std::string("v: ") + c.yaml + "\n", "f.yaml")
+              .root.find("v")
+              ->as_string() == c.expected);
+  }
 }
 
 TEST_CASE("the # @package header is read like Hydra reads it", "[yaml]") {

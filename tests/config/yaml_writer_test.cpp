@@ -157,7 +157,9 @@ TEST_CASE("strings are quoted exactly when OmegaConf.to_yaml quotes them", "[yam
       {"\007", "k: \"\\a\"\n"},
       {"\033", "k: \"\\e\"\n"},
       {"\177", "k: \"\\x7F\"\n"},
-      {"\302\205", "k: '\302\205  '\n"},
+      // NEL, U+2028, U+2029: OmegaConf writes them raw in single quotes ('\302\205  '), which does
+      // not read back; the writer escapes them (see "NEL, U+2028 and U+2029 are written ...").
+      {"\302\205", "k: \"\\N\"\n"},
       {"\302\240", "k: \302\240\n"},
       {"\302\240a", "k: \302\240a\n"},
       {"a\302\2401", "k: a\302\2401\n"},
@@ -167,8 +169,8 @@ TEST_CASE("strings are quoted exactly when OmegaConf.to_yaml quotes them", "[yam
       {"\360\237\230\200", "k: \360\237\230\200\n"},
       {"a\360\237\230\200", "k: a\360\237\230\200\n"},
       {"\357\273\277", "k: \"\\uFEFF\"\n"},
-      {"\342\200\250", "k: '\342\200\250  '\n"},
-      {"a\342\200\251b", "k: 'a\342\200\251  b'\n"},
+      {"\342\200\250", "k: \"\\L\"\n"},        // OmegaConf: k: '\342\200\250  '
+      {"a\342\200\251b", "k: \"a\\Pb\"\n"},    // OmegaConf: k: 'a\342\200\251  b'
       {"\355\237\277", "k: \355\237\277\n"},
       {"\356\200\200", "k: \356\200\200\n"},
       {"\357\277\275", "k: \357\277\275\n"},
@@ -430,7 +432,7 @@ TEST_CASE("strings inside lists", "[yaml][writer]") {
       {"\007", "k:\n- \"\\a\"\n"},
       {"\033", "k:\n- \"\\e\"\n"},
       {"\177", "k:\n- \"\\x7F\"\n"},
-      {"\302\205", "k:\n- '\302\205  '\n"},
+      {"\302\205", "k:\n- \"\\N\"\n"},  // OmegaConf: - '\302\205  ' (does not read back)
       {"\302\240", "k:\n- \302\240\n"},
       {"\302\240a", "k:\n- \302\240a\n"},
       {"a\302\2401", "k:\n- a\302\2401\n"},
@@ -440,8 +442,8 @@ TEST_CASE("strings inside lists", "[yaml][writer]") {
       {"\360\237\230\200", "k:\n- \360\237\230\200\n"},
       {"a\360\237\230\200", "k:\n- a\360\237\230\200\n"},
       {"\357\273\277", "k:\n- \"\\uFEFF\"\n"},
-      {"\342\200\250", "k:\n- '\342\200\250  '\n"},
-      {"a\342\200\251b", "k:\n- 'a\342\200\251  b'\n"},
+      {"\342\200\250", "k:\n- \"\\L\"\n"},      // OmegaConf: - '\342\200\250  '
+      {"a\342\200\251b", "k:\n- \"a\\Pb\"\n"},  // OmegaConf: - 'a\342\200\251  b'
       {"\355\237\277", "k:\n- \355\237\277\n"},
       {"\356\200\200", "k:\n- \356\200\200\n"},
       {"\357\277\275", "k:\n- \357\277\275\n"},
@@ -859,6 +861,37 @@ Node rich_document() {
 
 }  // namespace
 
+TEST_CASE("NEL, U+2028 and U+2029 are written as double-quoted escapes", "[yaml][writer]") {
+  // A deliberate difference from OmegaConf.to_yaml, which writes these line breaks raw inside
+  // single quotes: {'k': 'a\x85b'} gives "k: 'a\x85  b'\n", which PyYAML itself reads back as
+  // 'a b', and which the loader refuses (U+2028/U+2029) or reads as a line break (NEL). Where
+  // PyYAML already double-quotes (a space next to the break) the output is the same as its own.
+  // {input, output, OmegaConf.to_yaml({input: 1})-style key output}
+  struct Case {
+    const char* input;
+    const char* value;
+    const char* key;
+  };
+  static const Case kCases[] = {
+      {"a\xc2\x85" "b", "k: \"a\\Nb\"\n", "\? \"a\\Nb\"\n: 1\n"},
+      {"\xc2\x85", "k: \"\\N\"\n", "\? \"\\N\"\n: 1\n"},
+      {"a \xc2\x85" "b", "k: \"a \\Nb\"\n", "\? \"a \\Nb\"\n: 1\n"},        // = OmegaConf
+      {"n]0 \xc2\x85 :", "k: \"n]0 \\N :\"\n", "\? \"n]0 \\N :\"\n: 1\n"},  // = OmegaConf
+      {"a\xe2\x80\xa8" "b", "k: \"a\\Lb\"\n", "\? \"a\\Lb\"\n: 1\n"},
+      {"a\xe2\x80\xa9", "k: \"a\\P\"\n", "\? \"a\\P\"\n: 1\n"},
+      {"a\xc2\xa0" "b", "k: a\xc2\xa0" "b\n", "a\xc2\xa0" "b: 1\n"},  // NBSP is no break: = OmegaConf
+  };
+  for (const Case& c : kCases) {
+    INFO("input: [" << c.input << "]");
+    Node value = map_of("k", Node::string(c.input));
+    CHECK(to_yaml(value) == c.value);
+    Node key = map_of(c.input, Node::integer(1));
+    CHECK(to_yaml(key) == c.key);
+    CHECK(load_yaml_string(to_yaml(value), "v.yaml").root == value);
+    CHECK(load_yaml_string(to_yaml(key), "k.yaml").root == key);
+  }
+}
+
 TEST_CASE("to_yaml output loads back to the same tree", "[yaml][writer]") {
   Node root = rich_document();
   std::string text = to_yaml(root);
@@ -889,8 +922,8 @@ TEST_CASE("to_yaml output loads back to the same tree", "[yaml][writer]") {
 
 TEST_CASE("random strings survive to_yaml and back", "[yaml][writer]") {
   // Characters chosen to hit every quoting rule: indicators, spaces, breaks, quotes, digits,
-  // escapes and multi-byte UTF-8. Not U+2028/U+2029/U+0085: PyYAML (YAML 1.1) writes them as line
-  // breaks, which yaml-cpp (YAML 1.2) reads back as ordinary characters.
+  // escapes and multi-byte UTF-8, and the YAML 1.1 line breaks NEL, U+2028 and U+2029 (which the
+  // writer, unlike PyYAML, escapes in double quotes).
   const std::string alphabet[] = {"a",        "b",
                                   " ",        " ",
                                   "\n",       "-",
@@ -909,7 +942,9 @@ TEST_CASE("random strings survive to_yaml and back", "[yaml][writer]") {
                                   "\t",       "\xc3\xa9",
                                   "\xc2\xa0", "\xf0\x9f\x98\x80",
                                   "y",        "n",
-                                  "$",        "~"};
+                                  "$",        "~",
+                                  "\xc2\x85", "\xe2\x80\xa8",
+                                  "\xe2\x80\xa9", "\r"};
   uint64_t state = 12345;
   auto next = [&state]() {
     state = state * 6364136223846793005ULL + 1442695040888963407ULL;
