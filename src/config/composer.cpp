@@ -9,6 +9,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "trainer/config/big_int.h"
 #include "trainer/config/config_repository.h"
 #include "trainer/config/defaults_list.h"
 #include "trainer/config/did_you_mean.h"
@@ -54,7 +55,7 @@ std::string python_str(const Node& node, bool nested = false) {
     case NodeType::kBool:
       return node.as_bool() ? "True" : "False";
     case NodeType::kInt:
-      return std::to_string(node.as_int());
+      return node.int_text();
     case NodeType::kFloat:
       return python_float(node.as_float());
     case NodeType::kString:
@@ -79,21 +80,27 @@ std::string python_str(const Node& node, bool nested = false) {
   return {};
 }
 
-// Python's `==` between an override value and a config value: 1 == 1.0, True == 1.
+bool is_number(const Node& n) {
+  return n.type() == NodeType::kInt || n.type() == NodeType::kFloat || n.type() == NodeType::kBool;
+}
+
+// Python's `==` between an override value and a config value: 1 == 1.0, True == 1, exact for
+// ints of any size against floats.
 bool python_equal(const Node& a, const Node& b) {
-  auto numeric = [](const Node& n, double& out) {
-    if (n.type() == NodeType::kInt)
-      out = static_cast<double>(n.as_int());
-    else if (n.type() == NodeType::kFloat)
-      out = n.as_float();
-    else if (n.type() == NodeType::kBool)
-      out = n.as_bool() ? 1.0 : 0.0;
-    else
-      return false;
-    return true;
-  };
-  double x = 0, y = 0;
-  if (numeric(a, x) && numeric(b, y)) return x == y;
+  if (is_number(a) && is_number(b)) {
+    const bool a_float = a.type() == NodeType::kFloat, b_float = b.type() == NodeType::kFloat;
+    if (a_float && b_float) return a.as_float() == b.as_float();
+    if (a_float || b_float) {
+      const Node& f = a_float ? a : b;
+      const Node& i = a_float ? b : a;
+      if (i.type() == NodeType::kBool) return (i.as_bool() ? 1.0 : 0.0) == f.as_float();
+      return compare_int_float(i, f.as_float()) == 0;
+    }
+    if (a.is_big_int() || b.is_big_int()) return a == b;  // never equal to a bool or an int64
+    const int64_t x = a.type() == NodeType::kBool ? a.as_bool() : a.as_int();
+    const int64_t y = b.type() == NodeType::kBool ? b.as_bool() : b.as_int();
+    return x == y;
+  }
   if (a.type() != b.type()) return false;
   if (a.is_list()) {
     if (a.items().size() != b.items().size()) return false;

@@ -1,6 +1,7 @@
 #include "trainer/config/config_view.h"
 
 #include "interpolation_engine.h"
+#include "trainer/config/big_int.h"
 #include "trainer/config/python_str.h"
 #include "trainer/config/did_you_mean.h"
 #include "trainer/util/error.h"
@@ -154,6 +155,11 @@ bool to_bool(const Node& node, const std::string& path) {
 
 int64_t to_int(const Node& node, const std::string& path) {
   expect_type(node, path, NodeType::kInt);
+  if (node.is_big_int()) {
+    throw Error(where_of(node, path),
+                shown_path(path) + " is " + node.int_text() + ", which does not fit in 64 bits",
+                "Use a value between -9223372036854775808 and 9223372036854775807.");
+  }
   return node.as_int();
 }
 
@@ -170,7 +176,15 @@ int64_t to_int_in_range(const Node& node, const std::string& path, int64_t low, 
 }
 
 double to_double(const Node& node, const std::string& path) {
-  if (node.type() == NodeType::kInt) return static_cast<double>(node.as_int());
+  if (node.type() == NodeType::kInt) {
+    double value = 0;
+    if (!int_to_double(node, value)) {
+      throw Error(where_of(node, path),
+                  shown_path(path) + " is " + node.int_text() + ", which is too large for a float",
+                  "Use a value whose magnitude is below 1.8e308.");
+    }
+    return value;
+  }
   if (node.type() != NodeType::kFloat) type_error(node, path, "a float", NodeType::kFloat);
   return node.as_float();
 }

@@ -65,7 +65,7 @@ std::string key_text(const Node& key, NodeType& type) {
     case NodeType::kBool:
       return key.as_bool() ? "true" : "false";
     case NodeType::kInt:
-      return std::to_string(key.as_int());
+      return key.int_text();
     case NodeType::kFloat:
       return python_float_repr(key.as_float());
     case NodeType::kString:

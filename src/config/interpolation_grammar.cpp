@@ -504,8 +504,7 @@ bool type_token(std::string_view text, Node& out) {
     char* end = nullptr;
     const long long value = std::strtoll(digits.c_str(), &end, 10);
     if (errno == ERANGE) {
-      // Python ints are unbounded; the closest we can do is a float.
-      out = Node::floating(std::strtod(digits.c_str(), nullptr));
+      out = Node::integer_text(digits);  // Python ints are unbounded
     } else {
       out = Node::integer(value);
     }

@@ -1,6 +1,8 @@
 #include "trainer/config/node.h"
 
 #include <cassert>
+
+#include "trainer/config/big_int.h"
 #include <charconv>
 
 namespace trainer::config {
@@ -54,6 +56,14 @@ Node Node::integer(int64_t value) {
   return node;
 }
 
+Node Node::integer_text(std::string_view decimal) {
+  BigInt value;
+  const bool valid = BigInt::parse_decimal(decimal, value);
+  assert(valid && "Node::integer_text needs a sign and decimal digits");
+  (void)valid;
+  return value.to_node();
+}
+
 Node Node::floating(double value) {
   Node node;
   node.type_ = NodeType::kFloat;
@@ -98,6 +108,11 @@ bool Node::as_bool() const {
 int64_t Node::as_int() const {
   assert(type_ == NodeType::kInt);
   return int_;
+}
+
+std::string Node::int_text() const {
+  assert(type_ == NodeType::kInt);
+  return string_.empty() ? std::to_string(int_) : string_;
 }
 
 double Node::as_float() const {
@@ -168,7 +183,7 @@ bool Node::operator==(const Node& other) const {
     case NodeType::kNull:
     case NodeType::kMissing: return true;
     case NodeType::kBool: return bool_ == other.bool_;
-    case NodeType::kInt: return int_ == other.int_;
+    case NodeType::kInt: return int_ == other.int_ && string_ == other.string_;
     case NodeType::kFloat:
       return float_ == other.float_ || (float_ != float_ && other.float_ != other.float_);
     case NodeType::kString: return string_ == other.string_;

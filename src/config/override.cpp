@@ -4,6 +4,7 @@
 // rule alone decides the typing quirks (`007` is three INT tokens, hence a string; `inf` is a
 // FLOAT, `Infinity` an ID), so following it is what keeps us identical to Hydra.
 #include "trainer/config/override.h"
+#include "trainer/config/big_int.h"
 #include "trainer/config/python_str.h"
 
 #include <algorithm>
@@ -32,9 +33,9 @@ struct Val {
   bool simple_form = false;  // kChoice: `a,b` rather than choice(a,b)
   bool shuffle = false;
   char quote = 0;            // kQuoted: ' or "
-  int64_t i = 0;
+  int64_t i = 0;  // kInt; beyond int64 (Python ints are unbounded) the saturated limit, with
   double f = 0.0;
-  std::string s;
+  std::string s;  // the exact decimal text here (empty for ordinary ints)
   // kList items; kDict keys and values interleaved; kChoice values; kRange start, stop, step;
   // kInterval start, end.
   std::vector<Val> items;
@@ -42,7 +43,25 @@ struct Val {
 
   bool is_sweep() const { return kind >= kChoice; }
   bool is_number() const { return kind == kBool || kind == kInt || kind == kFloat; }
-  double number() const { return kind == kFloat ? f : kind == kInt ? static_cast<double>(i) : b; }
+  bool is_big() const { return kind == kInt && !s.empty(); }
+  // A bool or int as a BigInt.
+  BigInt big() const {
+    if (kind == kBool) return BigInt(b ? 1 : 0);
+    if (s.empty()) return BigInt(i);
+    BigInt out;
+    BigInt::parse_decimal(s, out);
+    return out;
+  }
+  std::string int_text() const { return s.empty() ? std::to_string(i) : s; }
+  // float(): a big int beyond the double range gives +-inf (Python raises OverflowError).
+  double number() const {
+    if (kind == kFloat) return f;
+    if (kind == kBool) return b;
+    if (s.empty()) return static_cast<double>(i);
+    double out = 0;
+    if (!big().to_double(out)) out = s[0] == '-' ? -HUGE_VAL : HUGE_VAL;
+    return out;
+  }
 
   static Val str(std::string text) {
     Val v;
@@ -54,6 +73,16 @@ struct Val {
     Val v;
     v.kind = kInt;
     v.i = value;
+    return v;
+  }
+  static Val integer(const BigInt& value) {
+    int64_t small = 0;
+    if (value.fits_int64(small)) return integer(small);
+    Val v;
+    v.kind = kInt;
+    v.i = value.negative() ? std::numeric_limits<int64_t>::min()
+                           : std::numeric_limits<int64_t>::max();
+    v.s = value.to_string();
     return v;
   }
   static Val floating(double value) {
@@ -126,6 +155,17 @@ struct Decimal {
       out.multiply(power);
     }
     out.exponent = e < 0 ? e : 0;
+    out.trim();
+    return out;
+  }
+
+  // An int's decimal text ("-123").
+  static Decimal of_int(const std::string& text) {
+    Decimal out;
+    out.negative = text[0] == '-';
+    for (size_t k = text.size(); k-- > (out.negative ? 1 : 0);) {
+      out.digits.push_back(static_cast<uint8_t>(text[k] - '0'));
+    }
     out.trim();
     return out;
   }
@@ -434,7 +474,7 @@ void render(std::string& out, const Val& v) {
   switch (v.kind) {
     case Val::kNull: out += "null"; return;
     case Val::kBool: out += v.b ? "True" : "False"; return;
-    case Val::kInt: out += std::to_string(v.i); return;
+    case Val::kInt: out += v.int_text(); return;
     case Val::kFloat: out += float_repr(v.f); return;
     case Val::kStr: append_escaped(out, v.s); return;
     case Val::kQuoted: append_with_quotes(out, v.s, v.quote); return;
@@ -470,7 +510,7 @@ std::string dict_key_text(const Val& key) {
   switch (key.kind) {
     case Val::kNull: return "null";
     case Val::kBool: return key.b ? "true" : "false";
-    case Val::kInt: return std::to_string(key.i);
+    case Val::kInt: return key.int_text();
     case Val::kFloat: return float_repr(key.f);
     default: return key.s;
   }
@@ -490,7 +530,7 @@ Node to_node(const Val& v) {
   switch (v.kind) {
     case Val::kNull: return Node();
     case Val::kBool: return Node::boolean(v.b);
-    case Val::kInt: return Node::integer(v.i);
+    case Val::kInt: return v.s.empty() ? Node::integer(v.i) : Node::integer_text(v.s);
     case Val::kFloat: return Node::floating(v.f);
     case Val::kStr:
     case Val::kQuoted: return Node::string(v.s);
@@ -518,13 +558,30 @@ Node to_node(const Val& v) {
 // ---------------------------------------------------------------------------------------------
 // Python's ordering and equality, for sort().
 
-bool py_equal(const Val& a, const Val& b) {
-  if (a.is_number() && b.is_number()) {
-    if (a.kind != Val::kFloat && b.kind != Val::kFloat) {
-      return (a.kind == Val::kInt ? a.i : a.b) == (b.kind == Val::kInt ? b.i : b.b);
-    }
-    return a.number() == b.number();
+// Python's exact comparison of two numbers (bools count as 0 and 1, ints have any size): -1, 0
+// or 1, and 2 when a NaN makes them unordered.
+int compare_numbers(const Val& a, const Val& b) {
+  const bool a_float = a.kind == Val::kFloat, b_float = b.kind == Val::kFloat;
+  if (a_float && b_float) {
+    if (std::isnan(a.f) || std::isnan(b.f)) return 2;
+    return a.f < b.f ? -1 : a.f > b.f ? 1 : 0;
   }
+  auto int_vs_float = [](const Val& x, double y) {
+    return x.is_big() ? BigInt::compare(x.big(), y)
+                      : compare_int_float(x.kind == Val::kInt ? x.i : x.b, y);
+  };
+  if (b_float) return int_vs_float(a, b.f);
+  if (a_float) {
+    const int c = int_vs_float(b, a.f);
+    return c == 2 ? 2 : -c;
+  }
+  if (a.is_big() || b.is_big()) return BigInt::compare(a.big(), b.big());
+  const int64_t x = a.kind == Val::kInt ? a.i : a.b, y = b.kind == Val::kInt ? b.i : b.b;
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
+bool py_equal(const Val& a, const Val& b) {
+  if (a.is_number() && b.is_number()) return compare_numbers(a, b) == 0;
   if (a.kind != b.kind) return false;
   switch (a.kind) {
     case Val::kNull: return true;
@@ -547,12 +604,7 @@ struct NotOrderable {
 
 // a < b with Python's rules; throws NotOrderable where Python raises TypeError.
 bool py_less(const Val& a, const Val& b) {
-  if (a.is_number() && b.is_number()) {
-    if (a.kind != Val::kFloat && b.kind != Val::kFloat) {
-      return (a.kind == Val::kInt ? a.i : a.b) < (b.kind == Val::kInt ? b.i : b.b);
-    }
-    return a.number() < b.number();
-  }
+  if (a.is_number() && b.is_number()) return compare_numbers(a, b) == -1;
   if (a.kind == Val::kStr && b.kind == Val::kStr) return a.s < b.s;
   if (a.kind == Val::kList && b.kind == Val::kList) {
     size_t n = std::min(a.items.size(), b.items.size());
@@ -611,7 +663,8 @@ bool remove_digit_underscores(std::string& s) {
   return true;
 }
 
-bool parse_python_int(std::string_view text, int64_t& out) {
+// Python's int(str) in base 10, of any size.
+bool parse_python_int(std::string_view text, Val& out) {
   std::string s = strip_python_ws(text);
   if (!remove_digit_underscores(s) || s.empty()) return false;
   size_t k = (s[0] == '+' || s[0] == '-') ? 1 : 0;
@@ -620,8 +673,16 @@ bool parse_python_int(std::string_view text, int64_t& out) {
     if (!is_digit(s[j])) return false;
   }
   const char* begin = s.data() + (s[0] == '+' ? 1 : 0);
-  auto result = std::from_chars(begin, s.data() + s.size(), out);
-  return result.ec == std::errc() && result.ptr == s.data() + s.size();
+  int64_t value = 0;
+  auto result = std::from_chars(begin, s.data() + s.size(), value);
+  if (result.ec == std::errc() && result.ptr == s.data() + s.size()) {
+    out = Val::integer(value);
+    return true;
+  }
+  BigInt big;
+  if (!BigInt::parse_decimal(s, big)) return false;
+  out = Val::integer(big);
+  return true;
 }
 
 bool parse_python_float(std::string_view text, double& out) {
@@ -666,14 +727,14 @@ Val cast_scalar(const Val& v, Cast c) {
         case Val::kFloat:
           if (std::isinf(v.f)) function_fail("cannot convert float infinity to integer");
           if (std::isnan(v.f)) function_fail("cannot convert float NaN to integer");
-          if (std::fabs(v.f) >= 9.2e18) function_fail("integer out of the 64-bit range");
+          if (std::fabs(v.f) >= 9.2e18) return Val::integer(BigInt::from_double(v.f));
           return Val::integer(static_cast<int64_t>(std::trunc(v.f)));
         case Val::kStr: {
-          int64_t out = 0;
+          Val out;
           if (!parse_python_int(v.s, out)) {
             function_fail("invalid literal for int() with base 10: " + quote_for_message(v.s));
           }
-          return Val::integer(out);
+          return out;
         }
         default: break;
       }
@@ -681,7 +742,13 @@ Val cast_scalar(const Val& v, Cast c) {
     case Cast::kFloat:
       switch (v.kind) {
         case Val::kBool: return Val::floating(v.b ? 1.0 : 0.0);
-        case Val::kInt: return Val::floating(static_cast<double>(v.i));
+        case Val::kInt: {
+          double out = 0;
+          if (v.is_big() && !v.big().to_double(out)) {
+            function_fail("int too large to convert to float");
+          }
+          return Val::floating(v.is_big() ? out : static_cast<double>(v.i));
+        }
         case Val::kFloat: return v;
         case Val::kStr: {
           double out = 0;
@@ -696,7 +763,7 @@ Val cast_scalar(const Val& v, Cast c) {
     case Cast::kStr:
       switch (v.kind) {
         case Val::kBool: return Val::str(v.b ? "true" : "false");
-        case Val::kInt: return Val::str(std::to_string(v.i));
+        case Val::kInt: return Val::str(v.int_text());
         case Val::kFloat: return Val::str(float_repr(v.f));
         case Val::kStr: return v;
         default: break;
@@ -705,7 +772,7 @@ Val cast_scalar(const Val& v, Cast c) {
     case Cast::kBool:
       switch (v.kind) {
         case Val::kBool: return v;
-        case Val::kInt: return Val::boolean(v.i != 0);
+        case Val::kInt: return Val::boolean(v.i != 0);  // a big int is never 0
         case Val::kFloat: return Val::boolean(v.f != 0.0);
         case Val::kStr: {
           std::string lowered;
@@ -1148,11 +1215,10 @@ Val Parser::make_primitive(size_t first, size_t last) {
         }
         int64_t value = 0;
         auto result = std::from_chars(digits.data(), digits.data() + digits.size(), value);
-        if (result.ec != std::errc()) {
-          fail("the integer " + std::string(s) + " does not fit in 64 bits",
-               "quote it to keep it as a string, or write it as a float (" + std::string(s) + ".0)");
-        }
-        return Val::integer(value);
+        if (result.ec == std::errc()) return Val::integer(value);
+        BigInt big;  // Python ints are unbounded
+        BigInt::parse_decimal(digits, big);
+        return Val::integer(big);
       }
       case Tok::kFloat: {
         double value = 0;
@@ -1544,17 +1610,31 @@ void sort_items(std::vector<Val>& items, bool reverse) {
   }
 }
 
+// x + y (sign 1) or x - y (sign -1) on ints of any size or floats.
 Val add_numbers(const Val& x, const Val& y, int sign) {
-  if (x.kind == Val::kInt && y.kind == Val::kInt) return Val::integer(x.i + sign * y.i);
+  if (x.kind == Val::kInt && y.kind == Val::kInt) {
+    int64_t out = 0;
+    const bool overflow = sign > 0 ? __builtin_add_overflow(x.i, y.i, &out)
+                                   : __builtin_sub_overflow(x.i, y.i, &out);
+    if (!overflow && !x.is_big() && !y.is_big()) return Val::integer(out);
+    return Val::integer(sign > 0 ? x.big() + y.big() : x.big() - y.big());
+  }
   return Val::floating(x.number() + sign * y.number());
 }
 
-Val abs_number(const Val& v) {
-  return v.kind == Val::kInt ? Val::integer(v.i < 0 ? -v.i : v.i) : Val::floating(std::fabs(v.f));
+Val negate(const Val& v) {
+  if (v.kind != Val::kInt) return Val::floating(-v.f);
+  if (v.is_big() || v.i == std::numeric_limits<int64_t>::min()) {
+    BigInt out = v.big();
+    out.negate();
+    return Val::integer(out);
+  }
+  return Val::integer(-v.i);
 }
 
-Val negate(const Val& v) {
-  return v.kind == Val::kInt ? Val::integer(-v.i) : Val::floating(-v.f);
+Val abs_number(const Val& v) {
+  if (v.kind != Val::kInt) return Val::floating(std::fabs(v.f));
+  return (v.is_big() ? v.s[0] == '-' : v.i < 0) ? negate(v) : v;
 }
 
 Val sort_sweep(Val sweep, bool reverse) {
@@ -1564,7 +1644,7 @@ Val sort_sweep(Val sweep, bool reverse) {
   }
   // A range is sorted by flipping its direction when it runs the wrong way.
   Val start = sweep.items[0], stop = sweep.items[1], step = sweep.items[2];
-  bool flip = reverse ? start.number() < stop.number() : start.number() > stop.number();
+  bool flip = compare_numbers(start, stop) == (reverse ? -1 : 1);
   if (flip) {
     Val magnitude = abs_number(step);
     int sign = reverse ? -1 : 1;
@@ -1848,22 +1928,45 @@ std::vector<std::string> sweep_value_texts(const Override& override,
       const Node& step = sweep.range_step;
       if (start.type() == NodeType::kInt && stop.type() == NodeType::kInt &&
           step.type() == NodeType::kInt) {
-        int64_t a = start.as_int(), b = stop.as_int(), s = step.as_int();
-        if (s == 0) {
+        if (step.as_int() == 0) {
           throw Error("override '" + override.text + "'", "range() step must not be zero",
                       "use a positive step to count up or a negative one to count down: "
                       "range(1,10,2)");
         }
-        long double count = s > 0 ? std::ceil((static_cast<long double>(b) - a) / s)
-                                  : std::ceil((static_cast<long double>(a) - b) / -s);
-        if (count > static_cast<long double>(kMaxValues)) {
-          throw Error("override '" + override.text + "'",
-                      "range() gives more than 10 million values", "use a larger step");
+        constexpr int64_t kSafe = int64_t{1} << 62;  // v + s cannot overflow below this
+        auto safe = [](const Node& n) {
+          return !n.is_big_int() && n.as_int() > -kSafe && n.as_int() < kSafe;
+        };
+        if (safe(start) && safe(stop) && safe(step)) {
+          int64_t a = start.as_int(), b = stop.as_int(), s = step.as_int();
+          long double count = s > 0 ? std::ceil((static_cast<long double>(b) - a) / s)
+                                    : std::ceil((static_cast<long double>(a) - b) / -s);
+          if (count > static_cast<long double>(kMaxValues)) {
+            throw Error("override '" + override.text + "'",
+                        "range() gives more than 10 million values", "use a larger step");
+          }
+          for (int64_t v = a; s > 0 ? v < b : v > b; v += s) texts.push_back(std::to_string(v));
+        } else {
+          // Python's range() over ints of any size.
+          const BigInt a = BigInt::of(start), b = BigInt::of(stop), s = BigInt::of(step);
+          double span = 0, stride = 0;
+          const bool finite = (b - a).to_double(span) && s.to_double(stride);
+          const double count = std::ceil(span / stride);
+          if (!finite || count > static_cast<double>(kMaxValues)) {
+            throw Error("override '" + override.text + "'",
+                        "range() gives more than 10 million values", "use a larger step");
+          }
+          const int direction = s.negative() ? 1 : -1;
+          for (BigInt v = a; BigInt::compare(v, b) == direction; v = v + s) {
+            texts.push_back(v.to_string());
+          }
         }
-        for (int64_t v = a; s > 0 ? v < b : v > b; v += s) texts.push_back(std::to_string(v));
       } else {
         auto as_double = [](const Node& n) {
-          return n.type() == NodeType::kInt ? static_cast<double>(n.as_int()) : n.as_float();
+          double value = 0;
+          if (n.type() != NodeType::kInt) return n.as_float();
+          if (!int_to_double(n, value)) value = n.int_text()[0] == '-' ? -HUGE_VAL : HUGE_VAL;
+          return value;
         };
         const double first = as_double(start), last = as_double(stop), delta = as_double(step);
         if (!std::isfinite(first) || !std::isfinite(last) || !std::isfinite(delta)) {
@@ -1887,9 +1990,14 @@ std::vector<std::string> sweep_value_texts(const Override& override,
           if (runs) texts.push_back(float_repr(first));
           break;
         }
-        Decimal value = Decimal::exact(first);
-        Decimal end = Decimal::exact(last);
-        Decimal increment = Decimal::exact(delta);
+        // Decimal(int) is exact for ints of any size, Decimal(float) the double's exact value.
+        auto decimal = [](const Node& n) {
+          return n.type() == NodeType::kInt ? Decimal::of_int(n.int_text())
+                                            : Decimal::exact(n.as_float());
+        };
+        Decimal value = decimal(start);
+        Decimal end = decimal(stop);
+        Decimal increment = decimal(step);
         if (increment.digits.empty()) {
           throw Error("override '" + override.text + "'", "range() step must not be zero",
                       "use a positive step to count up or a negative one to count down: "

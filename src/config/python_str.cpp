@@ -130,7 +130,7 @@ void append_python_str(const Node& value, std::string& out) {
       out += value.as_bool() ? "True" : "False";
       break;
     case NodeType::kInt:
-      out += std::to_string(value.as_int());
+      out += value.int_text();
       break;
     case NodeType::kFloat:
       out += python_float_repr(value.as_float());

@@ -246,8 +246,10 @@ class Parser {
       }
       case PlainKind::kInt: {
         int64_t i = 0;
-        if (!construct_int(value, i)) throw Decline{};
-        return Node::integer(i);
+        if (construct_int(value, i)) return Node::integer(i);
+        Node big;
+        if (!construct_big_int(value, big)) throw Decline{};
+        return big;
       }
       case PlainKind::kFloat: {
         double d = 0;

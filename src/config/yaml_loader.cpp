@@ -397,12 +397,13 @@ class TreeBuilder : public YAML::EventHandler {
         }
         case PlainKind::kInt: {
           int64_t i = 0;
-          if (!yaml_detail::construct_int(value, i)) {
-            fail(line, "the number " + value + " is not a valid 64-bit integer",
-                 "Use a value between -9223372036854775808 and 9223372036854775807, or quote it "
-                 "to keep it as a string.");
+          if (yaml_detail::construct_int(value, i)) return Node::integer(i);
+          Node big;
+          if (!yaml_detail::construct_big_int(value, big)) {
+            fail(line, "the number " + value + " is not a valid integer",
+                 "Write digits like 10, 0x1f or 0b101, or quote it to keep it as a string.");
           }
-          return Node::integer(i);
+          return big;
         }
         case PlainKind::kFloat: {
           double d = 0;
@@ -434,11 +435,13 @@ class TreeBuilder : public YAML::EventHandler {
     }
     if (tag == "tag:yaml.org,2002:int") {
       int64_t i = 0;
-      if (!yaml_detail::construct_int(value, i)) {
-        fail(line, quote(value) + " is tagged !!int but is not a 64-bit integer",
+      if (yaml_detail::construct_int(value, i)) return Node::integer(i);
+      Node big;
+      if (!yaml_detail::construct_big_int(value, big)) {
+        fail(line, quote(value) + " is tagged !!int but is not an integer",
              "Remove the !!int tag or write an integer.");
       }
-      return Node::integer(i);
+      return big;
     }
     if (tag == "tag:yaml.org,2002:float") {
       double d = 0;
@@ -588,7 +591,7 @@ class TreeBuilder : public YAML::EventHandler {
         parent.key_type = NodeType::kString;
         break;
       case NodeType::kInt:
-        parent.key = std::to_string(key.as_int());
+        parent.key = key.int_text();
         break;
       case NodeType::kBool:
         // Python's str() of the key, which is what OmegaConf shows for bool keys.
@@ -867,6 +870,8 @@ Node type_yaml_scalar(std::string_view text) {
     case PlainKind::kInt: {
       int64_t i = 0;
       if (yaml_detail::construct_int(text, i)) return Node::integer(i);
+      Node big;
+      if (yaml_detail::construct_big_int(text, big)) return big;
       return Node::string(std::move(value));
     }
     case PlainKind::kFloat: {

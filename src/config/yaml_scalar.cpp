@@ -2,6 +2,7 @@
 // every scalar of every loaded file goes through here).
 #include "yaml_scalar.h"
 
+#include "trainer/config/big_int.h"
 #include "trainer/config/python_str.h"
 
 #include <charconv>
@@ -355,6 +356,59 @@ bool construct_int(std::string_view text, int64_t& value) {
     if (magnitude > kMax) return false;
     value = static_cast<int64_t>(magnitude);
   }
+  return true;
+}
+
+namespace {
+
+// PyYAML's construct_yaml_int with Python's unbounded ints.
+bool construct_int_any_size(std::string_view text, BigInt& value) {
+  std::string s = strip_underscores(text);
+  bool negative = false;
+  std::string_view body(s);
+  if (!body.empty() && (body[0] == '-' || body[0] == '+')) {
+    negative = body[0] == '-';
+    body.remove_prefix(1);
+  }
+  if (body.empty()) return false;
+  bool ok = false;
+  if (body == "0") {
+    value = BigInt();
+    ok = true;
+  } else if (body.substr(0, 2) == "0b") {
+    ok = BigInt::parse_digits(body.substr(2), 2, value);
+  } else if (body.substr(0, 2) == "0x") {
+    ok = BigInt::parse_digits(body.substr(2), 16, value);
+  } else if (body[0] == '0') {
+    ok = BigInt::parse_digits(body, 8, value);
+  } else if (body.find(':') != std::string_view::npos) {
+    // Sexagesimal, most significant part first: value = value * 60 + part.
+    value = BigInt();
+    ok = true;
+    size_t begin = 0;
+    while (ok) {
+      size_t colon = body.find(':', begin);
+      size_t end = colon == std::string_view::npos ? body.size() : colon;
+      BigInt part;
+      ok = BigInt::parse_digits(body.substr(begin, end - begin), 10, part);
+      value.multiply_add(60, 0);
+      value = value + part;
+      if (colon == std::string_view::npos) break;
+      begin = colon + 1;
+    }
+  } else {
+    ok = BigInt::parse_digits(body, 10, value);
+  }
+  if (ok && negative) value.negate();
+  return ok;
+}
+
+}  // namespace
+
+bool construct_big_int(std::string_view text, Node& value) {
+  BigInt big;
+  if (!construct_int_any_size(text, big)) return false;
+  value = big.to_node();
   return true;
 }
 

@@ -7,6 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include "trainer/config/node.h"
+
 namespace trainer::config::yaml_detail {
 
 enum class PlainKind { kString, kNull, kBool, kInt, kFloat, kMerge, kValue, kTimestamp, kYaml };
@@ -21,8 +23,10 @@ PlainKind resolve_plain(std::string_view text, ResolverRules rules);
 
 // PyYAML's constructors (tag:yaml.org,2002:int/float/bool). They accept what the resolver
 // accepts and also quoted text under an explicit tag (`!!int '5'`). False when the text has no
-// value of that type or the int does not fit in 64 bits.
+// value of that type or, for construct_int, the int does not fit in 64 bits: then
+// construct_big_int gives it as Python would (any size; a big int node keeps its decimal text).
 bool construct_int(std::string_view text, int64_t& value);
+bool construct_big_int(std::string_view text, Node& value);
 bool construct_float(std::string_view text, double& value);
 bool construct_bool(std::string_view text, bool& value);
 

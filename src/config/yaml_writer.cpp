@@ -568,7 +568,7 @@ class Emitter {
         s.value = node.as_bool() ? "true" : "false";
         break;
       case NodeType::kInt:
-        number_text_ = std::to_string(node.as_int());
+        number_text_ = node.int_text();
         s.value = number_text_;
         break;
       case NodeType::kFloat:

@@ -159,7 +159,7 @@ std::string canon(const Node& node) {
     case NodeType::kNull: return "null";
     case NodeType::kMissing: return "\?\?\?";
     case NodeType::kBool: return node.as_bool() ? "true" : "false";
-    case NodeType::kInt: return std::to_string(node.as_int());
+    case NodeType::kInt: return node.int_text();
     case NodeType::kFloat: return python_float(node.as_float());
     case NodeType::kString:
       return node.as_string() == "\?\?\?" ? "\?\?\?" : "'" + node.as_string() + "'";

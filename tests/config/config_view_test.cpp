@@ -99,6 +99,25 @@ TEST_CASE("a wrong type names the key, the origin and both types") {
              Contains("trainer.nothing is null, expected an int"));
 }
 
+TEST_CASE("ints beyond 64 bits are refused by typed access, naming the path") {
+  const Node root = load_yaml_string(
+      "a: 123456789012345678901234567890\nb: -9223372036854775809\nc: ${a}\n"
+      "huge: 1" + std::string(400, '0') + "\n",
+      "big.yaml").root;
+  ConfigView view(root);
+  CHECK_THAT(error_of([&] { view.get<int64_t>("a"); }),
+             Contains("big.yaml:1") &&
+                 Contains("a is 123456789012345678901234567890, which does not fit in 64 bits"));
+  CHECK_THAT(error_of([&] { view.get<int>("b"); }),
+             Contains("b is -9223372036854775809, which does not fit in 64 bits"));
+  CHECK_THAT(error_of([&] { view.get<int64_t>("c"); }), Contains("does not fit in 64 bits"));
+  // float() of the int, as Python gives it.
+  CHECK(view.get<double>("a") == 1.2345678901234568e+29);
+  CHECK(view.get<double>("c") == 1.2345678901234568e+29);
+  CHECK_THAT(error_of([&] { view.get<double>("huge"); }), Contains("too large for a float"));
+  CHECK(view.node("a").int_text() == "123456789012345678901234567890");
+}
+
 TEST_CASE("integers are range-checked for narrower types") {
   const Node root = config();
   ConfigView view(root);

@@ -76,6 +76,23 @@ TEST_CASE("a whole-value interpolation keeps the target's type") {
   CHECK(at(root, "i") == Node::integer(3));  // targets are unchanged
 }
 
+// OmegaConf.to_container(OmegaConf.create(text), resolve=True)
+TEST_CASE("ints beyond 64 bits keep their type and print exactly when interpolated") {
+  Node root = resolved(
+      "a: 123456789012345678901234567890\n"
+      "lst: [1, 99999999999999999999, -99999999999999999999]\n"
+      "s: x_${lst}\nt: ${a}\nw: v${a}\n"
+      "dec: ${oc.decode:'-99999999999999999999'}\n"
+      "sel: ${oc.select:nope,18446744073709551616}\n"
+      "sel2: ${oc.select:nope,-0123456789012345678901234567890}\n");
+  CHECK(at(root, "t") == Node::integer_text("123456789012345678901234567890"));
+  CHECK(str_at(root, "w") == "v123456789012345678901234567890");
+  CHECK(str_at(root, "s") == "x_[1, 99999999999999999999, -99999999999999999999]");
+  CHECK(at(root, "dec") == Node::integer_text("-99999999999999999999"));
+  CHECK(at(root, "sel") == Node::integer_text("18446744073709551616"));
+  CHECK(str_at(root, "sel2") == "-0123456789012345678901234567890");  // not an int literal
+}
+
 TEST_CASE("string concatenation converts with Python's str()") {
   CHECK(concat_with(Node::floating(0.001)) == "lr_0.001");
   CHECK(concat_with(Node::floating(1e-05)) == "lr_1e-05");

@@ -123,7 +123,7 @@ std::string typed(const Node& n) {
   switch (n.type()) {
     case NodeType::kNull: return "null";
     case NodeType::kBool: return n.as_bool() ? "True(bool)" : "False(bool)";
-    case NodeType::kInt: return std::to_string(n.as_int()) + "(int)";
+    case NodeType::kInt: return n.int_text() + "(int)";
     case NodeType::kFloat: return typed_float(n.as_float()) + "(float)";
     case NodeType::kString: return json_string(n.as_string()) + "(str)";
     case NodeType::kList: {
@@ -157,7 +157,7 @@ std::string py(const Node& n) {
   switch (n.type()) {
     case NodeType::kNull: return "None";
     case NodeType::kBool: return n.as_bool() ? "True" : "False";
-    case NodeType::kInt: return std::to_string(n.as_int());
+    case NodeType::kInt: return n.int_text();
     case NodeType::kFloat: return python_float_repr(n.as_float());
     case NodeType::kString: return py_str(n.as_string());
     case NodeType::kList: {

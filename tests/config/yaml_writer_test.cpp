@@ -679,6 +679,27 @@ TEST_CASE("floats print as Python repr in PyYAML's float style", "[yaml][writer]
   CHECK(to_yaml(map_of("k", Node::floating(std::nan("")))) == "k: .nan\n");
 }
 
+TEST_CASE("ints beyond 64 bits print in decimal, as keys too", "[yaml][writer]") {
+  // OmegaConf.to_yaml({10**200: 1, 'k': -10**130, 'l': [2**64, {2**64: 2**65}]})
+  Node root = Node::map();
+  root.set("1" + std::string(200, '0'), Node::integer(1));
+  root.entries().back().key_type = NodeType::kInt;
+  root.set("k", Node::integer_text("-1" + std::string(130, '0')));
+  Node list = Node::list();
+  list.push_back(Node::integer_text("18446744073709551616"));
+  Node inner = Node::map();
+  inner.set("18446744073709551616", Node::integer_text("36893488147419103232"));
+  inner.entries().back().key_type = NodeType::kInt;
+  list.push_back(inner);
+  root.set("l", list);
+  CHECK(to_yaml(root) == "? 1" + std::string(200, '0') + "\n: 1\nk: -1" + std::string(130, '0') +
+                             "\nl:\n- 18446744073709551616\n- 18446744073709551616: "
+                             "36893488147419103232\n");
+  // A round trip through the loader.
+  const std::string text = "a: 123456789012345678901234567890\nb: -9223372036854775809\n";
+  CHECK(to_yaml(load_yaml_string(text, "t.yaml").root) == text);
+}
+
 TEST_CASE("ints, bools, null and missing", "[yaml][writer]") {
   struct IntCase {
     long long value;

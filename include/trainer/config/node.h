@@ -29,6 +29,8 @@ enum class NodeType { kNull, kBool, kInt, kFloat, kString, kList, kMap, kMissing
 // Python-style type names used in messages: "null", "bool", "int", "float", "str", "list", "dict".
 const char* type_name(NodeType type);
 
+class BigInt;
+
 class Node {
  public:
   struct Entry;
@@ -36,6 +38,11 @@ class Node {
   Node() = default;  // null
   static Node boolean(bool value);
   static Node integer(int64_t value);
+  // A Python int of any size from decimal text: an optional sign, then digits (leading zeros and
+  // `+` are dropped). Values within int64 give an ordinary int; larger ones keep their canonical
+  // text (Python's str() of the int) in the string storage, so ordinary ints cost nothing extra.
+  // Asserts on other text (use BigInt::parse_decimal to validate).
+  static Node integer_text(std::string_view decimal);
   static Node floating(double value);
   static Node string(std::string value);
   static Node list();
@@ -54,7 +61,12 @@ class Node {
 
   // Accessors assert the type (programmer error otherwise); check type() first.
   bool as_bool() const;
+  // An int beyond int64 (Python's ints are unbounded): as_int() then saturates to the int64 limit
+  // of its sign, and int_text() gives the exact value.
+  bool is_big_int() const { return type_ == NodeType::kInt && !string_.empty(); }
   int64_t as_int() const;
+  // Python's str() of an int node of any size: "-12", "123456789012345678901234567890".
+  std::string int_text() const;
   double as_float() const;
   const std::string& as_string() const;
 
@@ -83,11 +95,13 @@ class Node {
   bool operator!=(const Node& other) const { return !(*this == other); }
 
  private:
+  friend class BigInt;
+
   NodeType type_ = NodeType::kNull;
   bool bool_ = false;
   int64_t int_ = 0;
   double float_ = 0.0;
-  std::string string_;
+  std::string string_;  // kString: the text; kInt: the decimal text of a big int, else empty
   std::vector<Node> items_;
   std::vector<Entry> entries_;
   Origin origin_;

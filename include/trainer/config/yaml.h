@@ -19,17 +19,18 @@ struct YamlDocument {
 
 // Throws trainer::Error with "path:line" and the parser's message on syntax errors, or when the
 // top level is not a mapping. Also rejects what OmegaConf rejects: duplicate string keys, null
-// keys, unknown tags, `<<`/`=` as values, and ints outside 64 bits. Every node's origin is
-// name:line (a map value gets its key's line); one shared path string per file. Keys written as
-// numbers or booleans keep Entry::key_type, with the key text as Python's str() prints it
-// ("16" for 0x10, "True", "1.5"). `???`, quoted or not, loads as Node::missing().
+// keys, unknown tags and `<<`/`=` as values. Ints have any size, as in Python (beyond 64 bits a
+// node keeps the decimal text: 0x1_0000_0000_0000_0000 loads as 18446744073709551616). Every
+// node's origin is name:line (a map value gets its key's line); one shared path string per file.
+// Keys written as numbers or booleans keep Entry::key_type, with the key text as Python's str()
+// prints it ("16" for 0x10, "True", "1.5"). `???`, quoted or not, loads as Node::missing().
 // Plain block YAML is parsed by a fast path; anything else goes through yaml-cpp.
 YamlDocument load_yaml_file(const std::string& path);
 YamlDocument load_yaml_string(std::string_view text, const std::string& name);
 
 // Types one plain (unquoted) YAML scalar as OmegaConf's loader does: "" and `~` -> null,
-// `???` -> missing, numbers, YAML 1.1 booleans; anything else (including `<<`, `=` and ints that
-// do not fit in 64 bits) -> string.
+// `???` -> missing, numbers (ints of any size), YAML 1.1 booleans; anything else (including `<<`
+// and `=`) -> string.
 Node type_yaml_scalar(std::string_view text);
 
 // Byte for byte what OmegaConf.to_yaml prints for the same tree (keys in order, block style,

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates expected/ from real Hydra 1.3 (hydra-core 1.3.2 in a venv). Not run by the tests.
 #   tests/data/cli_trees/make_expected.sh /path/to/python-with-hydra
+# FROM=N keeps expected/ and (re)generates only cases N and later (for cases appended at the end).
 # Each case runs in this directory with --config-path <this dir>/<tree> --config-name <config>.
 # Single runs go through bench/hydra_app.py (Hydra's own --cfg printing); sweeps (-m) through
 # hydra_sweep_app.py, a real multirun whose jobs print their configs in trainer's preview format.
@@ -8,10 +9,13 @@ set -euo pipefail
 python=${1:?python with hydra-core 1.3.2}
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../.." && pwd)
-rm -rf "$here/expected" && mkdir -p "$here/expected"
+from=${FROM:-0}
+if [[ $from == 0 ]]; then rm -rf "$here/expected"; fi
+mkdir -p "$here/expected"
 n=0
 while IFS= read -r line; do
   [[ -z "$line" || "$line" == \#* ]] && continue
+  if ((n < from)); then n=$((n + 1)); continue; fi
   read -r -a words <<<"$line"
   tree=${words[0]}
   name=${words[1]}
