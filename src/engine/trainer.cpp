@@ -75,27 +75,52 @@ std::string fixed(double value, int digits) {
 struct DeviceMeter {
   at::Tensor loss_sum;
   at::Tensor correct;
+  at::Tensor nonfinite;  // batches whose loss was NaN or infinite
   int64_t samples = 0;
+  int64_t batches = 0;
 
   void reset(const at::Device& device) {
     loss_sum = at::zeros({}, at::TensorOptions().dtype(at::kDouble).device(device));
     correct = at::zeros({}, at::TensorOptions().dtype(at::kLong).device(device));
+    nonfinite = at::zeros({}, at::TensorOptions().dtype(at::kLong).device(device));
     samples = 0;
+    batches = 0;
   }
   void add(const at::Tensor& loss, const at::Tensor& logits, const at::Tensor& targets) {
     const int64_t n = targets.size(0);
-    loss_sum.add_(loss.detach().to(at::kDouble) * static_cast<double>(n));
+    at::Tensor value = loss.detach();
+    loss_sum.add_(value.to(at::kDouble) * static_cast<double>(n));
     correct.add_(logits.detach().argmax(1).eq(targets).sum());
+    nonfinite.add_(value.isfinite().logical_not());
     samples += n;
+    ++batches;
   }
-  // One host transfer for both values.
-  std::pair<double, double> read() const {
-    if (samples == 0) return {0.0, 0.0};
-    at::Tensor both = at::stack({loss_sum, correct.to(at::kDouble)}).cpu();
-    const double* values = both.data_ptr<double>();
-    return {values[0] / static_cast<double>(samples), values[1] / static_cast<double>(samples)};
+  struct Reading {
+    double loss = 0.0;
+    double accuracy = 0.0;
+    int64_t nonfinite_batches = 0;
+  };
+  // One host transfer for all values.
+  Reading read() const {
+    if (samples == 0) return {};
+    at::Tensor all = at::stack({loss_sum, correct.to(at::kDouble), nonfinite.to(at::kDouble)}).cpu();
+    const double* values = all.data_ptr<double>();
+    return {values[0] / static_cast<double>(samples), values[1] / static_cast<double>(samples),
+            static_cast<int64_t>(values[2])};
   }
 };
+
+// A non-finite training loss stops fit before anything is saved from the damaged weights: the
+// last checkpoint on disk stays the last good one.
+[[noreturn]] void throw_nonfinite(const DeviceMeter::Reading& reading, int64_t batches, int64_t last_step,
+                                  const std::string& last_checkpoint) {
+  throw Error("training step " + std::to_string(last_step),
+              "the loss was not finite (NaN or infinite) in " + std::to_string(reading.nonfinite_batches) + " of the " +
+                  std::to_string(batches) + " batches trained since the last check; mean loss " + std::to_string(reading.loss),
+              "Lower optimizer.lr, enable gradient clipping (trainer.gradient_clip_val=1.0) or check the data. "
+              "Nothing was saved from the damaged weights; the last good checkpoint is " + last_checkpoint +
+                  " (resume with ckpt_path=last).");
+}
 
 std::unique_ptr<torch::optim::Optimizer> make_optimizer(const OptimizerOptions& o,
                                                         std::vector<at::Tensor> parameters) {
@@ -324,7 +349,8 @@ struct Trainer::Impl {
       meter.add(loss, logits, batch->targets);
     }
     model->train();
-    return meter.read();
+    const DeviceMeter::Reading reading = meter.read();
+    return {reading.loss, reading.accuracy};
   }
 
   std::string checkpoint_dir() const { return options.checkpoint.dirpath; }
@@ -368,6 +394,13 @@ struct Trainer::Impl {
     for (const std::string& old : dropped) {
       if (old != path) posix::remove_file(old);
     }
+  }
+
+  // Mid-epoch checkpoints (every_n_train_steps, a signal, max_steps/max_time) first make sure no
+  // loss of this epoch was non-finite: one small host read, only when a checkpoint is written.
+  void check_finite_before_saving(const DeviceMeter& epoch_meter, const LoopState& state) const {
+    const DeviceMeter::Reading reading = epoch_meter.read();
+    if (reading.nonfinite_batches > 0) throw_nonfinite(reading, epoch_meter.batches, state.global_step, last_path());
   }
 
   void save_last(LoopState& state) {
@@ -458,14 +491,13 @@ struct Trainer::Impl {
           apply_lr();
         }
         if (state.global_step % options.log_every_n_steps == 0) {
-          auto [mean_loss, accuracy] = interval.read();
-          if (!std::isfinite(mean_loss)) {
-            save_last(state);
-            throw Error("training step " + std::to_string(state.global_step),
-                        "the loss is not finite (" + std::to_string(mean_loss) + ")",
-                        "Lower optimizer.lr, enable gradient clipping (trainer.gradient_clip_val=1.0) or "
-                        "check the data; the last good checkpoint is kept.");
+          const DeviceMeter::Reading reading = interval.read();
+          if (reading.nonfinite_batches > 0) {
+            bar.clear();
+            throw_nonfinite(reading, interval.batches, state.global_step, last_path());
           }
+          const double mean_loss = reading.loss;
+          const double accuracy = reading.accuracy;
           const double rate = static_cast<double>(interval_samples) / std::max(1e-9, seconds_since(interval_start));
           const std::string line = "epoch " + std::to_string(epoch) + " step " + std::to_string(state.global_step) +
                                    " batch " + std::to_string(b + 1) + "/" + std::to_string(train_batches) +
@@ -488,6 +520,7 @@ struct Trainer::Impl {
         if (options.checkpoint.enabled && options.checkpoint.every_n_train_steps &&
             *options.checkpoint.every_n_train_steps > 0 &&
             state.global_step % *options.checkpoint.every_n_train_steps == 0) {
+          check_finite_before_saving(epoch_meter, state);
           save_last(state);
         }
         if ((options.max_steps > 0 && state.global_step >= options.max_steps) ||
@@ -496,6 +529,7 @@ struct Trainer::Impl {
         }
         if (g_stop_signal.load() != 0) {
           bar.clear();
+          check_finite_before_saving(epoch_meter, state);
           save_last(state);
           throw Error("signal " + std::to_string(g_stop_signal.load()),
                       "stopped after step " + std::to_string(state.global_step) + "; a checkpoint was written to " +
@@ -514,7 +548,10 @@ struct Trainer::Impl {
         }
       }
       bar.clear();
-      auto [train_loss, train_acc] = epoch_meter.read();
+      const DeviceMeter::Reading epoch_reading = epoch_meter.read();
+      if (epoch_reading.nonfinite_batches > 0) throw_nonfinite(epoch_reading, epoch_meter.batches, state.global_step, last_path());
+      const double train_loss = epoch_reading.loss;
+      const double train_acc = epoch_reading.accuracy;
       std::vector<std::pair<std::string, double>> row = {{"train/loss_epoch", train_loss},
                                                          {"train/acc_epoch", train_acc}};
       const double epoch_seconds = seconds_since(epoch_start);

@@ -33,7 +33,7 @@ BatchLimit read_limit(const config::ConfigView& view, const std::string& key, Ba
 
 std::string precision_text(const config::Node& node) {
   switch (node.type()) {
-    case config::NodeType::kInt: return std::to_string(node.as_int());
+    case config::NodeType::kInt: return node.int_text();
     case config::NodeType::kString: return node.as_string();
     default: return "?";
   }

@@ -100,6 +100,23 @@ TEST_CASE("bad input stops with a clear error and a non-zero exit") {
                            dir.path());
   CHECK(shape.exit_code == 1);
   CHECK(shape.err.find("784") != std::string::npos);
+
+  // Epoch 0 trains well; then the learning rate jumps by 1e9 and the loss turns NaN. Fit stops
+  // with a clear error, and last.ckpt still holds the good weights of epoch 0.
+  auto diverged = run_process({TRAINER_BINARY, "fit", "data=synthetic", "data.num_samples=2048", "data.num_workers=0",
+                               "optimizer=sgd", "scheduler=step", "scheduler.step_size=1", "scheduler.gamma=1e9",
+                               "trainer.max_epochs=3", "hydra.run.dir=r4"},
+                              dir.path());
+  CHECK(diverged.exit_code == 1);
+  CHECK(diverged.err.find("not finite") != std::string::npos);
+  CHECK(diverged.err.find("last good checkpoint") != std::string::npos);
+  CHECK(diverged.err.find("epoch 1 done") == std::string::npos);
+  auto good = run_process({TRAINER_BINARY, "validate", "data=synthetic", "data.num_samples=2048", "data.num_workers=0",
+                           "ckpt_path=last", "hydra.run.dir=r4"},
+                          dir.path());
+  INFO(good.err);
+  CHECK(good.exit_code == 0);
+  CHECK(printed(good.out, "val/acc") > 0.5);
 }
 
 TEST_CASE("-m runs every job in hydra.sweep.dir/subdir, and a failing job does not stop the rest") {
