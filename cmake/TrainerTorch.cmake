@@ -55,3 +55,9 @@ if(CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
   target_link_options(trainer_engine PRIVATE -Wl,--no-as-needed)
 endif()
 install(TARGETS trainer_engine LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+
+# trainer_engine_static: the same entry points linked into a C++ program (trainer::engine in the
+# installed package), which runs jobs in-process with its own registered models and callbacks.
+add_library(trainer_engine_static STATIC ${PROJECT_SOURCE_DIR}/src/engine/engine_api.cpp)
+target_link_libraries(trainer_engine_static PUBLIC trainer_engine_core)
+target_compile_options(trainer_engine_static PRIVATE ${TRAINER_WARNINGS})

@@ -26,6 +26,10 @@ for variant in "${variants[@]}"; do
   configure_and_build "$variant"
   say "== $variant: tests"
   ctest --test-dir "$(build_dir "$variant")" --output-on-failure --timeout 900 || failed=1
+  if [[ "$variant" == debian ]]; then  # the wheel build installs the same way; one variant suffices
+    say "== $variant: examples/custom_model built against the installed package"
+    "$TRAINER_ROOT/scripts/examples.sh" "$(build_dir "$variant")" || failed=1
+  fi
 done
 
 if ((quick == 0)); then

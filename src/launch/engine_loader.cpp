@@ -14,9 +14,6 @@ namespace fs = std::filesystem;
 namespace trainer::launch {
 namespace {
 
-using DescribeFn = const char* (*)();
-using RunFn = int (*)(const TrainerJob*, char*, size_t);
-
 template <typename Fn>
 Fn symbol(void* handle, const char* name) {
   void* address = dlsym(handle, name);
@@ -40,7 +37,11 @@ EngineLoader::EngineLoader() {
     std::error_code ec;
     if (!fs::exists(candidate, ec)) continue;
     handle_ = dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (handle_ != nullptr) return;
+    if (handle_ != nullptr) {
+      entry_.describe = symbol<decltype(entry_.describe)>(handle_, "trainer_engine_describe");
+      entry_.run = symbol<decltype(entry_.run)>(handle_, "trainer_engine_run");
+      return;
+    }
     last_error = dlerror();
   }
   if (!last_error.empty()) {
@@ -52,13 +53,20 @@ EngineLoader::EngineLoader() {
               "scripts/build.sh --libtorch=debian (or wheel).");
 }
 
+EngineLoader::EngineLoader(const EngineEntry& in_process) : entry_(in_process) {
+  if (entry_.describe == nullptr || entry_.run == nullptr) {
+    throw Error("engine", "the in-process engine lacks its entry points",
+                "Pass &trainer::kInProcessEngine (trainer/cli/in_process_engine.h) and link trainer::engine.");
+  }
+}
+
 EngineLoader::~EngineLoader() {
   // The engine is never unloaded: LibTorch registers static state and threads that outlive
   // dlclose, and the process ends soon after a job anyway.
 }
 
 std::string EngineLoader::describe() const {
-  return symbol<DescribeFn>(handle_, "trainer_engine_describe")();
+  return entry_.describe();
 }
 
 int EngineLoader::run(const std::string& command, const std::string& config_yaml,
@@ -66,7 +74,7 @@ int EngineLoader::run(const std::string& command, const std::string& config_yaml
                       std::string& message) const {
   TrainerJob job{command.c_str(), config_yaml.c_str(), run_dir.c_str(), log_file.c_str()};
   std::vector<char> buffer(4096, '\0');
-  int code = symbol<RunFn>(handle_, "trainer_engine_run")(&job, buffer.data(), buffer.size());
+  int code = entry_.run(&job, buffer.data(), buffer.size());
   message = buffer.data();
   return code;
 }

@@ -1,0 +1,13 @@
+// The engine linked into the calling program (CMake target trainer::engine) rather than loaded
+// from libtrainer_engine.so: jobs then see the models, datasets, callbacks and loggers the program
+// registers itself. Pass &trainer::kInProcessEngine to trainer::run_cli.
+#pragma once
+
+#include "trainer/engine/engine_api.h"
+#include "trainer/launch/engine_loader.h"
+
+namespace trainer {
+
+inline const launch::EngineEntry kInProcessEngine{&trainer_engine_describe, &trainer_engine_run};
+
+}  // namespace trainer
