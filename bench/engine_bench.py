@@ -231,7 +231,7 @@ def main() -> int:
     p.add_argument("--root", default="/usr/share/datasets/fashion-mnist")
     p.add_argument("--epochs", type=int, default=3)
     p.add_argument("--reps", type=int, default=3)
-    p.add_argument("--cases", default="main", help="main, core, attrib, or all")
+    p.add_argument("--cases", default="main", help="main, core, loader, attrib, or all")
     p.add_argument("--hand-default-env", action="store_true",
                    help="also run the hand loop with the OpenMP runtime's default wait policy")
     p.add_argument("--out", required=True)
@@ -247,6 +247,15 @@ def main() -> int:
             Case("trainer enable_checkpointing=false", "trainer", ["trainer.enable_checkpointing=false"], PASSIVE),
             Case("trainer lean (no bar, loggers, checkpoints)", "trainer",
                  ["trainer.enable_progress_bar=false", "~logger", "trainer.enable_checkpointing=false"], PASSIVE),
+        ]
+    if opts.cases == "loader":
+        cases += [
+            Case("trainer data.num_workers=0", "trainer", ["data.num_workers=0"], PASSIVE),
+            Case("trainer data.num_workers=1", "trainer", ["data.num_workers=1"], PASSIVE),
+            Case("trainer lean, data.num_workers=0", "trainer",
+                 ["trainer.enable_progress_bar=false", "~logger", "trainer.enable_checkpointing=false",
+                  "data.num_workers=0"], PASSIVE),
+            Case("hand loop --meters (the trainer's per-step meters)", "hand", ["--meters"], PASSIVE),
         ]
     if opts.cases in ("main", "all"):
         cases.append(Case("trainer (default config), default OpenMP env", "trainer", [], {}))

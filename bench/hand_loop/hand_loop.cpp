@@ -19,7 +19,9 @@
 // "epoch N done in S s" line, which is also taken before the checkpoint is written).
 //
 //   hand_loop --root /usr/share/datasets/fashion-mnist --epochs 3 --out DIR [--seed 42]
-//             [--threads N] [--save model+optim|model|none] [--fsync]
+//             [--threads N] [--save model+optim|model|none] [--fsync] [--meters]
+// --meters adds the trainer's per-step bookkeeping (for attributing its overhead): two device-side
+// meters (loss sum and argmax accuracy) updated after every step, as src/engine/trainer.cpp does.
 #include <fcntl.h>
 #include <malloc.h>
 #include <sched.h>
@@ -167,7 +169,7 @@ int main(int argc, char** argv) {
   int64_t epochs = 3, batch_size = 128;
   uint64_t seed = 42;
   int threads = 0;
-  bool do_fsync = false;
+  bool do_fsync = false, meters = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto value = [&]() -> std::string {
@@ -181,6 +183,7 @@ int main(int argc, char** argv) {
     else if (a == "--threads") threads = std::stoi(value());
     else if (a == "--save") save = value();
     else if (a == "--fsync") do_fsync = true;
+    else if (a == "--meters") meters = true;
     else {
       std::cerr << "unknown argument " << a << "\n";
       return 2;
@@ -223,16 +226,29 @@ int main(int argc, char** argv) {
     model->train();
     torch::Tensor loss_sum = torch::zeros({}, torch::kDouble);
     torch::Tensor order = torch::randperm(n_train, torch::kLong);
+    torch::Tensor meter_loss[2], meter_correct[2];
+    for (int m = 0; m < 2; ++m) {
+      meter_loss[m] = torch::zeros({}, torch::kDouble);
+      meter_correct[m] = torch::zeros({}, torch::kLong);
+    }
     for (int64_t start = 0; start < n_train; start += batch_size) {
       const int64_t count = std::min(batch_size, n_train - start);
       torch::Tensor idx = order.narrow(0, start, count);
       torch::Tensor x = normalise(train_x.index_select(0, idx));
       torch::Tensor y = train_y.index_select(0, idx);
       optimizer.zero_grad();
-      torch::Tensor loss = torch::nn::functional::cross_entropy(model->forward(x), y);
+      torch::Tensor logits = model->forward(x);
+      torch::Tensor loss = torch::nn::functional::cross_entropy(logits, y);
       loss.backward();
       optimizer.step();
-      loss_sum.add_(loss.detach().to(torch::kDouble) * static_cast<double>(count));
+      if (meters) {
+        for (int m = 0; m < 2; ++m) {
+          meter_loss[m].add_(loss.detach().to(torch::kDouble) * static_cast<double>(count));
+          meter_correct[m].add_(logits.detach().argmax(1).eq(y).sum());
+        }
+      } else {
+        loss_sum.add_(loss.detach().to(torch::kDouble) * static_cast<double>(count));
+      }
       if (++steps == 1) {
         std::printf("first training step done %.3f s after the process started (clock %.3f s since main)\n",
                     seconds_since_process_start(), since(g_main_start));
@@ -260,7 +276,7 @@ int main(int argc, char** argv) {
     const double epoch_s = since(epoch_start);
     std::printf("epoch %lld done in %.4f s (train %.4f s, val %.4f s) at t=%.6f s: train/loss %.4f val/loss %.4f val/acc %.4f\n",
                 static_cast<long long>(epoch), epoch_s, train_s, val_s, since(g_main_start),
-                loss_sum.item<double>() / static_cast<double>(n_train), val_loss.item<double>() / static_cast<double>(n_val),
+                (meters ? meter_loss[1] : loss_sum).item<double>() / static_cast<double>(n_train), val_loss.item<double>() / static_cast<double>(n_val),
                 correct.item<int64_t>() / static_cast<double>(n_val));
     std::fflush(stdout);
 
