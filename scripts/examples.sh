@@ -37,7 +37,8 @@ run="$work/quadrants"
   fail "my_trainer fit data=quadrants failed"
 expect "$run/trainer.log" "LogisticRegression"
 expect "$run/epoch_summary.txt" "^epoch [0-9]+ step [0-9]+ val/acc [01]\\.[0-9]+"
-[[ $(grep -c '^epoch ' "$run/epoch_summary.txt") == 2 ]] || fail "expected 2 epoch lines in epoch_summary.txt"
+[[ $(grep -o '^epoch [0-9]*' "$run/epoch_summary.txt" | tr '\n' ,) == "epoch 0,epoch 1," ]] ||
+  fail "expected lines for epochs 0 and 1 in epoch_summary.txt"
 expect "$run/metrics.jsonl" "\"val/acc\": "
 expect "$run/metrics.jsonl" "\"summary/best\": "
 expect "$run/metrics.jsonl" "\"test/acc\": "
@@ -50,7 +51,8 @@ awk -v a="$acc" 'BEGIN { exit !(a > 0.9) }' || fail "test/acc $acc on quadrants 
 say "examples: resume from last.ckpt to 3 epochs"
 "$my_trainer" fit "${common[@]}" data=quadrants trainer.max_epochs=3 ckpt_path=last hydra.run.dir="$run" ||
   fail "my_trainer resume failed"
-[[ $(grep -c '^epoch ' "$run/epoch_summary.txt") == 3 ]] || fail "expected 3 epoch lines after resume"
+[[ $(grep -o '^epoch [0-9]*' "$run/epoch_summary.txt" | tr '\n' ,) == "epoch 0,epoch 1,epoch 2," ]] ||
+  fail "expected lines for epochs 0, 1 and 2 after resume"
 
 say "examples: my_trainer fit on trainer's synthetic data, 1 epoch"
 run="$work/synthetic"
@@ -64,5 +66,11 @@ if "$my_trainer" fit "${common[@]}" data=quadrants model.name=logrg hydra.run.di
   fail "model.name=logrg should fail"
 fi
 expect "$work/err" "logreg"
+
+say "examples: the dataset reads its own key (data.brightness) and rejects a bad value"
+if "$my_trainer" fit "${common[@]}" data=quadrants data.brightness=1.5 hydra.run.dir="$work/bright" 2>"$work/err"; then
+  fail "data.brightness=1.5 should fail"
+fi
+expect "$work/err" "data.brightness"
 
 say "examples: custom_model passed (test/acc $acc)"

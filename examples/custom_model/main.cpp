@@ -52,6 +52,11 @@ trainer::data::DataSplits make_quadrants(const trainer::data::DataOptions& optio
     throw trainer::Error("data", "quadrants needs image_shape [C, H, W] with H, W >= 2 and num_classes 4",
                          "Use data=quadrants as shipped in examples/custom_model/configs.");
   }
+  // A key of this dataset's own (configs/data/quadrants.yaml), read from the `data` section.
+  const double brightness = options.section ? options.section->get_or<double>("brightness", 0.6) : 0.6;
+  if (!(brightness > 0.0 && brightness <= 1.0)) {
+    throw trainer::Error("data.brightness", "must lie in (0, 1], got " + std::to_string(brightness));
+  }
   at::Generator gen = at::detail::createCPUGenerator(options.seed);
   const int64_t test_count = std::max<int64_t>(1, options.num_samples / 8);
   const int64_t total = options.num_samples + test_count;
@@ -59,7 +64,7 @@ trainer::data::DataSplits make_quadrants(const trainer::data::DataOptions& optio
   at::Tensor images = at::rand({total, options.image_shape[0], h, w}, gen, at::kFloat).mul_(0.3);
   for (int64_t i = 0; i < total; ++i) {
     const int64_t q = labels[i].item<int64_t>();
-    images[i].narrow(1, (q / 2) * (h / 2), h / 2).narrow(2, (q % 2) * (w / 2), w / 2).add_(0.6);
+    images[i].narrow(1, (q / 2) * (h / 2), h / 2).narrow(2, (q % 2) * (w / 2), w / 2).add_(brightness);
   }
   images = images.clamp(0, 1).mul(255).to(at::kByte);  // uint8 like every built-in dataset
   trainer::data::TensorDataset all(images, labels);

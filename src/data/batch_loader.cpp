@@ -2,6 +2,7 @@
 
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
+#include <ATen/Parallel.h>
 
 #include <algorithm>
 #include <string>
@@ -10,7 +11,23 @@
 #include "trainer/data/batch_transform.h"
 #include "trainer/util/error.h"
 
+// LibTorch's CPU kernels parallelise through OpenMP (libgomp, which both supported LibTorch builds
+// load). Declared weak so that a build without it still links and simply skips the call.
+extern "C" void omp_set_num_threads(int) __attribute__((weak));
+
 namespace trainer::data {
+namespace {
+
+// A loader worker prepares small batches while the training thread's kernels use every core:
+// if the worker's own kernels opened OpenMP teams too, each batch would wake extra threads that
+// fight the training step for the same cores. One intra-op thread per worker, for this thread
+// only (the OpenMP thread count is per thread; at::set_num_threads would change the process's).
+void use_one_intra_op_thread_in_this_thread() {
+  (void)at::get_num_threads();  // LibTorch's per-thread lazy set-up first, or it would undo ours
+  if (omp_set_num_threads != nullptr) omp_set_num_threads(1);
+}
+
+}  // namespace
 
 LoaderOptions make_loader_options(const DataOptions& data, at::Device device, bool training) {
   LoaderOptions o;
@@ -125,6 +142,7 @@ Batch BatchLoader::make_batch(int64_t batch_number) const {
 }
 
 void BatchLoader::worker_loop() {
+  use_one_intra_op_thread_in_this_thread();
   const auto window = static_cast<int64_t>(slots_.size());
   while (true) {
     int64_t batch_number = 0;

@@ -20,6 +20,7 @@ std::string where(const config::ConfigView& view, const std::string& key) {
 DataOptions DataOptions::from_config(const config::ConfigView& data, uint64_t seed) {
   DataOptions o;
   o.seed = seed;
+  o.section = data;
   o.name = data.get<std::string>("name");
   const DatasetRegistry& registry = DatasetRegistry::instance();
   if (!registry.contains(o.name)) {

@@ -14,7 +14,7 @@ Registry<CallbackFactory>& callback_registry() {
     });
     created->add("lr_monitor", [](const config::ConfigView& section) {
       return std::unique_ptr<Callback>(std::make_unique<LearningRateMonitor>(
-          section.get_or<std::string>("logging_interval", "epoch"), section.full_path("logging_interval")));
+          section.get_or<std::string>("logging_interval", ""), section.full_path("logging_interval")));
     });
     return created;
   }();

@@ -1,8 +1,5 @@
 #include "trainer/engine/checkpoint.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <ATen/CPUGeneratorImpl.h>
 #include <torch/serialize/input-archive.h>
 #include <torch/serialize/output-archive.h>
@@ -10,6 +7,7 @@
 #include <cstdio>
 #include <mutex>
 
+#include "trainer/engine/checkpoint_writer.h"
 #include "trainer/engine/posix_files.h"
 #include "trainer/util/error.h"
 
@@ -17,14 +15,6 @@ namespace trainer::engine {
 namespace {
 
 constexpr int64_t kFormatVersion = 1;
-
-void fsync_path(const std::string& path, bool directory) {
-  int fd = ::open(path.c_str(), (directory ? O_RDONLY | O_DIRECTORY : O_RDONLY) | O_CLOEXEC);
-  if (fd >= 0) {
-    ::fsync(fd);
-    ::close(fd);
-  }
-}
 
 void write_int(torch::serialize::OutputArchive& archive, const std::string& key, int64_t value) {
   archive.write(key, c10::IValue(value));
@@ -38,8 +28,8 @@ int64_t read_int(torch::serialize::InputArchive& archive, const std::string& key
 
 }  // namespace
 
-void save_checkpoint(const std::string& path, models::Model& model, torch::optim::Optimizer& optimizer,
-                     const LoopState& state, const std::string& config_yaml) {
+std::string serialize_checkpoint(models::Model& model, torch::optim::Optimizer& optimizer, const LoopState& state,
+                                 const std::string& config_yaml) {
   torch::serialize::OutputArchive root;
   torch::serialize::OutputArchive model_archive;
   model.save(model_archive);
@@ -78,16 +68,17 @@ void save_checkpoint(const std::string& path, models::Model& model, torch::optim
     root.write("rng_cpu", generator.get_state(), /*is_buffer=*/true);
   }
 
-  if (!posix::make_directories(posix::parent(path))) {
-    throw Error(path, "cannot create the checkpoint directory", "Check the directory's permissions.");
-  }
-  const std::string temporary = path + ".tmp";
-  root.save_to(temporary);
-  fsync_path(temporary, false);
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-    throw Error(path, "cannot move the new checkpoint into place", "Check the directory's permissions.");
-  }
-  fsync_path(posix::parent(path), true);
+  std::string bytes;
+  root.save_to([&bytes](const void* data, size_t size) {
+    bytes.append(static_cast<const char*>(data), size);
+    return size;
+  });
+  return bytes;
+}
+
+void save_checkpoint(const std::string& path, models::Model& model, torch::optim::Optimizer& optimizer,
+                     const LoopState& state, const std::string& config_yaml) {
+  write_file_durably(path, serialize_checkpoint(model, optimizer, state, config_yaml));
 }
 
 LoopState load_checkpoint(const std::string& path, models::Model& model,

@@ -96,6 +96,13 @@ void EarlyStopping::on_epoch_end(FitContext& context, const std::map<std::string
   if (!reason.empty()) context.request_stop(reason);
 }
 
+void EarlyStopping::on_validation_end(FitContext& context, const std::map<std::string, double>& metrics) {
+  auto found = metrics.find(options_.monitor);
+  if (found == metrics.end()) return;  // a train/* monitor is checked at the epoch's end
+  const std::string reason = evaluate(found->second);
+  if (!reason.empty()) context.request_stop(reason);
+}
+
 std::string EarlyStopping::state() const {
   char buffer[96];
   std::snprintf(buffer, sizeof(buffer), "%.17g %lld", best_, static_cast<long long>(wait_));

@@ -13,6 +13,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <fstream>
@@ -26,6 +27,7 @@
 #include "trainer/data/datasets.h"
 #include "trainer/engine/callback.h"
 #include "trainer/engine/checkpoint.h"
+#include "trainer/engine/checkpoint_writer.h"
 #include "trainer/engine/lr_schedule.h"
 #include "trainer/engine/metric_logger.h"
 #include "trainer/engine/posix_files.h"
@@ -71,52 +73,59 @@ std::string fixed(double value, int digits) {
   return out.str();
 }
 
-// Sums kept on the device; read back only when a line is logged or an epoch ends.
+// Running sums kept on the device and read back only when a line is logged, an epoch ends or a
+// checkpoint is due. A step costs five small ops (the loss sum and the argmax accuracy); a non-finite
+// loss needs no counter of its own: it makes the double-precision loss sum non-finite for good.
+// Log intervals are differences of two readings, so one meter serves the interval and the epoch.
 struct DeviceMeter {
-  at::Tensor loss_sum;
-  at::Tensor correct;
-  at::Tensor nonfinite;  // batches whose loss was NaN or infinite
+  at::Tensor loss_sum;  // sum of loss x batch size, double
+  at::Tensor correct;   // correctly classified samples
   int64_t samples = 0;
   int64_t batches = 0;
 
   void reset(const at::Device& device) {
     loss_sum = at::zeros({}, at::TensorOptions().dtype(at::kDouble).device(device));
     correct = at::zeros({}, at::TensorOptions().dtype(at::kLong).device(device));
-    nonfinite = at::zeros({}, at::TensorOptions().dtype(at::kLong).device(device));
     samples = 0;
     batches = 0;
   }
   void add(const at::Tensor& loss, const at::Tensor& logits, const at::Tensor& targets) {
     const int64_t n = targets.size(0);
-    at::Tensor value = loss.detach();
-    loss_sum.add_(value.to(at::kDouble) * static_cast<double>(n));
-    correct.add_(logits.detach().argmax(1).eq(targets).sum());
-    nonfinite.add_(value.isfinite().logical_not());
+    torch::NoGradGuard no_grad;
+    loss_sum.add_(loss, static_cast<double>(n));
+    correct.add_(logits.argmax(1).eq(targets).sum());
     samples += n;
     ++batches;
   }
   struct Reading {
-    double loss = 0.0;
-    double accuracy = 0.0;
-    int64_t nonfinite_batches = 0;
+    double loss_sum = 0.0;
+    double correct = 0.0;
+    int64_t samples = 0;
+    int64_t batches = 0;
+    bool finite() const { return std::isfinite(loss_sum); }
+    double loss() const { return samples == 0 ? 0.0 : loss_sum / static_cast<double>(samples); }
+    double accuracy() const { return samples == 0 ? 0.0 : correct / static_cast<double>(samples); }
+    // What was added between `earlier` and this reading.
+    Reading since(const Reading& earlier) const {
+      return {loss_sum - earlier.loss_sum, correct - earlier.correct, samples - earlier.samples,
+              batches - earlier.batches};
+    }
   };
-  // One host transfer for all values.
+  // One host transfer for both values.
   Reading read() const {
     if (samples == 0) return {};
-    at::Tensor all = at::stack({loss_sum, correct.to(at::kDouble), nonfinite.to(at::kDouble)}).cpu();
+    at::Tensor all = at::stack({loss_sum, correct.to(at::kDouble)}).cpu();
     const double* values = all.data_ptr<double>();
-    return {values[0] / static_cast<double>(samples), values[1] / static_cast<double>(samples),
-            static_cast<int64_t>(values[2])};
+    return {values[0], values[1], samples, batches};
   }
 };
 
 // A non-finite training loss stops fit before anything is saved from the damaged weights: the
 // last checkpoint on disk stays the last good one.
-[[noreturn]] void throw_nonfinite(const DeviceMeter::Reading& reading, int64_t batches, int64_t last_step,
-                                  const std::string& last_checkpoint) {
+[[noreturn]] void throw_nonfinite(int64_t batches, int64_t last_step, const std::string& last_checkpoint) {
   throw Error("training step " + std::to_string(last_step),
-              "the loss was not finite (NaN or infinite) in " + std::to_string(reading.nonfinite_batches) + " of the " +
-                  std::to_string(batches) + " batches trained since the last check; mean loss " + std::to_string(reading.loss),
+              "the loss was not finite (NaN or infinite) in at least one of the " + std::to_string(batches) +
+                  " batches trained since the last check",
               "Lower optimizer.lr, enable gradient clipping (trainer.gradient_clip_val=1.0) or check the data. "
               "Nothing was saved from the damaged weights; the last good checkpoint is " + last_checkpoint +
                   " (resume with ckpt_path=last).");
@@ -189,7 +198,7 @@ std::string format_checkpoint_name(const std::string& pattern, int64_t epoch, in
     }
     i = close;
   }
-  return out + ".ckpt";
+  return out;
 }
 
 }  // namespace
@@ -212,6 +221,7 @@ struct Trainer::Impl {
   std::shared_ptr<const data::TensorDataset> train_set, val_set, test_set;
   std::vector<std::unique_ptr<MetricLogger>> loggers;
   std::vector<NamedCallback> callbacks;
+  CheckpointWriter checkpoint_writer;  // declared last: destroyed first, finishing any write in flight
 
   void setup() {
     config::ConfigView view(config);
@@ -268,10 +278,14 @@ struct Trainer::Impl {
     Impl& impl;
     LoopState& state;
     std::string stop_reason;
-    Context(Impl& owner, LoopState& loop) : impl(owner), state(loop) {}
-    int64_t epoch() const override { return state.epoch; }
+    int64_t current_epoch = 0;  // state.epoch moves on to the next epoch before on_epoch_end runs
+    Context(Impl& owner, LoopState& loop) : impl(owner), state(loop), current_epoch(loop.epoch) {}
+    int64_t epoch() const override { return current_epoch; }
     int64_t global_step() const override { return state.global_step; }
     int64_t min_epochs() const override { return impl.options.min_epochs; }
+    bool lr_changes_per_step() const override {
+      return impl.options.scheduler.name != "none" && impl.options.scheduler.interval == "step";
+    }
     std::vector<std::pair<std::string, double>> learning_rates() const override {
       std::vector<std::pair<std::string, double>> rates;
       const std::string base = "lr-" + impl.optimizer_class_name();
@@ -281,7 +295,7 @@ struct Trainer::Impl {
       }
       return rates;
     }
-    void log(const MetricRow& metrics) override { impl.log_metrics(metrics, state.epoch, state.global_step); }
+    void log(const MetricRow& metrics) override { impl.log_metrics(metrics, current_epoch, state.global_step); }
     void request_stop(const std::string& reason) override {
       if (stop_reason.empty()) stop_reason = reason;
     }
@@ -350,7 +364,7 @@ struct Trainer::Impl {
     }
     model->train();
     const DeviceMeter::Reading reading = meter.read();
-    return {reading.loss, reading.accuracy};
+    return {reading.loss(), reading.accuracy()};
   }
 
   std::string checkpoint_dir() const { return options.checkpoint.dirpath; }
@@ -369,45 +383,106 @@ struct Trainer::Impl {
     return wanted;
   }
 
-  void update_top_k(LoopState& state, double score, int64_t epoch) {
+  // Top-k bookkeeping for a new score: returns the file this epoch's checkpoint goes to (empty if
+  // it does not make the top k) and adds the files that fell out of the top k to `dropped`.
+  std::string update_top_k(LoopState& state, double score, int64_t epoch, std::vector<std::string>& dropped) {
     const CheckpointOptions& c = options.checkpoint;
-    if (c.save_top_k == 0) return;
+    if (c.save_top_k == 0) return {};
     auto better = [&](double a, double b) { return c.mode_max ? a > b : a < b; };
     const bool keep_all = c.save_top_k < 0;
     if (!keep_all && static_cast<int64_t>(state.top_k.size()) >= c.save_top_k &&
         !better(score, state.top_k.back().score)) {
-      return;
+      return {};
     }
-    std::string path = checkpoint_dir() + "/" + format_checkpoint_name(c.filename, epoch, state.global_step);
-    TopKEntry entry{score, path};
+    const std::string name = format_checkpoint_name(c.filename, epoch, state.global_step);
+    std::string path = checkpoint_dir() + "/" + name + ".ckpt";
+    auto taken = [&](const std::string& candidate) {
+      return std::any_of(state.top_k.begin(), state.top_k.end(), [&](const TopKEntry& e) { return e.path == candidate; });
+    };
+    for (int version = 1; taken(path); ++version) {
+      path = checkpoint_dir() + "/" + name + "-v" + std::to_string(version) + ".ckpt";
+    }
     auto position = std::find_if(state.top_k.begin(), state.top_k.end(),
                                  [&](const TopKEntry& e) { return better(score, e.score); });
-    state.top_k.insert(position, entry);
-    std::vector<std::string> dropped;
+    state.top_k.insert(position, TopKEntry{score, path});
     while (!keep_all && static_cast<int64_t>(state.top_k.size()) > c.save_top_k) {
-      dropped.push_back(state.top_k.back().path);
+      if (state.top_k.back().path != path) dropped.push_back(state.top_k.back().path);
       state.top_k.pop_back();
     }
+    return path;
+  }
+
+  // Takes the snapshot here (callback states, loggers flushed, model + optimizer + loop state
+  // serialised) and hands the bytes to the background writer, which writes every path from them.
+  void save(LoopState& state, std::vector<std::string> paths, std::vector<std::string> dropped = {}) {
+    if (!options.checkpoint.enabled || paths.empty()) return;
     save_callback_states(state);
     flush_loggers();
-    save_checkpoint(path, *model, *optimizer, state, config_yaml);
-    for (const std::string& old : dropped) {
-      if (old != path) posix::remove_file(old);
-    }
+    auto bytes = std::make_shared<const std::string>(serialize_checkpoint(*model, *optimizer, state, config_yaml));
+    checkpoint_writer.write(std::move(bytes), std::move(paths), std::move(dropped));
   }
 
   // Mid-epoch checkpoints (every_n_train_steps, a signal, max_steps/max_time) first make sure no
   // loss of this epoch was non-finite: one small host read, only when a checkpoint is written.
   void check_finite_before_saving(const DeviceMeter& epoch_meter, const LoopState& state) const {
-    const DeviceMeter::Reading reading = epoch_meter.read();
-    if (reading.nonfinite_batches > 0) throw_nonfinite(reading, epoch_meter.batches, state.global_step, last_path());
+    if (!epoch_meter.read().finite()) throw_nonfinite(epoch_meter.batches, state.global_step, last_path());
   }
 
-  void save_last(LoopState& state) {
+  void save_last(LoopState& state) { save(state, {last_path()}); }
+
+  // Lightning's val_check_batch: validation runs after every this many training batches of an
+  // epoch (a float val_check_interval is a share of the epoch, an int a number of batches).
+  int64_t resolve_val_check_batch(int64_t train_batches) const {
+    const BatchLimit& v = options.val_check_interval;
+    int64_t every = 0;
+    if (v.is_fraction) {
+      if (!(v.fraction > 0.0)) {
+        throw Error("trainer.val_check_interval", "a share of the epoch must be above 0, got 0",
+                    "Use a float in (0, 1] or a number of batches; to skip validation set trainer.limit_val_batches=0.");
+      }
+      every = std::max<int64_t>(1, static_cast<int64_t>(v.fraction * static_cast<double>(train_batches)));
+    } else {
+      every = v.count;
+      if (every < 1 || every > train_batches) {
+        throw Error("trainer.val_check_interval",
+                    "validation every " + std::to_string(every) + " batches does not fit an epoch of " +
+                        std::to_string(train_batches) + " training batches",
+                    "Use a number of batches from 1 to " + std::to_string(train_batches) +
+                        ", or a float share of the epoch; to skip validation set trainer.limit_val_batches=0.");
+      }
+    }
+    if (every < train_batches && every % options.accumulate_grad_batches != 0) {
+      throw Error("trainer.val_check_interval",
+                  "validation every " + std::to_string(every) + " batches falls between optimizer steps "
+                  "(trainer.accumulate_grad_batches=" + std::to_string(options.accumulate_grad_batches) + ")",
+                  "Use a multiple of accumulate_grad_batches.");
+    }
+    return every;
+  }
+
+  // A validation inside the epoch (val_check_interval below one epoch): logs val/*, hands the
+  // metrics to the callbacks, and writes the top-k checkpoint and last.ckpt (resumable from the next
+  // batch), as Lightning's ModelCheckpoint does after every validation.
+  void validate_mid_epoch(LoopState& state, Context& context, const DeviceMeter& epoch_meter, int64_t batch,
+                          int64_t train_batches) {
+    check_finite_before_saving(epoch_meter, state);
+    auto [val_loss, val_acc] = evaluate(val_set, options.limit_val);
+    log::info("epoch " + std::to_string(context.current_epoch) + " step " + std::to_string(state.global_step) +
+              " batch " + std::to_string(batch) + "/" + std::to_string(train_batches) + ": val/loss " +
+              fixed(val_loss, 4) + " val/acc " + fixed(val_acc, 4));
+    const std::map<std::string, double> metrics = {{"val/loss", val_loss}, {"val/acc", val_acc}};
+    log_metrics({{"val/loss", val_loss}, {"val/acc", val_acc}}, context.current_epoch, state.global_step);
+    for (auto& entry : callbacks) entry.callback->on_validation_end(context, metrics);
     if (!options.checkpoint.enabled) return;
-    save_callback_states(state);
-    flush_loggers();
-    save_checkpoint(last_path(), *model, *optimizer, state, config_yaml);
+    std::vector<std::string> paths;
+    std::vector<std::string> dropped;
+    const auto monitored = metrics.find(options.checkpoint.monitor);
+    if (monitored != metrics.end()) {
+      const std::string best = update_top_k(state, monitored->second, context.current_epoch, dropped);
+      if (!best.empty()) paths.push_back(best);
+    }
+    if (options.checkpoint.save_last) paths.push_back(last_path());
+    save(state, std::move(paths), std::move(dropped));
   }
 
   int fit() {
@@ -429,6 +504,7 @@ struct Trainer::Impl {
     }
     const int64_t steps_per_epoch =
         (train_batches + options.accumulate_grad_batches - 1) / options.accumulate_grad_batches;
+    const int64_t val_check_batch = resolve_val_check_batch(train_batches);
     const int64_t total_steps = options.max_steps > 0 ? options.max_steps : options.max_epochs * steps_per_epoch;
     LrSchedule schedule(options.scheduler, options.optimizer.lr, total_steps);
     auto apply_lr = [&] {
@@ -453,12 +529,12 @@ struct Trainer::Impl {
 
     for (int64_t epoch = state.epoch; epoch < options.max_epochs && !stop; ++epoch) {
       state.epoch = epoch;
+      context.current_epoch = epoch;
       epoch_start = Clock::now();
       train_loader.start_epoch(epoch, state.batch_in_epoch);
-      DeviceMeter interval;
-      interval.reset(device);
       DeviceMeter epoch_meter;
       epoch_meter.reset(device);
+      DeviceMeter::Reading logged;  // the epoch meter at the last logged line
       if (state.batch_in_epoch == 0) {
         for (auto& entry : callbacks) entry.callback->on_train_epoch_start(context);
       }
@@ -470,7 +546,6 @@ struct Trainer::Impl {
         at::Tensor loss = forward_loss(*batch, logits);
         (options.accumulate_grad_batches > 1 ? loss / static_cast<double>(options.accumulate_grad_batches) : loss)
             .backward();
-        interval.add(loss, logits, batch->targets);
         epoch_meter.add(loss, logits, batch->targets);
         interval_samples += batch->targets.size(0);
         bar.update(b + 1, batch->targets.size(0));
@@ -491,13 +566,15 @@ struct Trainer::Impl {
           apply_lr();
         }
         if (state.global_step % options.log_every_n_steps == 0) {
-          const DeviceMeter::Reading reading = interval.read();
-          if (reading.nonfinite_batches > 0) {
+          const DeviceMeter::Reading now = epoch_meter.read();
+          const DeviceMeter::Reading reading = now.since(logged);
+          if (!now.finite()) {
             bar.clear();
-            throw_nonfinite(reading, interval.batches, state.global_step, last_path());
+            throw_nonfinite(reading.batches, state.global_step, last_path());
           }
-          const double mean_loss = reading.loss;
-          const double accuracy = reading.accuracy;
+          logged = now;
+          const double mean_loss = reading.loss();
+          const double accuracy = reading.accuracy();
           const double rate = static_cast<double>(interval_samples) / std::max(1e-9, seconds_since(interval_start));
           const std::string line = "epoch " + std::to_string(epoch) + " step " + std::to_string(state.global_step) +
                                    " batch " + std::to_string(b + 1) + "/" + std::to_string(train_batches) +
@@ -513,7 +590,6 @@ struct Trainer::Impl {
           log_metrics({{"train/loss", mean_loss}, {"train/acc", accuracy}, {"samples_per_sec", rate}}, epoch,
                       state.global_step);
           for (auto& entry : callbacks) entry.callback->on_log_step(context);
-          interval.reset(device);
           interval_start = Clock::now();
           interval_samples = 0;
         }
@@ -523,6 +599,21 @@ struct Trainer::Impl {
           check_finite_before_saving(epoch_meter, state);
           save_last(state);
         }
+        if (b + 1 < train_batches && (b + 1) % val_check_batch == 0 && val_set->size() > 0 &&
+            (epoch + 1) % std::max<int64_t>(1, options.check_val_every_n_epoch) == 0) {
+          bar.clear();
+          validate_mid_epoch(state, context, epoch_meter, b + 1, train_batches);
+          if (!context.stop_reason.empty()) {
+            if (epoch + 1 >= options.min_epochs) {
+              log::info(context.stop_reason);
+              stop = true;
+            } else {
+              log::info(context.stop_reason + " (held back: trainer.min_epochs=" + std::to_string(options.min_epochs) +
+                        " not reached yet)");
+              context.stop_reason.clear();
+            }
+          }
+        }
         if ((options.max_steps > 0 && state.global_step >= options.max_steps) ||
             (options.max_time_seconds && seconds_since(start) >= *options.max_time_seconds)) {
           stop = true;
@@ -531,6 +622,7 @@ struct Trainer::Impl {
           bar.clear();
           check_finite_before_saving(epoch_meter, state);
           save_last(state);
+          checkpoint_writer.wait();
           throw Error("signal " + std::to_string(g_stop_signal.load()),
                       "stopped after step " + std::to_string(state.global_step) + "; a checkpoint was written to " +
                           last_path(),
@@ -549,9 +641,11 @@ struct Trainer::Impl {
       }
       bar.clear();
       const DeviceMeter::Reading epoch_reading = epoch_meter.read();
-      if (epoch_reading.nonfinite_batches > 0) throw_nonfinite(epoch_reading, epoch_meter.batches, state.global_step, last_path());
-      const double train_loss = epoch_reading.loss;
-      const double train_acc = epoch_reading.accuracy;
+      if (!epoch_reading.finite()) {
+        throw_nonfinite(epoch_reading.since(logged).batches, state.global_step, last_path());
+      }
+      const double train_loss = epoch_reading.loss();
+      const double train_acc = epoch_reading.accuracy();
       std::vector<std::pair<std::string, double>> row = {{"train/loss_epoch", train_loss},
                                                          {"train/acc_epoch", train_acc}};
       const double epoch_seconds = seconds_since(epoch_start);
@@ -559,7 +653,7 @@ struct Trainer::Impl {
                          " train/acc " + fixed(train_acc, 4);
       std::optional<double> monitored;
       bool validated = false;
-      const bool validate_now = epoch_done && val_set->size() > 0 &&
+      const bool validate_now = epoch_done && val_set->size() > 0 && train_batches % val_check_batch == 0 &&
                                 (epoch + 1) % std::max<int64_t>(1, options.check_val_every_n_epoch) == 0;
       if (validate_now) {
         auto [val_loss, val_acc] = evaluate(val_set, options.limit_val);
@@ -589,15 +683,20 @@ struct Trainer::Impl {
         }
       }
       if (options.checkpoint.enabled && epoch_done) {
+        std::vector<std::string> paths;
+        std::vector<std::string> dropped;
         if (monitored && (epoch + 1) % std::max<int64_t>(1, options.checkpoint.every_n_epochs) == 0) {
-          update_top_k(state, *monitored, epoch);
+          const std::string best = update_top_k(state, *monitored, epoch, dropped);
+          if (!best.empty()) paths.push_back(best);
         }
-        if (options.checkpoint.save_last) save_last(state);
+        if (options.checkpoint.save_last) paths.push_back(last_path());
+        save(state, std::move(paths), std::move(dropped));  // one snapshot for both files
       } else if (options.checkpoint.enabled && stop) {
         save_last(state);  // stopped mid-epoch by max_steps / max_time: resumable from here
       }
     }
     flush_loggers();
+    checkpoint_writer.wait();
     log::info("fit finished in " + fixed(seconds_since(start), 1) + " s, " + std::to_string(state.global_step) +
               " steps");
     if (options.test_after_fit && test_set->size() > 0) {

@@ -28,8 +28,9 @@ Fn symbol(void* handle, const char* name) {
 
 EngineLoader::EngineLoader() {
   const fs::path exe = executable_dir();
-  std::vector<fs::path> candidates = {exe / TRAINER_ENGINE_LIBRARY,
-                                      exe / ".." / "lib" / TRAINER_ENGINE_LIBRARY};
+  // Next to the binary (the build tree), then the install's library directory.
+  std::vector<fs::path> candidates = {exe / TRAINER_ENGINE_LIBRARY, exe / TRAINER_BIN_TO_LIBDIR / TRAINER_ENGINE_LIBRARY};
+  if (fs::path(TRAINER_BIN_TO_LIBDIR) != fs::path("../lib")) candidates.push_back(exe / ".." / "lib" / TRAINER_ENGINE_LIBRARY);
   std::string tried;
   std::string last_error;
   for (const fs::path& candidate : candidates) {

@@ -146,3 +146,99 @@ TEST_CASE("a terminal gets a live progress bar; a pipe and the log file get plai
   CHECK(log.find("step 5 batch 5/") != std::string::npos);  // ...and the log file keeps them
   CHECK(log.find("\033[K") == std::string::npos);
 }
+
+TEST_CASE("val_check_interval validates inside the epoch, as Lightning's val_check_batch") {
+  if (!engine_built()) {
+    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
+    return;
+  }
+  TempDir dir;
+  // 12 training batches per epoch.
+  const std::vector<std::string> twelve = {"trainer.max_epochs=2", "trainer.limit_train_batches=12"};
+
+  SECTION("a share of the epoch: 0.25 of 12 batches validates after batches 3, 6 and 9, and at the end") {
+    std::vector<std::string> extra = twelve;
+    extra.push_back("trainer.val_check_interval=0.25");
+    auto result = run_process(small_fit("quarter", extra), dir.path());
+    INFO(result.err);
+    REQUIRE(result.exit_code == 0);
+    for (const char* mark : {"batch 3/12: val/loss", "batch 6/12: val/loss", "batch 9/12: val/loss"}) {
+      CHECK(count(result.err, mark) == 2);  // once in each epoch
+    }
+    CHECK(count(result.err, "batch 12/12: val/loss") == 0);  // the epoch's end reports it
+    CHECK(count(result.err, " val/loss ") == 8);             // 4 validations x 2 epochs
+    CsvTable csv = read_csv(fs::path(dir.path()) / "quarter" / "metrics.csv");
+    size_t val_column = 0;
+    while (csv.columns[val_column] != "val/acc") ++val_column;
+    size_t val_rows = 0;
+    for (const auto& row : csv.rows) val_rows += val_column < row.size() && !row[val_column].empty();
+    CHECK(val_rows == 8);
+  }
+
+  SECTION("a number of batches: every 5 of 12 validates after 5 and 10, not at the epoch's end") {
+    std::vector<std::string> extra = twelve;
+    extra.push_back("trainer.val_check_interval=5");
+    extra.push_back("callbacks.model_checkpoint.filename='e{epoch}'");  // repeats within an epoch
+    extra.push_back("callbacks.model_checkpoint.save_top_k=-1");
+    auto result = run_process(small_fit("five", extra), dir.path());
+    INFO(result.err);
+    REQUIRE(result.exit_code == 0);
+    CHECK(count(result.err, "batch 5/12: val/loss") == 2);
+    CHECK(count(result.err, "batch 10/12: val/loss") == 2);
+    CHECK(count(result.err, " val/loss ") == 4);
+    // Every validation wrote a top-k file; repeated names get -v1, as Lightning's do.
+    const fs::path checkpoints = fs::path(dir.path()) / "five" / "checkpoints";
+    for (const char* name : {"e0.ckpt", "e0-v1.ckpt", "e1.ckpt", "e1-v1.ckpt", "last.ckpt"}) {
+      INFO(name);
+      CHECK(fs::exists(checkpoints / name));
+    }
+  }
+
+  SECTION("early stopping acts on a validation inside the epoch") {
+    std::vector<std::string> extra = twelve;
+    extra.push_back("trainer.val_check_interval=3");
+    for (const char* o : {"callbacks.early_stopping.monitor=val/loss", "callbacks.early_stopping.mode=min",
+                          "callbacks.early_stopping.patience=1", "callbacks.early_stopping.min_delta=10"}) {
+      extra.push_back(o);
+    }
+    auto result = run_process(small_fit("early", extra), dir.path());
+    INFO(result.err);
+    REQUIRE(result.exit_code == 0);
+    CHECK(count(result.err, "batch 6/12: val/loss") == 1);
+    CHECK(count(result.err, "batch 9/12: val/loss") == 0);  // stopped right after the second one
+    CHECK(result.err.find("did not improve") != std::string::npos);
+  }
+
+  SECTION("more batches than an epoch holds is an error naming the key and the range") {
+    std::vector<std::string> extra = twelve;
+    extra.push_back("trainer.val_check_interval=20");
+    auto result = run_process(small_fit("bad", extra), dir.path());
+    CHECK(result.exit_code == 1);
+    CHECK(result.err.find("trainer.val_check_interval") != std::string::npos);
+    CHECK(result.err.find("from 1 to 12") != std::string::npos);
+  }
+}
+
+TEST_CASE("lr_monitor with logging_interval null logs at the scheduler's interval") {
+  if (!engine_built()) {
+    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
+    return;
+  }
+  TempDir dir;
+  auto lr_rows = [&](const std::string& name, const std::string& interval) {
+    auto result = run_process(small_fit(name, {"trainer.max_epochs=2", "trainer.limit_train_batches=10",
+                                               "scheduler=cosine", "scheduler.interval=" + interval,
+                                               "callbacks.lr_monitor.logging_interval=null"}),
+                              dir.path());
+    INFO(result.err);
+    REQUIRE(result.exit_code == 0);
+    CsvTable csv = read_csv(fs::path(dir.path()) / name / "metrics.csv");
+    size_t column = 0;
+    while (column < csv.columns.size() && csv.columns[column] != "lr-Adam") ++column;
+    size_t rows = 0;
+    for (const auto& row : csv.rows) rows += column < row.size() && !row[column].empty();
+    return rows;
+  };
+  CHECK(lr_rows("per_epoch", "epoch") == 2);  // once per epoch
+  CHECK(lr_rows("per_step", "step") == 4);    // every 5 steps: 2 epochs x 10 batches
+}

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,9 @@ struct DataOptions {
   std::vector<int64_t> image_shape{1, 28, 28};  // synthetic: [C, H, W]
   int64_t num_classes = 10;
   uint64_t seed = 42;  // the run's seed: fixes the validation split and synthetic data
+  // The whole `data` section, for a registered dataset's own keys (`section->get<double>("noise")`).
+  // Set by from_config; it views the job's config, so read it inside the dataset factory only.
+  std::optional<config::ConfigView> section;
 
   // Reads the keys of configs/data/*.yaml from `data` (the `data` sub-view). Throws
   // trainer::Error naming the key and its origin for an unknown dataset name (listing the

@@ -25,9 +25,11 @@ class FitContext {
   virtual int64_t min_epochs() const = 0;
   // (name, learning rate) per optimizer parameter group, e.g. ("lr-Adam", 1e-3).
   virtual std::vector<std::pair<std::string, double>> learning_rates() const = 0;
+  // Whether the learning-rate scheduler steps after every optimizer step (interval: step).
+  virtual bool lr_changes_per_step() const { return false; }
   // Sends metrics to every logger at the current epoch and step.
   virtual void log(const MetricRow& metrics) = 0;
-  // Ends fit after this epoch; `reason` is logged.
+  // Ends fit after this epoch (or right after a validation inside the epoch); `reason` is logged.
   virtual void request_stop(const std::string& reason) = 0;
 };
 
@@ -44,6 +46,9 @@ class Callback {
     (void)metrics;
     (void)validated;
   }
+  // After a validation inside an epoch (trainer.val_check_interval below one epoch), with its
+  // val/* metrics. The validation at an epoch's end is reported through on_epoch_end instead.
+  virtual void on_validation_end(FitContext&, const std::map<std::string, double>& metrics) { (void)metrics; }
   // Saved in checkpoints under the callback's config name and handed back on resume.
   virtual std::string state() const { return ""; }
   virtual void load_state(const std::string&) {}

@@ -1,6 +1,6 @@
 // Checkpoints: model, optimizer, loop progress (epoch, global step, position in the epoch), the
 // RNG state, callback state, a slot for precision state and the resolved config, in one LibTorch
-// archive written to a temporary file, flushed and renamed: a kill at any instant leaves the last
+// archive written to a temporary file, flushed and renamed (checkpoint_writer.h): a kill at any instant leaves the last
 // good checkpoint intact.
 #pragma once
 
@@ -30,6 +30,11 @@ struct LoopState {
   std::vector<std::pair<std::string, std::string>> callback_states;
 };
 
+// The checkpoint as bytes: the snapshot, taken on the calling thread; see CheckpointWriter.
+std::string serialize_checkpoint(models::Model& model, torch::optim::Optimizer& optimizer, const LoopState& state,
+                                 const std::string& config_yaml);
+
+// serialize_checkpoint, then write_file_durably (checkpoint_writer.h), on the calling thread.
 void save_checkpoint(const std::string& path, models::Model& model, torch::optim::Optimizer& optimizer,
                      const LoopState& state, const std::string& config_yaml);
 

@@ -29,6 +29,8 @@ class EarlyStopping final : public Callback {
   explicit EarlyStopping(EarlyStoppingOptions options);
 
   void on_epoch_end(FitContext& context, const std::map<std::string, double>& metrics, bool validated) override;
+  // Validations inside an epoch are checked as they happen, as Lightning does.
+  void on_validation_end(FitContext& context, const std::map<std::string, double>& metrics) override;
   std::string state() const override;
   void load_state(const std::string& text) override;
 

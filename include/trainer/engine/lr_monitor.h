@@ -1,5 +1,6 @@
 // Lightning's LearningRateMonitor: logs each parameter group's learning rate as `lr-<Optimizer>`
-// (`lr-Adam`, `lr-SGD/pg1` for further groups) at every epoch start or every logging step.
+// (`lr-Adam`, `lr-SGD/pg1` for further groups) at every epoch start or every logging step; with
+// logging_interval null (or absent), at the scheduler's own interval, as Lightning does.
 #pragma once
 
 #include <string>
@@ -10,13 +11,15 @@ namespace trainer::engine {
 
 class LearningRateMonitor final : public Callback {
  public:
-  // interval: "epoch" or "step" (null in Lightning means both follow the scheduler; we take epoch).
+  // interval: "epoch", "step", or "" (null: follow the scheduler).
   LearningRateMonitor(const std::string& interval, const std::string& where);
 
+  void on_fit_start(FitContext& context) override;
   void on_train_epoch_start(FitContext& context) override;
   void on_log_step(FitContext& context) override;
 
  private:
+  bool follow_scheduler_ = false;
   bool per_step_ = false;
 };
 
