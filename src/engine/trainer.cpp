@@ -430,6 +430,20 @@ struct Trainer::Impl {
 
   void save_last(LoopState& state) { save(state, {last_path()}); }
 
+  // A callback asked to stop (early stopping): honoured once min_epochs are done, else logged and
+  // dropped. Returns whether fit stops.
+  bool take_stop_request(Context& context, int64_t epoch) const {
+    if (context.stop_reason.empty()) return false;
+    if (epoch + 1 >= options.min_epochs) {
+      log::info(context.stop_reason);
+      return true;
+    }
+    log::info(context.stop_reason + " (held back: trainer.min_epochs=" + std::to_string(options.min_epochs) +
+              " not reached yet)");
+    context.stop_reason.clear();
+    return false;
+  }
+
   // Lightning's val_check_batch: validation runs after every this many training batches of an
   // epoch (a float val_check_interval is a share of the epoch, an int a number of batches).
   int64_t resolve_val_check_batch(int64_t train_batches) const {
@@ -603,16 +617,7 @@ struct Trainer::Impl {
             (epoch + 1) % std::max<int64_t>(1, options.check_val_every_n_epoch) == 0) {
           bar.clear();
           validate_mid_epoch(state, context, epoch_meter, b + 1, train_batches);
-          if (!context.stop_reason.empty()) {
-            if (epoch + 1 >= options.min_epochs) {
-              log::info(context.stop_reason);
-              stop = true;
-            } else {
-              log::info(context.stop_reason + " (held back: trainer.min_epochs=" + std::to_string(options.min_epochs) +
-                        " not reached yet)");
-              context.stop_reason.clear();
-            }
-          }
+          if (take_stop_request(context, epoch)) stop = true;
         }
         if ((options.max_steps > 0 && state.global_step >= options.max_steps) ||
             (options.max_time_seconds && seconds_since(start) >= *options.max_time_seconds)) {
@@ -671,16 +676,7 @@ struct Trainer::Impl {
       if (epoch_done) {
         std::map<std::string, double> epoch_metrics(row.begin(), row.end());
         for (auto& entry : callbacks) entry.callback->on_epoch_end(context, epoch_metrics, validated);
-        if (!context.stop_reason.empty()) {
-          if (epoch + 1 >= options.min_epochs) {
-            log::info(context.stop_reason);
-            stop = true;
-          } else {
-            log::info(context.stop_reason + " (held back: trainer.min_epochs=" + std::to_string(options.min_epochs) +
-                      " not reached yet)");
-            context.stop_reason.clear();
-          }
-        }
+        if (take_stop_request(context, epoch)) stop = true;
       }
       if (options.checkpoint.enabled && epoch_done) {
         std::vector<std::string> paths;
