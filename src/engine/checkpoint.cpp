@@ -4,10 +4,8 @@
 #include <torch/serialize/input-archive.h>
 #include <torch/serialize/output-archive.h>
 
-#include <cstdio>
 #include <mutex>
 
-#include "trainer/engine/checkpoint_writer.h"
 #include "trainer/engine/posix_files.h"
 #include "trainer/util/error.h"
 
@@ -74,11 +72,6 @@ std::string serialize_checkpoint(models::Model& model, torch::optim::Optimizer& 
     return size;
   });
   return bytes;
-}
-
-void save_checkpoint(const std::string& path, models::Model& model, torch::optim::Optimizer& optimizer,
-                     const LoopState& state, const std::string& config_yaml) {
-  write_file_durably(path, serialize_checkpoint(model, optimizer, state, config_yaml));
 }
 
 LoopState load_checkpoint(const std::string& path, models::Model& model,

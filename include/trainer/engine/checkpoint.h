@@ -34,10 +34,6 @@ struct LoopState {
 std::string serialize_checkpoint(models::Model& model, torch::optim::Optimizer& optimizer, const LoopState& state,
                                  const std::string& config_yaml);
 
-// serialize_checkpoint, then write_file_durably (checkpoint_writer.h), on the calling thread.
-void save_checkpoint(const std::string& path, models::Model& model, torch::optim::Optimizer& optimizer,
-                     const LoopState& state, const std::string& config_yaml);
-
 // Restores model and optimizer in place and returns the loop state. Throws trainer::Error when the
 // file is missing or not a trainer checkpoint.
 LoopState load_checkpoint(const std::string& path, models::Model& model,
