@@ -18,7 +18,7 @@
 #include "trainer/config/interpolation.h"
 #include "trainer/config/override.h"
 #include "trainer/config/python_str.h"
-#include "trainer/config/sweep.h"
+#include "trainer/config/sweeper.h"
 #include "trainer/config/yaml.h"
 #include "trainer/launch/config_locations.h"
 #include "trainer/launch/engine_loader.h"
@@ -280,7 +280,9 @@ void plan_sweep(const config::Composer& composer, const std::vector<config::Over
     }
   }
   auto lookup = [&composer](const std::string& group) { return composer.group_options(group); };
-  std::vector<config::SweepJob> jobs = config::expand_sweep(overrides, params, lookup);
+  const Node* sweeper = config::select(base.config, "hydra.sweeper");
+  std::vector<config::SweepJob> jobs =
+      config::make_sweep_jobs(sweeper ? *sweeper : Node(), overrides, params, lookup);
 
   std::string problems;
   int bad = 0;

@@ -139,6 +139,29 @@ max_batch_size: null
 params: null
 )";
 
+// Random search (docs/sweepers.md): num_samples jobs drawn from the sweeps' search spaces with a
+// fixed, portable generator seeded by `seed`, so the same command gives the same jobs.
+constexpr std::string_view kSweeperRandom = R"(_target_: trainer.sweeper.RandomSweeper
+num_samples: 10
+seed: 0
+params: null
+)";
+
+// ASHA (asynchronous successive halving, as Ray Tune's ASHAScheduler): jobs drawn like random
+// (or the grid when num_samples is null); the local launcher stops a job at a rung (grace_period *
+// reduction_factor^k epochs) when its metric is not in the top 1/reduction_factor there.
+// metric/mode null: the run's monitored metric and its mode (callbacks.model_checkpoint).
+constexpr std::string_view kSweeperAsha = R"(_target_: trainer.sweeper.AshaSweeper
+metric: null
+mode: null
+max_t: 100
+grace_period: 1
+reduction_factor: 4
+num_samples: null
+seed: 0
+params: null
+)";
+
 constexpr std::string_view kHelpDefault = R"(app_name: ${hydra.job.name}
 header: |
   ${hydra.help.app_name} is powered by trainer (Hydra-compatible configuration).
@@ -262,7 +285,9 @@ const std::vector<std::pair<std::string_view, std::string_view>>& builtin_hydra_
       {"hydra/launcher/slurm", kLauncherSlurm},
       {"hydra/launcher/submitit_slurm", kLauncherSubmititSlurm},
       {"hydra/output/default", kOutputDefault},
+      {"hydra/sweeper/asha", kSweeperAsha},
       {"hydra/sweeper/basic", kSweeperBasic},
+      {"hydra/sweeper/random", kSweeperRandom},
   };
   return configs;
 }

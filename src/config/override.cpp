@@ -32,6 +32,7 @@ struct Val {
   bool b = false;
   bool simple_form = false;  // kChoice: `a,b` rather than choice(a,b)
   bool shuffle = false;
+  bool int_interval = false;  // kInterval: cast with int()
   char quote = 0;            // kQuoted: ' or "
   int64_t i = 0;  // kInt; beyond int64 (Python ints are unbounded) the saturated limit, with
   double f = 0.0;
@@ -825,6 +826,7 @@ Val cast_value(const Val& v, Cast c) {
       if (c == Cast::kBool) function_fail("Intervals cannot be cast to bool");
       Val out = v;
       for (Val& item : out.items) item = Val::floating(cast_scalar(item, c).number());
+      out.int_interval = c == Cast::kInt;
       return out;
     }
     case Val::kGlob: function_fail(std::string("glob() cannot be cast with ") + cast_name(c) + "()");
@@ -1805,6 +1807,7 @@ Override Parser::parse() {
       out.sweep.kind = SweepKind::kInterval;
       out.sweep.interval_start = value.items[0].number();
       out.sweep.interval_end = value.items[1].number();
+      out.sweep.interval_int = value.int_interval;
       break;
     case Val::kGlob:
       out.sweep.kind = SweepKind::kGlob;

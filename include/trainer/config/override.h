@@ -31,6 +31,7 @@ struct Sweep {
   std::vector<SweepElement> choices;    // kSimpleChoice / kChoice
   Node range_start, range_stop, range_step;  // kRange: ints or floats
   double interval_start = 0.0, interval_end = 0.0;  // kInterval
+  bool interval_int = false;  // kInterval under int(): sampled as integers (Hydra's Optuna sweeper)
   std::vector<std::string> glob_include, glob_exclude;  // kGlob
   bool shuffle = false;
 };
