@@ -22,6 +22,7 @@ packages=(
   libyaml-cpp-dev libcli11-dev libspdlog-dev libfmt-dev catch2 zlib1g-dev
   libprotobuf-dev protobuf-compiler               # tests decode our TensorBoard events with protobuf
   nlohmann-json3-dev                              # safetensors headers
+  libcairo2-dev                                   # the sweep's metric plot (PNG)
   libtorch-dev libgloo-dev libopenblas0-pthread   # Debian's LibTorch + Gloo headers + a fast BLAS
   dataset-fashion-mnist                           # the real Fashion-MNIST, gzipped IDX files
   python3 python3-venv

@@ -1,0 +1,252 @@
+// The sweep's metric plot (see metric_plot.h), drawn with cairo's image surface and toy text API.
+#include "trainer/launch/metric_plot.h"
+
+#include <cairo.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+
+#include "trainer/util/error.h"
+
+namespace trainer::launch {
+namespace {
+
+struct Rgb {
+  double r, g, b;
+};
+
+// Matplotlib's tab10: distinct, readable on white.
+constexpr Rgb kPalette[] = {
+    {0.122, 0.467, 0.706}, {1.000, 0.498, 0.055}, {0.173, 0.627, 0.173}, {0.839, 0.153, 0.157},
+    {0.580, 0.404, 0.741}, {0.549, 0.337, 0.294}, {0.890, 0.467, 0.761}, {0.498, 0.498, 0.498},
+    {0.737, 0.741, 0.133}, {0.090, 0.745, 0.812}};
+constexpr size_t kPaletteSize = sizeof(kPalette) / sizeof(kPalette[0]);
+constexpr size_t kLegendRows = 24;
+constexpr double kPi = 3.14159265358979323846;
+
+// Plot area inside the image.
+constexpr double kLeft = 90, kTop = 56, kRight = kMetricPlotWidth - 290, kBottom = kMetricPlotHeight - 64;
+
+struct Axis {
+  double lo = 0, hi = 1, step = 0.2;
+  int decimals = 1;
+};
+
+// Ticks at multiples of 1, 2 or 5 x 10^k, about `target` of them, covering [lo, hi].
+Axis nice_axis(double lo, double hi, int target, bool integer_steps) {
+  if (!(hi > lo)) {
+    const double pad = lo == 0 ? 1.0 : std::abs(lo) * 0.1;
+    lo -= pad;
+    hi += pad;
+  }
+  const double raw = (hi - lo) / target;
+  const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
+  double step = magnitude;
+  for (double m : {1.0, 2.0, 5.0, 10.0}) {
+    step = m * magnitude;
+    if (step >= raw) break;
+  }
+  if (integer_steps) step = std::max(1.0, std::round(step));
+  Axis axis;
+  axis.step = step;
+  axis.lo = std::floor(lo / step + 1e-9) * step;
+  axis.hi = std::ceil(hi / step - 1e-9) * step;
+  axis.decimals = std::max(0, static_cast<int>(-std::floor(std::log10(step) + 1e-9)));
+  return axis;
+}
+
+std::string tick_text(double value, int decimals) {
+  char buffer[64];
+  if (std::abs(value) < 1e-12) value = 0;  // no "-0.00"
+  if (decimals > 6 || std::abs(value) >= 1e7) {
+    std::snprintf(buffer, sizeof buffer, "%.3g", value);
+  } else {
+    std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
+  }
+  return buffer;
+}
+
+// Cuts a label to `max_chars` characters (UTF-8 aware), with an ellipsis.
+std::string shorten(const std::string& text, size_t max_chars) {
+  size_t chars = 0, k = 0;
+  for (; k < text.size(); ++k) {
+    if ((static_cast<unsigned char>(text[k]) & 0xC0) == 0x80) continue;
+    if (++chars > max_chars) break;
+  }
+  if (k >= text.size()) return text;
+  return text.substr(0, k) + "\xE2\x80\xA6";
+}
+
+void show_text(cairo_t* cr, double x, double y, const std::string& text, double align_x, double align_y) {
+  cairo_text_extents_t extents;
+  cairo_text_extents(cr, text.c_str(), &extents);
+  cairo_move_to(cr, x - extents.x_bearing - extents.width * align_x,
+                y - extents.y_bearing - extents.height * align_y);
+  cairo_show_text(cr, text.c_str());
+}
+
+struct SurfaceDeleter {
+  void operator()(cairo_surface_t* s) const { cairo_surface_destroy(s); }
+};
+struct ContextDeleter {
+  void operator()(cairo_t* c) const { cairo_destroy(c); }
+};
+
+}  // namespace
+
+void write_metric_plot(const std::string& png_path, const std::string& title, const std::string& y_label,
+                       const std::vector<MetricSeries>& series) {
+  std::unique_ptr<cairo_surface_t, SurfaceDeleter> surface(
+      cairo_image_surface_create(CAIRO_FORMAT_RGB24, kMetricPlotWidth, kMetricPlotHeight));
+  std::unique_ptr<cairo_t, ContextDeleter> context(cairo_create(surface.get()));
+  cairo_t* cr = context.get();
+
+  // Data bounds over the finite points.
+  double x_lo = HUGE_VAL, x_hi = -HUGE_VAL, y_lo = HUGE_VAL, y_hi = -HUGE_VAL;
+  size_t points = 0;
+  for (const MetricSeries& s : series) {
+    for (const auto& [x, y] : s.points) {
+      if (!std::isfinite(x) || !std::isfinite(y)) continue;
+      x_lo = std::min(x_lo, x);
+      x_hi = std::max(x_hi, x);
+      y_lo = std::min(y_lo, y);
+      y_hi = std::max(y_hi, y);
+      ++points;
+    }
+  }
+  if (points == 0) {
+    x_lo = 0, x_hi = 1, y_lo = 0, y_hi = 1;
+  }
+  const Axis ax = nice_axis(x_lo, x_hi, 8, true);
+  const Axis ay = nice_axis(y_lo, y_hi, 6, false);
+  auto px = [&](double x) { return kLeft + (x - ax.lo) / (ax.hi - ax.lo) * (kRight - kLeft); };
+  auto py = [&](double y) { return kBottom - (y - ay.lo) / (ay.hi - ay.lo) * (kBottom - kTop); };
+
+  // Background, grid, frame.
+  cairo_set_source_rgb(cr, 1, 1, 1);
+  cairo_paint(cr);
+  cairo_select_font_face(cr, "DejaVu Sans", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
+  cairo_set_line_width(cr, 1);
+  cairo_set_source_rgb(cr, 0.9, 0.9, 0.9);
+  for (double x = ax.lo; x <= ax.hi + ax.step * 1e-6; x += ax.step) {
+    cairo_move_to(cr, std::round(px(x)) + 0.5, kTop);
+    cairo_line_to(cr, std::round(px(x)) + 0.5, kBottom);
+  }
+  for (double y = ay.lo; y <= ay.hi + ay.step * 1e-6; y += ay.step) {
+    cairo_move_to(cr, kLeft, std::round(py(y)) + 0.5);
+    cairo_line_to(cr, kRight, std::round(py(y)) + 0.5);
+  }
+  cairo_stroke(cr);
+  cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
+  cairo_rectangle(cr, kLeft + 0.5, kTop + 0.5, kRight - kLeft, kBottom - kTop);
+  cairo_stroke(cr);
+
+  // Ticks and their labels.
+  cairo_set_font_size(cr, 13);
+  for (double x = ax.lo; x <= ax.hi + ax.step * 1e-6; x += ax.step) {
+    const double X = std::round(px(x)) + 0.5;
+    cairo_move_to(cr, X, kBottom);
+    cairo_line_to(cr, X, kBottom + 5);
+    cairo_stroke(cr);
+    show_text(cr, X, kBottom + 9, tick_text(x, 0), 0.5, 0.0);
+  }
+  for (double y = ay.lo; y <= ay.hi + ay.step * 1e-6; y += ay.step) {
+    const double Y = std::round(py(y)) + 0.5;
+    cairo_move_to(cr, kLeft - 5, Y);
+    cairo_line_to(cr, kLeft, Y);
+    cairo_stroke(cr);
+    show_text(cr, kLeft - 9, Y, tick_text(y, ay.decimals), 1.0, 0.5);
+  }
+
+  // Axis labels and the title.
+  cairo_set_font_size(cr, 15);
+  show_text(cr, (kLeft + kRight) / 2, kBottom + 34, "epoch", 0.5, 0.0);
+  cairo_save(cr);
+  cairo_translate(cr, 22, (kTop + kBottom) / 2);
+  cairo_rotate(cr, -kPi / 2);
+  show_text(cr, 0, 0, shorten(y_label, 40), 0.5, 0.5);
+  cairo_restore(cr);
+  cairo_select_font_face(cr, "DejaVu Sans", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_BOLD);
+  cairo_set_font_size(cr, 18);
+  show_text(cr, kMetricPlotWidth / 2.0, 18, shorten(title, 80), 0.5, 0.0);
+  cairo_select_font_face(cr, "DejaVu Sans", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
+
+  if (points == 0) {
+    cairo_set_font_size(cr, 16);
+    cairo_set_source_rgb(cr, 0.5, 0.5, 0.5);
+    show_text(cr, (kLeft + kRight) / 2, (kTop + kBottom) / 2, "no results yet", 0.5, 0.5);
+  }
+
+  // The lines, clipped to the plot area; a dot on every point so one-epoch jobs show too.
+  cairo_save(cr);
+  cairo_rectangle(cr, kLeft, kTop, kRight - kLeft, kBottom - kTop);
+  cairo_clip(cr);
+  cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND);
+  for (size_t k = 0; k < series.size(); ++k) {
+    const Rgb c = kPalette[k % kPaletteSize];
+    cairo_set_source_rgb(cr, c.r, c.g, c.b);
+    cairo_set_line_width(cr, 2);
+    bool pen_down = false;
+    for (const auto& [x, y] : series[k].points) {
+      if (!std::isfinite(x) || !std::isfinite(y)) {
+        pen_down = false;
+        continue;
+      }
+      if (pen_down) {
+        cairo_line_to(cr, px(x), py(y));
+      } else {
+        cairo_move_to(cr, px(x), py(y));
+        pen_down = true;
+      }
+    }
+    cairo_stroke(cr);
+    for (const auto& [x, y] : series[k].points) {
+      if (!std::isfinite(x) || !std::isfinite(y)) continue;
+      cairo_arc(cr, px(x), py(y), 3, 0, 2 * kPi);
+      cairo_fill(cr);
+    }
+  }
+  cairo_restore(cr);
+
+  // Legend.
+  cairo_set_font_size(cr, 12);
+  const double legend_x = kRight + 18;
+  double legend_y = kTop + 4;
+  const size_t shown = std::min(series.size(), kLegendRows);
+  for (size_t k = 0; k < shown; ++k) {
+    const Rgb c = kPalette[k % kPaletteSize];
+    cairo_set_source_rgb(cr, c.r, c.g, c.b);
+    cairo_set_line_width(cr, 3);
+    cairo_move_to(cr, legend_x, legend_y + 7);
+    cairo_line_to(cr, legend_x + 22, legend_y + 7);
+    cairo_stroke(cr);
+    cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
+    show_text(cr, legend_x + 30, legend_y + 7, shorten(series[k].label, 34), 0.0, 0.5);
+    legend_y += 19;
+  }
+  if (series.size() > shown) {
+    cairo_set_source_rgb(cr, 0.4, 0.4, 0.4);
+    show_text(cr, legend_x, legend_y + 7, "+" + std::to_string(series.size() - shown) + " more", 0.0, 0.5);
+  }
+
+  cairo_surface_flush(surface.get());
+  const std::string temporary = png_path + ".tmp";
+  const cairo_status_t status = cairo_surface_write_to_png(surface.get(), temporary.c_str());
+  if (status != CAIRO_STATUS_SUCCESS) {
+    std::remove(temporary.c_str());
+    throw Error(png_path, std::string("cannot write the metric plot: ") + cairo_status_to_string(status),
+                "check that the directory exists and is writable");
+  }
+  if (std::rename(temporary.c_str(), png_path.c_str()) != 0) {
+    const std::string reason = std::strerror(errno);
+    std::remove(temporary.c_str());
+    throw Error(png_path, "cannot move the metric plot into place: " + reason,
+                "check that the directory is writable");
+  }
+}
+
+}  // namespace trainer::launch
