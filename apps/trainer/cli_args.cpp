@@ -58,6 +58,16 @@ std::optional<CliArgs> parse_cli(int argc, char** argv, int& exit_code) {
                     "Config overrides: key=value, +key=value, ++key=value, ~key, group=option");
     sub->fallthrough();
   }
+  CLI::App* sweep = app.add_subcommand("sweep", "Work with a sweep directory (hydra.sweep.dir of a -m run)");
+  sweep->require_subcommand(1);
+  CLI::App* resume = sweep->add_subcommand("resume", "Run the jobs of a sweep that have not ended well");
+  resume->add_option("sweep_dir", args.sweep_dir, "The sweep directory")->required();
+  CLI::App* summary = sweep->add_subcommand("summary", "Print (and refresh) a sweep's summary table");
+  summary->add_option("sweep_dir", args.sweep_dir, "The sweep directory")->required();
+  CLI::App* run_job = sweep->add_subcommand("run-job", "Run one job of a planned sweep (what launchers start)");
+  run_job->add_option("sweep_dir", args.sweep_dir, "The sweep directory")->required();
+  run_job->add_option("job", args.sweep_job, "The job number")->required();
+
   app.add_option("-c,--cfg", args.cfg, "Print the config instead of running (job, hydra or all)")
       ->check(CLI::IsMember({"job", "hydra", "all"}));
   app.add_flag("--resolve", args.resolve, "Resolve interpolations when printing with --cfg");
@@ -81,6 +91,12 @@ std::optional<CliArgs> parse_cli(int argc, char** argv, int& exit_code) {
   }
   for (const char* name : {"fit", "validate", "test", "export"}) {
     if (app.got_subcommand(name)) args.command = name;
+  }
+  if (app.got_subcommand("sweep")) {
+    args.command = "sweep";
+    for (const char* action : {"resume", "summary", "run-job"}) {
+      if (sweep->got_subcommand(action)) args.sweep_action = action;
+    }
   }
   args.usage = app.help();
   return args;

@@ -8,7 +8,10 @@
 namespace trainer::app {
 
 struct CliArgs {
-  std::string command;                  // fit | validate | test
+  std::string command;                  // fit | validate | test | export | sweep
+  std::string sweep_action;             // sweep: run-job | resume | summary
+  std::string sweep_dir;                // sweep: the sweep directory
+  int sweep_job = -1;                   // sweep run-job: the job number
   std::vector<std::string> overrides;   // everything that is not a flag, in order
   std::optional<std::string> cfg;       // --cfg job|hydra|all
   bool resolve = false;                 // --resolve

@@ -18,12 +18,15 @@
 #include "trainer/config/interpolation.h"
 #include "trainer/config/override.h"
 #include "trainer/config/python_str.h"
-#include "trainer/config/sweeper.h"
+#include "trainer/config/sweep.h"
 #include "trainer/config/yaml.h"
 #include "trainer/launch/config_locations.h"
 #include "trainer/launch/engine_loader.h"
 #include "trainer/launch/job_files.h"
+#include "trainer/launch/job_runner.h"
 #include "trainer/launch/schema_check.h"
+#include "trainer/launch/sweep_planner.h"
+#include "trainer/launch/sweep_runner.h"
 #include "trainer/util/error.h"
 #include "trainer/util/log.h"
 
@@ -263,123 +266,56 @@ int run_single_job(const CliOptions& options, const CliArgs& args, const config:
   return 0;
 }
 
-// Composes every job of a sweep (and so validates it) before anything runs, handing each to
-// `visit` as it is composed; errors of all bad jobs are reported together at the end.
-void plan_sweep(const config::Composer& composer, const std::vector<config::Override>& overrides,
-                const std::function<void(const config::SweepJob&, config::ComposeResult&&)>& visit) {
-  std::vector<config::Override> fixed;
-  for (const auto& o : overrides) {
-    if (!o.is_sweep()) fixed.push_back(o);
-  }
-  config::ComposeResult base = composer.compose(fixed, config::RunMode::kMultirun);
-  std::vector<std::pair<std::string, std::string>> params;
-  if (const Node* node = config::select(base.config, "hydra.sweeper.params"); node && node->is_map()) {
-    for (const auto& entry : node->entries()) {
-      std::string text = entry.value.is_string() ? entry.value.as_string() : config::python_str(entry.value);
-      params.emplace_back(entry.key, text);
-    }
-  }
-  auto lookup = [&composer](const std::string& group) { return composer.group_options(group); };
-  const Node* sweeper = config::select(base.config, "hydra.sweeper");
-  std::vector<config::SweepJob> jobs =
-      config::make_sweep_jobs(sweeper ? *sweeper : Node(), overrides, params, lookup);
-
-  std::string problems;
-  int bad = 0;
-  for (const auto& job : jobs) {
-    try {
-      std::vector<config::Override> parsed = parse_overrides(job.overrides);
-      config::ComposeResult result = composer.compose(parsed, config::RunMode::kMultirun);
-      if (Node* num = config::select(result.config, "hydra.job"); num && num->is_map()) {
-        num->set("num", Node::integer(job.number));
-        num->set("id", Node::string(std::to_string(job.number)));
-      }
-      if (bad == 0) visit(job, std::move(result));
-    } catch (const Error& error) {
-      if (++bad <= 20) problems += "\n  job " + std::to_string(job.number) + ": " + error.what();
-    }
-  }
-  if (bad > 0) {
-    throw Error("", std::to_string(bad) + " of " + std::to_string(jobs.size()) +
-                        " sweep jobs do not compose; nothing was run:" + problems,
-                "Fix the overrides or config files named above.");
-  }
-}
-
-struct PlannedJob {
-  config::SweepJob job;
-  Node config;
-};
-
-// -m: with --cfg, prints every job's config; otherwise runs the jobs one after another (Hydra's
-// basic launcher) in hydra.sweep.dir/hydra.sweep.subdir, after all of them composed. A failing job
-// is recorded and the others go on (hydra.launcher.fail_fast=true stops at the first failure); the
-// sweep exits non-zero if any job failed.
-int run_sweep(const CliOptions& options, const CliArgs& args, const config::Composer& composer,
-              const std::vector<config::Override>& overrides) {
-  std::string out;
-  std::vector<PlannedJob> planned;
-  plan_sweep(composer, overrides, [&](const config::SweepJob& job, config::ComposeResult&& result) {
-    if (!args.cfg) {
-      planned.push_back({job, std::move(result.config)});
-      return;
-    }
-    if (job.number > 0) out += "---\n";
-    out += "# job " + std::to_string(job.number) + ": " + join_words(task_overrides_of(job.overrides)) + "\n";
-    out += render_config(std::move(result.config), args);
-  });
+// -m: with --cfg, prints every job's config (nothing is written or started); otherwise plans the
+// sweep to disk (every job composed and checked first) and runs it with its launcher. The same
+// command on the same hydra.sweep.dir resumes the sweep (docs/sweeps.md).
+int run_sweep(const CliArgs& args, const config::Composer& composer, const std::vector<config::Override>& overrides) {
   if (args.cfg) {
+    std::string out;
+    launch::compose_sweep(composer, overrides, false, [&](const config::SweepJob& job, config::ComposeResult&& result) {
+      if (job.number > 0) out += "---\n";
+      out += "# job " + std::to_string(job.number) + ": " + join_words(task_overrides_of(job.overrides)) + "\n";
+      out += render_config(std::move(result.config), args);
+    });
     std::fwrite(out.data(), 1, out.size(), stdout);
     return 0;
   }
-  if (planned.empty()) {
+  launch::ComposedSweep sweep = launch::plan_sweep(composer, args.command, overrides);
+  if (sweep.plan.jobs.empty()) {
     std::cerr << "The sweep has no jobs.\n";
     return 0;
   }
-  config::ResolveContext ctx;  // one timestamp for the whole sweep
-  ctx.hydra = planned.front().config.find("hydra");
-  const fs::path sweep_dir = fs::absolute(resolve_string(planned.front().config, "hydra.sweep.dir", ctx));
-  fs::create_directories(sweep_dir);
-  launch::write_file_atomically((sweep_dir / "multirun.yaml").string(), config::to_yaml(planned.front().config));
-  const Node* fail_fast_node = config::select(planned.front().config, "hydra.launcher.fail_fast");
-  const bool fail_fast = fail_fast_node && fail_fast_node->type() == config::NodeType::kBool && fail_fast_node->as_bool();
+  if (launch::has_sweep_plan(sweep.plan.sweep_dir)) {
+    launch::SweepPlan on_disk = launch::read_sweep_plan(sweep.plan.sweep_dir);
+    const std::vector<std::string> differences = launch::plan_differences(on_disk, sweep.plan);
+    if (!differences.empty()) {
+      std::string listed;
+      for (size_t i = 0; i < differences.size() && i < 20; ++i) listed += "\n  " + differences[i];
+      if (differences.size() > 20) listed += "\n  ... and " + std::to_string(differences.size() - 20) + " more";
+      throw Error("hydra.sweep.dir=" + sweep.plan.sweep_dir,
+                  "this directory holds a sweep with a different job list; nothing was run:" + listed,
+                  "\nResume it with the command that planned it (or trainer sweep resume " + sweep.plan.sweep_dir +
+                      "), or give this sweep a new hydra.sweep.dir.");
+    }
+    on_disk.launcher = sweep.plan.launcher;  // this command's launcher settings (n_jobs, fail_fast)
+    return launch::run_sweep_plan(on_disk);
+  }
+  launch::write_sweep_plan(sweep);
+  return launch::run_sweep_plan(sweep.plan);
+}
 
-  std::cerr << "Launching " << planned.size() << " jobs locally, one at a time, in " << sweep_dir.string() << "\n";
-  int failed = 0;
-  const auto sweep_start = std::chrono::steady_clock::now();
-  for (size_t i = 0; i < planned.size(); ++i) {
-    PlannedJob& job = planned[i];
-    ctx.hydra = job.config.find("hydra");
-    const std::string subdir = resolve_string(job.config, "hydra.sweep.subdir", ctx);
-    const std::string run_dir = (sweep_dir / subdir).string();
-    const std::string task = join_words(task_overrides_of(job.job.overrides));
-    std::cerr << "  #" << job.job.number << " : " << task << "\n";
-    const auto start = std::chrono::steady_clock::now();
-    std::string status = "done";
-    try {
-      run_job(options, args.command, std::move(job.config), run_dir, task_overrides_of(job.job.overrides), ctx);
-    } catch (const Error& error) {
-      status = "failed";
-      ++failed;
-      std::cerr << "Error in job " << job.job.number << ": " << error.what() << "\n";
-    }
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - sweep_start).count();
-    const double eta = elapsed / static_cast<double>(i + 1) * static_cast<double>(planned.size() - i - 1);
-    char line[160];
-    std::snprintf(line, sizeof(line), "  #%d %s in %.1f s (%zu/%zu, ETA %.0f s)\n", job.job.number,
-                  status.c_str(), seconds, i + 1, planned.size(), eta);
-    std::cerr << line;
-    if (failed > 0 && fail_fast) {
-      std::cerr << "Stopping at the first failure (hydra.launcher.fail_fast=true).\n";
-      break;
-    }
+// `trainer sweep resume|summary|run-job`.
+int run_sweep_command(const CliOptions& options, const CliArgs& args) {
+  if (args.sweep_action == "resume") return launch::resume_sweep(args.sweep_dir);
+  if (args.sweep_action == "summary") {
+    std::cout << launch::sweep_summary_text(args.sweep_dir);
+    return 0;
   }
-  if (failed > 0) {
-    throw Error("-m", std::to_string(failed) + " of " + std::to_string(planned.size()) + " jobs failed",
-                "See each job's error above and its log in " + sweep_dir.string() + ".");
-  }
-  return 0;
+  return launch::run_sweep_job(args.sweep_dir, args.sweep_job, [&](launch::JobRecord& record) {
+    config::ResolveContext ctx;
+    run_job(options, record.command, std::move(record.config), record.job.run_dir,
+            task_overrides_of(record.job.overrides), ctx);
+  });
 }
 
 // Hydra's search path, with the program's defaults: its primary tree when --config-path is not
@@ -418,6 +354,7 @@ int run(const CliOptions& options, const CliArgs& args) {
     }
     return 0;
   }
+  if (args.command == "sweep") return run_sweep_command(options, args);
   if (args.command.empty() && !args.help) {
     throw Error("command line", "no subcommand given",
                 "Use trainer fit|validate|test|export [overrides...]; trainer --help lists the config groups.");
@@ -444,7 +381,7 @@ int run(const CliOptions& options, const CliArgs& args) {
     std::cout << info_text(composer, composer.compose(overrides, config::RunMode::kRun), *args.info);
     return 0;
   }
-  if (args.multirun) return run_sweep(options, args, composer, overrides);
+  if (args.multirun) return run_sweep(args, composer, overrides);
   if (args.cfg) {
     config::ComposeResult result = composer.compose(overrides, config::RunMode::kShow);
     std::cout << render_config(std::move(result.config), args);

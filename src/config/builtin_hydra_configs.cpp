@@ -76,14 +76,19 @@ sweep:
   subdir: ${hydra.job.num}
 )";
 
-// Launchers. `basic` runs jobs one after another in this process's launcher (Hydra's name kept
-// so printed configs match Hydra's); `local`/`joblib` run up to n_jobs processes at once (-1: one
-// per CPU); `slurm`/`submitit_slurm` submit a SLURM job array with submitit's option names.
+// Launchers (docs/sweeps.md). `basic` runs one job process at a time (Hydra's name kept);
+// `local`/`joblib` run up to n_jobs job processes at once (-1: one per CPU), each with its share of
+// the cores, and gpus_per_job devices each (CUDA_VISIBLE_DEVICES) when > 0; `slurm`/`submitit_slurm`
+// submit a SLURM job array with submitit's option names. fail_fast (trainer's addition): stop
+// launching at the first failed job.
 constexpr std::string_view kLauncherBasic = R"(_target_: hydra._internal.core_plugins.basic_launcher.BasicLauncher
+fail_fast: false
 )";
 
 constexpr std::string_view kLauncherLocal = R"(_target_: trainer.launcher.LocalLauncher
 n_jobs: -1
+gpus_per_job: 0
+fail_fast: false
 )";
 
 constexpr std::string_view kLauncherJoblib = R"(_target_: hydra_plugins.hydra_joblib_launcher.joblib_launcher.JoblibLauncher
@@ -98,6 +103,7 @@ batch_size: auto
 temp_folder: null
 max_nbytes: null
 mmap_mode: r
+fail_fast: false
 )";
 
 #define TRAINER_SLURM_LAUNCHER_BODY \

@@ -1,0 +1,22 @@
+// The job process of a sweep (`<exe> sweep run-job <sweep_dir> <N>`): runs job N from its record
+// and writes its own status file (job_status.h) at start and end.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "trainer/launch/sweep_plan.h"
+
+namespace trainer::launch {
+
+// Runs the record's config (through the engine; throws trainer::Error on failure).
+using JobBody = std::function<void(JobRecord& record)>;
+
+// Reads job N's record; when the job was interrupted before (its status `running` or
+// `interrupted`) and its run dir holds checkpoints/last.ckpt, sets ckpt_path=last so it resumes.
+// Writes status running, runs `body`, writes done / failed / interrupted (an engine stopped by
+// SIGINT/SIGTERM, which wrote last.ckpt). Returns the exit code: 0 done, 1 failed, 128+signal
+// when interrupted.
+int run_sweep_job(const std::string& sweep_dir, int number, const JobBody& body);
+
+}  // namespace trainer::launch

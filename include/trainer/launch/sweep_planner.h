@@ -1,0 +1,37 @@
+// Plans a sweep (-m): every job is composed (and, for a real run, schema-checked and resolved)
+// before the first job starts; the errors of all bad jobs are reported together and nothing runs.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "trainer/config/composer.h"
+#include "trainer/config/override.h"
+#include "trainer/config/sweep.h"
+#include "trainer/launch/sweep_plan.h"
+
+namespace trainer::launch {
+
+// Expands the sweep with the sweeper of hydra.sweeper and composes each job (hydra.job.num/id
+// set), handing it to `visit` while no job has failed. With `check`, each job's config is also
+// schema-checked (check_job_schema) and resolved as its run would resolve it. Throws one
+// trainer::Error listing every bad job (the first 20) when any is bad.
+void compose_sweep(const config::Composer& composer, const std::vector<config::Override>& overrides, bool check,
+                   const std::function<void(const config::SweepJob&, config::ComposeResult&&)>& visit);
+
+// A planned sweep held in memory: the plan and each job's composed config, in job order.
+struct ComposedSweep {
+  SweepPlan plan;
+  std::vector<config::Node> configs;
+};
+
+// compose_sweep with checks, then the sweep dir (hydra.sweep.dir of the first job) and each job's
+// run dir (<sweep_dir>/<hydra.sweep.subdir>). Writes nothing. Empty plan.jobs for an empty sweep.
+ComposedSweep plan_sweep(const config::Composer& composer, const std::string& command,
+                         const std::vector<config::Override>& overrides);
+
+// Writes the job records, multirun.yaml and .sweep/plan.yaml of a composed sweep.
+void write_sweep_plan(const ComposedSweep& sweep);
+
+}  // namespace trainer::launch

@@ -1,0 +1,57 @@
+// The sweep's results table: <sweep_dir>/sweep_summary.csv and sweep_summary.md (and the metric
+// plot sweep_metrics.png), refreshed as jobs finish; `trainer sweep summary DIR` prints it.
+// Each job's monitored metric (callbacks.model_checkpoint.monitor / mode of the sweep's first job)
+// is read from its run dir's metrics.csv: best and final value, epochs, duration from its status.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "trainer/launch/job_status.h"
+#include "trainer/launch/sweep_plan.h"
+
+namespace trainer::launch {
+
+// One metric across a run's metrics.csv: the (epoch, value) rows where it is set.
+struct MetricHistory {
+  std::vector<std::pair<double, double>> points;
+  std::optional<double> best, last;
+  int64_t epochs = 0;  // epochs with a value of the metric
+};
+
+// `mode` is "max" or "min". A missing or unreadable file gives an empty history.
+MetricHistory read_metric_history(const std::string& metrics_csv, const std::string& metric, const std::string& mode);
+
+// The metric and mode the sweep reports: callbacks.model_checkpoint.monitor / mode in the first
+// job's config (multirun.yaml); val/loss and min when unset.
+std::pair<std::string, std::string> sweep_monitor(const std::string& sweep_dir);
+
+struct JobSummary {
+  PlannedJob job;
+  JobState state = JobState::kPending;
+  MetricHistory metric;
+  double duration_s = 0;
+  std::string error;
+};
+
+struct SweepSummary {
+  std::string metric, mode;
+  std::vector<JobSummary> jobs;
+  int best = -1;  // index into jobs of the one with the best best-value; -1 when none has one
+};
+
+SweepSummary summarize_sweep(const SweepPlan& plan);
+
+std::string summary_csv(const SweepSummary& summary);
+std::string summary_markdown(const SweepSummary& summary);
+
+// Writes sweep_summary.csv, sweep_summary.md and sweep_metrics.png at the sweep root; returns the
+// summary written.
+SweepSummary write_sweep_summary(const SweepPlan& plan);
+
+// "%.4g"-style text of a metric value ("" when absent).
+std::string metric_text(const std::optional<double>& value);
+
+}  // namespace trainer::launch

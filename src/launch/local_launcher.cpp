@@ -1,0 +1,373 @@
+#include "trainer/launch/local_launcher.h"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <optional>
+
+#include "trainer/launch/job_status.h"
+#include "trainer/launch/sweep_summary.h"
+#include "trainer/util/error.h"
+
+extern char** environ;
+
+namespace fs = std::filesystem;
+
+namespace trainer::launch {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+std::string duration_text(double seconds) {
+  char text[48];
+  if (seconds < 60) {
+    std::snprintf(text, sizeof(text), "%.1f s", seconds);
+  } else if (seconds < 3600) {
+    std::snprintf(text, sizeof(text), "%dm%02ds", static_cast<int>(seconds) / 60, static_cast<int>(seconds) % 60);
+  } else {
+    std::snprintf(text, sizeof(text), "%dh%02dm", static_cast<int>(seconds) / 3600,
+                  (static_cast<int>(seconds) % 3600) / 60);
+  }
+  return text;
+}
+
+int int_option(const config::Node& launcher, const char* key, int fallback) {
+  const config::Node* node = launcher.is_map() ? launcher.find(key) : nullptr;
+  if (node == nullptr || node->is_null()) return fallback;
+  if (node->type() != config::NodeType::kInt) {
+    throw Error(std::string("hydra.launcher.") + key, std::string("expected an integer, got ") + config::type_name(node->type()),
+                std::string("Set it on the command line, e.g. hydra.launcher.") + key + "=2.");
+  }
+  return static_cast<int>(node->as_int());
+}
+
+// A job process being run, and what is needed to report on it.
+struct Child {
+  int number = 0;
+  int slot = 0;
+  Clock::time_point start;
+};
+
+// The argv/envp of one job process, built before fork (the child only calls async-signal-safe
+// functions between fork and exec).
+struct ExecImage {
+  std::vector<std::string> args, env;
+  std::vector<char*> argv, envp;
+  std::string out_path, err_path;
+  cpu_set_t cpus;
+  bool pin = false;
+
+  void finish() {
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    for (std::string& e : env) envp.push_back(e.data());
+    envp.push_back(nullptr);
+  }
+};
+
+}  // namespace
+
+LocalLauncherOptions local_launcher_options(const config::Node& launcher, const std::string& name) {
+  LocalLauncherOptions options;
+  options.name = name;
+  options.n_jobs = name == "basic" ? 1 : int_option(launcher, "n_jobs", -1);
+  if (options.n_jobs == 0 || options.n_jobs < -1) {
+    throw Error("hydra.launcher.n_jobs", "n_jobs=" + std::to_string(options.n_jobs) + " runs no job",
+                "Use a positive number of jobs at once, or -1 for one per core.");
+  }
+  options.gpus_per_job = int_option(launcher, "gpus_per_job", 0);
+  if (options.gpus_per_job < 0) {
+    throw Error("hydra.launcher.gpus_per_job", "must be 0 or more", "Use 0 (no GPU assignment) or a device count.");
+  }
+  const config::Node* fail_fast = launcher.is_map() ? launcher.find("fail_fast") : nullptr;
+  if (fail_fast != nullptr && !fail_fast->is_null()) {
+    if (fail_fast->type() != config::NodeType::kBool) {
+      throw Error("hydra.launcher.fail_fast", "expected true or false", "Use hydra.launcher.fail_fast=true.");
+    }
+    options.fail_fast = fail_fast->as_bool();
+  }
+  return options;
+}
+
+LocalLauncher::LocalLauncher(LocalLauncherOptions options) : options_(std::move(options)) {}
+
+SlotLayout slot_layout(int n_jobs, int cores, int jobs_to_run) {
+  SlotLayout layout;
+  cores = std::max(1, cores);
+  layout.slots = n_jobs < 0 ? cores : n_jobs;
+  layout.slots = std::max(1, std::min(layout.slots, std::max(1, jobs_to_run)));
+  layout.threads_per_job = std::max(1, cores / layout.slots);
+  return layout;
+}
+
+std::vector<int> usable_cpus() {
+  std::vector<int> cpus;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+      if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
+    }
+  }
+  if (cpus.empty()) cpus.push_back(0);
+  return cpus;
+}
+
+std::vector<std::string> visible_gpus() {
+  std::vector<std::string> gpus;
+  if (const char* env = std::getenv("CUDA_VISIBLE_DEVICES")) {
+    std::string list = env, item;
+    for (char c : list + ",") {
+      if (c == ',') {
+        if (!item.empty()) gpus.push_back(item);
+        item.clear();
+      } else if (c != ' ') {
+        item += c;
+      }
+    }
+    return gpus;
+  }
+  for (int i = 0; i < 64; ++i) {
+    std::error_code ec;
+    if (fs::exists("/dev/nvidia" + std::to_string(i), ec)) gpus.push_back(std::to_string(i));
+  }
+  return gpus;
+}
+
+void LocalLauncher::launch(const SweepPlan& plan, const std::vector<int>& todo) {
+  if (todo.empty()) return;
+  const std::vector<int> cpus = usable_cpus();
+  SlotLayout layout = slot_layout(options_.n_jobs, static_cast<int>(cpus.size()), static_cast<int>(todo.size()));
+  std::vector<std::string> gpus;
+  if (options_.gpus_per_job > 0) {
+    gpus = visible_gpus();
+    const int fit = static_cast<int>(gpus.size()) / options_.gpus_per_job;
+    if (fit < 1) {
+      throw Error("hydra.launcher.gpus_per_job",
+                  "each job needs " + std::to_string(options_.gpus_per_job) + " GPU(s) but " +
+                      std::to_string(gpus.size()) + " are visible",
+                  "Lower gpus_per_job, or set it to 0 to run without assigning devices.");
+    }
+    layout.slots = std::min(layout.slots, fit);
+    layout.threads_per_job = std::max(1, static_cast<int>(cpus.size()) / layout.slots);
+  }
+  const bool shared = layout.slots > 1;
+
+  std::map<int, const PlannedJob*> by_number;
+  for (const PlannedJob& job : plan.jobs) by_number[job.number] = &job;
+
+  // Signals come through sigtimedwait: SIGCHLD (a job ended), SIGINT/SIGTERM (stop the sweep).
+  sigset_t wanted, previous;
+  sigemptyset(&wanted);
+  sigaddset(&wanted, SIGCHLD);
+  sigaddset(&wanted, SIGINT);
+  sigaddset(&wanted, SIGTERM);
+  sigprocmask(SIG_BLOCK, &wanted, &previous);
+
+  {
+    std::string how = options_.name == "basic" ? "one at a time"
+                                               : std::to_string(layout.slots) + " at a time, " +
+                                                     std::to_string(layout.threads_per_job) + " thread(s) each";
+    std::cerr << "[sweep] launching " << todo.size() << " job(s) (" << options_.name << " launcher, " << how
+              << ") in " << plan.sweep_dir << std::endl;
+  }
+
+  const auto monitor = sweep_monitor(plan.sweep_dir);
+  std::map<pid_t, Child> running;
+  std::vector<bool> slot_busy(static_cast<size_t>(layout.slots), false);
+  size_t next = 0;
+  int ended = 0, failed = 0;
+  double ended_seconds = 0;
+  bool stop_launching = false;
+  const Clock::time_point sweep_start = Clock::now();
+  Clock::time_point last_summary = Clock::time_point::min();
+  const pid_t parent = getpid();
+
+  auto refresh_summary = [&](bool force) {
+    if (!force && seconds_since(last_summary) < 2.0 && last_summary != Clock::time_point::min()) return;
+    last_summary = Clock::now();
+    try {
+      write_sweep_summary(plan);
+    } catch (const std::exception& error) {
+      std::cerr << "[sweep] warning: summary not written: " << error.what() << std::endl;
+    }
+  };
+
+  auto start_job = [&](int number) {
+    auto found = by_number.find(number);
+    if (found == by_number.end()) throw Error("sweep", "internal: job " + std::to_string(number) + " is not planned");
+    const PlannedJob& job = *found->second;
+    int slot = 0;
+    while (slot_busy[static_cast<size_t>(slot)]) ++slot;
+    std::error_code ec;
+    fs::create_directories(job.run_dir, ec);
+    const std::optional<JobStatus> before = read_job_status(plan.sweep_dir, number);
+    const bool resuming = effective_state(before) == JobState::kInterrupted &&
+                          fs::exists(fs::path(job.run_dir) / "checkpoints" / "last.ckpt", ec);
+
+    ExecImage image;
+    image.args = {plan.executable, "sweep", "run-job", plan.sweep_dir, std::to_string(number)};
+    for (char** e = environ; *e != nullptr; ++e) {
+      const std::string entry = *e;
+      const bool replaced = (shared && (entry.rfind("OMP_NUM_THREADS=", 0) == 0 || entry.rfind("MKL_NUM_THREADS=", 0) == 0)) ||
+                            (!gpus.empty() && entry.rfind("CUDA_VISIBLE_DEVICES=", 0) == 0);
+      if (!replaced) image.env.push_back(entry);
+    }
+    if (shared) {
+      image.env.push_back("OMP_NUM_THREADS=" + std::to_string(layout.threads_per_job));
+      image.env.push_back("MKL_NUM_THREADS=" + std::to_string(layout.threads_per_job));
+      CPU_ZERO(&image.cpus);
+      for (int i = 0; i < layout.threads_per_job; ++i) {
+        CPU_SET(cpus[static_cast<size_t>((slot * layout.threads_per_job + i)) % cpus.size()], &image.cpus);
+      }
+      image.pin = true;
+    }
+    if (!gpus.empty()) {
+      std::string list;
+      for (int i = 0; i < options_.gpus_per_job; ++i) {
+        list += (list.empty() ? "" : ",") + gpus[static_cast<size_t>(slot * options_.gpus_per_job + i)];
+      }
+      image.env.push_back("CUDA_VISIBLE_DEVICES=" + list);
+    }
+    image.out_path = (fs::path(job.run_dir) / "stdout.log").string();
+    image.err_path = (fs::path(job.run_dir) / "stderr.log").string();
+    image.finish();
+
+    const pid_t pid = fork();
+    if (pid < 0) throw Error("sweep", std::string("cannot start a job process: ") + std::strerror(errno));
+    if (pid == 0) {
+      sigprocmask(SIG_SETMASK, &previous, nullptr);
+      prctl(PR_SET_PDEATHSIG, SIGTERM);  // the sweep killed: its jobs checkpoint and stop
+      if (getppid() != parent) _exit(143);
+      if (image.pin) sched_setaffinity(0, sizeof(image.cpus), &image.cpus);
+      const int out = ::open(image.out_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+      const int err = ::open(image.err_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+      if (out >= 0) dup2(out, STDOUT_FILENO);
+      if (err >= 0) dup2(err, STDERR_FILENO);
+      execve(image.argv[0], image.argv.data(), image.envp.data());
+      const char message[] = "trainer sweep: cannot execute the job process\n";
+      (void)!::write(STDERR_FILENO, message, sizeof(message) - 1);
+      _exit(127);
+    }
+    slot_busy[static_cast<size_t>(slot)] = true;
+    running[pid] = Child{number, slot, Clock::now()};
+    std::cerr << "[sweep] #" << number << " started" << (resuming ? " (resuming from last.ckpt)" : "") << ": "
+              << task_overrides_text(job.overrides) << std::endl;
+  };
+
+  auto job_ended = [&](pid_t pid, int wait_status) {
+    auto it = running.find(pid);
+    if (it == running.end()) return;
+    const Child child = it->second;
+    running.erase(it);
+    slot_busy[static_cast<size_t>(child.slot)] = false;
+    const double seconds = seconds_since(child.start);
+    std::optional<JobStatus> status = read_job_status(plan.sweep_dir, child.number);
+    // The job process ends by writing its status; one that died first gets it written here.
+    if (!status || status->state == JobState::kRunning || status->state == JobState::kPending) {
+      JobStatus written = status.value_or(JobStatus{});
+      if (written.start_time.empty()) {
+        written.start_epoch_s = now_epoch_s() - seconds;
+        written.start_time = iso_time(written.start_epoch_s);
+      }
+      written.end_time = iso_time(now_epoch_s());
+      written.duration_s = seconds;
+      if (WIFSIGNALED(wait_status)) {
+        written.state = JobState::kInterrupted;
+        written.exit_code = 128 + WTERMSIG(wait_status);
+        written.error = "the job process was killed by signal " + std::to_string(WTERMSIG(wait_status));
+      } else {
+        written.state = JobState::kFailed;
+        written.exit_code = WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : 1;
+        written.error = "the job process exited with code " + std::to_string(written.exit_code) +
+                        " before writing its status; see " +
+                        (fs::path(by_number[child.number]->run_dir) / "stderr.log").string();
+      }
+      write_job_status(plan.sweep_dir, child.number, written);
+      status = written;
+    }
+    ++ended;
+    ended_seconds += seconds;
+    if (status->state == JobState::kFailed) ++failed;
+    const MetricHistory metric =
+        read_metric_history((fs::path(by_number[child.number]->run_dir) / "metrics.csv").string(), monitor.first,
+                            monitor.second);
+    const int remaining = static_cast<int>(todo.size()) - ended;
+    std::string line = "[sweep] #" + std::to_string(child.number) + " " + state_name(status->state) + " in " +
+                       duration_text(seconds);
+    if (metric.last) line += ", " + monitor.first + " " + metric_text(metric.last);
+    if (status->state == JobState::kFailed && !status->error.empty()) line += ": " + status->error;
+    line += " | " + std::to_string(ended) + "/" + std::to_string(todo.size()) + " ended";
+    if (failed > 0) line += ", " + std::to_string(failed) + " failed";
+    if (remaining > 0 && !stop_launching) {
+      const double eta = ended_seconds / ended * remaining / layout.slots;
+      line += ", ETA " + duration_text(eta);
+    }
+    std::cerr << line << std::endl;
+    if (status->state == JobState::kFailed && options_.fail_fast && !stop_launching) {
+      stop_launching = true;
+      std::cerr << "[sweep] stopping at the first failure (hydra.launcher.fail_fast=true): no more jobs start"
+                << std::endl;
+    }
+    refresh_summary(false);
+  };
+
+  auto reap = [&]() {
+    for (;;) {
+      int wait_status = 0;
+      const pid_t pid = waitpid(-1, &wait_status, WNOHANG);
+      if (pid <= 0) break;
+      job_ended(pid, wait_status);
+    }
+  };
+
+  try {
+    for (;;) {
+      while (!stop_launching && next < todo.size() && static_cast<int>(running.size()) < layout.slots) {
+        start_job(todo[next++]);
+      }
+      if (running.empty()) break;
+      siginfo_t info;
+      const int signal_number = sigwaitinfo(&wanted, &info);
+      if (signal_number == SIGINT || signal_number == SIGTERM) {
+        if (!interrupted_) {
+          std::cerr << "[sweep] " << (signal_number == SIGINT ? "interrupted" : "terminated")
+                    << ": stopping the running jobs (they write a checkpoint); resume with: trainer sweep resume "
+                    << plan.sweep_dir << std::endl;
+        }
+        interrupted_ = true;
+        stop_launching = true;
+        for (const auto& entry : running) ::kill(entry.first, SIGTERM);
+      }
+      reap();
+    }
+  } catch (...) {
+    for (const auto& entry : running) ::kill(entry.first, SIGTERM);
+    for (const auto& entry : running) waitpid(entry.first, nullptr, 0);
+    sigprocmask(SIG_SETMASK, &previous, nullptr);
+    throw;
+  }
+  sigprocmask(SIG_SETMASK, &previous, nullptr);
+  std::cerr << "[sweep] " << ended << " job(s) ended in " << duration_text(seconds_since(sweep_start))
+            << (failed > 0 ? ", " + std::to_string(failed) + " failed" : std::string()) << std::endl;
+  refresh_summary(true);
+}
+
+}  // namespace trainer::launch

@@ -1,0 +1,219 @@
+#include "trainer/launch/sweep_plan.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "trainer/config/sweep.h"
+#include "trainer/config/yaml.h"
+#include "trainer/launch/job_files.h"
+#include "trainer/util/error.h"
+
+namespace fs = std::filesystem;
+using trainer::config::Node;
+
+namespace trainer::launch {
+namespace {
+
+// Plain write (temporary + rename, no fsync): thousands of records are written at planning time,
+// and a plan cut short (no plan.yaml) is planned again.
+void write_quickly(const std::string& path, const std::string& text) {
+  const std::string temporary = path + ".tmp";
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    out << text;
+    if (!out) {
+      throw Error(path, "cannot write file: " + std::string(std::strerror(errno)),
+                  "Check that the sweep directory is writable and the disk is not full.");
+    }
+  }
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+    throw Error(path, "cannot replace file: " + std::string(std::strerror(errno)));
+  }
+}
+
+Node string_list(const std::vector<std::string>& texts) {
+  Node list = Node::list();
+  for (const std::string& text : texts) list.push_back(Node::string(text));
+  return list;
+}
+
+std::vector<std::string> strings_of(const Node* node, const std::string& where) {
+  std::vector<std::string> out;
+  if (node == nullptr || node->is_null()) return out;
+  if (!node->is_list()) throw Error(where, "expected a list of strings");
+  for (const Node& item : node->items()) {
+    if (!item.is_string()) throw Error(where, "expected a list of strings");
+    out.push_back(item.as_string());
+  }
+  return out;
+}
+
+const Node& required(const Node& map, const std::string& key, const std::string& file) {
+  const Node* node = map.is_map() ? map.find(key) : nullptr;
+  if (node == nullptr) {
+    throw Error(file, "the key '" + key + "' is missing",
+                "This file is written by trainer at planning time; plan the sweep again in a new "
+                "hydra.sweep.dir.");
+  }
+  return *node;
+}
+
+std::string string_at(const Node& map, const std::string& key, const std::string& file) {
+  const Node& node = required(map, key, file);
+  if (!node.is_string()) throw Error(file, "'" + key + "' is not a string");
+  return node.as_string();
+}
+
+int int_at(const Node& map, const std::string& key, const std::string& file) {
+  const Node& node = required(map, key, file);
+  if (node.type() != config::NodeType::kInt) throw Error(file, "'" + key + "' is not an integer");
+  return static_cast<int>(node.as_int());
+}
+
+config::YamlDocument load(const std::string& path, const std::string& what) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) {
+    throw Error(path, what + " not found",
+                "Name a sweep directory (hydra.sweep.dir of a trainer -m run) that was planned; it holds "
+                ".sweep/plan.yaml.");
+  }
+  return config::load_yaml_file(path);
+}
+
+}  // namespace
+
+std::string sweep_state_dir(const std::string& sweep_dir) { return (fs::path(sweep_dir) / ".sweep").string(); }
+
+std::string job_record_path(const std::string& sweep_dir, int number) {
+  return (fs::path(sweep_state_dir(sweep_dir)) / "jobs" / (std::to_string(number) + ".yaml")).string();
+}
+
+std::string task_overrides_text(const std::vector<std::string>& overrides) {
+  std::string out;
+  for (const std::string& o : overrides) {
+    if (!config::is_hydra_override(o)) out += (out.empty() ? "" : " ") + o;
+  }
+  return out;
+}
+
+void write_job_record(const std::string& sweep_dir, const JobRecord& record) {
+  Node node = Node::map();
+  node.set("command", Node::string(record.command));
+  node.set("number", Node::integer(record.job.number));
+  node.set("overrides", string_list(record.job.overrides));
+  node.set("run_dir", Node::string(record.job.run_dir));
+  node.set("config", record.config);
+  const fs::path path = job_record_path(sweep_dir, record.job.number);
+  std::error_code ec;
+  fs::create_directories(path.parent_path(), ec);
+  if (ec) {
+    throw Error(path.parent_path().string(), "cannot create directory: " + ec.message(),
+                "Set hydra.sweep.dir to a writable place.");
+  }
+  write_quickly(path.string(), config::to_yaml(node));
+}
+
+void write_plan_index(const SweepPlan& plan, const Node& first_config) {
+  write_file_atomically((fs::path(plan.sweep_dir) / "multirun.yaml").string(), config::to_yaml(first_config));
+  Node index = Node::map();
+  index.set("command", Node::string(plan.command));
+  Node jobs = Node::list();
+  for (const PlannedJob& job : plan.jobs) {
+    Node entry = Node::map();
+    entry.set("number", Node::integer(job.number));
+    entry.set("run_dir", Node::string(job.run_dir));
+    entry.set("overrides", string_list(job.overrides));
+    jobs.push_back(std::move(entry));
+  }
+  index.set("jobs", std::move(jobs));
+  write_file_atomically((fs::path(sweep_state_dir(plan.sweep_dir)) / "plan.yaml").string(), config::to_yaml(index));
+}
+
+bool has_sweep_plan(const std::string& sweep_dir) {
+  std::error_code ec;
+  return fs::exists(fs::path(sweep_state_dir(sweep_dir)) / "plan.yaml", ec);
+}
+
+SweepPlan read_sweep_plan(const std::string& sweep_dir) {
+  SweepPlan plan;
+  plan.sweep_dir = fs::absolute(sweep_dir).lexically_normal().string();
+  if (!plan.sweep_dir.empty() && plan.sweep_dir.back() == '/') plan.sweep_dir.pop_back();
+  const std::string index_path = (fs::path(sweep_state_dir(plan.sweep_dir)) / "plan.yaml").string();
+  config::YamlDocument index = load(index_path, "the sweep's plan");
+  plan.command = string_at(index.root, "command", index_path);
+  const Node& jobs = required(index.root, "jobs", index_path);
+  if (!jobs.is_list()) throw Error(index_path, "'jobs' is not a list");
+  for (const Node& entry : jobs.items()) {
+    PlannedJob job;
+    job.number = int_at(entry, "number", index_path);
+    job.run_dir = string_at(entry, "run_dir", index_path);
+    job.overrides = strings_of(entry.find("overrides"), index_path);
+    plan.jobs.push_back(std::move(job));
+  }
+  const std::string multirun_path = (fs::path(plan.sweep_dir) / "multirun.yaml").string();
+  config::YamlDocument multirun = load(multirun_path, "multirun.yaml");
+  if (const Node* node = config::select(multirun.root, "hydra.launcher")) plan.launcher = *node;
+  if (const Node* node = config::select(multirun.root, "hydra.sweeper")) plan.sweeper = *node;
+  plan.executable = self_executable();
+  return plan;
+}
+
+JobRecord read_job_record(const std::string& sweep_dir, int number) {
+  const std::string path = job_record_path(sweep_dir, number);
+  config::YamlDocument document = load(path, "the record of job " + std::to_string(number));
+  JobRecord record;
+  record.command = string_at(document.root, "command", path);
+  record.job.number = int_at(document.root, "number", path);
+  record.job.run_dir = string_at(document.root, "run_dir", path);
+  record.job.overrides = strings_of(document.root.find("overrides"), path);
+  record.config = required(document.root, "config", path);
+  if (!record.config.is_map() || record.config.find("hydra") == nullptr) {
+    throw Error(path, "'config' is not a composed config with its hydra node",
+                "Plan the sweep again in a new hydra.sweep.dir.");
+  }
+  return record;
+}
+
+std::vector<std::string> plan_differences(const SweepPlan& on_disk, const SweepPlan& now) {
+  std::vector<std::string> lines;
+  if (on_disk.command != now.command) {
+    lines.push_back("command: " + on_disk.command + " on disk, " + now.command + " now");
+  }
+  const size_t common = std::min(on_disk.jobs.size(), now.jobs.size());
+  for (size_t i = 0; i < common; ++i) {
+    const PlannedJob& a = on_disk.jobs[i];
+    const PlannedJob& b = now.jobs[i];
+    // Hydra's own overrides (hydra.launcher.n_jobs=4, ...) may change between runs of a sweep.
+    if (task_overrides_text(a.overrides) != task_overrides_text(b.overrides) || a.number != b.number) {
+      lines.push_back("job " + std::to_string(a.number) + ": " + task_overrides_text(a.overrides) +
+                      " on disk, " + task_overrides_text(b.overrides) + " now");
+    } else if (a.run_dir != b.run_dir) {
+      lines.push_back("job " + std::to_string(a.number) + ": run dir " + a.run_dir + " on disk, " + b.run_dir +
+                      " now");
+    }
+  }
+  for (size_t i = common; i < on_disk.jobs.size(); ++i) {
+    lines.push_back("job " + std::to_string(on_disk.jobs[i].number) + " (" +
+                    task_overrides_text(on_disk.jobs[i].overrides) + ") is on disk but no longer planned");
+  }
+  for (size_t i = common; i < now.jobs.size(); ++i) {
+    lines.push_back("job " + std::to_string(now.jobs[i].number) + " (" + task_overrides_text(now.jobs[i].overrides) +
+                    ") is new");
+  }
+  return lines;
+}
+
+std::string self_executable() {
+  char buffer[PATH_MAX];
+  const ssize_t n = ::readlink("/proc/self/exe", buffer, sizeof(buffer) - 1);
+  if (n <= 0) throw Error("/proc/self/exe", "cannot find this program's executable", "Run trainer on Linux with /proc mounted.");
+  return std::string(buffer, static_cast<size_t>(n));
+}
+
+}  // namespace trainer::launch

@@ -1,0 +1,142 @@
+#include "trainer/launch/sweep_planner.h"
+
+#include <filesystem>
+
+#include "trainer/config/interpolation.h"
+#include "trainer/config/python_str.h"
+#include "trainer/config/sweeper.h"
+#include "trainer/launch/schema_check.h"
+#include "trainer/util/error.h"
+
+namespace fs = std::filesystem;
+using trainer::config::Node;
+
+namespace trainer::launch {
+namespace {
+
+std::vector<config::Override> parse_all(const std::vector<std::string>& texts) {
+  std::vector<config::Override> parsed;
+  std::string problems;
+  for (const std::string& text : texts) {
+    try {
+      parsed.push_back(config::parse_override(text));
+    } catch (const Error& error) {
+      problems += (problems.empty() ? "" : "\n") + std::string(error.what());
+    }
+  }
+  if (!problems.empty()) throw Error("", problems);
+  return parsed;
+}
+
+std::string resolve_path_string(const Node& config, const std::string& path, const config::ResolveContext& ctx) {
+  Node value = config::resolve_path(config, path, ctx);
+  if (value.type() == config::NodeType::kInt) return value.int_text();
+  if (!value.is_string()) {
+    throw Error(path, std::string("expected a path string, got ") + config::type_name(value.type()));
+  }
+  return value.as_string();
+}
+
+// The checks a job's run makes before the engine starts: trainer's sections, then every
+// interpolation resolved with the run's hydra.runtime values.
+void check_job(const Node& config, const std::string& run_dir, const config::ResolveContext& base) {
+  Node job_config = config;
+  Node hydra = job_config.find("hydra") != nullptr ? *job_config.find("hydra") : Node::map();
+  job_config.erase("hydra");
+  check_job_schema(job_config);
+  if (Node* runtime = hydra.find("runtime"); runtime != nullptr && runtime->is_map()) {
+    runtime->set("output_dir", Node::string(run_dir));
+    runtime->set("cwd", Node::string(fs::current_path().string()));
+  }
+  config::ResolveContext ctx = base;
+  ctx.hydra = &hydra;
+  config::resolve_all(job_config, ctx);
+}
+
+}  // namespace
+
+void compose_sweep(const config::Composer& composer, const std::vector<config::Override>& overrides, bool check,
+                   const std::function<void(const config::SweepJob&, config::ComposeResult&&)>& visit) {
+  std::vector<config::Override> fixed;
+  for (const auto& o : overrides) {
+    if (!o.is_sweep()) fixed.push_back(o);
+  }
+  config::ComposeResult base = composer.compose(fixed, config::RunMode::kMultirun);
+  std::vector<std::pair<std::string, std::string>> params;
+  if (const Node* node = config::select(base.config, "hydra.sweeper.params"); node && node->is_map()) {
+    for (const auto& entry : node->entries()) {
+      std::string text = entry.value.is_string() ? entry.value.as_string() : config::python_str(entry.value);
+      params.emplace_back(entry.key, text);
+    }
+  }
+  auto lookup = [&composer](const std::string& group) { return composer.group_options(group); };
+  const Node* sweeper = config::select(base.config, "hydra.sweeper");
+  std::vector<config::SweepJob> jobs = config::make_sweep_jobs(sweeper ? *sweeper : Node(), overrides, params, lookup);
+
+  std::string problems;
+  int bad = 0;
+  for (const auto& job : jobs) {
+    try {
+      std::vector<config::Override> parsed = parse_all(job.overrides);
+      config::ComposeResult result = composer.compose(parsed, config::RunMode::kMultirun);
+      if (Node* num = config::select(result.config, "hydra.job"); num && num->is_map()) {
+        num->set("num", Node::integer(job.number));
+        num->set("id", Node::string(std::to_string(job.number)));
+      }
+      if (check) check_job(result.config, "", config::ResolveContext{});
+      if (bad == 0) visit(job, std::move(result));
+    } catch (const Error& error) {
+      if (++bad <= 20) problems += "\n  job " + std::to_string(job.number) + ": " + error.what();
+    }
+  }
+  if (bad > 0) {
+    throw Error("", std::to_string(bad) + " of " + std::to_string(jobs.size()) +
+                        " sweep jobs are not valid; nothing was run:" + problems,
+                "Fix the overrides or config files named above.");
+  }
+}
+
+ComposedSweep plan_sweep(const config::Composer& composer, const std::string& command,
+                         const std::vector<config::Override>& overrides) {
+  ComposedSweep sweep;
+  sweep.plan.command = command;
+  std::vector<config::SweepJob> jobs;
+  compose_sweep(composer, overrides, true, [&](const config::SweepJob& job, config::ComposeResult&& result) {
+    jobs.push_back(job);
+    sweep.configs.push_back(std::move(result.config));
+  });
+  if (jobs.empty()) return sweep;
+  config::ResolveContext ctx;  // one timestamp for the whole sweep
+  ctx.hydra = sweep.configs.front().find("hydra");
+  const fs::path sweep_dir =
+      fs::absolute(resolve_path_string(sweep.configs.front(), "hydra.sweep.dir", ctx)).lexically_normal();
+  sweep.plan.sweep_dir = sweep_dir.string();
+  if (!sweep.plan.sweep_dir.empty() && sweep.plan.sweep_dir.back() == '/') sweep.plan.sweep_dir.pop_back();
+  if (const Node* node = config::select(sweep.configs.front(), "hydra.launcher")) sweep.plan.launcher = *node;
+  if (const Node* node = config::select(sweep.configs.front(), "hydra.sweeper")) sweep.plan.sweeper = *node;
+  sweep.plan.executable = self_executable();
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    ctx.hydra = sweep.configs[i].find("hydra");
+    PlannedJob planned;
+    planned.number = jobs[i].number;
+    planned.overrides = jobs[i].overrides;
+    planned.run_dir = (sweep_dir / resolve_path_string(sweep.configs[i], "hydra.sweep.subdir", ctx)).lexically_normal().string();
+    sweep.plan.jobs.push_back(std::move(planned));
+  }
+  return sweep;
+}
+
+void write_sweep_plan(const ComposedSweep& sweep) {
+  std::error_code ec;
+  fs::create_directories(sweep.plan.sweep_dir, ec);
+  if (ec) {
+    throw Error(sweep.plan.sweep_dir, "cannot create the sweep directory: " + ec.message(),
+                "Set hydra.sweep.dir to a writable place.");
+  }
+  for (size_t i = 0; i < sweep.plan.jobs.size(); ++i) {
+    write_job_record(sweep.plan.sweep_dir, JobRecord{sweep.plan.command, sweep.plan.jobs[i], sweep.configs[i]});
+  }
+  write_plan_index(sweep.plan, sweep.configs.front());
+}
+
+}  // namespace trainer::launch

@@ -1,0 +1,85 @@
+#include "trainer/launch/sweep_runner.h"
+
+#include <iostream>
+
+#include "trainer/launch/job_status.h"
+#include "trainer/launch/launcher.h"
+#include "trainer/launch/sweep_summary.h"
+#include "trainer/util/error.h"
+
+namespace trainer::launch {
+
+std::vector<int> jobs_to_run(const SweepPlan& plan) {
+  std::vector<int> todo;
+  std::string busy;
+  for (const PlannedJob& job : plan.jobs) {
+    const std::optional<JobStatus> status = read_job_status(plan.sweep_dir, job.number);
+    switch (effective_state(status)) {
+      case JobState::kDone:
+      case JobState::kStoppedEarly:
+        break;
+      case JobState::kRunning:
+        busy += (busy.empty() ? "" : ", ") + std::to_string(job.number) + " (pid " + std::to_string(status->pid) +
+                " on " + status->host + ")";
+        break;
+      default:
+        todo.push_back(job.number);
+    }
+  }
+  if (!busy.empty()) {
+    throw Error(plan.sweep_dir, "jobs of this sweep are still running: " + busy,
+                "Wait for them to end (or stop them) before resuming the sweep.");
+  }
+  return todo;
+}
+
+int run_sweep_plan(const SweepPlan& plan) {
+  const std::vector<int> todo = jobs_to_run(plan);
+  if (todo.size() < plan.jobs.size()) {
+    std::cerr << "[sweep] resuming " << plan.sweep_dir << ": " << plan.jobs.size() - todo.size() << " of "
+              << plan.jobs.size() << " jobs already ended, " << todo.size() << " to run" << std::endl;
+  }
+  std::unique_ptr<Launcher> launcher = make_launcher(plan);
+  launcher->launch(plan, todo);
+  const SweepSummary summary = write_sweep_summary(plan);
+  if (summary.best >= 0) {
+    const JobSummary& best = summary.jobs[static_cast<size_t>(summary.best)];
+    std::cerr << "[sweep] best job: #" << best.job.number << " (" << summary.metric << " " << summary.mode << " "
+              << metric_text(best.metric.best) << "): " << task_overrides_text(best.job.overrides) << std::endl;
+  }
+  std::cerr << "[sweep] summary: " << plan.sweep_dir << "/sweep_summary.md" << std::endl;
+  if (launcher->interrupted()) return 130;
+  std::string failed, not_run;
+  int failed_count = 0, not_run_count = 0;
+  for (const JobSummary& job : summary.jobs) {
+    if (job.state == JobState::kFailed) {
+      failed += (failed.empty() ? "" : ", ") + std::to_string(job.job.number);
+      ++failed_count;
+    } else if (job.state != JobState::kDone && job.state != JobState::kStoppedEarly) {
+      not_run += (not_run.empty() ? "" : ", ") + std::to_string(job.job.number);
+      ++not_run_count;
+    }
+  }
+  if (failed_count > 0 || not_run_count > 0) {
+    std::string problem = std::to_string(failed_count) + " of " + std::to_string(summary.jobs.size()) +
+                          " jobs failed (" + failed + ")";
+    if (not_run_count > 0) problem += "; " + std::to_string(not_run_count) + " did not run (" + not_run + ")";
+    throw Error("sweep " + plan.sweep_dir, problem,
+                "See each job's error above and its stderr.log in its run dir; `trainer sweep resume " +
+                    plan.sweep_dir + "` re-runs failed and remaining jobs.");
+  }
+  return 0;
+}
+
+int resume_sweep(const std::string& sweep_dir) { return run_sweep_plan(read_sweep_plan(sweep_dir)); }
+
+std::string sweep_summary_text(const std::string& sweep_dir) {
+  const SweepPlan plan = read_sweep_plan(sweep_dir);
+  try {
+    return summary_markdown(write_sweep_summary(plan));
+  } catch (const Error&) {
+    return summary_markdown(summarize_sweep(plan));  // a sweep dir this user cannot write to
+  }
+}
+
+}  // namespace trainer::launch

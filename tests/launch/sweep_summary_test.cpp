@@ -1,0 +1,115 @@
+// The sweep summary: metrics.csv read as the CSV logger writes it, the table and the best job.
+#include <catch2/catch.hpp>
+
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "trainer/config/yaml.h"
+#include "trainer/launch/job_status.h"
+#include "trainer/launch/sweep_summary.h"
+
+namespace fs = std::filesystem;
+using namespace trainer::launch;
+
+namespace {
+
+struct TempDir {
+  std::string path;
+  TempDir() {
+    char name[] = "/tmp/trainer-sweep-summary-XXXXXX";
+    path = mkdtemp(name);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
+void write(const fs::path& path, const std::string& text) {
+  fs::create_directories(path.parent_path());
+  std::ofstream(path) << text;
+}
+
+// As the CSV logger writes it: a row per logging call, metrics empty where not logged.
+const char* kMetrics =
+    "epoch,step,lr-Adam,train/loss_epoch,val/loss,val/acc,test/acc\n"
+    "0,0,0.001,,,,\n"
+    "0,4,,2.19,1.85,0.82,\n"
+    "1,4,0.001,,,,\n"
+    "1,8,,1.65,1.21,0.95,\n"
+    "2,12,,1.60,1.30,0.90,\n"
+    ",,,,,,0.97\n";
+
+void finished(const std::string& dir, int number, JobState state, double seconds) {
+  JobStatus status;
+  status.state = state;
+  status.start_time = iso_time(1700000000);
+  status.end_time = iso_time(1700000000 + seconds);
+  status.duration_s = seconds;
+  if (state == JobState::kFailed) status.error = "boom | bad";
+  write_job_status(dir, number, status);
+}
+
+}  // namespace
+
+TEST_CASE("a metric's history: best by mode, last, epochs") {
+  TempDir dir;
+  const fs::path csv = fs::path(dir.path) / "metrics.csv";
+  write(csv, kMetrics);
+  MetricHistory acc = read_metric_history(csv.string(), "val/acc", "max");
+  REQUIRE(acc.points.size() == 3);
+  CHECK(acc.points[1] == std::make_pair(1.0, 0.95));
+  CHECK(*acc.best == 0.95);
+  CHECK(*acc.last == 0.90);
+  CHECK(acc.epochs == 3);
+  MetricHistory loss = read_metric_history(csv.string(), "val/loss", "min");
+  CHECK(*loss.best == 1.21);
+  CHECK(*loss.last == 1.30);
+  CHECK_FALSE(read_metric_history(csv.string(), "val/f1", "max").best.has_value());
+  CHECK(read_metric_history((fs::path(dir.path) / "none.csv").string(), "val/acc", "max").points.empty());
+}
+
+TEST_CASE("the summary lists every job and names the best") {
+  TempDir dir;
+  SweepPlan plan;
+  plan.sweep_dir = dir.path;
+  plan.command = "fit";
+  plan.jobs = {{0, {"optimizer.lr=0.1", "hydra.launcher.n_jobs=2"}, dir.path + "/0"},
+               {1, {"optimizer.lr=0.01"}, dir.path + "/1"},
+               {2, {"optimizer.lr=x,y"}, dir.path + "/2"},
+               {3, {"optimizer.lr=0.5"}, dir.path + "/3"}};
+  write(fs::path(dir.path) / "multirun.yaml",
+        "callbacks:\n  model_checkpoint:\n    monitor: val/acc\n    mode: max\nhydra: {}\n");
+  write(fs::path(dir.path) / "0" / "metrics.csv", kMetrics);
+  write(fs::path(dir.path) / "1" / "metrics.csv", "epoch,val/acc\n0,0.5\n1,0.97\n");
+  finished(dir.path, 0, JobState::kDone, 12.25);
+  finished(dir.path, 1, JobState::kStoppedEarly, 3);
+  finished(dir.path, 2, JobState::kFailed, 1);
+
+  SweepSummary summary = write_sweep_summary(plan);
+  CHECK(summary.metric == "val/acc");
+  CHECK(summary.mode == "max");
+  REQUIRE(summary.best == 1);
+  std::ifstream csv_in(fs::path(dir.path) / "sweep_summary.csv");
+  std::string csv((std::istreambuf_iterator<char>(csv_in)), std::istreambuf_iterator<char>());
+  CHECK(csv ==
+        "job,status,overrides,metric,mode,best,final,epochs,duration_s\n"
+        "0,done,optimizer.lr=0.1,val/acc,max,0.95,0.9,3,12.2\n"
+        "1,stopped_early,optimizer.lr=0.01,val/acc,max,0.97,0.97,2,3.0\n"
+        "2,failed,\"optimizer.lr=x,y\",val/acc,max,,,0,1.0\n"
+        "3,pending,optimizer.lr=0.5,val/acc,max,,,0,0.0\n");
+  std::ifstream md_in(fs::path(dir.path) / "sweep_summary.md");
+  std::string md((std::istreambuf_iterator<char>(md_in)), std::istreambuf_iterator<char>());
+  CHECK(md.find("4 jobs: 1 done, 1 stopped_early, 1 failed, 1 pending") != std::string::npos);
+  CHECK(md.find("| 0 | done | optimizer.lr=0.1 | 0.95 | 0.9 | 3 | 12.2 |") != std::string::npos);
+  CHECK(md.find("Best job: #1 (val/acc max 0.97): optimizer.lr=0.01") != std::string::npos);
+  CHECK(md.find("- job 2: boom \\| bad") != std::string::npos);
+}
+
+TEST_CASE("with no monitor in the config the summary reports val/loss, lower is better") {
+  TempDir dir;
+  write(fs::path(dir.path) / "multirun.yaml", "hydra: {}\n");
+  CHECK(sweep_monitor(dir.path) == std::make_pair(std::string("val/loss"), std::string("min")));
+}
