@@ -3,6 +3,10 @@
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Parallel.h>
+#include <torch/cuda.h>
+
+#include <pthread.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <string>
@@ -27,7 +31,28 @@ void use_one_intra_op_thread_in_this_thread() {
   if (omp_set_num_threads != nullptr) omp_set_num_threads(1);
 }
 
+// On a CPU device the training step's intra-op threads already use every core; a worker that
+// takes a core mid-step stalls the whole OpenMP team at its next barrier. At SCHED_IDLE a worker
+// runs only on cycles nothing else wants (the training thread waiting on a batch, serial parts of
+// the step) and is preempted the moment a training thread wakes. With a few batches prefetched it
+// still never makes the training thread wait. Lowering one's own policy needs no privilege; if it
+// fails anyway, the worker just keeps the normal policy.
+void yield_cores_to_training_in_this_thread() {
+  sched_param param{};
+  param.sched_priority = 0;
+  (void)pthread_setschedparam(pthread_self(), SCHED_IDLE, &param);
+}
+
 }  // namespace
+
+int resolve_num_workers(int num_workers, const at::Device& device) {
+  if (num_workers >= 0) return num_workers;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  const int cores = sched_getaffinity(0, sizeof(set), &set) == 0 ? std::max(1, CPU_COUNT(&set)) : 1;
+  if (!device.is_cuda()) return cores;
+  return std::min(4 * static_cast<int>(torch::cuda::device_count()), cores);
+}
 
 LoaderOptions make_loader_options(const DataOptions& data, at::Device device, bool training) {
   LoaderOptions o;
@@ -57,9 +82,7 @@ BatchLoader::BatchLoader(std::shared_ptr<const TensorDataset> dataset, EpochSamp
     throw Error("data.batch_size",
                 "must be at least 1, got " + std::to_string(options_.batch_size));
   }
-  if (options_.num_workers < 0) {
-    throw Error("data.num_workers", "must be >= 0, got " + std::to_string(options_.num_workers));
-  }
+  options_.num_workers = resolve_num_workers(options_.num_workers, options_.device);
   if (options_.normalize && !(options_.std > 0)) {
     throw Error("data.normalize.std", "must be positive, got " + std::to_string(options_.std));
   }
@@ -143,6 +166,7 @@ Batch BatchLoader::make_batch(int64_t batch_number) const {
 
 void BatchLoader::worker_loop() {
   use_one_intra_op_thread_in_this_thread();
+  if (!options_.device.is_cuda()) yield_cores_to_training_in_this_thread();
   const auto window = static_cast<int64_t>(slots_.size());
   while (true) {
     int64_t batch_number = 0;

@@ -36,7 +36,9 @@ DataOptions DataOptions::from_config(const config::ConfigView& data, uint64_t se
   o.root = data.get_or<std::string>("root", o.root);
   o.batch_size = data.get_or<int64_t>("batch_size", o.batch_size);
   o.val_fraction = data.get_or<double>("val_fraction", o.val_fraction);
-  o.num_workers = data.get_or<int>("num_workers", o.num_workers);
+  const bool auto_workers = data.has("num_workers") && data.node("num_workers").is_string() &&
+                            data.node("num_workers").as_string() == "auto";
+  if (!auto_workers) o.num_workers = data.get_or<int>("num_workers", o.num_workers);
   o.pin_memory = data.get_or<bool>("pin_memory", o.pin_memory);
   o.mean = data.get_or<double>("normalize.mean", o.mean);
   o.std = data.get_or<double>("normalize.std", o.std);
@@ -51,7 +53,8 @@ DataOptions DataOptions::from_config(const config::ConfigView& data, uint64_t se
   };
   require(o.batch_size >= 1, "batch_size", "must be at least 1");
   require(o.val_fraction >= 0.0 && o.val_fraction < 1.0, "val_fraction", "must be in [0, 1)");
-  require(o.num_workers >= 0, "num_workers", "must be >= 0 (0 loads in the training thread)");
+  require(o.num_workers >= 0 || o.num_workers == DataOptions::kAutoWorkers, "num_workers",
+          "must be auto or >= 0 (0 loads in the training thread)");
   if (data.has("normalize.std")) require(o.std > 0.0, "normalize.std", "must be positive");
   if (data.has("augment.random_crop_padding")) {
     require(o.random_crop_padding >= 0, "augment.random_crop_padding", "must be >= 0");

@@ -5,7 +5,14 @@
 
 #include <ATen/ATen.h>
 
+#include <sched.h>
+
 #include <algorithm>
+#include <dirent.h>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -111,6 +118,53 @@ CATCH_TEST_CASE("BatchLoader gives identical epochs for 0, 1 and 3 workers") {
   CATCH_CHECK(!at::equal(e0[0].targets, e1[0].targets));
   // Re-running an epoch gives the same augmented batches again (thread timing cannot matter).
   CATCH_CHECK(same(e0, epoch(three, 0)));
+}
+
+// Threads of this process whose scheduling policy (field 41 of /proc/self/task/TID/stat) is SCHED_IDLE.
+int idle_policy_threads() {
+  int count = 0;
+  DIR* dir = opendir("/proc/self/task");
+  if (dir == nullptr) return -1;
+  while (dirent* entry = readdir(dir)) {
+    if (entry->d_name[0] == '.') continue;
+    std::ifstream stat(std::string("/proc/self/task/") + entry->d_name + "/stat");
+    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    std::istringstream fields(text.substr(text.rfind(')') + 2));  // after "pid (comm) "
+    std::string field;
+    for (int i = 3; i <= 41 && fields >> field; ++i) {
+      if (i == 41 && std::stoi(field) == SCHED_IDLE) ++count;
+    }
+  }
+  closedir(dir);
+  return count;
+}
+
+CATCH_TEST_CASE("num_workers auto: the cores on CPU; CPU workers run at idle priority, same batches") {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CATCH_REQUIRE(sched_getaffinity(0, sizeof(set), &set) == 0);
+  CATCH_CHECK(trainer::data::resolve_num_workers(-1, at::kCPU) == CPU_COUNT(&set));
+  CATCH_CHECK(trainer::data::resolve_num_workers(0, at::kCPU) == 0);
+  CATCH_CHECK(trainer::data::resolve_num_workers(3, at::kCPU) == 3);
+
+  const auto data = synthetic_train();
+  const EpochSampler sampler(data->size(), true, 5);
+  {  // destroyed (workers joined) before the threads are counted below
+    BatchLoader inline_loader(data, sampler, options(0));
+    BatchLoader automatic(data, sampler, options(-1));
+    const auto reference = epoch(inline_loader, 0);
+    CATCH_CHECK(same(reference, epoch(automatic, 0)));
+  }
+  CATCH_CHECK(idle_policy_threads() == 0);
+  BatchLoader two(data, sampler, options(2));
+  two.start_epoch(0);
+  CATCH_REQUIRE(two.next().has_value());
+  // Both workers set their policy first thing; the second may not have been scheduled yet.
+  int idle = 0;
+  for (int i = 0; i < 500 && (idle = idle_policy_threads()) < 2; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  CATCH_CHECK(idle == 2);
 }
 
 CATCH_TEST_CASE("BatchLoader resumes mid-epoch exactly with skip_batches") {

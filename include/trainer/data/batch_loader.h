@@ -24,7 +24,9 @@ namespace trainer::data {
 
 struct LoaderOptions {
   int64_t batch_size = 128;
-  int num_workers = 2;       // 0: batches are made in the thread that calls next()
+  // 0: batches are made in the thread that calls next(); -1 (auto): min(4 x GPUs, cores) on a
+  // CUDA device, the cores this process may use on CPU (workers there run at idle priority).
+  int num_workers = 2;
   int prefetch_batches = 4;  // batches made ahead of the consumer (bounds memory)
   bool drop_last = false;    // drop a last, smaller batch
   bool pin_memory = false;   // pin host batches before copying them to a CUDA device
@@ -36,6 +38,9 @@ struct LoaderOptions {
   uint64_t seed = 0;  // augmentation seed; each batch's generator is seeded from
                       // (seed, epoch, batch number), so thread timing cannot matter
 };
+
+// What num_workers=auto (-1) means for `device`; other values are returned as they are.
+int resolve_num_workers(int num_workers, const at::Device& device);
 
 // LoaderOptions from the data options: `training` turns augmentation on (when configured);
 // evaluation loaders never augment.

@@ -17,7 +17,10 @@ struct DataOptions {
   std::string root;  // directory holding the dataset's files
   int64_t batch_size = 128;
   double val_fraction = 0.1;  // share of the training set held out for validation, in [0, 1)
-  int num_workers = 2;        // loader threads; 0 loads batches in the caller's thread
+  // Loader threads; 0 loads batches in the caller's thread. kAutoWorkers (`num_workers: auto`,
+  // the shipped default) lets the loader pick: min(4 x GPUs, cores) on CUDA, the cores on CPU.
+  static constexpr int kAutoWorkers = -1;
+  int num_workers = kAutoWorkers;
   bool pin_memory = true;     // only used when batches go to a CUDA device
   double mean = 0.2860, std = 0.3530;  // normalize.{mean,std}, on the [0, 1] pixel scale
   int random_crop_padding = 0;         // augment.random_crop_padding (training batches only)
