@@ -18,6 +18,8 @@
 #include <map>
 #include <optional>
 
+#include "trainer/config/sweeper.h"
+#include "trainer/launch/asha.h"
 #include "trainer/launch/job_status.h"
 #include "trainer/launch/sweep_summary.h"
 #include "trainer/util/error.h"
@@ -190,6 +192,52 @@ void LocalLauncher::launch(const SweepPlan& plan, const std::vector<int>& todo) 
   }
 
   const auto monitor = sweep_monitor(plan.sweep_dir);
+
+  // hydra/sweeper=asha: each running job's metrics.csv is read every half second; every epoch it
+  // has finished is reported to the scheduler, and a job cut at a rung gets SIGTERM (it writes
+  // last.ckpt and ends; recorded as stopped_early). Jobs that ended before (a resumed sweep) are
+  // reported first, so the rungs hold their results again.
+  std::unique_ptr<AshaScheduler> asha;
+  std::map<int, int64_t> asha_reported;  // job -> epochs reported
+  std::map<int, AshaScheduler::Decision> asha_decided;  // jobs told to stop (or complete)
+  if (!plan.sweeper.is_null() && config::sweeper_kind(plan.sweeper) == config::SweeperKind::kAsha) {
+    const JobRecord first = read_job_record(plan.sweep_dir, plan.jobs.front().number);
+    asha = std::make_unique<AshaScheduler>(asha_options(plan.sweeper, first.config));
+    std::cerr << "[sweep] ASHA on " << asha->options().metric << " (" << asha->options().mode << "), rungs at";
+    for (double milestone : asha->milestones()) std::cerr << " " << milestone;
+    std::cerr << " epochs" << std::endl;
+  }
+  // Feeds the epochs job `number` finished since the last call; returns the last decision.
+  auto asha_feed = [&](int number) {
+    AshaScheduler::Decision decision = AshaScheduler::Decision::kContinue;
+    const MetricHistory history = read_metric_history(
+        (fs::path(by_number.at(number)->run_dir) / "metrics.csv").string(), asha->options().metric, asha->options().mode);
+    // One result per epoch: the epoch's last value (epochs are 0-based in metrics.csv).
+    std::vector<std::pair<int64_t, double>> per_epoch;
+    for (const auto& point : history.points) {
+      const int64_t t = static_cast<int64_t>(point.first) + 1;
+      if (!per_epoch.empty() && per_epoch.back().first == t) {
+        per_epoch.back().second = point.second;
+      } else {
+        per_epoch.emplace_back(t, point.second);
+      }
+    }
+    int64_t& reported = asha_reported[number];
+    for (const auto& [t, value] : per_epoch) {
+      if (t <= reported) continue;
+      reported = t;
+      decision = asha->on_result(number, t, value);
+      if (decision != AshaScheduler::Decision::kContinue) break;
+    }
+    return decision;
+  };
+  if (asha) {
+    std::map<int, bool> in_todo;
+    for (int number : todo) in_todo[number] = true;
+    for (const PlannedJob& job : plan.jobs) {
+      if (!in_todo.count(job.number)) asha_feed(job.number);
+    }
+  }
   std::map<pid_t, Child> running;
   std::vector<bool> slot_busy(static_cast<size_t>(layout.slots), false);
   size_t next = 0;
@@ -303,6 +351,17 @@ void LocalLauncher::launch(const SweepPlan& plan, const std::vector<int>& todo) 
       write_job_status(plan.sweep_dir, child.number, written);
       status = written;
     }
+    if (asha) {
+      if (!asha_decided.count(child.number)) asha_feed(child.number);  // its last epochs count too
+      auto decided = asha_decided.find(child.number);
+      if (decided != asha_decided.end() &&
+          (status->state == JobState::kInterrupted || status->state == JobState::kFailed)) {
+        // Stopped by the scheduler, not by a fault: its checkpoint is kept, it is not resumed.
+        status->state = decided->second == AshaScheduler::Decision::kStop ? JobState::kStoppedEarly : JobState::kDone;
+        status->error.clear();
+        write_job_status(plan.sweep_dir, child.number, *status);
+      }
+    }
     ++ended;
     ended_seconds += seconds;
     if (status->state == JobState::kFailed) ++failed;
@@ -345,7 +404,23 @@ void LocalLauncher::launch(const SweepPlan& plan, const std::vector<int>& todo) 
       }
       if (running.empty()) break;
       siginfo_t info;
-      const int signal_number = sigwaitinfo(&wanted, &info);
+      int signal_number = 0;
+      if (asha) {
+        const timespec half_second{0, 500000000};
+        signal_number = sigtimedwait(&wanted, &info, &half_second);
+        for (const auto& [pid, child] : running) {
+          if (asha_decided.count(child.number)) continue;
+          const AshaScheduler::Decision decision = asha_feed(child.number);
+          if (decision == AshaScheduler::Decision::kContinue) continue;
+          asha_decided[child.number] = decision;
+          std::cerr << "[sweep] #" << child.number << " "
+                    << (decision == AshaScheduler::Decision::kStop ? "stopped early by ASHA" : "reached ASHA's max_t")
+                    << " after " << asha_reported[child.number] << " epoch(s)" << std::endl;
+          ::kill(pid, SIGTERM);
+        }
+      } else {
+        signal_number = sigwaitinfo(&wanted, &info);
+      }
       if (signal_number == SIGINT || signal_number == SIGTERM) {
         if (!interrupted_) {
           std::cerr << "[sweep] " << (signal_number == SIGINT ? "interrupted" : "terminated")

@@ -224,7 +224,7 @@ SweepSummary write_sweep_summary(const SweepPlan& plan) {
   std::vector<MetricSeries> series;
   for (const JobSummary& job : summary.jobs) {
     if (job.metric.points.empty()) continue;
-    series.push_back({"#" + std::to_string(job.job.number) + " " + task_overrides_text(job.job.overrides),
+    series.push_back({std::to_string(job.job.number) + ": " + task_overrides_text(job.job.overrides),
                       job.metric.points});
   }
   if (!series.empty()) {

@@ -106,6 +106,11 @@ TEST_CASE("the summary lists every job and names the best") {
   CHECK(md.find("| 0 | done | optimizer.lr=0.1 | 0.95 | 0.9 | 3 | 12.2 |") != std::string::npos);
   CHECK(md.find("Best job: #1 (val/acc max 0.97): optimizer.lr=0.01") != std::string::npos);
   CHECK(md.find("- job 2: boom \\| bad") != std::string::npos);
+  // The plot of the jobs with a history: a PNG file (its drawing is tested with write_metric_plot).
+  std::ifstream png(fs::path(dir.path) / "sweep_metrics.png", std::ios::binary);
+  char magic[4] = {};
+  png.read(magic, 4);
+  CHECK(std::string(magic + 1, 3) == "PNG");
 }
 
 TEST_CASE("with no monitor in the config the summary reports val/loss, lower is better") {

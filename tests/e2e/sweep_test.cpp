@@ -1,0 +1,227 @@
+// Sweeps (-m) with the real trainer binary: every job checked before any runs, job processes run
+// by the basic and local launchers, failures isolated, fail_fast, resume after the sweep process
+// was killed, refusal of a changed job list, and the summary files. Tiny synthetic runs.
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "e2e_support.h"
+#include "subprocess.h"
+
+namespace fs = std::filesystem;
+using namespace trainer::testing;
+
+namespace {
+
+std::vector<std::string> sweep_command(std::vector<std::string> extra) {
+  std::vector<std::string> argv = {TRAINER_BINARY, "fit", "-m", "data=synthetic", "data.num_workers=0"};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  return argv;
+}
+
+std::string status_of(const fs::path& sweep, int job) {
+  const std::string text = read_file(sweep / ".sweep" / "status" / (std::to_string(job) + ".yaml"));
+  const size_t start = text.find("status: ");
+  if (start == std::string::npos) return "";
+  return text.substr(start + 8, text.find('\n', start) - start - 8);
+}
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+}  // namespace
+
+TEST_CASE("sweep: every job is checked before any runs; all bad jobs are listed and nothing runs") {
+  TempDir dir;
+  // A debug option with a misspelt trainer key: composes, but fails the schema check.
+  fs::create_directories(fs::path(dir.path()) / "extra" / "debug");
+  std::ofstream(fs::path(dir.path()) / "extra" / "debug" / "typo.yaml")
+      << "# @package _global_\ntrainer:\n  max_epoch: 1\n";
+  auto result = run_process(sweep_command({"--config-dir", "extra", "debug=fdr,typo", "model=mlp,bogus",
+                                           "hydra.sweep.dir=sweep"}),
+                            dir.path());
+  INFO(result.err);
+  CHECK(result.exit_code == 1);
+  CHECK(contains(result.err, "3 of 4 sweep jobs are not valid; nothing was run"));
+  CHECK_FALSE(contains(result.err, "job 0:"));
+  CHECK(contains(result.err, "job 1: "));  // model=bogus
+  CHECK(contains(result.err, "job 2: "));  // trainer.max_epoch
+  CHECK(contains(result.err, "job 3: "));  // both
+  CHECK(contains(result.err, "max_epoch"));
+  CHECK(contains(result.err, "max_epochs"));  // did you mean
+  CHECK(contains(result.err, "bogus"));
+  CHECK_FALSE(fs::exists(fs::path(dir.path()) / "sweep"));  // nothing written, nothing run
+}
+
+TEST_CASE("sweep: the local launcher runs n_jobs=2 job processes, each with its share of the cores") {
+  if (!engine_built()) {
+    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
+    return;
+  }
+  TempDir dir;
+  auto result = run_process(sweep_command({"debug=fdr", "hydra/launcher=local", "hydra.launcher.n_jobs=2",
+                                           "optimizer.lr=0.1,0.01", "hydra.sweep.dir=sweep"}),
+                            dir.path());
+  INFO(result.err);
+  CHECK(result.exit_code == 0);
+  const fs::path sweep = fs::path(dir.path()) / "sweep";
+  CHECK(contains(result.err, "2 at a time"));
+  for (int job : {0, 1}) {
+    const fs::path run = sweep / std::to_string(job);
+    CHECK(status_of(sweep, job) == "done");
+    CHECK(fs::exists(run / "stdout.log"));
+    CHECK(contains(read_file(run / "stdout.log"), "test/acc="));  // the job's own stdout
+    CHECK(contains(read_file(run / "trainer.log"), "optimizer.lr") == false);
+    CHECK(fs::exists(run / ".hydra" / "overrides.yaml"));
+    CHECK(fs::exists(sweep / ".sweep" / "jobs" / (std::to_string(job) + ".yaml")));
+    if (sysconf(_SC_NPROCESSORS_ONLN) == 2) {
+      // Two jobs on two cores: the engine of each runs one intra-op thread.
+      CHECK(contains(read_file(run / "trainer.log"), "runtime tuning: 1 intra-op threads"));
+    }
+  }
+  CHECK(read_file(sweep / "1" / ".hydra" / "overrides.yaml") ==
+        "- data=synthetic\n- data.num_workers=0\n- debug=fdr\n- optimizer.lr=0.01\n");
+  CHECK(contains(result.err, "#0 done"));
+  CHECK(contains(result.err, "#1 done"));
+}
+
+TEST_CASE("sweep: a failing job does not stop the others, the sweep exits non-zero, the summary says so") {
+  if (!engine_built()) {
+    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
+    return;
+  }
+  TempDir dir;
+  const auto command = sweep_command({"data.num_samples=512", "trainer.max_epochs=2", "hydra/launcher=local",
+                                      "hydra.launcher.n_jobs=2", "optimizer.name=bogus,adam,sgd",
+                                      "hydra.sweep.dir=sweep"});
+  auto result = run_process(command, dir.path());
+  INFO(result.err);
+  CHECK(result.exit_code == 1);
+  const fs::path sweep = fs::path(dir.path()) / "sweep";
+  CHECK(status_of(sweep, 0) == "failed");
+  CHECK(status_of(sweep, 1) == "done");
+  CHECK(status_of(sweep, 2) == "done");
+  CHECK(contains(result.err, "#0 failed"));
+  CHECK(contains(result.err, "unknown optimizer 'bogus'"));
+  CHECK(contains(result.err, "1 of 3 jobs failed (0)"));
+  CHECK(contains(result.err, "best job: #"));
+
+  // The summary: one row per job with the monitored metric (val/acc, max) read from metrics.csv.
+  const std::string csv = read_file(sweep / "sweep_summary.csv");
+  CHECK(contains(csv, "job,status,overrides,metric,mode,best,final,epochs,duration_s\n"));
+  CHECK(contains(csv, "\n0,failed,data=synthetic data.num_workers=0 data.num_samples=512 trainer.max_epochs=2 "
+                      "optimizer.name=bogus,val/acc,max,,,0,"));
+  CsvTable table = read_csv(sweep / "sweep_summary.csv");
+  REQUIRE(table.rows.size() == 3);
+  for (int job : {1, 2}) {
+    const auto& row = table.rows[static_cast<size_t>(job)];
+    CHECK(row[1] == "done");
+    CHECK(!row[5].empty());  // best
+    CHECK(!row[6].empty());  // final
+    CHECK(row[7] == "2");    // epochs
+    CsvTable metrics = read_csv(sweep / std::to_string(job) / "metrics.csv");
+    CHECK(std::stod(row[6]) == Approx(std::stod(metrics.last("val/acc"))).epsilon(1e-5));
+  }
+  const std::string md = read_file(sweep / "sweep_summary.md");
+  CHECK(contains(md, "3 jobs: 2 done, 1 failed"));
+  CHECK(contains(md, "Best job: #"));
+  CHECK(contains(md, "- job 0: optimizer.name: unknown optimizer 'bogus'"));
+  CHECK(fs::exists(sweep / "sweep_metrics.png"));
+
+  // `trainer sweep summary` prints the same table.
+  auto summary = run_process({TRAINER_BINARY, "sweep", "summary", "sweep"}, dir.path());
+  CHECK(summary.exit_code == 0);
+  CHECK(summary.out == md);
+
+  // `trainer sweep resume` re-runs only the failed job (it fails again).
+  auto resumed = run_process({TRAINER_BINARY, "sweep", "resume", "sweep"}, dir.path());
+  INFO(resumed.err);
+  CHECK(resumed.exit_code == 1);
+  CHECK(contains(resumed.err, "2 of 3 jobs already ended, 1 to run"));
+  CHECK(contains(resumed.err, "#0 failed"));
+  CHECK_FALSE(contains(resumed.err, "#1 started"));
+}
+
+TEST_CASE("sweep: fail_fast=true stops launching at the first failure") {
+  if (!engine_built()) {
+    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
+    return;
+  }
+  TempDir dir;
+  auto result = run_process(sweep_command({"debug=fdr", "hydra.launcher.fail_fast=true", "optimizer.name=bogus,adam",
+                                           "hydra.sweep.dir=sweep"}),
+                            dir.path());
+  INFO(result.err);
+  CHECK(result.exit_code == 1);
+  const fs::path sweep = fs::path(dir.path()) / "sweep";
+  CHECK(status_of(sweep, 0) == "failed");
+  CHECK_FALSE(fs::exists(sweep / ".sweep" / "status" / "1.yaml"));
+  CHECK_FALSE(fs::exists(sweep / "1"));
+  CHECK(contains(result.err, "fail_fast"));
+  CHECK(contains(result.err, "1 did not run (1)"));
+}
+
+TEST_CASE("sweep: killed with SIGKILL mid-way, the same command resumes it; a changed job list is refused") {
+  if (!engine_built()) {
+    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
+    return;
+  }
+  TempDir dir;
+  const fs::path sweep = fs::path(dir.path()) / "sweep";
+  auto command = [](const std::string& seeds) {
+    return sweep_command({"data.num_samples=1024", "trainer.max_epochs=3", "callbacks.model_checkpoint.save_top_k=0",
+                          "seed=" + seeds, "hydra.sweep.dir=sweep"});
+  };
+  // Killed once job 1 has written a checkpoint (job 0 is done by then).
+  bool signalled = false;
+  auto killed = run_and_signal(
+      command("1,2,3"), dir.path(),
+      [&] {
+        std::error_code ec;
+        return fs::exists(sweep / "1" / "checkpoints" / "last.ckpt", ec) && status_of(sweep, 1) == "running";
+      },
+      SIGKILL, &signalled);
+  REQUIRE(signalled);
+  CHECK(killed.exit_code == 128 + SIGKILL);
+  // The orphaned job process got SIGTERM (parent-death signal): it checkpoints and records itself.
+  for (int i = 0; i < 600 && status_of(sweep, 1) == "running"; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  CHECK(status_of(sweep, 0) == "done");
+  CHECK(status_of(sweep, 1) == "interrupted");
+  CHECK_FALSE(fs::exists(sweep / ".sweep" / "status" / "2.yaml"));
+  const std::string job0_status = read_file(sweep / ".sweep" / "status" / "0.yaml");
+
+  // Another job list on the same directory is refused, with the differences, and runs nothing.
+  auto changed = run_process(command("1,2,4"), dir.path());
+  CHECK(changed.exit_code == 1);
+  CHECK(contains(changed.err, "different job list"));
+  CHECK(contains(changed.err, "job 2: data=synthetic data.num_workers=0 data.num_samples=1024 trainer.max_epochs=3 "
+                              "callbacks.model_checkpoint.save_top_k=0 seed=3 on disk, data=synthetic "
+                              "data.num_workers=0 data.num_samples=1024 trainer.max_epochs=3 "
+                              "callbacks.model_checkpoint.save_top_k=0 seed=4 now"));
+  CHECK_FALSE(fs::exists(sweep / ".sweep" / "status" / "2.yaml"));
+
+  // The same command: job 0 skipped, job 1 resumed from its last.ckpt, job 2 run; numbers kept.
+  auto resumed = run_process(command("1,2,3"), dir.path());
+  INFO(resumed.err);
+  CHECK(resumed.exit_code == 0);
+  CHECK(contains(resumed.err, "1 of 3 jobs already ended, 2 to run"));
+  CHECK_FALSE(contains(resumed.err, "#0 started"));
+  CHECK(contains(resumed.err, "#1 started (resuming from last.ckpt)"));
+  CHECK(contains(resumed.err, "#2 started: "));
+  CHECK(read_file(sweep / ".sweep" / "status" / "0.yaml") == job0_status);
+  for (int job : {0, 1, 2}) CHECK(status_of(sweep, job) == "done");
+  CHECK(contains(read_file(sweep / ".sweep" / "status" / "1.yaml"), "resumed: true"));
+  CHECK(contains(read_file(sweep / "1" / "trainer.log"), "resumed from"));
+  CHECK(contains(read_file(sweep / "2" / ".hydra" / "overrides.yaml"), "seed=3"));
+  // Job 1 trained 3 epochs in all: epochs 0..2 each logged val/acc once in metrics.csv.
+  CsvTable table = read_csv(sweep / "sweep_summary.csv");
+  REQUIRE(table.rows.size() == 3);
+  CHECK(table.rows[1][7] == "3");
+}
