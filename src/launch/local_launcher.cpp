@@ -354,10 +354,10 @@ void LocalLauncher::launch(const SweepPlan& plan, const std::vector<int>& todo) 
     if (asha) {
       if (!asha_decided.count(child.number)) asha_feed(child.number);  // its last epochs count too
       auto decided = asha_decided.find(child.number);
-      if (decided != asha_decided.end() &&
+      if (decided != asha_decided.end() && decided->second == AshaScheduler::Decision::kStop &&
           (status->state == JobState::kInterrupted || status->state == JobState::kFailed)) {
         // Stopped by the scheduler, not by a fault: its checkpoint is kept, it is not resumed.
-        status->state = decided->second == AshaScheduler::Decision::kStop ? JobState::kStoppedEarly : JobState::kDone;
+        status->state = JobState::kStoppedEarly;
         status->error.clear();
         write_job_status(plan.sweep_dir, child.number, *status);
       }
@@ -413,9 +413,10 @@ void LocalLauncher::launch(const SweepPlan& plan, const std::vector<int>& todo) 
           const AshaScheduler::Decision decision = asha_feed(child.number);
           if (decision == AshaScheduler::Decision::kContinue) continue;
           asha_decided[child.number] = decision;
-          std::cerr << "[sweep] #" << child.number << " "
-                    << (decision == AshaScheduler::Decision::kStop ? "stopped early by ASHA" : "reached ASHA's max_t")
-                    << " after " << asha_reported[child.number] << " epoch(s)" << std::endl;
+          // kComplete (max_t epochs reached): the job ends on its own (its test included).
+          if (decision != AshaScheduler::Decision::kStop) continue;
+          std::cerr << "[sweep] #" << child.number << " stopped early by ASHA after " << asha_reported[child.number]
+                    << " epoch(s)" << std::endl;
           ::kill(pid, SIGTERM);
         }
       } else {

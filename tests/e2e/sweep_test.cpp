@@ -225,3 +225,36 @@ TEST_CASE("sweep: killed with SIGKILL mid-way, the same command resumes it; a ch
   REQUIRE(table.rows.size() == 3);
   CHECK(table.rows[1][7] == "3");
 }
+
+TEST_CASE("sweep: ASHA stops the clearly bad jobs early and keeps the best one") {
+  if (!engine_built()) {
+    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
+    return;
+  }
+  TempDir dir;
+  // lr=1e-7 barely moves from chance: cut at the first rung by job 0's result there.
+  auto result = run_process(sweep_command({"data.num_samples=1024", "trainer.max_epochs=10", "hydra/sweeper=asha",
+                                           "hydra.sweeper.max_t=10", "hydra.sweeper.reduction_factor=2",
+                                           "optimizer.lr=0.001,1e-7,1e-7", "hydra.sweep.dir=sweep"}),
+                            dir.path());
+  INFO(result.err);
+  CHECK(result.exit_code == 0);
+  const fs::path sweep = fs::path(dir.path()) / "sweep";
+  CHECK(status_of(sweep, 0) == "done");
+  CHECK(status_of(sweep, 1) == "stopped_early");
+  CHECK(status_of(sweep, 2) == "stopped_early");
+  CHECK(contains(result.err, "#1 stopped early by ASHA after 1 epoch(s)"));
+  CHECK(fs::exists(sweep / "1" / "checkpoints" / "last.ckpt"));  // the checkpoint is kept
+  CsvTable table = read_csv(sweep / "sweep_summary.csv");
+  REQUIRE(table.rows.size() == 3);
+  CHECK(table.rows[0][7] == "10");
+  int total_epochs = 0;
+  for (const auto& row : table.rows) total_epochs += std::stoi(row[7]);
+  CHECK(total_epochs < 30);  // fewer than the full grid's 3 x 10
+  CHECK(std::stoi(table.rows[1][7]) < 10);
+  CHECK(contains(read_file(sweep / "sweep_summary.md"), "Best job: #0 "));
+  // A resumed ASHA sweep does not run stopped jobs again.
+  auto resumed = run_process({TRAINER_BINARY, "sweep", "resume", "sweep"}, dir.path());
+  CHECK(resumed.exit_code == 0);
+  CHECK(contains(resumed.err, "3 of 3 jobs already ended, 0 to run"));
+}
