@@ -157,7 +157,8 @@ std::string help_text(const config::Composer& composer, const config::ComposeRes
   std::string out =
       "trainer: train LibTorch models from Hydra-style configs.\n\n"
       "Usage: trainer fit|validate|test|export [flags] [overrides...]\n"
-      "       trainer fit -m key=a,b other=1,2     (a sweep: one job per combination)\n\n"
+      "       trainer fit -m key=a,b other=1,2     (a sweep: one job per combination)\n"
+      "       trainer sweep resume|summary DIR     (resume a sweep, print its summary)\n\n"
       "== Configuration groups ==\n"
       "Compose your configuration from those groups (group=option)\n\n";
   for (const std::string& group : composer.groups()) {

@@ -174,7 +174,7 @@ TEST_CASE("sweep: killed with SIGKILL mid-way, the same command resumes it; a ch
   TempDir dir;
   const fs::path sweep = fs::path(dir.path()) / "sweep";
   auto command = [](const std::string& seeds) {
-    return sweep_command({"data.num_samples=1024", "trainer.max_epochs=3", "callbacks.model_checkpoint.save_top_k=0",
+    return sweep_command({"data.num_samples=1024", "trainer.max_epochs=6", "callbacks.model_checkpoint.save_top_k=0",
                           "seed=" + seeds, "hydra.sweep.dir=sweep"});
   };
   // Killed once job 1 has written a checkpoint (job 0 is done by then).
@@ -201,9 +201,9 @@ TEST_CASE("sweep: killed with SIGKILL mid-way, the same command resumes it; a ch
   auto changed = run_process(command("1,2,4"), dir.path());
   CHECK(changed.exit_code == 1);
   CHECK(contains(changed.err, "different job list"));
-  CHECK(contains(changed.err, "job 2: data=synthetic data.num_workers=0 data.num_samples=1024 trainer.max_epochs=3 "
+  CHECK(contains(changed.err, "job 2: data=synthetic data.num_workers=0 data.num_samples=1024 trainer.max_epochs=6 "
                               "callbacks.model_checkpoint.save_top_k=0 seed=3 on disk, data=synthetic "
-                              "data.num_workers=0 data.num_samples=1024 trainer.max_epochs=3 "
+                              "data.num_workers=0 data.num_samples=1024 trainer.max_epochs=6 "
                               "callbacks.model_checkpoint.save_top_k=0 seed=4 now"));
   CHECK_FALSE(fs::exists(sweep / ".sweep" / "status" / "2.yaml"));
 
@@ -220,10 +220,10 @@ TEST_CASE("sweep: killed with SIGKILL mid-way, the same command resumes it; a ch
   CHECK(contains(read_file(sweep / ".sweep" / "status" / "1.yaml"), "resumed: true"));
   CHECK(contains(read_file(sweep / "1" / "trainer.log"), "resumed from"));
   CHECK(contains(read_file(sweep / "2" / ".hydra" / "overrides.yaml"), "seed=3"));
-  // Job 1 trained 3 epochs in all: epochs 0..2 each logged val/acc once in metrics.csv.
+  // Job 1 trained 6 epochs in all: epochs 0..5 each logged val/acc once in metrics.csv.
   CsvTable table = read_csv(sweep / "sweep_summary.csv");
   REQUIRE(table.rows.size() == 3);
-  CHECK(table.rows[1][7] == "3");
+  CHECK(table.rows[1][7] == "6");
 }
 
 TEST_CASE("sweep: ASHA stops the clearly bad jobs early and keeps the best one") {
@@ -257,4 +257,38 @@ TEST_CASE("sweep: ASHA stops the clearly bad jobs early and keeps the best one")
   auto resumed = run_process({TRAINER_BINARY, "sweep", "resume", "sweep"}, dir.path());
   CHECK(resumed.exit_code == 0);
   CHECK(contains(resumed.err, "3 of 3 jobs already ended, 0 to run"));
+}
+
+TEST_CASE("sweep: SIGTERM to the sweep stops its jobs with a checkpoint; trainer sweep resume finishes them") {
+  if (!engine_built()) {
+    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
+    return;
+  }
+  TempDir dir;
+  const fs::path sweep = fs::path(dir.path()) / "sweep";
+  bool signalled = false;
+  auto stopped = run_and_signal(
+      sweep_command({"data.num_samples=1024", "trainer.max_epochs=12", "hydra/launcher=local", "hydra.launcher.n_jobs=2",
+                     "seed=1,2,3", "hydra.sweep.dir=sweep"}),
+      dir.path(),
+      [&] {
+        std::error_code ec;
+        return fs::exists(sweep / "0" / "checkpoints" / "last.ckpt", ec) && status_of(sweep, 0) == "running";
+      },
+      SIGTERM, &signalled);
+  INFO(stopped.err);
+  REQUIRE(signalled);
+  CHECK(stopped.exit_code == 130);
+  CHECK(contains(stopped.err, "resume with: trainer sweep resume " + fs::canonical(sweep).string()));
+  // The running jobs ended before the sweep did; job 2 never started.
+  CHECK(status_of(sweep, 0) == "interrupted");
+  CHECK(contains(read_file(sweep / ".sweep" / "status" / "0.yaml"), "checkpoint was written"));
+  CHECK_FALSE(fs::exists(sweep / ".sweep" / "status" / "2.yaml"));
+  CHECK(contains(read_file(sweep / "sweep_summary.md"), "interrupted"));
+
+  auto resumed = run_process({TRAINER_BINARY, "sweep", "resume", "sweep"}, dir.path());
+  INFO(resumed.err);
+  CHECK(resumed.exit_code == 0);
+  CHECK(contains(resumed.err, "#0 started (resuming from last.ckpt)"));
+  for (int job : {0, 1, 2}) CHECK(status_of(sweep, job) == "done");
 }
