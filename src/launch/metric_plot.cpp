@@ -32,9 +32,71 @@ constexpr double kPi = 3.14159265358979323846;
 constexpr double kLeft = 90, kTop = 56, kRight = kMetricPlotWidth - 290, kBottom = kMetricPlotHeight - 64;
 
 struct Axis {
-  double lo = 0, hi = 1, step = 0.2;
+  double lo = 0, hi = 1, step = 0.2;  // for a log axis: decades (log10 of the values)
   int decimals = 1;
+  bool log = false;
 };
+
+// A log axis over whole decades, a tick every decade (every few when there are many).
+Axis log_axis(double lo, double hi) {
+  Axis axis;
+  axis.log = true;
+  axis.lo = std::floor(std::log10(lo) + 1e-9);
+  axis.hi = std::ceil(std::log10(hi) - 1e-9);
+  if (axis.hi <= axis.lo) axis.hi = axis.lo + 1;
+  axis.step = std::max(1.0, std::ceil((axis.hi - axis.lo) / 8));
+  axis.lo = std::floor(axis.lo / axis.step) * axis.step;
+  axis.hi = std::ceil(axis.hi / axis.step) * axis.step;
+  return axis;
+}
+
+std::string decade_text(double exponent) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%g", std::pow(10.0, exponent));
+  return buffer;
+}
+
+// Splits on spaces.
+std::vector<std::string> words(const std::string& text) {
+  std::vector<std::string> out;
+  size_t k = 0;
+  while (k < text.size()) {
+    while (k < text.size() && text[k] == ' ') ++k;
+    const size_t start = k;
+    while (k < text.size() && text[k] != ' ') ++k;
+    if (k > start) out.push_back(text.substr(start, k - start));
+  }
+  return out;
+}
+
+// Legend labels without the words every label has ("3: data=synthetic lr=0.1" and
+// "4: data=synthetic lr=0.2" become "3: lr=0.1" and "4: lr=0.2"); the shared words, in order.
+std::vector<std::string> distinct_labels(const std::vector<MetricSeries>& series, std::string& shared) {
+  std::vector<std::vector<std::string>> split;
+  for (const MetricSeries& s : series) split.push_back(words(s.label));
+  std::vector<std::string> common;
+  if (series.size() >= 2) {
+    for (const std::string& word : split.front()) {
+      bool everywhere = word.back() != ':';  // keep the job numbers
+      for (size_t k = 1; k < split.size() && everywhere; ++k) {
+        everywhere = std::find(split[k].begin(), split[k].end(), word) != split[k].end();
+      }
+      if (everywhere && std::find(common.begin(), common.end(), word) == common.end()) common.push_back(word);
+    }
+  }
+  std::vector<std::string> out;
+  for (const auto& parts : split) {
+    std::string label;
+    for (const std::string& word : parts) {
+      if (std::find(common.begin(), common.end(), word) != common.end()) continue;
+      label += (label.empty() ? "" : " ") + word;
+    }
+    out.push_back(label);
+  }
+  shared.clear();
+  for (const std::string& word : common) shared += (shared.empty() ? "" : " ") + word;
+  return out;
+}
 
 // Ticks at multiples of 1, 2 or 5 x 10^k, about `target` of them, covering [lo, hi].
 Axis nice_axis(double lo, double hi, int target, bool integer_steps) {
@@ -107,6 +169,7 @@ void write_metric_plot(const std::string& png_path, const std::string& title, co
 
   // Data bounds over the finite points.
   double x_lo = HUGE_VAL, x_hi = -HUGE_VAL, y_lo = HUGE_VAL, y_hi = -HUGE_VAL;
+  double y_lo_positive = HUGE_VAL;
   size_t points = 0;
   for (const MetricSeries& s : series) {
     for (const auto& [x, y] : s.points) {
@@ -115,6 +178,7 @@ void write_metric_plot(const std::string& png_path, const std::string& title, co
       x_hi = std::max(x_hi, x);
       y_lo = std::min(y_lo, y);
       y_hi = std::max(y_hi, y);
+      if (y > 0) y_lo_positive = std::min(y_lo_positive, y);
       ++points;
     }
   }
@@ -122,9 +186,17 @@ void write_metric_plot(const std::string& png_path, const std::string& title, co
     x_lo = 0, x_hi = 1, y_lo = 0, y_hi = 1;
   }
   const Axis ax = nice_axis(x_lo, x_hi, 8, true);
-  const Axis ay = nice_axis(y_lo, y_hi, 6, false);
+  // Losses heading to zero span decades: a log scale keeps them apart (a value of exactly 0 is
+  // drawn on the bottom edge).
+  const bool log_y = points > 0 && y_lo >= 0 && y_hi > 0 && y_hi / y_lo_positive >= 1000;
+  const Axis ay = log_y ? log_axis(y_lo_positive, y_hi) : nice_axis(y_lo, y_hi, 6, false);
   auto px = [&](double x) { return kLeft + (x - ax.lo) / (ax.hi - ax.lo) * (kRight - kLeft); };
-  auto py = [&](double y) { return kBottom - (y - ay.lo) / (ay.hi - ay.lo) * (kBottom - kTop); };
+  auto py = [&](double y) {
+    const double v = ay.log ? (y > 0 ? std::max(std::log10(y), ay.lo) : ay.lo) : y;
+    return kBottom - (v - ay.lo) / (ay.hi - ay.lo) * (kBottom - kTop);
+  };
+  // Tick positions on y in the axis' own units (decades for a log axis).
+  auto py_axis = [&](double v) { return kBottom - (v - ay.lo) / (ay.hi - ay.lo) * (kBottom - kTop); };
 
   // Background, grid, frame.
   cairo_set_source_rgb(cr, 1, 1, 1);
@@ -137,8 +209,8 @@ void write_metric_plot(const std::string& png_path, const std::string& title, co
     cairo_line_to(cr, std::round(px(x)) + 0.5, kBottom);
   }
   for (double y = ay.lo; y <= ay.hi + ay.step * 1e-6; y += ay.step) {
-    cairo_move_to(cr, kLeft, std::round(py(y)) + 0.5);
-    cairo_line_to(cr, kRight, std::round(py(y)) + 0.5);
+    cairo_move_to(cr, kLeft, std::round(py_axis(y)) + 0.5);
+    cairo_line_to(cr, kRight, std::round(py_axis(y)) + 0.5);
   }
   cairo_stroke(cr);
   cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
@@ -155,11 +227,11 @@ void write_metric_plot(const std::string& png_path, const std::string& title, co
     show_text(cr, X, kBottom + 9, tick_text(x, 0), 0.5, 0.0);
   }
   for (double y = ay.lo; y <= ay.hi + ay.step * 1e-6; y += ay.step) {
-    const double Y = std::round(py(y)) + 0.5;
+    const double Y = std::round(py_axis(y)) + 0.5;
     cairo_move_to(cr, kLeft - 5, Y);
     cairo_line_to(cr, kLeft, Y);
     cairo_stroke(cr);
-    show_text(cr, kLeft - 9, Y, tick_text(y, ay.decimals), 1.0, 0.5);
+    show_text(cr, kLeft - 9, Y, ay.log ? decade_text(y) : tick_text(y, ay.decimals), 1.0, 0.5);
   }
 
   // Axis labels and the title.
@@ -168,12 +240,20 @@ void write_metric_plot(const std::string& png_path, const std::string& title, co
   cairo_save(cr);
   cairo_translate(cr, 22, (kTop + kBottom) / 2);
   cairo_rotate(cr, -kPi / 2);
-  show_text(cr, 0, 0, shorten(y_label, 40), 0.5, 0.5);
+  show_text(cr, 0, 0, shorten(y_label, 40) + (ay.log ? " (log scale)" : ""), 0.5, 0.5);
   cairo_restore(cr);
   cairo_select_font_face(cr, "DejaVu Sans", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_BOLD);
   cairo_set_font_size(cr, 18);
-  show_text(cr, kMetricPlotWidth / 2.0, 18, shorten(title, 80), 0.5, 0.0);
+  show_text(cr, kMetricPlotWidth / 2.0, 12, shorten(title, 80), 0.5, 0.0);
   cairo_select_font_face(cr, "DejaVu Sans", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
+  std::string shared;
+  const std::vector<std::string> labels = distinct_labels(series, shared);
+  if (!shared.empty()) {  // what every job has, once, under the title
+    cairo_set_font_size(cr, 12);
+    cairo_set_source_rgb(cr, 0.4, 0.4, 0.4);
+    show_text(cr, kMetricPlotWidth / 2.0, 36, shorten("all jobs: " + shared, 140), 0.5, 0.0);
+    cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
+  }
 
   if (points == 0) {
     cairo_set_font_size(cr, 16);
@@ -225,7 +305,7 @@ void write_metric_plot(const std::string& png_path, const std::string& title, co
     cairo_line_to(cr, legend_x + 22, legend_y + 7);
     cairo_stroke(cr);
     cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
-    show_text(cr, legend_x + 30, legend_y + 7, shorten(series[k].label, 34), 0.0, 0.5);
+    show_text(cr, legend_x + 30, legend_y + 7, shorten(labels[k], 34), 0.0, 0.5);
     legend_y += 19;
   }
   if (series.size() > shown) {

@@ -98,6 +98,43 @@ TEST_CASE("write_metric_plot writes a PNG with one coloured line per job") {
   std::system(("rm -rf " + dir).c_str());
 }
 
+// The mean row of the pixels of one colour inside the plot area (left of the legend).
+double mean_row(const std::string& path, uint32_t colour) {
+  cairo_surface_t* surface = cairo_image_surface_create_from_png(path.c_str());
+  REQUIRE(cairo_surface_status(surface) == CAIRO_STATUS_SUCCESS);
+  const unsigned char* data = cairo_image_surface_get_data(surface);
+  const int stride = cairo_image_surface_get_stride(surface);
+  double sum = 0;
+  size_t count = 0;
+  for (int y = 0; y < cairo_image_surface_get_height(surface); ++y) {
+    const auto* row = reinterpret_cast<const uint32_t*>(data + static_cast<ptrdiff_t>(y) * stride);
+    for (int x = 0; x < 700; ++x) {
+      if ((row[x] & 0xFFFFFF) == colour) {
+        sum += y;
+        ++count;
+      }
+    }
+  }
+  cairo_surface_destroy(surface);
+  REQUIRE(count > 0);
+  return sum / static_cast<double>(count);
+}
+
+TEST_CASE("values spanning decades get a log axis, so small losses stay apart") {
+  const std::string dir = temp_dir();
+  std::vector<MetricSeries> series(3);
+  const double level[3] = {1e-6, 1e-3, 1.0};
+  for (int k = 0; k < 3; ++k) {
+    series[k].label = std::to_string(k) + ": data=synthetic lr=" + std::to_string(k);
+    for (int epoch = 0; epoch < 5; ++epoch) series[k].points.push_back({epoch, level[k]});
+  }
+  trainer::launch::write_metric_plot(dir + "/log.png", "losses", "val/loss", series);
+  // On a linear axis 1e-6 and 1e-3 would share the bottom row; on a log axis three decades apart.
+  const double blue = mean_row(dir + "/log.png", 0x1F77B4), orange = mean_row(dir + "/log.png", 0xFF7F0E);
+  CHECK(blue - orange > 100);
+  std::system(("rm -rf " + dir).c_str());
+}
+
 TEST_CASE("a sweep with no results yet still gets a plot, and a single point shows") {
   const std::string dir = temp_dir();
   trainer::launch::write_metric_plot(dir + "/empty.png", "no jobs finished", "val/loss", {});
