@@ -8,6 +8,17 @@
 #include "trainer/util/error.h"
 
 namespace trainer::launch {
+namespace {
+
+// "0, 3, 7" (the first 20, then "... and N more").
+std::string number_list(const std::vector<int>& numbers) {
+  std::string out;
+  for (size_t i = 0; i < numbers.size() && i < 20; ++i) out += (i == 0 ? "" : ", ") + std::to_string(numbers[i]);
+  if (numbers.size() > 20) out += ", ... and " + std::to_string(numbers.size() - 20) + " more";
+  return out;
+}
+
+}  // namespace
 
 std::vector<int> jobs_to_run(const SweepPlan& plan) {
   std::vector<int> todo;
@@ -41,6 +52,7 @@ int run_sweep_plan(const SweepPlan& plan) {
   }
   std::unique_ptr<Launcher> launcher = make_launcher(plan);
   launcher->launch(plan, todo);
+  if (launcher->detached()) return 0;  // submitted, not waited for: `trainer sweep summary` tells later
   const SweepSummary summary = write_sweep_summary(plan);
   if (summary.best >= 0) {
     const JobSummary& best = summary.jobs[static_cast<size_t>(summary.best)];
@@ -49,21 +61,18 @@ int run_sweep_plan(const SweepPlan& plan) {
   }
   std::cerr << "[sweep] summary: " << plan.sweep_dir << "/sweep_summary.md" << std::endl;
   if (launcher->interrupted()) return 130;
-  std::string failed, not_run;
-  int failed_count = 0, not_run_count = 0;
+  std::vector<int> failed, not_run;
   for (const JobSummary& job : summary.jobs) {
     if (job.state == JobState::kFailed) {
-      failed += (failed.empty() ? "" : ", ") + std::to_string(job.job.number);
-      ++failed_count;
+      failed.push_back(job.job.number);
     } else if (job.state != JobState::kDone && job.state != JobState::kStoppedEarly) {
-      not_run += (not_run.empty() ? "" : ", ") + std::to_string(job.job.number);
-      ++not_run_count;
+      not_run.push_back(job.job.number);
     }
   }
-  if (failed_count > 0 || not_run_count > 0) {
-    std::string problem = std::to_string(failed_count) + " of " + std::to_string(summary.jobs.size()) +
-                          " jobs failed (" + failed + ")";
-    if (not_run_count > 0) problem += "; " + std::to_string(not_run_count) + " did not run (" + not_run + ")";
+  if (!failed.empty() || !not_run.empty()) {
+    std::string problem = std::to_string(failed.size()) + " of " + std::to_string(summary.jobs.size()) +
+                          " jobs failed (" + number_list(failed) + ")";
+    if (!not_run.empty()) problem += "; " + std::to_string(not_run.size()) + " did not run (" + number_list(not_run) + ")";
     throw Error("sweep " + plan.sweep_dir, problem,
                 "See each job's error above and its stderr.log in its run dir; `trainer sweep resume " +
                     plan.sweep_dir + "` re-runs failed and remaining jobs.");
