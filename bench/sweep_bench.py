@@ -11,7 +11,8 @@ config_bench.py). Medians and ratios as a markdown table. Python standard librar
     each with N jobs and with 1 job; the marginal cost of a job is (T(N) - T(1)) / (N - 1).
     A trainer job is a process of its own that loads LibTorch and runs one batch of fit,
     validate and test; Hydra's jobs run in its process and do nothing.
-(b) The parallel launcher on equal jobs: a 4-job sweep (data=synthetic seed=1,2,3,4, E epochs)
+(b) The parallel launcher on equal jobs: a 4-job sweep (data=synthetic model=cnn seed=1,2,3,4,
+    E epochs)
     with hydra/launcher=local hydra.launcher.n_jobs=2 against hydra/launcher=basic.
     Target: parallel <= 0.60 x sequential.
 """
@@ -45,7 +46,8 @@ def main() -> int:
     parser.add_argument("--root", required=True, help="repository root (working directory)")
     parser.add_argument("--jobs", type=int, default=10, help="jobs in the trivial sweep (a)")
     parser.add_argument("--reps", type=int, default=3)
-    parser.add_argument("--epochs", type=int, default=3, help="epochs of each job in (b)")
+    parser.add_argument("--epochs", type=int, default=2, help="epochs of each job in (b)")
+    parser.add_argument("--model", default="cnn", help="model of the jobs in (b)")
     parser.add_argument("--parallel-reps", type=int, default=3)
     parser.add_argument("--only", choices=["a", "b"], default=None)
     parser.add_argument("--out", required=True)
@@ -76,8 +78,8 @@ def main() -> int:
             run_group(cases_a, args.root, workdir)
         if args.only in (None, "b"):
             e = args.epochs
-            print(f"(b) 4 equal jobs of {e} epochs: local n_jobs=2 vs basic", file=sys.stderr)
-            job = ["data=synthetic", f"trainer.max_epochs={e}", "trainer.enable_progress_bar=false",
+            print(f"(b) 4 equal jobs ({args.model}, {e} epochs): local n_jobs=2 vs basic", file=sys.stderr)
+            job = ["data=synthetic", f"model={args.model}", f"trainer.max_epochs={e}", "trainer.enable_progress_bar=false",
                    "seed=1,2,3,4", "hydra.sweep.dir={DIR}"]
             seq = Case("basic", fit + ["-m"] + job + ["hydra/launcher=basic"], args.parallel_reps,
                        fresh_dir=True, warmup=False)
@@ -122,12 +124,12 @@ def main() -> int:
         r = None if seq.median() is None or par.median() is None else par.median() / seq.median()
         verdict = "n/a" if r is None else ("**met**" if r <= 0.60 else "**missed**")
         lines += [
-            f"## (b) Parallel launcher: 4 equal jobs of {args.epochs} epochs ({args.parallel_reps} reps)",
+            f"## (b) Parallel launcher: 4 equal jobs ({args.model}, {args.epochs} epochs; {args.parallel_reps} reps)",
             "",
-            f"`trainer fit -m data=synthetic trainer.max_epochs={args.epochs} seed=1,2,3,4` with "
+            f"`trainer fit -m data=synthetic model={args.model} trainer.max_epochs={args.epochs} seed=1,2,3,4` with "
             "`hydra/launcher=basic` (one job at a time) and `hydra/launcher=local hydra.launcher.n_jobs=2`.",
             "",
-            "| launcher | wall time (median) | CPU time of the jobs (median) |",
+            "| launcher | wall time (median) | CPU time, user + sys of the sweep's processes (median) |",
             "|---|---|---|",
         ]
         for c in (seq, par):

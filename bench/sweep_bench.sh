@@ -4,7 +4,7 @@
 #   bench/sweep_bench.sh [--only a|b]
 # Environment: TRAINER_BIN (default build/debian/trainer), HYDRA_VENV (default
 # ~/.cache/trainer/hydra-venv; created with hydra-core==1.3.2 if missing, as config_bench.sh does),
-# BENCH_JOBS (10), BENCH_REPS (3), BENCH_EPOCHS (3), BENCH_PARALLEL_REPS (3).
+# BENCH_JOBS (10), BENCH_REPS (3), BENCH_EPOCHS (2), BENCH_MODEL (cnn), BENCH_PARALLEL_REPS (3).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
@@ -26,5 +26,5 @@ exec python3 "$root/bench/sweep_bench.py" \
   --hydra-python "$venv/bin/python" \
   --configs "$root/configs" --root "$root" \
   --jobs "${BENCH_JOBS:-10}" --reps "${BENCH_REPS:-3}" \
-  --epochs "${BENCH_EPOCHS:-3}" --parallel-reps "${BENCH_PARALLEL_REPS:-3}" \
+  --epochs "${BENCH_EPOCHS:-2}" --model "${BENCH_MODEL:-cnn}" --parallel-reps "${BENCH_PARALLEL_REPS:-3}" \
   --out "$root/bench/results/sweep_bench.md" "$@"
