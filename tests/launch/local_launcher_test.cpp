@@ -47,7 +47,7 @@ dir=$3; n=$4
 what=$(cat "$dir/what-$n" 2>/dev/null || echo ok)
 mkdir -p "$dir/.sweep/status"
 touch "$dir/started-$n"
-echo "job $n omp=$OMP_NUM_THREADS $(grep Cpus_allowed_list /proc/self/status)" >> "$dir/jobs.log"
+echo "job $n omp=$OMP_NUM_THREADS cuda=$CUDA_VISIBLE_DEVICES $(grep Cpus_allowed_list /proc/self/status)" >> "$dir/jobs.log"
 echo "stdout of job $n"
 echo "stderr of job $n" >&2
 state=done
@@ -161,4 +161,32 @@ TEST_CASE("only the jobs asked for run") {
   make_launcher(plan)->launch(plan, {2});
   CHECK(state_of(dir.path, 0) == JobState::kPending);
   CHECK(state_of(dir.path, 2) == JobState::kDone);
+}
+
+TEST_CASE("gpus_per_job gives each running job its own devices through CUDA_VISIBLE_DEVICES") {
+  TempDir dir;
+  const char* before = std::getenv("CUDA_VISIBLE_DEVICES");
+  const std::string saved = before != nullptr ? before : "";
+  setenv("CUDA_VISIBLE_DEVICES", "3,5,7,9", 1);
+  SECTION("two devices each: two jobs at once on disjoint devices") {
+    SweepPlan plan = fake_sweep(dir.path, 2, "_target_: trainer.launcher.LocalLauncher\nn_jobs: -1\ngpus_per_job: 2\n");
+    job_does(dir.path, 0, "wait-for-1");
+    job_does(dir.path, 1, "wait-for-0");
+    make_launcher(plan)->launch(plan, {0, 1});
+    CHECK(state_of(dir.path, 0) == JobState::kDone);
+    CHECK(state_of(dir.path, 1) == JobState::kDone);
+    const std::string log = read(fs::path(dir.path) / "jobs.log");
+    CHECK(log.find("cuda=3,5 ") != std::string::npos);
+    CHECK(log.find("cuda=7,9 ") != std::string::npos);
+  }
+  SECTION("more devices per job than visible is refused before anything starts") {
+    SweepPlan plan = fake_sweep(dir.path, 1, "_target_: trainer.launcher.LocalLauncher\ngpus_per_job: 5\n");
+    CHECK_THROWS_WITH(make_launcher(plan)->launch(plan, {0}), Catch::Contains("hydra.launcher.gpus_per_job"));
+    CHECK(state_of(dir.path, 0) == JobState::kPending);
+  }
+  if (before != nullptr) {
+    setenv("CUDA_VISIBLE_DEVICES", saved.c_str(), 1);
+  } else {
+    unsetenv("CUDA_VISIBLE_DEVICES");
+  }
 }
