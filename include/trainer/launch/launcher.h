@@ -19,6 +19,9 @@ class Launcher {
   virtual void launch(const SweepPlan& plan, const std::vector<int>& todo) = 0;
   // True when launch() stopped early because the sweep was interrupted (SIGINT/SIGTERM).
   virtual bool interrupted() const { return false; }
+  // True when launch() handed the jobs to a scheduler and returned without waiting for them
+  // (hydra/launcher=slurm with wait=false, or no sbatch here): the sweep's outcome is not known yet.
+  virtual bool detached() const { return false; }
 };
 
 // Picks the launcher named by plan.launcher's _target_:
