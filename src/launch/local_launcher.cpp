@@ -245,11 +245,11 @@ void LocalLauncher::launch(const SweepPlan& plan, const std::vector<int>& todo) 
   double ended_seconds = 0;
   bool stop_launching = false;
   const Clock::time_point sweep_start = Clock::now();
-  Clock::time_point last_summary = Clock::time_point::min();
+  std::optional<Clock::time_point> last_summary;  // none written yet
   const pid_t parent = getpid();
 
   auto refresh_summary = [&](bool force) {
-    if (!force && seconds_since(last_summary) < 2.0 && last_summary != Clock::time_point::min()) return;
+    if (!force && last_summary && seconds_since(*last_summary) < 2.0) return;
     last_summary = Clock::now();
     try {
       write_sweep_summary(plan);
