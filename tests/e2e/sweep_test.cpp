@@ -232,8 +232,10 @@ TEST_CASE("sweep: ASHA stops the clearly bad jobs early and keeps the best one")
     return;
   }
   TempDir dir;
-  // lr=1e-7 barely moves from chance: cut at the first rung by job 0's result there.
-  auto result = run_process(sweep_command({"data.num_samples=1024", "trainer.max_epochs=10", "hydra/sweeper=asha",
+  // lr=1e-7 barely moves from chance: cut at the first rung by job 0's result there. Epochs of
+  // 256 small steps (~0.25 s) so a job cannot finish all 10 between two of the launcher's
+  // 0.5 s looks at its metrics.csv.
+  auto result = run_process(sweep_command({"data.num_samples=4096", "data.batch_size=16", "trainer.max_epochs=10", "hydra/sweeper=asha",
                                            "hydra.sweeper.max_t=10", "hydra.sweeper.reduction_factor=2",
                                            "optimizer.lr=0.001,1e-7,1e-7", "hydra.sweep.dir=sweep"}),
                             dir.path());
