@@ -45,12 +45,16 @@ void yield_cores_to_training_in_this_thread() {
 
 }  // namespace
 
+// auto: min(4 x GPUs, cores) with CUDA. On CPU the training step's intra-op threads already use
+// every core, and an in-memory batch is an index gather of ~0.1 ms: measured on 2 cores
+// (bench/engine_bench.sh, BENCHMARKS.md), 2 workers made an MLP epoch 7.6 % slower than loading in
+// the training thread, 1 worker 7.9 %; so auto is 0 there (min(4 x 0 GPUs, cores)).
 int resolve_num_workers(int num_workers, const at::Device& device) {
   if (num_workers >= 0) return num_workers;
+  if (!device.is_cuda()) return 0;
   cpu_set_t set;
   CPU_ZERO(&set);
   const int cores = sched_getaffinity(0, sizeof(set), &set) == 0 ? std::max(1, CPU_COUNT(&set)) : 1;
-  if (!device.is_cuda()) return cores;
   return std::min(4 * static_cast<int>(torch::cuda::device_count()), cores);
 }
 

@@ -176,7 +176,7 @@ CATCH_TEST_CASE("DataOptions reads the shipped data configs") {
   CATCH_CHECK(f.root == "/usr/share/datasets/fashion-mnist");
   CATCH_CHECK(f.batch_size == 128);
   CATCH_CHECK(f.val_fraction == 0.1);
-  CATCH_CHECK(f.num_workers == 2);
+  CATCH_CHECK(f.num_workers == DataOptions::kAutoWorkers);  // num_workers: auto
   CATCH_CHECK(f.pin_memory);
   CATCH_CHECK(f.mean == 0.2860);
   CATCH_CHECK(f.std == 0.3530);
