@@ -25,13 +25,16 @@
 #include "trainer/data/batch_loader.h"
 #include "trainer/data/data_options.h"
 #include "trainer/data/datasets.h"
+#include "trainer/engine/autocast_guard.h"
 #include "trainer/engine/callback.h"
 #include "trainer/engine/checkpoint.h"
 #include "trainer/engine/checkpoint_writer.h"
+#include "trainer/engine/grad_scaler.h"
 #include "trainer/engine/lr_schedule.h"
 #include "trainer/engine/metric_logger.h"
 #include "trainer/engine/posix_files.h"
 #include "trainer/engine/progress_bar.h"
+#include "trainer/engine/torch_compat.h"
 #include "trainer/engine/trainer_options.h"
 #include "trainer/models/model_registry.h"
 #include "trainer/util/error.h"
@@ -171,6 +174,13 @@ void clip_gradients(const std::vector<at::Tensor>& parameters, double value, boo
   for (auto& g : grads) g.mul_(scale);
 }
 
+// A loss scale as text: every digit a float32 needs (9 significant), short for powers of two.
+std::string scale_text(double scale) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.9g", scale);
+  return text;
+}
+
 std::string format_checkpoint_name(const std::string& pattern, int64_t epoch, int64_t step) {
   std::string out;
   for (size_t i = 0; i < pattern.size(); ++i) {
@@ -221,16 +231,17 @@ struct Trainer::Impl {
   std::shared_ptr<const data::TensorDataset> train_set, val_set, test_set;
   std::vector<std::unique_ptr<MetricLogger>> loggers;
   std::vector<NamedCallback> callbacks;
+  // Precision, resolved once in setup: the dtype of weights and inputs (float32 but for 64-true and
+  // the half "true" modes), autocast for the mixed modes, and the loss scaler when it is on.
+  at::ScalarType param_dtype = at::kFloat;
+  bool autocast = false;
+  at::ScalarType autocast_dtype = at::kBFloat16;
+  std::unique_ptr<GradScaler> scaler;
   CheckpointWriter checkpoint_writer;  // declared last: destroyed first, finishing any write in flight
 
   void setup() {
     config::ConfigView view(config);
     options = TrainerOptions::from_config(view, run_dir);
-    if (options.precision != "32" && options.precision != "32-true" && options.precision != "64" &&
-        options.precision != "64-true") {
-      throw Error("precision", "precision=" + options.precision + " is not available yet",
-                  "Use precision=32 (or 64); mixed precision arrives with the mixed-precision work.");
-    }
     if (options.accelerator == "cuda" || options.accelerator == "gpu") {
       if (!torch::cuda::is_available()) {
         throw Error("trainer.accelerator", "CUDA was asked for but no CUDA device is available",
@@ -243,6 +254,7 @@ struct Trainer::Impl {
       throw Error("trainer.accelerator", "unknown accelerator '" + options.accelerator + "'",
                   "Use auto, cpu or cuda.");
     }
+    configure_precision();
     torch::manual_seed(options.seed);
     if (options.deterministic) at::globalContext().setDeterministicAlgorithms(true, false);
 
@@ -257,13 +269,98 @@ struct Trainer::Impl {
     spec.sample_shape.assign(sizes.begin() + 1, sizes.end());
     spec.num_classes = data_options.num_classes;
     model = models::ModelRegistry::global().create(view.sub("model"), spec);
-    if (options.precision == "64" || options.precision == "64-true") model->to(at::kDouble);
+    if (param_dtype != at::kFloat) model->to(param_dtype);
     model->to(device);
     parameters = model->parameters();
     optimizer = make_optimizer(options.optimizer, parameters);
     log::info("model: " + model->describe());
+    probe_precision(spec, view.get_or<std::string>("model.name", "?"));
+    if (options.grad_scaler_enabled) {
+      GradScaler::Options o;
+      o.init_scale = options.grad_scaler.init_scale;
+      o.growth_factor = options.grad_scaler.growth_factor;
+      o.backoff_factor = options.grad_scaler.backoff_factor;
+      o.growth_interval = options.grad_scaler.growth_interval;
+      scaler = std::make_unique<GradScaler>(o, device);
+    }
+    if (options.precision != Precision::k32True) {
+      log::info(std::string("precision ") + precision_name(options.precision) +
+                (scaler ? ", loss scaling from " + scale_text(options.grad_scaler.init_scale) : std::string()));
+    }
     if (options.enable_loggers) loggers = make_loggers(view, run_dir);
     if (options.enable_callbacks) callbacks = make_callbacks(view);
+  }
+
+  // Lightning's precision settings on this device and LibTorch; what cannot run here is refused
+  // now, naming `precision`, before any data is read.
+  void configure_precision() {
+    const std::string name = precision_name(options.precision);
+    switch (options.precision) {
+      case Precision::k32True: break;
+      case Precision::k64True: param_dtype = at::kDouble; break;
+      case Precision::k16True: param_dtype = at::kHalf; break;
+      case Precision::kBf16True: param_dtype = at::kBFloat16; break;
+      case Precision::k16Mixed: autocast = true; autocast_dtype = at::kHalf; break;
+      case Precision::kBf16Mixed: autocast = true; autocast_dtype = at::kBFloat16; break;
+    }
+    if (autocast && !compat::autocast_supported(device.type(), autocast_dtype)) {
+      throw Error("precision",
+                  "precision=" + name + " needs float16 autocast on the " + c10::DeviceTypeName(device.type(), true) +
+                      ", which LibTorch " + compat::torch_version_text() +
+                      " does not have (its CPU autocast runs in bfloat16 only)",
+                  "Use precision=bf16-mixed on the CPU (or 32), train on a CUDA device (trainer.accelerator=cuda), "
+                  "or build against LibTorch 2.x (the wheel variant), whose CPU autocast has float16.");
+    }
+    if (options.precision == Precision::k16Mixed && !options.grad_scaler_enabled) {
+      log::warning("precision=16-mixed with trainer.grad_scaler.enabled=false: small float16 gradients may "
+                   "underflow to zero without loss scaling");
+    }
+  }
+
+  // One forward and backward pass of two all-zero samples in the configured precision, in eval
+  // mode (no dropout draw, no batch-norm update), gradients dropped afterwards: an operation
+  // LibTorch lacks in that dtype on this device (float16 matrix products on the CPU with 1.13, say)
+  // fails here, as a configuration error, instead of at the first training step.
+  void probe_precision(const models::InputSpec& spec, const std::string& model_name) {
+    if (options.precision == Precision::k32True || options.precision == Precision::k64True) return;
+    std::vector<int64_t> shape{2};
+    shape.insert(shape.end(), spec.sample_shape.begin(), spec.sample_shape.end());
+    data::Batch probe{at::zeros(shape, at::TensorOptions().dtype(at::kFloat).device(device)),
+                      at::zeros({2}, at::TensorOptions().dtype(at::kLong).device(device))};
+    const bool was_training = model->is_training();
+    model->eval();
+    std::string failure;
+    try {
+      at::Tensor logits;
+      forward_loss(probe, logits).backward();
+    } catch (const c10::Error& error) {
+      failure = error.what_without_backtrace();
+    } catch (const std::exception& error) {
+      failure = error.what();
+    }
+    for (auto& parameter : parameters) parameter.mutable_grad() = at::Tensor();
+    model->train(was_training);
+    if (failure.empty()) return;
+    const size_t line_end = failure.find('\n');
+    if (line_end != std::string::npos) failure.resize(line_end);
+    throw Error("precision",
+                std::string("precision=") + precision_name(options.precision) + " cannot run model=" + model_name +
+                    " on the " + c10::DeviceTypeName(device.type(), true) + " with LibTorch " +
+                    compat::torch_version_text() + ": " + failure,
+                device.is_cpu() ? "Use precision=bf16-mixed (or 32) on the CPU, or train on a CUDA device."
+                                : "Use precision=16-mixed or bf16-mixed (or 32).");
+  }
+
+  // optimizer.step(), through the loss scaler when it is on; false when the scaler skipped the step
+  // for inf/NaN gradients (then the LR schedule must not advance either).
+  bool optimizer_step() {
+    if (!scaler) {
+      optimizer->step();
+      return true;
+    }
+    const bool stepped = scaler->step(*optimizer);
+    scaler->update();
+    return stepped;
   }
 
   void log_metrics(const MetricRow& row, int64_t epoch, int64_t step) {
@@ -336,11 +433,14 @@ struct Trainer::Impl {
     return data::BatchLoader(dataset, std::move(sampler), lo);
   }
 
+  // The forward pass (under autocast in the mixed modes: autocast state is per thread, and this
+  // runs on the training thread) and the loss; float32 under autocast, as autocast itself would.
   at::Tensor forward_loss(const data::Batch& batch, at::Tensor& logits) {
+    AutocastGuard autocast_scope(device.type(), autocast_dtype, autocast);
     at::Tensor inputs = batch.inputs;
-    if (options.precision == "64" || options.precision == "64-true") inputs = inputs.to(at::kDouble);
+    if (param_dtype != at::kFloat) inputs = inputs.to(param_dtype);
     logits = model->forward(inputs);
-    return torch::nn::functional::cross_entropy(logits, batch.targets);
+    return torch::nn::functional::cross_entropy(autocast ? logits.to(at::kFloat) : logits, batch.targets);
   }
 
   // Runs an evaluation loop over up to `limit` batches; returns (loss, accuracy).
@@ -365,6 +465,21 @@ struct Trainer::Impl {
     model->train();
     const DeviceMeter::Reading reading = meter.read();
     return {reading.loss(), reading.accuracy()};
+  }
+
+  void restore_precision_state(const LoopState& state) {
+    const std::string name = precision_name(options.precision);
+    if (state.precision != name) {
+      log::info("the checkpoint was written with precision=" + state.precision + "; continuing with precision=" + name);
+    }
+    if (!scaler) return;
+    if (state.grad_scaler) {
+      scaler->load_state(*state.grad_scaler);
+      log::info("loss scale restored: " + scale_text(state.grad_scaler->scale) + ", " +
+                std::to_string(state.grad_scaler->growth_tracker) + " good steps towards the next growth");
+    } else {
+      log::info("the checkpoint holds no loss-scaler state: loss scaling starts from init_scale");
+    }
   }
 
   std::string checkpoint_dir() const { return options.checkpoint.dirpath; }
@@ -418,6 +533,9 @@ struct Trainer::Impl {
     if (!options.checkpoint.enabled || paths.empty()) return;
     save_callback_states(state);
     flush_loggers();
+    state.precision = precision_name(options.precision);
+    state.grad_scaler.reset();
+    if (scaler) state.grad_scaler = scaler->state();
     auto bytes = std::make_shared<const std::string>(serialize_checkpoint(*model, *optimizer, state, config_yaml));
     checkpoint_writer.write(std::move(bytes), std::move(paths), std::move(dropped));
   }
@@ -506,6 +624,7 @@ struct Trainer::Impl {
       const std::string path = resolve_ckpt_path(*options.ckpt_path);
       state = load_checkpoint(path, *model, optimizer.get(), /*restore_rng=*/true);
       restore_callback_states(state);
+      restore_precision_state(state);
       log::info("resumed from " + path + " at epoch " + std::to_string(state.epoch) + ", batch " +
                 std::to_string(state.batch_in_epoch) + ", step " + std::to_string(state.global_step));
     }
@@ -539,6 +658,7 @@ struct Trainer::Impl {
     bool stop = false;
     bool first_step_reported = false;
     const bool by_norm = options.gradient_clip_algorithm == "norm";
+    int64_t reported_skips = 0;
     model->train();
 
     for (int64_t epoch = state.epoch; epoch < options.max_epochs && !stop; ++epoch) {
@@ -558,16 +678,18 @@ struct Trainer::Impl {
         if (!batch) break;
         at::Tensor logits;
         at::Tensor loss = forward_loss(*batch, logits);
-        (options.accumulate_grad_batches > 1 ? loss / static_cast<double>(options.accumulate_grad_batches) : loss)
-            .backward();
+        at::Tensor objective =
+            options.accumulate_grad_batches > 1 ? loss / static_cast<double>(options.accumulate_grad_batches) : loss;
+        (scaler ? scaler->scale(objective) : objective).backward();
         epoch_meter.add(loss, logits, batch->targets);
         interval_samples += batch->targets.size(0);
         bar.update(b + 1, batch->targets.size(0));
         const bool step_now = (b + 1) % options.accumulate_grad_batches == 0 || b + 1 == train_batches;
         state.batch_in_epoch = b + 1;
         if (!step_now) continue;
+        if (scaler) scaler->unscale_(*optimizer);  // clipping sees true gradients
         if (options.gradient_clip_val) clip_gradients(parameters, *options.gradient_clip_val, by_norm);
-        optimizer->step();
+        const bool stepped = optimizer_step();
         optimizer->zero_grad();
         ++state.global_step;
         if (!first_step_reported) {
@@ -575,11 +697,17 @@ struct Trainer::Impl {
           log::info("first training step done " + fixed(seconds_since_process_start(), 2) +
                     " s after the process started");
         }
-        if (schedule.active() && schedule.per_step()) {
+        if (stepped && schedule.active() && schedule.per_step()) {  // not after a skipped step
           ++state.scheduler_count;
           apply_lr();
         }
         if (state.global_step % options.log_every_n_steps == 0) {
+          if (scaler && scaler->skipped_steps() > reported_skips) {
+            log::info(std::to_string(scaler->skipped_steps() - reported_skips) +
+                      " optimizer step(s) skipped since the last line (inf/NaN gradients under loss scaling); "
+                      "loss scale now " + scale_text(scaler->current_scale()));
+            reported_skips = scaler->skipped_steps();
+          }
           const DeviceMeter::Reading now = epoch_meter.read();
           const DeviceMeter::Reading reading = now.since(logged);
           if (!now.finite()) {
@@ -694,7 +822,10 @@ struct Trainer::Impl {
     flush_loggers();
     checkpoint_writer.wait();
     log::info("fit finished in " + fixed(seconds_since(start), 1) + " s, " + std::to_string(state.global_step) +
-              " steps");
+              " steps" +
+              (scaler ? " (" + std::to_string(scaler->skipped_steps()) + " skipped for inf/NaN gradients, loss scale " +
+                            scale_text(scaler->current_scale()) + ")"
+                      : std::string()));
     if (options.test_after_fit && test_set->size() > 0) {
       if (options.checkpoint.enabled && !state.top_k.empty()) {
         load_checkpoint(state.top_k.front().path, *model, nullptr, false);

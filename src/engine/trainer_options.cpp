@@ -35,11 +35,64 @@ std::string precision_text(const config::Node& node) {
   switch (node.type()) {
     case config::NodeType::kInt: return node.int_text();
     case config::NodeType::kString: return node.as_string();
+    case config::NodeType::kFloat: return "a float";
+    case config::NodeType::kBool: return node.as_bool() ? "true" : "false";
     default: return "?";
   }
 }
 
+// Lightning's spellings: 32 / 32-true, 64 / 64-true, 16 / 16-mixed, bf16 / bf16-mixed, 16-true,
+// bf16-true (Lightning 1.x's "bf16" means bf16-mixed).
+Precision parse_precision(const std::string& text) {
+  if (text == "32" || text == "32-true") return Precision::k32True;
+  if (text == "64" || text == "64-true") return Precision::k64True;
+  if (text == "16" || text == "16-mixed") return Precision::k16Mixed;
+  if (text == "bf16" || text == "bf16-mixed") return Precision::kBf16Mixed;
+  if (text == "16-true") return Precision::k16True;
+  if (text == "bf16-true") return Precision::kBf16True;
+  throw Error("precision", "unknown precision '" + text + "'",
+              "Use 32 (32-true), 64 (64-true), 16 (16-mixed), bf16 (bf16-mixed), 16-true or bf16-true.");
+}
+
+GradScalerOptions read_grad_scaler(const config::ConfigView& t) {
+  GradScalerOptions g;
+  if (!t.has("grad_scaler") || t.node("grad_scaler").is_null()) return g;
+  config::ConfigView s = t.sub("grad_scaler");
+  g.enabled = s.get_or<std::optional<bool>>("enabled", std::nullopt);
+  g.init_scale = s.get_or<double>("init_scale", g.init_scale);
+  g.growth_factor = s.get_or<double>("growth_factor", g.growth_factor);
+  g.backoff_factor = s.get_or<double>("backoff_factor", g.backoff_factor);
+  g.growth_interval = s.get_or<int64_t>("growth_interval", g.growth_interval);
+  if (!(g.init_scale > 0.0) || !std::isfinite(g.init_scale)) {
+    throw Error(s.full_path("init_scale"), "must be a finite number above 0", "The usual start is 65536.0 (2^16).");
+  }
+  if (!(g.growth_factor > 1.0)) {
+    throw Error(s.full_path("growth_factor"), "must be above 1", "The usual value is 2.0.");
+  }
+  if (!(g.backoff_factor > 0.0 && g.backoff_factor < 1.0)) {
+    throw Error(s.full_path("backoff_factor"), "must lie strictly between 0 and 1", "The usual value is 0.5.");
+  }
+  if (g.growth_interval < 1) {
+    throw Error(s.full_path("growth_interval"), "must be at least 1", "The usual value is 2000.");
+  }
+  return g;
+}
+
 }  // namespace
+
+const char* precision_name(Precision precision) {
+  switch (precision) {
+    case Precision::k32True: return "32-true";
+    case Precision::k64True: return "64-true";
+    case Precision::k16Mixed: return "16-mixed";
+    case Precision::kBf16Mixed: return "bf16-mixed";
+    case Precision::k16True: return "16-true";
+    case Precision::kBf16True: return "bf16-true";
+  }
+  return "?";
+}
+
+bool is_mixed(Precision precision) { return precision == Precision::k16Mixed || precision == Precision::kBf16Mixed; }
 
 int64_t BatchLimit::resolve(int64_t batches_per_epoch) const {
   if (!is_fraction) return std::min(count, batches_per_epoch);
@@ -72,7 +125,8 @@ double parse_duration(const std::string& text, const std::string& where) {
 TrainerOptions TrainerOptions::from_config(const config::ConfigView& root, const std::string& run_dir) {
   TrainerOptions o;
   o.seed = static_cast<uint64_t>(root.get_or<int64_t>("seed", 42));
-  if (root.has("precision")) o.precision = precision_text(root.node("precision"));
+  std::string precision = "32";
+  if (root.has("precision") && !root.node("precision").is_null()) precision = precision_text(root.node("precision"));
   if (root.has("ckpt_path") && !root.node("ckpt_path").is_null()) {
     o.ckpt_path = root.get<std::string>("ckpt_path");
   }
@@ -81,7 +135,8 @@ TrainerOptions TrainerOptions::from_config(const config::ConfigView& root, const
   if (root.has("trainer")) {
     config::ConfigView t = root.sub("trainer");
     o.accelerator = t.get_or<std::string>("accelerator", "auto");
-    if (t.has("precision") && !t.node("precision").is_null()) o.precision = precision_text(t.node("precision"));
+    if (t.has("precision") && !t.node("precision").is_null()) precision = precision_text(t.node("precision"));
+    o.grad_scaler = read_grad_scaler(t);
     o.deterministic = t.get_or<bool>("deterministic", false);
     o.max_epochs = t.get_or<int64_t>("max_epochs", 10);
     o.max_steps = t.get_or<int64_t>("max_steps", -1);
@@ -142,6 +197,15 @@ TrainerOptions TrainerOptions::from_config(const config::ConfigView& root, const
     o.scheduler.warmup_steps = s.get_or<int64_t>("warmup_steps", 0);
     o.scheduler.max_lr = s.get_or<double>("max_lr", o.optimizer.lr);
     o.scheduler.pct_start = s.get_or<double>("pct_start", 0.3);
+  }
+  o.precision = parse_precision(precision);
+  o.grad_scaler_enabled = o.grad_scaler.enabled.value_or(o.precision == Precision::k16Mixed);
+  if (o.grad_scaler_enabled && o.precision == Precision::k16True) {
+    throw Error("trainer.grad_scaler.enabled",
+                "loss scaling cannot run with precision=16-true: float16 gradients lose too much when they are "
+                "scaled and unscaled in place (PyTorch's GradScaler refuses them too)",
+                "Use precision=16-mixed (float32 weights, float16 autocast, scaler on), or set "
+                "trainer.grad_scaler.enabled=false.");
   }
   o.checkpoint.dirpath = run_dir + "/checkpoints";
   if (root.has("callbacks.model_checkpoint")) {

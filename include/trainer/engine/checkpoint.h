@@ -7,10 +7,12 @@
 #include <torch/optim/optimizer.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "trainer/engine/grad_scaler.h"
 #include "trainer/models/model.h"
 
 namespace trainer::engine {
@@ -28,6 +30,10 @@ struct LoopState {
   std::vector<TopKEntry> top_k;  // model-checkpoint callback: best files, best first
   // Other callbacks' state, by config name (callbacks.<name>), as each callback serialised it.
   std::vector<std::pair<std::string, std::string>> callback_states;
+  // Precision state: Lightning's name of the precision that wrote the checkpoint, and the loss
+  // scaler's state when loss scaling was on.
+  std::string precision = "32-true";
+  std::optional<GradScalerState> grad_scaler;
 };
 
 // The checkpoint as bytes: the snapshot, taken on the calling thread; see CheckpointWriter.

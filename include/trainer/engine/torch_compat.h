@@ -59,4 +59,29 @@ inline void set_autocast_dtype(c10::DeviceType device, c10::ScalarType dtype) {
 // CPU autocast accepts float16 only from 2.x on (1.13: "AutocastCPU only support Bfloat16").
 constexpr bool kCpuAutocastSupportsHalf = TRAINER_TORCH_AT_LEAST(2, 0);
 
+// Whether autocast can run on `device` in `dtype` (kHalf or kBFloat16) with this LibTorch.
+inline bool autocast_supported(c10::DeviceType device, c10::ScalarType dtype) {
+  if (dtype != c10::ScalarType::Half && dtype != c10::ScalarType::BFloat16) return false;
+  if (device == c10::DeviceType::CUDA) return true;
+  if (device == c10::DeviceType::CPU) return dtype == c10::ScalarType::BFloat16 || kCpuAutocastSupportsHalf;
+  return false;
+}
+
+// Autocast's nesting depth and weight-cast cache: the same calls in 1.13 and 2.x.
+inline int autocast_increment_nesting() { return at::autocast::increment_nesting(); }
+inline int autocast_decrement_nesting() { return at::autocast::decrement_nesting(); }
+inline void autocast_clear_cache() { at::autocast::clear_cache(); }
+inline bool autocast_cache_enabled() { return at::autocast::is_autocast_cache_enabled(); }
+inline void set_autocast_cache_enabled(bool enabled) { at::autocast::set_autocast_cache_enabled(enabled); }
+
+// The fused AMP kernels (_amp_foreach_non_finite_check_and_unscale_, _amp_update_scale_) exist for
+// CUDA in both versions; their CPU kernels arrived in 2.3 (1.13 throws "not implemented for CPU").
+inline bool fused_amp_ops_available(c10::DeviceType device) {
+  if (device == c10::DeviceType::CUDA) return true;
+  return device == c10::DeviceType::CPU && TRAINER_TORCH_AT_LEAST(2, 3);
+}
+
+// "1.13" / "2.11": named in error messages about what this LibTorch can do.
+inline const char* torch_version_text() { return TORCH_VERSION; }
+
 }  // namespace trainer::engine::compat

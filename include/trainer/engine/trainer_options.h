@@ -53,9 +53,28 @@ struct CheckpointOptions {
   int64_t every_n_epochs = 1;
 };
 
+// Lightning's precision settings. Weights stay float32 in the mixed modes (autocast runs the
+// forward in half precision); the "true" modes keep weights, inputs and the loss in that dtype.
+enum class Precision { k32True, k64True, k16Mixed, kBf16Mixed, k16True, kBf16True };
+
+// Lightning's canonical name ("16" -> "16-mixed", "32" -> "32-true", ...).
+const char* precision_name(Precision precision);
+bool is_mixed(Precision precision);  // 16-mixed, bf16-mixed
+
+// trainer.grad_scaler: dynamic loss scaling (PyTorch's GradScaler defaults).
+struct GradScalerOptions {
+  std::optional<bool> enabled;  // null: on exactly for precision=16-mixed
+  double init_scale = 65536.0;
+  double growth_factor = 2.0;
+  double backoff_factor = 0.5;
+  int64_t growth_interval = 2000;
+};
+
 struct TrainerOptions {
   std::string accelerator = "auto";
-  std::string precision = "32";
+  Precision precision = Precision::k32True;
+  bool grad_scaler_enabled = false;  // resolved: grad_scaler.enabled, else precision == 16-mixed
+  GradScalerOptions grad_scaler;
   uint64_t seed = 42;
   bool deterministic = false;
   int64_t max_epochs = 10;
