@@ -207,6 +207,16 @@ TrainerOptions TrainerOptions::from_config(const config::ConfigView& root, const
                 "Use precision=16-mixed (float32 weights, float16 autocast, scaler on), or set "
                 "trainer.grad_scaler.enabled=false.");
   }
+  if (o.precision == Precision::k16True && (o.optimizer.name == "adam" || o.optimizer.name == "adamw")) {
+    // Adam's eps (1e-8) is below float16's smallest subnormal (6e-8): with float16 state it rounds
+    // to 0, and the first update divides 0 by 0 wherever a gradient is exactly zero (ReLU nets).
+    throw Error("precision",
+                "precision=16-true with optimizer=" + o.optimizer.name +
+                    " diverges at the first step: the optimizer's state is float16 too, where Adam's eps "
+                    "(1e-8) rounds to 0 and 0/0 gives NaN for every gradient that is exactly zero",
+                "Use precision=16-mixed (float32 weights and optimizer state, float16 compute), bf16-true "
+                "(bfloat16 has float32's range), or optimizer=sgd with 16-true.");
+  }
   o.checkpoint.dirpath = run_dir + "/checkpoints";
   if (root.has("callbacks.model_checkpoint")) {
     config::ConfigView c = root.sub("callbacks.model_checkpoint");

@@ -178,7 +178,9 @@ TEST_CASE("precision=16-true runs where LibTorch has float16 CPU kernels, else a
   }
   TempDir dir;
   const fs::path run = fs::path(dir.path()) / "run";
-  auto result = run_process(fit(run.string(), {"precision=16-true", "trainer.accelerator=cpu"}));
+  // SGD: 16-true with Adam is refused (its eps rounds to 0 in float16; see the test below).
+  auto result = run_process(
+      fit(run.string(), {"precision=16-true", "trainer.accelerator=cpu", "optimizer=sgd", "optimizer.lr=0.01"}));
   INFO(result.err);
   if (torch_major() < 2) {
     // 1.13 has no float16 matrix product on the CPU: the set-up probe names the setting and the fix.
@@ -208,6 +210,11 @@ TEST_CASE("bad precision settings are refused naming the key") {
   CHECK(scaled_half.exit_code != 0);
   CHECK(scaled_half.err.find("Error: trainer.grad_scaler.enabled:") != std::string::npos);
   CHECK(scaled_half.err.find("precision=16-mixed") != std::string::npos);
+
+  auto half_adam = run_process(fit(run, {"precision=16-true", "optimizer=adam"}));
+  CHECK(half_adam.exit_code != 0);
+  CHECK(half_adam.err.find("Error: precision: precision=16-true with optimizer=adam diverges") != std::string::npos);
+  CHECK(half_adam.err.find("first training step") == std::string::npos);
 
   auto growth = run_process(fit(run, {"trainer.grad_scaler.growth_factor=1.0"}));
   CHECK(growth.exit_code != 0);
