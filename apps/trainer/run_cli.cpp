@@ -24,6 +24,7 @@
 #include "trainer/launch/engine_loader.h"
 #include "trainer/launch/job_files.h"
 #include "trainer/launch/job_runner.h"
+#include "trainer/launch/launcher.h"
 #include "trainer/launch/schema_check.h"
 #include "trainer/launch/sweep_planner.h"
 #include "trainer/launch/sweep_runner.h"
@@ -267,10 +268,36 @@ int run_single_job(const CliOptions& options, const CliArgs& args, const config:
   return 0;
 }
 
+// `<exe> sweep run-job DIR N`: job N of a planned sweep, in this process.
+int run_planned_job(const CliOptions& options, const std::string& sweep_dir, int number) {
+  return launch::run_sweep_job(sweep_dir, number, [&](launch::JobRecord& record) {
+    config::ResolveContext ctx;
+    run_job(options, record.command, std::move(record.config), record.job.run_dir,
+            task_overrides_of(record.job.overrides), ctx);
+  });
+}
+
+// Before the local launchers start job processes: load the engine once here, so each job is a
+// fork of this process with LibTorch already mapped (launcher.h, set_in_process_job). SLURM runs
+// its jobs elsewhere; an engine that cannot load leaves the fork + exec path, where each job
+// reports the error itself.
+void prepare_in_process_jobs(const CliOptions& options, const launch::SweepPlan& plan) {
+  const config::Node* target = plan.launcher.is_map() ? plan.launcher.find("_target_") : nullptr;
+  if (target != nullptr && target->is_string() && target->as_string().find("Slurm") != std::string::npos) return;
+  try {
+    (void)engine_for(options);
+  } catch (const std::exception&) {
+    return;
+  }
+  launch::set_in_process_job(
+      [&options](const std::string& sweep_dir, int number) { return run_planned_job(options, sweep_dir, number); });
+}
+
 // -m: with --cfg, prints every job's config (nothing is written or started); otherwise plans the
 // sweep to disk (every job composed and checked first) and runs it with its launcher. The same
 // command on the same hydra.sweep.dir resumes the sweep (docs/sweeps.md).
-int run_sweep(const CliArgs& args, const config::Composer& composer, const std::vector<config::Override>& overrides) {
+int run_sweep(const CliOptions& options, const CliArgs& args, const config::Composer& composer,
+              const std::vector<config::Override>& overrides) {
   if (args.cfg) {
     std::string out;
     launch::compose_sweep(composer, overrides, false, [&](const config::SweepJob& job, config::ComposeResult&& result) {
@@ -299,24 +326,25 @@ int run_sweep(const CliArgs& args, const config::Composer& composer, const std::
                       "), or give this sweep a new hydra.sweep.dir.");
     }
     on_disk.launcher = sweep.plan.launcher;  // this command's launcher settings (n_jobs, fail_fast)
+    prepare_in_process_jobs(options, on_disk);
     return launch::run_sweep_plan(on_disk);
   }
   launch::write_sweep_plan(sweep);
+  prepare_in_process_jobs(options, sweep.plan);
   return launch::run_sweep_plan(sweep.plan);
 }
 
 // `trainer sweep resume|summary|run-job`.
 int run_sweep_command(const CliOptions& options, const CliArgs& args) {
-  if (args.sweep_action == "resume") return launch::resume_sweep(args.sweep_dir);
+  if (args.sweep_action == "resume") {
+    prepare_in_process_jobs(options, launch::read_sweep_plan(args.sweep_dir));
+    return launch::resume_sweep(args.sweep_dir);
+  }
   if (args.sweep_action == "summary") {
     std::cout << launch::sweep_summary_text(args.sweep_dir);
     return 0;
   }
-  return launch::run_sweep_job(args.sweep_dir, args.sweep_job, [&](launch::JobRecord& record) {
-    config::ResolveContext ctx;
-    run_job(options, record.command, std::move(record.config), record.job.run_dir,
-            task_overrides_of(record.job.overrides), ctx);
-  });
+  return run_planned_job(options, args.sweep_dir, args.sweep_job);
 }
 
 // Hydra's search path, with the program's defaults: its primary tree when --config-path is not
@@ -382,7 +410,7 @@ int run(const CliOptions& options, const CliArgs& args) {
     std::cout << info_text(composer, composer.compose(overrides, config::RunMode::kRun), *args.info);
     return 0;
   }
-  if (args.multirun) return run_sweep(args, composer, overrides);
+  if (args.multirun) return run_sweep(options, args, composer, overrides);
   if (args.cfg) {
     config::ComposeResult result = composer.compose(overrides, config::RunMode::kShow);
     std::cout << render_config(std::move(result.config), args);

@@ -21,6 +21,16 @@ bool ends_with(const std::string& text, const std::string& suffix) {
 
 Launcher::~Launcher() = default;
 
+namespace {
+InProcessJob& in_process_job_slot() {
+  static InProcessJob job;
+  return job;
+}
+}  // namespace
+
+void set_in_process_job(InProcessJob job) { in_process_job_slot() = std::move(job); }
+const InProcessJob& in_process_job() { return in_process_job_slot(); }
+
 std::unique_ptr<Launcher> make_launcher(const SweepPlan& plan) {
   std::string target = "hydra._internal.core_plugins.basic_launcher.BasicLauncher";
   if (const config::Node* node = plan.launcher.is_map() ? plan.launcher.find("_target_") : nullptr;

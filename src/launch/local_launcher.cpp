@@ -23,6 +23,7 @@
 #include "trainer/launch/job_status.h"
 #include "trainer/launch/sweep_summary.h"
 #include "trainer/util/error.h"
+#include "trainer/util/log.h"
 
 extern char** environ;
 
@@ -83,6 +84,30 @@ struct ExecImage {
     envp.push_back(nullptr);
   }
 };
+
+// The job process forked from the sweep process, which has the engine loaded (launcher.h,
+// set_in_process_job): it takes the environment the exec'd process would have had (OMP/MKL thread
+// counts, CUDA_VISIBLE_DEVICES: read by those libraries only when they first start their threads
+// or devices, which this process has not done), default signal dispositions, runs the job and
+// exits without the sweep process's static destructors or atexit handlers.
+[[noreturn]] void run_job_in_child(const InProcessJob& job, ExecImage& image, const std::string& sweep_dir,
+                                   int number) {
+  environ = image.envp.data();
+  signal(SIGINT, SIG_DFL);
+  signal(SIGTERM, SIG_DFL);
+  signal(SIGPIPE, SIG_DFL);
+  int code = 1;
+  try {
+    code = job(sweep_dir, number);
+  } catch (const std::exception& error) {
+    std::cerr << "trainer sweep: job " << number << ": " << error.what() << std::endl;
+  }
+  std::cout.flush();
+  std::cerr.flush();
+  log::flush();
+  std::fflush(nullptr);
+  _exit(code);
+}
 
 }  // namespace
 
@@ -188,7 +213,8 @@ void LocalLauncher::launch(const SweepPlan& plan, const std::vector<int>& todo) 
                                                : std::to_string(layout.slots) + " at a time, " +
                                                      std::to_string(layout.threads_per_job) + " thread(s) each";
     std::cerr << "[sweep] launching " << todo.size() << " job(s) (" << options_.name << " launcher, " << how
-              << ") in " << plan.sweep_dir << std::endl;
+              << (in_process_job() ? ", each forked from this process with the engine loaded" : "") << ") in "
+              << plan.sweep_dir << std::endl;
   }
 
   const auto monitor = sweep_monitor(plan.sweep_dir);
@@ -258,6 +284,7 @@ void LocalLauncher::launch(const SweepPlan& plan, const std::vector<int>& todo) 
     }
   };
 
+  const InProcessJob& run_here = in_process_job();
   auto start_job = [&](int number) {
     auto found = by_number.find(number);
     if (found == by_number.end()) throw Error("sweep", "internal: job " + std::to_string(number) + " is not planned");
@@ -298,6 +325,9 @@ void LocalLauncher::launch(const SweepPlan& plan, const std::vector<int>& todo) 
     image.err_path = (fs::path(job.run_dir) / "stderr.log").string();
     image.finish();
 
+    std::cout.flush();  // nothing buffered here may be written twice by a forked job
+    std::cerr.flush();
+    std::fflush(nullptr);
     const pid_t pid = fork();
     if (pid < 0) throw Error("sweep", std::string("cannot start a job process: ") + std::strerror(errno));
     if (pid == 0) {
@@ -309,6 +339,7 @@ void LocalLauncher::launch(const SweepPlan& plan, const std::vector<int>& todo) 
       const int err = ::open(image.err_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
       if (out >= 0) dup2(out, STDOUT_FILENO);
       if (err >= 0) dup2(err, STDERR_FILENO);
+      if (run_here) run_job_in_child(run_here, image, plan.sweep_dir, number);
       execve(image.argv[0], image.argv.data(), image.envp.data());
       const char message[] = "trainer sweep: cannot execute the job process\n";
       (void)!::write(STDERR_FILENO, message, sizeof(message) - 1);
