@@ -9,8 +9,9 @@ config_bench.py). Medians and ratios as a markdown table. Python standard librar
     trainer fit -m data=synthetic trainer.fast_dev_run=true seed=range(N)
     python bench/hydra_app.py -m seed=range(N)        (Hydra 1.3.2, an app that does nothing)
     each with N jobs and with 1 job; the marginal cost of a job is (T(N) - T(1)) / (N - 1).
-    A trainer job is a process of its own that loads LibTorch and runs one batch of fit,
-    validate and test; Hydra's jobs run in its process and do nothing.
+    A trainer job is a process of its own, forked from the sweep process (which loaded LibTorch
+    once), running one batch of fit, validate and test; Hydra's jobs run in its process and do
+    nothing.
 (b) The parallel launcher on equal jobs: a 4-job sweep (data=synthetic model=cnn seed=1,2,3,4,
     E epochs)
     with hydra/launcher=local hydra.launcher.n_jobs=2 against hydra/launcher=basic.
@@ -108,7 +109,8 @@ def main() -> int:
             f"## (a) Launch overhead per job: {n} trivial jobs, basic launcher ({args.reps} reps)",
             "",
             "trainer: `trainer fit -m data=synthetic trainer.fast_dev_run=true seed=range(N)` (each job a "
-            "process that loads LibTorch and runs one batch of fit, validate and test); Hydra: "
+            "process of its own, forked from the sweep process after it loaded LibTorch once, running one batch "
+            "of fit, validate and test); Hydra: "
             "`python bench/hydra_app.py -m seed=range(N)` (jobs in Hydra's process, an app that does nothing).",
             "",
             f"| | {n} jobs | 1 job | per job ({n} jobs / {n}) | marginal per job (T({n}) - T(1)) / {n - 1} |",
