@@ -25,6 +25,7 @@ packages=(
   libcairo2-dev                                   # the sweep's metric plot (PNG)
   libtorch-dev libgloo-dev libopenblas0-pthread   # Debian's LibTorch + Gloo headers + a fast BLAS
   dataset-fashion-mnist                           # the real Fashion-MNIST, gzipped IDX files
+  slurmctld slurmd slurm-client munge             # a real one-node SLURM cluster for the SLURM launcher's tests
   python3 python3-venv
 )
 missing=()

@@ -79,8 +79,9 @@ sweep:
 // Launchers (docs/sweeps.md). `basic` runs one job process at a time (Hydra's name kept);
 // `local`/`joblib` run up to n_jobs job processes at once (-1: one per CPU), each with its share of
 // the cores, and gpus_per_job devices each (CUDA_VISIBLE_DEVICES) when > 0; `slurm`/`submitit_slurm`
-// submit a SLURM job array with submitit's option names. fail_fast (trainer's addition): stop
-// launching at the first failed job.
+// submit a SLURM job array with submitit's option names (docs/slurm.md); their `wait` (trainer's
+// addition): false submits and returns. fail_fast (trainer's addition): stop launching at the
+// first failed job.
 constexpr std::string_view kLauncherBasic = R"(_target_: hydra._internal.core_plugins.basic_launcher.BasicLauncher
 fail_fast: false
 )";
@@ -131,7 +132,9 @@ fail_fast: false
   "additional_parameters: {}\n"                         \
   "array_parallelism: 256\n"                            \
   "setup: null\n"                                       \
-  "srun_args: null\n"
+  "srun_args: null\n"                                   \
+  "wait: true\n"                                        \
+  "fail_fast: false\n"
 
 constexpr std::string_view kLauncherSlurm =
     "_target_: trainer.launcher.SlurmLauncher\n" TRAINER_SLURM_LAUNCHER_BODY;

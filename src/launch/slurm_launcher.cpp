@@ -1,17 +1,369 @@
 #include "trainer/launch/slurm_launcher.h"
 
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <set>
+
+#include "trainer/config/interpolation.h"
+#include "trainer/launch/job_files.h"
+#include "trainer/launch/job_status.h"
+#include "trainer/launch/slurm_script.h"
+#include "trainer/launch/sweep_summary.h"
 #include "trainer/util/error.h"
+
+namespace fs = std::filesystem;
+using trainer::config::Node;
 
 namespace trainer::launch {
 namespace {
 
+struct CommandResult {
+  int code = -1;
+  std::string out, err;
+};
+
+// Runs a program (found on PATH) with `args`, stdin from /dev/null, and collects its output.
+CommandResult run_command(const std::vector<std::string>& args) {
+  int out_pipe[2], err_pipe[2];
+  if (pipe2(out_pipe, O_CLOEXEC) != 0) throw Error(args[0], std::string("cannot create a pipe: ") + std::strerror(errno));
+  if (pipe2(err_pipe, O_CLOEXEC) != 0) {
+    close(out_pipe[0]);
+    close(out_pipe[1]);
+    throw Error(args[0], std::string("cannot create a pipe: ") + std::strerror(errno));
+  }
+  std::vector<char*> argv;
+  std::vector<std::string> copy = args;
+  for (std::string& arg : copy) argv.push_back(arg.data());
+  argv.push_back(nullptr);
+  const pid_t pid = fork();
+  if (pid < 0) throw Error(args[0], std::string("cannot start a process: ") + std::strerror(errno));
+  if (pid == 0) {
+    const int null_fd = ::open("/dev/null", O_RDONLY);
+    if (null_fd >= 0) dup2(null_fd, STDIN_FILENO);
+    dup2(out_pipe[1], STDOUT_FILENO);
+    dup2(err_pipe[1], STDERR_FILENO);
+    execvp(argv[0], argv.data());
+    _exit(127);
+  }
+  close(out_pipe[1]);
+  close(err_pipe[1]);
+  CommandResult result;
+  pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
+  int open_fds = 2;
+  char buffer[4096];
+  while (open_fds > 0) {
+    if (poll(fds, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || fds[i].revents == 0) continue;
+      const ssize_t n = read(fds[i].fd, buffer, sizeof(buffer));
+      if (n > 0) {
+        (i == 0 ? result.out : result.err).append(buffer, static_cast<size_t>(n));
+      } else if (n == 0 || errno != EINTR) {
+        close(fds[i].fd);
+        fds[i].fd = -1;
+        --open_fds;
+      }
+    }
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  result.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  return result;
+}
+
+std::string trimmed(std::string text) {
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.pop_back();
+  size_t start = 0;
+  while (start < text.size() && std::isspace(static_cast<unsigned char>(text[start]))) ++start;
+  return text.substr(start);
+}
+
+bool on_path(const std::string& program) {
+  const char* path = std::getenv("PATH");
+  if (path == nullptr) return false;
+  std::string dirs = path;
+  size_t start = 0;
+  while (start <= dirs.size()) {
+    const size_t end = std::min(dirs.find(':', start), dirs.size());
+    const std::string dir = dirs.substr(start, end - start);
+    const std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + program;
+    if (access(candidate.c_str(), X_OK) == 0) return true;
+    start = end + 1;
+  }
+  return false;
+}
+
+std::string duration_text(double seconds) {
+  char text[48];
+  if (seconds < 60) {
+    std::snprintf(text, sizeof(text), "%.1f s", seconds);
+  } else if (seconds < 3600) {
+    std::snprintf(text, sizeof(text), "%dm%02ds", static_cast<int>(seconds) / 60, static_cast<int>(seconds) % 60);
+  } else {
+    std::snprintf(text, sizeof(text), "%dh%02dm", static_cast<int>(seconds) / 3600,
+                  (static_cast<int>(seconds) % 3600) / 60);
+  }
+  return text;
+}
+
+bool ended_state(JobState state) {
+  return state == JobState::kDone || state == JobState::kFailed || state == JobState::kInterrupted ||
+         state == JobState::kStoppedEarly;
+}
+
+// hydra.launcher with its interpolations (name: ${hydra.job.name}, ...) resolved against the first
+// job's composed config, as Hydra resolves the launcher's config.
+Node resolved_launcher(const SweepPlan& plan) {
+  Node launcher = plan.launcher;
+  if (!launcher.is_map() || plan.jobs.empty()) return launcher;
+  bool any = false;
+  for (const auto& entry : launcher.entries()) any = any || entry.value.is_interpolation();
+  if (!any) return launcher;
+  const JobRecord first = read_job_record(plan.sweep_dir, plan.jobs.front().number);
+  config::ResolveContext ctx;
+  ctx.hydra = first.config.find("hydra");
+  for (auto& entry : launcher.entries()) {
+    if (!entry.value.is_interpolation() || entry.key == "submitit_folder") continue;
+    entry.value = config::resolve_path(first.config, "hydra.launcher." + entry.key, ctx);
+  }
+  return launcher;
+}
+
 class SlurmLauncher : public Launcher {
  public:
-  void launch(const SweepPlan& /*plan*/, const std::vector<int>& /*todo*/) override {
-    throw Error("hydra/launcher=slurm", "the SLURM launcher is not finished yet",
-                "Use hydra/launcher=basic or local for now.");
-  }
+  void launch(const SweepPlan& plan, const std::vector<int>& todo) override;
+  bool interrupted() const override { return interrupted_; }
+  bool detached() const override { return detached_; }
+
+ private:
+  void wait_for(const SweepPlan& plan, const SlurmOptions& options, const std::vector<int>& todo,
+                const std::string& job_id);
+  bool interrupted_ = false;
+  bool detached_ = false;
 };
+
+void SlurmLauncher::launch(const SweepPlan& plan, const std::vector<int>& todo) {
+  if (todo.empty()) return;
+  const SlurmOptions options = slurm_launcher_options(resolved_launcher(plan));
+  std::error_code ec;
+  fs::create_directories(slurm_log_dir(plan.sweep_dir), ec);
+  if (ec) {
+    throw Error(slurm_dir(plan.sweep_dir), "cannot create the SLURM launch directory: " + ec.message(),
+                "Check that the sweep directory is writable.");
+  }
+  const std::string script_path = slurm_script_path(plan.sweep_dir);
+  const std::string script = slurm_array_script(options, plan, todo);
+  write_file_atomically(script_path, script);
+  ::chmod(script_path.c_str(), 0755);
+  write_file_atomically(slurm_commands_path(plan.sweep_dir), slurm_job_commands(plan, todo));
+  const std::string submit = "sbatch --parsable " + shell_quote(script_path);
+
+  if (!on_path("sbatch")) {
+    detached_ = true;
+    std::cout << "# sbatch is not on PATH here: the job array for " << todo.size()
+              << " job(s) is written but not submitted.\n"
+              << "# Script: " << script_path << "\n"
+              << "# Each job's command line: " << slurm_commands_path(plan.sweep_dir) << "\n"
+              << "# Submit it on a SLURM login node with:\n"
+              << submit << "\n"
+              << "# then follow it with `trainer sweep summary " << shell_quote(plan.sweep_dir)
+              << "`; re-running this command (or `trainer sweep resume`) submits only the jobs not done.\n"
+              << "# ---- " << script_path << " ----\n"
+              << script << std::flush;
+    return;
+  }
+
+  const CommandResult submitted = run_command({"sbatch", "--parsable", script_path});
+  if (submitted.code != 0) {
+    throw Error(submit, "sbatch refused the job array (exit code " + std::to_string(submitted.code) +
+                            "): " + trimmed(submitted.err + submitted.out),
+                "Fix the hydra.launcher options named there (partition, time, gpus, mem, ...) and run the same "
+                "command again; the script is " + script_path + ".");
+  }
+  std::string job_id = trimmed(submitted.out);
+  job_id = job_id.substr(0, job_id.find(';'));  // "<id>;<cluster>" on federated clusters
+  {
+    std::ofstream log(fs::path(slurm_dir(plan.sweep_dir)) / "submitted.txt", std::ios::app);
+    log << iso_time(now_epoch_s()) << " job " << job_id << " array " << slurm_array_indices(todo) << "\n";
+  }
+  std::cerr << "[sweep] submitted SLURM job array " << job_id << ": " << todo.size() << " job(s)"
+            << (options.array_parallelism > 0 && options.array_parallelism < static_cast<int>(todo.size())
+                    ? ", at most " + std::to_string(options.array_parallelism) + " at once"
+                    : std::string())
+            << "; script " << script_path << ", logs " << slurm_log_dir(plan.sweep_dir) << "/<job>.out|err"
+            << std::endl;
+  if (!options.wait) {
+    detached_ = true;
+    std::cerr << "[sweep] not waiting (hydra.launcher.wait=false). Follow it with: squeue -j " << job_id
+              << "; trainer sweep summary " << shell_quote(plan.sweep_dir) << ". Cancel: scancel " << job_id
+              << ". Resume what did not finish: trainer sweep resume " << shell_quote(plan.sweep_dir) << std::endl;
+    return;
+  }
+  wait_for(plan, options, todo, job_id);
+}
+
+void SlurmLauncher::wait_for(const SweepPlan& plan, const SlurmOptions& options, const std::vector<int>& todo,
+                             const std::string& job_id) {
+  std::map<int, const PlannedJob*> by_number;
+  for (const PlannedJob& job : plan.jobs) by_number[job.number] = &job;
+  // A status file counts once its start time differs from the one before submission (a resumed
+  // sweep's jobs have old ones).
+  std::map<int, std::string> old_start;
+  for (int number : todo) {
+    if (auto status = read_job_status(plan.sweep_dir, number)) old_start[number] = status->start_time;
+  }
+  const auto monitor = sweep_monitor(plan.sweep_dir);
+  std::set<int> started, ended;
+  int failed = 0;
+  double ended_seconds = 0;
+  bool cancelled_rest = false;
+  const double wait_start = now_epoch_s();
+
+  sigset_t wanted, previous;
+  sigemptyset(&wanted);
+  sigaddset(&wanted, SIGINT);
+  sigaddset(&wanted, SIGTERM);
+  sigprocmask(SIG_BLOCK, &wanted, &previous);
+
+  auto report = [&](int number, const JobStatus& status) {
+    ended.insert(number);
+    ended_seconds += status.duration_s;
+    if (status.state == JobState::kFailed) ++failed;
+    const PlannedJob& job = *by_number.at(number);
+    const MetricHistory metric =
+        read_metric_history((fs::path(job.run_dir) / "metrics.csv").string(), monitor.first, monitor.second);
+    std::string line = "[sweep] #" + std::to_string(number) + " " + state_name(status.state) + " in " +
+                       duration_text(status.duration_s);
+    if (metric.last) line += ", " + monitor.first + " " + metric_text(metric.last);
+    if (status.state == JobState::kFailed && !status.error.empty()) line += ": " + status.error;
+    line += " | " + std::to_string(ended.size()) + "/" + std::to_string(todo.size()) + " ended";
+    if (failed > 0) line += ", " + std::to_string(failed) + " failed";
+    const size_t running = started.size() - std::min(started.size(), ended.size());
+    const size_t remaining = todo.size() - ended.size();
+    if (remaining > 0 && running > 0 && !cancelled_rest) {
+      line += ", ETA " + duration_text(ended_seconds / static_cast<double>(ended.size()) *
+                                       static_cast<double>(remaining) / static_cast<double>(running));
+    }
+    std::cerr << line << std::endl;
+    try {
+      write_sweep_summary(plan);
+    } catch (const std::exception& error) {
+      std::cerr << "[sweep] warning: summary not written: " << error.what() << std::endl;
+    }
+    if (status.state == JobState::kFailed && options.fail_fast && !cancelled_rest) {
+      cancelled_rest = true;
+      const CommandResult cancel = run_command({"scancel", "--state=PENDING", job_id});
+      std::cerr << "[sweep] stopping at the first failure (hydra.launcher.fail_fast=true): the array's pending "
+                   "tasks are cancelled"
+                << (cancel.code == 0 ? "" : " (scancel failed: " + trimmed(cancel.err) + ")") << std::endl;
+    }
+  };
+
+  auto scan = [&]() {
+    for (int number : todo) {
+      if (ended.count(number)) continue;
+      std::optional<JobStatus> status;
+      try {
+        status = read_job_status(plan.sweep_dir, number);
+      } catch (const Error&) {
+        continue;  // being replaced right now; read next time
+      }
+      if (!status || (old_start.count(number) && old_start[number] == status->start_time)) continue;
+      if (!started.count(number)) {
+        started.insert(number);
+        std::cerr << "[sweep] #" << number << " started on " << status->host
+                  << (status->resumed ? " (resuming from last.ckpt)" : "") << ": "
+                  << task_overrides_text(by_number.at(number)->overrides) << std::endl;
+      }
+      if (ended_state(status->state)) report(number, *status);
+    }
+  };
+
+  double last_squeue_warning = 0;
+  try {
+    for (;;) {
+      scan();
+      const CommandResult queue = run_command({"squeue", "-h", "-j", job_id, "-o", "%i %T"});
+      if (queue.code == 0 && trimmed(queue.out).empty()) break;
+      if (queue.code != 0) {
+        if (queue.err.find("Invalid job id") != std::string::npos) break;  // gone from the controller
+        if (now_epoch_s() - last_squeue_warning > 60) {
+          last_squeue_warning = now_epoch_s();
+          std::cerr << "[sweep] warning: squeue failed (" << trimmed(queue.err)
+                    << "); still waiting for SLURM job " << job_id << std::endl;
+        }
+      }
+      const timespec pause{2, 0};
+      siginfo_t info;
+      const int signal_number = sigtimedwait(&wanted, &info, &pause);
+      if (signal_number == SIGINT || signal_number == SIGTERM) {
+        interrupted_ = true;
+        std::cerr << "[sweep] stopped waiting; SLURM job " << job_id
+                  << " goes on (cancel it with: scancel " << job_id << "). Follow it with: trainer sweep summary "
+                  << shell_quote(plan.sweep_dir) << std::endl;
+        break;
+      }
+    }
+  } catch (...) {
+    sigprocmask(SIG_SETMASK, &previous, nullptr);
+    throw;
+  }
+  sigprocmask(SIG_SETMASK, &previous, nullptr);
+  if (interrupted_) return;
+
+  // The array is gone. A job whose task never wrote a final status (cancelled before it started,
+  // killed at the time limit, node lost) gets one here, so the summary and a resume see it.
+  scan();
+  for (int number : todo) {
+    if (ended.count(number)) continue;
+    std::optional<JobStatus> status;
+    try {
+      status = read_job_status(plan.sweep_dir, number);
+    } catch (const Error&) {
+    }
+    const bool fresh = status && !(old_start.count(number) && old_start[number] == status->start_time);
+    JobStatus written = fresh ? *status : JobStatus{};
+    if (fresh && written.state == JobState::kRunning && job_process_alive(written)) continue;
+    const std::string log = slurm_log_dir(plan.sweep_dir) + "/" + std::to_string(number) + ".err";
+    if (fresh) {
+      written.state = JobState::kInterrupted;
+      written.error = "its SLURM task ended while the job ran (time limit, scancel or a lost node); see " + log;
+    } else {
+      written.state = JobState::kFailed;
+      written.error = "its SLURM task ended without running the job (cancelled, or the job could not start); see " + log;
+      written.start_epoch_s = now_epoch_s();
+      written.start_time = iso_time(written.start_epoch_s);
+    }
+    written.end_time = iso_time(now_epoch_s());
+    written.duration_s = std::max(0.0, now_epoch_s() - written.start_epoch_s);
+    written.exit_code = 1;
+    write_job_status(plan.sweep_dir, number, written);
+    if (!started.count(number)) started.insert(number);
+    report(number, written);
+  }
+  std::cerr << "[sweep] SLURM job " << job_id << ": " << ended.size() << " job(s) ended in "
+            << duration_text(now_epoch_s() - wait_start)
+            << (failed > 0 ? ", " + std::to_string(failed) + " failed" : std::string()) << std::endl;
+}
 
 }  // namespace
 
