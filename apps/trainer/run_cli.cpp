@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <functional>
 #include <iostream>
@@ -195,6 +196,17 @@ std::string resolve_string(const Node& config, const std::string& path,
   return value.as_string();
 }
 
+// Whether this process is rank 1 or higher of a data-parallel job (torchrun's RANK, SLURM's
+// SLURM_PROCID, or the ranks the engine starts itself): then rank 0 alone writes the .hydra
+// files and the log (docs/distributed.md).
+bool secondary_rank() {
+  const char* rank = std::getenv("RANK");
+  if (rank != nullptr && rank[0] != '\0') return std::atoi(rank) > 0;
+  const char* procid = std::getenv("SLURM_PROCID");
+  const char* ntasks = std::getenv("SLURM_NTASKS");
+  return procid != nullptr && ntasks != nullptr && std::atoi(ntasks) > 1 && std::atoi(procid) > 0;
+}
+
 // Runs one composed job in `run_dir`: records hydra.runtime, writes the .hydra files and the log,
 // checks the schema, resolves the job config and hands it to the engine. Throws on failure.
 void run_job(const CliOptions& options, const std::string& command, Node config, const std::string& run_dir,
@@ -211,14 +223,16 @@ void run_job(const CliOptions& options, const std::string& command, Node config,
   launch::check_job_schema(job_config);
   const Node* subdir = config::select(*hydra, "output_subdir");
   std::string output_subdir = subdir != nullptr && subdir->is_string() ? subdir->as_string() : "";
-  launch::write_job_files(run_dir, output_subdir, job_config, *hydra, task_overrides);
+  const bool secondary = secondary_rank();
+  if (!secondary) launch::write_job_files(run_dir, output_subdir, job_config, *hydra, task_overrides);
 
   std::string job_name = "trainer";
   if (const Node* name = config::select(*hydra, "job.name"); name && name->is_string()) {
     job_name = name->as_string();
   }
-  const std::string log_file = (fs::path(run_dir) / (job_name + ".log")).string();
-  log::set_file(log_file);
+  const std::string log_file = secondary ? std::string() : (fs::path(run_dir) / (job_name + ".log")).string();
+  if (!secondary) log::set_file(log_file);
+  if (secondary) log::set_level(log::Level::kWarning);
   if (const Node* verbose = config::select(*hydra, "verbose"); verbose && !verbose->is_null() &&
                                                                 !(verbose->type() == config::NodeType::kBool &&
                                                                   !verbose->as_bool())) {
@@ -227,7 +241,7 @@ void run_job(const CliOptions& options, const std::string& command, Node config,
   // hydra.job.chdir=true runs the job inside its output directory, as Hydra does.
   const fs::path start_dir = fs::current_path();
   const Node* chdir = config::select(*hydra, "job.chdir");
-  const bool change_dir = chdir && chdir->type() == config::NodeType::kBool && chdir->as_bool();
+  const bool change_dir = chdir && chdir->type() == config::NodeType::kBool && chdir->as_bool() && !secondary;
   if (change_dir) fs::current_path(run_dir);
 
   Node resolved_job = job_config;
@@ -270,6 +284,13 @@ int run_single_job(const CliOptions& options, const CliArgs& args, const config:
 
 // `<exe> sweep run-job DIR N`: job N of a planned sweep, in this process.
 int run_planned_job(const CliOptions& options, const std::string& sweep_dir, int number) {
+  if (secondary_rank()) {  // rank 1+ of a data-parallel sweep job: the job's status is rank 0's to write
+    launch::JobRecord record = launch::read_job_record(sweep_dir, number);
+    config::ResolveContext ctx;
+    run_job(options, record.command, std::move(record.config), record.job.run_dir,
+            task_overrides_of(record.job.overrides), ctx);
+    return 0;
+  }
   return launch::run_sweep_job(sweep_dir, number, [&](launch::JobRecord& record) {
     config::ResolveContext ctx;
     run_job(options, record.command, std::move(record.config), record.job.run_dir,

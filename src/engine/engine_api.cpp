@@ -10,7 +10,9 @@
 #include <string>
 
 #include "trainer/config/yaml.h"
+#include "trainer/engine/dist_env.h"
 #include "trainer/engine/export_command.h"
+#include "trainer/engine/job_ranks.h"
 #include "trainer/engine/runtime_info.h"
 #include "trainer/engine/trainer.h"
 #include "trainer/util/error.h"
@@ -62,6 +64,7 @@ __attribute__((visibility("default"))) int trainer_engine_run(const TrainerJob* 
       return 2;
     }
     if (job->log_file != nullptr && job->log_file[0] != '\0') trainer::log::set_file(job->log_file);
+    if (trainer::engine::is_secondary_rank()) trainer::log::set_level(trainer::log::Level::kWarning);
     trainer::log::info(tune_runtime());
     trainer::log::info("engine: " + std::string(trainer_engine_describe()));
     trainer::engine::install_stop_signal_handlers();
@@ -71,8 +74,7 @@ __attribute__((visibility("default"))) int trainer_engine_run(const TrainerJob* 
       trainer::engine::export_checkpoint(document.root, job->run_dir);
       return 0;
     }
-    trainer::engine::Trainer trainer(std::move(document.root), job->run_dir, job->config_yaml);
-    return trainer.run(job->command);
+    return trainer::engine::run_job_ranks(std::move(document.root), job->run_dir, job->config_yaml, job->command);
   } catch (const trainer::Error& e) {
     copy_message(e.what(), error_message, error_capacity);
     return 1;

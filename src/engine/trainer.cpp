@@ -30,9 +30,11 @@
 #include "trainer/engine/checkpoint.h"
 #include "trainer/engine/checkpoint_writer.h"
 #include "trainer/engine/grad_scaler.h"
+#include "trainer/engine/grad_reducer.h"
 #include "trainer/engine/lr_schedule.h"
 #include "trainer/engine/metric_logger.h"
 #include "trainer/engine/posix_files.h"
+#include "trainer/engine/process_group.h"
 #include "trainer/engine/progress_bar.h"
 #include "trainer/engine/torch_compat.h"
 #include "trainer/engine/trainer_options.h"
@@ -85,12 +87,14 @@ struct DeviceMeter {
   at::Tensor correct;   // correctly classified samples
   int64_t samples = 0;
   int64_t batches = 0;
+  ProcessGroup* group = nullptr;  // data parallel: readings are sums over every rank
 
-  void reset(const at::Device& device) {
+  void reset(const at::Device& device, ProcessGroup* ranks = nullptr) {
     loss_sum = at::zeros({}, at::TensorOptions().dtype(at::kDouble).device(device));
     correct = at::zeros({}, at::TensorOptions().dtype(at::kLong).device(device));
     samples = 0;
     batches = 0;
+    group = ranks;
   }
   void add(const at::Tensor& loss, const at::Tensor& logits, const at::Tensor& targets) {
     const int64_t n = targets.size(0);
@@ -114,8 +118,17 @@ struct DeviceMeter {
               batches - earlier.batches};
     }
   };
-  // One host transfer for both values.
+  // One host transfer for both values (after one all-reduce when data parallel: every rank calls
+  // read() at the same points of the loop).
   Reading read() const {
+    if (group != nullptr) {
+      at::Tensor all = at::stack({loss_sum, correct.to(at::kDouble), at::full_like(loss_sum, static_cast<double>(samples)),
+                                  at::full_like(loss_sum, static_cast<double>(batches))});
+      group->allreduce_sum(all, "metric reduction");
+      all = all.cpu();
+      const double* values = all.data_ptr<double>();
+      return {values[0], values[1], static_cast<int64_t>(values[2]), static_cast<int64_t>(values[3])};
+    }
     if (samples == 0) return {};
     at::Tensor all = at::stack({loss_sum, correct.to(at::kDouble)}).cpu();
     const double* values = all.data_ptr<double>();
@@ -213,6 +226,8 @@ std::string format_checkpoint_name(const std::string& pattern, int64_t epoch, in
 
 }  // namespace
 
+int stop_signal_received() { return g_stop_signal.load(); }
+
 void install_stop_signal_handlers() {
   std::signal(SIGINT, on_stop_signal);
   std::signal(SIGTERM, on_stop_signal);
@@ -237,6 +252,12 @@ struct Trainer::Impl {
   bool autocast = false;
   at::ScalarType autocast_dtype = at::kBFloat16;
   std::unique_ptr<GradScaler> scaler;
+  std::shared_ptr<ProcessGroup> group;     // data parallel (set_distributed), else null
+  double bucket_cap_mb = 25;
+  std::unique_ptr<GradReducer> reducer;
+  bool is_main = true;                     // rank 0: logs, metrics, checkpoints, progress bar
+  int world_size = 1;
+  Clock::time_point fit_start = Clock::now();
   CheckpointWriter checkpoint_writer;  // declared last: destroyed first, finishing any write in flight
 
   void setup() {
@@ -247,9 +268,9 @@ struct Trainer::Impl {
         throw Error("trainer.accelerator", "CUDA was asked for but no CUDA device is available",
                     "Use trainer.accelerator=cpu (or auto), or build against the CUDA wheel on a GPU machine.");
       }
-      device = at::Device(at::kCUDA, 0);
+      device = at::Device(at::kCUDA, local_cuda_index());
     } else if (options.accelerator == "auto") {
-      device = torch::cuda::is_available() ? at::Device(at::kCUDA, 0) : at::Device(at::kCPU);
+      device = torch::cuda::is_available() ? at::Device(at::kCUDA, local_cuda_index()) : at::Device(at::kCPU);
     } else if (options.accelerator != "cpu") {
       throw Error("trainer.accelerator", "unknown accelerator '" + options.accelerator + "'",
                   "Use auto, cpu or cuda.");
@@ -287,7 +308,8 @@ struct Trainer::Impl {
       log::info(std::string("precision ") + precision_name(options.precision) +
                 (scaler ? ", loss scaling from " + scale_text(options.grad_scaler.init_scale) : std::string()));
     }
-    if (options.enable_loggers) loggers = make_loggers(view, run_dir);
+    if (group) setup_distributed();
+    if (options.enable_loggers && is_main) loggers = make_loggers(view, run_dir);
     if (options.enable_callbacks) callbacks = make_callbacks(view);
   }
 
@@ -363,6 +385,27 @@ struct Trainer::Impl {
     return stepped;
   }
 
+  // Data parallel on CUDA: one device per local rank.
+  c10::DeviceIndex local_cuda_index() const {
+    return static_cast<c10::DeviceIndex>(group ? group->local_rank() % std::max<int64_t>(1, torch::cuda::device_count()) : 0);
+  }
+
+  // Every rank starts from rank 0's weights and writes into rank 0's checkpoint directory (ranks
+  // started by torchrun may have composed another timestamped run directory).
+  void setup_distributed() {
+    is_main = group->is_main();
+    world_size = group->world_size();
+    if (!is_main) options.enable_progress_bar = false;
+    options.checkpoint.dirpath = group->share_string("checkpoint_dir", options.checkpoint.dirpath);
+    broadcast_module_state(*group, parameters, model->buffers());
+    reducer = std::make_unique<GradReducer>(*group, parameters, bucket_cap_mb, [this] {
+      return GradReducer::LocalFlags{stop_signal_received() != 0,
+                                     options.max_time_seconds && seconds_since(fit_start) >= *options.max_time_seconds};
+    });
+    log::info("data parallel: " + std::to_string(world_size) + " ranks, " + std::to_string(reducer->bucket_count()) +
+              " gradient bucket(s) of up to " + fixed(bucket_cap_mb, 1) + " MB");
+  }
+
   void log_metrics(const MetricRow& row, int64_t epoch, int64_t step) {
     for (auto& logger : loggers) logger->log_metrics(row, epoch, step);
   }
@@ -428,8 +471,8 @@ struct Trainer::Impl {
     lo.std = data_options.std;
     lo.crop_padding = train ? data_options.random_crop_padding : 0;
     lo.flip = train && data_options.horizontal_flip;
-    lo.seed = options.seed;
-    data::EpochSampler sampler(dataset->size(), /*shuffle=*/train, options.seed);
+    lo.seed = group ? data::mix_seed(options.seed, static_cast<uint64_t>(group->rank())) : options.seed;
+    data::EpochSampler sampler(dataset->size(), /*shuffle=*/train, options.seed, group ? group->rank() : 0, world_size);
     return data::BatchLoader(dataset, std::move(sampler), lo);
   }
 
@@ -453,7 +496,7 @@ struct Trainer::Impl {
     torch::NoGradGuard no_grad;
     model->eval();
     DeviceMeter meter;
-    meter.reset(device);
+    meter.reset(device, group.get());
     loader.start_epoch(0);
     for (int64_t i = 0; i < limit; ++i) {
       auto batch = loader.next();
@@ -530,7 +573,7 @@ struct Trainer::Impl {
   // Takes the snapshot here (callback states, loggers flushed, model + optimizer + loop state
   // serialised) and hands the bytes to the background writer, which writes every path from them.
   void save(LoopState& state, std::vector<std::string> paths, std::vector<std::string> dropped = {}) {
-    if (!options.checkpoint.enabled || paths.empty()) return;
+    if (!options.checkpoint.enabled || paths.empty() || !is_main) return;
     save_callback_states(state);
     flush_loggers();
     state.precision = precision_name(options.precision);
@@ -652,6 +695,7 @@ struct Trainer::Impl {
       evaluate(val_set, options.limit_val, options.num_sanity_val_steps);
     }
     const auto start = Clock::now();
+    fit_start = start;
     auto epoch_start = start;
     auto interval_start = Clock::now();
     int64_t interval_samples = 0;
@@ -667,7 +711,7 @@ struct Trainer::Impl {
       epoch_start = Clock::now();
       train_loader.start_epoch(epoch, state.batch_in_epoch);
       DeviceMeter epoch_meter;
-      epoch_meter.reset(device);
+      epoch_meter.reset(device, group.get());
       DeviceMeter::Reading logged;  // the epoch meter at the last logged line
       if (state.batch_in_epoch == 0) {
         for (auto& entry : callbacks) entry.callback->on_train_epoch_start(context);
@@ -678,13 +722,15 @@ struct Trainer::Impl {
         if (!batch) break;
         at::Tensor logits;
         at::Tensor loss = forward_loss(*batch, logits);
+        const bool step_now = (b + 1) % options.accumulate_grad_batches == 0 || b + 1 == train_batches;
+        if (reducer) reducer->prepare(/*sync=*/step_now);
         at::Tensor objective =
             options.accumulate_grad_batches > 1 ? loss / static_cast<double>(options.accumulate_grad_batches) : loss;
         (scaler ? scaler->scale(objective) : objective).backward();
+        if (reducer && step_now) reducer->finish();  // gradients averaged across ranks (still scaled)
         epoch_meter.add(loss, logits, batch->targets);
-        interval_samples += batch->targets.size(0);
+        interval_samples += batch->targets.size(0) * world_size;
         bar.update(b + 1, batch->targets.size(0));
-        const bool step_now = (b + 1) % options.accumulate_grad_batches == 0 || b + 1 == train_batches;
         state.batch_in_epoch = b + 1;
         if (!step_now) continue;
         if (scaler) scaler->unscale_(*optimizer);  // clipping sees true gradients
@@ -748,15 +794,17 @@ struct Trainer::Impl {
           if (take_stop_request(context, epoch)) stop = true;
         }
         if ((options.max_steps > 0 && state.global_step >= options.max_steps) ||
-            (options.max_time_seconds && seconds_since(start) >= *options.max_time_seconds)) {
+            (options.max_time_seconds && (reducer ? reducer->out_of_time() : seconds_since(start) >= *options.max_time_seconds))) {
           stop = true;
         }
-        if (g_stop_signal.load() != 0) {
+        // Data parallel: every rank stops after the same step (the flag rides on the all-reduce).
+        if (reducer ? (!device.is_cuda() || state.global_step % options.log_every_n_steps == 0) && reducer->stop_requested()
+                    : g_stop_signal.load() != 0) {
           bar.clear();
           check_finite_before_saving(epoch_meter, state);
           save_last(state);
           checkpoint_writer.wait();
-          throw Error("signal " + std::to_string(g_stop_signal.load()),
+          throw Error("signal " + std::to_string(g_stop_signal.load() != 0 ? g_stop_signal.load() : SIGTERM),
                       "stopped after step " + std::to_string(state.global_step) + "; a checkpoint was written to " +
                           last_path(),
                       "Resume with the same command plus ckpt_path=last and hydra.run.dir=" + run_dir + ".");
@@ -821,6 +869,8 @@ struct Trainer::Impl {
     }
     flush_loggers();
     checkpoint_writer.wait();
+    if (group) group->barrier("end of fit (rank 0 finishing its checkpoint writes)");
+    if (reducer) log::info(reducer->describe_timing());
     log::info("fit finished in " + fixed(seconds_since(start), 1) + " s, " + std::to_string(state.global_step) +
               " steps" +
               (scaler ? " (" + std::to_string(scaler->skipped_steps()) + " skipped for inf/NaN gradients, loss scale " +
@@ -842,6 +892,7 @@ struct Trainer::Impl {
     log::info(split + "/loss " + fixed(loss, 4) + " " + split + "/acc " + fixed(accuracy, 4));
     log_metrics({{split + "/loss", loss}, {split + "/acc", accuracy}}, -1, -1);
     flush_loggers();
+    if (!is_main) return;
     std::printf("%s/acc=%.6f %s/loss=%.10f\n", split.c_str(), accuracy, split.c_str(), loss);
     std::fflush(stdout);
   }
@@ -867,6 +918,11 @@ Trainer::Trainer(config::Node job_config, std::string run_dir, std::string confi
 }
 
 Trainer::~Trainer() = default;
+
+void Trainer::set_distributed(std::shared_ptr<ProcessGroup> group, double bucket_cap_mb) {
+  impl_->group = std::move(group);
+  impl_->bucket_cap_mb = bucket_cap_mb;
+}
 
 int Trainer::run(const std::string& command) {
   impl_->setup();

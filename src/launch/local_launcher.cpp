@@ -302,7 +302,8 @@ void LocalLauncher::launch(const SweepPlan& plan, const std::vector<int>& todo) 
     for (char** e = environ; *e != nullptr; ++e) {
       const std::string entry = *e;
       const bool replaced = (shared && (entry.rfind("OMP_NUM_THREADS=", 0) == 0 || entry.rfind("MKL_NUM_THREADS=", 0) == 0)) ||
-                            (!gpus.empty() && entry.rfind("CUDA_VISIBLE_DEVICES=", 0) == 0);
+                            (!gpus.empty() && entry.rfind("CUDA_VISIBLE_DEVICES=", 0) == 0) ||
+                            entry.rfind("TRAINER_JOB_COMMAND=", 0) == 0;
       if (!replaced) image.env.push_back(entry);
     }
     if (shared) {
@@ -320,6 +321,11 @@ void LocalLauncher::launch(const SweepPlan& plan, const std::vector<int>& todo) 
         list += (list.empty() ? "" : ",") + gpus[static_cast<size_t>(slot * options_.gpus_per_job + i)];
       }
       image.env.push_back("CUDA_VISIBLE_DEVICES=" + list);
+    }
+    if (run_here) {  // a forked job's /proc/self/cmdline is the sweep's: its own, for its DDP ranks
+      std::string command;
+      for (const std::string& arg : image.args) command += (command.empty() ? "" : "\x1f") + arg;
+      image.env.push_back("TRAINER_JOB_COMMAND=" + command);
     }
     image.out_path = (fs::path(job.run_dir) / "stdout.log").string();
     image.err_path = (fs::path(job.run_dir) / "stderr.log").string();

@@ -85,3 +85,19 @@ inline bool fused_amp_ops_available(c10::DeviceType device) {
 inline const char* torch_version_text() { return TORCH_VERSION; }
 
 }  // namespace trainer::engine::compat
+
+// c10d: from 2.0 on Gloo and NCCL derive from c10d::Backend (c10d::ProcessGroup became a
+// dispatching wrapper whose constructor changed within 2.x); in 1.13 they derive from
+// c10d::ProcessGroup. Collectives called on this base work in both.
+namespace c10d {
+class Backend;
+class ProcessGroup;
+}  // namespace c10d
+
+namespace trainer::engine::compat {
+#if TRAINER_TORCH_AT_LEAST(2, 0)
+using CollectiveBackend = c10d::Backend;
+#else
+using CollectiveBackend = c10d::ProcessGroup;
+#endif
+}  // namespace trainer::engine::compat

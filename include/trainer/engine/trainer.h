@@ -10,11 +10,18 @@
 
 namespace trainer::engine {
 
+class ProcessGroup;
+
 class Trainer {
  public:
   // `job_config` is resolved (no interpolations left) and has no `hydra` node.
   Trainer(config::Node job_config, std::string run_dir, std::string config_yaml);
   ~Trainer();
+
+  // Makes this trainer one rank of a data-parallel job (docs/distributed.md): its data shard,
+  // gradients averaged over the group in buckets of `bucket_cap_mb`, metrics reduced, and only
+  // rank 0 writing logs, metrics and checkpoints. Call before run(); the group outlives the trainer.
+  void set_distributed(std::shared_ptr<ProcessGroup> group, double bucket_cap_mb);
 
   // Returns the process exit code. Throws trainer::Error for bad input.
   int run(const std::string& command);
@@ -26,5 +33,7 @@ class Trainer {
 
 // Set by SIGINT/SIGTERM: the loop finishes its step, writes a checkpoint and stops.
 void install_stop_signal_handlers();
+// The signal received (SIGINT/SIGTERM), 0 when none.
+int stop_signal_received();
 
 }  // namespace trainer::engine

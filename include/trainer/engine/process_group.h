@@ -1,0 +1,63 @@
+// The process group of a distributed job: rendezvous through a TCPStore (rank 0 hosts it, or
+// torchrun's agent does), then Gloo (CPU) or NCCL (CUDA) collectives, every wait bounded by
+// trainer.dist_timeout. Collective failures become trainer::Error naming this rank.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
+#include <c10/util/intrusive_ptr.h>
+#include <torch/csrc/distributed/c10d/Work.hpp>
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "trainer/engine/dist_env.h"
+
+namespace trainer::engine {
+
+class ProcessGroup {
+ public:
+  // Says why waiting for the other ranks is pointless ("rank 1 (pid 7) exited with code 1"), or
+  // nullopt; asked while the rendezvous waits.
+  using PeerFailure = std::function<std::optional<std::string>()>;
+
+  // Throws trainer::Error when the rendezvous or the group cannot be made within the timeout.
+  ProcessGroup(const DistEnv& env, const DistOptions& options, const at::Device& device, PeerFailure peer_failure);
+  ~ProcessGroup();
+  ProcessGroup(const ProcessGroup&) = delete;
+  ProcessGroup& operator=(const ProcessGroup&) = delete;
+
+  int rank() const { return rank_; }
+  int world_size() const { return world_size_; }
+  int local_rank() const { return local_rank_; }
+  bool is_main() const { return rank_ == 0; }
+  const std::string& backend_name() const { return backend_name_; }
+  double timeout_seconds() const { return timeout_seconds_; }
+
+  // Starts a sum all-reduce of `tensor` in place.
+  c10::intrusive_ptr<c10d::Work> allreduce_async(at::Tensor& tensor);
+  // Waits for a collective; `what` names it in the error.
+  void wait(const c10::intrusive_ptr<c10d::Work>& work, const std::string& what);
+  void allreduce_sum(at::Tensor& tensor, const std::string& what);
+  // Every rank ends with rank 0's values (in place).
+  void broadcast_from_main(const std::vector<at::Tensor>& tensors, const std::string& what);
+  void barrier(const std::string& what);
+  // Rank 0's `value` on every rank (through the store).
+  std::string share_string(const std::string& key, const std::string& value);
+
+ private:
+  [[noreturn]] void fail(const std::string& what, const std::string& problem) const;
+
+  int rank_ = 0;
+  int world_size_ = 1;
+  int local_rank_ = 0;
+  double timeout_seconds_ = 1800;
+  std::string backend_name_;
+  struct Handles;  // the store and the backend
+  std::unique_ptr<Handles> handles_;
+};
+
+}  // namespace trainer::engine

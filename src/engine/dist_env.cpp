@@ -1,0 +1,189 @@
+#include "trainer/engine/dist_env.h"
+
+#include <cstdlib>
+#include <string>
+
+#include "trainer/engine/trainer_options.h"
+#include "trainer/util/error.h"
+
+namespace trainer::engine {
+namespace {
+
+std::optional<std::string> value_of(const GetEnv& get_env, const char* name) {
+  const char* text = get_env(name);
+  if (text == nullptr || text[0] == '\0') return std::nullopt;
+  return std::string(text);
+}
+
+int int_of(const GetEnv& get_env, const char* name, std::optional<int> fallback = std::nullopt) {
+  std::optional<std::string> text = value_of(get_env, name);
+  if (!text) {
+    if (fallback) return *fallback;
+    throw Error("environment variable " + std::string(name), "not set, but the other distributed variables are",
+                "Set all of RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT (torchrun does), or none of them.");
+  }
+  try {
+    size_t used = 0;
+    const int value = std::stoi(*text, &used);
+    if (used == text->size() && value >= 0) return value;
+  } catch (const std::exception&) {
+  }
+  throw Error("environment variable " + std::string(name), "'" + *text + "' is not a non-negative integer",
+              "Fix the launcher's environment.");
+}
+
+std::string config_text(const config::ConfigView& view, const std::string& key) {
+  const config::Node& node = view.node(key);
+  if (node.type() == config::NodeType::kInt) return node.int_text();
+  return view.get<std::string>(key);
+}
+
+}  // namespace
+
+DistOptions DistOptions::from_config(const config::ConfigView& root) {
+  DistOptions o;
+  if (!root.has("trainer")) return o;
+  const config::ConfigView t = root.sub("trainer");
+  o.strategy = t.get_or<std::string>("strategy", "auto");
+  if (o.strategy != "auto" && o.strategy != "ddp" && o.strategy != "single_device") {
+    throw Error(t.full_path("strategy"), "unknown strategy '" + o.strategy + "'", "Use auto, ddp or single_device.");
+  }
+  if (t.has("devices") && !t.node("devices").is_null()) {
+    const config::Node& node = t.node("devices");
+    if (node.type() == config::NodeType::kString && node.as_string() == "auto") {
+      o.devices = -1;
+    } else {
+      o.devices = t.get<int>("devices");
+      if (o.devices < 1 && o.devices != -1) {
+        throw Error(t.full_path("devices"), "devices=" + std::to_string(o.devices) + " is not a number of processes",
+                    "Use a positive number of devices (processes on this node), or auto.");
+      }
+    }
+  }
+  o.num_nodes = t.get_or<int>("num_nodes", 1);
+  if (o.num_nodes < 1) {
+    throw Error(t.full_path("num_nodes"), "num_nodes must be at least 1", "Use trainer.num_nodes=1 or more.");
+  }
+  o.backend = t.get_or<std::string>("process_group_backend", "");
+  if (o.backend == "auto") o.backend.clear();
+  if (!o.backend.empty() && o.backend != "gloo" && o.backend != "nccl") {
+    throw Error(t.full_path("process_group_backend"), "unknown process group backend '" + o.backend + "'",
+                "Use gloo (CPU, or CUDA tensors through the host), nccl (CUDA) or null for the default.");
+  }
+  if (t.has("dist_timeout") && !t.node("dist_timeout").is_null()) {
+    const config::Node& node = t.node("dist_timeout");
+    if (node.type() == config::NodeType::kInt || node.type() == config::NodeType::kFloat) {
+      o.timeout_seconds = t.get<double>("dist_timeout");
+    } else {
+      o.timeout_seconds = parse_duration(t.get<std::string>("dist_timeout"), t.full_path("dist_timeout"));
+    }
+    if (!(o.timeout_seconds > 0)) {
+      throw Error(t.full_path("dist_timeout"), "the timeout must be above zero",
+                  "Give DD:HH:MM:SS (e.g. 00:00:30:00) or a number of seconds.");
+    }
+  }
+  o.bucket_cap_mb = t.get_or<double>("bucket_cap_mb", 25.0);
+  if (!(o.bucket_cap_mb > 0)) {
+    throw Error(t.full_path("bucket_cap_mb"), "a bucket must hold more than 0 MB", "Use e.g. 25 (PyTorch's default).");
+  }
+  if (t.has("master_addr") && !t.node("master_addr").is_null()) o.master_addr = config_text(t, "master_addr");
+  o.master_port = t.get_or<int>("master_port", 0);
+  if (o.master_port < 0 || o.master_port > 65535) {
+    throw Error(t.full_path("master_port"), "not a TCP port: " + std::to_string(o.master_port),
+                "Use a port from 1024 to 65535, or null for a free one.");
+  }
+  return o;
+}
+
+int DistOptions::processes_per_node(int cuda_devices) const {
+  if (strategy == "single_device") return 1;
+  if (devices == -1) return cuda_devices > 0 ? cuda_devices : 1;
+  return devices;
+}
+
+std::string slurm_first_host(const std::string& nodelist) {
+  // The first entry ends at a comma outside brackets.
+  size_t end = 0;
+  int depth = 0;
+  for (; end < nodelist.size(); ++end) {
+    if (nodelist[end] == '[') ++depth;
+    if (nodelist[end] == ']') --depth;
+    if (nodelist[end] == ',' && depth == 0) break;
+  }
+  // Each bracket group stands for its first element: prefix[07-09,12]suffix -> prefix07suffix.
+  std::string host;
+  for (size_t i = 0; i < end; ++i) {
+    if (nodelist[i] != '[') {
+      host += nodelist[i];
+      continue;
+    }
+    const size_t close = std::min(end, nodelist.find(']', i));
+    const std::string group = nodelist.substr(i + 1, close - i - 1);
+    host += group.substr(0, group.find_first_of(",-"));
+    i = close;
+  }
+  return host;
+}
+
+std::optional<DistEnv> detect_dist_env(const GetEnv& get_env) {
+  if (value_of(get_env, "RANK") || value_of(get_env, "WORLD_SIZE")) {
+    DistEnv env;
+    env.world_size = int_of(get_env, "WORLD_SIZE");
+    env.rank = int_of(get_env, "RANK");
+    env.local_rank = int_of(get_env, "LOCAL_RANK", env.rank);
+    env.local_world_size = int_of(get_env, "LOCAL_WORLD_SIZE", env.world_size);
+    env.node_rank = int_of(get_env, "GROUP_RANK", 0);
+    if (env.world_size < 1 || env.rank >= env.world_size) {
+      throw Error("environment variable RANK", "rank " + std::to_string(env.rank) + " is outside WORLD_SIZE=" +
+                                                   std::to_string(env.world_size),
+                  "Fix the launcher's environment.");
+    }
+    if (env.world_size == 1) return std::nullopt;
+    env.master_addr = value_of(get_env, "MASTER_ADDR").value_or("");
+    if (env.master_addr.empty()) int_of(get_env, "MASTER_ADDR");  // throws: not set
+    env.master_port = int_of(get_env, "MASTER_PORT");
+    const std::string agent = value_of(get_env, "TORCHELASTIC_USE_AGENT_STORE").value_or("");
+    env.agent_store = agent == "True" || agent == "true" || agent == "1";
+    env.source = value_of(get_env, "TRAINER_DDP_LAUNCHER") ? "trainer"
+                 : value_of(get_env, "TORCHELASTIC_RUN_ID") ? "torchrun"
+                                                             : "environment";
+    return env;
+  }
+  if (value_of(get_env, "SLURM_PROCID") && value_of(get_env, "SLURM_NTASKS")) {
+    DistEnv env;
+    env.world_size = int_of(get_env, "SLURM_NTASKS");
+    if (env.world_size <= 1) return std::nullopt;
+    env.rank = int_of(get_env, "SLURM_PROCID");
+    env.local_rank = int_of(get_env, "SLURM_LOCALID", 0);
+    env.node_rank = int_of(get_env, "SLURM_NODEID", 0);
+    const int nodes = int_of(get_env, "SLURM_NNODES", 1);
+    env.local_world_size = std::max(1, env.world_size / std::max(1, nodes));
+    std::string nodelist = value_of(get_env, "SLURM_STEP_NODELIST").value_or(value_of(get_env, "SLURM_NODELIST").value_or(""));
+    env.master_addr = value_of(get_env, "MASTER_ADDR").value_or(slurm_first_host(nodelist));
+    if (env.master_addr.empty()) env.master_addr = "127.0.0.1";
+    if (value_of(get_env, "MASTER_PORT")) {
+      env.master_port = int_of(get_env, "MASTER_PORT");
+    } else {
+      // As Lightning: 15000 + the job id's last four digits, the same on every task of the job.
+      const std::string job = value_of(get_env, "SLURM_JOB_ID").value_or("0");
+      env.master_port = 15000 + std::atoi(job.substr(job.size() > 4 ? job.size() - 4 : 0).c_str());
+    }
+    env.source = "slurm";
+    return env;
+  }
+  return std::nullopt;
+}
+
+bool is_secondary_rank() {
+  const char* rank = std::getenv("RANK");
+  if (rank != nullptr && rank[0] != '\0') return std::atoi(rank) > 0;
+  const char* procid = std::getenv("SLURM_PROCID");
+  const char* ntasks = std::getenv("SLURM_NTASKS");
+  return procid != nullptr && ntasks != nullptr && std::atoi(ntasks) > 1 && std::atoi(procid) > 0;
+}
+
+std::optional<DistEnv> detect_dist_env() {
+  return detect_dist_env([](const char* name) { return static_cast<const char*>(std::getenv(name)); });
+}
+
+}  // namespace trainer::engine

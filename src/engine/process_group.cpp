@@ -1,0 +1,194 @@
+#include "trainer/engine/process_group.h"
+
+#include <c10/util/Exception.h>
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#ifdef USE_C10D_NCCL
+#include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
+#endif
+
+#include <chrono>
+#include <cstdlib>
+#include <thread>
+
+#include "trainer/engine/torch_compat.h"
+#include "trainer/util/error.h"
+#include "trainer/util/log.h"
+
+namespace trainer::engine {
+
+struct ProcessGroup::Handles {
+  c10::intrusive_ptr<c10d::Store> store;
+  c10::intrusive_ptr<compat::CollectiveBackend> backend;
+};
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string message_of(const std::exception& error) {
+  if (const auto* c10_error = dynamic_cast<const c10::Error*>(&error)) return c10_error->what_without_backtrace();
+  return error.what();
+}
+
+std::vector<uint8_t> bytes_of(const std::string& text) { return std::vector<uint8_t>(text.begin(), text.end()); }
+
+bool is_loopback(const std::string& host) { return host == "localhost" || host.rfind("127.", 0) == 0; }
+
+std::string fix_text(double timeout_seconds) {
+  return "Another rank ended or hangs: see its error above (when trainer started the ranks, the job's error names "
+         "it). Waits are bounded by trainer.dist_timeout (now " +
+         std::to_string(static_cast<long long>(timeout_seconds)) +
+         " s). Resume with ckpt_path=last and the same hydra.run.dir.";
+}
+
+}  // namespace
+
+ProcessGroup::ProcessGroup(const DistEnv& env, const DistOptions& options, const at::Device& device,
+                           PeerFailure peer_failure)
+    : rank_(env.rank),
+      world_size_(env.world_size),
+      local_rank_(env.local_rank),
+      timeout_seconds_(options.timeout_seconds),
+      handles_(std::make_unique<Handles>()) {
+  const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(options.timeout_seconds * 1000.0));
+  backend_name_ = options.backend.empty() ? (device.is_cuda() ? "nccl" : "gloo") : options.backend;
+  const std::string where = "distributed rendezvous (rank " + std::to_string(rank_) + " of " +
+                            std::to_string(world_size_) + ", " + env.master_addr + ":" +
+                            std::to_string(env.master_port) + ")";
+  c10d::TCPStoreOptions store_options;
+  store_options.port = static_cast<uint16_t>(env.master_port);
+  store_options.isServer = rank_ == 0 && !env.agent_store;
+  store_options.numWorkers = static_cast<size_t>(world_size_);
+  store_options.waitWorkers = false;  // waited for below, watching for a failed peer
+  store_options.timeout = timeout;
+  try {
+    auto tcp = c10::make_intrusive<c10d::TCPStore>(env.master_addr, store_options);
+    const char* restart = std::getenv("TORCHELASTIC_RESTART_COUNT");
+    handles_->store = c10::make_intrusive<c10d::PrefixStore>(
+        std::string("trainer/") + (restart != nullptr ? restart : "0"), tcp);
+  } catch (const std::exception& error) {
+    throw Error(where, "cannot reach the TCPStore: " + message_of(error),
+                "Check MASTER_ADDR/MASTER_PORT (trainer.master_addr, trainer.master_port) and that rank 0 runs; "
+                "the wait is bounded by trainer.dist_timeout.");
+  }
+  // Every rank checks in; a failed peer (seen by our launcher) ends the wait at once.
+  handles_->store->add("joined", 1);
+  const auto deadline = Clock::now() + timeout;
+  while (true) {
+    const int64_t joined = handles_->store->add("joined", 0);
+    if (joined >= world_size_) break;
+    if (peer_failure) {
+      if (std::optional<std::string> failure = peer_failure()) {
+        throw Error(where, *failure + " before all ranks joined", "See that rank's error above.");
+      }
+    }
+    if (Clock::now() >= deadline) {
+      throw Error(where,
+                  "only " + std::to_string(joined) + " of " + std::to_string(world_size_) + " ranks joined within " +
+                      std::to_string(static_cast<long long>(options.timeout_seconds)) + " s",
+                  "Start every rank (WORLD_SIZE of them) with the same MASTER_ADDR and MASTER_PORT, or raise "
+                  "trainer.dist_timeout.");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  try {
+    if (backend_name_ == "gloo") {
+      auto gloo_options = c10d::ProcessGroupGloo::Options::create(timeout);
+      const char* interface = std::getenv("GLOO_SOCKET_IFNAME");
+      if (interface != nullptr && interface[0] != '\0') {
+        gloo_options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForInterface(interface));
+      } else if (is_loopback(env.master_addr)) {
+        gloo_options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
+      } else {
+        gloo_options->devices.push_back(c10d::ProcessGroupGloo::createDefaultDevice());
+      }
+      handles_->backend = c10::make_intrusive<c10d::ProcessGroupGloo>(
+          c10::make_intrusive<c10d::PrefixStore>("gloo", handles_->store), rank_, world_size_, gloo_options);
+    } else {
+#ifdef USE_C10D_NCCL
+      auto nccl_options = c10d::ProcessGroupNCCL::Options::create();
+      nccl_options->timeout = timeout;
+      handles_->backend = c10::make_intrusive<c10d::ProcessGroupNCCL>(
+          c10::make_intrusive<c10d::PrefixStore>("nccl", handles_->store), rank_, world_size_, nccl_options);
+#else
+      throw Error("trainer.process_group_backend", "this LibTorch has no NCCL",
+                  "Use trainer.process_group_backend=gloo, or build against a CUDA LibTorch.");
+#endif
+    }
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& error) {
+    throw Error(where, "cannot create the " + backend_name_ + " process group: " + message_of(error),
+                fix_text(options.timeout_seconds));
+  }
+  log::info("distributed: rank " + std::to_string(rank_) + " of " + std::to_string(world_size_) + " (" +
+            backend_name_ + ", rendezvous " + env.master_addr + ":" + std::to_string(env.master_port) + ", " +
+            (env.source.empty() ? "environment" : env.source) + ")");
+}
+
+ProcessGroup::~ProcessGroup() = default;
+
+void ProcessGroup::fail(const std::string& what, const std::string& problem) const {
+  throw Error("distributed " + what + " (rank " + std::to_string(rank_) + " of " + std::to_string(world_size_) + ")",
+              problem, fix_text(timeout_seconds_));
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroup::allreduce_async(at::Tensor& tensor) {
+  std::vector<at::Tensor> tensors{tensor};
+  try {
+    return handles_->backend->allreduce(tensors);
+  } catch (const std::exception& error) {
+    fail("all-reduce", message_of(error));
+  }
+}
+
+void ProcessGroup::wait(const c10::intrusive_ptr<c10d::Work>& work, const std::string& what) {
+  try {
+    work->wait();
+  } catch (const std::exception& error) {
+    fail(what, message_of(error));
+  }
+}
+
+void ProcessGroup::allreduce_sum(at::Tensor& tensor, const std::string& what) {
+  wait(allreduce_async(tensor), what);
+}
+
+void ProcessGroup::broadcast_from_main(const std::vector<at::Tensor>& tensors, const std::string& what) {
+  for (const at::Tensor& tensor : tensors) {
+    std::vector<at::Tensor> one{tensor};
+    c10d::BroadcastOptions options;
+    options.rootRank = 0;
+    try {
+      wait(handles_->backend->broadcast(one, options), what);
+    } catch (const Error&) {
+      throw;
+    } catch (const std::exception& error) {
+      fail(what, message_of(error));
+    }
+  }
+}
+
+void ProcessGroup::barrier(const std::string& what) {
+  try {
+    wait(handles_->backend->barrier(), what);
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& error) {
+    fail(what, message_of(error));
+  }
+}
+
+std::string ProcessGroup::share_string(const std::string& key, const std::string& value) {
+  try {
+    if (rank_ == 0) handles_->store->set("shared/" + key, bytes_of(value));
+    const std::vector<uint8_t> bytes = handles_->store->get("shared/" + key);
+    return std::string(bytes.begin(), bytes.end());
+  } catch (const std::exception& error) {
+    fail("store read of '" + key + "'", message_of(error));
+  }
+}
+
+}  // namespace trainer::engine

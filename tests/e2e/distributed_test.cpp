@@ -1,0 +1,304 @@
+// Distributed data parallel with real processes on CPU (Gloo): `trainer.devices=2` starts a
+// second rank, and the same binary joins a job when torchrun's variables are set. Skipped without
+// the engine.
+#include <catch2/catch.hpp>
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <csignal>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <regex>
+#include <thread>
+
+#include "e2e_support.h"
+#include "subprocess.h"
+
+namespace fs = std::filesystem;
+using namespace trainer::testing;
+
+namespace {
+
+// Plain SGD (no momentum, no weight decay), no dropout, no shuffling differences: the mean of two
+// ranks' gradients over b samples each is the gradient over the same 2b samples in one process.
+// 1024 synthetic samples, 1/8 held out: 896 training samples.
+std::vector<std::string> fit_command(const std::string& run_dir, std::vector<std::string> extra) {
+  std::vector<std::string> argv = {TRAINER_BINARY, "fit", "data=synthetic", "data.num_samples=1024",
+                                   "data.val_fraction=0.125", "model.dropout=0", "optimizer=sgd",
+                                   "optimizer.momentum=0", "optimizer.nesterov=false", "optimizer.weight_decay=0",
+                                   "trainer.num_sanity_val_steps=0", "trainer.enable_progress_bar=false",
+                                   "trainer.deterministic=true", "callbacks.model_checkpoint.save_top_k=0",
+                                   "test_after_fit=false", "hydra.run.dir=" + run_dir};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  return argv;
+}
+
+// The float32 tensors of a .safetensors file by name.
+std::map<std::string, std::vector<float>> read_safetensors(const fs::path& path) {
+  const std::string bytes = read_file(path);
+  REQUIRE(bytes.size() > 8);
+  uint64_t header_size = 0;
+  std::memcpy(&header_size, bytes.data(), 8);  // little-endian, as this machine
+  const std::string header = bytes.substr(8, header_size);
+  const size_t data_start = 8 + header_size;
+  std::map<std::string, std::vector<float>> tensors;
+  std::regex entry("\"([^\"]+)\":\\{\"dtype\":\"F32\",\"shape\":\\[[0-9,]*\\],\"data_offsets\":\\[([0-9]+),([0-9]+)\\]\\}");
+  for (auto it = std::sregex_iterator(header.begin(), header.end(), entry); it != std::sregex_iterator(); ++it) {
+    const size_t begin = std::stoull((*it)[2]);
+    const size_t end = std::stoull((*it)[3]);
+    std::vector<float> values((end - begin) / sizeof(float));
+    std::memcpy(values.data(), bytes.data() + data_start + begin, end - begin);
+    tensors[(*it)[1]] = std::move(values);
+  }
+  return tensors;
+}
+
+std::map<std::string, std::vector<float>> final_weights(const fs::path& run) {
+  auto exported = run_process({TRAINER_BINARY, "export", "ckpt_path=last", "hydra.run.dir=" + run.string(),
+                               "export_path=" + (run / "final.safetensors").string()});
+  INFO(exported.err);
+  REQUIRE(exported.exit_code == 0);
+  return read_safetensors(run / "final.safetensors");
+}
+
+void check_close(const std::map<std::string, std::vector<float>>& a, const std::map<std::string, std::vector<float>>& b,
+                 const std::map<std::string, std::vector<float>>& start) {
+  REQUIRE(a.size() == 6);  // the MLP's three weights and biases
+  REQUIRE(a.size() == b.size());
+  double largest = 0.0;
+  double moved = 0.0;
+  for (const auto& [name, values] : a) {
+    REQUIRE(b.count(name) == 1);
+    const std::vector<float>& other = b.at(name);
+    REQUIRE(values.size() == other.size());
+    for (size_t i = 0; i < values.size(); ++i) {
+      largest = std::max(largest, static_cast<double>(std::fabs(values[i] - other[i])));
+      moved = std::max(moved, static_cast<double>(std::fabs(values[i] - start.at(name)[i])));
+    }
+  }
+  INFO("largest difference " << largest << ", largest change by training " << moved);
+  CHECK(largest <= 1e-5);
+  CHECK(moved > 1e-3);  // training moved the weights far more than the tolerance
+}
+
+// The pid of rank `rank` started by trainer for the run in `run_dir`, or -1.
+pid_t find_rank(const std::string& run_dir, int rank) {
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    const std::string cmdline = read_file(entry.path() / "cmdline");
+    if (cmdline.find("hydra.run.dir=" + run_dir) == std::string::npos) continue;
+    const std::string environ = read_file(entry.path() / "environ");
+    if (environ.find(std::string("RANK=") + std::to_string(rank) + '\0') != std::string::npos &&
+        environ.find("TRAINER_DDP_LAUNCHER=") != std::string::npos) {
+      return static_cast<pid_t>(std::stoi(name));
+    }
+  }
+  return -1;
+}
+
+bool file_contains(const fs::path& path, const std::string& text) {
+  return read_file(path).find(text) != std::string::npos;
+}
+
+int free_port() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof(address);
+  REQUIRE(bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0);
+  REQUIRE(getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0);
+  close(fd);
+  return ntohs(address.sin_port);
+}
+
+}  // namespace
+
+TEST_CASE("2 ranks x batch b end with the weights of 1 rank x batch 2b (Gloo, real processes)") {
+  if (!engine_built()) {
+    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
+    return;
+  }
+  TempDir dir;
+  const fs::path root(dir.path());
+  // The initial weights (the same seed): one step with a learning rate of 0.
+  auto initial = run_process(fit_command((root / "start").string(), {"data.batch_size=64", "trainer.max_steps=1",
+                                                                     "optimizer.lr=0"}));
+  INFO(initial.err);
+  REQUIRE(initial.exit_code == 0);
+  const auto start = final_weights(root / "start");
+
+  SECTION("one optimizer step per batch, one epoch of 14 steps, then validation") {
+    auto one = run_process(fit_command((root / "one").string(), {"data.batch_size=64", "trainer.max_steps=14"}));
+    INFO(one.err);
+    REQUIRE(one.exit_code == 0);
+    auto two = run_process(
+        fit_command((root / "two").string(), {"data.batch_size=32", "trainer.max_steps=14", "trainer.devices=2"}));
+    INFO(two.err);
+    REQUIRE(two.exit_code == 0);
+    CHECK(two.err.find("data parallel: 2 ranks") != std::string::npos);
+    CHECK(two.err.find("gradient all-reduce: 1 bucket(s), 14 steps") != std::string::npos);
+    check_close(final_weights(root / "one"), final_weights(root / "two"), start);
+    // One run directory, written by rank 0 alone; its metrics are over both ranks' samples.
+    CHECK(fs::exists(root / "two" / ".hydra" / "config.yaml"));
+    CHECK(fs::exists(root / "two" / "metrics.csv"));
+    CsvTable a = read_csv(root / "one" / "metrics.csv");
+    CsvTable b = read_csv(root / "two" / "metrics.csv");
+    REQUIRE(!a.last("val/loss").empty());
+    CHECK(std::fabs(std::stod(a.last("val/loss")) - std::stod(b.last("val/loss"))) < 1e-5);
+    CHECK(a.last("val/acc") == b.last("val/acc"));
+  }
+
+  SECTION("with gradient accumulation: no all-reduce until the accumulated step") {
+    auto one = run_process(fit_command((root / "one").string(), {"data.batch_size=64", "trainer.max_steps=6"}));
+    INFO(one.err);
+    REQUIRE(one.exit_code == 0);
+    auto two = run_process(fit_command((root / "acc").string(), {"data.batch_size=16", "trainer.max_steps=6",
+                                                                  "trainer.devices=2", "trainer.accumulate_grad_batches=2"}));
+    INFO(two.err);
+    REQUIRE(two.exit_code == 0);
+    CHECK(two.err.find("gradient all-reduce: 1 bucket(s), 6 steps") != std::string::npos);
+    check_close(final_weights(root / "one"), final_weights(root / "acc"), start);
+  }
+
+  SECTION("small buckets: several all-reduces per step give the same weights") {
+    auto one = run_process(fit_command((root / "one").string(), {"data.batch_size=64", "trainer.max_steps=5"}));
+    REQUIRE(one.exit_code == 0);
+    auto two = run_process(fit_command((root / "buckets").string(), {"data.batch_size=32", "trainer.max_steps=5",
+                                                                      "trainer.devices=2", "trainer.bucket_cap_mb=0.1"}));
+    INFO(two.err);
+    REQUIRE(two.exit_code == 0);
+    CHECK(two.err.find("gradient all-reduce: 4 bucket(s), 5 steps") != std::string::npos);
+    check_close(final_weights(root / "one"), final_weights(root / "buckets"), start);
+  }
+}
+
+TEST_CASE("a killed rank ends the job at once with an error naming it") {
+  if (!engine_built()) {
+    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
+    return;
+  }
+  TempDir dir;
+  const std::string run = (fs::path(dir.path()) / "killed").string();
+  pid_t killed = -1;
+  bool unused = false;
+  // Long enough to be mid-training when rank 1 is killed; the timeout is far above what the
+  // job may take to notice (a dead peer resets its connections).
+  auto result = run_and_signal(
+      fit_command(run, {"data.num_samples=65536", "data.batch_size=32", "trainer.max_epochs=20",
+                        "trainer.log_every_n_steps=10", "trainer.devices=2", "trainer.dist_timeout=120"}),
+      dir.path(),
+      [&] {
+        if (killed < 0 && file_contains(fs::path(run) / "trainer.log", " step 20 ")) {
+          killed = find_rank(run, 1);
+          if (killed > 0) kill(killed, SIGKILL);
+        }
+        return false;
+      },
+      SIGTERM, &unused);
+  INFO(result.err);
+  REQUIRE(killed > 0);
+  CHECK(result.exit_code == 1);
+  CHECK(result.err.find("rank 1 (pid " + std::to_string(killed) + ") was killed by signal 9") != std::string::npos);
+  CHECK(result.err.find("fit finished") == std::string::npos);
+  CHECK(kill(killed, 0) != 0);  // reaped, not left behind
+}
+
+TEST_CASE("SIGINT to rank 0 alone stops both ranks after the same step, with a checkpoint") {
+  if (!engine_built()) {
+    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
+    return;
+  }
+  TempDir dir;
+  const std::string run = (fs::path(dir.path()) / "stopped").string();
+  bool signalled = false;
+  auto result = run_and_signal(
+      fit_command(run, {"data.num_samples=65536", "data.batch_size=32", "trainer.max_epochs=20",
+                        "trainer.log_every_n_steps=10", "trainer.devices=2"}),
+      dir.path(), [&] { return file_contains(fs::path(run) / "trainer.log", " step 20 "); }, SIGINT, &signalled);
+  INFO(result.err);
+  REQUIRE(signalled);
+  CHECK(result.exit_code == 1);
+  // Both ranks report the same step (rank 1 shares the job's stderr).
+  std::regex stopped("signal 2: stopped after step ([0-9]+)|signal 15: stopped after step ([0-9]+)");
+  std::vector<std::string> steps;
+  for (auto it = std::sregex_iterator(result.err.begin(), result.err.end(), stopped); it != std::sregex_iterator(); ++it) {
+    steps.push_back((*it)[1].matched ? (*it)[1].str() : (*it)[2].str());
+  }
+  REQUIRE(steps.size() == 2);
+  CHECK(steps[0] == steps[1]);
+  CHECK(fs::exists(fs::path(run) / "checkpoints" / "last.ckpt"));
+}
+
+TEST_CASE("with torchrun's variables set the binary joins the job as it is told; only rank 0 writes files") {
+  if (!engine_built()) {
+    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
+    return;
+  }
+  TempDir dir;
+  const fs::path root(dir.path());
+  const int port = free_port();
+  auto env = [&](int rank) {
+    return std::vector<std::string>{"RANK=" + std::to_string(rank), "LOCAL_RANK=" + std::to_string(rank),
+                                    "WORLD_SIZE=2", "LOCAL_WORLD_SIZE=2", "MASTER_ADDR=127.0.0.1",
+                                    "MASTER_PORT=" + std::to_string(port), "TORCHELASTIC_RUN_ID=test"};
+  };
+  // Each rank composes its own run directory; rank 0's is the job's.
+  ProcessResult second;
+  std::thread other([&] {
+    second = run_process(fit_command((root / "rank1").string(), {"data.batch_size=32", "trainer.max_steps=10"}),
+                         dir.path(), env(1));
+  });
+  auto first = run_process(fit_command((root / "rank0").string(), {"data.batch_size=32", "trainer.max_steps=10"}),
+                           dir.path(), env(0));
+  other.join();
+  INFO(first.err);
+  INFO(second.err);
+  REQUIRE(first.exit_code == 0);
+  REQUIRE(second.exit_code == 0);
+  CHECK(first.err.find("rank 0 of 2 (gloo, rendezvous 127.0.0.1:" + std::to_string(port) + ", torchrun)") !=
+        std::string::npos);
+  CHECK(first.err.find("started ranks") == std::string::npos);  // nothing spawned
+  CHECK(second.err.find("[info]") == std::string::npos);         // rank 1 logs warnings and errors only
+  CHECK(fs::exists(root / "rank0" / "checkpoints" / "last.ckpt"));
+  CHECK(fs::exists(root / "rank0" / ".hydra" / "config.yaml"));
+  CHECK(!fs::exists(root / "rank1"));
+
+  // The same job as trainer's own launcher runs it.
+  auto launched = run_process(fit_command((root / "launched").string(),
+                                          {"data.batch_size=32", "trainer.max_steps=10", "trainer.devices=2"}),
+                              dir.path());
+  INFO(launched.err);
+  REQUIRE(launched.exit_code == 0);
+  const auto a = final_weights(root / "rank0");
+  const auto b = final_weights(root / "launched");
+  for (const auto& [name, values] : a) CHECK((values == b.at(name)));
+}
+
+// A sweep job is a process forked from the sweep process; its ranks must start the job, not the
+// sweep again (the launcher hands the job its own command line).
+TEST_CASE("a data-parallel job inside a sweep starts its ranks for that job alone") {
+  if (!engine_built()) {
+    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
+    return;
+  }
+  TempDir dir;
+  const fs::path sweep = fs::path(dir.path()) / "sweep";
+  auto result = run_process({TRAINER_BINARY, "fit", "-m", "data=synthetic", "data.num_workers=0",
+                             "data.num_samples=512", "trainer.max_epochs=1", "trainer.devices=2", "seed=1,2",
+                             "hydra.sweep.dir=sweep"},
+                            dir.path());
+  INFO(result.err);
+  REQUIRE(result.exit_code == 0);
+  CHECK(result.err.find("2 job(s) ended") != std::string::npos);
+  for (const char* job : {"0", "1"}) {
+    CHECK(file_contains(sweep / job / "trainer.log", "data parallel: 2 ranks"));
+    CHECK(file_contains(sweep / ".sweep" / "status" / (std::string(job) + ".yaml"), "status: done"));
+  }
+  CHECK(!fs::exists(sweep / "2"));  // no third job from a rank re-running the sweep
+}
