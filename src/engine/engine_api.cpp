@@ -5,6 +5,7 @@
 
 #include <ATen/Parallel.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <string>
@@ -37,13 +38,38 @@ int usable_cores() {
 // with one intra-op thread on 2 cores, and glibc hands every step's activation buffers back to
 // the OS (a page fault per 4 KiB); keeping them mapped took a CNN loop from ~1,320 to ~2,120
 // samples/s.
+// Two diagnostic/benchmark knobs (bench/peer_bench.sh shows each tuning's effect with them):
+//   TRAINER_MALLOC_TUNING=0       leave glibc's malloc thresholds at their defaults
+//   TRAINER_INTRA_OP_THREADS=<n>  n intra-op threads instead of one per usable core; 0 = leave
+//                                 LibTorch's own default
+// The start-up log line says what was applied.
 std::string tune_runtime() {
-  mallopt(M_MMAP_THRESHOLD, 32 << 20);
-  mallopt(M_TRIM_THRESHOLD, 1 << 30);
-  const int cores = usable_cores();
-  at::set_num_threads(cores);
-  return "runtime tuning: " + std::to_string(cores) + " intra-op threads (cores available), malloc mmap "
-         "threshold 32 MiB and trim threshold 1 GiB";
+  std::string text = "runtime tuning: ";
+  const char* threads_env = std::getenv("TRAINER_INTRA_OP_THREADS");
+  if (threads_env != nullptr && threads_env[0] != '\0') {
+    char* end = nullptr;
+    const long n = std::strtol(threads_env, &end, 10);
+    if (*end != '\0' || n < 0 || n > 4096) {
+      throw trainer::Error("TRAINER_INTRA_OP_THREADS", "'" + std::string(threads_env) + "' is not a thread count",
+                           "Set it to a whole number (0 = LibTorch's default), or unset it");
+    }
+    if (n > 0) at::set_num_threads(static_cast<int>(n));
+    text += std::to_string(at::get_num_threads()) + " intra-op threads (" +
+            (n > 0 ? "TRAINER_INTRA_OP_THREADS" : "LibTorch's default, TRAINER_INTRA_OP_THREADS=0") + ")";
+  } else {
+    const int cores = usable_cores();
+    at::set_num_threads(cores);
+    text += std::to_string(cores) + " intra-op threads (cores available)";
+  }
+  const char* malloc_env = std::getenv("TRAINER_MALLOC_TUNING");
+  if (malloc_env != nullptr && std::string(malloc_env) == "0") {
+    text += ", malloc tuning off (TRAINER_MALLOC_TUNING=0)";
+  } else {
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
+    text += ", malloc mmap threshold 32 MiB and trim threshold 1 GiB";
+  }
+  return text;
 }
 
 }  // namespace

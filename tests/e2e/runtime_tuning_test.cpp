@@ -1,0 +1,76 @@
+// The engine's start-up tuning and its two diagnostic knobs (src/engine/engine_api.cpp), as the
+// real trainer binary reports them in trainer.log: TRAINER_MALLOC_TUNING=0 and
+// TRAINER_INTRA_OP_THREADS=<n> (0 = LibTorch's default), and a clear error for a bad value.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "e2e_support.h"
+#include "subprocess.h"
+
+namespace fs = std::filesystem;
+using namespace trainer::testing;
+
+namespace {
+
+ProcessResult tiny_fit(const TempDir& dir, const std::vector<std::string>& env) {
+  return run_process({TRAINER_BINARY, "fit", "data=synthetic", "data.num_workers=0", "debug=fdr", "hydra.run.dir=run"},
+                     dir.path(), env);
+}
+
+std::string tuning_line(const TempDir& dir) {
+  const std::string log = read_file(fs::path(dir.path()) / "run" / "trainer.log");
+  const size_t start = log.find("runtime tuning: ");
+  if (start == std::string::npos) return "";
+  return log.substr(start, log.find('\n', start) - start);
+}
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+}  // namespace
+
+TEST_CASE("runtime tuning: the log line says what was applied, and each knob switches its tuning off") {
+  if (!engine_built()) {
+    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
+    return;
+  }
+  SECTION("defaults: one thread per usable core and the malloc thresholds") {
+    TempDir dir;
+    auto result = tiny_fit(dir, {});
+    INFO(result.err);
+    REQUIRE(result.exit_code == 0);
+    const std::string line = tuning_line(dir);
+    CHECK(contains(line, "intra-op threads (cores available)"));
+    CHECK(contains(line, "malloc mmap threshold 32 MiB and trim threshold 1 GiB"));
+  }
+  SECTION("TRAINER_MALLOC_TUNING=0 leaves malloc alone") {
+    TempDir dir;
+    auto result = tiny_fit(dir, {"TRAINER_MALLOC_TUNING=0"});
+    INFO(result.err);
+    REQUIRE(result.exit_code == 0);
+    const std::string line = tuning_line(dir);
+    CHECK(contains(line, "malloc tuning off (TRAINER_MALLOC_TUNING=0)"));
+    CHECK_FALSE(contains(line, "mmap threshold"));
+  }
+  SECTION("TRAINER_INTRA_OP_THREADS=1 sets the count, 0 keeps LibTorch's default") {
+    TempDir one;
+    auto result = tiny_fit(one, {"TRAINER_INTRA_OP_THREADS=1"});
+    INFO(result.err);
+    REQUIRE(result.exit_code == 0);
+    CHECK(contains(tuning_line(one), "runtime tuning: 1 intra-op threads (TRAINER_INTRA_OP_THREADS)"));
+    TempDir zero;
+    result = tiny_fit(zero, {"TRAINER_INTRA_OP_THREADS=0"});
+    REQUIRE(result.exit_code == 0);
+    CHECK(contains(tuning_line(zero), "intra-op threads (LibTorch's default, TRAINER_INTRA_OP_THREADS=0)"));
+  }
+  SECTION("a value that is not a count is refused with the knob's name and the fix") {
+    TempDir dir;
+    auto result = tiny_fit(dir, {"TRAINER_INTRA_OP_THREADS=two"});
+    CHECK(result.exit_code != 0);
+    CHECK(contains(result.err, "TRAINER_INTRA_OP_THREADS"));
+    CHECK(contains(result.err, "not a thread count"));
+    CHECK(contains(result.err, "unset it"));
+  }
+}
