@@ -43,6 +43,11 @@ target_include_directories(trainer_engine_core PUBLIC $<BUILD_INTERFACE:${PROJEC
 target_link_libraries(trainer_engine_core PUBLIC torch trainer_data trainer_models trainer_config trainer_util trainer_formats)
 target_compile_options(trainer_engine_core PRIVATE ${TRAINER_WARNINGS} -Wno-unused-parameter)
 target_compile_definitions(trainer_engine_core PRIVATE TRAINER_LIBTORCH_SOURCE="${TRAINER_LIBTORCH}")
+# A CUDA build of LibTorch (the wheel): the device stats monitor reads the caching allocator's counters.
+if(TARGET c10_cuda)
+  target_compile_definitions(trainer_engine_core PRIVATE TRAINER_WITH_CUDA=1)
+  target_link_libraries(trainer_engine_core PUBLIC c10_cuda)
+endif()
 
 # trainer_engine: the shared library the trainer binary dlopens; only the C entry points exported.
 add_library(trainer_engine SHARED ${PROJECT_SOURCE_DIR}/src/engine/engine_api.cpp)

@@ -1,5 +1,6 @@
 #include "trainer/engine/callback.h"
 
+#include "trainer/engine/device_stats_monitor.h"
 #include "trainer/engine/early_stopping.h"
 #include "trainer/engine/lr_monitor.h"
 
@@ -15,6 +16,9 @@ Registry<CallbackFactory>& callback_registry() {
     created->add("lr_monitor", [](const config::ConfigView& section) {
       return std::unique_ptr<Callback>(std::make_unique<LearningRateMonitor>(
           section.get_or<std::string>("logging_interval", ""), section.full_path("logging_interval")));
+    });
+    created->add("device_stats_monitor", [](const config::ConfigView& section) {
+      return std::unique_ptr<Callback>(std::make_unique<DeviceStatsMonitor>(DeviceStatsOptions::from_config(section)));
     });
     return created;
   }();

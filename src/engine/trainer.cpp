@@ -19,6 +19,7 @@
 #include <fstream>
 #include <iomanip>
 #include <map>
+#include <new>
 #include <sstream>
 
 #include "trainer/config/config_view.h"
@@ -32,7 +33,9 @@
 #include "trainer/engine/grad_scaler.h"
 #include "trainer/engine/grad_reducer.h"
 #include "trainer/engine/lr_schedule.h"
+#include "trainer/engine/memory_stats.h"
 #include "trainer/engine/metric_logger.h"
+#include "trainer/engine/phase_profiler.h"
 #include "trainer/engine/posix_files.h"
 #include "trainer/engine/process_group.h"
 #include "trainer/engine/progress_bar.h"
@@ -258,11 +261,13 @@ struct Trainer::Impl {
   bool is_main = true;                     // rank 0: logs, metrics, checkpoints, progress bar
   int world_size = 1;
   Clock::time_point fit_start = Clock::now();
+  PhaseProfiler profiler;              // trainer.profiler=simple; off: one branch per phase
   CheckpointWriter checkpoint_writer;  // declared last: destroyed first, finishing any write in flight
 
   void setup() {
     config::ConfigView view(config);
     options = TrainerOptions::from_config(view, run_dir);
+    profiler = PhaseProfiler(options.profile_simple);
     if (options.accelerator == "cuda" || options.accelerator == "gpu") {
       if (!torch::cuda::is_available()) {
         throw Error("trainer.accelerator", "CUDA was asked for but no CUDA device is available",
@@ -406,6 +411,64 @@ struct Trainer::Impl {
               " gradient bucket(s) of up to " + fixed(bucket_cap_mb, 1) + " MB");
   }
 
+  // An allocation failure anywhere in the job, as one paragraph: where, what drives memory (batch,
+  // model, precision), the memory counters now, LibTorch's own first line, and what to change.
+  [[noreturn]] void throw_out_of_memory(const std::string& command, std::string cause) const {
+    cause = cause.substr(0, cause.find('\n'));
+    int64_t count = 0;
+    double weight_mb = 0;
+    for (const auto& parameter : parameters) {
+      count += parameter.numel();
+      weight_mb += static_cast<double>(parameter.numel() * parameter.element_size()) / (1024.0 * 1024.0);
+    }
+    const std::string model_name = config::ConfigView(config).get_or<std::string>("model.name", "?");
+    std::string facts = "batch size " + std::to_string(data_options.batch_size);
+    if (options.accumulate_grad_batches > 1) {
+      facts += " (x " + std::to_string(options.accumulate_grad_batches) + " accumulated)";
+    }
+    facts += ", model=" + model_name;
+    if (parameters.empty()) {
+      facts += " (not built yet)";
+    } else {
+      facts += " with " + std::to_string(count) + " parameters (" + fixed(weight_mb, 1) +
+               " MiB of weights; about 4x that with gradients and Adam's state)";
+    }
+    facts += ", precision=" + std::string(precision_name(options.precision));
+    std::string memory;
+    if (device.is_cuda()) {
+      if (auto cuda = cuda_memory(device.index())) {
+        memory = "; on the GPU now " + fixed(cuda->allocated_mb, 0) + " MiB allocated, " + fixed(cuda->reserved_mb, 0) +
+                 " MiB reserved, peak " + fixed(cuda->peak_allocated_mb, 0) + " MiB";
+      }
+    } else {
+      memory = "; host memory of this process now " + fixed(host_rss_mb(), 0) + " MiB, peak " +
+               fixed(host_peak_rss_mb(), 0) + " MiB";
+    }
+    const std::string where = device.is_cuda() ? "the GPU (cuda:" + std::to_string(device.index()) + ")" : "the host";
+    if (parameters.empty()) {
+      throw Error("model", "out of memory on " + where + " while building model=" + model_name + " (" + facts + memory +
+                               "): " + cause,
+                  "Make the model smaller (its sizes under model.*), or train where there is more memory.");
+    }
+    const int64_t smaller = std::max<int64_t>(1, data_options.batch_size / 2);
+    throw Error("data.batch_size",
+                "out of memory on " + where + " during " + command + " (" + facts + memory + "): " + cause,
+                "Lower the batch (data.batch_size=" + std::to_string(smaller) +
+                    ") and keep the effective batch with trainer.accumulate_grad_batches=" +
+                    std::to_string(2 * options.accumulate_grad_batches) + ", train in " +
+                    (device.is_cuda() ? "precision=16-mixed" : "precision=bf16-mixed") +
+                    " to halve activation memory, or choose a smaller model" +
+                    (data_options.num_workers > 0 ? "; fewer data.num_workers also frees host memory." : "."));
+  }
+
+  // trainer.profiler=simple: the phase table in the log and in <run dir>/fit-profiler.txt.
+  void report_profile(double fit_seconds) const {
+    std::string text = "profiler (simple): time per phase of fit, host wall clock\n" + profiler.table(fit_seconds);
+    if (reducer) text += reducer->describe_timing() + "\n";
+    log::info(text);
+    write_file_durably(run_dir + "/fit-profiler.txt", text);
+  }
+
   void log_metrics(const MetricRow& row, int64_t epoch, int64_t step) {
     for (auto& logger : loggers) logger->log_metrics(row, epoch, step);
   }
@@ -426,6 +489,7 @@ struct Trainer::Impl {
     bool lr_changes_per_step() const override {
       return impl.options.scheduler.name != "none" && impl.options.scheduler.interval == "step";
     }
+    int cuda_device() const override { return impl.device.is_cuda() ? impl.device.index() : -1; }
     std::vector<std::pair<std::string, double>> learning_rates() const override {
       std::vector<std::pair<std::string, double>> rates;
       const std::string base = "lr-" + impl.optimizer_class_name();
@@ -574,6 +638,7 @@ struct Trainer::Impl {
   // serialised) and hands the bytes to the background writer, which writes every path from them.
   void save(LoopState& state, std::vector<std::string> paths, std::vector<std::string> dropped = {}) {
     if (!options.checkpoint.enabled || paths.empty() || !is_main) return;
+    PhaseProfiler::Scope timed(profiler, Phase::kCheckpoint);
     save_callback_states(state);
     flush_loggers();
     state.precision = precision_name(options.precision);
@@ -699,6 +764,7 @@ struct Trainer::Impl {
     auto epoch_start = start;
     auto interval_start = Clock::now();
     int64_t interval_samples = 0;
+    int64_t interval_batches = 0;  // this rank's batches since the last logging step
     bool stop = false;
     bool first_step_reported = false;
     const bool by_norm = options.gradient_clip_algorithm == "norm";
@@ -718,25 +784,44 @@ struct Trainer::Impl {
       }
       bar.start_epoch(epoch, options.max_epochs, train_batches, state.batch_in_epoch);
       for (int64_t b = state.batch_in_epoch; b < train_batches; ++b) {
-        auto batch = train_loader.next();
+        std::optional<data::Batch> batch;
+        {
+          PhaseProfiler::Scope timed(profiler, Phase::kData);
+          batch = train_loader.next();
+        }
         if (!batch) break;
         at::Tensor logits;
-        at::Tensor loss = forward_loss(*batch, logits);
+        at::Tensor loss;
+        {
+          PhaseProfiler::Scope timed(profiler, Phase::kForward);
+          loss = forward_loss(*batch, logits);
+        }
         const bool step_now = (b + 1) % options.accumulate_grad_batches == 0 || b + 1 == train_batches;
         if (reducer) reducer->prepare(/*sync=*/step_now);
-        at::Tensor objective =
-            options.accumulate_grad_batches > 1 ? loss / static_cast<double>(options.accumulate_grad_batches) : loss;
-        (scaler ? scaler->scale(objective) : objective).backward();
-        if (reducer && step_now) reducer->finish();  // gradients averaged across ranks (still scaled)
+        {
+          PhaseProfiler::Scope timed(profiler, Phase::kBackward);
+          at::Tensor objective =
+              options.accumulate_grad_batches > 1 ? loss / static_cast<double>(options.accumulate_grad_batches) : loss;
+          (scaler ? scaler->scale(objective) : objective).backward();
+        }
+        if (reducer && step_now) {
+          PhaseProfiler::Scope timed(profiler, Phase::kAllReduce);
+          reducer->finish();  // gradients averaged across ranks (still scaled)
+        }
         epoch_meter.add(loss, logits, batch->targets);
         interval_samples += batch->targets.size(0) * world_size;
+        ++interval_batches;
         bar.update(b + 1, batch->targets.size(0));
         state.batch_in_epoch = b + 1;
         if (!step_now) continue;
-        if (scaler) scaler->unscale_(*optimizer);  // clipping sees true gradients
-        if (options.gradient_clip_val) clip_gradients(parameters, *options.gradient_clip_val, by_norm);
-        const bool stepped = optimizer_step();
-        optimizer->zero_grad();
+        bool stepped = true;
+        {
+          PhaseProfiler::Scope timed(profiler, Phase::kOptimizer);
+          if (scaler) scaler->unscale_(*optimizer);  // clipping sees true gradients
+          if (options.gradient_clip_val) clip_gradients(parameters, *options.gradient_clip_val, by_norm);
+          stepped = optimizer_step();
+          optimizer->zero_grad();
+        }
         ++state.global_step;
         if (!first_step_reported) {
           first_step_reported = true;
@@ -748,6 +833,7 @@ struct Trainer::Impl {
           apply_lr();
         }
         if (state.global_step % options.log_every_n_steps == 0) {
+          PhaseProfiler::Scope timed(profiler, Phase::kLogging);
           if (scaler && scaler->skipped_steps() > reported_skips) {
             log::info(std::to_string(scaler->skipped_steps() - reported_skips) +
                       " optimizer step(s) skipped since the last line (inf/NaN gradients under loss scaling); "
@@ -763,7 +849,8 @@ struct Trainer::Impl {
           logged = now;
           const double mean_loss = reading.loss();
           const double accuracy = reading.accuracy();
-          const double rate = static_cast<double>(interval_samples) / std::max(1e-9, seconds_since(interval_start));
+          const double interval_seconds = std::max(1e-9, seconds_since(interval_start));
+          const double rate = static_cast<double>(interval_samples) / interval_seconds;
           const std::string line = "epoch " + std::to_string(epoch) + " step " + std::to_string(state.global_step) +
                                    " batch " + std::to_string(b + 1) + "/" + std::to_string(train_batches) +
                                    " loss " + fixed(mean_loss, 4) + " acc " + fixed(accuracy, 4) + " " +
@@ -775,11 +862,14 @@ struct Trainer::Impl {
             log::info(line);
           }
           bar.set_loss(mean_loss);
-          log_metrics({{"train/loss", mean_loss}, {"train/acc", accuracy}, {"samples_per_sec", rate}}, epoch,
+          log_metrics({{"train/loss", mean_loss}, {"train/acc", accuracy}, {"samples_per_sec", rate},
+                       {"batches_per_sec", static_cast<double>(interval_batches) / interval_seconds}},
+                      epoch,
                       state.global_step);
           for (auto& entry : callbacks) entry.callback->on_log_step(context);
           interval_start = Clock::now();
           interval_samples = 0;
+          interval_batches = 0;
         }
         if (options.checkpoint.enabled && options.checkpoint.every_n_train_steps &&
             *options.checkpoint.every_n_train_steps > 0 &&
@@ -790,6 +880,7 @@ struct Trainer::Impl {
         if (b + 1 < train_batches && (b + 1) % val_check_batch == 0 && val_set->size() > 0 &&
             (epoch + 1) % std::max<int64_t>(1, options.check_val_every_n_epoch) == 0) {
           bar.clear();
+          PhaseProfiler::Scope timed(profiler, Phase::kValidation);
           validate_mid_epoch(state, context, epoch_meter, b + 1, train_batches);
           if (take_stop_request(context, epoch)) stop = true;
         }
@@ -837,6 +928,7 @@ struct Trainer::Impl {
       const bool validate_now = epoch_done && val_set->size() > 0 && train_batches % val_check_batch == 0 &&
                                 (epoch + 1) % std::max<int64_t>(1, options.check_val_every_n_epoch) == 0;
       if (validate_now) {
+        PhaseProfiler::Scope timed(profiler, Phase::kValidation);
         auto [val_loss, val_acc] = evaluate(val_set, options.limit_val);
         validated = true;
         row.push_back({"val/loss", val_loss});
@@ -871,6 +963,7 @@ struct Trainer::Impl {
     checkpoint_writer.wait();
     if (group) group->barrier("end of fit (rank 0 finishing its checkpoint writes)");
     if (reducer) log::info(reducer->describe_timing());
+    if (profiler.enabled() && is_main) report_profile(seconds_since(start));
     log::info("fit finished in " + fixed(seconds_since(start), 1) + " s, " + std::to_string(state.global_step) +
               " steps" +
               (scaler ? " (" + std::to_string(scaler->skipped_steps()) + " skipped for inf/NaN gradients, loss scale " +
@@ -925,10 +1018,21 @@ void Trainer::set_distributed(std::shared_ptr<ProcessGroup> group, double bucket
 }
 
 int Trainer::run(const std::string& command) {
-  impl_->setup();
-  if (command == "fit") return impl_->fit();
-  if (command == "validate") return impl_->evaluate_command("val");
-  if (command == "test") return impl_->evaluate_command("test");
+  try {
+    impl_->setup();
+    if (command == "fit") return impl_->fit();
+    if (command == "validate") return impl_->evaluate_command("val");
+    if (command == "test") return impl_->evaluate_command("test");
+  } catch (const c10::Error& error) {
+    // c10::OutOfMemoryError on CUDA; the CPU allocator's failures are plain c10::Errors.
+    if (dynamic_cast<const c10::OutOfMemoryError*>(&error) == nullptr &&
+        !is_out_of_memory_message(error.what_without_backtrace())) {
+      throw;
+    }
+    impl_->throw_out_of_memory(command, error.what_without_backtrace());
+  } catch (const std::bad_alloc& error) {
+    impl_->throw_out_of_memory(command, std::string("std::bad_alloc (") + error.what() + ")");
+  }
   throw Error("command", "unknown command '" + command + "'", "Use fit, validate or test.");
 }
 

@@ -169,6 +169,14 @@ TrainerOptions TrainerOptions::from_config(const config::ConfigView& root, const
       }
     }
     o.enable_progress_bar = t.get_or<bool>("enable_progress_bar", true);
+    if (t.has("profiler") && !t.node("profiler").is_null()) {
+      const std::string profiler = t.get<std::string>("profiler");
+      if (profiler != "simple") {
+        throw Error(t.full_path("profiler"), "unknown profiler '" + profiler + "'",
+                    "Use trainer.profiler=simple (time per phase of fit), or null for none.");
+      }
+      o.profile_simple = true;
+    }
     o.min_epochs = t.get_or<std::optional<int64_t>>("min_epochs", std::nullopt).value_or(0);
     o.checkpoint.enabled = t.get_or<bool>("enable_checkpointing", true);
   }

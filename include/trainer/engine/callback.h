@@ -27,6 +27,8 @@ class FitContext {
   virtual std::vector<std::pair<std::string, double>> learning_rates() const = 0;
   // Whether the learning-rate scheduler steps after every optimizer step (interval: step).
   virtual bool lr_changes_per_step() const { return false; }
+  // The CUDA device index this process trains on; -1 on the CPU.
+  virtual int cuda_device() const { return -1; }
   // Sends metrics to every logger at the current epoch and step.
   virtual void log(const MetricRow& metrics) = 0;
   // Ends fit after this epoch (or right after a validation inside the epoch); `reason` is logged.
@@ -57,7 +59,7 @@ class Callback {
 // Builds a callback from its config section (`callbacks.<name>`).
 using CallbackFactory = std::function<std::unique_ptr<Callback>(const config::ConfigView& section)>;
 
-// The process-wide registry, with early_stopping and lr_monitor added.
+// The process-wide registry, with early_stopping, lr_monitor and device_stats_monitor added.
 Registry<CallbackFactory>& callback_registry();
 
 struct NamedCallback {

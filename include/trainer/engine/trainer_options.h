@@ -91,6 +91,7 @@ struct TrainerOptions {
   std::string gradient_clip_algorithm = "norm";
   int64_t fast_dev_run = 0;  // number of batches; 0 = off
   bool enable_progress_bar = true;
+  bool profile_simple = false;  // trainer.profiler=simple (phase_profiler.h)
   bool enable_loggers = true;    // off under fast_dev_run, as in Lightning
   bool enable_callbacks = true;  // off under fast_dev_run, as in Lightning
   std::optional<std::string> ckpt_path;
