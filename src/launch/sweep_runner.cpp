@@ -70,9 +70,14 @@ int run_sweep_plan(const SweepPlan& plan) {
     }
   }
   if (!failed.empty() || !not_run.empty()) {
-    std::string problem = std::to_string(failed.size()) + " of " + std::to_string(summary.jobs.size()) +
-                          " jobs failed (" + number_list(failed) + ")";
-    if (!not_run.empty()) problem += "; " + std::to_string(not_run.size()) + " did not run (" + number_list(not_run) + ")";
+    // "1 of 3 jobs failed (0); 1 did not finish (2)", or either half alone.
+    const std::string of_all = " of " + std::to_string(summary.jobs.size()) + " jobs ";
+    std::string problem;
+    if (!failed.empty()) problem = std::to_string(failed.size()) + of_all + "failed (" + number_list(failed) + ")";
+    if (!not_run.empty()) {
+      problem += problem.empty() ? std::to_string(not_run.size()) + of_all : "; " + std::to_string(not_run.size()) + " ";
+      problem += "did not finish (" + number_list(not_run) + ": interrupted or never started)";
+    }
     throw Error("sweep " + plan.sweep_dir, problem,
                 "See each job's error above and its stderr.log in its run dir; `trainer sweep resume " +
                     plan.sweep_dir + "` re-runs failed and remaining jobs.");

@@ -163,7 +163,7 @@ TEST_CASE("sweep: fail_fast=true stops launching at the first failure") {
   CHECK_FALSE(fs::exists(sweep / ".sweep" / "status" / "1.yaml"));
   CHECK_FALSE(fs::exists(sweep / "1"));
   CHECK(contains(result.err, "fail_fast"));
-  CHECK(contains(result.err, "1 did not run (1)"));
+  CHECK(contains(result.err, "1 of 2 jobs failed (0); 1 did not finish (1: interrupted or never started)"));
 }
 
 TEST_CASE("sweep: killed with SIGKILL mid-way, the same command resumes it; a changed job list is refused") {
