@@ -30,6 +30,7 @@
 #include "trainer/engine/callback.h"
 #include "trainer/engine/checkpoint.h"
 #include "trainer/engine/checkpoint_writer.h"
+#include "trainer/engine/fused_adam.h"
 #include "trainer/engine/grad_scaler.h"
 #include "trainer/engine/grad_reducer.h"
 #include "trainer/engine/lr_schedule.h"
@@ -150,8 +151,14 @@ struct DeviceMeter {
                   " (resume with ckpt_path=last).");
 }
 
-std::unique_ptr<torch::optim::Optimizer> make_optimizer(const OptimizerOptions& o,
-                                                        std::vector<at::Tensor> parameters) {
+// Adam and AdamW on CUDA run as one fused kernel (fused_adam.h); everything else is LibTorch's own.
+std::unique_ptr<torch::optim::Optimizer> make_optimizer(const OptimizerOptions& o, std::vector<at::Tensor> parameters,
+                                                        const at::Device& device) {
+  if (device.is_cuda()) {
+    if (auto fused = make_fused_adam(o.name, parameters, o.lr, o.betas[0], o.betas[1], 1e-8, o.weight_decay, device)) {
+      return fused;
+    }
+  }
   if (o.name == "sgd") {
     return std::make_unique<torch::optim::SGD>(
         parameters, torch::optim::SGDOptions(o.lr).momentum(o.momentum).nesterov(o.nesterov).weight_decay(o.weight_decay));
@@ -298,7 +305,7 @@ struct Trainer::Impl {
     if (param_dtype != at::kFloat) model->to(param_dtype);
     model->to(device);
     parameters = model->parameters();
-    optimizer = make_optimizer(options.optimizer, parameters);
+    optimizer = make_optimizer(options.optimizer, parameters, device);
     log::info("model: " + model->describe());
     probe_precision(spec, view.get_or<std::string>("model.name", "?"));
     if (options.grad_scaler_enabled) {
