@@ -54,12 +54,16 @@ ProcessGroup::ProcessGroup(const DistEnv& env, const DistOptions& options, const
       handles_(std::make_unique<Handles>()) {
   const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(options.timeout_seconds * 1000.0));
   backend_name_ = options.backend.empty() ? (device.is_cuda() ? "nccl" : "gloo") : options.backend;
+  // torchrun's agent (PyTorch 2.x) hosts a TCPStore at MASTER_PORT whose protocol LibTorch 1.13's
+  // client does not speak: its first request went unanswered until the timeout in a test here.
+  // There rank 0 serves a store of its own on the next port, as without the agent.
+  const bool join_agent = env.agent_store && compat::tcpstore_client_speaks_torchrun_2();
+  const int port = env.agent_store && !join_agent ? env.master_port + 1 : env.master_port;
   const std::string where = "distributed rendezvous (rank " + std::to_string(rank_) + " of " +
-                            std::to_string(world_size_) + ", " + env.master_addr + ":" +
-                            std::to_string(env.master_port) + ")";
+                            std::to_string(world_size_) + ", " + env.master_addr + ":" + std::to_string(port) + ")";
   c10d::TCPStoreOptions store_options;
-  store_options.port = static_cast<uint16_t>(env.master_port);
-  store_options.isServer = rank_ == 0 && !env.agent_store;
+  store_options.port = static_cast<uint16_t>(port);
+  store_options.isServer = rank_ == 0 && !join_agent;
   store_options.numWorkers = static_cast<size_t>(world_size_);
   store_options.waitWorkers = false;  // waited for below, watching for a failed peer
   store_options.timeout = timeout;
@@ -124,7 +128,7 @@ ProcessGroup::ProcessGroup(const DistEnv& env, const DistOptions& options, const
                 fix_text(options.timeout_seconds));
   }
   log::info("distributed: rank " + std::to_string(rank_) + " of " + std::to_string(world_size_) + " (" +
-            backend_name_ + ", rendezvous " + env.master_addr + ":" + std::to_string(env.master_port) + ", " +
+            backend_name_ + ", rendezvous " + env.master_addr + ":" + std::to_string(port) + ", " +
             (env.source.empty() ? "environment" : env.source) + ")");
 }
 

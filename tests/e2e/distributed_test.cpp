@@ -280,6 +280,54 @@ TEST_CASE("with torchrun's variables set the binary joins the job as it is told;
   for (const auto& [name, values] : a) CHECK((values == b.at(name)));
 }
 
+// The real torchrun (PyTorch's elastic agent, from the test Python's torch) starts both ranks with
+// --no-python; its agent already hosts the TCPStore at MASTER_ADDR:MASTER_PORT
+// (TORCHELASTIC_USE_AGENT_STORE), so rank 0 must join it as a client rather than serve one.
+TEST_CASE("under the real torchrun --no-python the ranks join torchrun's agent store and train as trainer's launcher") {
+  if (!engine_built()) {
+    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
+    return;
+  }
+  const std::string python = TRAINER_TEST_PYTHON;
+  if (python.empty()) {
+    WARN("TRAINER_TEST_PYTHON is empty: no torchrun to start the ranks with");
+    return;
+  }
+  TempDir dir;
+  const fs::path root(dir.path());
+  const std::vector<std::string> job = {"data.batch_size=32", "trainer.max_steps=10"};
+  std::vector<std::string> argv = {python, "-m", "torch.distributed.run", "--nproc-per-node", "2",
+                                   "--master-addr", "127.0.0.1", "--master-port", std::to_string(free_port()),
+                                   "--no-python"};
+  const std::vector<std::string> fit = fit_command((root / "torchrun").string(), job);
+  argv.insert(argv.end(), fit.begin(), fit.end());
+  auto launched_by_torchrun = run_process(argv, dir.path());
+  INFO(launched_by_torchrun.err);
+  REQUIRE(launched_by_torchrun.exit_code == 0);
+  CHECK(launched_by_torchrun.err.find("rank 0 of 2 (gloo") != std::string::npos);
+  CHECK(launched_by_torchrun.err.find("torchrun") != std::string::npos);
+  CHECK(launched_by_torchrun.err.find("started ranks") == std::string::npos);  // torchrun started them
+
+  std::vector<std::string> own = job;
+  own.push_back("trainer.devices=2");
+  auto launched = run_process(fit_command((root / "launched").string(), own), dir.path());
+  INFO(launched.err);
+  REQUIRE(launched.exit_code == 0);
+  // torchrun sets OMP_NUM_THREADS=1, which can change a BLAS's summation order: equal up to rounding.
+  const auto a = final_weights(root / "torchrun");
+  const auto b = final_weights(root / "launched");
+  REQUIRE(a.size() == 6);
+  REQUIRE(a.size() == b.size());
+  double largest = 0.0;
+  for (const auto& [name, values] : a) {
+    REQUIRE(values.size() == b.at(name).size());
+    for (size_t i = 0; i < values.size(); ++i) {
+      largest = std::max(largest, static_cast<double>(std::fabs(values[i] - b.at(name)[i])));
+    }
+  }
+  CHECK(largest <= 1e-5);
+}
+
 // A sweep job is a process forked from the sweep process; its ranks must start the job, not the
 // sweep again (the launcher hands the job its own command line).
 TEST_CASE("a data-parallel job inside a sweep starts its ranks for that job alone") {

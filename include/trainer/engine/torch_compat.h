@@ -101,3 +101,9 @@ using CollectiveBackend = c10d::Backend;
 using CollectiveBackend = c10d::ProcessGroup;
 #endif
 }  // namespace trainer::engine::compat
+
+namespace trainer::engine::compat {
+// Whether this LibTorch's TCPStore client can join the store torchrun's agent hosts (PyTorch 2.x
+// torchrun, TORCHELASTIC_USE_AGENT_STORE): 2.x clients can; 1.13's waits for answers that never come.
+inline constexpr bool tcpstore_client_speaks_torchrun_2() { return TRAINER_TORCH_AT_LEAST(2, 0); }
+}  // namespace trainer::engine::compat
