@@ -156,6 +156,7 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const OptimizerOptions& 
                                                         const at::Device& device) {
   if (device.is_cuda()) {
     if (auto fused = make_fused_adam(o.name, parameters, o.lr, o.betas[0], o.betas[1], 1e-8, o.weight_decay, device)) {
+      log::info("optimizer " + o.name + ": one fused kernel for all parameters (CUDA)");
       return fused;
     }
   }
