@@ -297,6 +297,11 @@ struct Trainer::Impl {
     train_set = std::make_shared<const data::TensorDataset>(std::move(splits.train));
     val_set = std::make_shared<const data::TensorDataset>(std::move(splits.val));
     test_set = std::make_shared<const data::TensorDataset>(std::move(splits.test));
+    const int workers = data::resolve_num_workers(data_options.num_workers, device);
+    log::info("data: " + std::to_string(train_set->size()) + " train / " + std::to_string(val_set->size()) + " val / " +
+              std::to_string(test_set->size()) + " test samples, batch " + std::to_string(data_options.batch_size) +
+              "; loader: " + (workers == 0 ? std::string("batches made on the training thread") : std::to_string(workers) + " worker thread(s)") +
+              (data_options.pin_memory && device.is_cuda() ? ", pinned memory, non-blocking copies" : ""));
 
     models::InputSpec spec;
     auto sizes = train_set->inputs().sizes();
