@@ -291,6 +291,7 @@ struct Trainer::Impl {
     configure_precision();
     torch::manual_seed(options.seed);
     if (options.deterministic) at::globalContext().setDeterministicAlgorithms(true, false);
+    if (device.is_cuda()) at::globalContext().setBenchmarkCuDNN(options.cudnn_benchmark);
 
     data_options = data::DataOptions::from_config(view.sub("data"), options.seed);
     data::DataSplits splits = data::load_datasets(data_options);

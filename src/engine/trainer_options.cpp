@@ -138,6 +138,12 @@ TrainerOptions TrainerOptions::from_config(const config::ConfigView& root, const
     if (t.has("precision") && !t.node("precision").is_null()) precision = precision_text(t.node("precision"));
     o.grad_scaler = read_grad_scaler(t);
     o.deterministic = t.get_or<bool>("deterministic", false);
+    // Lightning's `benchmark`: unset, cuDNN autotuning is on for CUDA unless the run must be deterministic.
+    o.cudnn_benchmark = t.get_or<std::optional<bool>>("benchmark", std::nullopt).value_or(!o.deterministic);
+    if (o.cudnn_benchmark && o.deterministic && t.has("benchmark") && !t.node("benchmark").is_null()) {
+      throw Error(t.full_path("benchmark"), "benchmark=true picks convolution algorithms by timing them, which "
+                  "trainer.deterministic=true rules out", "Set one of trainer.benchmark=false or trainer.deterministic=false.");
+    }
     o.max_epochs = t.get_or<int64_t>("max_epochs", 10);
     o.max_steps = t.get_or<int64_t>("max_steps", -1);
     if (t.has("max_time") && !t.node("max_time").is_null()) {

@@ -101,6 +101,13 @@ TEST_CASE("bad input stops with a clear error and a non-zero exit") {
   CHECK(shape.exit_code == 1);
   CHECK(shape.err.find("784") != std::string::npos);
 
+  auto benchmark = run_process({TRAINER_BINARY, "fit", "data=synthetic", "trainer.deterministic=true",
+                                "trainer.benchmark=true", "hydra.run.dir=r5"},
+                               dir.path());
+  CHECK(benchmark.exit_code == 1);
+  CHECK(benchmark.err.find("trainer.benchmark") != std::string::npos);
+  CHECK(benchmark.err.find("deterministic") != std::string::npos);
+
   // Epoch 0 trains well; then the learning rate jumps by 1e9 and the loss turns NaN. Fit stops
   // with a clear error, and last.ckpt still holds the good weights of epoch 0.
   auto diverged = run_process({TRAINER_BINARY, "fit", "data=synthetic", "data.num_samples=2048", "data.num_workers=0",
