@@ -1,5 +1,7 @@
 #include "trainer/engine/engine_api.h"
 
+#include <c10/util/Exception.h>
+
 #include <malloc.h>
 #include <sched.h>
 
@@ -103,6 +105,11 @@ __attribute__((visibility("default"))) int trainer_engine_run(const TrainerJob* 
     return trainer::engine::run_job_ranks(std::move(document.root), job->run_dir, job->config_yaml, job->command);
   } catch (const trainer::Error& e) {
     copy_message(e.what(), error_message, error_capacity);
+    return 1;
+  } catch (const c10::Error& e) {
+    // A LibTorch check we did not anticipate with an error of our own: its message, not its C++ stack.
+    copy_message(std::string("engine: LibTorch refused an operation: ") + e.what_without_backtrace(), error_message,
+                 error_capacity);
     return 1;
   } catch (const std::exception& e) {
     copy_message(std::string("engine: ") + e.what(), error_message, error_capacity);

@@ -194,6 +194,13 @@ TrainerOptions TrainerOptions::from_config(const config::ConfigView& root, const
     o.optimizer.weight_decay = opt.get_or<double>("weight_decay", 0.0);
     o.optimizer.momentum = opt.get_or<double>("momentum", 0.0);
     o.optimizer.nesterov = opt.get_or<bool>("nesterov", false);
+    if (o.optimizer.nesterov && o.optimizer.momentum <= 0.0) {
+      std::ostringstream momentum;
+      momentum << o.optimizer.momentum;
+      throw Error(opt.full_path("nesterov"),
+                  "Nesterov momentum needs a momentum above 0 (optimizer.momentum is " + momentum.str() + ")",
+                  "Set optimizer.nesterov=false for plain SGD, or a momentum such as optimizer.momentum=0.9.");
+    }
     o.optimizer.betas = opt.get_or<std::vector<double>>("betas", {0.9, 0.999});
     if (o.optimizer.betas.size() != 2) throw Error(opt.full_path("betas"), "needs two values");
   }

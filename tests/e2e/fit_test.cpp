@@ -101,6 +101,13 @@ TEST_CASE("bad input stops with a clear error and a non-zero exit") {
   CHECK(shape.exit_code == 1);
   CHECK(shape.err.find("784") != std::string::npos);
 
+  auto nesterov = run_process({TRAINER_BINARY, "fit", "data=synthetic", "optimizer=sgd", "optimizer.momentum=0",
+                               "hydra.run.dir=r6"},
+                              dir.path());
+  CHECK(nesterov.exit_code == 1);
+  CHECK(nesterov.err.find("optimizer.nesterov") != std::string::npos);
+  CHECK(nesterov.err.find("frame #") == std::string::npos);  // one paragraph, no C++ stack
+
   auto benchmark = run_process({TRAINER_BINARY, "fit", "data=synthetic", "trainer.deterministic=true",
                                 "trainer.benchmark=true", "hydra.run.dir=r5"},
                                dir.path());
