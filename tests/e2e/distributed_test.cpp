@@ -37,49 +37,10 @@ std::vector<std::string> fit_command(const std::string& run_dir, std::vector<std
   return argv;
 }
 
-// The float32 tensors of a .safetensors file by name.
-std::map<std::string, std::vector<float>> read_safetensors(const fs::path& path) {
-  const std::string bytes = read_file(path);
-  REQUIRE(bytes.size() > 8);
-  uint64_t header_size = 0;
-  std::memcpy(&header_size, bytes.data(), 8);  // little-endian, as this machine
-  const std::string header = bytes.substr(8, header_size);
-  const size_t data_start = 8 + header_size;
-  std::map<std::string, std::vector<float>> tensors;
-  std::regex entry("\"([^\"]+)\":\\{\"dtype\":\"F32\",\"shape\":\\[[0-9,]*\\],\"data_offsets\":\\[([0-9]+),([0-9]+)\\]\\}");
-  for (auto it = std::sregex_iterator(header.begin(), header.end(), entry); it != std::sregex_iterator(); ++it) {
-    const size_t begin = std::stoull((*it)[2]);
-    const size_t end = std::stoull((*it)[3]);
-    std::vector<float> values((end - begin) / sizeof(float));
-    std::memcpy(values.data(), bytes.data() + data_start + begin, end - begin);
-    tensors[(*it)[1]] = std::move(values);
-  }
-  return tensors;
-}
-
-std::map<std::string, std::vector<float>> final_weights(const fs::path& run) {
-  auto exported = run_process({TRAINER_BINARY, "export", "ckpt_path=last", "hydra.run.dir=" + run.string(),
-                               "export_path=" + (run / "final.safetensors").string()});
-  INFO(exported.err);
-  REQUIRE(exported.exit_code == 0);
-  return read_safetensors(run / "final.safetensors");
-}
-
-void check_close(const std::map<std::string, std::vector<float>>& a, const std::map<std::string, std::vector<float>>& b,
-                 const std::map<std::string, std::vector<float>>& start) {
+void check_close(const Weights& a, const Weights& b, const Weights& start) {
   REQUIRE(a.size() == 6);  // the MLP's three weights and biases
-  REQUIRE(a.size() == b.size());
-  double largest = 0.0;
-  double moved = 0.0;
-  for (const auto& [name, values] : a) {
-    REQUIRE(b.count(name) == 1);
-    const std::vector<float>& other = b.at(name);
-    REQUIRE(values.size() == other.size());
-    for (size_t i = 0; i < values.size(); ++i) {
-      largest = std::max(largest, static_cast<double>(std::fabs(values[i] - other[i])));
-      moved = std::max(moved, static_cast<double>(std::fabs(values[i] - start.at(name)[i])));
-    }
-  }
+  const double largest = largest_difference(a, b);
+  const double moved = largest_difference(a, start);
   INFO("largest difference " << largest << ", largest change by training " << moved);
   CHECK(largest <= 1e-5);
   CHECK(moved > 1e-3);  // training moved the weights far more than the tolerance
@@ -131,7 +92,7 @@ TEST_CASE("2 ranks x batch b end with the weights of 1 rank x batch 2b (Gloo, re
                                                                      "optimizer.lr=0"}));
   INFO(initial.err);
   REQUIRE(initial.exit_code == 0);
-  const auto start = final_weights(root / "start");
+  const auto start = exported_weights(root / "start");
 
   SECTION("one optimizer step per batch, one epoch of 14 steps, then validation") {
     auto one = run_process(fit_command((root / "one").string(), {"data.batch_size=64", "trainer.max_steps=14"}));
@@ -143,7 +104,7 @@ TEST_CASE("2 ranks x batch b end with the weights of 1 rank x batch 2b (Gloo, re
     REQUIRE(two.exit_code == 0);
     CHECK(two.err.find("data parallel: 2 ranks") != std::string::npos);
     CHECK(two.err.find("gradient all-reduce: 1 bucket(s), 14 steps") != std::string::npos);
-    check_close(final_weights(root / "one"), final_weights(root / "two"), start);
+    check_close(exported_weights(root / "one"), exported_weights(root / "two"), start);
     // One run directory, written by rank 0 alone; its metrics are over both ranks' samples.
     CHECK(fs::exists(root / "two" / ".hydra" / "config.yaml"));
     CHECK(fs::exists(root / "two" / "metrics.csv"));
@@ -163,7 +124,7 @@ TEST_CASE("2 ranks x batch b end with the weights of 1 rank x batch 2b (Gloo, re
     INFO(two.err);
     REQUIRE(two.exit_code == 0);
     CHECK(two.err.find("gradient all-reduce: 1 bucket(s), 6 steps") != std::string::npos);
-    check_close(final_weights(root / "one"), final_weights(root / "acc"), start);
+    check_close(exported_weights(root / "one"), exported_weights(root / "acc"), start);
   }
 
   SECTION("small buckets: several all-reduces per step give the same weights") {
@@ -174,7 +135,7 @@ TEST_CASE("2 ranks x batch b end with the weights of 1 rank x batch 2b (Gloo, re
     INFO(two.err);
     REQUIRE(two.exit_code == 0);
     CHECK(two.err.find("gradient all-reduce: 4 bucket(s), 5 steps") != std::string::npos);
-    check_close(final_weights(root / "one"), final_weights(root / "buckets"), start);
+    check_close(exported_weights(root / "one"), exported_weights(root / "buckets"), start);
   }
 }
 
@@ -275,8 +236,8 @@ TEST_CASE("with torchrun's variables set the binary joins the job as it is told;
                               dir.path());
   INFO(launched.err);
   REQUIRE(launched.exit_code == 0);
-  const auto a = final_weights(root / "rank0");
-  const auto b = final_weights(root / "launched");
+  const auto a = exported_weights(root / "rank0");
+  const auto b = exported_weights(root / "launched");
   for (const auto& [name, values] : a) CHECK((values == b.at(name)));
 }
 
@@ -314,18 +275,10 @@ TEST_CASE("under the real torchrun --no-python the ranks join torchrun's agent s
   INFO(launched.err);
   REQUIRE(launched.exit_code == 0);
   // torchrun sets OMP_NUM_THREADS=1, which can change a BLAS's summation order: equal up to rounding.
-  const auto a = final_weights(root / "torchrun");
-  const auto b = final_weights(root / "launched");
+  const auto a = exported_weights(root / "torchrun");
+  const auto b = exported_weights(root / "launched");
   REQUIRE(a.size() == 6);
-  REQUIRE(a.size() == b.size());
-  double largest = 0.0;
-  for (const auto& [name, values] : a) {
-    REQUIRE(values.size() == b.at(name).size());
-    for (size_t i = 0; i < values.size(); ++i) {
-      largest = std::max(largest, static_cast<double>(std::fabs(values[i] - b.at(name)[i])));
-    }
-  }
-  CHECK(largest <= 1e-5);
+  CHECK(largest_difference(a, b) <= 1e-5);
 }
 
 // A sweep job is a process forked from the sweep process; its ranks must start the job, not the

@@ -2,6 +2,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <cmath>
+#include <cstring>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -63,6 +65,47 @@ std::string CsvTable::last(const std::string& column) const {
     if (index < row->size() && !(*row)[index].empty()) return (*row)[index];
   }
   return "";
+}
+
+Weights read_safetensors(const std::filesystem::path& path) {
+  const std::string bytes = read_file(path);
+  REQUIRE(bytes.size() > 8);
+  uint64_t header_size = 0;
+  std::memcpy(&header_size, bytes.data(), 8);  // little-endian, as this machine
+  const std::string header = bytes.substr(8, header_size);
+  const size_t data_start = 8 + header_size;
+  Weights tensors;
+  std::regex entry("\"([^\"]+)\":\\{\"dtype\":\"F32\",\"shape\":\\[[0-9,]*\\],\"data_offsets\":\\[([0-9]+),([0-9]+)\\]\\}");
+  for (auto it = std::sregex_iterator(header.begin(), header.end(), entry); it != std::sregex_iterator(); ++it) {
+    const size_t begin = std::stoull((*it)[2]);
+    const size_t end = std::stoull((*it)[3]);
+    std::vector<float> values((end - begin) / sizeof(float));
+    std::memcpy(values.data(), bytes.data() + data_start + begin, end - begin);
+    tensors[(*it)[1]] = std::move(values);
+  }
+  return tensors;
+}
+
+Weights exported_weights(const std::filesystem::path& run_dir) {
+  auto exported = run_process({TRAINER_BINARY, "export", "ckpt_path=last", "hydra.run.dir=" + run_dir.string(),
+                               "export_path=" + (run_dir / "final.safetensors").string()});
+  INFO(exported.err);
+  REQUIRE(exported.exit_code == 0);
+  return read_safetensors(run_dir / "final.safetensors");
+}
+
+double largest_difference(const Weights& a, const Weights& b) {
+  REQUIRE(a.size() == b.size());
+  double largest = 0.0;
+  for (const auto& [name, values] : a) {
+    REQUIRE(b.count(name) == 1);
+    const std::vector<float>& other = b.at(name);
+    REQUIRE(values.size() == other.size());
+    for (size_t i = 0; i < values.size(); ++i) {
+      largest = std::max(largest, static_cast<double>(std::fabs(values[i] - other[i])));
+    }
+  }
+  return largest;
 }
 
 }  // namespace trainer::testing

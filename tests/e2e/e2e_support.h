@@ -2,6 +2,7 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -23,5 +24,14 @@ struct CsvTable {
   std::string last(const std::string& column) const;
 };
 CsvTable read_csv(const std::filesystem::path& path);
+
+// Float32 tensors by name, as a .safetensors file holds them.
+using Weights = std::map<std::string, std::vector<float>>;
+Weights read_safetensors(const std::filesystem::path& path);
+// The weights of `run_dir`'s last.ckpt, exported by the real binary (trainer export) and read back.
+Weights exported_weights(const std::filesystem::path& run_dir);
+// The largest absolute difference between two sets of the same tensors (fails the test when their
+// names or sizes differ).
+double largest_difference(const Weights& a, const Weights& b);
 
 }  // namespace trainer::testing

@@ -142,3 +142,37 @@ TEST_CASE("slurm: wait=false submits and returns; the array finishes on its own;
   CHECK(contains(summary.out, "seed=2"));
   CHECK(contains(summary.out, "done"));
 }
+
+// Data parallel under srun: SLURM starts both tasks (SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID,
+// SLURM_STEP_NODELIST); the binary reads them, rendezvouses on the first node of the step at
+// 15000 + the job id's last digits, and trains as trainer's own launcher does.
+TEST_CASE("slurm: srun --ntasks 2 runs one data-parallel job with the weights of trainer.devices=2") {
+  if (!usable()) return;
+  SlurmCluster cluster;
+  TempDir dir;
+  const fs::path root(dir.path());
+  auto fit = [&](const std::string& run, std::vector<std::string> extra) {
+    std::vector<std::string> argv = {TRAINER_BINARY,         "fit", "data=synthetic", "data.num_samples=1024",
+                                     "data.val_fraction=0.125", "model.dropout=0", "optimizer=sgd",
+                                     "optimizer.momentum=0",  "optimizer.nesterov=false", "data.batch_size=32",
+                                     "trainer.max_steps=10",  "trainer.num_sanity_val_steps=0",
+                                     "trainer.deterministic=true", "test_after_fit=false",
+                                     "hydra.run.dir=" + (root / run).string()};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return argv;
+  };
+  std::vector<std::string> srun = {"/usr/bin/srun", "--ntasks", "2", "--cpus-per-task", "1"};
+  const std::vector<std::string> job = fit("srun", {});
+  srun.insert(srun.end(), job.begin(), job.end());
+  auto under_srun = run_process(srun, dir.path(), cluster.env());
+  INFO(under_srun.err);
+  REQUIRE(under_srun.exit_code == 0);
+  CHECK(contains(under_srun.err, "rank 0 of 2 (gloo"));
+  CHECK(contains(under_srun.err, "slurm)"));
+  CHECK(!contains(under_srun.err, "started ranks"));  // SLURM started them
+
+  auto launched = run_process(fit("launched", {"trainer.devices=2"}), dir.path());
+  INFO(launched.err);
+  REQUIRE(launched.exit_code == 0);
+  CHECK(largest_difference(exported_weights(root / "srun"), exported_weights(root / "launched")) <= 1e-5);
+}
