@@ -281,6 +281,50 @@ TEST_CASE("under the real torchrun --no-python the ranks join torchrun's agent s
   CHECK(largest_difference(a, b) <= 1e-5);
 }
 
+// Two "nodes" on this machine: one torchrun agent per node (--nnodes 2 --node-rank 0/1) meeting at
+// one master address, one rank each, trainer.num_nodes=2: the multi-node path end to end.
+TEST_CASE("two torchrun agents as two nodes (--nnodes 2, trainer.num_nodes=2) train as one job") {
+  if (!engine_built()) {
+    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
+    return;
+  }
+  const std::string python = TRAINER_TEST_PYTHON;
+  if (python.empty()) {
+    WARN("TRAINER_TEST_PYTHON is empty: no torchrun to start the nodes with");
+    return;
+  }
+  TempDir dir;
+  const fs::path root(dir.path());
+  const std::string port = std::to_string(free_port());
+  const std::vector<std::string> job = {"data.batch_size=32", "trainer.max_steps=10", "trainer.num_nodes=2"};
+  auto node = [&](int rank) {
+    std::vector<std::string> argv = {python, "-m", "torch.distributed.run", "--nnodes", "2", "--nproc-per-node", "1",
+                                     "--node-rank", std::to_string(rank), "--master-addr", "127.0.0.1",
+                                     "--master-port", port, "--no-python"};
+    const std::vector<std::string> fit = fit_command((root / ("node" + std::to_string(rank))).string(), job);
+    argv.insert(argv.end(), fit.begin(), fit.end());
+    return argv;
+  };
+  ProcessResult second;
+  std::thread other([&] { second = run_process(node(1), dir.path()); });
+  auto first = run_process(node(0), dir.path());
+  other.join();
+  INFO(first.err);
+  INFO(second.err);
+  REQUIRE(first.exit_code == 0);
+  REQUIRE(second.exit_code == 0);
+  CHECK(first.err.find("rank 0 of 2 (gloo") != std::string::npos);
+  CHECK(fs::exists(root / "node0" / "checkpoints" / "last.ckpt"));
+  CHECK(!fs::exists(root / "node1" / "checkpoints"));  // global rank 1 writes nothing
+
+  auto launched = run_process(fit_command((root / "launched").string(),
+                                          {"data.batch_size=32", "trainer.max_steps=10", "trainer.devices=2"}),
+                              dir.path());
+  INFO(launched.err);
+  REQUIRE(launched.exit_code == 0);
+  CHECK(largest_difference(exported_weights(root / "node0"), exported_weights(root / "launched")) <= 1e-5);
+}
+
 // A sweep job is a process forked from the sweep process; its ranks must start the job, not the
 // sweep again (the launcher hands the job its own command line).
 TEST_CASE("a data-parallel job inside a sweep starts its ranks for that job alone") {
