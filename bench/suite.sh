@@ -24,7 +24,9 @@
 #   bench/suite.sh --dry-run [...] # print what would run, run nothing
 # Options: --python PATH (Python for the peers; default: the bench venv, or python3 with --gpu),
 # --trainer PATH (default build/wheel/trainer, built when missing), --data-root DIR (default
-# $DATA_ROOT or /usr/share/datasets/fashion-mnist), --out PATH (the results file).
+# $DATA_ROOT or /usr/share/datasets/fashion-mnist), --out PATH (the results file), and budgets for a
+# busy machine: --reps N (repetitions of stages 2 and 3; stage 1 runs N+2; default 3),
+# --cnn-batches N (training batches an epoch of stage 2's cnn; 100), --sweep N (stage 4's sweep; 100).
 # Every program is built on / imports the same LibTorch: the torch wheel of scripts/common.sh.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -33,7 +35,7 @@ source "$root/scripts/common.sh"
 # shellcheck source=bench_env.sh
 source "$root/bench/bench_env.sh"
 
-mode=cpu quick=0 dry=0 python="" trainer="" out=""
+mode=cpu quick=0 dry=0 python="" trainer="" out="" reps_opt="" cnn_opt="" sweep_opt=""
 data_root="${DATA_ROOT:-/usr/share/datasets/fashion-mnist}"
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -45,6 +47,9 @@ while [[ $# -gt 0 ]]; do
     --trainer) trainer="$2"; shift ;;
     --data-root) data_root="$2"; shift ;;
     --out) out="$2"; shift ;;
+    --reps) reps_opt="$2"; shift ;;
+    --cnn-batches) cnn_opt="$2"; shift ;;
+    --sweep) sweep_opt="$2"; shift ;;
     -h | --help) sed -n '2,30p' "$0"; exit 0 ;;
     *) die "suite: unknown option $1 (see bench/suite.sh --help)" ;;
   esac
@@ -116,6 +121,8 @@ if [[ "$mode" == cpu ]]; then
   else
     reps=3 engine_epochs=3 cnn_batches=100 config_reps=5 sweep=100 loader_epochs=3
   fi
+  # smaller budgets for a busy machine (the results file names them)
+  reps=${reps_opt:-$reps} cnn_batches=${cnn_opt:-$cnn_batches} sweep=${sweep_opt:-$sweep}
   stage engine "1. Engine: trainer fit vs a hand-written LibTorch loop (MLP, full epochs)" "$work/engine.txt" \
     python3 "$root/bench/engine_bench.py" --trainer "$trainer" --hand "$root/build/wheel/bench/hand_loop" \
     --root "$data_root" --epochs "$engine_epochs" --reps "$((reps + 2))" --cases main \
@@ -150,7 +157,9 @@ fi
 
 mkdir -p "$(dirname "$out")"
 png="${out%.md}.png"
-"$python" "$root/bench/suite_report.py" --mode "$mode$([[ $quick == 1 ]] && echo ' (quick)')" \
+budget=""
+[[ "$mode" == cpu ]] && budget=" (reps $reps, cnn $cnn_batches batches an epoch, sweep $sweep jobs$([[ $quick == 1 ]] && echo ', quick'))"
+"$python" "$root/bench/suite_report.py" --mode "$mode$budget" \
   --summary "$summary" "${sections[@]}" --out "$out" --png "$png" --started "$started UTC" \
   --wall "$((SECONDS - t0))" --load-start "$start_load" --load-end "$(cut -d' ' -f1-3 /proc/loadavg)" \
   --trainer "$trainer" --python "$python"
