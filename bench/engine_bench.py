@@ -231,7 +231,8 @@ def main() -> int:
     p.add_argument("--root", default="/usr/share/datasets/fashion-mnist")
     p.add_argument("--epochs", type=int, default=3)
     p.add_argument("--reps", type=int, default=3)
-    p.add_argument("--cases", default="main", help="main, core, loader, attrib, or all")
+    p.add_argument("--cases", default="main",
+                   help="pair (trainer and hand loop only), main, core, loader, attrib, or all")
     p.add_argument("--hand-default-env", action="store_true",
                    help="also run the hand loop with the OpenMP runtime's default wait policy")
     p.add_argument("--out", required=True)

@@ -125,7 +125,7 @@ if [[ "$mode" == cpu ]]; then
   reps=${reps_opt:-$reps} cnn_batches=${cnn_opt:-$cnn_batches} sweep=${sweep_opt:-$sweep}
   stage engine "1. Engine: trainer fit vs a hand-written LibTorch loop (MLP, full epochs)" "$work/engine.txt" \
     python3 "$root/bench/engine_bench.py" --trainer "$trainer" --hand "$root/build/wheel/bench/hand_loop" \
-    --root "$data_root" --epochs "$engine_epochs" --reps "$((reps + 2))" --cases main \
+    --root "$data_root" --epochs "$engine_epochs" --reps "$((reps + 2))" --cases pair \
     --out "$work/engine.txt" --summary "$summary"
   stage peers-mlp "2a. Peers on CPU: mlp, full epochs" "$work/peers_mlp.txt" \
     "${peers[@]}" --models mlp --epochs 2 --reps "$reps" --cases all \
