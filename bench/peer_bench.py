@@ -71,6 +71,7 @@ def argv_for(case: Case, model: str, precision: str, opts, run_dir: str) -> List
     if case.kind == "trainer":
         argv = [opts.trainer, "fit", f"model={model}", f"trainer.max_epochs={opts.epochs}",
                 f"hydra.run.dir={run_dir}/run", f"trainer.accelerator={opts.device}", f"precision={precision}",
+                f"data.root={opts.root}",
                 "test_after_fit=false"]  # the peers do not test either
         if opts.limit_train_batches:
             argv.append(f"trainer.limit_train_batches={opts.limit_train_batches}")

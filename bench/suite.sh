@@ -26,7 +26,9 @@
 # --trainer PATH (default build/wheel/trainer, built when missing), --data-root DIR (default
 # $DATA_ROOT or /usr/share/datasets/fashion-mnist), --out PATH (the results file), and budgets for a
 # busy machine: --reps N (repetitions of stages 2 and 3; stage 1 runs N+2; default 3),
-# --cnn-batches N (training batches an epoch of stage 2's cnn; 100), --sweep N (stage 4's sweep; 100).
+# --cnn-batches N (training batches an epoch of stage 2's cnn; 100), --sweep N (stage 4's sweep; 100),
+# --passive-omp (OMP_WAIT_POLICY=PASSIVE for every program: on an oversubscribed machine OpenMP's
+# spinning barriers made a 2-thread mlp epoch 100x slower, for the Python peers as for the trainer).
 # Every program is built on / imports the same LibTorch: the torch wheel of scripts/common.sh.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -50,6 +52,7 @@ while [[ $# -gt 0 ]]; do
     --reps) reps_opt="$2"; shift ;;
     --cnn-batches) cnn_opt="$2"; shift ;;
     --sweep) sweep_opt="$2"; shift ;;
+    --passive-omp) export OMP_WAIT_POLICY=PASSIVE ;;
     -h | --help) sed -n '2,30p' "$0"; exit 0 ;;
     *) die "suite: unknown option $1 (see bench/suite.sh --help)" ;;
   esac
@@ -158,7 +161,7 @@ fi
 mkdir -p "$(dirname "$out")"
 png="${out%.md}.png"
 budget=""
-[[ "$mode" == cpu ]] && budget=" (reps $reps, cnn $cnn_batches batches an epoch, sweep $sweep jobs$([[ $quick == 1 ]] && echo ', quick'))"
+[[ "$mode" == cpu ]] && budget=" (reps $reps, cnn $cnn_batches batches an epoch, sweep $sweep jobs$([[ $quick == 1 ]] && echo ', quick')$([[ -n "${OMP_WAIT_POLICY:-}" ]] && echo ", OMP_WAIT_POLICY=$OMP_WAIT_POLICY"))"
 "$python" "$root/bench/suite_report.py" --mode "$mode$budget" \
   --summary "$summary" "${sections[@]}" --out "$out" --png "$png" --started "$started UTC" \
   --wall "$((SECONDS - t0))" --load-start "$start_load" --load-end "$(cut -d' ' -f1-3 /proc/loadavg)" \
