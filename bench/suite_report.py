@@ -60,7 +60,7 @@ def plot(rows: List[dict], png: str, title: str) -> Optional[str]:
     bars = [(f"[{r['bench']}] {r['row']}", advantage(r), verdict(r)) for r in rows if advantage(r)]
     if not bars:
         return "no plot: no ratio was measured"
-    fig, ax = plt.subplots(figsize=(10, 0.32 * len(bars) + 1.4), dpi=90)
+    fig, ax = plt.subplots(figsize=(11, 0.32 * len(bars) + 1.8), dpi=90)
     labels = [b[0] for b in bars][::-1]
     values = [b[1] for b in bars][::-1]
     colours = ["#c0392b" if b[2] == "**missed**" else ("#2e86c1" if v >= 1 else "#e67e22")
@@ -71,10 +71,10 @@ def plot(rows: List[dict], png: str, title: str) -> Optional[str]:
     ax.axvline(1.0, color="black", linewidth=0.8)
     ax.set_yticks(range(len(bars)))
     ax.set_yticklabels(labels, fontsize=7)
-    ax.set_xlabel("trainer's advantage, log scale: > 1 trainer faster (per-epoch time ratios inverted); "
-                  "blue faster, orange slower, red misses its target", fontsize=8)
+    ax.set_xlabel("trainer's advantage (log scale; > 1: trainer faster; per-epoch time ratios inverted)\n"
+                  "blue: faster, orange: slower, red: misses its target", fontsize=8)
     for i, v in enumerate(values):
-        ax.text(v, i, f" {v:.3g}", va="center", fontsize=7)
+        ax.text(v, i, f" {v:.3g}" if v < 1000 else f" {v:,.0f}", va="center", fontsize=7)
     ax.set_title(title, fontsize=9)
     fig.tight_layout()
     fig.savefig(png)
@@ -116,7 +116,7 @@ def main() -> None:
                 cpu = line.split(":", 1)[1].strip()
                 break
     title = f"trainer benchmark suite, {a.mode}, {a.started}"
-    problem = plot(rows, a.png, title + f", load {a.load_start} -> {a.load_end}")
+    problem = plot(rows, a.png, title.replace(", ", "\n", 1) + f"\nload average {a.load_start} -> {a.load_end}")
     out = [f"# {title}", "",
            f"- Machine: {os.cpu_count()} logical CPUs ({cpu}), {platform.system()} {platform.release()}; "
            f"{torch_text}; Python {platform.python_version()} ({a.python})",
