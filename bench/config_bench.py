@@ -8,6 +8,7 @@ Hydra/trainer ratios as a markdown table. Python standard library only.
 """
 import argparse
 import datetime
+import json
 import os
 import platform
 import resource
@@ -133,6 +134,9 @@ def main() -> int:
     parser.add_argument("--sweep", type=int, default=1000)
     parser.add_argument("--big-sweep", type=int, default=10000)
     parser.add_argument("--out", required=True)
+    parser.add_argument("--summary", help="append one JSON line per ratio here (bench/suite.sh)")
+    parser.add_argument("--raw", action="store_true",
+                        help="also write every run's times (JSON, one line per command) after the tables")
     args = parser.parse_args()
 
     trainer, py, configs = args.trainer, args.hydra_python, args.configs
@@ -249,8 +253,28 @@ def main() -> int:
     text = "\n".join(lines)
     sys.stdout.write(text)
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
+    cases = [("(a) trainer", t_single), ("(a) Hydra app", h_single), ("(b) trainer", t_sweep),
+             ("(b) Hydra multirun", h_multirun), ("(b') Hydra compose API", h_compose), ("(c) trainer", t_big)]
     with open(args.out, "w") as f:
         f.write(text)
+        if args.raw:
+            f.write("\nraw runs (JSON, one line per command; seconds):\n")
+            for label, case in cases:
+                f.write(json.dumps({"command": label, "argv": case.argv, "wall_s": case.times, "cpu_s": case.cpu,
+                                    "failure": case.failure}) + "\n")
+    if args.summary:
+        with open(args.summary, "a") as f:
+            for row, hydra, ours, target in [
+                    ("(a) compose + print one config: Hydra / trainer", h_single, t_single, 20.0),
+                    (f"(b) {n:,}-job sweep: Hydra multirun / trainer listing", h_multirun, t_sweep, None),
+                    (f"(b') {n:,}-job sweep: Hydra compose API / trainer listing", h_compose, t_sweep, None)]:
+                ok = hydra.median() is not None and ours.median()
+                f.write(json.dumps({"bench": "config", "row": row, "measure": "wall time",
+                                    "ratio": hydra.median() / ours.median() if ok else None,
+                                    "runs": len(hydra.times), "better": "higher", "target": target}) + "\n")
+            f.write(json.dumps({"bench": "config", "row": f"(c) {big:,}-job listing, trainer (seconds)",
+                                "measure": "wall time", "value": t_big.median(), "better": "lower",
+                                "target": 1.0}) + "\n")
     failures = [c for c in (t_single, h_single, t_sweep, h_compose, h_multirun, t_big) if c.failure]
     return 1 if failures else 0
 

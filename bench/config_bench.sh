@@ -21,11 +21,11 @@ if [[ -z "$trainer" || ! -x "$trainer" ]]; then
 fi
 
 venv="${HYDRA_VENV:-$HOME/.cache/trainer/hydra-venv}"
-if ! "$venv/bin/python" -c 'import hydra; assert hydra.__version__ == "1.3.2"' 2>/dev/null; then
-  echo "config_bench: creating $venv with hydra-core 1.3.2" >&2
-  python3 -m venv "$venv"
-  "$venv/bin/pip" install --quiet hydra-core==1.3.2
-fi
+# shellcheck source=../scripts/common.sh
+source "$root/scripts/common.sh"
+# shellcheck source=bench_env.sh
+source "$root/bench/bench_env.sh"
+bench_hydra_venv "$venv"
 
 exec python3 "$root/bench/config_bench.py" \
   --trainer "$(cd "$(dirname "$trainer")" && pwd)/$(basename "$trainer")" \

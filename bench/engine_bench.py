@@ -231,10 +231,12 @@ def main() -> int:
     p.add_argument("--root", default="/usr/share/datasets/fashion-mnist")
     p.add_argument("--epochs", type=int, default=3)
     p.add_argument("--reps", type=int, default=3)
-    p.add_argument("--cases", default="main", help="main, core, loader, attrib, or all")
+    p.add_argument("--cases", default="main",
+                   help="pair (trainer and hand loop only), main, core, loader, attrib, or all")
     p.add_argument("--hand-default-env", action="store_true",
                    help="also run the hand loop with the OpenMP runtime's default wait policy")
     p.add_argument("--out", required=True)
+    p.add_argument("--summary", help="append one JSON line per ratio here (bench/suite.sh)")
     opts = p.parse_args()
     opts.trainer, opts.hand = os.path.abspath(opts.trainer), os.path.abspath(opts.hand)
 
@@ -365,6 +367,17 @@ def main() -> int:
         f.write("\n".join(header) + "\n" + table + "\n\n## raw runs (one JSON object per process)\n")
         f.write("\n".join(raw_lines) + "\n")
     print(f"\nraw results: {opts.out}")
+    if opts.summary:
+        with open(opts.summary, "a") as f:
+            for case in cases:
+                if case is hand:
+                    continue
+                rs = [summarise(r)["period_s"] / base[r["rep"]]["period_s"] for r in case.runs
+                      if "error" not in r and r["rep"] in base and summarise(r)["period_s"]
+                      and base[r["rep"]]["period_s"]]
+                f.write(json.dumps({"bench": "engine", "row": f"{case.name} / hand loop", "measure": "per-epoch time",
+                                    "ratio": statistics.median(rs) if rs else None, "runs": len(rs),
+                                    "better": "lower", "target": 1.02 if case is trainer_default else None}) + "\n")
     return 1 if failures else 0
 
 

@@ -7,7 +7,7 @@
 #   bench/engine_bench.sh                  # trainer vs hand loop (+ trainer in the default OpenMP env)
 #   BENCH_CASES=attrib bench/engine_bench.sh   # + trainer with bar / loggers / checkpoints / workers off
 # Environment: TRAINER_BIN (default build/debian/trainer), BENCH_EPOCHS (3), BENCH_REPS (3),
-# BENCH_CASES (main | core | loader | attrib | all), BENCH_HAND_DEFAULT_ENV (1: also the hand loop without
+# BENCH_CASES (pair | main | core | loader | attrib | all), BENCH_HAND_DEFAULT_ENV (1: also the hand loop without
 # OMP_WAIT_POLICY=PASSIVE; very slow on a loaded machine, see BENCHMARKS.md), DATA_ROOT
 # (/usr/share/datasets/fashion-mnist), HAND_BUILD_DIR (build/bench-hand).
 # Needs Debian's libtorch-dev and zlib1g-dev (the hand loop is built on first use) and `script`

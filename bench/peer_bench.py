@@ -18,8 +18,14 @@ Measured per process:
               line on the pipe: start-up, data loading, model building and the first step.
   peak RSS    ru_maxrss of the finished child (os.wait4), MiB.
   wall        the whole process (the trainer with test_after_fit=false: the peers do not test).
+  MFU         the trainer's mfu column of metrics.csv (median of the logged values), when its build
+              logs one; blank otherwise.
+--device cuda runs the same cases on the GPU (trainer.accelerator=cuda; the peers' --device cuda),
+once per precision in --precisions (trainer precision=P, the peers' --precision P); ratios compare
+runs of the same model and precision. --summary appends one JSON line per ratio for bench/suite.sh.
 Python standard library only.
 """
+import csv
 import argparse
 import datetime
 import json
@@ -61,10 +67,11 @@ def load() -> str:
         return " ".join(f.read().split()[:3])
 
 
-def argv_for(case: Case, model: str, opts, run_dir: str) -> List[str]:
+def argv_for(case: Case, model: str, precision: str, opts, run_dir: str) -> List[str]:
     if case.kind == "trainer":
         argv = [opts.trainer, "fit", f"model={model}", f"trainer.max_epochs={opts.epochs}",
-                f"hydra.run.dir={run_dir}/run",
+                f"hydra.run.dir={run_dir}/run", f"trainer.accelerator={opts.device}", f"precision={precision}",
+                f"data.root={opts.root}",
                 "test_after_fit=false"]  # the peers do not test either
         if opts.limit_train_batches:
             argv.append(f"trainer.limit_train_batches={opts.limit_train_batches}")
@@ -76,17 +83,27 @@ def argv_for(case: Case, model: str, opts, run_dir: str) -> List[str]:
     return [opts.python, os.path.join(opts.peers, script), "--model", model, "--epochs", str(opts.epochs),
             "--threads", str(opts.threads), "--root", opts.root, "--out", os.path.join(run_dir, "out"),
             "--limit-train-batches", str(opts.limit_train_batches),
-            "--limit-val-batches", str(opts.limit_val_batches)]
+            "--limit-val-batches", str(opts.limit_val_batches), "--device", opts.device, "--precision", precision]
 
 
-def run_case(case: Case, model: str, opts, workdir: str, rep: int) -> dict:
+def trainer_mfu(run_dir: str) -> Optional[float]:
+    """Median of the mfu column of the trainer's metrics.csv, if its build logs one."""
+    path = os.path.join(run_dir, "run", "metrics.csv")
+    if not os.path.exists(path):
+        return None
+    with open(path, newline="") as f:
+        values = [float(row["mfu"]) for row in csv.DictReader(f) if row.get("mfu") not in (None, "")]
+    return statistics.median(values) if values else None
+
+
+def run_case(case: Case, model: str, precision: str, opts, workdir: str, rep: int) -> dict:
     run_dir = tempfile.mkdtemp(prefix="run-", dir=workdir)
-    argv = argv_for(case, model, opts, run_dir)
+    argv = argv_for(case, model, precision, opts, run_dir)
     env = dict(os.environ)
     for knob in ("TRAINER_MALLOC_TUNING", "TRAINER_INTRA_OP_THREADS"):
         env.pop(knob, None)
     env.update(case.env)
-    record = {"case": case.name, "model": model, "rep": rep, "load_before": load(), "argv": argv, "env": case.env}
+    record = {"case": case.name, "model": model, "precision": precision, "device": opts.device, "rep": rep, "load_before": load(), "argv": argv, "env": case.env}
     chunks: List[bytes] = []
     first_ext: Optional[float] = None
     start = time.perf_counter()
@@ -130,6 +147,7 @@ def run_case(case: Case, model: str, opts, workdir: str, rep: int) -> dict:
             else opts.limit_train_batches * BATCH
         for em in TRAINER_EPOCH.finditer(text):
             epochs.append({"epoch": int(em.group(1)), "train_s": float(em.group(2)), "samples": samples})
+        record["mfu"] = trainer_mfu(run_dir)
     else:
         for em in PEER_EPOCH.finditer(output):
             epochs.append({"epoch": int(em.group(1)), "train_s": float(em.group(2)), "samples": int(em.group(3))})
@@ -154,24 +172,37 @@ def fmt(x, spec):
     return "n/a" if x is None else format(x, spec)
 
 
-def table(records: List[dict], cases: List[Case], models: List[str]) -> str:
-    lines = ["| model | case | samples/s | first step (s) | peak RSS (MiB) | wall (s) | trainer / this (samples/s) |",
-             "|---|---|---:|---:|---:|---:|---:|"]
+def ratios_of(records: List[dict], model: str, precision: str, case: Case) -> List[float]:
+    """trainer's samples/s over this case's, per repetition (same model and precision)."""
+    ratios = []
+    for r in records:
+        if (r["model"], r["precision"], r["case"]) != (model, precision, case.name) or "error" in r:
+            continue
+        t = [x for x in records if (x["model"], x["precision"], x["rep"], x["case"]) ==
+             (model, precision, r["rep"], "trainer") and "error" not in x]
+        if t and t[0]["samples_per_s"] and r["samples_per_s"]:
+            ratios.append(t[0]["samples_per_s"] / r["samples_per_s"])
+    return ratios
+
+
+def table(records: List[dict], cases: List[Case], models: List[str], precisions: List[str]) -> str:
+    mfu = any(r.get("mfu") is not None for r in records)
+    lines = ["| model | precision | case | samples/s | first step (s) | peak RSS (MiB) | wall (s) | trainer / this "
+             "(samples/s) |" + (" MFU |" if mfu else ""),
+             "|---|---|---|---:|---:|---:|---:|---:|" + ("---:|" if mfu else "")]
     for model in models:
-        for case in cases:
-            runs = [r for r in records if r["model"] == model and r["case"] == case.name and "error" not in r]
-            ratios = []
-            for r in runs:
-                t = [x for x in records if x["model"] == model and x["rep"] == r["rep"] and x["case"] == "trainer"
-                     and "error" not in x]
-                if t and t[0]["samples_per_s"] and r["samples_per_s"]:
-                    ratios.append(t[0]["samples_per_s"] / r["samples_per_s"])
-            ratio = "" if case.name == "trainer" else fmt(med(ratios), ".2f") + (
-                f" ({min(ratios):.2f}-{max(ratios):.2f})" if len(ratios) > 1 else "")
-            lines.append(f"| {model} | {case.name} | {fmt(med([r['samples_per_s'] for r in runs]), ',.0f')} | "
-                         f"{fmt(med([r['first_step_s'] for r in runs]), '.2f')} | "
-                         f"{fmt(med([r['peak_rss_mib'] for r in runs]), ',.0f')} | "
-                         f"{fmt(med([r['wall_s'] for r in runs]), '.1f')} | {ratio} |")
+        for precision in precisions:
+            for case in cases:
+                runs = [r for r in records if (r["model"], r["precision"], r["case"]) == (model, precision, case.name)
+                        and "error" not in r]
+                ratios = ratios_of(records, model, precision, case)
+                ratio = "" if case.name == "trainer" else fmt(med(ratios), ".2f") + (
+                    f" ({min(ratios):.2f}-{max(ratios):.2f})" if len(ratios) > 1 else "")
+                mfu_cell = (" " + fmt(med([r.get("mfu") for r in runs]), ".3f").replace("n/a", "") + " |") if mfu else ""
+                lines.append(f"| {model} | {precision} | {case.name} | {fmt(med([r['samples_per_s'] for r in runs]), ',.0f')} | "
+                             f"{fmt(med([r['first_step_s'] for r in runs]), '.2f')} | "
+                             f"{fmt(med([r['peak_rss_mib'] for r in runs]), ',.0f')} | "
+                             f"{fmt(med([r['wall_s'] for r in runs]), '.1f')} | {ratio} |{mfu_cell}")
     return "\n".join(lines)
 
 
@@ -182,32 +213,40 @@ def main() -> None:
     for name in ("epochs", "reps", "threads", "limit-train-batches", "limit-val-batches"):
         p.add_argument("--" + name, type=int, required=True)
     p.add_argument("--cases", default="all", choices=["all", "main"])
+    p.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
+    p.add_argument("--precisions", default="32", help="comma-separated: 32, 16-mixed, bf16-mixed")
+    p.add_argument("--summary", help="append one JSON line per ratio here (bench/suite.sh)")
     opts = p.parse_args()
+    # the programs run in their own directories
+    opts.peers, opts.root, opts.trainer = (os.path.abspath(x) for x in (opts.peers, opts.root, opts.trainer))
     models = [m for m in opts.models.split(",") if m]
-    cases = CASES if opts.cases == "all" else CASES[:3]
+    precisions = [x for x in opts.precisions.split(",") if x]
+    # The tuning rows are about the CPU start-up tuning; on CUDA only the three programs run.
+    cases = CASES if opts.cases == "all" and opts.device == "cpu" else CASES[:3]
     workdir = tempfile.mkdtemp(prefix="peer-bench-")
     records: List[dict] = []
-    jobs = [(m, c) for m in models for c in cases]
+    jobs = [(m, x, c) for m in models for x in precisions for c in cases]
     started = datetime.datetime.now(datetime.timezone.utc)
     try:
         for rep in range(opts.reps):
             shift = rep % len(jobs)
-            for model, case in jobs[shift:] + jobs[:shift]:
-                r = run_case(case, model, opts, workdir, rep)
+            for model, precision, case in jobs[shift:] + jobs[:shift]:
+                r = run_case(case, model, precision, opts, workdir, rep)
                 records.append(r)
                 status = "FAILED" if "error" in r else f"{fmt(r['samples_per_s'], ',.0f')} samples/s"
-                print(f"rep {rep} {model} {case.name}: {status}, first step {fmt(r['first_step_s'], '.2f')} s, "
+                print(f"rep {rep} {model} {precision} {case.name}: {status}, first step {fmt(r['first_step_s'], '.2f')} s, "
                       f"peak RSS {r['peak_rss_mib']:,.0f} MiB, load {r['load_before']}", flush=True)
                 if "error" in r:
                     print(r["error"], flush=True)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     tunings = sorted({f"{r['case']}: {r['tuning']}" for r in records if r.get("tuning")})
-    head = (f"peer benchmark {started:%Y-%m-%d %H:%M} UTC, {opts.epochs} epochs x {opts.reps} reps, "
+    head = (f"peer benchmark {started:%Y-%m-%d %H:%M} UTC, device {opts.device}, {opts.epochs} epochs x {opts.reps} reps, "
             f"{opts.threads} threads, cores {os.cpu_count()}, trainer {opts.trainer}, python {opts.python}"
             + (f", limit_train_batches {opts.limit_train_batches}" if opts.limit_train_batches else "")
             + (f", limit_val_batches {opts.limit_val_batches}" if opts.limit_val_batches else ""))
-    text = head + "\n\n" + table(records, cases, models) + "\n\nmedians over repetitions; ratio = trainer's " \
+    text = head + f"\nload average at start {records[0]['load_before'] if records else '-'}, at end {load()}\n\n" + \
+        table(records, cases, models, precisions) + "\n\nmedians over repetitions; ratio = trainer's " \
         "samples/s / this row's, per repetition, median (range)\n" + "\n".join(tunings) + "\n"
     print("\n" + text)
     with open(opts.out, "w") as f:
@@ -215,6 +254,17 @@ def main() -> None:
         for r in records:
             f.write(json.dumps(r) + "\n")
     print(f"written to {opts.out}")
+    if opts.summary:
+        with open(opts.summary, "a") as f:
+            for model in models:
+                for precision in precisions:
+                    for case in cases[1:]:
+                        ratios = ratios_of(records, model, precision, case)
+                        f.write(json.dumps({
+                            "bench": "peers" if opts.device == "cpu" else "gpu",
+                            "row": f"{model}{'' if opts.device == 'cpu' else ' ' + precision}: trainer / {case.name}",
+                            "measure": "samples/s", "ratio": med(ratios), "runs": len(ratios),
+                            "better": "higher", "target": 1.0 if case.kind != "trainer" else None}) + "\n")
 
 
 if __name__ == "__main__":

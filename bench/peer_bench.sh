@@ -12,7 +12,8 @@
 # PEER_REPS (3), PEER_MODELS (mlp,cnn), PEER_CASES (all | main: without the tuning rows),
 # PEER_THREADS (default: the cores this process may use, as the trainer picks),
 # PEER_LIMIT_TRAIN_BATCHES / PEER_LIMIT_VAL_BATCHES (0 = all; for quick runs), DATA_ROOT,
-# PEER_VENV (~/.cache/trainer/peer-venv).
+# PEER_VENV (~/.cache/trainer/peer-venv), PEER_DEVICE (cpu | cuda), PEER_PRECISIONS (32; e.g. 32,16-mixed).
+# bench/suite.sh runs this benchmark with the suite's budgets (and on a GPU with --gpu).
 # Creates what it needs: the torch venv (scripts/setup.sh --libtorch=wheel) if missing, a venv with
 # Lightning that sees that venv's torch (a .pth file; pip finds torch already satisfied), the
 # wheel build of trainer. Never downloads data.
@@ -20,31 +21,21 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # shellcheck source=../scripts/common.sh
 source "$root/scripts/common.sh"
+# shellcheck source=bench_env.sh
+source "$root/bench/bench_env.sh"
 
 data_root="${DATA_ROOT:-/usr/share/datasets/fashion-mnist}"
 [[ -f "$data_root/train-images-idx3-ubyte.gz" ]] ||
   die "peer_bench: no Fashion-MNIST in $data_root: install Debian's dataset-fashion-mnist (apt-get install dataset-fashion-mnist) or set DATA_ROOT"
 
-if [[ ! -x "$TORCH_VENV/bin/python" ]]; then
-  say "peer_bench: no torch venv at $TORCH_VENV: running scripts/setup.sh --libtorch=wheel"
-  "$root/scripts/setup.sh" --libtorch=wheel
-fi
-torch_site=$(compgen -G "$TORCH_VENV/lib/python3*/site-packages" | head -1)
-
 venv="${PEER_VENV:-$TRAINER_CACHE/peer-venv}"
-if ! "$venv/bin/python" -c 'import lightning, torch' 2>/dev/null; then
-  say "peer_bench: making $venv (Lightning 2.6 over the torch of $TORCH_VENV)"
-  "$TORCH_VENV/bin/python" -m venv "$venv"
-  site=$(compgen -G "$venv/lib/python3*/site-packages" | head -1)
-  echo "$torch_site" > "$site/trainer-torch-venv.pth"
-  "$venv/bin/python" -m pip install --quiet 'lightning==2.6.*' >&2
-fi
+bench_peer_venv "$venv"
 
 trainer="${TRAINER_BIN:-$root/build/wheel/trainer}"
 if [[ ! -x "$trainer" ]]; then
   [[ -n "${TRAINER_BIN:-}" ]] && die "peer_bench: TRAINER_BIN=$trainer is not an executable"
   say "peer_bench: building the wheel variant of trainer (build/wheel; ~10 min on 2 cores)"
-  (cd "$root" && configure_and_build wheel >&2)
+  bench_wheel_targets trainer trainer_engine
 fi
 trainer="$(cd "$(dirname "$trainer")" && pwd)/$(basename "$trainer")"
 
@@ -54,5 +45,6 @@ exec python3 "$root/bench/peer_bench.py" \
   --trainer "$trainer" --python "$venv/bin/python" --peers "$root/bench/peers" --root "$data_root" \
   --epochs "${PEER_EPOCHS:-2}" --reps "${PEER_REPS:-3}" --models "${PEER_MODELS:-mlp,cnn}" \
   --cases "${PEER_CASES:-all}" --threads "$threads" \
+  --device "${PEER_DEVICE:-cpu}" --precisions "${PEER_PRECISIONS:-32}" \
   --limit-train-batches "${PEER_LIMIT_TRAIN_BATCHES:-0}" --limit-val-batches "${PEER_LIMIT_VAL_BATCHES:-0}" \
   --out "$root/bench/results/peer_$(date -u +%Y-%m-%dT%H%M).txt"

@@ -16,8 +16,8 @@ as_root() { if [[ $(id -u) -eq 0 ]]; then "$@"; else sudo "$@"; fi; }
 # build_dir VARIANT -> the build directory of that LibTorch variant.
 build_dir() { echo "$TRAINER_ROOT/build/$1"; }
 
-# configure_and_build VARIANT [extra cmake args...]
-configure_and_build() {
+# configure_variant VARIANT [extra cmake args...]: configures build/VARIANT (builds nothing).
+configure_variant() {
   local variant=$1; shift
   local dir; dir=$(build_dir "$variant")
   local args=(-G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTRAINER_LIBTORCH="$variant")
@@ -31,5 +31,11 @@ configure_and_build() {
   # The Python that reads our output formats back in tests (torch, tensorboard, safetensors).
   [[ -x "$TORCH_VENV/bin/python" ]] && args+=(-DTRAINER_TEST_PYTHON="$TORCH_VENV/bin/python")
   cmake -S "$TRAINER_ROOT" -B "$dir" "${args[@]}" "$@" >/dev/null
-  cmake --build "$dir" --parallel "$(nproc)"
+}
+
+# configure_and_build VARIANT [extra cmake args...]
+configure_and_build() {
+  local variant=$1; shift
+  configure_variant "$variant" "$@"
+  cmake --build "$(build_dir "$variant")" --parallel "$(nproc)"
 }

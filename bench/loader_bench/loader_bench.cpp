@@ -1,0 +1,115 @@
+// Data loading alone, our side of bench/loader_bench.py: the trainer's BatchLoader
+// (include/trainer/data/batch_loader.h) over Fashion-MNIST's training split held in memory as
+// uint8, exactly as `trainer fit` sets it up on CPU (shuffled EpochSampler, batch 128, per-batch
+// normalisation (x/255 - mean)/std to float32, prefetch 4), iterated for a number of epochs with
+// nothing done to the batches. Each epoch prints one JSON line:
+//   {"epoch": N, "seconds": S, "samples": K, "batches": B}
+// S runs from start_epoch (which starts the worker threads) to the end-of-epoch nullopt.
+//
+//   loader_bench --root /usr/share/datasets/fashion-mnist --workers 2 --epochs 3
+//                [--batch 128] [--threads T] [--prefetch 4]
+// --threads sets the intra-op threads of the consuming thread (what the training step would
+// use); the loader's workers use one each, as in the trainer.
+#include <ATen/Parallel.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <memory>
+#include <string>
+
+#include "trainer/data/batch_loader.h"
+#include "trainer/data/datasets.h"
+#include "trainer/data/sampler.h"
+
+namespace {
+
+struct Args {
+  std::string root = "/usr/share/datasets/fashion-mnist";
+  int workers = 0;
+  int epochs = 3;
+  int64_t batch = 128;
+  int threads = 0;  // 0: LibTorch's default
+  int prefetch = 4;
+};
+
+[[noreturn]] void usage(const std::string& problem) {
+  std::fprintf(stderr,
+               "loader_bench: %s\nusage: loader_bench --root DIR [--workers N] [--epochs E] "
+               "[--batch B] [--threads T] [--prefetch P]\n",
+               problem.c_str());
+  std::exit(2);
+}
+
+Args parse(int argc, char** argv) {
+  Args args;
+  for (int i = 1; i < argc; ++i) {
+    const std::string flag = argv[i];
+    if (i + 1 >= argc) usage(flag + " needs a value");
+    const std::string value = argv[++i];
+    if (flag == "--root") {
+      args.root = value;
+    } else if (flag == "--workers") {
+      args.workers = std::stoi(value);
+    } else if (flag == "--epochs") {
+      args.epochs = std::stoi(value);
+    } else if (flag == "--batch") {
+      args.batch = std::stoll(value);
+    } else if (flag == "--threads") {
+      args.threads = std::stoi(value);
+    } else if (flag == "--prefetch") {
+      args.prefetch = std::stoi(value);
+    } else {
+      usage("unknown option " + flag);
+    }
+  }
+  if (args.workers < 0 || args.epochs < 1 || args.batch < 1) usage("bad --workers/--epochs/--batch");
+  return args;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    const Args args = parse(argc, argv);
+    if (args.threads > 0) at::set_num_threads(args.threads);
+
+    // The data config's defaults (configs/data/fashion_mnist.yaml): val_fraction 0.1, seed 42.
+    trainer::data::DataOptions data;
+    data.name = "fashion_mnist";
+    data.root = args.root;
+    data.batch_size = args.batch;
+    data.num_workers = args.workers;
+    auto train = std::make_shared<const trainer::data::TensorDataset>(
+        trainer::data::load_fashion_mnist(data).train);
+
+    trainer::data::LoaderOptions options =
+        trainer::data::make_loader_options(data, at::kCPU, /*training=*/true);
+    options.prefetch_batches = args.prefetch;
+    trainer::data::BatchLoader loader(
+        train, trainer::data::EpochSampler(train->size(), /*shuffle=*/true, data.seed), options);
+
+    for (int epoch = 0; epoch < args.epochs; ++epoch) {
+      const auto start = std::chrono::steady_clock::now();
+      loader.start_epoch(epoch);
+      int64_t samples = 0;
+      int64_t batches = 0;
+      while (auto batch = loader.next()) {
+        samples += batch->targets.size(0);
+        ++batches;
+      }
+      const double seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      std::printf("{\"epoch\": %d, \"seconds\": %.6f, \"samples\": %lld, \"batches\": %lld}\n",
+                  epoch, seconds, static_cast<long long>(samples),
+                  static_cast<long long>(batches));
+      std::fflush(stdout);
+    }
+    return 0;
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "loader_bench: %s\n", error.what());
+    return 1;
+  }
+}
