@@ -16,30 +16,48 @@ namespace trainer::engine {
 
 const char* phase_name(Phase phase) {
   switch (phase) {
-    case Phase::kData: return "waiting for data (loader)";
-    case Phase::kCopy: return "host-to-device copy";
-    case Phase::kForward: return "forward + loss";
-    case Phase::kBackward: return "backward";
-    case Phase::kAllReduce: return "gradient all-reduce (wait after backward)";
-    case Phase::kOptimizer: return "optimizer step (unscale, clip, step, zero_grad)";
-    case Phase::kLogging: return "logging";
-    case Phase::kValidation: return "validation";
-    case Phase::kCheckpoint: return "checkpoint (snapshot)";
+    case Phase::kData:
+      return "waiting for data (loader)";
+    case Phase::kCopy:
+      return "host-to-device copy";
+    case Phase::kForward:
+      return "forward + loss";
+    case Phase::kBackward:
+      return "backward";
+    case Phase::kAllReduce:
+      return "gradient all-reduce (wait after backward)";
+    case Phase::kOptimizer:
+      return "optimizer step (unscale, clip, step, zero_grad)";
+    case Phase::kLogging:
+      return "logging";
+    case Phase::kValidation:
+      return "validation";
+    case Phase::kCheckpoint:
+      return "checkpoint (snapshot)";
   }
   return "?";
 }
 
 const char* phase_range_name(Phase phase) {
   switch (phase) {
-    case Phase::kData: return "data";
-    case Phase::kCopy: return "h2d_copy";
-    case Phase::kForward: return "forward";
-    case Phase::kBackward: return "backward";
-    case Phase::kAllReduce: return "all_reduce_wait";
-    case Phase::kOptimizer: return "optimizer";
-    case Phase::kLogging: return "logging";
-    case Phase::kValidation: return "validation";
-    case Phase::kCheckpoint: return "checkpoint";
+    case Phase::kData:
+      return "data";
+    case Phase::kCopy:
+      return "h2d_copy";
+    case Phase::kForward:
+      return "forward";
+    case Phase::kBackward:
+      return "backward";
+    case Phase::kAllReduce:
+      return "all_reduce_wait";
+    case Phase::kOptimizer:
+      return "optimizer";
+    case Phase::kLogging:
+      return "logging";
+    case Phase::kValidation:
+      return "validation";
+    case Phase::kCheckpoint:
+      return "checkpoint";
   }
   return "?";
 }
@@ -97,17 +115,20 @@ std::string PhaseProfiler::table(double fit_seconds) const {
   for (int i = 0; i < kPhaseCount; ++i) {
     const Entry& e = entries_[static_cast<size_t>(i)];
     if (e.count == 0) {
-      if (!e.note.empty()) out += "| " + std::string(phase_name(static_cast<Phase>(i))) + ": " + e.note + " | | | | |\n";
+      if (!e.note.empty())
+        out +=
+            "| " + std::string(phase_name(static_cast<Phase>(i))) + ": " + e.note + " | | | | |\n";
       continue;
     }
     accounted += e.total;
-    std::snprintf(row, sizeof row, "| %s | %lld | %.3f ms | %.3f s | %.1f %% |\n", phase_name(static_cast<Phase>(i)),
-                  static_cast<long long>(e.count), 1e3 * e.total / static_cast<double>(e.count), e.total,
-                  100.0 * e.total / whole);
+    std::snprintf(row, sizeof row, "| %s | %lld | %.3f ms | %.3f s | %.1f %% |\n",
+                  phase_name(static_cast<Phase>(i)), static_cast<long long>(e.count),
+                  1e3 * e.total / static_cast<double>(e.count), e.total, 100.0 * e.total / whole);
     out += row;
   }
   const double other = std::max(0.0, fit_seconds - accounted);
-  std::snprintf(row, sizeof row, "| other (progress bar, callbacks, loop) | | | %.3f s | %.1f %% |\n", other,
+  std::snprintf(row, sizeof row,
+                "| other (progress bar, callbacks, loop) | | | %.3f s | %.1f %% |\n", other,
                 100.0 * other / whole);
   out += row;
   std::snprintf(row, sizeof row, "| fit | | | %.3f s | 100 %% |\n", fit_seconds);

@@ -64,7 +64,9 @@ std::string microseconds(uint64_t ns) {
 // Kineto's category for them.
 void write_chrome_trace(const profiler::ProfilerResult& result, const std::string& path) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) throw Error(path, "cannot open the trace file for writing", "Check the run directory is writable.");
+  if (!out)
+    throw Error(path, "cannot open the trace file for writing",
+                "Check the run directory is writable.");
   const long pid = static_cast<long>(::getpid());
   out << "{\"traceEvents\":[\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":" << pid
       << ",\"tid\":0,\"args\":{\"name\":\"trainer\"}}";
@@ -81,7 +83,8 @@ void write_chrome_trace(const profiler::ProfilerResult& result, const std::strin
   out << "\n],\"displayTimeUnit\":\"ms\",\"otherData\":{\"writer\":\"trainer (LibTorch "
       << compat::torch_version_text() << " without Kineto)\"}}\n";
   out.close();
-  if (!out) throw Error(path, "could not write the trace (disk full?)", "Free space in the run directory.");
+  if (!out)
+    throw Error(path, "could not write the trace (disk full?)", "Free space in the run directory.");
 }
 
 }  // namespace
@@ -89,7 +92,8 @@ void write_chrome_trace(const profiler::ProfilerResult& result, const std::strin
 TraceProfiler::TraceProfiler() = default;
 TraceProfiler::~TraceProfiler() { abandon(); }
 
-void TraceProfiler::start(const TraceSchedule& schedule, std::string path, bool cuda, PhaseProfiler& phases) {
+void TraceProfiler::start(const TraceSchedule& schedule, std::string path, bool cuda,
+                          PhaseProfiler& phases) {
   schedule_ = schedule;
   path_ = std::move(path);
   cuda_ = cuda;
@@ -167,13 +171,14 @@ void TraceProfiler::stop_and_write(const std::string& why) {
   std::error_code error;
   std::filesystem::rename(partial, path_, error);
   if (error) throw Error(path_, "could not move the trace into place: " + error.message());
-  const double megabytes = static_cast<double>(std::filesystem::file_size(path_, error)) / (1024.0 * 1024.0);
+  const double megabytes =
+      static_cast<double>(std::filesystem::file_size(path_, error)) / (1024.0 * 1024.0);
   char size[32];
   std::snprintf(size, sizeof size, "%.2f MB", error ? 0.0 : megabytes);
   log::info("profiler (pytorch): training steps " + std::to_string(first_recorded_) + "-" +
             std::to_string(last_recorded_) + why + " traced to " + path_ + " (" +
-            std::to_string(result->events().size()) + " LibTorch events, " + size + ", written by " + writer +
-            "; open it in ui.perfetto.dev or chrome://tracing)");
+            std::to_string(result->events().size()) + " LibTorch events, " + size +
+            ", written by " + writer + "; open it in ui.perfetto.dev or chrome://tracing)");
 }
 
 void TraceProfiler::finish() {
@@ -190,9 +195,11 @@ void TraceProfiler::finish() {
     profiler::disableProfiler();
   }
   log::warning("profiler (pytorch): fit ended after " + std::to_string(next_step_) +
-               " training step(s), before the traced window (steps " + std::to_string(schedule_.first_recorded()) +
-               "-" + std::to_string(schedule_.last_recorded()) +
-               "); no trace written. Lower trainer.profiler_schedule.skip_first/wait/warmup or run more steps.");
+               " training step(s), before the traced window (steps " +
+               std::to_string(schedule_.first_recorded()) + "-" +
+               std::to_string(schedule_.last_recorded()) +
+               "); no trace written. Lower trainer.profiler_schedule.skip_first/wait/warmup or run "
+               "more steps.");
 }
 
 void TraceProfiler::abandon() noexcept {

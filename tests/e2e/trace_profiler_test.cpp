@@ -2,9 +2,8 @@
 // JSON it writes loads as Chrome trace format, holds our "train_step#N" ranges for exactly the
 // steps the schedule records, each with its phases nested inside and in order, and LibTorch's
 // operators inside forward. A window fit never reaches, and a bad schedule, are reported.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -20,7 +19,9 @@ using namespace trainer::testing;
 
 namespace {
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
 
 struct Range {
   std::string name;
@@ -56,7 +57,9 @@ std::vector<Range> complete_events(const nlohmann::json& trace) {
 
 }  // namespace
 
-TEST_CASE("profiler=pytorch: a Chrome trace of exactly the scheduled steps, phases nested around LibTorch's operators") {
+TEST_CASE(
+    "profiler=pytorch: a Chrome trace of exactly the scheduled steps, phases nested around "
+    "LibTorch's operators") {
   if (!engine_built()) {
     SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
     return;
@@ -64,17 +67,19 @@ TEST_CASE("profiler=pytorch: a Chrome trace of exactly the scheduled steps, phas
   TempDir dir;
   // debug=trace turns the profiler on; the schedule here: 2 steps waiting, 1 warming up, 2
   // recorded (steps 3 and 4 of 8).
-  auto result = run_process({TRAINER_BINARY, "fit", "data=synthetic", "data.num_workers=0", "debug=trace",
-                             "trainer.profiler_schedule.wait=2", "trainer.profiler_schedule.active=2",
-                             "trainer.limit_train_batches=8", "trainer.limit_val_batches=2",
-                             "trainer.log_every_n_steps=100", "test_after_fit=false", "hydra.run.dir=run"},
-                            dir.path());
+  auto result =
+      run_process({TRAINER_BINARY, "fit", "data=synthetic", "data.num_workers=0", "debug=trace",
+                   "trainer.profiler_schedule.wait=2", "trainer.profiler_schedule.active=2",
+                   "trainer.limit_train_batches=8", "trainer.limit_val_batches=2",
+                   "trainer.log_every_n_steps=100", "test_after_fit=false", "hydra.run.dir=run"},
+                  dir.path());
   INFO(result.out << result.err);
   REQUIRE(result.exit_code == 0);
   const fs::path trace_file = fs::path(dir.path()) / "run" / "fit-trace.json";
   REQUIRE(fs::exists(trace_file));
   CHECK_FALSE(fs::exists(fs::path(dir.path()) / "run" / "fit-trace.json.partial"));
-  CHECK_FALSE(fs::exists(fs::path(dir.path()) / "run" / "fit-profiler.txt"));  // that is profiler=simple
+  CHECK_FALSE(
+      fs::exists(fs::path(dir.path()) / "run" / "fit-profiler.txt"));  // that is profiler=simple
   const std::string log = read_file(fs::path(dir.path()) / "run" / "trainer.log");
   CHECK(contains(log, "profiler (pytorch): training steps 3-4 traced to"));
 
@@ -84,13 +89,15 @@ TEST_CASE("profiler=pytorch: a Chrome trace of exactly the scheduled steps, phas
 
   std::vector<Range> steps;
   std::map<std::string, std::vector<Range>> phases;
-  const std::set<std::string> phase_names = {"data", "h2d_copy", "forward", "backward", "optimizer", "logging",
+  const std::set<std::string> phase_names = {"data",       "h2d_copy",   "forward",
+                                             "backward",   "optimizer",  "logging",
                                              "validation", "checkpoint", "all_reduce_wait"};
   for (const Range& e : events) {
     if (e.name.rfind("train_step#", 0) == 0) steps.push_back(e);
     if (phase_names.count(e.name) != 0) phases[e.name].push_back(e);
   }
-  std::sort(steps.begin(), steps.end(), [](const Range& a, const Range& b) { return a.start < b.start; });
+  std::sort(steps.begin(), steps.end(),
+            [](const Range& a, const Range& b) { return a.start < b.start; });
   std::vector<std::string> step_names;
   for (const Range& s : steps) step_names.push_back(s.name);
   CHECK(step_names == std::vector<std::string>{"train_step#3", "train_step#4"});
@@ -126,7 +133,8 @@ TEST_CASE("profiler=pytorch: a Chrome trace of exactly the scheduled steps, phas
       INFO(sequence[i - 1].name << " then " << sequence[i].name);
       CHECK(sequence[i - 1].end <= sequence[i].start + kRounding);
     }
-    // LibTorch's operators: a matrix product inside forward, and backward's operators inside backward.
+    // LibTorch's operators: a matrix product inside forward, and backward's operators inside
+    // backward.
     const Range& forward = sequence[1];
     const Range& backward = sequence[2];
     int forward_matmuls = 0;
@@ -140,32 +148,36 @@ TEST_CASE("profiler=pytorch: a Chrome trace of exactly the scheduled steps, phas
   }
 }
 
-TEST_CASE("profiler=pytorch: a window past the end of fit writes nothing and says so; a bad schedule is refused") {
+TEST_CASE(
+    "profiler=pytorch: a window past the end of fit writes nothing and says so; a bad schedule is "
+    "refused") {
   if (!engine_built()) {
     SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
     return;
   }
   TempDir late;
-  auto result = run_process({TRAINER_BINARY, "fit", "data=synthetic", "data.num_workers=0", "debug=trace",
-                             "trainer.profiler_schedule.wait=10", "trainer.limit_train_batches=4",
-                             "trainer.limit_val_batches=1", "test_after_fit=false", "hydra.run.dir=run"},
-                            late.path());
+  auto result =
+      run_process({TRAINER_BINARY, "fit", "data=synthetic", "data.num_workers=0", "debug=trace",
+                   "trainer.profiler_schedule.wait=10", "trainer.limit_train_batches=4",
+                   "trainer.limit_val_batches=1", "test_after_fit=false", "hydra.run.dir=run"},
+                  late.path());
   INFO(result.out << result.err);
   REQUIRE(result.exit_code == 0);
   CHECK_FALSE(fs::exists(fs::path(late.path()) / "run" / "fit-trace.json"));
   const std::string log = read_file(fs::path(late.path()) / "run" / "trainer.log");
-  CHECK(contains(log, "fit ended after 4 training step(s), before the traced window (steps 11-13)"));
+  CHECK(
+      contains(log, "fit ended after 4 training step(s), before the traced window (steps 11-13)"));
 
   TempDir bad;
-  result = run_process({TRAINER_BINARY, "fit", "data=synthetic", "data.num_workers=0", "debug=trace",
-                        "trainer.profiler_schedule.active=0", "hydra.run.dir=run"},
+  result = run_process({TRAINER_BINARY, "fit", "data=synthetic", "data.num_workers=0",
+                        "debug=trace", "trainer.profiler_schedule.active=0", "hydra.run.dir=run"},
                        bad.path());
   CHECK(result.exit_code != 0);
   CHECK(contains(result.err, "trainer.profiler_schedule.active: must be at least 1, got 0"));
 
   TempDir typo;
-  result = run_process({TRAINER_BINARY, "fit", "data=synthetic", "data.num_workers=0", "debug=trace",
-                        "+trainer.profiler_schedule.activ=2", "hydra.run.dir=run"},
+  result = run_process({TRAINER_BINARY, "fit", "data=synthetic", "data.num_workers=0",
+                        "debug=trace", "+trainer.profiler_schedule.activ=2", "hydra.run.dir=run"},
                        typo.path());
   CHECK(result.exit_code != 0);
   CHECK(contains(result.err, "trainer.profiler_schedule.activ"));

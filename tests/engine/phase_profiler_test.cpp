@@ -3,15 +3,15 @@
 // ranges they put into LibTorch's profiler around the operators they cover; and the trace
 // schedule's torch.profiler semantics.
 #define CATCH_CONFIG_PREFIX_ALL
-#include <catch2/catch.hpp>
+#include "trainer/engine/phase_profiler.h"
 
 #include <ATen/ATen.h>
 #include <torch/csrc/autograd/profiler_kineto.h>
 
+#include <catch2/catch.hpp>
 #include <string>
 #include <vector>
 
-#include "trainer/engine/phase_profiler.h"
 #include "trainer/engine/torch_compat.h"
 #include "trainer/engine/trace_schedule.h"
 
@@ -41,7 +41,9 @@ CATCH_TEST_CASE("trace schedule: skip_first, wait, warmup, then active steps, th
   CATCH_CHECK(t.last_recorded() == 5);
 }
 
-CATCH_TEST_CASE("phase profiler: off counts nothing; on counts nested phases once each, notes a phase that never ran") {
+CATCH_TEST_CASE(
+    "phase profiler: off counts nothing; on counts nested phases once each, notes a phase that "
+    "never ran") {
   PhaseProfiler off;
   CATCH_CHECK_FALSE(off.on());
   {
@@ -72,7 +74,8 @@ CATCH_TEST_CASE("phase profiler: off counts nothing; on counts nested phases onc
   CATCH_CHECK(text.find("| backward") == std::string::npos);
 }
 
-CATCH_TEST_CASE("phase profiler: with ranges on, phases are user-scope ranges around their operators") {
+CATCH_TEST_CASE(
+    "phase profiler: with ranges on, phases are user-scope ranges around their operators") {
   namespace profiler = torch::autograd::profiler;
   namespace impl = torch::profiler::impl;
   PhaseProfiler phases;  // no table: ranges only
