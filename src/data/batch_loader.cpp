@@ -140,10 +140,22 @@ void BatchLoader::start_epoch(int64_t epoch, int64_t skip_batches) {
   for (int i = 0; i < threads; ++i) workers_.emplace_back([this] { worker_loop(); });
 }
 
-Batch BatchLoader::make_batch(int64_t batch_number) const {
+Batch BatchLoader::make_batch(int64_t batch_number, CopyObserver* observer) const {
   const int64_t start = batch_number * options_.batch_size;
   const int64_t count = std::min(options_.batch_size, indices_.size(0) - start);
   Batch batch = dataset_->get_batch(indices_.narrow(0, start, count));
+  // Tells the observer when the copy ends, also when it throws (the phases stay paired).
+  struct CopyReport {
+    CopyObserver* observer;
+    explicit CopyReport(CopyObserver* o) : observer(o) {
+      if (observer != nullptr) observer->copy_started();
+    }
+    ~CopyReport() {
+      if (observer != nullptr) observer->copy_finished();
+    }
+  };
+  std::optional<CopyReport> report;
+  if (observer != nullptr && options_.device != batch.inputs.device()) report.emplace(observer);
   if (options_.device.is_cuda()) {
     // Copy uint8 images (4x less than float), asynchronously from pinned memory; augmenting
     // and normalising then run on the device, ordered after the copy on the same stream.
@@ -157,6 +169,7 @@ Batch BatchLoader::make_batch(int64_t batch_number) const {
     batch.inputs = batch.inputs.to(options_.device);
     batch.targets = batch.targets.to(options_.device);
   }
+  report.reset();
   if (options_.crop_padding > 0 || options_.flip) {
     at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(mix_seed(
         options_.seed, static_cast<uint64_t>(epoch_), static_cast<uint64_t>(batch_number)));
@@ -185,7 +198,7 @@ void BatchLoader::worker_loop() {
     Slot slot;
     slot.batch = batch_number;
     try {
-      slot.value = make_batch(batch_number);
+      slot.value = make_batch(batch_number, nullptr);
     } catch (...) {
       slot.error = std::current_exception();
     }
@@ -202,7 +215,7 @@ std::optional<Batch> BatchLoader::next() {
     throw Error("BatchLoader::next", "no epoch started", "Call start_epoch(epoch) first.");
   }
   if (next_batch_ >= batches_per_epoch_) return std::nullopt;
-  if (workers_.empty()) return make_batch(next_batch_++);
+  if (workers_.empty()) return make_batch(next_batch_++, copy_observer_);
 
   const auto window = static_cast<int64_t>(slots_.size());
   Slot slot;

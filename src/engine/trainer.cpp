@@ -41,6 +41,7 @@
 #include "trainer/engine/process_group.h"
 #include "trainer/engine/progress_bar.h"
 #include "trainer/engine/torch_compat.h"
+#include "trainer/engine/trace_profiler.h"
 #include "trainer/engine/trainer_options.h"
 #include "trainer/models/model_registry.h"
 #include "trainer/util/error.h"
@@ -235,6 +236,33 @@ std::string format_checkpoint_name(const std::string& pattern, int64_t epoch, in
   return out;
 }
 
+// The loader's copy to the device, timed as a phase of its own (nested in waiting for data).
+class CopyPhase final : public data::CopyObserver {
+ public:
+  explicit CopyPhase(PhaseProfiler& profiler) : profiler_(profiler) {}
+  void copy_started() override { open_ = profiler_.begin(Phase::kCopy); }
+  void copy_finished() override {
+    if (open_) profiler_.end();
+    open_ = false;
+  }
+
+ private:
+  PhaseProfiler& profiler_;
+  bool open_ = false;
+};
+
+// Why the table can have no copy row: it says where the copy happens instead of a number.
+std::string copy_phase_note(const data::BatchLoader& loader) {
+  const data::LoaderOptions& o = loader.options();
+  if (!o.device.is_cuda()) return "none, the device is the CPU (batches stay in host memory)";
+  if (o.num_workers > 0) {
+    return "made in the " + std::to_string(o.num_workers) +
+           " loader worker threads (" + (o.pin_memory ? "pinned, " : "") + "non-blocking), overlapped with training, so not timed here; "
+           "the training thread's wait for it is part of waiting for data";
+  }
+  return {};  // made on the training thread: the row has the numbers
+}
+
 }  // namespace
 
 int stop_signal_received() { return g_stop_signal.load(); }
@@ -269,7 +297,8 @@ struct Trainer::Impl {
   bool is_main = true;                     // rank 0: logs, metrics, checkpoints, progress bar
   int world_size = 1;
   Clock::time_point fit_start = Clock::now();
-  PhaseProfiler profiler;              // trainer.profiler=simple; off: one branch per phase
+  PhaseProfiler profiler;              // phases for trainer.profiler=simple/pytorch; off: one branch each
+  TraceProfiler tracer;                // trainer.profiler=pytorch; off: one branch per step
   CheckpointWriter checkpoint_writer;  // declared last: destroyed first, finishing any write in flight
 
   void setup() {
@@ -751,6 +780,14 @@ struct Trainer::Impl {
                 std::to_string(state.batch_in_epoch) + ", step " + std::to_string(state.global_step));
     }
     data::BatchLoader train_loader = make_loader(train_set, /*train=*/true);
+    CopyPhase copy_phase(profiler);
+    if (profiler.table_enabled() || options.profile_trace) {
+      train_loader.observe_copies(&copy_phase);
+      profiler.set_note(Phase::kCopy, copy_phase_note(train_loader));
+    }
+    if (options.profile_trace && is_main) {
+      tracer.start(options.trace_schedule, run_dir + "/fit-trace.json", device.is_cuda(), profiler);
+    }
     const int64_t batches_per_epoch = train_loader.batches_per_epoch();
     const int64_t train_batches = options.limit_train.resolve(batches_per_epoch);
     if (train_batches == 0) {
@@ -798,6 +835,7 @@ struct Trainer::Impl {
       }
       bar.start_epoch(epoch, options.max_epochs, train_batches, state.batch_in_epoch);
       for (int64_t b = state.batch_in_epoch; b < train_batches; ++b) {
+        TraceProfiler::Step traced(tracer);  // first: its range covers the whole step
         std::optional<data::Batch> batch;
         {
           PhaseProfiler::Scope timed(profiler, Phase::kData);
@@ -977,7 +1015,8 @@ struct Trainer::Impl {
     checkpoint_writer.wait();
     if (group) group->barrier("end of fit (rank 0 finishing its checkpoint writes)");
     if (reducer) log::info(reducer->describe_timing());
-    if (profiler.enabled() && is_main) report_profile(seconds_since(start));
+    tracer.finish();
+    if (profiler.table_enabled() && is_main) report_profile(seconds_since(start));
     log::info("fit finished in " + fixed(seconds_since(start), 1) + " s, " + std::to_string(state.global_step) +
               " steps" +
               (scaler ? " (" + std::to_string(scaler->skipped_steps()) + " skipped for inf/NaN gradients, loss scale " +

@@ -177,11 +177,33 @@ TrainerOptions TrainerOptions::from_config(const config::ConfigView& root, const
     o.enable_progress_bar = t.get_or<bool>("enable_progress_bar", true);
     if (t.has("profiler") && !t.node("profiler").is_null()) {
       const std::string profiler = t.get<std::string>("profiler");
-      if (profiler != "simple") {
+      if (profiler == "simple") {
+        o.profile_simple = true;
+      } else if (profiler == "pytorch") {
+        o.profile_trace = true;
+      } else {
         throw Error(t.full_path("profiler"), "unknown profiler '" + profiler + "'",
-                    "Use trainer.profiler=simple (time per phase of fit), or null for none.");
+                    "Use trainer.profiler=simple (time per phase of fit), trainer.profiler=pytorch (a "
+                    "Chrome/Perfetto trace of LibTorch's operators and the loop's phases over the steps "
+                    "trainer.profiler_schedule picks), or null for none.");
       }
-      o.profile_simple = true;
+    }
+    if (t.has("profiler_schedule") && !t.node("profiler_schedule").is_null()) {
+      config::ConfigView s = t.sub("profiler_schedule");
+      TraceSchedule& schedule = o.trace_schedule;
+      schedule.skip_first = s.get_or<int64_t>("skip_first", schedule.skip_first);
+      schedule.wait = s.get_or<int64_t>("wait", schedule.wait);
+      schedule.warmup = s.get_or<int64_t>("warmup", schedule.warmup);
+      schedule.active = s.get_or<int64_t>("active", schedule.active);
+      for (const auto& [key, value] : {std::pair<const char*, int64_t>{"skip_first", schedule.skip_first},
+                                       {"wait", schedule.wait},
+                                       {"warmup", schedule.warmup}}) {
+        if (value < 0) throw Error(s.full_path(key), "must be >= 0, got " + std::to_string(value));
+      }
+      if (schedule.active < 1) {
+        throw Error(s.full_path("active"), "must be at least 1, got " + std::to_string(schedule.active),
+                    "The profiler records `active` steps after skip_first + wait + warmup steps.");
+      }
     }
     o.min_epochs = t.get_or<std::optional<int64_t>>("min_epochs", std::nullopt).value_or(0);
     o.checkpoint.enabled = t.get_or<bool>("enable_checkpointing", true);

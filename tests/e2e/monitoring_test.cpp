@@ -1,6 +1,7 @@
 // Profiling and monitoring in the real trainer binary: trainer.profiler=simple
 // (src/engine/phase_profiler.cpp) writes the phase table to the log and <run dir>/fit-profiler.txt
-// with one count per step for the per-step phases, and refuses a profiler that does not exist;
+// with one count per step for the per-step phases (and says why there is no copy row on the CPU),
+// and refuses a profiler that does not exist (trainer.profiler=pytorch: trace_profiler_test.cpp);
 // the throughput columns and callbacks.device_stats_monitor land in metrics.csv.
 #include <catch2/catch.hpp>
 
@@ -54,6 +55,10 @@ TEST_CASE("profiler=simple: a table of time per phase, in the log and in the run
   CHECK(phase_count(table, "validation") == 2);
   CHECK(phase_count(table, "checkpoint") >= 2);        // last.ckpt and the best, every epoch
   CHECK(phase_count(table, "gradient all-reduce") == -1);  // one process: no such phase
+  // The copy to the device has its own row where the training thread makes it; on the CPU there
+  // is no copy, and the table says so instead of showing a number.
+  CHECK(phase_count(table, "host-to-device copy") == -1);
+  CHECK(contains(table, "| host-to-device copy: none, the device is the CPU (batches stay in host memory) | | | | |"));
   CHECK(std::regex_search(table, std::regex("\\| other [^|]*\\| \\| \\| [0-9.]+ s \\|")));
   CHECK(std::regex_search(table, std::regex("\\| fit \\| \\| \\| [0-9.]+ s \\| 100 % \\|")));
   // The same table closes the job's log.
@@ -82,6 +87,7 @@ TEST_CASE("profiler: off by default, and an unknown profiler is refused before t
   CHECK(contains(result.err, "trainer.profiler"));
   CHECK(contains(result.err, "unknown profiler 'advanced'"));
   CHECK(contains(result.err, "trainer.profiler=simple"));
+  CHECK(contains(result.err, "trainer.profiler=pytorch"));
   CHECK_FALSE(fs::exists(fs::path(bad.path()) / "run" / "checkpoints"));
 }
 

@@ -46,6 +46,16 @@ int resolve_num_workers(int num_workers, const at::Device& device);
 // evaluation loaders never augment.
 LoaderOptions make_loader_options(const DataOptions& data, at::Device device, bool training);
 
+// Told about each host-to-device copy made on the thread that calls next() (num_workers=0 on a
+// CUDA device), so the trainer's profiler can time it as a phase of its own. Copies made in
+// worker threads overlap training and are not reported.
+class CopyObserver {
+ public:
+  virtual ~CopyObserver() = default;
+  virtual void copy_started() = 0;
+  virtual void copy_finished() = 0;
+};
+
 class BatchLoader {
  public:
   BatchLoader(std::shared_ptr<const TensorDataset> dataset, EpochSampler sampler,
@@ -63,6 +73,8 @@ class BatchLoader {
   int64_t batches_per_epoch() const { return batches_per_epoch_; }
   int64_t batches_left() const { return batches_per_epoch_ - next_batch_; }
   const LoaderOptions& options() const { return options_; }
+  // Null (the default): no calls. The observer must outlive the loader's use of it.
+  void observe_copies(CopyObserver* observer) { copy_observer_ = observer; }
 
  private:
   struct Slot {
@@ -71,7 +83,8 @@ class BatchLoader {
     std::exception_ptr error;
   };
 
-  Batch make_batch(int64_t batch_number) const;
+  // `observer`: told about the copy to the device (null in worker threads).
+  Batch make_batch(int64_t batch_number, CopyObserver* observer) const;
   void worker_loop();
   void stop_workers();
 
@@ -85,6 +98,7 @@ class BatchLoader {
   int64_t epoch_ = 0;
   int64_t next_batch_ = 0;  // the consumer's position (only the consumer thread writes it)
   bool started_ = false;
+  CopyObserver* copy_observer_ = nullptr;
 
   // Shared with the workers, guarded by mutex_. Batch b lives in slots_[b % slots_.size()]
   // and may be made only while b < delivered_ + slots_.size(): the bounded queue.

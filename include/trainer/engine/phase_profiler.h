@@ -1,6 +1,12 @@
-// trainer.profiler=simple: wall time spent in each phase of fit (as Lightning's SimpleProfiler),
-// reported as a table (count, mean, total, share of fit) at the end of fit, in the log and in
-// <run dir>/fit-profiler.txt. Disabled, every scope is one branch and no clock read.
+// The phases of fit (waiting for data, host-to-device copy, forward, backward, ...) as scopes in
+// the loop, feeding two profilers:
+// - trainer.profiler=simple: wall time per phase (as Lightning's SimpleProfiler), reported as a
+//   table (count, mean, total, share of fit) at the end of fit, in the log and in
+//   <run dir>/fit-profiler.txt. A phase nested in another (the copy inside waiting for data, a
+//   checkpoint inside a mid-epoch validation) is subtracted from it, so the rows add up.
+// - trainer.profiler=pytorch (trace_profiler.h): while it records a step, each phase is also a
+//   user-scope range in LibTorch's profiler (and an NVTX range in CUDA builds).
+// With neither on, every scope is one branch: no clock read, no range.
 //
 // Times are host wall clock. On CUDA, kernels run asynchronously: a phase's time is the time the
 // host spent in it (launching work, or waiting where the phase synchronises), as in Lightning.
@@ -9,58 +15,95 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <string>
+
+namespace at {
+struct RecordFunction;
+}
 
 namespace trainer::engine {
 
-enum class Phase { kData, kForward, kBackward, kAllReduce, kOptimizer, kLogging, kValidation, kCheckpoint };
-constexpr int kPhaseCount = 8;
+enum class Phase { kData, kCopy, kForward, kBackward, kAllReduce, kOptimizer, kLogging, kValidation, kCheckpoint };
+constexpr int kPhaseCount = 9;
 
-// The phase's name in the table ("waiting for data", "forward", ...).
+// The phase's name in the table ("waiting for data (loader)", "forward + loss", ...).
 const char* phase_name(Phase phase);
+// The phase's range name in a trace ("data", "h2d_copy", "forward", ...).
+const char* phase_range_name(Phase phase);
 
 class PhaseProfiler {
  public:
   using Clock = std::chrono::steady_clock;
 
-  explicit PhaseProfiler(bool enabled = false) : enabled_(enabled) {}
-  bool enabled() const { return enabled_; }
+  PhaseProfiler();
+  explicit PhaseProfiler(bool table);
+  ~PhaseProfiler();
+  PhaseProfiler(PhaseProfiler&&) noexcept;
+  PhaseProfiler& operator=(PhaseProfiler&&) noexcept;
 
-  // Times the enclosing block as `phase`.
+  // trainer.profiler=simple: phases are timed for the table.
+  bool table_enabled() const { return table_; }
+  // Phases become ranges in LibTorch's profiler (and NVTX): set by TraceProfiler around the
+  // steps it records, never while a phase is open.
+  void set_ranges(bool on);
+  // Any phase scope does work (timing or ranges).
+  bool on() const { return on_; }
+
+  // Times (and/or marks) the enclosing block as `phase`.
   class Scope {
    public:
-    Scope(PhaseProfiler& profiler, Phase phase) : profiler_(profiler.enabled_ ? &profiler : nullptr), phase_(phase) {
-      if (profiler_ != nullptr) start_ = Clock::now();
-    }
+    Scope(PhaseProfiler& profiler, Phase phase)
+        : profiler_(profiler.on_ && profiler.begin(phase) ? &profiler : nullptr) {}
     ~Scope() {
-      if (profiler_ != nullptr) profiler_->add(phase_, std::chrono::duration<double>(Clock::now() - start_).count());
+      if (profiler_ != nullptr) profiler_->end();
     }
     Scope(const Scope&) = delete;
     Scope& operator=(const Scope&) = delete;
 
    private:
     PhaseProfiler* profiler_;
-    Phase phase_;
-    Clock::time_point start_;
   };
 
-  void add(Phase phase, double seconds) {
-    auto& entry = entries_[static_cast<size_t>(phase)];
-    ++entry.count;
-    entry.total += seconds;
-  }
+  // The same as a Scope, for phases whose start and end are callbacks (the loader's copy):
+  // begin() returns whether a matching end() is owed (false when off).
+  bool begin(Phase phase);
+  void end();
+
   int64_t count(Phase phase) const { return entries_[static_cast<size_t>(phase)].count; }
   double total(Phase phase) const { return entries_[static_cast<size_t>(phase)].total; }
+  // A line shown in the table for a phase that never ran on the training thread, saying why
+  // (e.g. the copy happens in loader workers, or there is no device to copy to).
+  void set_note(Phase phase, std::string note) { entries_[static_cast<size_t>(phase)].note = std::move(note); }
 
-  // The table: one row per phase that ran, then "other" (fit time not in any phase) and the total.
+  // The table: one row per phase that ran (its own time, nested phases subtracted), rows for
+  // the notes, then "other" (fit time not in any phase) and the total.
   std::string table(double fit_seconds) const;
 
  private:
   struct Entry {
     int64_t count = 0;
     double total = 0;
+    std::string note;
   };
-  bool enabled_;
+  // An open phase. Phases nest at most a few deep (data > copy, validation > checkpoint).
+  struct Frame {
+    Phase phase = Phase::kData;
+    Clock::time_point start;
+    double nested = 0;  // seconds spent in phases opened inside this one
+    bool timed = false;
+    bool nvtx = false;
+    std::unique_ptr<at::RecordFunction> range;
+  };
+  static constexpr size_t kMaxDepth = 8;
+
+  void update() { on_ = table_ || ranges_; }
+
+  bool table_ = false;
+  bool ranges_ = false;
+  bool on_ = false;
+  size_t depth_ = 0;
+  std::array<Frame, kMaxDepth> frames_;
   std::array<Entry, kPhaseCount> entries_{};
 };
 

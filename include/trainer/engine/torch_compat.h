@@ -4,6 +4,8 @@
 
 #include <torch/version.h>
 
+#include <cstdint>
+
 #include <ATen/autocast_mode.h>
 #include <c10/core/DeviceType.h>
 #include <c10/core/ScalarType.h>
@@ -79,6 +81,26 @@ inline void set_autocast_cache_enabled(bool enabled) { at::autocast::set_autocas
 inline bool fused_amp_ops_available(c10::DeviceType device) {
   if (device == c10::DeviceType::CUDA) return true;
   return device == c10::DeviceType::CPU && TRAINER_TORCH_AT_LEAST(2, 3);
+}
+
+// A profiler event's (torch::autograd::profiler::KinetoEvent) start and duration in nanoseconds:
+// 2.4 moved the accessors from microseconds to nanoseconds (startUs/durationUs became
+// startNs/durationNs). Templates, so this header needs no profiler include.
+template <class ProfilerEvent>
+uint64_t profiler_event_start_ns(const ProfilerEvent& event) {
+#if TRAINER_TORCH_AT_LEAST(2, 4)
+  return event.startNs();
+#else
+  return event.startUs() * 1000;
+#endif
+}
+template <class ProfilerEvent>
+uint64_t profiler_event_duration_ns(const ProfilerEvent& event) {
+#if TRAINER_TORCH_AT_LEAST(2, 4)
+  return event.durationNs();
+#else
+  return event.durationUs() * 1000;
+#endif
 }
 
 // "1.13" / "2.11": named in error messages about what this LibTorch can do.

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "trainer/config/config_view.h"
+#include "trainer/engine/trace_schedule.h"
 
 namespace trainer::engine {
 
@@ -93,6 +94,8 @@ struct TrainerOptions {
   int64_t fast_dev_run = 0;  // number of batches; 0 = off
   bool enable_progress_bar = true;
   bool profile_simple = false;  // trainer.profiler=simple (phase_profiler.h)
+  bool profile_trace = false;   // trainer.profiler=pytorch (trace_profiler.h)
+  TraceSchedule trace_schedule;  // trainer.profiler_schedule.* (defaults: wait 1, warmup 1, active 3)
   bool enable_loggers = true;    // off under fast_dev_run, as in Lightning
   bool enable_callbacks = true;  // off under fast_dev_run, as in Lightning
   std::optional<std::string> ckpt_path;
