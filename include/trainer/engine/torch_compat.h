@@ -101,3 +101,13 @@ using CollectiveBackend = c10d::Backend;
 using CollectiveBackend = c10d::ProcessGroup;
 #endif
 }  // namespace trainer::engine::compat
+
+// c10::Allocator (the counting CPU allocator of trial_memory_meter.cpp): allocate() is const in
+// 1.13 and not const in 2.x, which also makes copy_data() pure virtual (both changed in 2.3).
+#if TRAINER_TORCH_AT_LEAST(2, 3)
+#define TRAINER_ALLOCATE_CONST
+#define TRAINER_ALLOCATOR_HAS_COPY_DATA 1
+#else
+#define TRAINER_ALLOCATE_CONST const
+#define TRAINER_ALLOCATOR_HAS_COPY_DATA 0
+#endif
