@@ -250,6 +250,7 @@ struct Trainer::Impl {
   std::string config_yaml;
   TrainerOptions options;
   TunerOptions tuner;
+  bool tune_only = false;  // the command is tune_batch_size
   data::DataOptions data_options;
   at::Device device = at::kCPU;
   std::shared_ptr<models::Model> model;
@@ -317,6 +318,7 @@ struct Trainer::Impl {
                 (scaler ? ", loss scaling from " + scale_text(options.grad_scaler.init_scale) : std::string()));
     }
     if (group) setup_distributed();
+    if (tune_only) return;  // trainer tune batch_size logs no metrics and runs no callbacks
     if (options.enable_loggers && is_main) loggers = make_loggers(view, run_dir);
     if (options.enable_callbacks) callbacks = make_callbacks(view);
   }
@@ -1202,6 +1204,7 @@ void Trainer::set_distributed(std::shared_ptr<ProcessGroup> group, double bucket
 
 int Trainer::run(const std::string& command) {
   try {
+    impl_->tune_only = command == "tune_batch_size";
     impl_->setup();
     if (command == "fit") return impl_->fit();
     if (command == "validate") return impl_->evaluate_command("val");

@@ -73,6 +73,7 @@ long long tuned(const std::string& mode, double limit_mb, std::vector<Trial>* tr
   const fs::path run = fs::path(dir.path()) / "run";
   const std::string config = read_file(run / ".hydra" / "config.yaml");
   CHECK(std::regex_search(config, std::regex("\ndata:\n(  .*\n)*  batch_size: " + std::to_string(batch_size) + "\n")));
+  CHECK_FALSE(fs::exists(run / "metrics.csv"));  // a search logs no metrics
   const std::string yaml = read_file(run / "tune_batch_size.yaml");
   CHECK(contains(yaml, "mode: " + mode + "\n"));
   CHECK(contains(yaml, "batch_size: " + std::to_string(batch_size) + "\n"));
