@@ -58,6 +58,14 @@ std::optional<CliArgs> parse_cli(int argc, char** argv, int& exit_code) {
                     "Config overrides: key=value, +key=value, ++key=value, ~key, group=option");
     sub->fallthrough();
   }
+  CLI::App* tune = app.add_subcommand("tune", "Tune a hyper-parameter by trials, then write it into the run's config");
+  tune->require_subcommand(1);
+  tune->fallthrough();
+  CLI::App* tune_batch = tune->add_subcommand(
+      "batch_size", "Find the largest batch that fits (tuner.mode=power|binsearch, tuner.max_memory_mb on CPU)");
+  tune_batch->add_option("overrides", args.overrides,
+                         "Config overrides: key=value, +key=value, ++key=value, ~key, group=option");
+  tune_batch->fallthrough();
   CLI::App* sweep = app.add_subcommand("sweep", "Work with a sweep directory (hydra.sweep.dir of a -m run)");
   sweep->require_subcommand(1);
   CLI::App* resume = sweep->add_subcommand("resume", "Run the jobs of a sweep that have not ended well");
@@ -92,6 +100,7 @@ std::optional<CliArgs> parse_cli(int argc, char** argv, int& exit_code) {
   for (const char* name : {"fit", "validate", "test", "export"}) {
     if (app.got_subcommand(name)) args.command = name;
   }
+  if (app.got_subcommand("tune") && tune_batch->parsed()) args.command = "tune_batch_size";
   if (app.got_subcommand("sweep")) {
     args.command = "sweep";
     for (const char* action : {"resume", "summary", "run-job"}) {

@@ -29,6 +29,7 @@
 #include "trainer/launch/schema_check.h"
 #include "trainer/launch/sweep_planner.h"
 #include "trainer/launch/sweep_runner.h"
+#include "trainer/launch/tuned_config.h"
 #include "trainer/util/error.h"
 #include "trainer/util/log.h"
 
@@ -159,6 +160,7 @@ std::string help_text(const config::Composer& composer, const config::ComposeRes
   std::string out =
       "trainer: train LibTorch models from Hydra-style configs.\n\n"
       "Usage: trainer fit|validate|test|export [flags] [overrides...]\n"
+      "       trainer tune batch_size [overrides...]  (the largest batch that fits: docs/tuning.md)\n"
       "       trainer fit -m key=a,b other=1,2     (a sweep: one job per combination)\n"
       "       trainer sweep resume|summary DIR     (resume a sweep, print its summary)\n\n"
       "== Configuration groups ==\n"
@@ -250,9 +252,17 @@ void run_job(const CliOptions& options, const std::string& command, Node config,
   log::info("output directory: " + run_dir);
   log::debug("job config:\n" + yaml);
 
+  const bool searches = launch::searches_batch_size(command, resolved_job) && !secondary;
+  if (searches) launch::forget_earlier_search(run_dir, resolved_job);
   std::string message;
   int code = engine_for(options).run(command, yaml, run_dir, log_file, message);
   if (change_dir) fs::current_path(start_dir);
+  // Also after a failed fit: the search had ended and its batch is what the fit ran with.
+  if (searches) {
+    if (auto batch_size = launch::record_tuned_batch_size(run_dir, output_subdir, job_config)) {
+      log::info("data.batch_size=" + std::to_string(*batch_size) + " written to the run's config");
+    }
+  }
   if (code != 0) throw Error("", message.empty() ? "the job failed" : message);
 }
 
@@ -407,7 +417,8 @@ int run(const CliOptions& options, const CliArgs& args) {
   if (args.command == "sweep") return run_sweep_command(options, args);
   if (args.command.empty() && !args.help) {
     throw Error("command line", "no subcommand given",
-                "Use trainer fit|validate|test|export [overrides...]; trainer --help lists the config groups.");
+                "Use trainer fit|validate|test|export|tune batch_size [overrides...]; trainer --help lists the config "
+                "groups.");
   }
   if (args.resolve && !args.cfg && !args.help) {
     throw Error("--resolve", "--resolve only works together with --cfg or --help",

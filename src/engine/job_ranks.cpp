@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "trainer/config/config_view.h"
+#include "trainer/engine/batch_size_search.h"
 #include "trainer/engine/dist_env.h"
 #include "trainer/engine/local_ranks.h"
 #include "trainer/engine/process_group.h"
@@ -59,6 +60,17 @@ int run_job_ranks(config::Node job_config, const std::string& run_dir, const std
   const int cuda_devices = cuda ? static_cast<int>(torch::cuda::device_count()) : 0;
   const int per_node = dist.processes_per_node(cuda_devices);
 
+  // Lightning refuses the batch-size search under DDP: each rank would search on its own shard
+  // and the ranks could settle on different batches.
+  const bool searches = command == "tune_batch_size" || (command == "fit" && TunerOptions::from_config(view).auto_scale);
+  const int world_size = env ? env->world_size : (dist.strategy == "single_device" ? 1 : per_node * dist.num_nodes);
+  if (searches && world_size > 1) {
+    throw Error(command == "fit" ? "trainer.auto_scale_batch_size" : "trainer tune batch_size",
+                "the batch-size search does not run in a data-parallel job (" + std::to_string(world_size) +
+                    " processes), as in Lightning",
+                "Search with one process (trainer.devices=1), then start the data-parallel job with the batch it "
+                "found per process (data.batch_size=N).");
+  }
   std::unique_ptr<LocalRanks> local;
   if (!env && per_node * dist.num_nodes > 1 && dist.strategy != "single_device") {
     if (dist.num_nodes > 1) {

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Parallel.h>
 #include <torch/cuda.h>
 #include <torch/nn/functional/loss.h>
@@ -10,6 +11,10 @@
 #include <torch/optim/adamw.h>
 #include <torch/optim/sgd.h>
 #include <torch/utils.h>
+
+#if TRAINER_WITH_CUDA
+#include <c10/cuda/CUDACachingAllocator.h>
+#endif
 
 #include <atomic>
 #include <chrono>
@@ -23,10 +28,12 @@
 #include <sstream>
 
 #include "trainer/config/config_view.h"
+#include "trainer/config/yaml.h"
 #include "trainer/data/batch_loader.h"
 #include "trainer/data/data_options.h"
 #include "trainer/data/datasets.h"
 #include "trainer/engine/autocast_guard.h"
+#include "trainer/engine/batch_size_search.h"
 #include "trainer/engine/callback.h"
 #include "trainer/engine/checkpoint.h"
 #include "trainer/engine/checkpoint_writer.h"
@@ -42,6 +49,7 @@
 #include "trainer/engine/progress_bar.h"
 #include "trainer/engine/torch_compat.h"
 #include "trainer/engine/trace_profiler.h"
+#include "trainer/engine/trial_memory_meter.h"
 #include "trainer/engine/trainer_options.h"
 #include "trainer/models/model_registry.h"
 #include "trainer/util/error.h"
@@ -153,13 +161,14 @@ struct DeviceMeter {
 }
 
 // Adam and AdamW on CUDA run as one fused kernel (fused_adam.h); everything else is LibTorch's own.
+bool uses_fused_adam(const OptimizerOptions& o, const at::Device& device) {
+  return device.is_cuda() && fused_adam_available(device) && (o.name == "adam" || o.name == "adamw");
+}
+
 std::unique_ptr<torch::optim::Optimizer> make_optimizer(const OptimizerOptions& o, std::vector<at::Tensor> parameters,
                                                         const at::Device& device) {
-  if (device.is_cuda()) {
-    if (auto fused = make_fused_adam(o.name, parameters, o.lr, o.betas[0], o.betas[1], 1e-8, o.weight_decay, device)) {
-      log::info("optimizer " + o.name + ": one fused kernel for all parameters (CUDA)");
-      return fused;
-    }
+  if (uses_fused_adam(o, device)) {
+    return make_fused_adam(o.name, parameters, o.lr, o.betas[0], o.betas[1], 1e-8, o.weight_decay, device);
   }
   if (o.name == "sgd") {
     return std::make_unique<torch::optim::SGD>(
@@ -277,6 +286,8 @@ struct Trainer::Impl {
   std::string run_dir;
   std::string config_yaml;
   TrainerOptions options;
+  TunerOptions tuner;
+  bool tune_only = false;  // the command is tune_batch_size
   data::DataOptions data_options;
   at::Device device = at::kCPU;
   std::shared_ptr<models::Model> model;
@@ -304,6 +315,7 @@ struct Trainer::Impl {
   void setup() {
     config::ConfigView view(config);
     options = TrainerOptions::from_config(view, run_dir);
+    tuner = TunerOptions::from_config(view);
     profiler = PhaseProfiler(options.profile_simple);
     if (options.accelerator == "cuda" || options.accelerator == "gpu") {
       if (!torch::cuda::is_available()) {
@@ -342,23 +354,31 @@ struct Trainer::Impl {
     model->to(device);
     parameters = model->parameters();
     optimizer = make_optimizer(options.optimizer, parameters, device);
+    if (uses_fused_adam(options.optimizer, device)) {
+      log::info("optimizer " + options.optimizer.name + ": one fused kernel for all parameters (CUDA)");
+    }
     log::info("model: " + model->describe());
     probe_precision(spec, view.get_or<std::string>("model.name", "?"));
-    if (options.grad_scaler_enabled) {
-      GradScaler::Options o;
-      o.init_scale = options.grad_scaler.init_scale;
-      o.growth_factor = options.grad_scaler.growth_factor;
-      o.backoff_factor = options.grad_scaler.backoff_factor;
-      o.growth_interval = options.grad_scaler.growth_interval;
-      scaler = std::make_unique<GradScaler>(o, device);
-    }
+    make_scaler();
     if (options.precision != Precision::k32True) {
       log::info(std::string("precision ") + precision_name(options.precision) +
                 (scaler ? ", loss scaling from " + scale_text(options.grad_scaler.init_scale) : std::string()));
     }
     if (group) setup_distributed();
+    if (tune_only) return;  // trainer tune batch_size logs no metrics and runs no callbacks
     if (options.enable_loggers && is_main) loggers = make_loggers(view, run_dir);
     if (options.enable_callbacks) callbacks = make_callbacks(view);
+  }
+
+  void make_scaler() {
+    scaler.reset();
+    if (!options.grad_scaler_enabled) return;
+    GradScaler::Options o;
+    o.init_scale = options.grad_scaler.init_scale;
+    o.growth_factor = options.grad_scaler.growth_factor;
+    o.backoff_factor = options.grad_scaler.backoff_factor;
+    o.growth_interval = options.grad_scaler.growth_interval;
+    scaler = std::make_unique<GradScaler>(o, device);
   }
 
   // Lightning's precision settings on this device and LibTorch; what cannot run here is refused
@@ -568,9 +588,11 @@ struct Trainer::Impl {
     }
   }
 
-  data::BatchLoader make_loader(const std::shared_ptr<const data::TensorDataset>& dataset, bool train) const {
+  // `batch_size` 0: data.batch_size.
+  data::BatchLoader make_loader(const std::shared_ptr<const data::TensorDataset>& dataset, bool train,
+                                int64_t batch_size = 0) const {
     data::LoaderOptions lo;
-    lo.batch_size = data_options.batch_size;
+    lo.batch_size = batch_size > 0 ? batch_size : data_options.batch_size;
     lo.num_workers = data_options.num_workers;
     lo.pin_memory = data_options.pin_memory && device.is_cuda();
     lo.device = device;
@@ -768,7 +790,174 @@ struct Trainer::Impl {
     save(state, std::move(paths), std::move(dropped));
   }
 
+  // ---- Batch-size search (docs/tuning.md) ----
+
+  // What a trial may take, as text for the log and the result file, and in MiB (0: no limit but
+  // the device's own).
+  std::pair<std::string, double> trial_limit() const {
+    if (tuner.max_memory_mb) {
+      return {fixed(*tuner.max_memory_mb, 1) + " MiB per trial (tuner.max_memory_mb)", *tuner.max_memory_mb};
+    }
+    if (device.is_cuda()) return {"none but the GPU's memory (tuner.max_memory_mb unset)", 0.0};
+    const double half_available = default_cpu_trial_limit_mb();
+    if (!(half_available > 0)) {
+      throw Error("tuner.max_memory_mb", "unset, and MemAvailable could not be read from /proc/meminfo",
+                  "Give the memory a batch-size trial may take, e.g. +tuner.max_memory_mb=2048.");
+    }
+    return {fixed(half_available, 0) + " MiB per trial (half of MemAvailable; tuner.max_memory_mb unset)",
+            half_available};
+  }
+
+  // A few real training steps (forward, backward, optimizer) on batches of `batch_size` from the
+  // training set, in the configured precision on the configured device.
+  void run_trial_steps(int64_t batch_size) {
+    data::BatchLoader loader = make_loader(train_set, /*train=*/true, batch_size);
+    int64_t epoch = 0;
+    loader.start_epoch(epoch);
+    const bool by_norm = options.gradient_clip_algorithm == "norm";
+    model->train();
+    for (int64_t step = 0; step < tuner.steps_per_trial; ++step) {
+      std::optional<data::Batch> batch = loader.next();
+      if (!batch) {  // a batch of most of the training set: the next step starts another pass
+        loader.start_epoch(++epoch);
+        batch = loader.next();
+      }
+      at::Tensor logits;
+      at::Tensor loss = forward_loss(*batch, logits);
+      (scaler ? scaler->scale(loss) : loss).backward();
+      if (scaler) scaler->unscale_(*optimizer);
+      if (options.gradient_clip_val) clip_gradients(parameters, *options.gradient_clip_val, by_norm);
+      optimizer_step();
+      optimizer->zero_grad();
+    }
+    if (device.is_cuda()) torch::cuda::synchronize();  // a failure of the last kernels shows here
+  }
+
+  // Puts the weights, buffers, gradients, optimizer and loss scaler back as they were before the
+  // trials (the optimizer had no state yet: a new one is the same).
+  void restore_after_trial(const std::vector<at::Tensor>& saved_parameters, const std::vector<at::Tensor>& saved_buffers) {
+    torch::NoGradGuard no_grad;
+    for (size_t i = 0; i < parameters.size(); ++i) {
+      parameters[i].copy_(saved_parameters[i]);
+      parameters[i].mutable_grad() = at::Tensor();
+    }
+    std::vector<at::Tensor> buffers = model->buffers();
+    for (size_t i = 0; i < buffers.size(); ++i) buffers[i].copy_(saved_buffers[i]);
+    optimizer = make_optimizer(options.optimizer, parameters, device);
+    make_scaler();
+  }
+
+  // Lightning's scale_batch_size: trials of growing batches, each undone afterwards, RNG included,
+  // so the fit that follows is the fit a fixed batch of the result would run. Sets
+  // data.batch_size to the result, prints one paragraph and writes <run dir>/tune_batch_size.yaml.
+  int64_t scale_batch_size(ScaleMode mode) {
+    if (group) {
+      throw Error("batch size search", "cannot run in a data-parallel job (" + std::to_string(group->world_size()) + " ranks)",
+                  "Search with one process (trainer.devices=1), then run the data-parallel fit with the batch it found "
+                  "(data.batch_size=...), as Lightning requires.");
+    }
+    const std::pair<std::string, double> limit = trial_limit();
+    const std::string& limit_text = limit.first;
+    const double limit_mb = limit.second;
+    log::info("batch size search (" + std::string(scale_mode_name(mode)) + ") from " + std::to_string(tuner.init_val) +
+              ", " + std::to_string(tuner.steps_per_trial) + " step(s) per trial, limit " + limit_text);
+    const auto start = Clock::now();
+    std::vector<at::Tensor> saved_parameters;
+    std::vector<at::Tensor> saved_buffers;
+    {
+      torch::NoGradGuard no_grad;
+      for (const auto& parameter : parameters) saved_parameters.push_back(parameter.detach().clone());
+      for (const auto& buffer : model->buffers()) saved_buffers.push_back(buffer.detach().clone());
+    }
+    std::vector<at::Generator> generators{at::detail::getDefaultCPUGenerator()};
+    if (device.is_cuda()) generators.push_back(at::globalContext().defaultGenerator(device));
+    std::vector<at::Tensor> rng_states;
+    for (auto& generator : generators) {
+      std::lock_guard<std::mutex> lock(generator.mutex());
+      rng_states.push_back(generator.get_state());
+    }
+
+    BatchSizeSearchResult result;
+    {
+      TrialMemoryMeter meter(device);
+      auto trial = [&](int64_t batch_size) {
+        BatchSizeTrial outcome;
+        meter.start(device.is_cpu() ? limit_mb : 0.0);
+        try {
+          run_trial_steps(batch_size);
+          outcome.memory_mb = meter.peak_mb();
+          outcome.fits = limit_mb <= 0 || outcome.memory_mb <= limit_mb;
+          if (!outcome.fits) outcome.failure = "above the limit";
+        } catch (const c10::Error& error) {
+          if (dynamic_cast<const c10::OutOfMemoryError*>(&error) == nullptr &&
+              !is_out_of_memory_message(error.what_without_backtrace())) {
+            throw;
+          }
+          outcome.memory_mb = meter.peak_mb();
+          const std::string what = error.what_without_backtrace();
+          outcome.failure = what.find("batch-size trial's limit") != std::string::npos ? "above the limit"
+                                                                                        : what.substr(0, what.find('\n'));
+        } catch (const std::bad_alloc& error) {
+          outcome.memory_mb = meter.peak_mb();
+          outcome.failure = std::string("std::bad_alloc (") + error.what() + ")";
+        }
+        restore_after_trial(saved_parameters, saved_buffers);
+        log::info("batch size trial " + std::to_string(batch_size) + ": " + (outcome.fits ? "fits" : "failed, " + outcome.failure) +
+                  " (" + fixed(outcome.memory_mb, 3) + " MiB)");
+        return outcome;
+      };
+      result = search_batch_size(mode, tuner.init_val, tuner.max_trials, train_set->size(), trial);
+    }
+#if TRAINER_WITH_CUDA
+    if (device.is_cuda()) c10::cuda::CUDACachingAllocator::emptyCache();
+#endif
+    for (size_t i = 0; i < generators.size(); ++i) {
+      std::lock_guard<std::mutex> lock(generators[i].mutex());
+      generators[i].set_state(rng_states[i]);
+    }
+    const double seconds = seconds_since(start);
+    const std::string paragraph = describe_search(result, limit_text) + " Took " + fixed(seconds, 2) + " s.";
+    log::info(paragraph);
+    if (result.batch_size == 0) {
+      const BatchSizeTrial& first = result.trials.front();
+      throw Error("tuner.init_val",
+                  "the first batch-size trial, a batch of " + std::to_string(first.batch_size) + ", did not fit (" +
+                      fixed(first.memory_mb, 3) + " MiB: " + first.failure + "; limit " + limit_text + ")",
+                  "Start lower (+tuner.init_val=1), allow more memory (+tuner.max_memory_mb=...), or choose a smaller "
+                  "model.");
+    }
+    write_file_durably(run_dir + "/tune_batch_size.yaml", search_result_yaml(result, limit_text, limit_mb, seconds));
+    std::printf("%s\ntuned_batch_size=%lld\n", paragraph.c_str(), static_cast<long long>(result.batch_size));
+    std::fflush(stdout);
+    data_options.batch_size = result.batch_size;
+    return result.batch_size;
+  }
+
+  // trainer.auto_scale_batch_size with fit: the search first (skipped under fast_dev_run, as in
+  // Lightning; a resumed run keeps the batch its first search found, since the checkpoint's loop
+  // position counts batches of that size).
+  void auto_scale_before_fit() {
+    if (!tuner.auto_scale) return;
+    if (options.fast_dev_run > 0) {
+      log::warning("trainer.auto_scale_batch_size: skipped under fast_dev_run (as Lightning does)");
+      return;
+    }
+    const std::string earlier = run_dir + "/tune_batch_size.yaml";
+    if (options.ckpt_path && posix::exists(earlier)) {
+      std::ifstream in(earlier);
+      const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      const config::YamlDocument document = config::load_yaml_string(text, earlier);
+      data_options.batch_size = config::ConfigView(document.root).get<int64_t>("batch_size");
+      log::info("resuming: batch size " + std::to_string(data_options.batch_size) + " from the earlier search (" +
+                earlier + ")");
+      return;
+    }
+    const int64_t found = scale_batch_size(*tuner.auto_scale);
+    log::info("fit runs with the batch size found: data.batch_size=" + std::to_string(found));
+  }
+
   int fit() {
+    auto_scale_before_fit();
     LoopState state;
     const bool resuming = options.ckpt_path.has_value();
     if (resuming) {
@@ -1072,10 +1261,15 @@ void Trainer::set_distributed(std::shared_ptr<ProcessGroup> group, double bucket
 
 int Trainer::run(const std::string& command) {
   try {
+    impl_->tune_only = command == "tune_batch_size";
     impl_->setup();
     if (command == "fit") return impl_->fit();
     if (command == "validate") return impl_->evaluate_command("val");
     if (command == "test") return impl_->evaluate_command("test");
+    if (command == "tune_batch_size") {
+      impl_->scale_batch_size(impl_->tuner.mode);
+      return 0;
+    }
   } catch (const c10::Error& error) {
     // c10::OutOfMemoryError on CUDA; the CPU allocator's failures are plain c10::Errors.
     if (dynamic_cast<const c10::OutOfMemoryError*>(&error) == nullptr &&
@@ -1086,7 +1280,7 @@ int Trainer::run(const std::string& command) {
   } catch (const std::bad_alloc& error) {
     impl_->throw_out_of_memory(command, std::string("std::bad_alloc (") + error.what() + ")");
   }
-  throw Error("command", "unknown command '" + command + "'", "Use fit, validate or test.");
+  throw Error("command", "unknown command '" + command + "'", "Use fit, validate, test or tune_batch_size.");
 }
 
 }  // namespace trainer::engine

@@ -35,6 +35,7 @@ const std::vector<Section>& sections() {
        {"monitor", "mode", "patience", "min_delta", "check_finite", "stopping_threshold",
         "divergence_threshold"}},
       {"callbacks.lr_monitor", {"logging_interval"}},
+      {"tuner", {"mode", "init_val", "max_trials", "steps_per_trial", "max_memory_mb"}},
   };
   return known;
 }

@@ -129,3 +129,13 @@ namespace trainer::engine::compat {
 // torchrun, TORCHELASTIC_USE_AGENT_STORE): 2.x clients can; 1.13's waits for answers that never come.
 inline constexpr bool tcpstore_client_speaks_torchrun_2() { return TRAINER_TORCH_AT_LEAST(2, 0); }
 }  // namespace trainer::engine::compat
+
+// c10::Allocator (the counting CPU allocator of trial_memory_meter.cpp): allocate() is const in
+// 1.13 and not const in 2.x, which also makes copy_data() pure virtual (both changed in 2.3).
+#if TRAINER_TORCH_AT_LEAST(2, 3)
+#define TRAINER_ALLOCATE_CONST
+#define TRAINER_ALLOCATOR_HAS_COPY_DATA 1
+#else
+#define TRAINER_ALLOCATE_CONST const
+#define TRAINER_ALLOCATOR_HAS_COPY_DATA 0
+#endif

@@ -1,0 +1,75 @@
+// The run directory's side of the batch-size search: which jobs search, a stale result dropped
+// (but kept for a resume), and .hydra/config.yaml rewritten with data.batch_size from the result.
+#include <catch2/catch.hpp>
+
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "trainer/config/yaml.h"
+#include "trainer/launch/tuned_config.h"
+
+namespace fs = std::filesystem;
+using namespace trainer::launch;
+using trainer::config::Node;
+
+namespace {
+
+struct TempDir {
+  std::string path;
+  TempDir() {
+    char name[] = "/tmp/trainer-tuned-config-XXXXXX";
+    path = mkdtemp(name);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
+Node yaml(const std::string& text) { return trainer::config::load_yaml_string(text, "test").root; }
+
+void write(const fs::path& path, const std::string& text) {
+  fs::create_directories(path.parent_path());
+  std::ofstream(path) << text;
+}
+
+std::string read(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace
+
+TEST_CASE("tune batch_size and fit with auto_scale_batch_size search; other jobs do not") {
+  const Node plain = yaml("trainer: {max_epochs: 1}\n");
+  CHECK(searches_batch_size("tune_batch_size", plain));
+  CHECK_FALSE(searches_batch_size("fit", plain));
+  CHECK(searches_batch_size("fit", yaml("trainer: {auto_scale_batch_size: binsearch}\n")));
+  CHECK(searches_batch_size("fit", yaml("trainer: {auto_scale_batch_size: true}\n")));
+  CHECK_FALSE(searches_batch_size("fit", yaml("trainer: {auto_scale_batch_size: false}\n")));
+  CHECK_FALSE(searches_batch_size("fit", yaml("trainer: {auto_scale_batch_size: null}\n")));
+  CHECK_FALSE(searches_batch_size("test", yaml("trainer: {auto_scale_batch_size: power}\n")));
+}
+
+TEST_CASE("the result's batch goes into .hydra/config.yaml; a stale result is dropped unless resuming") {
+  TempDir dir;
+  const fs::path result = fs::path(dir.path) / kTuneResultFile;
+  Node config = yaml("data:\n  name: synthetic\n  batch_size: 128\nseed: 1\n");
+  CHECK_FALSE(record_tuned_batch_size(dir.path, ".hydra", config).has_value());  // no result yet
+
+  write(result, "mode: power\nbatch_size: 512\n");
+  const auto found = record_tuned_batch_size(dir.path, ".hydra", config);
+  REQUIRE(found.has_value());
+  CHECK(*found == 512);
+  CHECK(read(fs::path(dir.path) / ".hydra" / "config.yaml") == "data:\n  name: synthetic\n  batch_size: 512\nseed: 1\n");
+
+  forget_earlier_search(dir.path, yaml("ckpt_path: last\n"));
+  CHECK(fs::exists(result));  // a resume reuses it
+  forget_earlier_search(dir.path, yaml("ckpt_path: null\n"));
+  CHECK_FALSE(fs::exists(result));
+}
