@@ -138,6 +138,7 @@ TrainerOptions TrainerOptions::from_config(const config::ConfigView& root, const
     if (t.has("precision") && !t.node("precision").is_null()) precision = precision_text(t.node("precision"));
     o.grad_scaler = read_grad_scaler(t);
     o.deterministic = t.get_or<bool>("deterministic", false);
+    o.sync_batchnorm = t.get_or<bool>("sync_batchnorm", false);
     o.max_epochs = t.get_or<int64_t>("max_epochs", 10);
     o.max_steps = t.get_or<int64_t>("max_steps", -1);
     if (t.has("max_time") && !t.node("max_time").is_null()) {

@@ -65,21 +65,27 @@ std::map<std::string, std::vector<float>> final_weights(const fs::path& run) {
   return read_safetensors(run / "final.safetensors");
 }
 
-void check_close(const std::map<std::string, std::vector<float>>& a, const std::map<std::string, std::vector<float>>& b,
-                 const std::map<std::string, std::vector<float>>& start) {
-  REQUIRE(a.size() == 6);  // the MLP's three weights and biases
+using Tensors = std::map<std::string, std::vector<float>>;
+
+// The largest absolute difference between two files' tensors (which must have the same names).
+double largest_difference(const Tensors& a, const Tensors& b) {
   REQUIRE(a.size() == b.size());
   double largest = 0.0;
-  double moved = 0.0;
   for (const auto& [name, values] : a) {
     REQUIRE(b.count(name) == 1);
     const std::vector<float>& other = b.at(name);
     REQUIRE(values.size() == other.size());
     for (size_t i = 0; i < values.size(); ++i) {
       largest = std::max(largest, static_cast<double>(std::fabs(values[i] - other[i])));
-      moved = std::max(moved, static_cast<double>(std::fabs(values[i] - start.at(name)[i])));
     }
   }
+  return largest;
+}
+
+void check_close(const Tensors& a, const Tensors& b, const Tensors& start) {
+  REQUIRE(a.size() == 6);  // the MLP's three weights and biases
+  const double largest = largest_difference(a, b);
+  const double moved = largest_difference(a, start);
   INFO("largest difference " << largest << ", largest change by training " << moved);
   CHECK(largest <= 1e-5);
   CHECK(moved > 1e-3);  // training moved the weights far more than the tolerance
@@ -176,6 +182,53 @@ TEST_CASE("2 ranks x batch b end with the weights of 1 rank x batch 2b (Gloo, re
     CHECK(two.err.find("gradient all-reduce: 4 bucket(s), 5 steps") != std::string::npos);
     check_close(final_weights(root / "one"), final_weights(root / "buckets"), start);
   }
+}
+
+TEST_CASE("sync_batchnorm: 2 ranks x b with model=cnn end with the weights and running statistics of 1 rank x 2b") {
+  if (!engine_built()) {
+    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
+    return;
+  }
+  TempDir dir;
+  const fs::path root(dir.path());
+  // A small cnn (two conv blocks with batch norm, no dropout), 6 steps.
+  const std::vector<std::string> cnn = {"model=cnn", "model.channels=[4,8]", "model.hidden_size=16",
+                                        "trainer.max_steps=6"};
+  auto run = [&](const std::string& name, std::vector<std::string> extra) {
+    extra.insert(extra.end(), cnn.begin(), cnn.end());
+    auto result = run_process(fit_command((root / name).string(), extra));
+    INFO(result.err);
+    REQUIRE(result.exit_code == 0);
+    return result;
+  };
+  run("start", {"data.batch_size=64", "trainer.max_steps=1", "optimizer.lr=0"});
+  // One process: the option changes nothing, and says so.
+  auto one = run("one", {"data.batch_size=64", "+trainer.sync_batchnorm=true"});
+  CHECK(one.err.find("sync_batchnorm: one process, nothing to synchronise") != std::string::npos);
+  auto two = run("two", {"data.batch_size=32", "trainer.devices=2", "+trainer.sync_batchnorm=true"});
+  CHECK(two.err.find("sync_batchnorm: 2 batch norm layer(s) normalise over the global batch of 2 ranks") !=
+        std::string::npos);
+  run("plain", {"data.batch_size=32", "trainer.devices=2"});
+
+  const Tensors single = final_weights(root / "one");
+  const Tensors synced = final_weights(root / "two");
+  const Tensors plain = final_weights(root / "plain");
+  const Tensors initial = final_weights(root / "start");
+  // The running statistics are in the files (float32 buffers), and training moved them.
+  REQUIRE(single.count("features.1.running_mean") == 1);
+  REQUIRE(single.count("features.5.running_var") == 1);
+  CHECK(largest_difference(single, initial) > 1e-3);
+  const double synced_difference = largest_difference(single, synced);
+  const double plain_difference = largest_difference(single, plain);
+  INFO("largest difference to 1 rank: synchronised " << synced_difference << ", per-rank batch norm "
+                                                     << plain_difference);
+  CHECK(synced_difference <= 1e-5);
+  // Without it each rank normalises with its own half batch: the test would see that.
+  CHECK(plain_difference > 1e-5);
+  // ... in the running statistics too (rank 0's file holds its own half batch's estimates).
+  const auto running_var = [](const Tensors& all) { return Tensors{{"v", all.at("features.1.running_var")}}; };
+  CHECK(largest_difference(running_var(single), running_var(plain)) > 1e-5);
+  CHECK(largest_difference(running_var(single), running_var(synced)) <= 1e-5);
 }
 
 TEST_CASE("a killed rank ends the job at once with an error naming it") {

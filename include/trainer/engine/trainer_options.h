@@ -77,6 +77,7 @@ struct TrainerOptions {
   GradScalerOptions grad_scaler;
   uint64_t seed = 42;
   bool deterministic = false;
+  bool sync_batchnorm = false;  // batch_norm_sync.h; plain batch norm without data parallel
   int64_t max_epochs = 10;
   int64_t min_epochs = 0;  // early stopping is held back until this many epochs ran
   int64_t max_steps = -1;
