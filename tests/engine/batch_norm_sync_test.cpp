@@ -147,6 +147,18 @@ CATCH_TEST_CASE("without a group SyncBatchNorm2d is plain batch norm, with the s
   // The same parameter and buffer names, so checkpoints of either load into the other.
   CATCH_CHECK(plain->named_parameters().keys() == sync->named_parameters().keys());
   CATCH_CHECK(plain->named_buffers().keys() == sync->named_buffers().keys());
+
+  // 1d: [N, C] input, and eval mode after a training step.
+  torch::nn::BatchNorm1d plain1d(kChannels);
+  trainer::models::SyncBatchNorm1d sync1d(kChannels);
+  load_affine(plain1d, ref);
+  load_affine(sync1d, ref);
+  const at::Tensor flat = ref.input.flatten(2).select(2, 0);
+  CATCH_CHECK(at::equal(plain1d(flat), sync1d(flat)));
+  plain1d->eval();
+  sync1d->eval();
+  CATCH_CHECK(at::equal(plain1d(flat), sync1d(flat)));
+  CATCH_CHECK(at::equal(plain1d->running_mean, sync1d->running_mean));
 }
 
 namespace {
