@@ -48,11 +48,6 @@ DistOptions DistOptions::from_config(const config::ConfigView& root) {
   if (o.strategy != "auto" && o.strategy != "ddp" && o.strategy != "single_device") {
     throw Error(t.full_path("strategy"), "unknown strategy '" + o.strategy + "'", "Use auto, ddp or single_device.");
   }
-  if (t.get_or<bool>("sync_batchnorm", false)) {
-    throw Error(t.full_path("sync_batchnorm"),
-                "synchronised batch norm is not implemented: each rank would normalise with its own batch statistics",
-                "Leave trainer.sync_batchnorm=false (batch norm per rank, what DDP does without it).");
-  }
   if (t.has("devices") && !t.node("devices").is_null()) {
     const config::Node& node = t.node("devices");
     if (node.type() == config::NodeType::kString && node.as_string() == "auto") {

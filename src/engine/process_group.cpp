@@ -51,6 +51,7 @@ ProcessGroup::ProcessGroup(const DistEnv& env, const DistOptions& options, const
       world_size_(env.world_size),
       local_rank_(env.local_rank),
       timeout_seconds_(options.timeout_seconds),
+      master_addr_(env.master_addr),
       handles_(std::make_unique<Handles>()) {
   const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(options.timeout_seconds * 1000.0));
   backend_name_ = options.backend.empty() ? (device.is_cuda() ? "nccl" : "gloo") : options.backend;
@@ -97,42 +98,66 @@ ProcessGroup::ProcessGroup(const DistEnv& env, const DistOptions& options, const
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  try {
-    if (backend_name_ == "gloo") {
-      auto gloo_options = c10d::ProcessGroupGloo::Options::create(timeout);
-      const char* interface = std::getenv("GLOO_SOCKET_IFNAME");
-      if (interface != nullptr && interface[0] != '\0') {
-        gloo_options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForInterface(interface));
-      } else if (is_loopback(env.master_addr)) {
-        gloo_options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
-      } else {
-        gloo_options->devices.push_back(c10d::ProcessGroupGloo::createDefaultDevice());
-      }
-      handles_->backend = c10::make_intrusive<c10d::ProcessGroupGloo>(
-          c10::make_intrusive<c10d::PrefixStore>("gloo", handles_->store), rank_, world_size_, gloo_options);
-    } else {
-#ifdef USE_C10D_NCCL
-      auto nccl_options = c10d::ProcessGroupNCCL::Options::create();
-      nccl_options->timeout = timeout;
-      handles_->backend = c10::make_intrusive<c10d::ProcessGroupNCCL>(
-          c10::make_intrusive<c10d::PrefixStore>("nccl", handles_->store), rank_, world_size_, nccl_options);
-#else
-      throw Error("trainer.process_group_backend", "this LibTorch has no NCCL",
-                  "Use trainer.process_group_backend=gloo, or build against a CUDA LibTorch.");
-#endif
-    }
-  } catch (const Error&) {
-    throw;
-  } catch (const std::exception& error) {
-    throw Error(where, "cannot create the " + backend_name_ + " process group: " + message_of(error),
-                fix_text(options.timeout_seconds));
-  }
+  handles_->backend = make_backend("", where);
   log::info("distributed: rank " + std::to_string(rank_) + " of " + std::to_string(world_size_) + " (" +
             backend_name_ + ", rendezvous " + env.master_addr + ":" + std::to_string(port) + ", " +
             (env.source.empty() ? "environment" : env.source) + ")");
 }
 
 ProcessGroup::~ProcessGroup() = default;
+
+c10::intrusive_ptr<compat::CollectiveBackend> ProcessGroup::make_backend(const std::string& name,
+                                                                        const std::string& where) const {
+  const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout_seconds_ * 1000.0));
+  // Each group has its own key space in the store: "gloo"/"nccl", plus the name of a sibling.
+  const std::string prefix = backend_name_ + (name.empty() ? "" : "/" + name);
+  try {
+    if (backend_name_ == "gloo") {
+      auto gloo_options = c10d::ProcessGroupGloo::Options::create(timeout);
+      const char* interface = std::getenv("GLOO_SOCKET_IFNAME");
+      if (interface != nullptr && interface[0] != '\0') {
+        gloo_options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForInterface(interface));
+      } else if (is_loopback(master_addr_)) {
+        gloo_options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
+      } else {
+        gloo_options->devices.push_back(c10d::ProcessGroupGloo::createDefaultDevice());
+      }
+      return c10::make_intrusive<c10d::ProcessGroupGloo>(c10::make_intrusive<c10d::PrefixStore>(prefix, handles_->store),
+                                                         rank_, world_size_, gloo_options);
+    }
+#ifdef USE_C10D_NCCL
+    auto nccl_options = c10d::ProcessGroupNCCL::Options::create();
+    nccl_options->timeout = timeout;
+    return c10::make_intrusive<c10d::ProcessGroupNCCL>(c10::make_intrusive<c10d::PrefixStore>(prefix, handles_->store),
+                                                       rank_, world_size_, nccl_options);
+#else
+    throw Error("trainer.process_group_backend", "this LibTorch has no NCCL",
+                "Use trainer.process_group_backend=gloo, or build against a CUDA LibTorch.");
+#endif
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& error) {
+    throw Error(where, "cannot create the " + backend_name_ + " process group: " + message_of(error),
+                fix_text(timeout_seconds_));
+  }
+}
+
+ProcessGroup::ProcessGroup(const ProcessGroup& parent, const std::string& name)
+    : rank_(parent.rank_),
+      world_size_(parent.world_size_),
+      local_rank_(parent.local_rank_),
+      timeout_seconds_(parent.timeout_seconds_),
+      backend_name_(parent.backend_name_),
+      master_addr_(parent.master_addr_),
+      handles_(std::make_unique<Handles>()) {
+  handles_->store = parent.handles_->store;
+  handles_->backend = make_backend(name, "distributed group '" + name + "' (rank " + std::to_string(rank_) + " of " +
+                                             std::to_string(world_size_) + ")");
+}
+
+std::unique_ptr<ProcessGroup> ProcessGroup::sibling(const std::string& name) const {
+  return std::unique_ptr<ProcessGroup>(new ProcessGroup(*this, name));
+}
 
 void ProcessGroup::fail(const std::string& what, const std::string& problem) const {
   throw Error("distributed " + what + " (rank " + std::to_string(rank_) + " of " + std::to_string(world_size_) + ")",

@@ -34,6 +34,7 @@
 #include "trainer/data/datasets.h"
 #include "trainer/engine/autocast_guard.h"
 #include "trainer/engine/batch_size_search.h"
+#include "trainer/engine/batch_norm_sync.h"
 #include "trainer/engine/callback.h"
 #include "trainer/engine/checkpoint.h"
 #include "trainer/engine/checkpoint_writer.h"
@@ -364,7 +365,11 @@ struct Trainer::Impl {
       log::info(std::string("precision ") + precision_name(options.precision) +
                 (scaler ? ", loss scaling from " + scale_text(options.grad_scaler.init_scale) : std::string()));
     }
-    if (group) setup_distributed();
+    if (group) {
+      setup_distributed();
+    } else if (options.sync_batchnorm) {
+      log::info("sync_batchnorm: one process, nothing to synchronise: batch norm is plain batch norm");
+    }
     if (tune_only) return;  // trainer tune batch_size logs no metrics and runs no callbacks
     if (options.enable_loggers && is_main) loggers = make_loggers(view, run_dir);
     if (options.enable_callbacks) callbacks = make_callbacks(view);
@@ -472,6 +477,34 @@ struct Trainer::Impl {
     });
     log::info("data parallel: " + std::to_string(world_size) + " ranks, " + std::to_string(reducer->bucket_count()) +
               " gradient bucket(s) of up to " + fixed(bucket_cap_mb, 1) + " MB");
+    if (options.sync_batchnorm) synchronise_batch_norms();
+  }
+
+  // trainer.sync_batchnorm=true: the batch norms reduce their statistics over a second group of
+  // the same ranks. One group would also be correct: Gloo tags collectives in the order they are
+  // issued, and every rank issues the gradient buckets (from the accumulators' hooks) and the
+  // batch norms' backward all-reduces in the same order, since the autograd engine runs one
+  // device's graph on one thread in a fixed order. But a batch norm's backward blocks on its
+  // small all-reduce, and on a shared group that would queue behind a large gradient bucket in
+  // flight (Gloo's worker threads, NCCL's one stream), stalling the backward pass the buckets are
+  // meant to overlap with. Its own group costs one more set of connections at start-up.
+  void synchronise_batch_norms() {
+    if (world_size < 2) {
+      log::info("sync_batchnorm: one process, nothing to synchronise: batch norm is plain batch norm");
+      return;
+    }
+    config::ConfigView view(config);
+    const std::string model_name = view.get_or<std::string>("model.name", "?");
+    std::vector<models::SynchronisableBatchNorm*> layers = synchronisable_batch_norms(*model, model_name);
+    if (layers.empty()) {
+      log::info("sync_batchnorm: model=" + model_name + " has no batch norm layer; nothing to synchronise");
+      return;
+    }
+    auto batch_norm_group = c10::make_intrusive<ProcessGroupBatchNorm>(group->sibling("batchnorm"));
+    for (models::SynchronisableBatchNorm* layer : layers) layer->set_group(batch_norm_group);
+    log::info("sync_batchnorm: " + std::to_string(layers.size()) + " batch norm layer(s) normalise over the global "
+              "batch of " + std::to_string(world_size) + " ranks (their own " + group->backend_name() +
+              " group; one all-reduce per layer in forward and one in backward)");
   }
 
   // An allocation failure anywhere in the job, as one paragraph: where, what drives memory (batch,

@@ -144,6 +144,7 @@ TrainerOptions TrainerOptions::from_config(const config::ConfigView& root, const
       throw Error(t.full_path("benchmark"), "benchmark=true picks convolution algorithms by timing them, which "
                   "trainer.deterministic=true rules out", "Set one of trainer.benchmark=false or trainer.deterministic=false.");
     }
+    o.sync_batchnorm = t.get_or<bool>("sync_batchnorm", false);
     o.max_epochs = t.get_or<int64_t>("max_epochs", 10);
     o.max_steps = t.get_or<int64_t>("max_steps", -1);
     if (t.has("max_time") && !t.node("max_time").is_null()) {

@@ -1,13 +1,13 @@
 #include "trainer/models/cnn.h"
 
 #include <torch/nn/modules/activation.h>
-#include <torch/nn/modules/batchnorm.h>
 #include <torch/nn/modules/conv.h>
 #include <torch/nn/modules/dropout.h>
 #include <torch/nn/modules/linear.h>
 #include <torch/nn/modules/pooling.h>
 
 #include "trainer/models/option_reading.h"
+#include "trainer/models/sync_batch_norm.h"
 #include "trainer/util/error.h"
 
 namespace trainer::models {
@@ -50,7 +50,7 @@ Cnn::Cnn(const CnnOptions& options) : Model("Cnn"), options_(options) {
     // No conv bias: the batch norm right after it has its own shift.
     features->push_back(
         torch::nn::Conv2d(torch::nn::Conv2dOptions(channels, out, 3).padding(1).bias(false)));
-    features->push_back(torch::nn::BatchNorm2d(out));
+    features->push_back(SyncBatchNorm2d(out));  // plain batch norm unless synchronised
     features->push_back(torch::nn::ReLU(torch::nn::ReLUOptions().inplace(true)));
     features->push_back(torch::nn::MaxPool2d(torch::nn::MaxPool2dOptions(2)));
     flops_per_sample_ += 2 * channels * 9 * out * height * width;

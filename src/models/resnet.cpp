@@ -70,7 +70,7 @@ torch::nn::Sequential make_downsample(int64_t in, int64_t out, int64_t stride,
                                       FlopCounter& counter) {
   if (stride == 1 && in == out) return torch::nn::Sequential(nullptr);
   counter.conv(in, out, 1, stride, 0, counter.height, counter.width);
-  return torch::nn::Sequential(conv1x1(in, out, stride), torch::nn::BatchNorm2d(out));
+  return torch::nn::Sequential(conv1x1(in, out, stride), SyncBatchNorm2d(out));
 }
 
 class BasicBlock : public ResidualBlock {
@@ -79,9 +79,9 @@ class BasicBlock : public ResidualBlock {
 
   BasicBlock(int64_t in, int64_t planes, int64_t stride, FlopCounter& counter)
       : conv1_(register_module("conv1", conv3x3(in, planes, stride))),
-        bn1_(register_module("bn1", torch::nn::BatchNorm2d(planes))),
+        bn1_(register_module("bn1", SyncBatchNorm2d(planes))),
         conv2_(register_module("conv2", conv3x3(planes, planes, 1))),
-        bn2_(register_module("bn2", torch::nn::BatchNorm2d(planes))) {
+        bn2_(register_module("bn2", SyncBatchNorm2d(planes))) {
     downsample_ = make_downsample(in, planes, stride, counter);
     if (downsample_) register_module("downsample", downsample_);
     auto [h, w] = counter.conv(in, planes, 3, stride, 1, counter.height, counter.width);
@@ -99,9 +99,9 @@ class BasicBlock : public ResidualBlock {
 
  private:
   torch::nn::Conv2d conv1_;
-  torch::nn::BatchNorm2d bn1_;
+  SyncBatchNorm2d bn1_;
   torch::nn::Conv2d conv2_;
-  torch::nn::BatchNorm2d bn2_;
+  SyncBatchNorm2d bn2_;
   torch::nn::Sequential downsample_{nullptr};
 };
 
@@ -112,11 +112,11 @@ class Bottleneck : public ResidualBlock {
 
   Bottleneck(int64_t in, int64_t planes, int64_t stride, FlopCounter& counter)
       : conv1_(register_module("conv1", conv1x1(in, planes, 1))),
-        bn1_(register_module("bn1", torch::nn::BatchNorm2d(planes))),
+        bn1_(register_module("bn1", SyncBatchNorm2d(planes))),
         conv2_(register_module("conv2", conv3x3(planes, planes, stride))),
-        bn2_(register_module("bn2", torch::nn::BatchNorm2d(planes))),
+        bn2_(register_module("bn2", SyncBatchNorm2d(planes))),
         conv3_(register_module("conv3", conv1x1(planes, planes * kExpansion, 1))),
-        bn3_(register_module("bn3", torch::nn::BatchNorm2d(planes * kExpansion))) {
+        bn3_(register_module("bn3", SyncBatchNorm2d(planes * kExpansion))) {
     downsample_ = make_downsample(in, planes * kExpansion, stride, counter);
     if (downsample_) register_module("downsample", downsample_);
     counter.conv(in, planes, 1, 1, 0, counter.height, counter.width);
@@ -136,11 +136,11 @@ class Bottleneck : public ResidualBlock {
 
  private:
   torch::nn::Conv2d conv1_;
-  torch::nn::BatchNorm2d bn1_;
+  SyncBatchNorm2d bn1_;
   torch::nn::Conv2d conv2_;
-  torch::nn::BatchNorm2d bn2_;
+  SyncBatchNorm2d bn2_;
   torch::nn::Conv2d conv3_;
-  torch::nn::BatchNorm2d bn3_;
+  SyncBatchNorm2d bn3_;
   torch::nn::Sequential downsample_{nullptr};
 };
 
@@ -174,7 +174,7 @@ ResNet::ResNet(const ResNetOptions& options) : Model("ResNet"), options_(options
   }
   FlopCounter counter{options_.image_height, options_.image_width};
   conv1_ = register_module("conv1", conv3x3(options_.in_channels, options_.width, 1));
-  bn1_ = register_module("bn1", torch::nn::BatchNorm2d(options_.width));
+  bn1_ = register_module("bn1", SyncBatchNorm2d(options_.width));
   counter.conv(options_.in_channels, options_.width, 3, 1, 1, counter.height, counter.width);
 
   const int64_t expansion = layout.bottleneck ? Bottleneck::kExpansion : BasicBlock::kExpansion;

@@ -139,6 +139,53 @@ TEST_CASE("2 ranks x batch b end with the weights of 1 rank x batch 2b (Gloo, re
   }
 }
 
+TEST_CASE("sync_batchnorm: 2 ranks x b with model=cnn end with the weights and running statistics of 1 rank x 2b") {
+  if (!engine_built()) {
+    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
+    return;
+  }
+  TempDir dir;
+  const fs::path root(dir.path());
+  // A small cnn (two conv blocks with batch norm, no dropout), 6 steps.
+  const std::vector<std::string> cnn = {"model=cnn", "model.channels=[4,8]", "model.hidden_size=16",
+                                        "trainer.max_steps=6"};
+  auto run = [&](const std::string& name, std::vector<std::string> extra) {
+    extra.insert(extra.end(), cnn.begin(), cnn.end());
+    auto result = run_process(fit_command((root / name).string(), extra));
+    INFO(result.err);
+    REQUIRE(result.exit_code == 0);
+    return result;
+  };
+  run("start", {"data.batch_size=64", "trainer.max_steps=1", "optimizer.lr=0"});
+  // One process: the option changes nothing, and says so.
+  auto one = run("one", {"data.batch_size=64", "trainer.sync_batchnorm=true"});
+  CHECK(one.err.find("sync_batchnorm: one process, nothing to synchronise") != std::string::npos);
+  auto two = run("two", {"data.batch_size=32", "trainer.devices=2", "trainer.sync_batchnorm=true"});
+  CHECK(two.err.find("sync_batchnorm: 2 batch norm layer(s) normalise over the global batch of 2 ranks") !=
+        std::string::npos);
+  run("plain", {"data.batch_size=32", "trainer.devices=2"});
+
+  const Weights single = exported_weights(root / "one");
+  const Weights synced = exported_weights(root / "two");
+  const Weights plain = exported_weights(root / "plain");
+  const Weights initial = exported_weights(root / "start");
+  // The running statistics are in the files (float32 buffers), and training moved them.
+  REQUIRE(single.count("features.1.running_mean") == 1);
+  REQUIRE(single.count("features.5.running_var") == 1);
+  CHECK(largest_difference(single, initial) > 1e-3);
+  const double synced_difference = largest_difference(single, synced);
+  const double plain_difference = largest_difference(single, plain);
+  INFO("largest difference to 1 rank: synchronised " << synced_difference << ", per-rank batch norm "
+                                                     << plain_difference);
+  CHECK(synced_difference <= 1e-5);
+  // Without it each rank normalises with its own half batch: the test would see that.
+  CHECK(plain_difference > 1e-5);
+  // ... in the running statistics too (rank 0's file holds its own half batch's estimates).
+  const auto running_var = [](const Weights& all) { return Weights{{"v", all.at("features.1.running_var")}}; };
+  CHECK(largest_difference(running_var(single), running_var(plain)) > 1e-5);
+  CHECK(largest_difference(running_var(single), running_var(synced)) <= 1e-5);
+}
+
 TEST_CASE("a killed rank ends the job at once with an error naming it") {
   if (!engine_built()) {
     SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "trainer/engine/dist_env.h"
+#include "trainer/engine/torch_compat.h"
 
 namespace trainer::engine {
 
@@ -47,8 +48,14 @@ class ProcessGroup {
   void barrier(const std::string& what);
   // Rank 0's `value` on every rank (through the store).
   std::string share_string(const std::string& key, const std::string& value);
+  // A second group over the same ranks and store, with its own connections (Gloo) or
+  // communicator (NCCL), so that its collectives never queue behind this group's. Every rank
+  // must call it, in the same order; `name` keeps its keys apart in the store.
+  std::unique_ptr<ProcessGroup> sibling(const std::string& name) const;
 
  private:
+  ProcessGroup(const ProcessGroup& parent, const std::string& name);
+  c10::intrusive_ptr<compat::CollectiveBackend> make_backend(const std::string& name, const std::string& where) const;
   [[noreturn]] void fail(const std::string& what, const std::string& problem) const;
 
   int rank_ = 0;
@@ -56,6 +63,7 @@ class ProcessGroup {
   int local_rank_ = 0;
   double timeout_seconds_ = 1800;
   std::string backend_name_;
+  std::string master_addr_;
   struct Handles;  // the store and the backend
   std::unique_ptr<Handles> handles_;
 };

@@ -6,12 +6,12 @@
 #include <cstdint>
 #include <vector>
 
-#include <torch/nn/modules/batchnorm.h>
 #include <torch/nn/modules/conv.h>
 #include <torch/nn/modules/linear.h>
 
 #include "trainer/config/config_view.h"
 #include "trainer/models/model.h"
+#include "trainer/models/sync_batch_norm.h"
 
 namespace trainer::models {
 
@@ -50,7 +50,7 @@ class ResNet : public Model {
   ResNetOptions options_;
   int64_t flops_per_sample_ = 0;
   torch::nn::Conv2d conv1_{nullptr};
-  torch::nn::BatchNorm2d bn1_{nullptr};
+  SyncBatchNorm2d bn1_{nullptr};
   std::vector<std::shared_ptr<ResidualBlock>> blocks_;  // all stages in order
   torch::nn::Linear fc_{nullptr};
 };
