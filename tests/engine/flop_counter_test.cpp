@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include <ATen/ATen.h>
+#include <torch/csrc/jit/api/module.h>
 
 #include <map>
 #include <thread>
@@ -153,6 +154,23 @@ CATCH_TEST_CASE("the shipped mlp, cnn and resnet18: counted FLOPs equal the mode
   }
   // The mlp's by hand: 784 -> 256 -> 128 -> 10.
   CATCH_CHECK(sum(forward_counts(*shipped("mlp", fashion), fashion, 1)) == 2 * (784 * 256 + 256 * 128 + 128 * 10));
+}
+
+CATCH_TEST_CASE("a TorchScript module: its operators are counted as it runs in the interpreter") {
+  torch::jit::Module module("Scripted");
+  module.register_parameter("weight", at::ones({784, 10}), /*is_buffer=*/false);
+  module.register_parameter("kernel", at::ones({4, 1, 3, 3}), /*is_buffer=*/false);
+  module.define(R"(
+def forward(self, x):
+    features = torch.conv2d(x, self.kernel, None, [2, 2], [1, 1])
+    return torch.matmul(x.flatten(1), self.weight) + features.sum()
+)");
+  at::NoGradGuard no_grad;
+  FlopCounter counter;
+  module.forward({at::ones({2, 1, 28, 28})});
+  // conv 1->4, 3x3, stride 2, padding 1 on 28x28: 14x14 outputs; matmul [2, 784] x [784, 10].
+  CATCH_CHECK(counter.by_operator().at("aten::convolution") == 2 * 2 * 4 * 14 * 14 * 1 * 9);
+  CATCH_CHECK(counter.total() == 2 * 2 * 4 * 14 * 14 * 9 + 2 * 2 * 784 * 10);
 }
 
 CATCH_TEST_CASE("flops_text scales the unit") {
