@@ -41,6 +41,8 @@ list(FILTER engine_sources EXCLUDE REGEX "engine_api\\.cpp$")
 add_library(trainer_engine_core STATIC ${engine_sources})
 target_include_directories(trainer_engine_core PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>)
 target_link_libraries(trainer_engine_core PUBLIC torch trainer_data trainer_models trainer_config trainer_util trainer_formats)
+# dlopen: NVML is loaded at run time by the device stats monitor (nvml_device.cpp).
+target_link_libraries(trainer_engine_core PUBLIC ${CMAKE_DL_LIBS})
 target_compile_options(trainer_engine_core PRIVATE ${TRAINER_WARNINGS} -Wno-unused-parameter)
 target_compile_definitions(trainer_engine_core PRIVATE TRAINER_LIBTORCH_SOURCE="${TRAINER_LIBTORCH}")
 # A CUDA build of LibTorch (the wheel): the device stats monitor reads the caching allocator's counters.

@@ -2,7 +2,9 @@
 
 #include <sys/resource.h>
 
+#include "trainer/engine/cuda_device_info.h"
 #include "trainer/engine/memory_stats.h"
+#include "trainer/util/log.h"
 
 namespace trainer::engine {
 
@@ -20,12 +22,26 @@ double cpu_seconds() {
 DeviceStatsOptions DeviceStatsOptions::from_config(const config::ConfigView& section) {
   DeviceStatsOptions o;
   o.cpu_stats = section.get_or<bool>("cpu_stats", o.cpu_stats);
+  o.nvml = section.get_or<bool>("nvml", o.nvml);
   return o;
 }
 
-void DeviceStatsMonitor::on_fit_start(FitContext&) {
+void DeviceStatsMonitor::on_fit_start(FitContext& context) {
   last_wall_ = std::chrono::steady_clock::now();
   last_cpu_seconds_ = cpu_seconds();
+  const int cuda = context.cuda_device();
+  if (!options_.nvml || cuda < 0 || nvml_) return;  // a CPU run says nothing about NVML
+  const auto info = cuda_device_info(cuda);
+  nvml_ = NvmlDevice::open(info ? info->pci_bus_id : std::string(), cuda);
+  if (nvml_) {
+    log::info("device stats: GPU '" + nvml_->name() + "' (CUDA device " + std::to_string(cuda) + ", " +
+              nvml_->found_by() + ") read through NVML (" + NvmlDevice::kLibrary +
+              "): device-wide utilisation, memory, temperature and power in the device_stats/nvml_* columns");
+  } else {
+    log::info(std::string("device stats: NVML (") + NvmlDevice::kLibrary + ") could not be loaded or has no GPU at " +
+              (info ? "PCI bus id " + info->pci_bus_id : "CUDA device " + std::to_string(cuda)) +
+              ": no device_stats/nvml_* columns (the caching allocator's cuda_* columns remain)");
+  }
 }
 
 void DeviceStatsMonitor::on_log_step(FitContext& context) {
@@ -46,6 +62,18 @@ void DeviceStatsMonitor::on_log_step(FitContext& context) {
       row.push_back({"device_stats/cuda_reserved_mb", cuda->reserved_mb});
       row.push_back({"device_stats/cuda_peak_allocated_mb", cuda->peak_allocated_mb});
     }
+  }
+  if (nvml_) {
+    const NvmlReading gpu = nvml_->read();
+    auto add = [&row](const char* name, const std::optional<double>& value) {
+      if (value) row.push_back({name, *value});
+    };
+    add("device_stats/nvml_gpu_util_percent", gpu.gpu_percent);
+    add("device_stats/nvml_memory_util_percent", gpu.memory_percent);
+    add("device_stats/nvml_memory_used_mb", gpu.memory_used_mb);
+    add("device_stats/nvml_memory_total_mb", gpu.memory_total_mb);
+    add("device_stats/nvml_temperature_c", gpu.temperature_c);
+    add("device_stats/nvml_power_w", gpu.power_w);
   }
   if (!row.empty()) context.log(row);
 }

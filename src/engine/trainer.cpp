@@ -38,7 +38,11 @@
 #include "trainer/engine/callback.h"
 #include "trainer/engine/checkpoint.h"
 #include "trainer/engine/checkpoint_writer.h"
+#include "trainer/engine/cuda_device_info.h"
+#include "trainer/engine/flop_counter.h"
 #include "trainer/engine/fused_adam.h"
+#include "trainer/engine/flops_throughput.h"
+#include "trainer/engine/gpu_peak_flops.h"
 #include "trainer/engine/grad_scaler.h"
 #include "trainer/engine/grad_reducer.h"
 #include "trainer/engine/lr_schedule.h"
@@ -292,6 +296,8 @@ struct Trainer::Impl {
   data::DataOptions data_options;
   at::Device device = at::kCPU;
   std::shared_ptr<models::Model> model;
+  models::InputSpec input_spec;
+  FlopsThroughput throughput;  // flops_per_sec and mfu at logging steps (set up by fit)
   std::unique_ptr<torch::optim::Optimizer> optimizer;
   std::vector<at::Tensor> parameters;
   std::shared_ptr<const data::TensorDataset> train_set, val_set, test_set;
@@ -350,6 +356,7 @@ struct Trainer::Impl {
     auto sizes = train_set->inputs().sizes();
     spec.sample_shape.assign(sizes.begin() + 1, sizes.end());
     spec.num_classes = data_options.num_classes;
+    input_spec = spec;
     model = models::ModelRegistry::global().create(view.sub("model"), spec);
     if (param_dtype != at::kFloat) model->to(param_dtype);
     model->to(device);
@@ -412,16 +419,22 @@ struct Trainer::Impl {
     }
   }
 
+  // All-zero inputs of the data's shape and class-0 targets for `samples` samples on the device:
+  // the batch of the set-up probes below.
+  data::Batch zero_batch(const models::InputSpec& spec, int64_t samples) const {
+    std::vector<int64_t> shape{samples};
+    shape.insert(shape.end(), spec.sample_shape.begin(), spec.sample_shape.end());
+    return {at::zeros(shape, at::TensorOptions().dtype(at::kFloat).device(device)),
+            at::zeros({samples}, at::TensorOptions().dtype(at::kLong).device(device))};
+  }
+
   // One forward and backward pass of two all-zero samples in the configured precision, in eval
   // mode (no dropout draw, no batch-norm update), gradients dropped afterwards: an operation
   // LibTorch lacks in that dtype on this device (float16 matrix products on the CPU with 1.13, say)
   // fails here, as a configuration error, instead of at the first training step.
   void probe_precision(const models::InputSpec& spec, const std::string& model_name) {
     if (options.precision == Precision::k32True || options.precision == Precision::k64True) return;
-    std::vector<int64_t> shape{2};
-    shape.insert(shape.end(), spec.sample_shape.begin(), spec.sample_shape.end());
-    data::Batch probe{at::zeros(shape, at::TensorOptions().dtype(at::kFloat).device(device)),
-                      at::zeros({2}, at::TensorOptions().dtype(at::kLong).device(device))};
+    const data::Batch probe = zero_batch(spec, 2);
     const bool was_training = model->is_training();
     model->eval();
     std::string failure;
@@ -444,6 +457,64 @@ struct Trainer::Impl {
                     compat::torch_version_text() + ": " + failure,
                 device.is_cpu() ? "Use precision=bf16-mixed (or 32) on the CPU, or train on a CUDA device."
                                 : "Use precision=16-mixed or bf16-mixed (or 32).");
+  }
+
+  // FLOPs of one sample's forward pass, counted once from the operators that run (FlopCounter) in
+  // the training precision, in eval mode (no dropout draw, no batch-norm update: the run's random
+  // stream and statistics are untouched) and without autograd. Falls back to the model's own
+  // count; 0 when neither knows.
+  std::pair<int64_t, std::string> forward_flops_per_sample() {
+    const data::Batch probe = zero_batch(input_spec, 1);
+    const bool was_training = model->is_training();
+    model->eval();
+    int64_t counted = 0;
+    try {
+      torch::NoGradGuard no_grad;
+      FlopCounter counter;
+      at::Tensor logits;
+      forward_loss(probe, logits);
+      counted = counter.total();
+    } catch (const std::exception& error) {
+      const std::string what = error.what();
+      log::warning("model: the FLOP count's probe forward pass failed (" + what.substr(0, what.find('\n')) + ")");
+    }
+    model->train(was_training);
+    if (counted > 0) return {counted, "counted from the matrix products and convolutions of one sample's forward pass"};
+    if (model->flops_per_sample() > 0) return {model->flops_per_sample(), "the model's own count"};
+    return {0, ""};
+  }
+
+  // flops_per_sec at every logging step; on a GPU in the peak table, mfu too.
+  void setup_throughput() {
+    const auto [forward, source] = forward_flops_per_sample();
+    if (forward <= 0) {
+      if (is_main) log::info("model: FLOPs per sample unknown (no matrix product or convolution seen): no flops_per_sec");
+      return;
+    }
+    throughput.flops_per_sample = 3.0 * static_cast<double>(forward);
+    if (is_main) {
+      log::info("model: " + flops_text(static_cast<double>(forward)) + " per sample forward, " +
+                flops_text(throughput.flops_per_sample) + " per sample per training step (3x forward; " + source + ")");
+    }
+    if (!device.is_cuda()) return;  // no MFU on the CPU: its peak depends on too much
+    const auto info = cuda_device_info(device.index());
+    const std::string name = info ? info->name : "CUDA device " + std::to_string(device.index());
+    const MathMode mode = math_mode_for(options.precision, at::globalContext().allowTF32CuBLAS());
+    const GpuPeak* peak = info ? find_gpu_peak(info->name) : nullptr;
+    const std::optional<double> peak_flops = peak ? peak->flops(mode) : std::nullopt;
+    if (!peak_flops) {
+      if (is_main) {
+        log::info("MFU unavailable: no dense " + std::string(math_mode_name(mode)) + " peak FLOP/s known for '" + name +
+                  "' (flops_per_sec is logged; docs/monitoring.md lists the GPUs known)");
+      }
+      return;
+    }
+    throughput.peak_flops = *peak_flops * world_size;
+    if (is_main) {
+      log::info("MFU: against the " + std::string(peak->model) + " dense " + math_mode_name(mode) + " peak of " +
+                flops_text(*peak_flops, "/s") + " per device ('" + name + "', precision=" +
+                precision_name(options.precision) + ")");
+    }
   }
 
   // optimizer.step(), through the loss scaler when it is on; false when the scaler skipped the step
@@ -1026,6 +1097,7 @@ struct Trainer::Impl {
     };
     apply_lr();
 
+    setup_throughput();
     Context context(*this, state);
     ProgressBar bar(options.enable_progress_bar);
     for (auto& entry : callbacks) entry.callback->on_fit_start(context);
@@ -1128,7 +1200,7 @@ struct Trainer::Impl {
           const std::string line = "epoch " + std::to_string(epoch) + " step " + std::to_string(state.global_step) +
                                    " batch " + std::to_string(b + 1) + "/" + std::to_string(train_batches) +
                                    " loss " + fixed(mean_loss, 4) + " acc " + fixed(accuracy, 4) + " " +
-                                   fixed(rate, 0) + " samples/s";
+                                   fixed(rate, 0) + " samples/s" + throughput.text(interval_samples, interval_seconds);
           // On a terminal the bar shows progress; the log file always gets the line.
           if (bar.active()) {
             log::write_file_only(log::Level::kInfo, line);
@@ -1136,10 +1208,10 @@ struct Trainer::Impl {
             log::info(line);
           }
           bar.set_loss(mean_loss);
-          log_metrics({{"train/loss", mean_loss}, {"train/acc", accuracy}, {"samples_per_sec", rate},
-                       {"batches_per_sec", static_cast<double>(interval_batches) / interval_seconds}},
-                      epoch,
-                      state.global_step);
+          MetricRow row{{"train/loss", mean_loss}, {"train/acc", accuracy}, {"samples_per_sec", rate},
+                        {"batches_per_sec", static_cast<double>(interval_batches) / interval_seconds}};
+          throughput.add_to(row, interval_samples, interval_seconds);
+          log_metrics(row, epoch, state.global_step);
           for (auto& entry : callbacks) entry.callback->on_log_step(context);
           interval_start = Clock::now();
           interval_samples = 0;

@@ -2,7 +2,8 @@
 // (src/engine/phase_profiler.cpp) writes the phase table to the log and <run dir>/fit-profiler.txt
 // with one count per step for the per-step phases (and says why there is no copy row on the CPU),
 // and refuses a profiler that does not exist (trainer.profiler=pytorch: trace_profiler_test.cpp);
-// the throughput columns and callbacks.device_stats_monitor land in metrics.csv.
+// the throughput columns (samples, batches and FLOPs per second) and callbacks.device_stats_monitor
+// land in metrics.csv; a CPU run has no MFU and says nothing about NVML.
 #include <catch2/catch.hpp>
 
 #include <filesystem>
@@ -152,6 +153,60 @@ TEST_CASE("monitors: batches/s beside samples/s, and device_stats_monitor's memo
                        bad.path());
   CHECK(result.exit_code != 0);
   CHECK(contains(result.err, "callbacks.device_stats_monitor.cpu_stats"));
+}
+
+TEST_CASE("throughput: flops_per_sec is 3 x the counted forward FLOPs x samples/s; on the CPU no mfu, no NVML") {
+  if (!engine_built()) {
+    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
+    return;
+  }
+  struct Case {
+    std::string model;
+    double forward_flops;  // per sample, by hand
+    std::string log_text;
+  };
+  const std::vector<Case> cases = {
+      // 784 -> 256 -> 128 -> 10
+      {"mlp", 2.0 * (784 * 256 + 256 * 128 + 128 * 10), "model: 470 kFLOPs per sample forward, 1.41 MFLOPs per sample per training step"},
+      // conv 1->32 and 32->64 (3x3, 28x28 then 14x14), linear 3136->128->10
+      {"cnn", 2.0 * (32 * 9 * 28 * 28 + 32 * 64 * 9 * 14 * 14 + 3136 * 128 + 128 * 10),
+       "model: 8.48 MFLOPs per sample forward, 25.4 MFLOPs per sample per training step"}};
+  for (const Case& c : cases) {
+    INFO(c.model);
+    TempDir dir;
+    auto result = run_process({TRAINER_BINARY, "fit", "data=synthetic", "data.num_workers=0", "data.batch_size=32",
+                               "model=" + c.model, "trainer.max_epochs=1", "trainer.limit_train_batches=4",
+                               "trainer.log_every_n_steps=2", "test_after_fit=false",
+                               "+callbacks.device_stats_monitor={}", "hydra.run.dir=run"},
+                              dir.path());
+    INFO(result.out << result.err);
+    REQUIRE(result.exit_code == 0);
+    const std::string log = read_file(fs::path(dir.path()) / "run" / "trainer.log");
+    CHECK(contains(log, c.log_text));
+    CHECK(contains(log, "counted from the matrix products and convolutions of one sample's forward pass"));
+    CHECK(std::regex_search(log, std::regex("samples/s [0-9.]+ [kMGT]?FLOP/s\\n")));
+    CHECK_FALSE(contains(log, "MFU"));
+    CHECK_FALSE(contains(log, "NVML"));
+    const CsvTable csv = read_csv(fs::path(dir.path()) / "run" / "metrics.csv");
+    int samples = -1;
+    int flops = -1;
+    for (size_t i = 0; i < csv.columns.size(); ++i) {
+      if (csv.columns[i] == "samples_per_sec") samples = static_cast<int>(i);
+      if (csv.columns[i] == "flops_per_sec") flops = static_cast<int>(i);
+      CHECK(csv.columns[i] != "mfu");
+      CHECK(csv.columns[i].find("nvml") == std::string::npos);
+    }
+    REQUIRE(samples >= 0);
+    REQUIRE(flops >= 0);
+    int rows = 0;
+    for (const auto& row : csv.rows) {
+      if (row.at(static_cast<size_t>(samples)).empty()) continue;
+      ++rows;
+      CHECK(std::stod(row.at(static_cast<size_t>(flops))) ==
+            Approx(3 * c.forward_flops * std::stod(row.at(static_cast<size_t>(samples)))).epsilon(1e-9));
+    }
+    CHECK(rows == 2);
+  }
 }
 
 TEST_CASE("out of memory: one paragraph naming the batch, the model, the memory and the fix, no stack trace") {
