@@ -9,7 +9,9 @@
 #include <torch/csrc/autograd/profiler_kineto.h>
 
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "trainer/engine/torch_compat.h"
@@ -90,6 +92,9 @@ CATCH_TEST_CASE(
     const at::Tensor product = at::mm(a, a);
   }
   phases.set_ranges(false);
+  // Clear of the forward range by far more than 1.13's whole-microsecond timestamps can blur: an
+  // 8x8 product takes under a microsecond, so back to back it could fall inside the tolerance.
+  std::this_thread::sleep_for(std::chrono::milliseconds(2));
   {
     PhaseProfiler::Scope backward(phases, Phase::kBackward);  // off again: no range
     const at::Tensor product = at::mm(a, a);
