@@ -8,23 +8,13 @@
 #include <filesystem>
 
 #include "trainer/launch/job_status.h"
+#include "temp_dir.h"
 
 namespace fs = std::filesystem;
+using trainer::testing::TempDir;
 using namespace trainer::launch;
 
 namespace {
-
-struct TempDir {
-  std::string path;
-  TempDir() {
-    char name[] = "/tmp/trainer-job-status-XXXXXX";
-    path = mkdtemp(name);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
 
 // The pid of a process that has ended (so nothing runs under it for a while).
 int ended_pid() {
@@ -37,7 +27,7 @@ int ended_pid() {
 }  // namespace
 
 TEST_CASE("a status file reads back as written") {
-  TempDir dir;
+  TempDir dir("trainer-job-status");
   CHECK_FALSE(read_job_status(dir.path, 4).has_value());
   CHECK(effective_state(read_job_status(dir.path, 4)) == JobState::kPending);
   JobStatus status;
@@ -68,7 +58,7 @@ TEST_CASE("a status file reads back as written") {
 }
 
 TEST_CASE("a running job whose process is gone reads as interrupted") {
-  TempDir dir;
+  TempDir dir("trainer-job-status");
   JobStatus status;
   status.state = JobState::kRunning;
   status.host = host_name();

@@ -14,24 +14,14 @@
 #include "trainer/launch/launcher.h"
 #include "trainer/launch/local_launcher.h"
 #include "trainer/util/error.h"
+#include "temp_dir.h"
 
 namespace fs = std::filesystem;
+using trainer::testing::TempDir;
 using namespace trainer::launch;
 using trainer::config::Node;
 
 namespace {
-
-struct TempDir {
-  std::string path;
-  TempDir() {
-    char name[] = "/tmp/trainer-local-launcher-XXXXXX";
-    path = mkdtemp(name);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
 
 std::string read(const fs::path& path) {
   std::ifstream in(path);
@@ -110,7 +100,7 @@ TEST_CASE("launcher options: defaults, basic runs one at a time, bad values name
 }
 
 TEST_CASE("n_jobs=2 runs two job processes at once, each on its own core") {
-  TempDir dir;
+  TempDir dir("trainer-local-launcher");
   SweepPlan plan = fake_sweep(dir.path, 2, "_target_: trainer.launcher.LocalLauncher\nn_jobs: 2\n");
   job_does(dir.path, 0, "wait-for-1");
   job_does(dir.path, 1, "wait-for-0");
@@ -130,7 +120,7 @@ TEST_CASE("n_jobs=2 runs two job processes at once, each on its own core") {
 }
 
 TEST_CASE("basic runs one job at a time; a failure does not stop the others") {
-  TempDir dir;
+  TempDir dir("trainer-local-launcher");
   SweepPlan plan = fake_sweep(dir.path, 4, "_target_: hydra._internal.core_plugins.basic_launcher.BasicLauncher\n");
   job_does(dir.path, 0, "wait-for-1");  // job 1 cannot have started: it fails
   job_does(dir.path, 2, "exit3");       // ends without a status: the launcher records it
@@ -145,7 +135,7 @@ TEST_CASE("basic runs one job at a time; a failure does not stop the others") {
 }
 
 TEST_CASE("fail_fast stops launching at the first failure") {
-  TempDir dir;
+  TempDir dir("trainer-local-launcher");
   SweepPlan plan = fake_sweep(dir.path, 3, "_target_: trainer.launcher.LocalLauncher\nn_jobs: 1\nfail_fast: true\n");
   job_does(dir.path, 1, "fail");
   make_launcher(plan)->launch(plan, {0, 1, 2});
@@ -156,7 +146,7 @@ TEST_CASE("fail_fast stops launching at the first failure") {
 }
 
 TEST_CASE("only the jobs asked for run") {
-  TempDir dir;
+  TempDir dir("trainer-local-launcher");
   SweepPlan plan = fake_sweep(dir.path, 3, "_target_: trainer.launcher.LocalLauncher\nn_jobs: -1\n");
   make_launcher(plan)->launch(plan, {2});
   CHECK(state_of(dir.path, 0) == JobState::kPending);
@@ -164,7 +154,7 @@ TEST_CASE("only the jobs asked for run") {
 }
 
 TEST_CASE("gpus_per_job gives each running job its own devices through CUDA_VISIBLE_DEVICES") {
-  TempDir dir;
+  TempDir dir("trainer-local-launcher");
   const char* before = std::getenv("CUDA_VISIBLE_DEVICES");
   const std::string saved = before != nullptr ? before : "";
   setenv("CUDA_VISIBLE_DEVICES", "3,5,7,9", 1);

@@ -20,24 +20,14 @@
 #include "trainer/launch/slurm_launcher.h"
 #include "trainer/launch/slurm_script.h"
 #include "trainer/util/error.h"
+#include "temp_dir.h"
 
 namespace fs = std::filesystem;
+using trainer::testing::TempDir;
 using namespace trainer::launch;
 using trainer::config::Node;
 
 namespace {
-
-struct TempDir {
-  std::string path;
-  TempDir() {
-    char name[] = "/tmp/trainer-slurm script-XXXXXX";  // a blank in the path, on purpose
-    path = mkdtemp(name);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
 
 std::string read(const fs::path& path) {
   std::ifstream in(path);
@@ -163,7 +153,7 @@ TEST_CASE("every option reaches its #SBATCH line", "[slurm]") {
   launcher.set("additional_parameters", yaml("{mail_type: END, exclusive: true, hint: null, nice: 10}"));
   launcher.set("setup", yaml_value("['module load cuda/12', 'source /opt/venv/bin/activate']"));
   const SlurmOptions options = slurm_launcher_options(launcher);
-  TempDir dir;
+  TempDir dir("trainer-slurm script");  // a blank in the path, on purpose
   const SweepPlan plan = plan_in(dir.path, 6);
   const std::string script = slurm_array_script(options, plan, {0, 1, 2, 3, 5});
   CHECK(has_line(script, "#SBATCH --job-name=\"lr sweep\""));
@@ -249,7 +239,7 @@ TEST_CASE("bad launcher options are refused naming the key", "[slurm]") {
 // The script's body, run by bash as SLURM would (SLURM_ARRAY_TASK_ID set), with a stand-in for
 // the trainer executable that records its arguments and ends on SIGTERM as the engine does.
 TEST_CASE("the array task runs its job by number and passes USR1 on as SIGTERM", "[slurm]") {
-  TempDir dir;
+  TempDir dir("trainer-slurm script");  // a blank in the path, on purpose
   const std::string exe = dir.path + "/fake trainer";
   {
     std::ofstream out(exe);
@@ -295,7 +285,7 @@ TEST_CASE("the array task runs its job by number and passes USR1 on as SIGTERM",
 }
 
 TEST_CASE("without sbatch the launcher writes the array and says how to submit it", "[slurm]") {
-  TempDir dir;
+  TempDir dir("trainer-slurm script");  // a blank in the path, on purpose
   SweepPlan plan = plan_in(dir.path, 3);
   plan.launcher = yaml(kDefaults);
   const char* old_path = std::getenv("PATH");

@@ -8,24 +8,14 @@
 #include "trainer/config/yaml.h"
 #include "trainer/launch/sweep_plan.h"
 #include "trainer/util/error.h"
+#include "temp_dir.h"
 
 namespace fs = std::filesystem;
+using trainer::testing::TempDir;
 using namespace trainer::launch;
 using trainer::config::Node;
 
 namespace {
-
-struct TempDir {
-  std::string path;
-  TempDir() {
-    char name[] = "/tmp/trainer-sweep-plan-XXXXXX";
-    path = mkdtemp(name);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
 
 SweepPlan two_jobs(const std::string& dir) {
   SweepPlan plan;
@@ -49,7 +39,7 @@ Node config_for(int number) {
 }  // namespace
 
 TEST_CASE("job records and the plan index read back as written") {
-  TempDir dir;
+  TempDir dir("trainer-sweep-plan");
   SweepPlan plan = two_jobs(dir.path);
   CHECK_FALSE(has_sweep_plan(dir.path));
   for (const PlannedJob& job : plan.jobs) write_job_record(dir.path, JobRecord{"fit", job, config_for(job.number)});
@@ -77,7 +67,7 @@ TEST_CASE("job records and the plan index read back as written") {
 }
 
 TEST_CASE("plan differences name each changed, new and dropped job") {
-  TempDir dir;
+  TempDir dir("trainer-sweep-plan");
   SweepPlan before = two_jobs(dir.path);
   SweepPlan now = before;
   CHECK(plan_differences(before, now).empty());
@@ -99,7 +89,7 @@ TEST_CASE("plan differences name each changed, new and dropped job") {
 }
 
 TEST_CASE("reading a directory without a plan says what to do") {
-  TempDir dir;
+  TempDir dir("trainer-sweep-plan");
   try {
     read_sweep_plan(dir.path);
     FAIL("no error");

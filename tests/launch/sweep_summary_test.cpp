@@ -9,23 +9,13 @@
 #include "trainer/config/yaml.h"
 #include "trainer/launch/job_status.h"
 #include "trainer/launch/sweep_summary.h"
+#include "temp_dir.h"
 
 namespace fs = std::filesystem;
+using trainer::testing::TempDir;
 using namespace trainer::launch;
 
 namespace {
-
-struct TempDir {
-  std::string path;
-  TempDir() {
-    char name[] = "/tmp/trainer-sweep-summary-XXXXXX";
-    path = mkdtemp(name);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
 
 void write(const fs::path& path, const std::string& text) {
   fs::create_directories(path.parent_path());
@@ -55,7 +45,7 @@ void finished(const std::string& dir, int number, JobState state, double seconds
 }  // namespace
 
 TEST_CASE("a metric's history: best by mode, last, epochs") {
-  TempDir dir;
+  TempDir dir("trainer-sweep-summary");
   const fs::path csv = fs::path(dir.path) / "metrics.csv";
   write(csv, kMetrics);
   MetricHistory acc = read_metric_history(csv.string(), "val/acc", "max");
@@ -72,7 +62,7 @@ TEST_CASE("a metric's history: best by mode, last, epochs") {
 }
 
 TEST_CASE("the summary lists every job and names the best") {
-  TempDir dir;
+  TempDir dir("trainer-sweep-summary");
   SweepPlan plan;
   plan.sweep_dir = dir.path;
   plan.command = "fit";
@@ -114,7 +104,7 @@ TEST_CASE("the summary lists every job and names the best") {
 }
 
 TEST_CASE("with no monitor in the config the summary reports val/loss, lower is better") {
-  TempDir dir;
+  TempDir dir("trainer-sweep-summary");
   write(fs::path(dir.path) / "multirun.yaml", "hydra: {}\n");
   CHECK(sweep_monitor(dir.path) == std::make_pair(std::string("val/loss"), std::string("min")));
 }

@@ -10,24 +10,14 @@
 
 #include "trainer/config/yaml.h"
 #include "trainer/launch/tuned_config.h"
+#include "temp_dir.h"
 
 namespace fs = std::filesystem;
+using trainer::testing::TempDir;
 using namespace trainer::launch;
 using trainer::config::Node;
 
 namespace {
-
-struct TempDir {
-  std::string path;
-  TempDir() {
-    char name[] = "/tmp/trainer-tuned-config-XXXXXX";
-    path = mkdtemp(name);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
 
 Node yaml(const std::string& text) { return trainer::config::load_yaml_string(text, "test").root; }
 
@@ -57,7 +47,7 @@ TEST_CASE("tune batch_size and fit with auto_scale_batch_size search; other jobs
 }
 
 TEST_CASE("the result's batch goes into .hydra/config.yaml; a stale result is dropped unless resuming") {
-  TempDir dir;
+  TempDir dir("trainer-tuned-config");
   const fs::path result = fs::path(dir.path) / kTuneResultFile;
   Node config = yaml("data:\n  name: synthetic\n  batch_size: 128\nseed: 1\n");
   CHECK_FALSE(record_tuned_batch_size(dir.path, ".hydra", config).has_value());  // no result yet
