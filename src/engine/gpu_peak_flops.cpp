@@ -1,5 +1,6 @@
 #include "trainer/engine/gpu_peak_flops.h"
 
+#include <algorithm>
 #include <cctype>
 #include <initializer_list>
 #include <set>
@@ -65,10 +66,10 @@ const char* math_mode_name(MathMode mode) {
   return "?";
 }
 
-MathMode math_mode_for(Precision precision, bool tf32_matmul) {
+MathMode math_mode_for(Precision precision, bool tf32_allowed) {
   switch (precision) {
     case Precision::k64True: return MathMode::kFloat64;
-    case Precision::k32True: return tf32_matmul ? MathMode::kTf32 : MathMode::kFloat32;
+    case Precision::k32True: return tf32_allowed ? MathMode::kTf32 : MathMode::kFloat32;
     case Precision::k16Mixed:
     case Precision::k16True: return MathMode::kFloat16;
     case Precision::kBf16Mixed:
@@ -88,6 +89,18 @@ std::optional<double> GpuPeak::flops(MathMode mode) const {
   }
   if (tflops <= 0) return std::nullopt;
   return tflops * 1e12;
+}
+
+std::optional<double> GpuPeak::blended_flops(MathMode convolution_mode, MathMode matmul_mode,
+                                             double convolution_share) const {
+  const double share = std::min(1.0, std::max(0.0, convolution_share));
+  const std::optional<double> convolution = flops(convolution_mode);
+  const std::optional<double> matmul = flops(matmul_mode);
+  if ((share > 0 && !convolution) || (share < 1 && !matmul)) return std::nullopt;
+  double seconds_per_flop = 0;  // the least time one FLOP of the model's mix takes
+  if (share > 0) seconds_per_flop += share / *convolution;
+  if (share < 1) seconds_per_flop += (1 - share) / *matmul;
+  return 1 / seconds_per_flop;
 }
 
 const GpuPeak* find_gpu_peak(const std::string& device_name) {

@@ -463,58 +463,86 @@ struct Trainer::Impl {
   // the training precision, in eval mode (no dropout draw, no batch-norm update: the run's random
   // stream and statistics are untouched) and without autograd. Falls back to the model's own
   // count; 0 when neither knows.
-  std::pair<int64_t, std::string> forward_flops_per_sample() {
+  struct ForwardFlops {
+    int64_t total = 0;
+    int64_t convolution = 0;  // the part in convolutions (cuDNN's on CUDA; MFU's peak differs)
+    std::string source;
+  };
+  ForwardFlops forward_flops_per_sample() {
     const data::Batch probe = zero_batch(input_spec, 1);
     const bool was_training = model->is_training();
     model->eval();
-    int64_t counted = 0;
+    ForwardFlops counted;
     try {
       torch::NoGradGuard no_grad;
       FlopCounter counter;
       at::Tensor logits;
       forward_loss(probe, logits);
-      counted = counter.total();
+      counted.total = counter.total();
+      for (const auto& [op, flops] : counter.by_operator()) {
+        if (op.find("convolution") != std::string::npos) counted.convolution += flops;
+      }
     } catch (const std::exception& error) {
       const std::string what = error.what();
       log::warning("model: the FLOP count's probe forward pass failed (" + what.substr(0, what.find('\n')) + ")");
     }
     model->train(was_training);
-    if (counted > 0) return {counted, "counted from the matrix products and convolutions of one sample's forward pass"};
-    if (model->flops_per_sample() > 0) return {model->flops_per_sample(), "the model's own count"};
-    return {0, ""};
+    if (counted.total > 0) {
+      counted.source = "counted from the matrix products and convolutions of one sample's forward pass";
+      return counted;
+    }
+    if (model->flops_per_sample() > 0) return {model->flops_per_sample(), 0, "the model's own count"};
+    return {};
   }
 
   // flops_per_sec at every logging step; on a GPU in the peak table, mfu too.
   void setup_throughput() {
-    const auto [forward, source] = forward_flops_per_sample();
-    if (forward <= 0) {
+    const ForwardFlops forward = forward_flops_per_sample();
+    if (forward.total <= 0) {
       if (is_main) log::info("model: FLOPs per sample unknown (no matrix product or convolution seen): no flops_per_sec");
       return;
     }
-    throughput.flops_per_sample = 3.0 * static_cast<double>(forward);
+    throughput.flops_per_sample = 3.0 * static_cast<double>(forward.total);
     if (is_main) {
-      log::info("model: " + flops_text(static_cast<double>(forward)) + " per sample forward, " +
-                flops_text(throughput.flops_per_sample) + " per sample per training step (3x forward; " + source + ")");
+      log::info("model: " + flops_text(static_cast<double>(forward.total)) + " per sample forward, " +
+                flops_text(throughput.flops_per_sample) + " per sample per training step (3x forward; " + forward.source + ")");
     }
     if (!device.is_cuda()) return;  // no MFU on the CPU: its peak depends on too much
     const auto info = cuda_device_info(device.index());
     const std::string name = info ? info->name : "CUDA device " + std::to_string(device.index());
-    const MathMode mode = math_mode_for(options.precision, at::globalContext().allowTF32CuBLAS());
+    const MathMode matmul_mode = math_mode_for(options.precision, at::globalContext().allowTF32CuBLAS());
+    const MathMode convolution_mode = math_mode_for(options.precision, at::globalContext().allowTF32CuDNN());
+    const double convolution_share = static_cast<double>(forward.convolution) / static_cast<double>(forward.total);
     const GpuPeak* peak = info ? find_gpu_peak(info->name) : nullptr;
-    const std::optional<double> peak_flops = peak ? peak->flops(mode) : std::nullopt;
-    if (!peak_flops) {
+    const double peak_flops =
+        peak ? peak->blended_flops(convolution_mode, matmul_mode, convolution_share).value_or(0.0) : 0.0;
+    const bool two_modes = convolution_mode != matmul_mode && convolution_share > 0 && convolution_share < 1;
+    const std::string mode_text = two_modes ? std::string(math_mode_name(convolution_mode)) + "/" + math_mode_name(matmul_mode)
+                                  : math_mode_name(convolution_share > 0 ? convolution_mode : matmul_mode);
+    if (peak_flops <= 0) {
       if (is_main) {
-        log::info("MFU unavailable: no dense " + std::string(math_mode_name(mode)) + " peak FLOP/s known for '" + name +
+        log::info("MFU unavailable: no dense " + mode_text + " peak FLOP/s known for '" + name +
                   "' (flops_per_sec is logged; docs/monitoring.md lists the GPUs known)");
       }
       return;
     }
-    throughput.peak_flops = *peak_flops * world_size;
-    if (is_main) {
-      log::info("MFU: against the " + std::string(peak->model) + " dense " + math_mode_name(mode) + " peak of " +
-                flops_text(*peak_flops, "/s") + " per device ('" + name + "', precision=" +
-                precision_name(options.precision) + ")");
+    throughput.peak_flops = peak_flops * world_size;
+    if (!is_main) return;
+    std::string against;
+    if (two_modes) {
+      char share[32];
+      std::snprintf(share, sizeof share, "%.1f %%", 100 * convolution_share);
+      against = "the " + std::string(peak->model) + "'s dense peaks, " + flops_text(*peak->flops(convolution_mode), "/s") +
+                " " + math_mode_name(convolution_mode) + " for convolutions (" + share + " of the FLOPs) and " +
+                flops_text(*peak->flops(matmul_mode), "/s") + " " + math_mode_name(matmul_mode) +
+                " for matrix products: " + flops_text(peak_flops, "/s") + " for this model";
+    } else {
+      against = "the " + std::string(peak->model) + " dense " + mode_text + " peak of " + flops_text(peak_flops, "/s");
     }
+    const bool tf32_convolutions = options.precision == Precision::k32True && convolution_share > 0 &&
+                                   convolution_mode == MathMode::kTf32;
+    log::info("MFU: against " + against + " per device ('" + name + "', precision=" + precision_name(options.precision) +
+              ")" + (tf32_convolutions ? "; float32 convolutions run in TF32 (cuDNN's default in LibTorch, as in PyTorch)" : ""));
   }
 
   // optimizer.step(), through the loss scaler when it is on; false when the scaler skipped the step
@@ -984,7 +1012,16 @@ struct Trainer::Impl {
     BatchSizeSearchResult result;
     {
       TrialMemoryMeter meter(device);
+      int64_t largest_fit = 0;
       auto trial = [&](int64_t batch_size) {
+        // SIGINT/SIGTERM: no new trial starts (one can take tens of seconds on a large GPU).
+        if (const int signal = g_stop_signal.load(); signal != 0) {
+          throw Error("signal " + std::to_string(signal),
+                      "the batch-size search stopped before its trial of " + std::to_string(batch_size) +
+                          (largest_fit > 0 ? "; the largest batch that fit so far was " + std::to_string(largest_fit)
+                                           : std::string("; no trial had fit yet")),
+                      "Run it again to finish the search, or set data.batch_size yourself.");
+        }
         BatchSizeTrial outcome;
         meter.start(device.is_cpu() ? limit_mb : 0.0);
         try {
@@ -1006,6 +1043,7 @@ struct Trainer::Impl {
           outcome.failure = std::string("std::bad_alloc (") + error.what() + ")";
         }
         restore_after_trial(saved_parameters, saved_buffers);
+        if (outcome.fits) largest_fit = std::max(largest_fit, batch_size);
         log::info("batch size trial " + std::to_string(batch_size) + ": " + (outcome.fits ? "fits" : "failed, " + outcome.failure) +
                   " (" + fixed(outcome.memory_mb, 3) + " MiB)");
         return outcome;

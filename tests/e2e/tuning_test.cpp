@@ -6,6 +6,7 @@
 // trials bracket the result, a larger limit gives a larger batch, and tuning changes no weights.
 #include <catch2/catch.hpp>
 
+#include <csignal>
 #include <filesystem>
 #include <regex>
 #include <string>
@@ -217,6 +218,32 @@ TEST_CASE("tune batch_size: bad modes and values, DDP, and a first trial that do
   TempDir no_target;
   auto missing = run_process({TRAINER_BINARY, "tune"}, no_target.path());
   CHECK(missing.exit_code != 0);
+}
+
+TEST_CASE("tune batch_size: SIGTERM stops the search before its next trial, naming the largest batch that fit") {
+  if (!engine_built()) {
+    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
+    return;
+  }
+  // 20 steps a trial on up to 65,536 samples of 1x32x32: the later trials take seconds each, so
+  // the search is far from done when the signal comes after the trial of 4.
+  TempDir dir;
+  const fs::path log = fs::path(dir.path()) / "run" / "trainer.log";
+  bool signalled = false;
+  const auto result = run_and_signal(
+      {TRAINER_BINARY, "tune", "batch_size", "data=synthetic", "data.num_samples=65536", "data.image_shape=[1,32,32]",
+       "model.hidden_sizes=[256]", "model.input_size=1024", "+tuner.max_memory_mb=8192", "+tuner.steps_per_trial=20",
+       "hydra.run.dir=run"},
+      dir.path(), [&] { return contains(read_file(log.string()), "batch size trial 4: fits"); }, SIGTERM, &signalled);
+  INFO(result.out << result.err);
+  REQUIRE(signalled);
+  CHECK(result.exit_code != 0);
+  CHECK(result.exit_code != 128 + SIGTERM);  // handled, not killed
+  CHECK(contains(result.err, "signal 15: the batch-size search stopped before its trial of "));
+  CHECK(contains(result.err, "the largest batch that fit so far was "));
+  CHECK(contains(result.err, "Run it again to finish the search"));
+  CHECK_FALSE(contains(result.out, "tuned_batch_size="));
+  CHECK_FALSE(fs::exists(fs::path(dir.path()) / "run" / "tune_batch_size.yaml"));
 }
 
 TEST_CASE("--help lists trainer tune batch_size") {

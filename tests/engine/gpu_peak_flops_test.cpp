@@ -89,6 +89,25 @@ CATCH_TEST_CASE("each precision setting trains in one math mode") {
   CATCH_CHECK(std::string(trainer::engine::math_mode_name(MathMode::kTf32)) == "tf32");
 }
 
+CATCH_TEST_CASE("a model of convolutions and matrix products in two math modes: the least time of its mix") {
+  const auto* h100 = find_gpu_peak("NVIDIA H100 80GB HBM3");
+  CATCH_REQUIRE(h100 != nullptr);
+  // One mode, or a model of one kind: that peak.
+  CATCH_CHECK(*h100->blended_flops(MathMode::kBFloat16, MathMode::kBFloat16, 0.7) == Approx(989.5e12));
+  CATCH_CHECK(*h100->blended_flops(MathMode::kTf32, MathMode::kFloat32, 1.0) == Approx(494.5e12));  // resnet-like
+  CATCH_CHECK(*h100->blended_flops(MathMode::kTf32, MathMode::kFloat32, 0.0) == Approx(67e12));     // mlp
+  // 90 % convolutions at 494.5 and 10 % products at 67 TFLOP/s: 1 / (0.9/494.5 + 0.1/67).
+  CATCH_CHECK(*h100->blended_flops(MathMode::kTf32, MathMode::kFloat32, 0.9) == Approx(1e12 / (0.9 / 494.5 + 0.1 / 67)));
+  // Between the two peaks, and below the faster one.
+  const double mixed = *h100->blended_flops(MathMode::kTf32, MathMode::kFloat32, 0.5);
+  CATCH_CHECK(mixed > 67e12);
+  CATCH_CHECK(mixed < 494.5e12);
+  // A mode the GPU lacks matters only when the model has FLOPs of that kind.
+  const auto* t4 = find_gpu_peak("Tesla T4");
+  CATCH_CHECK_FALSE(t4->blended_flops(MathMode::kBFloat16, MathMode::kFloat32, 0.5).has_value());
+  CATCH_CHECK(*t4->blended_flops(MathMode::kBFloat16, MathMode::kFloat32, 0.0) == Approx(8.1e12));
+}
+
 CATCH_TEST_CASE("FlopsThroughput: FLOP/s from samples and seconds, MFU only with a peak") {
   trainer::engine::FlopsThroughput throughput;
   trainer::engine::MetricRow none;

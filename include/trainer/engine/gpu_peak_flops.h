@@ -16,15 +16,22 @@ enum class MathMode { kFloat64, kFloat32, kTf32, kBFloat16, kFloat16 };
 
 const char* math_mode_name(MathMode mode);  // "fp64", "fp32", "tf32", "bf16", "fp16"
 
-// 64-true: fp64; 32-true: tf32 when LibTorch lets cuBLAS use TF32 for float32 matrix products
-// (`tf32_matmul`, off by default as in PyTorch), else fp32; 16-*: fp16; bf16-*: bf16.
-MathMode math_mode_for(Precision precision, bool tf32_matmul);
+// 64-true: fp64; 32-true: tf32 when the library doing the work may use TF32 (`tf32_allowed`:
+// cuBLAS for matrix products, off by default; cuDNN for convolutions, on by default; both as in
+// PyTorch), else fp32; 16-*: fp16; bf16-*: bf16.
+MathMode math_mode_for(Precision precision, bool tf32_allowed);
 
 struct GpuPeak {
   const char* model;  // the table's entry, e.g. "H100 SXM"
   double fp64, fp32, tf32, bf16, fp16;  // TFLOP/s, dense; 0 where the GPU has no such math
   // FLOP/s in `mode`; nullopt where the GPU lacks it (bf16 on a V100).
   std::optional<double> flops(MathMode mode) const;
+  // The peak of a model whose FLOPs are `convolution_share` (0..1) convolutions, run by cuDNN in
+  // `convolution_mode`, and the rest matrix products, run by cuBLAS in `matmul_mode`: all its FLOPs
+  // over the least time they can take, each kind at its own peak. Under 32-true the two differ by
+  // default (LibTorch lets cuDNN use TF32 for float32 convolutions, not cuBLAS for matrix products).
+  // nullopt where the GPU lacks a mode the model needs.
+  std::optional<double> blended_flops(MathMode convolution_mode, MathMode matmul_mode, double convolution_share) const;
 };
 
 // The table's entry for a CUDA device name (case and '-'/'_' ignored, matched by whole words:
