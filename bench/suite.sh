@@ -98,7 +98,8 @@ case "$mode" in
   gpu-smoke) out="${out:-${TMPDIR:-/tmp}/trainer-suite-gpu-smoke_$stamp.md}" ;;
 esac
 work=$(mktemp -d "${TMPDIR:-/tmp}/trainer-suite-XXXXXX")
-trap 'rm -rf "$work"' EXIT
+# Kept when the suite fails, so the stages' results are not lost with it.
+trap 'rc=$?; if [[ $rc -eq 0 ]]; then rm -rf "$work"; else say "suite: failed (exit $rc); the stages'"'"' outputs are in $work"; fi' EXIT
 summary="$work/summary.jsonl"
 sections=()
 start_load=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -161,8 +162,15 @@ fi
 
 mkdir -p "$(dirname "$out")"
 png="${out%.md}.png"
+# The budgets in the report's title. (No `$(test && echo ...)` inside an assignment: under set -e a
+# false test there ends the script, which is how a plain `bench/suite.sh` once lost its results.)
 budget=""
-[[ "$mode" == cpu ]] && budget=" (reps $reps, cnn $cnn_batches batches an epoch, sweep $sweep jobs$([[ $quick == 1 ]] && echo ', quick')$([[ -n "${OMP_WAIT_POLICY:-}" ]] && echo ", OMP_WAIT_POLICY=$OMP_WAIT_POLICY"))"
+if [[ "$mode" == cpu ]]; then
+  budget=" (reps $reps, cnn $cnn_batches batches an epoch, sweep $sweep jobs"
+  if [[ $quick == 1 ]]; then budget+=", quick"; fi
+  if [[ -n "${OMP_WAIT_POLICY:-}" ]]; then budget+=", OMP_WAIT_POLICY=$OMP_WAIT_POLICY"; fi
+  budget+=")"
+fi
 "$python" "$root/bench/suite_report.py" --mode "$mode$budget" \
   --summary "$summary" "${sections[@]}" --out "$out" --png "$png" --started "$started UTC" \
   --wall "$((SECONDS - t0))" --load-start "$start_load" --load-end "$(cut -d' ' -f1-3 /proc/loadavg)" \

@@ -3,11 +3,13 @@
 // steps the schedule records, each with its phases nested inside and in order, and LibTorch's
 // operators inside forward. A window fit never reaches, and a bad schedule, are reported.
 #include <algorithm>
+#include <cstdlib>
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -55,6 +57,15 @@ std::vector<Range> complete_events(const nlohmann::json& trace) {
   return out;
 }
 
+// debug=trace turns the profiler on; the schedule here: 2 steps waiting, 1 warming up, 2 recorded
+// (steps 3 and 4 of 8).
+std::vector<std::string> window_fit() {
+  return {TRAINER_BINARY, "fit", "data=synthetic", "data.num_workers=0", "debug=trace",
+          "trainer.profiler_schedule.wait=2", "trainer.profiler_schedule.active=2",
+          "trainer.limit_train_batches=8", "trainer.limit_val_batches=2",
+          "trainer.log_every_n_steps=100", "test_after_fit=false", "hydra.run.dir=run"};
+}
+
 }  // namespace
 
 TEST_CASE(
@@ -65,13 +76,8 @@ TEST_CASE(
     return;
   }
   TempDir dir;
-  // debug=trace turns the profiler on; the schedule here: 2 steps waiting, 1 warming up, 2
-  // recorded (steps 3 and 4 of 8).
   auto result =
-      run_process({TRAINER_BINARY, "fit", "data=synthetic", "data.num_workers=0", "debug=trace",
-                   "trainer.profiler_schedule.wait=2", "trainer.profiler_schedule.active=2",
-                   "trainer.limit_train_batches=8", "trainer.limit_val_batches=2",
-                   "trainer.log_every_n_steps=100", "test_after_fit=false", "hydra.run.dir=run"},
+      run_process(window_fit(),
                   dir.path());
   INFO(result.out << result.err);
   REQUIRE(result.exit_code == 0);
@@ -182,4 +188,58 @@ TEST_CASE(
   CHECK(result.exit_code != 0);
   CHECK(contains(result.err, "trainer.profiler_schedule.activ"));
   CHECK(contains(result.err, "active"));
+}
+
+TEST_CASE("profiler=pytorch in a CUDA build: the same steps and phases as nested NVTX ranges") {
+#ifndef TRAINER_NVTX_RECORDER
+  SUCCEED("a build without CUDA (Debian's LibTorch) pushes no NVTX ranges: skipped");
+#else
+  TempDir dir;
+  const fs::path record = fs::path(dir.path()) / "nvtx.txt";
+  // The NVTX headers compiled into the trainer load the tool named by NVTX_INJECTION64_PATH at the
+  // first NVTX call, as Nsight Systems does; the child inherits this process's environment.
+  ::setenv("NVTX_INJECTION64_PATH", TRAINER_NVTX_RECORDER, 1);
+  ::setenv("TRAINER_NVTX_RECORD", record.c_str(), 1);
+  auto result =
+      run_process(window_fit(),
+                  dir.path());
+  ::unsetenv("NVTX_INJECTION64_PATH");
+  ::unsetenv("TRAINER_NVTX_RECORD");
+  INFO(result.out << result.err);
+  REQUIRE(result.exit_code == 0);
+  REQUIRE(fs::exists(record));
+
+  // Replay the pushes and pops: balanced, the steps at the outer level, the phases inside them.
+  std::vector<std::string> open;
+  std::vector<std::string> steps;
+  std::map<std::string, std::vector<std::string>> phases_of_step;  // step -> its direct phases, in order
+  std::istringstream lines(read_file(record));
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("push ", 0) == 0) {
+      const std::string name = line.substr(5);
+      if (name.rfind("train_step#", 0) == 0) {
+        CHECK(open.empty());  // a step is never inside another range
+        steps.push_back(name);
+      } else if (open.size() == 1) {
+        phases_of_step[open.front()].push_back(name);
+      }
+      open.push_back(name);
+    } else {
+      REQUIRE(line == "pop");
+      REQUIRE_FALSE(open.empty());
+      open.pop_back();
+    }
+  }
+  CHECK(open.empty());
+  // Only the recorded window, as in the trace: steps 3 and 4 of 8.
+  CHECK(steps == std::vector<std::string>{"train_step#3", "train_step#4"});
+  for (const std::string& step : steps) {
+    INFO(step);
+    std::vector<std::string> core;
+    for (const std::string& phase : phases_of_step[step]) {
+      if (phase == "data" || phase == "forward" || phase == "backward" || phase == "optimizer") core.push_back(phase);
+    }
+    CHECK(core == std::vector<std::string>{"data", "forward", "backward", "optimizer"});
+  }
+#endif
 }

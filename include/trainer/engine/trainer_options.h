@@ -78,7 +78,7 @@ struct TrainerOptions {
   GradScalerOptions grad_scaler;
   uint64_t seed = 42;
   bool deterministic = false;
-  bool cudnn_benchmark = true;  // trainer.benchmark (null: on unless deterministic); CUDA only
+  bool cudnn_benchmark = false;  // trainer.benchmark (null: off, as in Lightning 2.x); CUDA only
   bool sync_batchnorm = false;  // batch_norm_sync.h; plain batch norm without data parallel
   int64_t max_epochs = 10;
   int64_t min_epochs = 0;  // early stopping is held back until this many epochs ran
