@@ -9,9 +9,9 @@
 #   4. config  compose + print and sweep listing vs Hydra 1.3.2 (bench/config_bench.py)
 # and writes bench/results/suite_<UTC date-time>.md (every table, a summary of the ratios, the
 # load average, every run's raw numbers as JSON lines) and bench/results/suite_<...>.png (the
-# ratios as bars, drawn with matplotlib from the bench venv). About 15 minutes on 2 idle cores once
-# built (an estimate from the stage times; a reduced-budget run at load 14 took 13 min); a fresh
-# machine first makes the venvs (PyPI) and the wheel build (~10 min on 2 cores).
+# ratios as bars, drawn with matplotlib from the bench venv). The stages take about 7.5 minutes
+# on 2 idle cores; on a fresh machine it first makes the venvs (PyPI) and the wheel build: 14 min 51 s
+# in all, measured from an empty cache.
 #
 #   bench/suite.sh                 # the CPU suite
 #   bench/suite.sh --quick         # every stage with one repetition and small budgets (~4 min)
