@@ -163,6 +163,9 @@ TEST_CASE("precision=16-mixed: float16 autocast with loss scaling where the CPU 
   }
   REQUIRE(result.exit_code == 0);
   CHECK(result.err.find("precision 16-mixed, loss scaling from 65536") != std::string::npos);
+  // It runs what was asked (Lightning would switch to bf16-mixed), and says that is slow here.
+  CHECK(result.err.find("precision=16-mixed on the CPU runs float16 autocast") != std::string::npos);
+  CHECK(result.err.find("use precision=bf16-mixed or 32") != std::string::npos);
   FitSummary s = summary(result.err);
   CHECK(s.steps == 8);
   CHECK(s.skipped >= 0);
