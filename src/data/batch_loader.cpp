@@ -144,7 +144,7 @@ Batch BatchLoader::make_batch(int64_t batch_number, CopyObserver* observer) cons
   const int64_t start = batch_number * options_.batch_size;
   const int64_t count = std::min(options_.batch_size, indices_.size(0) - start);
   Batch batch = dataset_->get_batch(indices_.narrow(0, start, count));
-  // Tells the observer when the copy ends, also when it throws (the phases stay paired).
+  // Tells the observer when the copy starts and ends; a null observer is told nothing.
   struct CopyReport {
     CopyObserver* observer;
     explicit CopyReport(CopyObserver* o) : observer(o) {
@@ -154,22 +154,22 @@ Batch BatchLoader::make_batch(int64_t batch_number, CopyObserver* observer) cons
       if (observer != nullptr) observer->copy_finished();
     }
   };
-  std::optional<CopyReport> report;
-  if (observer != nullptr && options_.device != batch.inputs.device()) report.emplace(observer);
-  if (options_.device.is_cuda()) {
-    // Copy uint8 images (4x less than float), asynchronously from pinned memory; augmenting
-    // and normalising then run on the device, ordered after the copy on the same stream.
-    if (options_.pin_memory) {
-      batch.inputs = batch.inputs.pin_memory();
-      batch.targets = batch.targets.pin_memory();
+  {  // the copy, reported to the observer (also when it throws: the phases stay paired)
+    const CopyReport report(options_.device != batch.inputs.device() ? observer : nullptr);
+    if (options_.device.is_cuda()) {
+      // Copy uint8 images (4x less than float), asynchronously from pinned memory; augmenting
+      // and normalising then run on the device, ordered after the copy on the same stream.
+      if (options_.pin_memory) {
+        batch.inputs = batch.inputs.pin_memory();
+        batch.targets = batch.targets.pin_memory();
+      }
+      batch.inputs = batch.inputs.to(options_.device, batch.inputs.scalar_type(), true);
+      batch.targets = batch.targets.to(options_.device, batch.targets.scalar_type(), true);
+    } else if (options_.device != batch.inputs.device()) {
+      batch.inputs = batch.inputs.to(options_.device);
+      batch.targets = batch.targets.to(options_.device);
     }
-    batch.inputs = batch.inputs.to(options_.device, batch.inputs.scalar_type(), true);
-    batch.targets = batch.targets.to(options_.device, batch.targets.scalar_type(), true);
-  } else if (options_.device != batch.inputs.device()) {
-    batch.inputs = batch.inputs.to(options_.device);
-    batch.targets = batch.targets.to(options_.device);
   }
-  report.reset();
   if (options_.crop_padding > 0 || options_.flip) {
     at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(mix_seed(
         options_.seed, static_cast<uint64_t>(epoch_), static_cast<uint64_t>(batch_number)));

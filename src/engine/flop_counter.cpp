@@ -127,7 +127,11 @@ std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction& fn) {
   if (state == nullptr) return nullptr;
   const OpKind kind = op_kind(fn.name());
   if (kind == OpKind::kOther) return nullptr;
-  if (state->depth++ == 0) (*state->counts)[fn.name()] += op_flops(kind, fn.inputs());
+  if (state->depth++ == 0) {
+    const int64_t flops = op_flops(kind, fn.inputs());
+    (*state->counts)[fn.name()] += flops;
+    if (kind == OpKind::kConvolution) state->convolution += flops;
+  }
   return std::make_unique<CountedOp>();
 }
 

@@ -4,6 +4,7 @@
 #include <torch/optim/adam.h>
 #include <torch/optim/adamw.h>
 
+#include <type_traits>
 #include <unordered_map>
 
 #include "trainer/engine/torch_compat.h"
@@ -38,9 +39,8 @@ class FusedAdam final : public Base {
         grads.push_back(p.grad());
         exp_avgs.push_back(state.exp_avg());
         exp_avg_sqs.push_back(state.exp_avg_sq());
-        steps.push_back(step_tensor(p, state.step()));
-        state.step(state.step() + 1);  // the kernel reads the count after the increment below
-        step_values_[p.unsafeGetTensorImpl()].value = state.step();
+        steps.push_back(step_tensor(p, state.step()));  // counts host_step + 1 after the add below
+        state.step(state.step() + 1);
       }
       if (params.empty()) continue;
       at::_foreach_add_(steps, 1);
@@ -73,16 +73,16 @@ class FusedAdam final : public Base {
 
   // The kernel takes each step count as a float32 tensor on the device. It is kept there and
   // rewritten from the host count only when that changed behind our back (a checkpoint was loaded).
+  // The caller adds 1 to every returned tensor before the kernel reads it, so the count recorded
+  // here is host_step + 1.
   at::Tensor step_tensor(const at::Tensor& p, int64_t host_step) {
     StepCount& count = step_values_[p.unsafeGetTensorImpl()];
     if (!count.tensor.defined()) {
       count.tensor = at::zeros({}, at::TensorOptions().dtype(at::kFloat).device(p.device()));
       count.value = 0;
     }
-    if (count.value != host_step) {
-      count.tensor.fill_(static_cast<double>(host_step));
-      count.value = host_step;
-    }
+    if (count.value != host_step) count.tensor.fill_(static_cast<double>(host_step));
+    count.value = host_step + 1;
     return count.tensor;
   }
 

@@ -8,10 +8,11 @@
 #include <cstdio>
 #include <exception>
 #include <filesystem>
-#include <fstream>
+#include <sstream>
 #include <set>
 #include <string>
 
+#include "trainer/engine/checkpoint_writer.h"
 #include "trainer/engine/torch_compat.h"
 #include "trainer/util/error.h"
 #include "trainer/util/log.h"
@@ -62,11 +63,8 @@ std::string microseconds(uint64_t ns) {
 // The Chrome trace format's "X" (complete) events from the profiler's events, for a LibTorch
 // without Kineto (whose ProfilerResult::save refuses). Our ranges are user-scope events, in
 // Kineto's category for them.
-void write_chrome_trace(const profiler::ProfilerResult& result, const std::string& path) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out)
-    throw Error(path, "cannot open the trace file for writing",
-                "Check the run directory is writable.");
+std::string chrome_trace_json(const profiler::ProfilerResult& result) {
+  std::ostringstream out;
   const long pid = static_cast<long>(::getpid());
   out << "{\"traceEvents\":[\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":" << pid
       << ",\"tid\":0,\"args\":{\"name\":\"trainer\"}}";
@@ -82,9 +80,7 @@ void write_chrome_trace(const profiler::ProfilerResult& result, const std::strin
   }
   out << "\n],\"displayTimeUnit\":\"ms\",\"otherData\":{\"writer\":\"trainer (LibTorch "
       << compat::torch_version_text() << " without Kineto)\"}}\n";
-  out.close();
-  if (!out)
-    throw Error(path, "could not write the trace (disk full?)", "Free space in the run directory.");
+  return out.str();
 }
 
 }  // namespace
@@ -107,6 +103,9 @@ TraceProfiler::Step::~Step() {
   if (std::uncaught_exceptions() > 0) {
     // An error is ending fit: stop the profiler, write nothing, let the error through.
     range_.reset();
+#if defined(TRAINER_WITH_CUDA)
+    if (recorded_) nvtxRangePop();  // the step's NVTX range, as end_step would
+#endif
     if (recorded_) tracer_->abandon();
     return;
   }
@@ -159,18 +158,18 @@ void TraceProfiler::stop_and_write(const std::string& why) {
   recording_ = false;
   enabled_ = false;
   std::unique_ptr<profiler::ProfilerResult> result = profiler::disableProfiler();
-  const std::string partial = path_ + ".partial";
   std::string writer = "Kineto";
+  std::error_code error;
   try {
+    const std::string partial = path_ + ".partial";  // Kineto writes to a path: renamed when whole
     result->save(partial);
+    std::filesystem::rename(partial, path_, error);
+    if (error) throw Error(path_, "could not move the trace into place: " + error.message());
   } catch (const c10::Error&) {
     // No Kineto in this LibTorch (Debian's 1.13): "Saving a trace requires ... Kineto".
-    write_chrome_trace(*result, partial);
+    write_file_durably(path_, chrome_trace_json(*result));
     writer = "trainer, no Kineto in this LibTorch";
   }
-  std::error_code error;
-  std::filesystem::rename(partial, path_, error);
-  if (error) throw Error(path_, "could not move the trace into place: " + error.message());
   const double megabytes =
       static_cast<double>(std::filesystem::file_size(path_, error)) / (1024.0 * 1024.0);
   char size[32];

@@ -484,9 +484,7 @@ struct Trainer::Impl {
       at::Tensor logits;
       forward_loss(probe, logits);
       counted.total = counter.total();
-      for (const auto& [op, flops] : counter.by_operator()) {
-        if (op.find("convolution") != std::string::npos) counted.convolution += flops;
-      }
+      counted.convolution = counter.convolution_total();
     } catch (const std::exception& error) {
       const std::string what = error.what();
       log::warning("model: the FLOP count's probe forward pass failed (" + what.substr(0, what.find('\n')) + ")");
@@ -548,6 +546,16 @@ struct Trainer::Impl {
                                    convolution_mode == MathMode::kTf32;
     log::info("MFU: against " + against + " per device ('" + name + "', precision=" + precision_name(options.precision) +
               ")" + (tf32_convolutions ? "; float32 convolutions run in TF32 (cuDNN's default in LibTorch, as in PyTorch)" : ""));
+  }
+
+  // The optimizer phase of a training step: unscale (so clipping sees true gradients), clip, step
+  // and zero the gradients. False when the scaler skipped the step for inf/NaN gradients.
+  bool unscale_clip_and_step(bool clip_by_norm) {
+    if (scaler) scaler->unscale_(*optimizer);
+    if (options.gradient_clip_val) clip_gradients(parameters, *options.gradient_clip_val, clip_by_norm);
+    const bool stepped = optimizer_step();
+    optimizer->zero_grad();
+    return stepped;
   }
 
   // optimizer.step(), through the loss scaler when it is on; false when the scaler skipped the step
@@ -962,10 +970,7 @@ struct Trainer::Impl {
       at::Tensor logits;
       at::Tensor loss = forward_loss(*batch, logits);
       (scaler ? scaler->scale(loss) : loss).backward();
-      if (scaler) scaler->unscale_(*optimizer);
-      if (options.gradient_clip_val) clip_gradients(parameters, *options.gradient_clip_val, by_norm);
-      optimizer_step();
-      optimizer->zero_grad();
+      unscale_clip_and_step(by_norm);
     }
     if (device.is_cuda()) torch::cuda::synchronize();  // a failure of the last kernels shows here
   }
@@ -1028,7 +1033,7 @@ struct Trainer::Impl {
                       "Run it again to finish the search, or set data.batch_size yourself.");
         }
         BatchSizeTrial outcome;
-        meter.start(device.is_cpu() ? limit_mb : 0.0);
+        meter.start(limit_mb);  // a CPU limit; on CUDA the device's own
         try {
           run_trial_steps(batch_size);
           outcome.memory_mb = meter.peak_mb();
@@ -1041,8 +1046,7 @@ struct Trainer::Impl {
           }
           outcome.memory_mb = meter.peak_mb();
           const std::string what = error.what_without_backtrace();
-          outcome.failure = what.find("batch-size trial's limit") != std::string::npos ? "above the limit"
-                                                                                        : what.substr(0, what.find('\n'));
+          outcome.failure = meter.refused() ? "above the limit" : what.substr(0, what.find('\n'));
         } catch (const std::bad_alloc& error) {
           outcome.memory_mb = meter.peak_mb();
           outcome.failure = std::string("std::bad_alloc (") + error.what() + ")";
@@ -1091,9 +1095,7 @@ struct Trainer::Impl {
     }
     const std::string earlier = run_dir + "/tune_batch_size.yaml";
     if (options.ckpt_path && posix::exists(earlier)) {
-      std::ifstream in(earlier);
-      const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-      const config::YamlDocument document = config::load_yaml_string(text, earlier);
+      const config::YamlDocument document = config::load_yaml_file(earlier);
       data_options.batch_size = config::ConfigView(document.root).get<int64_t>("batch_size");
       log::info("resuming: batch size " + std::to_string(data_options.batch_size) + " from the earlier search (" +
                 earlier + ")");
@@ -1206,10 +1208,7 @@ struct Trainer::Impl {
         bool stepped = true;
         {
           PhaseProfiler::Scope timed(profiler, Phase::kOptimizer);
-          if (scaler) scaler->unscale_(*optimizer);  // clipping sees true gradients
-          if (options.gradient_clip_val) clip_gradients(parameters, *options.gradient_clip_val, by_norm);
-          stepped = optimizer_step();
-          optimizer->zero_grad();
+          stepped = unscale_clip_and_step(by_norm);
         }
         ++state.global_step;
         if (!first_step_reported) {

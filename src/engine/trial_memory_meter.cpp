@@ -54,7 +54,10 @@ class CountingCpuAllocator final : public c10::Allocator {
   void start_trial(long long cap) {
     peak_.store(live(), std::memory_order_relaxed);
     cap_.store(cap, std::memory_order_relaxed);
+    refused_.store(false, std::memory_order_relaxed);
   }
+  // Whether an allocation was refused for the cap since the trial started.
+  bool refused() const { return refused_.load(std::memory_order_relaxed); }
   void clear_cap() { cap_.store(0, std::memory_order_relaxed); }
 
   c10::DataPtr allocate(size_t bytes) TRAINER_ALLOCATE_CONST override {
@@ -64,6 +67,7 @@ class CountingCpuAllocator final : public c10::Allocator {
     const long long cap = cap_.load(std::memory_order_relaxed);
     if (cap > 0 && now > cap) {
       live_.fetch_sub(size, std::memory_order_relaxed);
+      refused_.store(true, std::memory_order_relaxed);
       // The wording of LibTorch's own CPU allocator failure, which callers recognise.
       TORCH_CHECK(false, "DefaultCPUAllocator: not enough memory: tensors would take ",
                   static_cast<double>(now) / kMiB, " MiB in all, above the batch-size trial's limit");
@@ -117,9 +121,8 @@ class CountingCpuAllocator final : public c10::Allocator {
   mutable std::atomic<long long> live_{0};
   mutable std::atomic<long long> peak_{0};
   std::atomic<long long> cap_{0};
+  mutable std::atomic<bool> refused_{false};
 };
-
-CountingCpuAllocator& counting_allocator() { return CountingCpuAllocator::instance(); }
 
 // SetCPUAllocator replaces only an allocator registered with a priority at or below its own.
 constexpr uint8_t kPriority = std::numeric_limits<uint8_t>::max();
@@ -128,7 +131,7 @@ constexpr uint8_t kPriority = std::numeric_limits<uint8_t>::max();
 
 TrialMemoryMeter::TrialMemoryMeter(const c10::Device& device) : device_(device) {
   if (!device_.is_cpu()) return;
-  CountingCpuAllocator& counting = counting_allocator();
+  CountingCpuAllocator& counting = CountingCpuAllocator::instance();
   if (!counting.wrap(c10::GetCPUAllocator())) {
     throw Error("batch size search", "the CPU allocator in use has no raw deleter, so trial memory cannot be counted",
                 "Run the search with LibTorch's default CPU allocator.");
@@ -138,13 +141,13 @@ TrialMemoryMeter::TrialMemoryMeter(const c10::Device& device) : device_(device) 
 
 TrialMemoryMeter::~TrialMemoryMeter() {
   if (!device_.is_cpu()) return;
-  counting_allocator().clear_cap();
-  c10::SetCPUAllocator(counting_allocator().inner(), kPriority);
+  CountingCpuAllocator::instance().clear_cap();
+  c10::SetCPUAllocator(CountingCpuAllocator::instance().inner(), kPriority);
 }
 
 void TrialMemoryMeter::start(double limit_mb) {
   if (device_.is_cpu()) {
-    CountingCpuAllocator& counting = counting_allocator();
+    CountingCpuAllocator& counting = CountingCpuAllocator::instance();
     baseline_ = counting.live();
     counting.start_trial(limit_mb > 0 ? baseline_ + static_cast<long long>(limit_mb * kMiB) : 0);
     return;
@@ -160,7 +163,7 @@ void TrialMemoryMeter::start(double limit_mb) {
 double TrialMemoryMeter::peak_mb() const {
   long long peak = baseline_;
   if (device_.is_cpu()) {
-    peak = counting_allocator().peak();
+    peak = CountingCpuAllocator::instance().peak();
   } else {
 #if TRAINER_WITH_CUDA
     const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device_.index());
@@ -169,6 +172,8 @@ double TrialMemoryMeter::peak_mb() const {
   }
   return static_cast<double>(std::max(0LL, peak - baseline_)) / kMiB;
 }
+
+bool TrialMemoryMeter::refused() const { return device_.is_cpu() && CountingCpuAllocator::instance().refused(); }
 
 double default_cpu_trial_limit_mb() {
   std::FILE* file = std::fopen("/proc/meminfo", "r");

@@ -3,7 +3,6 @@
 #include <ATen/Context.h>
 #include <ATen/ops/batch_norm.h>
 #include <ATen/ops/empty.h>
-#include <ATen/ops/ones.h>
 #include <ATen/ops/cat.h>
 #include <ATen/ops/var_mean.h>
 #include <ATen/ops/zeros.h>

@@ -20,7 +20,10 @@ class ProcessGroupBatchNorm final : public models::BatchNormGroup {
   explicit ProcessGroupBatchNorm(std::unique_ptr<ProcessGroup> group) : group_(std::move(group)) {}
   int rank() const override { return group_->rank(); }
   int world_size() const override { return group_->world_size(); }
-  void allreduce_sum(at::Tensor& tensor) override { group_->allreduce_sum(tensor, "batch norm statistics all-reduce"); }
+  void allreduce_sum(at::Tensor& tensor) override {
+    static const std::string what = "batch norm statistics all-reduce";  // not a new string per call
+    group_->allreduce_sum(tensor, what);
+  }
 
  private:
   std::unique_ptr<ProcessGroup> group_;

@@ -22,6 +22,8 @@ class FlopCounter {
   FlopCounter& operator=(const FlopCounter&) = delete;
 
   int64_t total() const;
+  // The part of total() in convolutions (cuDNN's on CUDA, where MFU's peak differs).
+  int64_t convolution_total() const { return state_.convolution; }
   // FLOPs per counted operator name ("aten::linear", "aten::convolution", ...).
   const std::map<std::string, int64_t>& by_operator() const { return counts_; }
 
@@ -29,6 +31,7 @@ class FlopCounter {
   struct State {
     std::map<std::string, int64_t>* counts = nullptr;
     int depth = 0;  // counted operators open on this thread
+    int64_t convolution = 0;  // FLOPs of the convolutions among counts
   };
 
  private:

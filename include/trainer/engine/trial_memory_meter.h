@@ -23,6 +23,9 @@ class TrialMemoryMeter {
   // The most allocated above the baseline since start(), in MiB; on the CPU after a refused
   // allocation, what the trial asked for at that moment.
   double peak_mb() const;
+  // CPU: whether an allocation was refused for the limit since start() (the trial did not fit
+  // because of the limit, not because the host ran out).
+  bool refused() const;
 
  private:
   c10::Device device_;
