@@ -23,6 +23,7 @@
 #include "trainer/config/yaml.h"
 #include "trainer/launch/config_locations.h"
 #include "trainer/launch/engine_loader.h"
+#include "trainer/launch/evaluation_run.h"
 #include "trainer/launch/job_files.h"
 #include "trainer/launch/job_runner.h"
 #include "trainer/launch/launcher.h"
@@ -212,7 +213,8 @@ bool secondary_rank() {
 // Runs one composed job in `run_dir`: records hydra.runtime, writes the .hydra files and the log,
 // checks the schema, resolves the job config and hands it to the engine. Throws on failure.
 void run_job(const CliOptions& options, const std::string& command, Node config, const std::string& run_dir,
-             const std::vector<std::string>& task_overrides, const config::ResolveContext& base_ctx) {
+             const std::vector<std::string>& task_overrides, const config::ResolveContext& base_ctx,
+             const std::vector<std::string>& notes = {}) {
   Node* hydra = config.find("hydra");
   if (hydra == nullptr) throw Error("", "internal: the composed config has no hydra node");
   config::ResolveContext ctx = base_ctx;
@@ -250,6 +252,7 @@ void run_job(const CliOptions& options, const std::string& command, Node config,
   config::resolve_all(resolved_job, ctx);
   std::string yaml = config::to_yaml(resolved_job);
   log::info("output directory: " + run_dir);
+  for (const std::string& note : notes) log::info(command + ": " + note);
   log::debug("job config:\n" + yaml);
 
   const bool searches = launch::searches_batch_size(command, resolved_job) && !secondary;
@@ -285,9 +288,14 @@ int run_single_job(const CliOptions& options, const CliArgs& args, const config:
   config::ResolveContext ctx;
   config::ComposeResult result = composer.compose(overrides, config::RunMode::kRun);
   ctx.hydra = result.config.find("hydra");
-  const std::string run_dir = fs::absolute(resolve_string(result.config, "hydra.run.dir", ctx)).string();
   std::vector<std::string> texts;
   for (const auto& o : overrides) texts.push_back(o.text);
+  if (launch::is_evaluation_command(args.command)) {
+    launch::EvaluationPlan plan = launch::plan_evaluation(args.command, std::move(result.config), overrides, ctx);
+    run_job(options, args.command, std::move(plan.config), plan.run_dir, task_overrides_of(texts), ctx, plan.notes);
+    return 0;
+  }
+  const std::string run_dir = fs::absolute(resolve_string(result.config, "hydra.run.dir", ctx)).string();
   run_job(options, args.command, std::move(result.config), run_dir, task_overrides_of(texts), ctx);
   return 0;
 }

@@ -6,10 +6,12 @@
 
 #include <cstdio>
 #include <map>
+#include <sstream>
 #include <vector>
 
 #include "trainer/config/config_view.h"
 #include "trainer/engine/posix_files.h"
+#include "trainer/formats/checkpoint_file.h"
 #include "trainer/formats/safetensors_writer.h"
 #include "trainer/util/error.h"
 #include "trainer/util/log.h"
@@ -45,14 +47,11 @@ std::string checkpoint_dir(const config::ConfigView& view, const std::string& ru
 }
 
 torch::jit::Module load_archive(const std::string& path) {
-  if (!posix::exists(path)) {
-    throw Error(path, "checkpoint not found",
-                "Give ckpt_path=last or best (looked up in the checkpoints/ of the run in hydra.run.dir), "
-                "or a path to a .ckpt file.");
-  }
+  const formats::CheckpointFile file = formats::read_checkpoint_file(path);  // sizes and checksums
   torch::jit::Module root;
   try {
-    root = torch::jit::load(path, at::Device(at::kCPU));
+    std::istringstream payload{std::string(file.payload())};
+    root = torch::jit::load(payload, at::Device(at::kCPU));
   } catch (const std::exception& error) {
     throw Error(path, std::string("not a readable checkpoint: ") + error.what(),
                 "Point ckpt_path at a file written by trainer.");
@@ -71,26 +70,14 @@ int64_t read_int(const torch::jit::Module& root, const std::string& key) {
   return value.isInt() ? value.toInt() : 0;
 }
 
-// ckpt_path=last/best resolve in the checkpoint directory exactly as Trainer does.
-std::string resolve_ckpt_path(const std::string& wanted, const std::string& directory) {
-  const std::string last = directory + "/last.ckpt";
-  if (wanted == "last") return last;
-  if (wanted != "best") return wanted;
-  torch::jit::Module root = load_archive(last);
-  if (root.hasattr("top_k_paths")) {
-    c10::IValue paths = root.attr("top_k_paths");
-    if (paths.isList() && !paths.toList().empty()) return paths.toList().get(0).toStringRef();
-  }
-  throw Error("ckpt_path=best", "the run in " + directory + " recorded no best checkpoint",
-              "Use ckpt_path=last, or train with a monitored metric (callbacks.model_checkpoint.monitor).");
-}
-
-std::string default_output(const std::string& checkpoint) {
+// <run dir>/<checkpoint name>.safetensors: the export's own directory, never the training run's.
+std::string default_output(const std::string& checkpoint, const std::string& run_dir) {
   const std::string extension = ".ckpt";
-  const bool has_extension = checkpoint.size() > extension.size() &&
-                             checkpoint.compare(checkpoint.size() - extension.size(), extension.size(), extension) == 0;
-  return (has_extension ? checkpoint.substr(0, checkpoint.size() - extension.size()) : checkpoint) +
-         ".safetensors";
+  std::string name = checkpoint.substr(checkpoint.find_last_of('/') + 1);
+  if (name.size() > extension.size() && name.compare(name.size() - extension.size(), extension.size(), extension) == 0) {
+    name.resize(name.size() - extension.size());
+  }
+  return run_dir + "/" + name + ".safetensors";
 }
 
 }  // namespace
@@ -108,8 +95,8 @@ std::string export_checkpoint(const config::Node& job_config, const std::string&
                 "Give ckpt_path=last or best (with hydra.run.dir=<the training run's directory>), or "
                 "ckpt_path=<path to a .ckpt file>.");
   }
-  const std::string checkpoint = resolve_ckpt_path(wanted, checkpoint_dir(view, run_dir));
-  const std::string output = view.get_or<std::string>("export_path", default_output(checkpoint));
+  const std::string checkpoint = formats::resolve_checkpoint_name(wanted, checkpoint_dir(view, run_dir));
+  const std::string output = view.get_or<std::string>("export_path", default_output(checkpoint, run_dir));
   if (output == checkpoint) {
     throw Error("export_path", "the export would overwrite the checkpoint " + checkpoint,
                 "Set export_path to a .safetensors file.");

@@ -37,6 +37,7 @@
 #include "trainer/engine/batch_norm_sync.h"
 #include "trainer/engine/callback.h"
 #include "trainer/engine/checkpoint.h"
+#include "trainer/formats/checkpoint_file.h"
 #include "trainer/engine/checkpoint_writer.h"
 #include "trainer/engine/cuda_device_info.h"
 #include "trainer/engine/flop_counter.h"
@@ -802,17 +803,8 @@ struct Trainer::Impl {
   std::string checkpoint_dir() const { return options.checkpoint.dirpath; }
   std::string last_path() const { return checkpoint_dir() + "/last.ckpt"; }
 
-  std::string resolve_ckpt_path(const std::string& wanted) {
-    if (wanted == "last") return last_path();
-    if (wanted == "best") {
-      LoopState state = load_checkpoint(last_path(), *model, nullptr, false);
-      if (state.top_k.empty()) {
-        throw Error("ckpt_path=best", "the run in " + checkpoint_dir() + " recorded no best checkpoint",
-                    "Use ckpt_path=last, or train with a monitored metric (callbacks.model_checkpoint.monitor).");
-      }
-      return state.top_k.front().path;
-    }
-    return wanted;
+  std::string resolve_ckpt_path(const std::string& wanted) const {
+    return formats::resolve_checkpoint_name(wanted, checkpoint_dir());
   }
 
   // Top-k bookkeeping for a new score: returns the file this epoch's checkpoint goes to (empty if
@@ -1108,10 +1100,21 @@ struct Trainer::Impl {
   int fit() {
     auto_scale_before_fit();
     LoopState state;
-    const bool resuming = options.ckpt_path.has_value();
+    // As Lightning: ckpt_path=last before any checkpoint exists (a run killed before its first
+    // save) starts afresh, so the documented resume command always works.
+    const bool nothing_to_resume = options.ckpt_path == "last" && !posix::exists(last_path());
+    if (nothing_to_resume) {
+      log::warning("ckpt_path=last: no checkpoint in " + checkpoint_dir() + " yet; starting from scratch");
+    }
+    const bool resuming = options.ckpt_path.has_value() && !nothing_to_resume;
     if (resuming) {
       const std::string path = resolve_ckpt_path(*options.ckpt_path);
-      state = load_checkpoint(path, *model, optimizer.get(), /*restore_rng=*/true);
+      state = load_checkpoint(path, *model, optimizer.get(), /*restore_rng=*/true, config_yaml);
+      // The best files live beside last.ckpt: a run directory copied or moved since keeps its own
+      // files, and never deletes (as fallen out of the top k) those at the recorded location.
+      for (TopKEntry& entry : state.top_k) {
+        entry.path = checkpoint_dir() + "/" + entry.path.substr(entry.path.find_last_of('/') + 1);
+      }
       restore_callback_states(state);
       restore_precision_state(state);
       log::info("resumed from " + path + " at epoch " + std::to_string(state.epoch) + ", batch " +
@@ -1360,7 +1363,7 @@ struct Trainer::Impl {
                       : std::string()));
     if (options.test_after_fit && test_set->size() > 0) {
       if (options.checkpoint.enabled && !state.top_k.empty()) {
-        load_checkpoint(state.top_k.front().path, *model, nullptr, false);
+        load_checkpoint(state.top_k.front().path, *model, nullptr, false, config_yaml);
         log::info("testing the best checkpoint " + state.top_k.front().path);
       }
       run_test("test");
@@ -1382,8 +1385,9 @@ struct Trainer::Impl {
   int evaluate_command(const std::string& split) {
     if (options.ckpt_path) {
       const std::string path = resolve_ckpt_path(*options.ckpt_path);
-      load_checkpoint(path, *model, nullptr, false);
-      log::info("loaded " + path);
+      const LoopState state = load_checkpoint(path, *model, nullptr, false, config_yaml);
+      log::info("loaded " + path + " (epoch " + std::to_string(state.epoch) + ", step " +
+                std::to_string(state.global_step) + ")");
     } else {
       log::warning("no ckpt_path given: evaluating the freshly initialised model");
     }

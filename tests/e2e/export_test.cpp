@@ -72,11 +72,14 @@ TEST_CASE("export writes a checkpoint's weights as safetensors that Python's tor
   const fs::path last = run / "checkpoints" / "last.ckpt";
   REQUIRE(fs::exists(last));
 
-  {  // ckpt_path=last writes last.safetensors beside the checkpoint
+  {  // ckpt_path=last writes last.safetensors into the export's own directory, not the training run's
     auto exported = run_process(export_command("run", {"ckpt_path=last"}), dir.path());
     INFO(exported.err);
     CHECK(exported.exit_code == 0);
-    const fs::path file = run / "checkpoints" / "last.safetensors";
+    CHECK_FALSE(fs::exists(run / "checkpoints" / "last.safetensors"));
+    REQUIRE(fs::exists(run / "eval"));
+    fs::path file;
+    for (const auto& entry : fs::directory_iterator(run / "eval")) file = entry.path() / "last.safetensors";
     REQUIRE(fs::exists(file));
     CHECK_FALSE(fs::exists(file.string() + ".tmp"));
     CHECK(exported.err.find(file.string()) != std::string::npos);  // the log names the file

@@ -1,7 +1,9 @@
 """Checks that `trainer export` wrote a checkpoint's model weights faithfully, with the reference
 readers: `safetensors.torch.load_file` and `safetensors.safe_open(..., "pt")` for the export, and
-`torch.jit.load` for the checkpoint (a TorchScript archive whose `model` submodule holds the
-model's parameters and buffers under the names of the C++ model's named_parameters/named_buffers).
+`torch.jit.load` for the checkpoint's archive (a TorchScript archive whose `model` submodule holds
+the model's parameters and buffers under the names of the C++ model's named_parameters/
+named_buffers). The archive sits behind the checkpoint's 80-byte header line, which gives its size
+(docs/checkpoints.md).
 
 usage: check_safetensors_export.py <export.safetensors> <checkpoint.ckpt>
 Prints `ok <n> tensors` and exits 0 when every tensor matches (names, dtypes, shapes, values) and
@@ -9,6 +11,7 @@ the metadata carries the checkpoint's epoch and global step; exits 1 with the di
 
 Used by tests/e2e/export_test.cpp.
 """
+import io
 import sys
 
 import torch
@@ -25,6 +28,17 @@ def checkpoint_weights(module):
     return weights
 
 
+def checkpoint_archive(path):
+    """The LibTorch archive inside a trainer checkpoint (docs/checkpoints.md)."""
+    with open(path, "rb") as handle:
+        data = handle.read()
+    header = data[:80]
+    if not header.startswith(b"TRAINER-CKPT 2 "):
+        return io.BytesIO(data)  # format 1: a bare archive
+    payload_bytes = int(header.split()[2])
+    return io.BytesIO(data[80:80 + payload_bytes])
+
+
 def main(export_path, checkpoint_path):
     problems = []
     exported = load_file(export_path)
@@ -32,7 +46,7 @@ def main(export_path, checkpoint_path):
         metadata = handle.metadata() or {}
         opened = {name: handle.get_tensor(name) for name in handle.keys()}
 
-    root = torch.jit.load(checkpoint_path, map_location="cpu")
+    root = torch.jit.load(checkpoint_archive(checkpoint_path), map_location="cpu")
     expected = checkpoint_weights(root.model)
     # The same tensors as torch's state_dict sees them, under the archive's "model." prefix.
     from_state_dict = {name[len("model."):]: tensor for name, tensor in root.state_dict().items()

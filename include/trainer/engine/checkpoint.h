@@ -36,13 +36,18 @@ struct LoopState {
   std::optional<GradScalerState> grad_scaler;
 };
 
-// The checkpoint as bytes: the snapshot, taken on the calling thread; see CheckpointWriter.
+// The checkpoint file as bytes (formats/checkpoint_file.h: a checksummed LibTorch archive plus a
+// torch-free summary and the config): the snapshot, taken on the calling thread; see
+// CheckpointWriter.
 std::string serialize_checkpoint(models::Model& model, torch::optim::Optimizer& optimizer, const LoopState& state,
                                  const std::string& config_yaml);
 
 // Restores model and optimizer in place and returns the loop state. Throws trainer::Error when the
-// file is missing or not a trainer checkpoint.
-LoopState load_checkpoint(const std::string& path, models::Model& model,
-                          torch::optim::Optimizer* optimizer, bool restore_rng);
+// file is missing, damaged (size or checksum; the error names the newest intact checkpoint beside
+// it), not a trainer checkpoint, holds non-finite weights, or does not fit `model` (any tensor's
+// name, shape or dtype; the error lists them and the keys of `current_config_yaml` that differ
+// from the config stored in the checkpoint).
+LoopState load_checkpoint(const std::string& path, models::Model& model, torch::optim::Optimizer* optimizer,
+                          bool restore_rng, const std::string& current_config_yaml = {});
 
 }  // namespace trainer::engine

@@ -9,9 +9,9 @@
 
 namespace trainer::engine {
 
-// Config keys: `ckpt_path` (a .ckpt file, or last/best looked up in the run's checkpoint
-// directory as Trainer does), `format` (safetensors, the default) and `export_path` (default:
-// the checkpoint's path with .safetensors for .ckpt). Returns the path written; throws
+// Config keys: `ckpt_path` (a .ckpt file; the launcher has already resolved last/best against the
+// training run, launch/evaluation_run.h), `format` (safetensors, the default) and `export_path`
+// (default: <run_dir>/<checkpoint name>.safetensors, the export's own directory). Returns the path written; throws
 // trainer::Error for a bad key, a missing or foreign checkpoint, or a file that cannot be written.
 std::string export_checkpoint(const config::Node& job_config, const std::string& run_dir);
 

@@ -1,0 +1,68 @@
+// The checkpoint file around LibTorch's archive: one fixed-width text line with the section sizes
+// and their CRC-32C checksums, then the archive (model, optimizer, loop state, RNG), then a short
+// plain-text summary (epoch, step, precision, the best checkpoints) and the run's resolved config.
+// Damage and truncation are caught before LibTorch reads a byte, and the summary and config can be
+// read without LibTorch (the launcher resolves ckpt_path=best and builds an evaluation's config
+// from them). Layout and a Python reader: docs/checkpoints.md.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace trainer::formats {
+
+// What a checkpoint says about itself, readable without LibTorch.
+struct CheckpointSummary {
+  int64_t epoch = 0;
+  int64_t global_step = 0;
+  std::string precision;
+  // The model-checkpoint callback's best files, best first, with their monitored scores.
+  std::vector<std::pair<double, std::string>> best;
+};
+
+// The file's first line has this many bytes (its newline included).
+constexpr size_t kCheckpointHeaderBytes = 80;
+
+// Builds a checkpoint file in two calls, so that a multi-hundred-MB archive is serialised
+// straight into its final buffer and never copied:
+//   std::string file = begin_checkpoint_file();      // the header line, to be filled in
+//   <append the LibTorch archive to file>
+//   finish_checkpoint_file(file, summary, config_yaml);  // summary, config, sizes and checksums
+std::string begin_checkpoint_file();
+void finish_checkpoint_file(std::string& file, const CheckpointSummary& summary, std::string_view config_yaml);
+
+// A checkpoint read from disk and verified (sizes and both checksums).
+struct CheckpointFile {
+  std::string bytes;           // the whole file
+  size_t payload_offset = 0;   // the LibTorch archive: bytes[payload_offset, +payload_size)
+  size_t payload_size = 0;
+  CheckpointSummary summary;
+  std::string config_yaml;     // the run's resolved config; empty in files from before it was stored
+  bool legacy = false;         // a bare LibTorch archive (format 1): nothing to verify
+
+  std::string_view payload() const { return std::string_view(bytes).substr(payload_offset, payload_size); }
+};
+
+// Reads and verifies `path`. Throws trainer::Error naming the file, what is wrong (missing,
+// truncated, damaged, not a checkpoint) and the newest intact checkpoint beside it, if any.
+CheckpointFile read_checkpoint_file(const std::string& path);
+
+// Reads only the header, the summary and the config (not the archive): what a torch-free caller
+// needs. Verifies the file's size and the checksum of what it reads; throws as above.
+CheckpointFile read_checkpoint_summary(const std::string& path);
+
+// ckpt_path's names: "last" is `directory`/last.ckpt, "best" the best file last.ckpt records
+// (an error when it records none, or when last.ckpt is missing or damaged); anything else is a
+// path, returned as it is.
+std::string resolve_checkpoint_name(const std::string& wanted, const std::string& directory);
+
+// Whether `path` is a complete checkpoint whose checksums hold (reads the whole file).
+bool checkpoint_intact(const std::string& path);
+
+// The most recently written intact *.ckpt file in `directory` other than `except`, if any.
+std::optional<std::string> newest_intact_checkpoint(const std::string& directory, const std::string& except = {});
+
+}  // namespace trainer::formats

@@ -1,0 +1,41 @@
+// How `validate`, `test` and `export` run: never inside the training run they evaluate. The
+// checkpoint is found (ckpt_path=best|last in the training run given by hydra.run.dir, or a path),
+// the model, data and precision come from the config stored in the checkpoint (an override on the
+// command line still wins, and is reported), and the evaluation writes into a directory of its
+// own under the training run's eval/ (docs/evaluation.md). Torch-free: the checkpoint's summary and
+// config are read without LibTorch (formats/checkpoint_file.h).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "trainer/config/interpolation.h"
+#include "trainer/config/node.h"
+#include "trainer/config/override.h"
+
+namespace trainer::launch {
+
+// validate, test and export.
+bool is_evaluation_command(const std::string& command);
+
+struct EvaluationPlan {
+  std::string run_dir;                      // the evaluation's own directory (not yet created)
+  std::string checkpoint;                   // absolute path of the checkpoint to load; empty: none given
+  std::optional<std::string> training_run;  // the run the checkpoint belongs to, when known
+  config::Node config;                      // the composed config (hydra node included) to run
+  std::vector<std::string> notes;           // what was taken from the checkpoint, what was overridden
+};
+
+// Plans one evaluation from the composed config (with its hydra node) and the command line's
+// overrides. Throws trainer::Error for a checkpoint that cannot be found or read, and for
+// ckpt_path=best|last without a training run to look in. `now` names the directory (tests).
+EvaluationPlan plan_evaluation(const std::string& command, config::Node composed,
+                               const std::vector<config::Override>& overrides, const config::ResolveContext& ctx,
+                               std::optional<long long> now = std::nullopt);
+
+// The settings an evaluation takes from the checkpoint's config: what shapes the model and its
+// inputs.
+extern const std::vector<std::string> kSettingsFromCheckpoint;
+
+}  // namespace trainer::launch

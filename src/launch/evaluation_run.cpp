@@ -1,0 +1,215 @@
+#include "trainer/launch/evaluation_run.h"
+
+#include <ctime>
+#include <filesystem>
+
+#include "trainer/config/python_str.h"
+#include "trainer/config/yaml.h"
+#include "trainer/formats/checkpoint_file.h"
+#include "trainer/util/error.h"
+
+namespace fs = std::filesystem;
+using trainer::config::Node;
+
+namespace trainer::launch {
+
+const std::vector<std::string> kSettingsFromCheckpoint = {"model", "data", "precision"};
+
+bool is_evaluation_command(const std::string& command) {
+  return command == "validate" || command == "test" || command == "export";
+}
+
+namespace {
+
+bool present(const fs::path& path) {
+  std::error_code ec;
+  return fs::exists(path, ec);
+}
+
+// A directory that holds a run's records: an evaluation never writes into it.
+bool holds_a_run(const fs::path& dir) { return present(dir / ".hydra") || present(dir / "checkpoints"); }
+
+// The training run a checkpoint file belongs to: the nearest of its directory and that
+// directory's parent with a .hydra/config.yaml (<run>/checkpoints/x.ckpt, or dirpath=<run>).
+std::optional<fs::path> run_of_checkpoint(const fs::path& checkpoint) {
+  fs::path dir = checkpoint.parent_path();
+  for (int up = 0; up < 2 && !dir.empty(); ++up, dir = dir.parent_path()) {
+    if (present(dir / ".hydra" / "config.yaml")) return dir;
+  }
+  return std::nullopt;
+}
+
+// <parent>/<command>_<YYYY-mm-dd_HH-MM-SS>, with _1, _2, ... when that exists already.
+fs::path fresh_dir(const fs::path& parent, const std::string& command, std::optional<long long> now) {
+  const std::time_t seconds = now ? static_cast<std::time_t>(*now) : std::time(nullptr);
+  std::tm local{};
+  localtime_r(&seconds, &local);
+  char stamp[32];
+  std::strftime(stamp, sizeof(stamp), "%Y-%m-%d_%H-%M-%S", &local);
+  const std::string name = command + "_" + stamp;
+  fs::path candidate = parent / name;
+  for (int i = 1; present(candidate); ++i) candidate = parent / (name + "_" + std::to_string(i));
+  return candidate;
+}
+
+std::string resolved_string(const Node& config, const std::string& path, const config::ResolveContext& ctx) {
+  const Node value = config::resolve_path(config, path, ctx);
+  if (value.is_null()) return {};
+  if (value.is_string()) return value.as_string();
+  return config::python_str(value);
+}
+
+// The section a key belongs to: "data" for data.batch_size, +data.x, data=..., data/augment=...
+std::string section_of(const std::string& key) {
+  const size_t end = key.find_first_of("./@");
+  return key.substr(0, end);
+}
+
+// Sets `value` at the dotted `path` below `root`, creating maps on the way.
+void set_path(Node& root, const std::string& path, Node value) {
+  std::vector<std::string> segments;
+  if (!config::split_key_path(path, segments) || segments.empty()) return;
+  Node* node = &root;
+  for (size_t i = 0; i + 1 < segments.size(); ++i) {
+    Node* next = node->find(segments[i]);
+    if (next == nullptr || !next->is_map()) next = &node->set(segments[i], Node::map());
+    node = next;
+  }
+  node->set(segments.back(), std::move(value));
+}
+
+void erase_path(Node& root, const std::string& path) {
+  const size_t dot = path.rfind('.');
+  Node* parent = dot == std::string::npos ? &root : config::select(root, path.substr(0, dot));
+  if (parent != nullptr && parent->is_map()) parent->erase(dot == std::string::npos ? path : path.substr(dot + 1));
+}
+
+std::string short_value(const Node* node) {
+  if (node == nullptr) return "(absent)";
+  if (node->is_map()) {
+    const Node* name = node->find("name");
+    return name != nullptr && name->is_scalar() ? config::python_str(*name) : "{...}";
+  }
+  return config::python_str(*node);
+}
+
+// Puts the checkpoint's model, data and precision into `composed`, except what an override on
+// the command line set; says what it did in `notes`.
+void take_settings(Node& composed, const Node& stored, const std::vector<config::Override>& overrides,
+                   std::vector<std::string>& notes) {
+  std::string taken;
+  std::string kept;
+  for (const std::string& section : kSettingsFromCheckpoint) {
+    const Node* from = stored.find(section);
+    if (from == nullptr) continue;
+    const config::Override* whole = nullptr;
+    std::vector<const config::Override*> within;
+    for (const config::Override& o : overrides) {
+      if (section_of(o.key) != section || o.package) continue;
+      if (o.key == section || o.key[section.size()] == '/') {
+        whole = &o;
+      } else {
+        within.push_back(&o);
+      }
+    }
+    if (whole != nullptr) {
+      kept += (kept.empty() ? "" : ", ") + whole->text;
+      continue;
+    }
+    Node merged = *from;
+    for (const config::Override* o : within) {
+      const std::string rest = o->key.substr(section.size() + 1);
+      const Node* value = config::select(composed, o->key);
+      if (o->kind == config::OverrideKind::kDelete || value == nullptr) {
+        erase_path(merged, rest);
+      } else {
+        set_path(merged, rest, *value);
+      }
+      kept += (kept.empty() ? "" : ", ") + o->text;
+    }
+    taken += (taken.empty() ? "" : ", ") + section + "=" + short_value(from);
+    composed.set(section, std::move(merged));
+  }
+  if (!taken.empty()) notes.push_back("from the checkpoint's config: " + taken);
+  if (!kept.empty()) notes.push_back("from the command line instead: " + kept);
+}
+
+}  // namespace
+
+EvaluationPlan plan_evaluation(const std::string& command, Node composed, const std::vector<config::Override>& overrides,
+                               const config::ResolveContext& ctx, std::optional<long long> now) {
+  EvaluationPlan plan;
+  Node* hydra = composed.find("hydra");
+  if (hydra == nullptr) throw Error("", "internal: the composed config has no hydra node");
+  config::ResolveContext context = ctx;
+  context.hydra = hydra;
+  bool run_dir_given = false;
+  for (const config::Override& o : overrides) run_dir_given = run_dir_given || o.key == "hydra.run.dir";
+  const fs::path run_dir = fs::absolute(resolved_string(composed, "hydra.run.dir", context)).lexically_normal();
+  const std::string wanted = composed.find("ckpt_path") != nullptr ? resolved_string(composed, "ckpt_path", context) : "";
+
+  fs::path checkpoint;
+  if (wanted == "best" || wanted == "last") {
+    if (!run_dir_given) {
+      throw Error("ckpt_path=" + wanted,
+                  "ckpt_path=" + wanted + " names a checkpoint of a training run, but no run was given",
+                  "Add hydra.run.dir=<the training run's directory>, or give the checkpoint's path: "
+                  "ckpt_path=<run>/checkpoints/<file>.ckpt.");
+    }
+    // Where that run kept its checkpoints: callbacks.model_checkpoint.dirpath as it resolved there.
+    Node runtime_hydra = *hydra;
+    set_path(runtime_hydra, "runtime.output_dir", Node::string(run_dir.string()));
+    config::ResolveContext in_run = context;
+    in_run.hydra = &runtime_hydra;
+    std::string directory = (run_dir / "checkpoints").string();
+    if (config::select(composed, "callbacks.model_checkpoint.dirpath") != nullptr) {
+      const std::string dirpath = resolved_string(composed, "callbacks.model_checkpoint.dirpath", in_run);
+      if (!dirpath.empty()) directory = fs::absolute(dirpath).lexically_normal().string();
+    }
+    checkpoint = formats::resolve_checkpoint_name(wanted, directory);
+    plan.training_run = run_dir.string();
+  } else if (!wanted.empty()) {
+    checkpoint = fs::absolute(wanted).lexically_normal();
+    // <run>/checkpoints/best.ckpt: the best file that run recorded.
+    if (checkpoint.filename() == "best.ckpt" && !present(checkpoint)) {
+      checkpoint = formats::resolve_checkpoint_name("best", checkpoint.parent_path().string());
+    }
+    if (std::optional<fs::path> run = run_of_checkpoint(checkpoint)) plan.training_run = run->string();
+  }
+
+  if (!checkpoint.empty()) {
+    plan.checkpoint = fs::absolute(checkpoint).lexically_normal().string();
+    const formats::CheckpointFile file = formats::read_checkpoint_summary(plan.checkpoint);
+    std::string loaded = "checkpoint " + plan.checkpoint;
+    if (!file.legacy) {
+      loaded += " (epoch " + std::to_string(file.summary.epoch) + ", step " + std::to_string(file.summary.global_step);
+      if (!file.summary.best.empty() && file.summary.best.front().second == plan.checkpoint) loaded += ", the best";
+      loaded += ")";
+    }
+    if (wanted == "best" || wanted == "last") loaded += " for ckpt_path=" + wanted;
+    if (plan.training_run) loaded += " of the training run " + *plan.training_run;
+    plan.notes.push_back(loaded);
+    if (file.config_yaml.empty()) {
+      plan.notes.push_back("the checkpoint stores no config (written by an older trainer): model, data and precision "
+                           "come from this command's config");
+    } else {
+      take_settings(composed, config::load_yaml_string(file.config_yaml, plan.checkpoint + " (its config)").root,
+                    overrides, plan.notes);
+    }
+    composed.set("ckpt_path", Node::string(plan.checkpoint));
+  }
+
+  // The evaluation's own directory: beside nothing it could overwrite.
+  fs::path own = run_dir;
+  if (plan.training_run && (!run_dir_given || run_dir == fs::path(*plan.training_run))) {
+    own = fresh_dir(fs::path(*plan.training_run) / "eval", command, now);
+  } else if (holds_a_run(run_dir)) {
+    own = fresh_dir(run_dir / "eval", command, now);
+  }
+  plan.run_dir = own.string();
+  set_path(*composed.find("hydra"), "run.dir", Node::string(plan.run_dir));
+  plan.config = std::move(composed);
+  return plan;
+}
+
+}  // namespace trainer::launch

@@ -1,0 +1,171 @@
+// Checkpoints load only where they fit: a model of another shape, a damaged or truncated file and
+// ckpt_path=last before any checkpoint exists, each through the real binary. Skipped without the
+// engine (TRAINER_LIBTORCH=none).
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include "e2e_support.h"
+#include "subprocess.h"
+
+namespace fs = std::filesystem;
+using trainer::testing::run_process;
+using trainer::testing::TempDir;
+using namespace trainer::testing;
+
+namespace {
+
+std::vector<std::string> mlp_fit(const std::string& run_dir, std::vector<std::string> extra = {}) {
+  std::vector<std::string> argv = {TRAINER_BINARY,          "fit", "model.hidden_sizes=[32,16]", "data=synthetic",
+                                   "data.num_samples=256",  "data.batch_size=64", "trainer.max_epochs=2",
+                                   "trainer.num_sanity_val_steps=0", "test_after_fit=false",
+                                   "hydra.run.dir=" + run_dir};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  return argv;
+}
+
+void check_clean_error(const ProcessResult& result) {
+  CHECK(result.exit_code == 1);
+  CHECK(result.err.find("Error: ") != std::string::npos);
+  CHECK(result.err.find("frame #") == std::string::npos);
+  CHECK(result.err.find("terminate called") == std::string::npos);
+}
+
+fs::path best_file(const fs::path& run) {
+  for (const auto& entry : fs::directory_iterator(run / "checkpoints")) {
+    if (entry.path().filename().string().rfind("epoch_", 0) == 0) return entry.path();
+  }
+  FAIL("no epoch_*.ckpt in " << run);
+  return {};
+}
+
+}  // namespace
+
+TEST_CASE("a checkpoint of another shape is refused, naming the tensors and the config keys that differ") {
+  if (!engine_built()) {
+    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
+    return;
+  }
+  TempDir dir;
+  auto fit = run_process(mlp_fit("run"), dir.path());
+  INFO(fit.err);
+  REQUIRE(fit.exit_code == 0);
+  const std::string last = (fs::path(dir.path()) / "run" / "checkpoints" / "last.ckpt").string();
+
+  auto validate = run_process({TRAINER_BINARY, "validate", "ckpt_path=" + last, "model.hidden_sizes=[64]"}, dir.path());
+  INFO(validate.err);
+  check_clean_error(validate);
+  CHECK(validate.err.find("the checkpoint does not fit this model") != std::string::npos);
+  CHECK(validate.err.find("layers.1.weight: checkpoint Float [32, 784] vs model Float [64, 784]") != std::string::npos);
+  CHECK(validate.err.find("model.hidden_sizes: [32, 16] in the checkpoint's run, [64] now") != std::string::npos);
+  CHECK(validate.out.find("val/acc") == std::string::npos);  // no metric from a model that did not load
+
+  // Resuming with another model is refused the same way (today's fit keeps the command's config).
+  auto resume = run_process(mlp_fit("run", {"model.hidden_sizes=[64]", "trainer.max_epochs=3", "ckpt_path=last"}),
+                            dir.path());
+  INFO(resume.err);
+  check_clean_error(resume);
+  CHECK(resume.err.find("layers.1.weight: checkpoint Float [32, 784] vs model Float [64, 784]") != std::string::npos);
+
+  // Fewer layers with matching first shapes: the checkpoint's extra tensors are named.
+  auto fewer = run_process({TRAINER_BINARY, "validate", "ckpt_path=" + last, "model.hidden_sizes=[32]"}, dir.path());
+  INFO(fewer.err);
+  check_clean_error(fewer);
+  CHECK(fewer.err.find("layers.4.weight: checkpoint Float [16, 32] vs model Float [10, 32]") != std::string::npos);
+  CHECK(fewer.err.find("layers.7.weight: in the checkpoint (Float [10, 16]), not in the model") != std::string::npos);
+}
+
+TEST_CASE("a damaged or truncated checkpoint is an error naming the newest intact one") {
+  if (!engine_built()) {
+    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
+    return;
+  }
+  TempDir dir;
+  auto fit = run_process(mlp_fit("run"), dir.path());
+  INFO(fit.err);
+  REQUIRE(fit.exit_code == 0);
+  const fs::path run = fs::path(dir.path()) / "run";
+  const fs::path last = run / "checkpoints" / "last.ckpt";
+  const fs::path best = best_file(run);
+
+  {  // one byte flipped inside the weights
+    std::fstream file(last, std::ios::in | std::ios::out | std::ios::binary);
+    file.seekg(4000);
+    char byte = 0;
+    file.read(&byte, 1);
+    file.seekp(4000);
+    byte = static_cast<char>(byte ^ 0x5a);
+    file.write(&byte, 1);
+  }
+  auto damaged = run_process({TRAINER_BINARY, "validate", "ckpt_path=" + last.string()}, dir.path());
+  INFO(damaged.err);
+  check_clean_error(damaged);
+  CHECK(damaged.err.find(last.string() + ": the checkpoint is damaged") != std::string::npos);
+  CHECK(damaged.err.find("The newest intact checkpoint beside it is " + best.string()) != std::string::npos);
+
+  // Resuming from it stops with the same error, and the suggested file resumes.
+  auto resume = run_process(mlp_fit("run", {"trainer.max_epochs=3", "ckpt_path=last"}), dir.path());
+  INFO(resume.err);
+  check_clean_error(resume);
+  CHECK(resume.err.find("the checkpoint is damaged") != std::string::npos);
+
+  fs::resize_file(best, fs::file_size(best) / 2);
+  auto truncated = run_process({TRAINER_BINARY, "test", "ckpt_path=" + best.string()}, dir.path());
+  INFO(truncated.err);
+  check_clean_error(truncated);
+  CHECK(truncated.err.find("the checkpoint is truncated") != std::string::npos);
+  CHECK(truncated.err.find("No intact checkpoint is beside it") != std::string::npos);
+
+  std::ofstream(run / "checkpoints" / "notes.ckpt") << "not a checkpoint\n";
+  auto foreign = run_process({TRAINER_BINARY, "test", "ckpt_path=run/checkpoints/notes.ckpt"}, dir.path());
+  check_clean_error(foreign);
+  CHECK(foreign.err.find("not a trainer checkpoint") != std::string::npos);
+}
+
+TEST_CASE("ckpt_path=last before any checkpoint exists starts afresh with a warning, as Lightning does") {
+  if (!engine_built()) {
+    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
+    return;
+  }
+  TempDir dir;
+  auto fit = run_process(mlp_fit("run", {"ckpt_path=last", "trainer.max_epochs=1"}), dir.path());
+  INFO(fit.err);
+  REQUIRE(fit.exit_code == 0);
+  CHECK(fit.err.find("ckpt_path=last: no checkpoint in") != std::string::npos);
+  CHECK(fit.err.find("starting from scratch") != std::string::npos);
+  CHECK(fs::exists(fs::path(dir.path()) / "run" / "checkpoints" / "last.ckpt"));
+}
+
+TEST_CASE("a run directory copied elsewhere resumes and evaluates its own files, leaving the original alone") {
+  if (!engine_built()) {
+    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
+    return;
+  }
+  TempDir dir;
+  // The training loss falls every epoch here, so each epoch's checkpoint replaces the best before it.
+  const std::vector<std::string> by_train_loss = {"callbacks.model_checkpoint.monitor=train/loss",
+                                                  "callbacks.model_checkpoint.mode=min"};
+  auto fit = run_process(mlp_fit("run", by_train_loss), dir.path());
+  INFO(fit.err);
+  REQUIRE(fit.exit_code == 0);
+  const fs::path original = fs::path(dir.path()) / "run";
+  const fs::path copy = fs::path(dir.path()) / "copy";
+  fs::copy(original, copy, fs::copy_options::recursive);
+  const fs::path original_best = best_file(original);
+
+  auto test = run_process({TRAINER_BINARY, "test", "ckpt_path=best", "hydra.run.dir=copy"}, dir.path());
+  INFO(test.err);
+  REQUIRE(test.exit_code == 0);
+  CHECK(test.err.find("loaded " + (copy / "checkpoints" / original_best.filename()).string()) != std::string::npos);
+
+  // More epochs with a new best each: the copy's old best is replaced, the original's is kept.
+  std::vector<std::string> more = by_train_loss;
+  more.insert(more.end(), {"trainer.max_epochs=4", "ckpt_path=last"});
+  auto resume = run_process(mlp_fit("copy", more), dir.path());
+  INFO(resume.err);
+  REQUIRE(resume.exit_code == 0);
+  CHECK(fs::exists(original_best));
+  CHECK_FALSE(fs::exists(copy / "checkpoints" / original_best.filename()));
+  CHECK(best_file(copy).filename() == "epoch_003.ckpt");
+}

@@ -1,0 +1,141 @@
+// validate, test and export never touch the training run they evaluate: they take the model, data
+// and precision from the checkpoint's own config, resolve ckpt_path=best|last against the run given
+// explicitly, and write into a directory of their own under the run's eval/ (docs/evaluation.md).
+// Skipped without the engine (TRAINER_LIBTORCH=none).
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <map>
+
+#include "e2e_support.h"
+#include "subprocess.h"
+
+namespace fs = std::filesystem;
+using trainer::testing::run_process;
+using trainer::testing::TempDir;
+using namespace trainer::testing;
+
+namespace {
+
+// Every file under `root` (except eval/) with its bytes.
+std::map<std::string, std::string> snapshot(const fs::path& root) {
+  std::map<std::string, std::string> files;
+  for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator(); ++it) {
+    if (it->path().filename() == "eval" && it->is_directory()) {
+      it.disable_recursion_pending();
+      continue;
+    }
+    if (it->is_regular_file()) files[fs::relative(it->path(), root).string()] = read_file(it->path());
+  }
+  return files;
+}
+
+// The evaluation directories made under <run>/eval, by name.
+std::vector<fs::path> evaluations(const fs::path& run) {
+  std::vector<fs::path> dirs;
+  if (!fs::exists(run / "eval")) return dirs;
+  for (const auto& entry : fs::directory_iterator(run / "eval")) dirs.push_back(entry.path());
+  std::sort(dirs.begin(), dirs.end());
+  return dirs;
+}
+
+fs::path only_evaluation(const fs::path& run, const std::string& command) {
+  std::vector<fs::path> found;
+  for (const fs::path& dir : evaluations(run)) {
+    if (dir.filename().string().rfind(command + "_", 0) == 0) found.push_back(dir);
+  }
+  REQUIRE(found.size() == 1);
+  return found.front();
+}
+
+void check_clean_error(const ProcessResult& result) {
+  CHECK(result.exit_code == 1);
+  CHECK(result.err.find("Error: ") != std::string::npos);
+  CHECK(result.err.find("frame #") == std::string::npos);
+  CHECK(result.err.find("terminate called") == std::string::npos);
+}
+
+}  // namespace
+
+TEST_CASE("evaluating a cnn run takes its config from the checkpoint and leaves every file of the run as it was") {
+  if (!engine_built()) {
+    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
+    return;
+  }
+  TempDir dir;
+  const fs::path run = fs::path(dir.path()) / "run";
+  auto fit = run_process({TRAINER_BINARY, "fit", "model=cnn", "model.channels=[4,8]", "model.hidden_size=16",
+                          "data=synthetic", "data.num_samples=320", "data.batch_size=64", "trainer.max_epochs=2",
+                          "trainer.num_sanity_val_steps=0", "hydra.run.dir=run"},
+                         dir.path());
+  INFO(fit.err);
+  REQUIRE(fit.exit_code == 0);
+  const double fit_test_acc = printed(fit.out, "test/acc");  // test_after_fit tests the best checkpoint
+  const auto before = snapshot(run);
+  REQUIRE(before.count(".hydra/config.yaml") == 1);
+  REQUIRE(before.count("checkpoints/last.ckpt") == 1);
+
+  // The README's command, with no model, data or precision given: the default would be the mlp on
+  // Fashion-MNIST.
+  auto test = run_process({TRAINER_BINARY, "test", "ckpt_path=best", "hydra.run.dir=run"}, dir.path());
+  INFO(test.err);
+  REQUIRE(test.exit_code == 0);
+  CHECK(printed(test.out, "test/acc") == fit_test_acc);
+  CHECK(test.err.find("for ckpt_path=best of the training run " + run.string()) != std::string::npos);
+  CHECK(test.err.find("from the checkpoint's config: model=cnn, data=synthetic") != std::string::npos);
+  const fs::path test_dir = only_evaluation(run, "test");
+  CHECK(read_file(test_dir / ".hydra" / "config.yaml").find("name: cnn") != std::string::npos);
+  CHECK(read_file(test_dir / "trainer.log").find("loaded " + run.string() + "/checkpoints/epoch_") != std::string::npos);
+  CHECK(read_file(test_dir / "metrics.csv").find("test/acc") != std::string::npos);
+
+  // A checkpoint's path alone, from another directory; an override still wins and is reported.
+  auto validate = run_process({TRAINER_BINARY, "validate", "ckpt_path=" + (run / "checkpoints" / "last.ckpt").string(),
+                               "data.batch_size=32"},
+                              fs::path(dir.path()).string());
+  INFO(validate.err);
+  REQUIRE(validate.exit_code == 0);
+  CHECK(validate.err.find("from the command line instead: data.batch_size=32") != std::string::npos);
+  const std::string validated = read_file(only_evaluation(run, "validate") / ".hydra" / "config.yaml");
+  CHECK(validated.find("batch_size: 32") != std::string::npos);
+  CHECK(validated.find("num_samples: 320") != std::string::npos);
+
+  // <run>/checkpoints/best.ckpt names the best file the run recorded.
+  auto best = run_process({TRAINER_BINARY, "test", "ckpt_path=run/checkpoints/best.ckpt"}, dir.path());
+  INFO(best.err);
+  REQUIRE(best.exit_code == 0);
+  CHECK(printed(best.out, "test/acc") == fit_test_acc);
+
+  // export writes into its own directory too.
+  auto exported = run_process({TRAINER_BINARY, "export", "ckpt_path=last", "hydra.run.dir=run"}, dir.path());
+  INFO(exported.err);
+  REQUIRE(exported.exit_code == 0);
+  CHECK(fs::exists(only_evaluation(run, "export") / "last.safetensors"));
+
+  CHECK(evaluations(run).size() == 4);  // two tests, one validate, one export: each its own directory
+  const auto after = snapshot(run);
+  CHECK(after.size() == before.size());
+  for (const auto& [name, bytes] : before) {
+    INFO(name);
+    REQUIRE(after.count(name) == 1);
+    CHECK(after.at(name) == bytes);
+  }
+  // Nothing was written beside the run either (no outputs/ from the default hydra.run.dir).
+  CHECK_FALSE(fs::exists(fs::path(dir.path()) / "outputs"));
+}
+
+TEST_CASE("ckpt_path=best|last needs the training run, and a wrong one says so before anything runs") {
+  if (!engine_built()) {
+    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
+    return;
+  }
+  TempDir dir;
+  auto no_run = run_process({TRAINER_BINARY, "test", "ckpt_path=best"}, dir.path());
+  check_clean_error(no_run);
+  CHECK(no_run.err.find("hydra.run.dir=<the training run's directory>") != std::string::npos);
+  CHECK_FALSE(fs::exists(fs::path(dir.path()) / "outputs"));
+
+  auto empty_run = run_process({TRAINER_BINARY, "validate", "ckpt_path=last", "hydra.run.dir=nothing"}, dir.path());
+  check_clean_error(empty_run);
+  CHECK(empty_run.err.find("checkpoint not found") != std::string::npos);
+  CHECK_FALSE(fs::exists(fs::path(dir.path()) / "nothing"));
+}
