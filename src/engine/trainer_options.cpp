@@ -137,6 +137,7 @@ TrainerOptions TrainerOptions::from_config(const config::ConfigView& root, const
     o.accelerator = t.get_or<std::string>("accelerator", "auto");
     if (t.has("precision") && !t.node("precision").is_null()) precision = precision_text(t.node("precision"));
     o.grad_scaler = read_grad_scaler(t);
+    o.cpu_float16_autocast = t.get_or<bool>("cpu_float16_autocast", false);
     o.deterministic = t.get_or<bool>("deterministic", false);
     // Lightning 2.x's `benchmark`: unset, cuDNN autotuning stays off (LibTorch's default). Measured on an
     // H100 with ResNet-18: later epochs 0-2.5 % faster with it, but timing every new input shape (first

@@ -143,14 +143,38 @@ TEST_CASE("precision=bf16-true keeps the weights in bfloat16") {
   CHECK(header.find("\"F32\"") == std::string::npos);
 }
 
-TEST_CASE("precision=16-mixed: float16 autocast with loss scaling where the CPU has it, else a clear error") {
+TEST_CASE("precision=16 on the CPU runs bf16-mixed with a warning, as Lightning does, and the checkpoint says so") {
   if (!engine_built()) {
     SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
     return;
   }
   TempDir dir;
   const fs::path run = fs::path(dir.path()) / "fp16";
+  // The README's headline command, on both LibTorch builds (1.13 has no float16 CPU autocast at all).
   auto result = run_process(fit(run.string(), {"precision=16", "trainer.accelerator=cpu"}));
+  INFO(result.err);
+  REQUIRE(result.exit_code == 0);
+  CHECK(result.err.find("precision=16-mixed on the CPU: running precision=bf16-mixed instead, as Lightning does") !=
+        std::string::npos);
+  CHECK(result.err.find("precision bf16-mixed") != std::string::npos);
+  CHECK(result.err.find("loss scaling") == std::string::npos);  // bf16 needs no loss scaler
+  CHECK(printed(result.out, "test/acc") > 0.5);
+  // The checkpoint's summary and stored config record the precision that ran.
+  const std::string checkpoint = read_file(run / "checkpoints" / "last.ckpt");
+  CHECK(checkpoint.find("\nprecision bf16-mixed\n") != std::string::npos);
+  CHECK(checkpoint.find("precision: bf16-mixed") != std::string::npos);
+  CHECK(exported_header(run).find("\"F16\"") == std::string::npos);  // weights stay float32
+}
+
+TEST_CASE("precision=16-mixed with the CPU float16 opt-in: loss scaling where the CPU has it, else a clear error") {
+  if (!engine_built()) {
+    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
+    return;
+  }
+  TempDir dir;
+  const fs::path run = fs::path(dir.path()) / "fp16";
+  auto result = run_process(
+      fit(run.string(), {"precision=16", "trainer.accelerator=cpu", "+trainer.cpu_float16_autocast=true"}));
   INFO(result.err);
   if (torch_major() < 2) {
     // LibTorch 1.13's CPU autocast runs in bfloat16 only: refused before any training.
@@ -163,8 +187,8 @@ TEST_CASE("precision=16-mixed: float16 autocast with loss scaling where the CPU 
   }
   REQUIRE(result.exit_code == 0);
   CHECK(result.err.find("precision 16-mixed, loss scaling from 65536") != std::string::npos);
-  // It runs what was asked (Lightning would switch to bf16-mixed), and says that is slow here.
-  CHECK(result.err.find("precision=16-mixed on the CPU runs float16 autocast") != std::string::npos);
+  // It runs what was asked, and says that is slow here.
+  CHECK(result.err.find("with trainer.cpu_float16_autocast=true runs float16 autocast") != std::string::npos);
   CHECK(result.err.find("use precision=bf16-mixed or 32") != std::string::npos);
   FitSummary s = summary(result.err);
   CHECK(s.steps == 8);

@@ -75,6 +75,9 @@ struct TrainerOptions {
   std::string accelerator = "auto";
   Precision precision = Precision::k32True;
   bool grad_scaler_enabled = false;  // resolved: grad_scaler.enabled, else precision == 16-mixed
+  // trainer.cpu_float16_autocast: run precision=16-mixed on the CPU as float16 autocast instead of
+  // Lightning's switch to bf16-mixed (off; the loss scaler's CPU tests opt in).
+  bool cpu_float16_autocast = false;
   GradScalerOptions grad_scaler;
   uint64_t seed = 42;
   bool deterministic = false;
