@@ -108,6 +108,17 @@ DataSplits load_fashion_mnist(const DataOptions& options) {
                   "expected " + std::to_string(images.size(0)) + " uint8 labels (one per image)",
                   "Point data.root at the Fashion-MNIST files.");
     }
+    // A label outside the classes would otherwise fail mid-epoch inside the loss.
+    const int64_t largest = labels.numel() > 0 ? labels.max().item<int64_t>() : 0;
+    if (largest >= options.num_classes) {
+      const int64_t at = (labels >= options.num_classes).nonzero().view(-1)[0].item<int64_t>();
+      throw Error(labels_path,
+                  "label " + std::to_string(labels[at].item<int64_t>()) + " of sample " + std::to_string(at) +
+                      " is outside the " + std::to_string(options.num_classes) + " classes 0.." +
+                      std::to_string(options.num_classes - 1),
+                  "The file is damaged (install or download it again), or set data.num_classes to the number of "
+                  "classes it holds.");
+    }
     return TensorDataset(images.unsqueeze(1), labels.to(at::kLong));
   };
   TensorDataset train_pool = load("train");

@@ -58,6 +58,20 @@ bool element_type(uint8_t code, ElementType* out) {
   }
 }
 
+// zlib's error on `file` as one paragraph: a damaged deflate stream, or a gzip trailer whose
+// CRC-32 or length does not match what was inflated.
+[[noreturn]] void throw_damaged(gzFile file, const std::string& path) {
+  int code = 0;
+  const char* raw = gzerror(file, &code);
+  std::string message = raw != nullptr ? raw : "zlib error";
+  if (message.rfind(path + ": ", 0) == 0) message = message.substr(path.size() + 2);  // zlib repeats the path
+  if (message.find("incorrect data check") != std::string::npos) {
+    message += " (its gzip checksum does not match its contents)";
+  }
+  throw Error(path, "the file is damaged: " + message,
+              "Install or download it again (apt-get install --reinstall dataset-fashion-mnist for Debian's copy).");
+}
+
 // Reads up to `size` bytes, in chunks because gzread takes an unsigned int length. Returns the
 // number read; throws on a decompression error (a corrupt .gz file).
 int64_t read_bytes(gzFile file, void* buffer, int64_t size, const std::string& path) {
@@ -67,12 +81,7 @@ int64_t read_bytes(gzFile file, void* buffer, int64_t size, const std::string& p
   while (done < size) {
     const auto want = static_cast<unsigned>(std::min(kChunk, size - done));
     const int got = gzread(file, out + done, want);
-    if (got < 0) {
-      int code = 0;
-      const char* message = gzerror(file, &code);
-      throw Error(path, std::string("cannot read the file: ") + (message ? message : "zlib error"),
-                  "The file is damaged: download or install it again.");
-    }
+    if (got < 0) throw_damaged(file, path);
     if (got == 0) break;
     done += got;
   }
@@ -148,6 +157,17 @@ at::Tensor read_idx(const std::string& path) {
                     std::to_string(total_bytes) + " data bytes its header announces (shape " +
                     shape_text(dims) + ")",
                 "The file is truncated: download or install it again.");
+  }
+  // Reading on to the end of the stream makes zlib check the gzip trailer (CRC-32 and length):
+  // a damaged byte inside the compressed data is caught here, not trained on.
+  char extra = 0;
+  const int after = gzread(file.get(), &extra, 1);
+  if (after < 0) throw_damaged(file.get(), path);
+  if (after > 0) {
+    throw Error(path,
+                "the file holds more data than its header announces (shape " + shape_text(dims) + ", " +
+                    std::to_string(total_bytes) + " data bytes)",
+                "The file is damaged or not an IDX file: install or download it again.");
   }
   if (type.bytes > 1) {
     // IDX data is big-endian; reverse each element's bytes with one tensor op (x86 and ARM

@@ -91,9 +91,17 @@ EpochSampler::EpochSampler(int64_t dataset_size, bool shuffle, uint64_t seed, in
       drop_last ? dataset_size / world_size : (dataset_size + world_size - 1) / world_size;
 }
 
+EpochSampler EpochSampler::uneven(int64_t dataset_size, int rank, int world_size) {
+  EpochSampler sampler(dataset_size, /*shuffle=*/false, 0, rank, world_size);
+  sampler.uneven_ = true;
+  sampler.num_samples_ = dataset_size > rank ? (dataset_size - rank + world_size - 1) / world_size : 0;
+  return sampler;
+}
+
 at::Tensor EpochSampler::indices() const {
   at::Tensor order = shuffle_ ? random_permutation(dataset_size_, mix_seed(seed_, epoch_))
                               : at::arange(dataset_size_, at::kLong);
+  if (uneven_) return world_size_ == 1 ? order : order.slice(0, rank_, dataset_size_, world_size_).contiguous();
   const int64_t total = num_samples_ * world_size_;
   if (total < dataset_size_) {
     order = order.narrow(0, 0, total);

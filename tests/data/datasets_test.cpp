@@ -169,9 +169,11 @@ CATCH_TEST_CASE("the dataset registry lists built-ins and user datasets") {
 }
 
 CATCH_TEST_CASE("DataOptions reads the shipped data configs") {
-  const auto fashion_yaml =
-      load_yaml_file(std::string(TRAINER_SOURCE_DIR) + "/configs/data/fashion_mnist.yaml").root;
-  const DataOptions f = DataOptions::from_config(ConfigView(fashion_yaml), 7);
+  // data.root is ${paths.data_dir}, as in lightning-hydra-template: compose the two.
+  trainer::config::Node fashion_root = trainer::config::Node::map();
+  fashion_root.set("data", load_yaml_file(std::string(TRAINER_SOURCE_DIR) + "/configs/data/fashion_mnist.yaml").root);
+  fashion_root.set("paths", load_yaml_file(std::string(TRAINER_SOURCE_DIR) + "/configs/paths/default.yaml").root);
+  const DataOptions f = DataOptions::from_config(ConfigView(fashion_root).sub("data"), 7);
   CATCH_CHECK(f.name == "fashion_mnist");
   CATCH_CHECK(f.root == "/usr/share/datasets/fashion-mnist");
   CATCH_CHECK(f.batch_size == 128);

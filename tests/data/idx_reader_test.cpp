@@ -210,4 +210,32 @@ CATCH_TEST_CASE("read_idx explains missing, foreign and truncated files") {
     file.close();
     CATCH_CHECK_THAT(error_text(dir.file("bad.gz")), Contains(dir.file("bad.gz")));
   }
+  CATCH_SECTION("a flipped byte that still inflates: caught by the gzip trailer's CRC-32") {
+    std::vector<uint8_t> bytes = header(0x08, {64});
+    for (int i = 0; i < 64; ++i) bytes.push_back(static_cast<uint8_t>(i * 37));
+    const std::string path = dir.file("flip.gz");
+    {  // stored (level 0) deflate blocks hold the bytes as they are: flipping one changes the data only
+      gzFile file = gzopen(path.c_str(), "wb0");
+      CATCH_REQUIRE(file != nullptr);
+      gzwrite(file, bytes.data(), static_cast<unsigned>(bytes.size()));
+      gzclose(file);
+    }
+    std::fstream file(path, std::ios::binary | std::ios::in | std::ios::out);
+    file.seekg(0, std::ios::end);
+    const std::streamoff size = file.tellg();
+    file.seekp(size - 8 - 10);  // a data byte: before the 8-byte trailer
+    const char flipped = '\x5a';
+    file.write(&flipped, 1);
+    file.close();
+    const std::string text = error_text(path);
+    CATCH_CHECK_THAT(text, Contains(path));
+    CATCH_CHECK_THAT(text, Contains("the file is damaged"));
+    CATCH_CHECK_THAT(text, Contains("gzip checksum"));
+  }
+  CATCH_SECTION("more data than the header announces") {
+    std::vector<uint8_t> bytes = header(0x08, {4});
+    bytes.resize(bytes.size() + 6, 3);
+    write_gz(dir.file("long.gz"), bytes);
+    CATCH_CHECK_THAT(error_text(dir.file("long.gz")), Contains("more data than its header announces"));
+  }
 }

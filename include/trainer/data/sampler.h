@@ -24,6 +24,11 @@ class EpochSampler {
   EpochSampler(int64_t dataset_size, bool shuffle, uint64_t seed, int rank = 0, int world_size = 1,
                bool drop_last = false);
 
+  // For evaluation: every sample exactly once over all ranks, dealt round-robin with neither
+  // padding nor dropping, so ranks may hold one sample more than others (a metric summed over the
+  // ranks then counts each sample once).
+  static EpochSampler uneven(int64_t dataset_size, int rank, int world_size);
+
   void set_epoch(int64_t epoch) { epoch_ = epoch; }
   int64_t epoch() const { return epoch_; }
 
@@ -42,6 +47,7 @@ class EpochSampler {
   int rank_;
   int world_size_;
   bool drop_last_;
+  bool uneven_ = false;
   int64_t epoch_ = 0;
   int64_t num_samples_;  // per rank
 };
