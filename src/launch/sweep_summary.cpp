@@ -162,9 +162,13 @@ SweepSummary summarize_sweep(const SweepPlan& plan) {
       row.error = status->error;
     }
     if (row.state != JobState::kPending) {
-      row.metric = read_metric_history((fs::path(job.run_dir) / "metrics.csv").string(), summary.metric, summary.mode);
+      const std::string csv = (fs::path(job.run_dir) / "metrics.csv").string();
+      row.metric = read_metric_history(csv, summary.metric, summary.mode);
+      row.test_acc = read_metric_history(csv, "test/acc", "max").last;
+      row.test_loss = read_metric_history(csv, "test/loss", "min").last;
     }
-    if (row.metric.best &&
+    const bool ended = row.state == JobState::kDone || row.state == JobState::kStoppedEarly;
+    if (ended && row.metric.best &&
         (summary.best < 0 || better(*row.metric.best, *summary.jobs[static_cast<size_t>(summary.best)].metric.best,
                                     summary.mode))) {
       summary.best = static_cast<int>(summary.jobs.size());
@@ -175,12 +179,13 @@ SweepSummary summarize_sweep(const SweepPlan& plan) {
 }
 
 std::string summary_csv(const SweepSummary& summary) {
-  std::string out = "job,status,overrides,metric,mode,best,final,epochs,duration_s\n";
+  std::string out = "job,status,overrides,metric,mode,best,final,test/acc,test/loss,epochs,duration_s\n";
   for (const JobSummary& job : summary.jobs) {
     out += std::to_string(job.job.number) + "," + state_name(job.state) + "," +
            csv_cell(task_overrides_text(job.job.overrides)) + "," + csv_cell(summary.metric) + "," + summary.mode +
-           "," + metric_text(job.metric.best) + "," + metric_text(job.metric.last) + "," +
-           std::to_string(job.metric.epochs) + "," + seconds_text(job.duration_s) + "\n";
+           "," + metric_text(job.metric.best) + "," + metric_text(job.metric.last) + "," + metric_text(job.test_acc) +
+           "," + metric_text(job.test_loss) + "," + std::to_string(job.metric.epochs) + "," +
+           seconds_text(job.duration_s) + "\n";
   }
   return out;
 }
@@ -189,13 +194,13 @@ std::string summary_markdown(const SweepSummary& summary) {
   std::string out = "# Sweep summary\n\n";
   out += "Monitored metric: `" + summary.metric + "` (" + summary.mode + "). " + counts_line(summary) + ".\n\n";
   out += "| job | status | overrides | best " + md_cell(summary.metric) + " | final " + md_cell(summary.metric) +
-         " | epochs | duration (s) |\n";
-  out += "|---:|---|---|---:|---:|---:|---:|\n";
+         " | test/acc | test/loss | epochs | duration (s) |\n";
+  out += "|---:|---|---|---:|---:|---:|---:|---:|---:|\n";
   for (const JobSummary& job : summary.jobs) {
     out += "| " + std::to_string(job.job.number) + " | " + state_name(job.state) + " | " +
            md_cell(task_overrides_text(job.job.overrides)) + " | " + metric_text(job.metric.best) + " | " +
-           metric_text(job.metric.last) + " | " + std::to_string(job.metric.epochs) + " | " +
-           seconds_text(job.duration_s) + " |\n";
+           metric_text(job.metric.last) + " | " + metric_text(job.test_acc) + " | " + metric_text(job.test_loss) +
+           " | " + std::to_string(job.metric.epochs) + " | " + seconds_text(job.duration_s) + " |\n";
   }
   out += "\n";
   if (summary.best >= 0) {
@@ -203,7 +208,7 @@ std::string summary_markdown(const SweepSummary& summary) {
     out += "Best job: #" + std::to_string(best.job.number) + " (" + summary.metric + " " + summary.mode + " " +
            metric_text(best.metric.best) + "): " + task_overrides_text(best.job.overrides) + "\n";
   } else {
-    out += "Best job: none yet (no job has logged " + summary.metric + ").\n";
+    out += "Best job: none yet (no job has ended with a value of " + summary.metric + ").\n";
   }
   bool any_error = false;
   for (const JobSummary& job : summary.jobs) {

@@ -113,9 +113,9 @@ TEST_CASE("sweep: a failing job does not stop the others, the sweep exits non-ze
 
   // The summary: one row per job with the monitored metric (val/acc, max) read from metrics.csv.
   const std::string csv = read_file(sweep / "sweep_summary.csv");
-  CHECK(contains(csv, "job,status,overrides,metric,mode,best,final,epochs,duration_s\n"));
+  CHECK(contains(csv, "job,status,overrides,metric,mode,best,final,test/acc,test/loss,epochs,duration_s\n"));
   CHECK(contains(csv, "\n0,failed,data=synthetic data.num_workers=0 data.num_samples=512 trainer.max_epochs=2 "
-                      "optimizer.name=bogus,val/acc,max,,,0,"));
+                      "optimizer.name=bogus,val/acc,max,,,,,0,"));
   CsvTable table = read_csv(sweep / "sweep_summary.csv");
   REQUIRE(table.rows.size() == 3);
   for (int job : {1, 2}) {
@@ -123,7 +123,8 @@ TEST_CASE("sweep: a failing job does not stop the others, the sweep exits non-ze
     CHECK(row[1] == "done");
     CHECK(!row[5].empty());  // best
     CHECK(!row[6].empty());  // final
-    CHECK(row[7] == "2");    // epochs
+    CHECK(!row[7].empty());  // test/acc (test_after_fit)
+    CHECK(row[9] == "2");    // epochs
     CsvTable metrics = read_csv(sweep / std::to_string(job) / "metrics.csv");
     CHECK(std::stod(row[6]) == Approx(std::stod(metrics.last("val/acc"))).epsilon(1e-5));
   }

@@ -85,15 +85,15 @@ TEST_CASE("the summary lists every job and names the best") {
   std::ifstream csv_in(fs::path(dir.path) / "sweep_summary.csv");
   std::string csv((std::istreambuf_iterator<char>(csv_in)), std::istreambuf_iterator<char>());
   CHECK(csv ==
-        "job,status,overrides,metric,mode,best,final,epochs,duration_s\n"
-        "0,done,optimizer.lr=0.1,val/acc,max,0.95,0.9,3,12.2\n"
-        "1,stopped_early,optimizer.lr=0.01,val/acc,max,0.97,0.97,2,3.0\n"
-        "2,failed,\"optimizer.lr=x,y\",val/acc,max,,,0,1.0\n"
-        "3,pending,optimizer.lr=0.5,val/acc,max,,,0,0.0\n");
+        "job,status,overrides,metric,mode,best,final,test/acc,test/loss,epochs,duration_s\n"
+        "0,done,optimizer.lr=0.1,val/acc,max,0.95,0.9,0.97,,3,12.2\n"
+        "1,stopped_early,optimizer.lr=0.01,val/acc,max,0.97,0.97,,,2,3.0\n"
+        "2,failed,\"optimizer.lr=x,y\",val/acc,max,,,,,0,1.0\n"
+        "3,pending,optimizer.lr=0.5,val/acc,max,,,,,0,0.0\n");
   std::ifstream md_in(fs::path(dir.path) / "sweep_summary.md");
   std::string md((std::istreambuf_iterator<char>(md_in)), std::istreambuf_iterator<char>());
   CHECK(md.find("4 jobs: 1 done, 1 stopped_early, 1 failed, 1 pending") != std::string::npos);
-  CHECK(md.find("| 0 | done | optimizer.lr=0.1 | 0.95 | 0.9 | 3 | 12.2 |") != std::string::npos);
+  CHECK(md.find("| 0 | done | optimizer.lr=0.1 | 0.95 | 0.9 | 0.97 |  | 3 | 12.2 |") != std::string::npos);
   CHECK(md.find("Best job: #1 (val/acc max 0.97): optimizer.lr=0.01") != std::string::npos);
   CHECK(md.find("- job 2: boom \\| bad") != std::string::npos);
   // The plot of the jobs with a history: a PNG file (its drawing is tested with write_metric_plot).
@@ -107,4 +107,31 @@ TEST_CASE("with no monitor in the config the summary reports val/loss, lower is 
   TempDir dir("trainer-sweep-summary");
   write(fs::path(dir.path) / "multirun.yaml", "hydra: {}\n");
   CHECK(sweep_monitor(dir.path) == std::make_pair(std::string("val/loss"), std::string("min")));
+}
+
+TEST_CASE("a running, interrupted or failed job is never named best, however good its metric so far") {
+  TempDir dir("trainer-sweep-summary");
+  SweepPlan plan;
+  plan.sweep_dir = dir.path;
+  plan.command = "fit";
+  plan.jobs = {{0, {"optimizer.lr=0.1"}, dir.path + "/0"},
+               {1, {"optimizer.lr=0.01"}, dir.path + "/1"},
+               {2, {"optimizer.lr=0.5"}, dir.path + "/2"},
+               {3, {"optimizer.lr=0.9"}, dir.path + "/3"}};
+  write(fs::path(dir.path) / "multirun.yaml",
+        "callbacks:\n  model_checkpoint:\n    monitor: val/acc\n    mode: max\nhydra: {}\n");
+  write(fs::path(dir.path) / "0" / "metrics.csv", "epoch,val/acc,test/acc,test/loss\n0,0.6,,\n1,0.7,,\n,,0.69,0.8\n");
+  write(fs::path(dir.path) / "1" / "metrics.csv", "epoch,val/acc\n0,0.99\n");
+  write(fs::path(dir.path) / "2" / "metrics.csv", "epoch,val/acc\n0,0.98\n");
+  write(fs::path(dir.path) / "3" / "metrics.csv", "epoch,val/acc\n0,0.97\n");
+  finished(dir.path, 0, JobState::kDone, 5);
+  finished(dir.path, 1, JobState::kInterrupted, 1);
+  finished(dir.path, 2, JobState::kFailed, 1);
+  finished(dir.path, 3, JobState::kRunning, 1);
+  SweepSummary summary = write_sweep_summary(plan);
+  REQUIRE(summary.best == 0);
+  std::ifstream md_in(fs::path(dir.path) / "sweep_summary.md");
+  std::string md((std::istreambuf_iterator<char>(md_in)), std::istreambuf_iterator<char>());
+  CHECK(md.find("Best job: #0 (val/acc max 0.7): optimizer.lr=0.1") != std::string::npos);
+  CHECK(md.find("| 0 | done | optimizer.lr=0.1 | 0.7 | 0.7 | 0.69 | 0.8 |") != std::string::npos);
 }

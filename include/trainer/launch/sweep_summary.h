@@ -32,6 +32,7 @@ struct JobSummary {
   PlannedJob job;
   JobState state = JobState::kPending;
   MetricHistory metric;
+  std::optional<double> test_acc, test_loss;  // the last test/acc and test/loss the job logged
   double duration_s = 0;
   std::string error;
 };
@@ -39,7 +40,9 @@ struct JobSummary {
 struct SweepSummary {
   std::string metric, mode;
   std::vector<JobSummary> jobs;
-  int best = -1;  // index into jobs of the one with the best best-value; -1 when none has one
+  // Index into jobs of the ended job (done or stopped_early) with the best best-value; -1 when none
+  // has one. A running, interrupted or failed job is never named best: its value is not final.
+  int best = -1;
 };
 
 SweepSummary summarize_sweep(const SweepPlan& plan);
