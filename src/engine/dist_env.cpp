@@ -147,6 +147,7 @@ std::optional<DistEnv> detect_dist_env(const GetEnv& get_env) {
     env.source = value_of(get_env, "TRAINER_DDP_LAUNCHER") ? "trainer"
                  : value_of(get_env, "TORCHELASTIC_RUN_ID") ? "torchrun"
                                                              : "environment";
+    if (env.source == "trainer") env.store_file = value_of(get_env, "TRAINER_STORE_FILE").value_or("");
     return env;
   }
   if (value_of(get_env, "SLURM_PROCID") && value_of(get_env, "SLURM_NTASKS")) {

@@ -85,8 +85,19 @@ int LocalRanks::free_port() {
 LocalRanks::LocalRanks(int world_size, const std::vector<std::string>& args, const std::string& master_addr,
                        int master_port) {
   const pid_t parent = ::getpid();
+  const char* tmp = std::getenv("TMPDIR");
+  std::string pattern = std::string(tmp != nullptr && tmp[0] != '\0' ? tmp : "/tmp") + "/trainer-store-XXXXXX";
+  const int fd = ::mkstemp(pattern.data());  // mode 0600: only this user's processes reach the store
+  if (fd < 0) {
+    throw Error("trainer.devices", std::string("cannot create the ranks' rendezvous file: ") + strerror(errno),
+                "Set TMPDIR to a writable directory.");
+  }
+  ::close(fd);
+  store_file_ = pattern;
+  const char* nccl_interface = std::getenv("NCCL_SOCKET_IFNAME");
+  const bool keep_nccl_interface = nccl_interface != nullptr && nccl_interface[0] != '\0';
   auto common = [&](int rank) {
-    return std::vector<std::pair<std::string, std::string>>{
+    std::vector<std::pair<std::string, std::string>> variables = {
         {"RANK", std::to_string(rank)},
         {"LOCAL_RANK", std::to_string(rank)},
         {"WORLD_SIZE", std::to_string(world_size)},
@@ -94,7 +105,10 @@ LocalRanks::LocalRanks(int world_size, const std::vector<std::string>& args, con
         {"GROUP_RANK", "0"},
         {"MASTER_ADDR", master_addr},
         {"MASTER_PORT", std::to_string(master_port)},
-        {"TRAINER_DDP_LAUNCHER", std::to_string(parent)}};
+        {"TRAINER_DDP_LAUNCHER", std::to_string(parent)},
+        {"TRAINER_STORE_FILE", store_file_}};
+    if (!keep_nccl_interface) variables.emplace_back("NCCL_SOCKET_IFNAME", "lo");
+    return variables;
   };
   // This process's environment for the children, minus the variables set per rank.
   std::vector<std::string> base;
@@ -131,6 +145,7 @@ LocalRanks::LocalRanks(int world_size, const std::vector<std::string>& args, con
     }
   } catch (...) {
     stop(0);
+    ::unlink(store_file_.c_str());
     throw;
   }
   for (const auto& [key, value] : common(0)) ::setenv(key.c_str(), value.c_str(), 1);
@@ -141,6 +156,7 @@ LocalRanks::~LocalRanks() {
   stop();
   quit_ = true;
   if (supervisor_.joinable()) supervisor_.join();
+  ::unlink(store_file_.c_str());  // FileStore removes it when every rank ends cleanly; a crash leaves it
 }
 
 void LocalRanks::supervise() {

@@ -3,6 +3,7 @@
 #include <c10/util/Exception.h>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/FileStore.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #ifdef USE_C10D_NCCL
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
@@ -60,8 +61,10 @@ ProcessGroup::ProcessGroup(const DistEnv& env, const DistOptions& options, const
   // There rank 0 serves a store of its own on the next port, as without the agent.
   const bool join_agent = env.agent_store && compat::tcpstore_client_speaks_torchrun_2();
   const int port = env.agent_store && !join_agent ? env.master_port + 1 : env.master_port;
+  const std::string meeting =
+      env.store_file.empty() ? env.master_addr + ":" + std::to_string(port) : "file " + env.store_file;
   const std::string where = "distributed rendezvous (rank " + std::to_string(rank_) + " of " +
-                            std::to_string(world_size_) + ", " + env.master_addr + ":" + std::to_string(port) + ")";
+                            std::to_string(world_size_) + ", " + meeting + ")";
   c10d::TCPStoreOptions store_options;
   store_options.port = static_cast<uint16_t>(port);
   store_options.isServer = rank_ == 0 && !join_agent;
@@ -69,10 +72,18 @@ ProcessGroup::ProcessGroup(const DistEnv& env, const DistOptions& options, const
   store_options.waitWorkers = false;  // waited for below, watching for a failed peer
   store_options.timeout = timeout;
   try {
-    auto tcp = c10::make_intrusive<c10d::TCPStore>(env.master_addr, store_options);
+    // Ranks trainer started on this machine meet through a private file (local_ranks.h): a TCPStore
+    // server would listen on every interface. torchrun and srun jobs keep theirs.
+    c10::intrusive_ptr<c10d::Store> base;
+    if (!env.store_file.empty()) {
+      base = c10::make_intrusive<c10d::FileStore>(env.store_file, world_size_);
+      base->setTimeout(timeout);
+    } else {
+      base = c10::make_intrusive<c10d::TCPStore>(env.master_addr, store_options);
+    }
     const char* restart = std::getenv("TORCHELASTIC_RESTART_COUNT");
     handles_->store = c10::make_intrusive<c10d::PrefixStore>(
-        std::string("trainer/") + (restart != nullptr ? restart : "0"), tcp);
+        std::string("trainer/") + (restart != nullptr ? restart : "0"), base);
   } catch (const std::exception& error) {
     throw Error(where, "cannot reach the TCPStore: " + message_of(error),
                 "Check MASTER_ADDR/MASTER_PORT (trainer.master_addr, trainer.master_port) and that rank 0 runs; "
@@ -100,7 +111,7 @@ ProcessGroup::ProcessGroup(const DistEnv& env, const DistOptions& options, const
   }
   handles_->backend = make_backend("", where);
   log::info("distributed: rank " + std::to_string(rank_) + " of " + std::to_string(world_size_) + " (" +
-            backend_name_ + ", rendezvous " + env.master_addr + ":" + std::to_string(port) + ", " +
+            backend_name_ + ", rendezvous " + meeting + ", " +
             (env.source.empty() ? "environment" : env.source) + ")");
 }
 

@@ -11,8 +11,12 @@
 #include <csignal>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <regex>
+#include <set>
+#include <sstream>
 #include <thread>
 
 #include "e2e_support.h"
@@ -393,4 +397,83 @@ TEST_CASE("a data-parallel job inside a sweep starts its ranks for that job alon
     CHECK(file_contains(sweep / ".sweep" / "status" / (std::string(job) + ".yaml"), "status: done"));
   }
   CHECK(!fs::exists(sweep / "2"));  // no third job from a rank re-running the sweep
+}
+
+namespace {
+
+// The TCP sockets in LISTEN state that processes whose command line contains `marker` hold, as
+// "address:port" in /proc/net/tcp{,6}'s hexadecimal notation, with a readable address.
+std::vector<std::string> listening_sockets(const std::string& marker, int* processes) {
+  std::set<std::string> inodes;
+  *processes = 0;
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    const std::string pid = entry.path().filename().string();
+    if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream cmdline(entry.path() / "cmdline");
+    const std::string text((std::istreambuf_iterator<char>(cmdline)), std::istreambuf_iterator<char>());
+    if (text.find(marker) == std::string::npos) continue;
+    ++*processes;
+    std::error_code ec;
+    for (const auto& fd : fs::directory_iterator(entry.path() / "fd", ec)) {
+      const std::string target = fs::read_symlink(fd.path(), ec).string();
+      if (target.rfind("socket:[", 0) == 0) inodes.insert(target.substr(8, target.size() - 9));
+    }
+  }
+  std::vector<std::string> listening;
+  for (const char* table : {"/proc/net/tcp", "/proc/net/tcp6"}) {
+    std::ifstream in(table);
+    std::string line;
+    std::getline(in, line);  // header
+    while (std::getline(in, line)) {
+      std::istringstream fields(line);
+      std::string slot, local, remote, state, queues, timer, retransmits, uid, timeout, inode;
+      fields >> slot >> local >> remote >> state >> queues >> timer >> retransmits >> uid >> timeout >> inode;
+      if (state == "0A" && inodes.count(inode) != 0) listening.push_back(local);
+    }
+  }
+  return listening;
+}
+
+bool loopback(const std::string& address) {
+  const std::string host = address.substr(0, address.find(':'));
+  if (host.size() == 8) return host.substr(6, 2) == "7F";            // 127.x.x.x, little-endian hex
+  return host == "00000000000000000000000001000000" ||                    // ::1
+         (host.rfind("0000000000000000FFFF0000", 0) == 0 && host.substr(30, 2) == "7F");  // ::ffff:127.x
+}
+
+}  // namespace
+
+TEST_CASE("a local 2-rank job listens on the loopback interface only") {
+  if (!engine_built()) {
+    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
+    return;
+  }
+  TempDir dir;
+  const std::string marker = "hydra.run.dir=" + std::string(dir.path()) + "/sockets";
+  std::vector<std::string> seen;
+  int most_processes = 0;
+  bool signalled = false;
+  auto result = run_and_signal(
+      fit_command(dir.path() + std::string("/sockets"),
+                  {"trainer.devices=2", "trainer.max_epochs=4", "data.num_samples=16384", "test_after_fit=false"}),
+      dir.path(),
+      [&] {
+        int processes = 0;
+        const std::vector<std::string> now = listening_sockets(marker, &processes);
+        if (processes >= 2) {
+          most_processes = std::max(most_processes, processes);
+          seen.insert(seen.end(), now.begin(), now.end());
+        }
+        return false;
+      },
+      SIGTERM, &signalled);
+  INFO(result.err);
+  REQUIRE(result.exit_code == 0);
+  CHECK(result.err.find("rendezvous through the private file") != std::string::npos);
+  CHECK(most_processes >= 2);   // both ranks were looked at while they ran
+  CHECK_FALSE(seen.empty());    // Gloo's sockets were found...
+  for (const std::string& address : seen) {
+    INFO(address);
+    CHECK(loopback(address));   // ...and every one is bound to loopback
+  }
 }

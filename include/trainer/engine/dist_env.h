@@ -39,6 +39,7 @@ struct DistEnv {
   int master_port = 0;
   bool agent_store = false;  // torchrun's agent already hosts the TCPStore: connect as a client
   std::string source;        // "torchrun", "slurm" or "trainer" (ranks started by trainer itself)
+  std::string store_file;    // ranks started by trainer meet through this file (TRAINER_STORE_FILE)
 };
 
 using GetEnv = std::function<const char*(const char*)>;

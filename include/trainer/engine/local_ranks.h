@@ -22,8 +22,10 @@ class LocalRanks {
  public:
   // Starts ranks 1..world_size-1 running `args` (argv[0] first), each with RANK, LOCAL_RANK,
   // WORLD_SIZE, LOCAL_WORLD_SIZE, GROUP_RANK=0, MASTER_ADDR, MASTER_PORT and TRAINER_DDP_LAUNCHER
-  // set, and sets the same variables for this process as rank 0. Throws trainer::Error when a
-  // process cannot be started.
+  // set, and sets the same variables for this process as rank 0. The ranks meet through a store
+  // in a fresh private file (TRAINER_STORE_FILE), not a TCP port: LibTorch's TCPStore listens on
+  // every interface, unauthenticated. NCCL_SOCKET_IFNAME=lo keeps NCCL's bootstrap on loopback
+  // unless the environment sets it. Throws trainer::Error when a process cannot be started.
   LocalRanks(int world_size, const std::vector<std::string>& args, const std::string& master_addr, int master_port);
   // Stops (SIGTERM, then SIGKILL after 5 s) and reaps every rank still running.
   ~LocalRanks();
@@ -59,6 +61,7 @@ class LocalRanks {
   bool stopping_ = false;  // ranks that end after stop() was called are not failures
   std::atomic<bool> quit_{false};
   std::thread supervisor_;
+  std::string store_file_;  // the ranks' rendezvous store (TRAINER_STORE_FILE), removed at the end
 };
 
 }  // namespace trainer::engine
