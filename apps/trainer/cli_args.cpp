@@ -2,7 +2,10 @@
 
 #include <CLI/CLI.hpp>
 
+#include <iostream>
 #include <set>
+
+#include "trainer/config/did_you_mean.h"
 
 namespace trainer::app {
 namespace {
@@ -35,9 +38,37 @@ std::vector<std::string> normalise(int argc, char** argv) {
   return args;
 }
 
+const std::vector<std::string> kCommands = {"fit", "validate", "test", "export", "tune", "sweep"};
+
+// A first word that is no command (a typo, or an override with the command left out) gets the
+// command line it most likely meant, instead of CLI11's "arguments were not expected".
+bool explain_missing_command(int argc, char** argv) {
+  if (argc < 2 || argv[1][0] == '-' || argv[1][0] == '\0') return false;
+  const std::string first = argv[1];
+  for (const std::string& command : kCommands) {
+    if (first == command) return false;
+  }
+  std::string rest;
+  for (int i = 2; i < argc; ++i) rest += std::string(" ") + argv[i];
+  const bool is_override = first.find('=') != std::string::npos || first[0] == '+' || first[0] == '~';
+  std::string meant = config::closest_match(first, kCommands);
+  if (meant.empty() || meant == "sweep") meant = "fit";
+  if (meant == "tune") meant = "tune batch_size";
+  const std::string suggestion =
+      "trainer " + meant + (is_override ? " " + first : std::string()) + rest;
+  std::cerr << "Error: command line: " << (is_override ? "no command before '" + first + "'" : "unknown command '" + first + "'")
+            << ". Did you mean `" << suggestion << "`? The commands are fit, validate, test, export, tune batch_size "
+            << "and sweep resume|summary; trainer --help lists the config groups.\n";
+  return true;
+}
+
 }  // namespace
 
 std::optional<CliArgs> parse_cli(int argc, char** argv, int& exit_code) {
+  if (explain_missing_command(argc, argv)) {
+    exit_code = 1;
+    return std::nullopt;
+  }
   CliArgs args;
   CLI::App app{"trainer: train LibTorch models from Hydra-style configs", "trainer"};
   app.set_help_flag();  // our --help also lists config groups, so it is handled by the caller

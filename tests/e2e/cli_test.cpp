@@ -140,3 +140,17 @@ TEST_CASE("unknown keys in trainer's sections stop a job at start, never under -
   CHECK(run.err.find("trainer.max_epoch") != std::string::npos);
   CHECK(run.err.find("Did you mean 'max_epochs'?") != std::string::npos);
 }
+
+TEST_CASE("a misspelt or missing command gets the command line it most likely meant") {
+  auto typo = trainer::testing::run_process({TRAINER_BINARY, "fti", "model=cnn"});
+  CHECK(typo.exit_code == 1);
+  CHECK(typo.err.find("Error: command line: unknown command 'fti'. Did you mean `trainer fit model=cnn`?") !=
+        std::string::npos);
+  auto missing = trainer::testing::run_process({TRAINER_BINARY, "model=cnn", "seed=1"});
+  CHECK(missing.exit_code == 1);
+  CHECK(missing.err.find("no command before 'model=cnn'. Did you mean `trainer fit model=cnn seed=1`?") !=
+        std::string::npos);
+  auto tset = trainer::testing::run_process({TRAINER_BINARY, "tset", "ckpt_path=best"});
+  CHECK(tset.exit_code == 1);
+  CHECK(tset.err.find("Did you mean `trainer test ckpt_path=best`?") != std::string::npos);
+}
