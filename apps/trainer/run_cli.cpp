@@ -291,7 +291,8 @@ int run_single_job(const CliOptions& options, const CliArgs& args, const config:
   std::vector<std::string> texts;
   for (const auto& o : overrides) texts.push_back(o.text);
   if (launch::is_evaluation_command(args.command)) {
-    launch::EvaluationPlan plan = launch::plan_evaluation(args.command, std::move(result.config), overrides, ctx);
+    launch::EvaluationPlan plan =
+        launch::plan_evaluation(args.command, std::move(result.config), overrides, ctx, secondary_rank());
     run_job(options, args.command, std::move(plan.config), plan.run_dir, task_overrides_of(texts), ctx, plan.notes);
     return 0;
   }

@@ -28,20 +28,23 @@ int usable_cores() {
 
 bool starts_with(const std::string& text, const std::string& prefix) { return text.rfind(prefix, 0) == 0; }
 
+bool sets_key(const std::string& arg, const std::string& key) {
+  return starts_with(arg, key + "=") || starts_with(arg, "+" + key + "=") || starts_with(arg, "++" + key + "=");
+}
+
 // The command line for ranks 1..N-1: this process's own, with the run directory fixed to rank 0's
-// (a sweep's job process names its job, whose record fixes the directory already).
-std::vector<std::string> rank_command_line(const std::string& run_dir) {
+// (a sweep's job process names its job, whose record fixes the directory already) and, for an
+// evaluation, the checkpoint rank 0 resolved (ckpt_path=best|last named it in the training run).
+std::vector<std::string> rank_command_line(const std::string& run_dir, const std::string& checkpoint) {
   std::vector<std::string> args;
   bool sweep_job = false;
   for (const std::string& arg : LocalRanks::own_command_line()) {
     if (arg == "run-job") sweep_job = true;
-    if (starts_with(arg, "hydra.run.dir=") || starts_with(arg, "+hydra.run.dir=") ||
-        starts_with(arg, "++hydra.run.dir=")) {
-      continue;
-    }
+    if (sets_key(arg, "hydra.run.dir") || (!checkpoint.empty() && sets_key(arg, "ckpt_path"))) continue;
     args.push_back(arg);
   }
   if (!sweep_job) args.push_back("hydra.run.dir=" + run_dir);
+  if (!checkpoint.empty()) args.push_back("ckpt_path='" + checkpoint + "'");
   return args;
 }
 
@@ -87,10 +90,13 @@ int run_job_ranks(config::Node job_config, const std::string& run_dir, const std
     }
     const std::string address = dist.master_addr.empty() ? "127.0.0.1" : dist.master_addr;
     const int port = dist.master_port != 0 ? dist.master_port : LocalRanks::free_port();
-    local = std::make_unique<LocalRanks>(per_node, rank_command_line(run_dir), address, port);
+    const bool evaluation = command == "validate" || command == "test" || command == "export";
+    const std::string checkpoint = evaluation ? view.get_or<std::string>("ckpt_path", "") : std::string();
+    local = std::make_unique<LocalRanks>(per_node, rank_command_line(run_dir, checkpoint), address, port);
     env = detect_dist_env();
     log::info("started ranks 1.." + std::to_string(per_node - 1) + " of " + std::to_string(per_node) +
-              " on this machine (rendezvous " + address + ":" + std::to_string(port) + ")");
+              " on this machine (rendezvous through the private file " + env->store_file + ", Gloo on " + address +
+              ")");
   }
   if (!env) {
     Trainer trainer(std::move(job_config), run_dir, config_yaml);

@@ -66,8 +66,12 @@ std::string ProgressBar::render(int64_t epoch, int64_t max_epochs, int64_t done,
                                 std::optional<double> loss, double samples_per_second, double eta_seconds,
                                 int width) {
   char head[64];
-  std::snprintf(head, sizeof(head), "Epoch %lld/%lld ", static_cast<long long>(epoch),
-                static_cast<long long>(max_epochs - 1));
+  if (max_epochs > 0) {
+    std::snprintf(head, sizeof(head), "Epoch %lld/%lld ", static_cast<long long>(epoch),
+                  static_cast<long long>(max_epochs - 1));
+  } else {  // trainer.max_epochs=-1: no epoch limit
+    std::snprintf(head, sizeof(head), "Epoch %lld ", static_cast<long long>(epoch));
+  }
   char tail[160];
   char loss_text[32] = "";
   if (loss) std::snprintf(loss_text, sizeof(loss_text), " loss %.4f", *loss);

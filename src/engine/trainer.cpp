@@ -23,6 +23,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iomanip>
+#include <limits>
 #include <map>
 #include <new>
 #include <sstream>
@@ -39,6 +40,7 @@
 #include "trainer/engine/checkpoint.h"
 #include "trainer/formats/checkpoint_file.h"
 #include "trainer/engine/checkpoint_writer.h"
+#include "trainer/engine/model_summary.h"
 #include "trainer/engine/cuda_device_info.h"
 #include "trainer/engine/flop_counter.h"
 #include "trainer/engine/fused_adam.h"
@@ -315,6 +317,7 @@ struct Trainer::Impl {
   std::unique_ptr<GradReducer> reducer;
   bool is_main = true;                     // rank 0: logs, metrics, checkpoints, progress bar
   int world_size = 1;
+  std::map<std::string, double> latest_validation;  // the metrics of the latest validation
   Clock::time_point fit_start = Clock::now();
   PhaseProfiler profiler;              // phases for trainer.profiler=simple/pytorch; off: one branch each
   TraceProfiler tracer;                // trainer.profiler=pytorch; off: one branch per step
@@ -378,8 +381,14 @@ struct Trainer::Impl {
     } else if (options.sync_batchnorm) {
       log::info("sync_batchnorm: one process, nothing to synchronise: batch norm is plain batch norm");
     }
+    if (options.overfit && is_main) {
+      log::info("trainer.overfit_batches: training and validation limited to " +
+                (options.limit_train.is_fraction ? fixed(options.limit_train.fraction, 3) + " of their batches"
+                                                 : std::to_string(options.limit_train.count) + " batches") +
+                ", training shuffle off: the same batches every epoch");
+    }
     if (tune_only) return;  // trainer tune batch_size logs no metrics and runs no callbacks
-    if (options.enable_loggers && is_main) loggers = make_loggers(view, run_dir);
+    if (options.enable_loggers && is_main) loggers = make_loggers(view, options.default_root_dir.value_or(run_dir));
     if (options.enable_callbacks) callbacks = make_callbacks(view);
   }
 
@@ -770,7 +779,11 @@ struct Trainer::Impl {
     lo.crop_padding = train ? data_options.random_crop_padding : 0;
     lo.flip = train && data_options.horizontal_flip;
     lo.seed = group ? data::mix_seed(options.seed, static_cast<uint64_t>(group->rank())) : options.seed;
-    data::EpochSampler sampler(dataset->size(), /*shuffle=*/train, options.seed, group ? group->rank() : 0, world_size);
+    const int rank = group ? group->rank() : 0;
+    // Training pads every rank to the same number of steps (DistributedSampler); evaluation reads
+    // each sample exactly once over the ranks, so its metrics match one process's.
+    data::EpochSampler sampler = train ? data::EpochSampler(dataset->size(), options.shuffle_train, options.seed, rank, world_size)
+                                       : data::EpochSampler::uneven(dataset->size(), rank, world_size);
     return data::BatchLoader(dataset, std::move(sampler), lo);
   }
 
@@ -782,6 +795,31 @@ struct Trainer::Impl {
     if (param_dtype != at::kFloat) inputs = inputs.to(param_dtype);
     logits = model->forward(inputs);
     return torch::nn::functional::cross_entropy(autocast ? logits.to(at::kFloat) : logits, batch.targets);
+  }
+
+  // Batches one validation (or test) pass runs on rank 0, the rank with the most samples: the
+  // same number on every rank. Zero means no validation at all (limit_val_batches=0, an empty
+  // split), as in Lightning.
+  int64_t evaluation_batches(const data::TensorDataset& dataset, const BatchLimit& limit) const {
+    const int64_t per_rank = (dataset.size() + world_size - 1) / world_size;
+    return limit.resolve((per_rank + data_options.batch_size - 1) / data_options.batch_size);
+  }
+
+  // Says once, before fit, what a run without validation gives up.
+  void warn_no_validation() const {
+    if (!is_main) return;
+    std::string why = val_set->size() == 0 ? "the validation split is empty (data.val_fraction)"
+                                           : "trainer.limit_val_batches leaves no batch";
+    std::string lost;
+    if (options.checkpoint.enabled && options.checkpoint.monitor.rfind("val/", 0) == 0) {
+      lost += "; callbacks.model_checkpoint.monitor=" + options.checkpoint.monitor +
+              " gets no value, so no best checkpoint is kept (last.ckpt still is)";
+    }
+    if (const config::Node* es = config::select(config, "callbacks.early_stopping.monitor");
+        options.enable_callbacks && es != nullptr && es->is_string() && es->as_string().rfind("val/", 0) == 0) {
+      lost += "; early stopping on " + es->as_string() + " never triggers";
+    }
+    log::warning("no validation in this fit: " + why + lost);
   }
 
   // Runs an evaluation loop over up to `limit` batches; returns (loss, accuracy).
@@ -881,6 +919,28 @@ struct Trainer::Impl {
 
   void save_last(LoopState& state) { save(state, {last_path()}); }
 
+  // model_checkpoint.every_n_train_steps: last.ckpt, and a top-k file when the monitored metric has
+  // a value: a val/* metric's from the latest validation, a train/* metric's as this epoch's running
+  // mean (one host read, only at these checkpoints), as Lightning's ModelCheckpoint uses the latest
+  // logged value.
+  void save_at_step(LoopState& state, const DeviceMeter& epoch_meter, int64_t epoch) {
+    const std::string& monitor = options.checkpoint.monitor;
+    std::optional<double> value;
+    if (const auto found = latest_validation.find(monitor); found != latest_validation.end()) value = found->second;
+    if (monitor == "train/loss" || monitor == "train/acc") {
+      const DeviceMeter::Reading reading = epoch_meter.read();
+      value = monitor == "train/loss" ? reading.loss() : reading.accuracy();
+    }
+    std::vector<std::string> paths;
+    std::vector<std::string> dropped;
+    if (value) {
+      const std::string best = update_top_k(state, *value, epoch, dropped);
+      if (!best.empty()) paths.push_back(best);
+    }
+    paths.push_back(last_path());
+    save(state, std::move(paths), std::move(dropped));
+  }
+
   // A callback asked to stop (early stopping): honoured once min_epochs are done, else logged and
   // dropped. Returns whether fit stops.
   bool take_stop_request(Context& context, int64_t epoch) const {
@@ -937,8 +997,10 @@ struct Trainer::Impl {
               fixed(val_loss, 4) + " val/acc " + fixed(val_acc, 4));
     const std::map<std::string, double> metrics = {{"val/loss", val_loss}, {"val/acc", val_acc}};
     log_metrics({{"val/loss", val_loss}, {"val/acc", val_acc}}, context.current_epoch, state.global_step);
+    latest_validation = metrics;
     for (auto& entry : callbacks) entry.callback->on_validation_end(context, metrics);
-    if (!options.checkpoint.enabled) return;
+    // save_on_train_epoch_end=true: checkpoints come at the epoch's end only.
+    if (!options.checkpoint.enabled || options.checkpoint.save_on_train_epoch_end == true) return;
     std::vector<std::string> paths;
     std::vector<std::string> dropped;
     const auto monitored = metrics.find(options.checkpoint.monitor);
@@ -1121,6 +1183,7 @@ struct Trainer::Impl {
   }
 
   int fit() {
+    if (is_main) log::info("model summary\n" + model_summary(*model));
     auto_scale_before_fit();
     LoopState state;
     // As Lightning: ckpt_path=last before any checkpoint exists (a run killed before its first
@@ -1161,7 +1224,9 @@ struct Trainer::Impl {
     const int64_t steps_per_epoch =
         (train_batches + options.accumulate_grad_batches - 1) / options.accumulate_grad_batches;
     const int64_t val_check_batch = resolve_val_check_batch(train_batches);
-    const int64_t total_steps = options.max_steps > 0 ? options.max_steps : options.max_epochs * steps_per_epoch;
+    const bool endless_epochs = options.max_epochs == std::numeric_limits<int64_t>::max();  // max_epochs=-1
+    const int64_t total_steps =
+        options.max_steps > 0 ? options.max_steps : (endless_epochs ? 0 : options.max_epochs * steps_per_epoch);
     LrSchedule schedule(options.scheduler, options.optimizer.lr, total_steps);
     auto apply_lr = [&] {
       if (schedule.active()) set_lr(*optimizer, schedule.lr_at(state.scheduler_count));
@@ -1172,7 +1237,9 @@ struct Trainer::Impl {
     Context context(*this, state);
     ProgressBar bar(options.enable_progress_bar);
     for (auto& entry : callbacks) entry.callback->on_fit_start(context);
-    if (!resuming && options.num_sanity_val_steps > 0 && val_set->size() > 0) {
+    const bool validation_runs = evaluation_batches(*val_set, options.limit_val) > 0;
+    if (!validation_runs) warn_no_validation();
+    if (!resuming && options.num_sanity_val_steps > 0 && validation_runs) {
       evaluate(val_set, options.limit_val, options.num_sanity_val_steps);
     }
     const auto start = Clock::now();
@@ -1198,7 +1265,7 @@ struct Trainer::Impl {
       if (state.batch_in_epoch == 0) {
         for (auto& entry : callbacks) entry.callback->on_train_epoch_start(context);
       }
-      bar.start_epoch(epoch, options.max_epochs, train_batches, state.batch_in_epoch);
+      bar.start_epoch(epoch, endless_epochs ? 0 : options.max_epochs, train_batches, state.batch_in_epoch);
       for (int64_t b = state.batch_in_epoch; b < train_batches; ++b) {
         TraceProfiler::Step traced(tracer);  // first: its range covers the whole step
         std::optional<data::Batch> batch;
@@ -1289,9 +1356,9 @@ struct Trainer::Impl {
             *options.checkpoint.every_n_train_steps > 0 &&
             state.global_step % *options.checkpoint.every_n_train_steps == 0) {
           check_finite_before_saving(epoch_meter, state);
-          save_last(state);
+          save_at_step(state, epoch_meter, epoch);
         }
-        if (b + 1 < train_batches && (b + 1) % val_check_batch == 0 && val_set->size() > 0 &&
+        if (b + 1 < train_batches && (b + 1) % val_check_batch == 0 && validation_runs &&
             (epoch + 1) % std::max<int64_t>(1, options.check_val_every_n_epoch) == 0) {
           bar.clear();
           PhaseProfiler::Scope timed(profiler, Phase::kValidation);
@@ -1339,7 +1406,7 @@ struct Trainer::Impl {
                          " train/acc " + fixed(train_acc, 4);
       std::optional<double> monitored;
       bool validated = false;
-      const bool validate_now = epoch_done && val_set->size() > 0 && train_batches % val_check_batch == 0 &&
+      const bool validate_now = epoch_done && validation_runs && train_batches % val_check_batch == 0 &&
                                 (epoch + 1) % std::max<int64_t>(1, options.check_val_every_n_epoch) == 0;
       if (validate_now) {
         PhaseProfiler::Scope timed(profiler, Phase::kValidation);
@@ -1350,6 +1417,7 @@ struct Trainer::Impl {
         line += " val/loss " + fixed(val_loss, 4) + " val/acc " + fixed(val_acc, 4);
         if (options.checkpoint.monitor == "val/acc") monitored = val_acc;
         if (options.checkpoint.monitor == "val/loss") monitored = val_loss;
+        latest_validation = {{"val/loss", val_loss}, {"val/acc", val_acc}};
       }
       if (options.checkpoint.monitor == "train/loss") monitored = train_loss;
       if (options.checkpoint.monitor == "train/acc") monitored = train_acc;
@@ -1360,7 +1428,9 @@ struct Trainer::Impl {
         for (auto& entry : callbacks) entry.callback->on_epoch_end(context, epoch_metrics, validated);
         if (take_stop_request(context, epoch)) stop = true;
       }
-      if (options.checkpoint.enabled && epoch_done) {
+      // save_on_train_epoch_end=false: only validations save, and this epoch's end did not validate.
+      const bool skip_epoch_save = options.checkpoint.save_on_train_epoch_end == false && !validated;
+      if (options.checkpoint.enabled && epoch_done && !skip_epoch_save) {
         std::vector<std::string> paths;
         std::vector<std::string> dropped;
         if (monitored && (epoch + 1) % std::max<int64_t>(1, options.checkpoint.every_n_epochs) == 0) {
@@ -1384,7 +1454,13 @@ struct Trainer::Impl {
               (scaler ? " (" + std::to_string(scaler->skipped_steps()) + " skipped for inf/NaN gradients, loss scale " +
                             scale_text(scaler->current_scale()) + ")"
                       : std::string()));
-    if (options.test_after_fit && test_set->size() > 0) {
+    const bool test_runs = evaluation_batches(*test_set, options.limit_test) > 0;
+    if (options.test_after_fit && !test_runs && is_main) {
+      log::warning("test_after_fit: no test batch (" +
+                   std::string(test_set->size() == 0 ? "the test split is empty" : "trainer.limit_test_batches leaves none") +
+                   "), so no test runs");
+    }
+    if (options.test_after_fit && test_runs) {
       if (options.checkpoint.enabled && !state.top_k.empty()) {
         load_checkpoint(state.top_k.front().path, *model, nullptr, false, config_yaml);
         log::info("testing the best checkpoint " + state.top_k.front().path);
@@ -1401,11 +1477,31 @@ struct Trainer::Impl {
     log_metrics({{split + "/loss", loss}, {split + "/acc", accuracy}}, -1, -1);
     flush_loggers();
     if (!is_main) return;
+    // The table Lightning ends trainer.validate/test with (the stdout line below is for scripts).
+    const std::string title = (is_test ? "Test" : "Validate") + std::string(" metric");
+    const std::string rule(36, '-');
+    char rows[160];
+    std::snprintf(rows, sizeof(rows), "%-20s%-16.10g\n%-20s%-16.10g\n", (split + "/acc").c_str(), accuracy,
+                  (split + "/loss").c_str(), loss);
+    log::info("metrics\n" + rule + "\n" + title + std::string(20 - title.size(), ' ') + "Value\n" + rule + "\n" + rows +
+              rule);
     std::printf("%s/acc=%.6f %s/loss=%.10f\n", split.c_str(), accuracy, split.c_str(), loss);
     std::fflush(stdout);
   }
 
   int evaluate_command(const std::string& split) {
+    const bool is_test = split == "test";
+    const data::TensorDataset& dataset = is_test ? *test_set : *val_set;
+    if (evaluation_batches(dataset, is_test ? options.limit_test : options.limit_val) == 0) {
+      const std::string limit = is_test ? "trainer.limit_test_batches" : "trainer.limit_val_batches";
+      throw Error(dataset.size() == 0 ? std::string("data") : limit,
+                  std::string(is_test ? "test" : "validate") + " has no batch to evaluate: " +
+                      (dataset.size() == 0 ? "the " + std::string(is_test ? "test" : "validation") + " split is empty"
+                                           : limit + " leaves none"),
+                  dataset.size() == 0 ? (is_test ? std::string("Use a dataset with a test split.")
+                                                 : std::string("Set data.val_fraction above 0."))
+                                      : "Set " + limit + " to a share above 0 or a number of batches.");
+    }
     if (options.ckpt_path) {
       const std::string path = resolve_ckpt_path(*options.ckpt_path);
       const LoopState state = load_checkpoint(path, *model, nullptr, false, config_yaml);

@@ -1,5 +1,7 @@
 #include "trainer/engine/trainer_options.h"
 
+#include <limits>
+
 #include <cmath>
 #include <sstream>
 
@@ -122,6 +124,43 @@ double parse_duration(const std::string& text, const std::string& where) {
   return seconds;
 }
 
+namespace {
+
+// Lightning's loop limits: max_steps -1 is no step limit; max_epochs -1 is no epoch limit, which
+// here needs max_steps or max_time to end the run (an endless run is a mistake, not a default).
+void check_run_length(const config::ConfigView& root, TrainerOptions& o) {
+  const std::string epochs_key = root.has("trainer") ? root.sub("trainer").full_path("max_epochs") : "trainer.max_epochs";
+  const std::string steps_key = root.has("trainer") ? root.sub("trainer").full_path("max_steps") : "trainer.max_steps";
+  if (o.max_steps < -1) {
+    throw Error(steps_key, "must be -1 (no step limit) or a number of optimizer steps, got " + std::to_string(o.max_steps),
+                "Set trainer.max_steps=-1, or a positive number of steps.");
+  }
+  if (o.max_epochs < -1) {
+    throw Error(epochs_key,
+                "must be -1 (no epoch limit, with max_steps or max_time) or a number of epochs, got " +
+                    std::to_string(o.max_epochs),
+                "Set trainer.max_epochs to the number of epochs to train.");
+  }
+  if (o.max_epochs != -1) return;
+  if (o.max_steps <= 0 && !o.max_time_seconds) {
+    throw Error(epochs_key, "-1 means no epoch limit, but neither trainer.max_steps nor trainer.max_time ends the run",
+                "Give trainer.max_steps=N or trainer.max_time=DD:HH:MM:SS with max_epochs=-1, or set max_epochs to a "
+                "number of epochs.");
+  }
+  const bool needs_length = o.scheduler.name == "onecycle" || o.scheduler.name == "warmup_cosine" ||
+                            (o.scheduler.name == "cosine" && !(o.scheduler.t_max > 0));
+  if (o.max_steps <= 0 && needs_length) {
+    throw Error("scheduler=" + o.scheduler.name,
+                "this schedule spans the whole run, whose length trainer.max_epochs=-1 with only trainer.max_time "
+                "leaves open",
+                "Set trainer.max_steps (the schedule then spans it), or max_epochs to a number of epochs" +
+                    std::string(o.scheduler.name == "cosine" ? ", or scheduler.t_max." : "."));
+  }
+  o.max_epochs = std::numeric_limits<int64_t>::max();
+}
+
+}  // namespace
+
 TrainerOptions TrainerOptions::from_config(const config::ConfigView& root, const std::string& run_dir) {
   TrainerOptions o;
   o.seed = static_cast<uint64_t>(root.get_or<int64_t>("seed", 42));
@@ -177,6 +216,18 @@ TrainerOptions TrainerOptions::from_config(const config::ConfigView& root, const
       } else {
         o.fast_dev_run = t.get<int64_t>("fast_dev_run");
       }
+    }
+    if (t.has("overfit_batches") && !t.node("overfit_batches").is_null()) {
+      const BatchLimit overfit = read_limit(t, "overfit_batches", BatchLimit{false, 0.0, 0});
+      if (overfit.is_fraction ? overfit.fraction > 0.0 : overfit.count > 0) {
+        o.overfit = true;
+        o.shuffle_train = false;
+        o.limit_train = overfit;
+        o.limit_val = overfit;
+      }
+    }
+    if (t.has("default_root_dir") && !t.node("default_root_dir").is_null()) {
+      o.default_root_dir = t.get<std::string>("default_root_dir");
     }
     o.enable_progress_bar = t.get_or<bool>("enable_progress_bar", true);
     if (t.has("profiler") && !t.node("profiler").is_null()) {
@@ -264,10 +315,11 @@ TrainerOptions TrainerOptions::from_config(const config::ConfigView& root, const
                 "Use precision=16-mixed (float32 weights and optimizer state, float16 compute), bf16-true "
                 "(bfloat16 has float32's range), or optimizer=sgd with 16-true.");
   }
-  o.checkpoint.dirpath = run_dir + "/checkpoints";
+  o.checkpoint.dirpath = o.default_root_dir.value_or(run_dir) + "/checkpoints";
   if (root.has("callbacks.model_checkpoint")) {
     config::ConfigView c = root.sub("callbacks.model_checkpoint");
-    o.checkpoint.dirpath = c.get_or<std::string>("dirpath", o.checkpoint.dirpath);
+    if (c.has("dirpath") && !c.node("dirpath").is_null()) o.checkpoint.dirpath = c.get<std::string>("dirpath");
+    o.checkpoint.save_on_train_epoch_end = c.get_or<std::optional<bool>>("save_on_train_epoch_end", std::nullopt);
     o.checkpoint.filename = c.get_or<std::string>("filename", o.checkpoint.filename);
     o.checkpoint.monitor = c.get_or<std::string>("monitor", o.checkpoint.monitor);
     std::string mode = c.get_or<std::string>("mode", "max");
@@ -279,6 +331,7 @@ TrainerOptions TrainerOptions::from_config(const config::ConfigView& root, const
         c.get_or<std::optional<int64_t>>("every_n_train_steps", std::nullopt);
     o.checkpoint.every_n_epochs = c.get_or<int64_t>("every_n_epochs", 1);
   }
+  check_run_length(root, o);
   if (o.fast_dev_run > 0) {
     // Lightning: n batches of train/val/test, one epoch, no checkpoints or loggers.
     o.max_epochs = 1;

@@ -137,7 +137,7 @@ void take_settings(Node& composed, const Node& stored, const std::vector<config:
 }  // namespace
 
 EvaluationPlan plan_evaluation(const std::string& command, Node composed, const std::vector<config::Override>& overrides,
-                               const config::ResolveContext& ctx, std::optional<long long> now) {
+                               const config::ResolveContext& ctx, bool secondary_rank, std::optional<long long> now) {
   EvaluationPlan plan;
   Node* hydra = composed.find("hydra");
   if (hydra == nullptr) throw Error("", "internal: the composed config has no hydra node");
@@ -162,6 +162,10 @@ EvaluationPlan plan_evaluation(const std::string& command, Node composed, const 
     config::ResolveContext in_run = context;
     in_run.hydra = &runtime_hydra;
     std::string directory = (run_dir / "checkpoints").string();
+    if (config::select(composed, "trainer.default_root_dir") != nullptr) {  // where dirpath null puts them
+      const std::string root = resolved_string(composed, "trainer.default_root_dir", in_run);
+      if (!root.empty()) directory = (fs::absolute(root) / "checkpoints").lexically_normal().string();
+    }
     if (config::select(composed, "callbacks.model_checkpoint.dirpath") != nullptr) {
       const std::string dirpath = resolved_string(composed, "callbacks.model_checkpoint.dirpath", in_run);
       if (!dirpath.empty()) directory = fs::absolute(dirpath).lexically_normal().string();
@@ -201,7 +205,9 @@ EvaluationPlan plan_evaluation(const std::string& command, Node composed, const 
 
   // The evaluation's own directory: beside nothing it could overwrite.
   fs::path own = run_dir;
-  if (plan.training_run && (!run_dir_given || run_dir == fs::path(*plan.training_run))) {
+  if (secondary_rank) {
+    // rank 0's choice, on this rank's command line
+  } else if (plan.training_run && (!run_dir_given || run_dir == fs::path(*plan.training_run))) {
     own = fresh_dir(fs::path(*plan.training_run) / "eval", command, now);
   } else if (holds_a_run(run_dir)) {
     own = fresh_dir(run_dir / "eval", command, now);

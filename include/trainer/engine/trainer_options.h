@@ -52,6 +52,10 @@ struct CheckpointOptions {
   bool save_last = true;
   std::optional<int64_t> every_n_train_steps;
   int64_t every_n_epochs = 1;
+  // Lightning's save_on_train_epoch_end: true saves at the end of each training epoch only (not
+  // after a validation inside the epoch); false only after validations (an epoch that does not
+  // validate saves nothing); null: after validation where it runs, else at the epoch's end.
+  std::optional<bool> save_on_train_epoch_end;
 };
 
 // Lightning's precision settings. Weights stay float32 in the mixed modes (autocast runs the
@@ -96,6 +100,13 @@ struct TrainerOptions {
   std::optional<double> gradient_clip_val;
   std::string gradient_clip_algorithm = "norm";
   int64_t fast_dev_run = 0;  // number of batches; 0 = off
+  // trainer.overfit_batches (Lightning 2): > 0 limits training and validation to that many batches
+  // (or share) and turns the training shuffle off, so the same batches are seen every epoch.
+  bool overfit = false;
+  bool shuffle_train = true;
+  // trainer.default_root_dir: where checkpoints (model_checkpoint.dirpath null) and loggers
+  // (save_dir null) go; the run directory when unset.
+  std::optional<std::string> default_root_dir;
   bool enable_progress_bar = true;
   bool profile_simple = false;  // trainer.profiler=simple (phase_profiler.h)
   bool profile_trace = false;   // trainer.profiler=pytorch (trace_profiler.h)

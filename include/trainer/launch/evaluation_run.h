@@ -30,9 +30,11 @@ struct EvaluationPlan {
 // Plans one evaluation from the composed config (with its hydra node) and the command line's
 // overrides. Throws trainer::Error for a checkpoint that cannot be found or read, and for
 // ckpt_path=best|last without a training run to look in. `now` names the directory (tests).
+// A secondary rank of a data-parallel evaluation (`secondary_rank`) runs in the directory and on
+// the checkpoint rank 0 chose, which its command line names.
 EvaluationPlan plan_evaluation(const std::string& command, config::Node composed,
                                const std::vector<config::Override>& overrides, const config::ResolveContext& ctx,
-                               std::optional<long long> now = std::nullopt);
+                               bool secondary_rank = false, std::optional<long long> now = std::nullopt);
 
 // The settings an evaluation takes from the checkpoint's config: what shapes the model and its
 // inputs.

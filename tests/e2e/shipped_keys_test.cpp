@@ -1,0 +1,163 @@
+// Every shipped key does what Lightning (or lightning-hydra-template) says: each test sets one key
+// and checks its effect against the same run without it. Skipped without the engine
+// (TRAINER_LIBTORCH=none), except the config-only paths.data_dir check.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <set>
+
+#include "e2e_support.h"
+#include "subprocess.h"
+
+namespace fs = std::filesystem;
+using trainer::testing::run_process;
+using trainer::testing::TempDir;
+using namespace trainer::testing;
+
+namespace {
+
+std::vector<std::string> small_fit(const std::string& run_dir, std::vector<std::string> extra = {}) {
+  std::vector<std::string> argv = {TRAINER_BINARY,          "fit", "data=synthetic", "data.num_samples=512",
+                                   "data.batch_size=32",    "model.hidden_sizes=[16]", "trainer.max_epochs=2",
+                                   "trainer.num_sanity_val_steps=0", "test_after_fit=false",
+                                   "hydra.run.dir=" + run_dir};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  return argv;
+}
+
+std::set<std::string> checkpoint_files(const fs::path& dir) {
+  std::set<std::string> names;
+  if (!fs::exists(dir)) return names;
+  for (const auto& entry : fs::directory_iterator(dir)) names.insert(entry.path().filename().string());
+  return names;
+}
+
+int rows_with(const CsvTable& table, const std::string& column) {
+  int n = 0;
+  const auto at = std::find(table.columns.begin(), table.columns.end(), column);
+  if (at == table.columns.end()) return 0;
+  const size_t index = static_cast<size_t>(at - table.columns.begin());
+  for (const auto& row : table.rows) n += index < row.size() && !row[index].empty();
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("trainer.overfit_batches limits training and validation to that many batches, unshuffled") {
+  if (!engine_built()) {
+    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
+    return;
+  }
+  TempDir dir;
+  auto fit = run_process(small_fit("run", {"trainer.overfit_batches=3", "trainer.max_epochs=3"}), dir.path());
+  INFO(fit.err);
+  REQUIRE(fit.exit_code == 0);
+  CHECK(fit.err.find("trainer.overfit_batches: training and validation limited to 3 batches, training shuffle off") !=
+        std::string::npos);
+  CHECK(fit.err.find("fit finished in") != std::string::npos);
+  CHECK(fit.err.find(", 9 steps") != std::string::npos);  // 3 epochs x 3 batches (45 without the key)
+  // debug=overfit (overfit_batches: 3) does the same through the shipped debug config.
+  auto debug = run_process(small_fit("debug", {"debug=overfit"}), dir.path());
+  INFO(debug.err);
+  REQUIRE(debug.exit_code == 0);
+  CHECK(debug.err.find("trainer.overfit_batches: training and validation limited to 3 batches") != std::string::npos);
+}
+
+TEST_CASE("trainer.default_root_dir holds the checkpoints and logs when their own paths are null") {
+  if (!engine_built()) {
+    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
+    return;
+  }
+  TempDir dir;
+  auto fit = run_process(small_fit("run", {"trainer.max_epochs=1", "+trainer.default_root_dir=root",
+                                           "callbacks.model_checkpoint.dirpath=null", "logger.csv.save_dir=null"}),
+                         dir.path());
+  INFO(fit.err);
+  REQUIRE(fit.exit_code == 0);
+  CHECK(fs::exists(fs::path(dir.path()) / "root" / "checkpoints" / "last.ckpt"));
+  CHECK(fs::exists(fs::path(dir.path()) / "root" / "metrics.csv"));
+  CHECK_FALSE(fs::exists(fs::path(dir.path()) / "run" / "checkpoints"));
+  // The evaluation finds them there too.
+  auto test = run_process({TRAINER_BINARY, "test", "ckpt_path=last", "hydra.run.dir=run",
+                           "+trainer.default_root_dir=root", "callbacks.model_checkpoint.dirpath=null"},
+                          dir.path());
+  INFO(test.err);
+  CHECK(test.exit_code == 0);
+}
+
+TEST_CASE("model_checkpoint.every_n_train_steps writes top-k files, not only last.ckpt") {
+  if (!engine_built()) {
+    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
+    return;
+  }
+  TempDir dir;
+  // 15 steps an epoch; train/loss has a value at every step, so each save ranks a top-k file.
+  auto fit = run_process(small_fit("run", {"trainer.max_epochs=1", "callbacks.model_checkpoint.every_n_train_steps=5",
+                                           "callbacks.model_checkpoint.monitor=train/loss",
+                                           "callbacks.model_checkpoint.mode=min", "callbacks.model_checkpoint.save_top_k=-1",
+                                           "callbacks.model_checkpoint.filename='s{step}'"}),
+                         dir.path());
+  INFO(fit.err);
+  REQUIRE(fit.exit_code == 0);
+  const std::set<std::string> files = checkpoint_files(fs::path(dir.path()) / "run" / "checkpoints");
+  CHECK(files.count("s5.ckpt") == 1);
+  CHECK(files.count("s10.ckpt") == 1);
+  CHECK(files.count("s15.ckpt") == 1);
+  CHECK(files.count("last.ckpt") == 1);
+}
+
+TEST_CASE("model_checkpoint.save_on_train_epoch_end chooses between validation-time and epoch-end saves") {
+  if (!engine_built()) {
+    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
+    return;
+  }
+  TempDir dir;
+  // 16 batches an epoch, validated after batch 8 and at the end; every best file is kept, so each
+  // save shows up as a file.
+  const std::vector<std::string> twice = {"data.num_samples=560", "trainer.max_epochs=1", "trainer.val_check_interval=0.5",
+                                          "callbacks.model_checkpoint.save_top_k=-1",
+                                          "callbacks.model_checkpoint.filename='s{step}'"};
+  auto by_default = run_process(small_fit("auto", twice), dir.path());
+  INFO(by_default.err);
+  REQUIRE(by_default.exit_code == 0);
+  const auto auto_files = checkpoint_files(fs::path(dir.path()) / "auto" / "checkpoints");
+  CHECK(auto_files.count("s8.ckpt") == 1);   // the validation inside the epoch saves
+  CHECK(auto_files.count("s16.ckpt") == 1);  // and the one at its end
+
+  std::vector<std::string> at_end = twice;
+  at_end.push_back("callbacks.model_checkpoint.save_on_train_epoch_end=true");
+  auto end_only = run_process(small_fit("end", at_end), dir.path());
+  INFO(end_only.err);
+  REQUIRE(end_only.exit_code == 0);
+  const auto end_files = checkpoint_files(fs::path(dir.path()) / "end" / "checkpoints");
+  CHECK(end_files.count("s8.ckpt") == 0);
+  CHECK(end_files.count("s16.ckpt") == 1);
+
+  // false with validation every other epoch: the epochs without one save nothing.
+  auto val_only = run_process(small_fit("val", {"trainer.max_epochs=3", "trainer.check_val_every_n_epoch=2",
+                                                "callbacks.model_checkpoint.save_on_train_epoch_end=false",
+                                                "callbacks.model_checkpoint.save_top_k=-1",
+                                                "callbacks.model_checkpoint.filename='e{epoch}'"}),
+                              dir.path());
+  INFO(val_only.err);
+  REQUIRE(val_only.exit_code == 0);
+  const auto val_files = checkpoint_files(fs::path(dir.path()) / "val" / "checkpoints");
+  CHECK(val_files == std::set<std::string>{"e1.ckpt", "last.ckpt"});
+  CHECK(rows_with(read_csv(fs::path(dir.path()) / "val" / "metrics.csv"), "val/acc") == 1);
+}
+
+TEST_CASE("data.root comes from paths.data_dir, as in lightning-hydra-template") {
+  TempDir dir;
+  auto shown = run_process({TRAINER_BINARY, "fit", "--cfg", "job", "--resolve", "-p", "data.root",
+                            "paths.data_dir=/somewhere/else"},
+                           dir.path());
+  INFO(shown.err);
+  REQUIRE(shown.exit_code == 0);
+  CHECK(shown.out == "/somewhere/else\n");
+  if (!engine_built()) return;
+  auto fit = run_process({TRAINER_BINARY, "fit", "paths.data_dir=" + std::string(dir.path()) + "/none",
+                          "trainer.max_epochs=1", "hydra.run.dir=run"},
+                         dir.path());
+  CHECK(fit.exit_code == 1);
+  CHECK(fit.err.find(std::string(dir.path()) + "/none") != std::string::npos);  // the data is looked for there
+}
