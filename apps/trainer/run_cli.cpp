@@ -115,45 +115,66 @@ std::string pad(const std::string& text, size_t width) {
   return text.size() >= width ? text : text + std::string(width - text.size(), ' ');
 }
 
-std::string table(const std::string& title, const std::vector<std::vector<std::string>>& rows) {
+// Hydra's --info tables: `| a | b |` rows under a rule as long as the header, and a closing rule.
+// Hydra's defaults list header carries one trailing blank (and so does its rule).
+std::string table(const std::string& title, const std::vector<std::vector<std::string>>& rows,
+                  bool header_trailing_blank) {
   std::vector<size_t> widths(rows.front().size(), 0);
   for (const auto& row : rows) {
     for (size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
   }
   std::string out = title + "\n" + std::string(title.size(), '*') + "\n";
-  size_t total = 1;
-  for (size_t w : widths) total += w + 3;
+  size_t rule = 1 + (header_trailing_blank ? 1 : 0);
+  for (size_t w : widths) rule += w + 3;
   for (size_t r = 0; r < rows.size(); ++r) {
     out += "|";
     for (size_t i = 0; i < rows[r].size(); ++i) out += " " + pad(rows[r][i], widths[i]) + " |";
+    if (r == 0 && header_trailing_blank) out += " ";
     out += "\n";
-    if (r == 0) out += std::string(total, '-') + "\n";
+    if (r == 0) out += std::string(rule, '-') + "\n";
   }
-  return out;
+  return out + std::string(rule, '-') + "\n";
 }
 
+// What Hydra 1.3 lists as its installed plugins (its core plugins; trainer's launchers and
+// sweepers are built in, not plugins).
+constexpr const char* kPluginsText =
+    "Installed Hydra Plugins\n"
+    "***********************\n"
+    "\tConfigSource:\n\t-------------\n\t\tFileConfigSource\n\t\tImportlibResourcesConfigSource\n"
+    "\t\tStructuredConfigSource\n"
+    "\tCompletionPlugin:\n\t-----------------\n\t\tBashCompletion\n\t\tFishCompletion\n\t\tZshCompletion\n"
+    "\tLauncher:\n\t---------\n\t\tBasicLauncher\n"
+    "\tSweeper:\n\t--------\n\t\tBasicSweeper\n";
+
+// --info as Hydra 1.3 prints it: `config` is the search path, the defaults tree, the defaults
+// list and the config; `all` is the version and the plugins, then the same.
 std::string info_text(const config::Composer& composer, const config::ComposeResult& result,
                       const std::string& kind) {
-  std::string out;
-  auto want = [&](const char* what) { return kind == "all" || kind == what; };
-  if (want("searchpath")) {
+  auto searchpath = [&] {
     std::vector<std::vector<std::string>> rows = {{"Provider", "Search path"}};
     for (const auto& entry : composer.search_path()) rows.push_back({entry.provider, entry.path});
-    out += table("Config search path", rows) + "\n";
-  }
-  if (want("defaults-tree")) out += "Defaults Tree\n*************\n" + result.defaults_tree + "\n";
-  if (want("defaults")) {
+    rows.push_back({"schema", "structured://"});
+    return "\n" + table("Config search path", rows, false);
+  };
+  auto defaults_tree = [&] { return "\nDefaults Tree\n*************\n" + result.defaults_tree; };
+  auto defaults = [&] {
     std::vector<std::vector<std::string>> rows = {{"Config path", "Package", "_self_", "Parent"}};
     for (const auto& entry : result.defaults) {
-      rows.push_back({entry.config_path, entry.package, entry.is_self ? "True" : "False",
-                      entry.parent});
+      rows.push_back({entry.config_path, entry.package, entry.is_self ? "True" : "False", entry.parent});
     }
-    out += table("Defaults List", rows) + "\n";
-  }
-  if (want("config")) {
-    out += "Config\n******\n" + config::to_yaml(without_key(result.config, "hydra")) + "\n";
-  }
-  return out;
+    return "\n" + table("Defaults List", rows, true);
+  };
+  auto config_info = [&] {
+    return searchpath() + defaults_tree() + defaults() + "Config\n******\n" +
+           config::to_yaml(without_key(result.config, "hydra")) + "\n";
+  };
+  if (kind == "searchpath") return searchpath();
+  if (kind == "defaults-tree") return defaults_tree();
+  if (kind == "defaults") return defaults();
+  if (kind == "config") return config_info();
+  if (kind == "plugins") return kPluginsText;
+  return std::string("Hydra 1.3.2\n===========\n") + kPluginsText + config_info();
 }
 
 std::string help_text(const config::Composer& composer, const config::ComposeResult& result,
