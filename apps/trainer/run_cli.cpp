@@ -453,11 +453,12 @@ int run(const CliOptions& options, const CliArgs& args) {
     throw Error("--resolve", "--resolve only works together with --cfg or --help",
                 "Add --cfg job (or hydra, all).");
   }
-  config::ComposerOptions composer_options;
-  composer_options.search_path = search_path_for(options, args);
-  composer_options.config_name = args.config_name.value_or("config");
-  config::Composer composer(std::move(composer_options));
   std::vector<config::Override> overrides = parse_overrides(args.overrides);
+  config::ComposerOptions composer_options;
+  composer_options.config_name = args.config_name.value_or("config");
+  composer_options.search_path =
+      launch::with_hydra_searchpath(search_path_for(options, args), composer_options.config_name, overrides);
+  config::Composer composer(std::move(composer_options));
 
   if (args.help) {
     std::vector<config::Override> fixed;
