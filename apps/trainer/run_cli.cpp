@@ -407,6 +407,28 @@ int run_sweep_command(const CliOptions& options, const CliArgs& args) {
   return run_planned_job(options, args.sweep_dir, args.sweep_job);
 }
 
+// A run or a multirun, as Hydra 1.3 decides: hydra.mode as the config and the overrides set it
+// (-m wins over RUN, with Hydra's warning), else -m. A run (not --cfg) records the mode it chose
+// as Hydra does, by appending the override hydra.mode=RUN|MULTIRUN when the config left it unset.
+config::RunMode run_mode(const config::Composer& composer, const CliArgs& args,
+                         std::vector<config::Override>& overrides) {
+  const std::optional<std::string> configured = composer.configured_mode(overrides);
+  if (configured && *configured != "RUN" && *configured != "MULTIRUN") {
+    throw Error("hydra.mode", "Invalid value '" + *configured + "', expected one of [RUN, MULTIRUN]",
+                "Set hydra.mode=RUN or hydra.mode=MULTIRUN (or leave it unset and pass -m for a multirun).");
+  }
+  const bool multirun = args.multirun || configured == std::optional<std::string>("MULTIRUN");
+  bool record = !configured;
+  if (args.multirun && configured == std::optional<std::string>("RUN")) {
+    if (!args.cfg) log::warning("Running with --multirun, overriding with `hydra.mode=MULTIRUN`.");
+    record = true;
+  }
+  if (record && !args.cfg) {
+    overrides.push_back(config::parse_override(multirun ? "hydra.mode=MULTIRUN" : "hydra.mode=RUN"));
+  }
+  return multirun ? config::RunMode::kMultirun : config::RunMode::kRun;
+}
+
 // Hydra's search path, with the program's defaults: its primary tree when --config-path is not
 // given, and its own config directories last.
 std::vector<config::SearchPathEntry> search_path_for(const CliOptions& options, const CliArgs& args) {
@@ -472,7 +494,9 @@ int run(const CliOptions& options, const CliArgs& args) {
     std::cout << info_text(composer, composer.compose(overrides, config::RunMode::kRun), *args.info);
     return 0;
   }
-  if (args.multirun) return run_sweep(options, args, composer, overrides);
+  if (run_mode(composer, args, overrides) == config::RunMode::kMultirun) {
+    return run_sweep(options, args, composer, overrides);
+  }
   if (args.cfg) {
     config::ComposeResult result = composer.compose(overrides, config::RunMode::kShow);
     std::cout << render_config(std::move(result.config), args);

@@ -1,8 +1,10 @@
-// What the byte-for-byte comparison with Hydra (cli_trees_test.cpp) does not show: the errors
-// and warnings behind hydra.searchpath, with the real binary.
+// What the byte-for-byte comparison with Hydra (cli_trees_test.cpp) does not show: the errors,
+// warnings and files behind hydra.searchpath and hydra.mode, with the real binary.
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include "subprocess.h"
 
@@ -13,6 +15,13 @@ using trainer::testing::TempDir;
 namespace {
 
 const fs::path kTrees = fs::path(TRAINER_TEST_DATA_DIR) / "cli_trees";
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
@@ -72,4 +81,37 @@ TEST_CASE("hydra.searchpath: pkg:// is refused in one paragraph, + and ++ forms 
       run_process(trainer_fit("search", "bare", {"--cfg", "job", "hydra.searchpath=file://x"}), kTrees.string());
   CHECK(not_a_list.exit_code == 1);
   CHECK(contains(not_a_list.err, "hydra.searchpath must be a list of strings. Got: file://x"));
+}
+
+TEST_CASE("hydra.mode=MULTIRUN, as an override or in the primary config, plans a multirun as -m does") {
+  for (const std::vector<std::string>& argv :
+       {trainer_fit("sweep", "plain", {"hydra.mode=MULTIRUN", "lr=0.1,0.2", "hydra.sweep.dir=sweep"}),
+        trainer_fit("sweep", "multimode", {"lr=0.1,0.2", "hydra.sweep.dir=sweep"})}) {
+    TempDir dir;
+    // Without LibTorch the jobs fail to start, but the sweep is planned and laid out first.
+    auto result = run_process(argv, dir.path());
+    INFO(result.err);
+    const fs::path sweep = fs::path(dir.path()) / "sweep";
+    REQUIRE(fs::exists(sweep / "multirun.yaml"));
+    CHECK(fs::exists(sweep / ".sweep" / "jobs"));
+    CHECK(contains(read_file(sweep / "multirun.yaml"), "mode: MULTIRUN"));
+    CHECK(contains(result.err, "#1 started: lr=0.2"));
+  }
+}
+
+TEST_CASE("-m with hydra.mode=RUN is a multirun with Hydra's warning and its hydra.mode=MULTIRUN override") {
+  TempDir dir;
+  auto result =
+      run_process(trainer_fit("sweep", "plain", {"-m", "hydra.mode=RUN", "lr=0.1,0.2", "hydra.sweep.dir=sweep"}),
+                  dir.path());
+  INFO(result.err);
+  CHECK(contains(result.err, "Running with --multirun, overriding with `hydra.mode=MULTIRUN`."));
+  const std::string multirun = read_file(fs::path(dir.path()) / "sweep" / "multirun.yaml");
+  // The basic sweeper keeps one slot per key: the later hydra.mode=MULTIRUN takes RUN's place.
+  CHECK(contains(multirun, "    hydra:\n    - hydra.mode=MULTIRUN\n    - hydra.sweep.dir=sweep\n"));
+  CHECK(contains(multirun, "  mode: MULTIRUN\n"));
+
+  auto bad = run_process(trainer_fit("sweep", "plain", {"--cfg", "job", "hydra.mode=SOMETIMES"}), dir.path());
+  CHECK(bad.exit_code == 1);
+  CHECK(contains(bad.err, "Invalid value 'SOMETIMES', expected one of [RUN, MULTIRUN]"));
 }
