@@ -65,6 +65,7 @@ if __name__ == "__main__":
     atexit.register(shutil.rmtree, sweep_dir, True)
     sys.argv = [sys.argv[0]] + rest + [
         f"hydra.sweep.dir={sweep_dir}",
+        f"hydra.run.dir={sweep_dir}/run",  # when hydra.mode makes it a single run
         "hydra/job_logging=disabled",
         "hydra/hydra_logging=disabled",
     ]
