@@ -1,5 +1,5 @@
 // What the byte-for-byte comparison with Hydra (cli_trees_test.cpp) does not show: the errors,
-// warnings and files behind hydra.searchpath and hydra.mode, with the real binary.
+// warnings and files behind hydra.searchpath, hydra.mode and oc.deprecated, with the real binary.
 #include <catch2/catch.hpp>
 
 #include <filesystem>
@@ -114,4 +114,22 @@ TEST_CASE("-m with hydra.mode=RUN is a multirun with Hydra's warning and its hyd
   auto bad = run_process(trainer_fit("sweep", "plain", {"--cfg", "job", "hydra.mode=SOMETIMES"}), dir.path());
   CHECK(bad.exit_code == 1);
   CHECK(contains(bad.err, "Invalid value 'SOMETIMES', expected one of [RUN, MULTIRUN]"));
+}
+
+TEST_CASE("oc.deprecated: the new key's value, OmegaConf's warning once per key") {
+  auto result = run_process(trainer_fit("types", "deprecated", {"--cfg", "job", "--resolve"}), kTrees.string());
+  INFO(result.err);
+  CHECK(result.exit_code == 0);
+  CHECK(contains(result.out, "old_name: 5\n"));
+  CHECK(count_of(result.err, "UserWarning: 'old_name' is deprecated. Change your code and config to use "
+                             "'new_name'") == 1);
+  CHECK(count_of(result.err, "UserWarning: 'nested.old_lr' is deprecated. Change your code and config to use "
+                             "'nested.lr'") == 1);
+  CHECK(count_of(result.err, "UserWarning: custom moved to nested.lr ($5, $OTHER)") == 1);
+  CHECK(count_of(result.err, "UserWarning: 'items[0]' is deprecated.") == 1);
+
+  auto missing = run_process(trainer_fit("types", "deprecated", {"--cfg", "job", "--resolve", "~new_name"}),
+                             kTrees.string());
+  CHECK(missing.exit_code == 1);
+  CHECK(contains(missing.err, "In oc.deprecated resolver at 'old_name': Key not found: 'new_name'"));
 }
