@@ -115,45 +115,66 @@ std::string pad(const std::string& text, size_t width) {
   return text.size() >= width ? text : text + std::string(width - text.size(), ' ');
 }
 
-std::string table(const std::string& title, const std::vector<std::vector<std::string>>& rows) {
+// Hydra's --info tables: `| a | b |` rows under a rule as long as the header, and a closing rule.
+// Hydra's defaults list header carries one trailing blank (and so does its rule).
+std::string table(const std::string& title, const std::vector<std::vector<std::string>>& rows,
+                  bool header_trailing_blank) {
   std::vector<size_t> widths(rows.front().size(), 0);
   for (const auto& row : rows) {
     for (size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
   }
   std::string out = title + "\n" + std::string(title.size(), '*') + "\n";
-  size_t total = 1;
-  for (size_t w : widths) total += w + 3;
+  size_t rule = 1 + (header_trailing_blank ? 1 : 0);
+  for (size_t w : widths) rule += w + 3;
   for (size_t r = 0; r < rows.size(); ++r) {
     out += "|";
     for (size_t i = 0; i < rows[r].size(); ++i) out += " " + pad(rows[r][i], widths[i]) + " |";
+    if (r == 0 && header_trailing_blank) out += " ";
     out += "\n";
-    if (r == 0) out += std::string(total, '-') + "\n";
+    if (r == 0) out += std::string(rule, '-') + "\n";
   }
-  return out;
+  return out + std::string(rule, '-') + "\n";
 }
 
+// What Hydra 1.3 lists as its installed plugins (its core plugins; trainer's launchers and
+// sweepers are built in, not plugins).
+constexpr const char* kPluginsText =
+    "Installed Hydra Plugins\n"
+    "***********************\n"
+    "\tConfigSource:\n\t-------------\n\t\tFileConfigSource\n\t\tImportlibResourcesConfigSource\n"
+    "\t\tStructuredConfigSource\n"
+    "\tCompletionPlugin:\n\t-----------------\n\t\tBashCompletion\n\t\tFishCompletion\n\t\tZshCompletion\n"
+    "\tLauncher:\n\t---------\n\t\tBasicLauncher\n"
+    "\tSweeper:\n\t--------\n\t\tBasicSweeper\n";
+
+// --info as Hydra 1.3 prints it: `config` is the search path, the defaults tree, the defaults
+// list and the config; `all` is the version and the plugins, then the same.
 std::string info_text(const config::Composer& composer, const config::ComposeResult& result,
                       const std::string& kind) {
-  std::string out;
-  auto want = [&](const char* what) { return kind == "all" || kind == what; };
-  if (want("searchpath")) {
+  auto searchpath = [&] {
     std::vector<std::vector<std::string>> rows = {{"Provider", "Search path"}};
     for (const auto& entry : composer.search_path()) rows.push_back({entry.provider, entry.path});
-    out += table("Config search path", rows) + "\n";
-  }
-  if (want("defaults-tree")) out += "Defaults Tree\n*************\n" + result.defaults_tree + "\n";
-  if (want("defaults")) {
+    rows.push_back({"schema", "structured://"});
+    return "\n" + table("Config search path", rows, false);
+  };
+  auto defaults_tree = [&] { return "\nDefaults Tree\n*************\n" + result.defaults_tree; };
+  auto defaults = [&] {
     std::vector<std::vector<std::string>> rows = {{"Config path", "Package", "_self_", "Parent"}};
     for (const auto& entry : result.defaults) {
-      rows.push_back({entry.config_path, entry.package, entry.is_self ? "True" : "False",
-                      entry.parent});
+      rows.push_back({entry.config_path, entry.package, entry.is_self ? "True" : "False", entry.parent});
     }
-    out += table("Defaults List", rows) + "\n";
-  }
-  if (want("config")) {
-    out += "Config\n******\n" + config::to_yaml(without_key(result.config, "hydra")) + "\n";
-  }
-  return out;
+    return "\n" + table("Defaults List", rows, true);
+  };
+  auto config_info = [&] {
+    return searchpath() + defaults_tree() + defaults() + "Config\n******\n" +
+           config::to_yaml(without_key(result.config, "hydra")) + "\n";
+  };
+  if (kind == "searchpath") return searchpath();
+  if (kind == "defaults-tree") return defaults_tree();
+  if (kind == "defaults") return defaults();
+  if (kind == "config") return config_info();
+  if (kind == "plugins") return kPluginsText;
+  return std::string("Hydra 1.3.2\n===========\n") + kPluginsText + config_info();
 }
 
 std::string help_text(const config::Composer& composer, const config::ComposeResult& result,
@@ -387,6 +408,28 @@ int run_sweep_command(const CliOptions& options, const CliArgs& args) {
   return run_planned_job(options, args.sweep_dir, args.sweep_job);
 }
 
+// A run or a multirun, as Hydra 1.3 decides: hydra.mode as the config and the overrides set it
+// (-m wins over RUN, with Hydra's warning), else -m. A run (not --cfg) records the mode it chose
+// as Hydra does, by appending the override hydra.mode=RUN|MULTIRUN when the config left it unset.
+config::RunMode run_mode(const config::Composer& composer, const CliArgs& args,
+                         std::vector<config::Override>& overrides) {
+  const std::optional<std::string> configured = composer.configured_mode(overrides);
+  if (configured && *configured != "RUN" && *configured != "MULTIRUN") {
+    throw Error("hydra.mode", "Invalid value '" + *configured + "', expected one of [RUN, MULTIRUN]",
+                "Set hydra.mode=RUN or hydra.mode=MULTIRUN (or leave it unset and pass -m for a multirun).");
+  }
+  const bool multirun = args.multirun || configured == std::optional<std::string>("MULTIRUN");
+  bool record = !configured;
+  if (args.multirun && configured == std::optional<std::string>("RUN")) {
+    if (!args.cfg) log::warning("Running with --multirun, overriding with `hydra.mode=MULTIRUN`.");
+    record = true;
+  }
+  if (record && !args.cfg) {
+    overrides.push_back(config::parse_override(multirun ? "hydra.mode=MULTIRUN" : "hydra.mode=RUN"));
+  }
+  return multirun ? config::RunMode::kMultirun : config::RunMode::kRun;
+}
+
 // Hydra's search path, with the program's defaults: its primary tree when --config-path is not
 // given, and its own config directories last.
 std::vector<config::SearchPathEntry> search_path_for(const CliOptions& options, const CliArgs& args) {
@@ -433,11 +476,12 @@ int run(const CliOptions& options, const CliArgs& args) {
     throw Error("--resolve", "--resolve only works together with --cfg or --help",
                 "Add --cfg job (or hydra, all).");
   }
-  config::ComposerOptions composer_options;
-  composer_options.search_path = search_path_for(options, args);
-  composer_options.config_name = args.config_name.value_or("config");
-  config::Composer composer(std::move(composer_options));
   std::vector<config::Override> overrides = parse_overrides(args.overrides);
+  config::ComposerOptions composer_options;
+  composer_options.config_name = args.config_name.value_or("config");
+  composer_options.search_path =
+      launch::with_hydra_searchpath(search_path_for(options, args), composer_options.config_name, overrides);
+  config::Composer composer(std::move(composer_options));
 
   if (args.help) {
     std::vector<config::Override> fixed;
@@ -451,7 +495,9 @@ int run(const CliOptions& options, const CliArgs& args) {
     std::cout << info_text(composer, composer.compose(overrides, config::RunMode::kRun), *args.info);
     return 0;
   }
-  if (args.multirun) return run_sweep(options, args, composer, overrides);
+  if (run_mode(composer, args, overrides) == config::RunMode::kMultirun) {
+    return run_sweep(options, args, composer, overrides);
+  }
   if (args.cfg) {
     config::ComposeResult result = composer.compose(overrides, config::RunMode::kShow);
     std::cout << render_config(std::move(result.config), args);

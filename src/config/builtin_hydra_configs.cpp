@@ -81,9 +81,9 @@ sweep:
 // the cores, and gpus_per_job devices each (CUDA_VISIBLE_DEVICES) when > 0; `slurm`/`submitit_slurm`
 // submit a SLURM job array with submitit's option names (docs/slurm.md); their `wait` (trainer's
 // addition): false submits and returns. fail_fast (trainer's addition): stop launching at the
-// first failed job.
+// first failed job; `basic` holds exactly Hydra's keys (so --cfg hydra prints what Hydra prints),
+// there it is added with +hydra.launcher.fail_fast=true.
 constexpr std::string_view kLauncherBasic = R"(_target_: hydra._internal.core_plugins.basic_launcher.BasicLauncher
-fail_fast: false
 )";
 
 constexpr std::string_view kLauncherLocal = R"(_target_: trainer.launcher.LocalLauncher
@@ -173,8 +173,9 @@ params: null
 
 constexpr std::string_view kHelpDefault = R"(app_name: ${hydra.job.name}
 header: |
-  ${hydra.help.app_name} is powered by trainer (Hydra-compatible configuration).
+  ${hydra.help.app_name} is powered by Hydra.
 footer: |
+  Powered by Hydra (https://hydra.cc)
   Use --hydra-help to view Hydra specific help
 template: |
   ${hydra.help.header}

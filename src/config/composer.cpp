@@ -474,6 +474,21 @@ Composer::~Composer() = default;
 Composer::Composer(Composer&&) noexcept = default;
 
 ComposeResult Composer::compose(const std::vector<Override>& overrides, RunMode mode) const {
+  return compose(overrides, mode, true);
+}
+
+std::optional<std::string> Composer::configured_mode(const std::vector<Override>& overrides) const {
+  try {
+    const ComposeResult result = compose(overrides, RunMode::kMultirun, false);
+    const Node* mode = select(result.config, "hydra.mode");
+    if (mode == nullptr || !mode->is_string()) return std::nullopt;
+    return mode->as_string();
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
+ComposeResult Composer::compose(const std::vector<Override>& overrides, RunMode mode, bool fill_mode) const {
   const ConfigRepository& repo = impl_->repository;
   std::vector<const Override*> group_overrides;
   std::vector<const Override*> config_overrides;
@@ -565,7 +580,7 @@ ComposeResult Composer::compose(const std::vector<Override>& overrides, RunMode 
   job.set("config_name",
           impl_->options.config_name.empty() ? Node() : Node::string(impl_->options.config_name));
   Node* run_mode = hydra->find("mode");
-  if ((run_mode == nullptr || run_mode->is_null()) && mode != RunMode::kShow) {
+  if ((run_mode == nullptr || run_mode->is_null()) && mode != RunMode::kShow && fill_mode) {
     hydra->set("mode", Node::string(mode == RunMode::kMultirun ? "MULTIRUN" : "RUN"));
   }
   return result;

@@ -2,12 +2,15 @@
 
 #include <array>
 #include <charconv>
+#include <mutex>
+#include <set>
 #include <unordered_map>
 
 #include "interpolation_grammar.h"
 #include "trainer/config/python_str.h"
 #include "trainer/config/did_you_mean.h"
 #include "trainer/util/error.h"
+#include "trainer/util/log.h"
 
 namespace trainer::config {
 
@@ -38,6 +41,61 @@ std::vector<std::string> keys_of(const Node& map) {
 
 std::string join_path(const std::string& prefix, const std::string& key) {
   return prefix.empty() ? key : prefix + "." + key;
+}
+
+// Python's type(value).__name__ for a value as OmegaConf holds it (containers are configs).
+std::string python_type_name(const Node& node) {
+  switch (node.type()) {
+    case NodeType::kNull: return "NoneType";
+    case NodeType::kList: return "ListConfig";
+    case NodeType::kMap: return "DictConfig";
+    case NodeType::kMissing: return "str";
+    default: return type_name(node.type());
+  }
+}
+
+bool is_identifier_char(char c, bool first) {
+  return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (!first && c >= '0' && c <= '9');
+}
+
+// Python's string.Template(message).safe_substitute(OLD_KEY=..., NEW_KEY=...): `$$` is `$`,
+// `$name` / `${name}` of another name (or a lone `$`) stay as written.
+std::string substitute_keys(const std::string& message, const std::string& old_key, const std::string& new_key) {
+  std::string out;
+  for (size_t i = 0; i < message.size(); ++i) {
+    if (message[i] != '$' || i + 1 == message.size()) {
+      out += message[i];
+      continue;
+    }
+    if (message[i + 1] == '$') {
+      out += '$';
+      ++i;
+      continue;
+    }
+    const bool braced = message[i + 1] == '{';
+    size_t start = i + (braced ? 2 : 1), end = start;
+    while (end < message.size() && is_identifier_char(message[end], end == start)) ++end;
+    const std::string name = message.substr(start, end - start);
+    if (name.empty() || (braced && (end == message.size() || message[end] != '}')) ||
+        (name != "OLD_KEY" && name != "NEW_KEY")) {
+      out += message[i];
+      continue;
+    }
+    out += name == "OLD_KEY" ? old_key : new_key;
+    i = braced ? end : end - 1;
+  }
+  return out;
+}
+
+// Python's default warning filter: each distinct warning text is shown once per process.
+void warn_once(const std::string& message) {
+  static std::mutex mutex;
+  static std::set<std::string> shown;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (!shown.insert(message).second) return;
+  }
+  log::warning("UserWarning: " + message);
 }
 
 std::string describe_value(const Node& node) {
@@ -104,6 +162,19 @@ InterpolationEngine::InterpolationEngine(Node& root, const ResolveContext& conte
 InterpolationEngine::~InterpolationEngine() = default;
 
 void InterpolationEngine::use_root_hydra() { hydra_in_root_ = root_.find("hydra") != nullptr; }
+
+std::string InterpolationEngine::omegaconf_key(const Chain& chain, size_t length) {
+  std::string path;
+  for (size_t i = 1; i < length && i < chain.size(); ++i) {
+    if (chain[i].key != nullptr) {
+      if (!path.empty()) path += '.';
+      path += *chain[i].key;
+    } else {
+      path += "[" + std::to_string(chain[i].index) + "]";
+    }
+  }
+  return path;
+}
 
 std::string InterpolationEngine::path_of(const Chain& chain, size_t length) {
   std::string path;
@@ -470,19 +541,57 @@ InterpolationEngine::Value InterpolationEngine::call_resolver(
     }
     return value;
   }
+  if (name == "oc.deprecated") {
+    // OmegaConf 2.3: the value of the new key, with a warning naming both keys (once per text).
+    const char* usage = "${oc.deprecated:new.key} or ${oc.deprecated:new.key,'message with $OLD_KEY and $NEW_KEY'}";
+    if (args.empty() || args.size() > 2) expect_args(1, 2, usage);
+    for (size_t i = 0; i < args.size(); ++i) {
+      if (!args[i].is_string()) {
+        fail(holder,
+             std::string("oc.deprecated: interpolation ") + (i == 0 ? "key" : "message") +
+                 " type is not a string (" + python_type_name(args[i]) + ")",
+             std::string("Write it as ") + usage + ".");
+      }
+    }
+    const std::string& key = args[0].as_string();
+    const std::string old_key = omegaconf_key(holder, holder.size());
+    Node* node = select_key(key, holder, true);
+    if (node == nullptr) {
+      fail(holder, "In oc.deprecated resolver at '" + old_key + "': Key not found: '" + key + "'",
+           "Name the key that replaces this one, e.g. ${oc.deprecated:new.key}.");
+    }
+    size_t dots = 0;
+    while (dots < key.size() && key[dots] == '.') ++dots;
+    std::string new_key = key.substr(dots);
+    if (dots > 0) {
+      const size_t level = holder.size() >= dots ? holder.size() - dots : 0;
+      new_key = join_path(omegaconf_key(holder, level), new_key);
+    }
+    const std::string message =
+        args.size() > 1 ? args[1].as_string()
+                        : std::string("'$OLD_KEY' is deprecated. Change your code and config to use '$NEW_KEY'");
+    warn_once(substitute_keys(message, old_key, new_key));
+    value.ref = node;
+    return value;
+  }
   if (name == "oc.dict.keys" || name == "oc.dict.values") {
     const bool keys = name == "oc.dict.keys";
     const char* usage = keys ? "${oc.dict.keys:key.path}" : "${oc.dict.values:key.path}";
     expect_args(1, 1, usage);
-    expect_string(args[0], usage);
+    if (!args[0].is_string()) {
+      fail(holder,
+           "`" + name + "` requires a string as input, but obtained `" + python_str(args[0]) +
+               "` of type: " + python_type_name(args[0]),
+           std::string("Write it as ") + usage + ".");
+    }
     const std::string& key = args[0].as_string();
     Node* node = select_key(key, holder, !keys);
-    if (node == nullptr) {
-      fail(holder, name + ": key '" + key + "' not found",
-           "Give the path of a dict in the config.");
+    if (node == nullptr) fail(holder, "Key not found: '" + key + "'", "Give the path of a dict in the config.");
+    if (node->is_missing()) {
+      fail(holder, "Missing mandatory value: " + key, "Set " + key + " to a dict, or give another dict's path.");
     }
     if (!node->is_map()) {
-      fail(holder, name + ": '" + key + "' is a " + describe_value(*node) + ", not a dict",
+      fail(holder, "`" + name + "` cannot be applied to objects of type: " + python_type_name(*node),
            "Give the path of a dict in the config.");
     }
     value.owned = Node::list();
@@ -496,7 +605,9 @@ InterpolationEngine::Value InterpolationEngine::call_resolver(
     expect_args(1, 1, usage);
     if (args[0].is_null()) return value;
     if (!args[0].is_string()) {
-      fail(holder, "oc.decode can only decode a str or null, got " + describe_value(args[0]),
+      fail(holder,
+           "`oc.decode` can only take strings or None as input, but `" + python_str(args[0]) + "` is of type " +
+               python_type_name(args[0]),
            "Pass a string, e.g. ${oc.decode:'[1,2]'} or ${oc.decode:${oc.env:VAR}}.");
     }
     grammar::Element element;

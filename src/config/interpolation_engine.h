@@ -51,6 +51,8 @@ class InterpolationEngine {
   };
   using Chain = std::vector<Step>;
   static std::string path_of(const Chain& chain, size_t length);
+  // The same path as OmegaConf's full keys write it: "a.b[0].c".
+  static std::string omegaconf_key(const Chain& chain, size_t length);
 
  private:
   struct Value;

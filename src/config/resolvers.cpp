@@ -1,6 +1,7 @@
-// The resolver registry and the built-in resolvers. oc.select, oc.decode, oc.dict.keys/values and
-// hydra need the config being resolved, so the interpolation engine evaluates them itself; they
-// are registered here too so their names are taken and listed.
+// The resolver registry and the built-in resolvers (OmegaConf 2.3's oc.* and Hydra's now and
+// hydra). oc.select, oc.decode, oc.deprecated, oc.dict.keys/values and hydra need the config
+// being resolved, so the interpolation engine evaluates them itself; they are registered here too
+// so their names are taken and listed.
 #include <cstdlib>
 #include <ctime>
 
@@ -28,7 +29,9 @@ Node oc_env(const std::vector<Node>& args, const ResolveContext&) {
   const char* usage = "${oc.env:VAR} or ${oc.env:VAR,default}";
   expect_arg_count("oc.env", args, 1, 2, usage);
   if (!args[0].is_string()) {
-    throw Error("oc.env", "the variable name must be a str, got " + python_str(args[0]),
+    // What os.environ[key] says, which OmegaConf's oc.env calls.
+    const std::string got = args[0].is_null() ? "NoneType" : type_name(args[0].type());
+    throw Error("oc.env", "str expected, not " + got,
                 std::string("Write it as ") + usage + ".");
   }
   const std::string& name = args[0].as_string();
@@ -39,7 +42,7 @@ Node oc_env(const std::vector<Node>& args, const ResolveContext&) {
     return Node::string(python_str(args[1]));
   }
   throw Error(
-      "oc.env", "environment variable '" + name + "' is not set",
+      "oc.env", "Environment variable '" + name + "' not found",
       "Set it (export " + name + "=...) or give a default: ${oc.env:" + name + ",default}.");
 }
 
@@ -48,6 +51,7 @@ Node oc_create(const std::vector<Node>& args, const ResolveContext&) {
   expect_arg_count("oc.create", args, 1, 1, usage);
   const Node& arg = args[0];
   if (arg.is_map() || arg.is_list()) return arg;
+  if (arg.is_null()) return Node();  // OmegaConf.create(None) is None
   if (arg.is_string()) {
     // OmegaConf.create(str) reads YAML; nest it one level so lists work too.
     std::string text = "value:\n";
@@ -65,6 +69,11 @@ Node oc_create(const std::vector<Node>& args, const ResolveContext&) {
     if (const Node* value = document.root.find("value")) {
       if (value->is_map() || value->is_list()) return *value;
     }
+  }
+  if (!arg.is_string()) {
+    throw Error("oc.create",
+                std::string("Object of unsupported type: '") + type_name(arg.type()) + "'",
+                std::string("oc.create needs a dict, a list or a YAML string of one. Write it as ") + usage + ".");
   }
   throw Error("oc.create",
               "oc.create needs a dict, a list or a YAML string of one, got " + python_str(arg),
@@ -153,6 +162,7 @@ ResolverRegistry& ResolverRegistry::global() {
     builtins.add("oc.select", needs_config("oc.select"));
     builtins.add("oc.create", oc_create);
     builtins.add("oc.decode", needs_config("oc.decode"));
+    builtins.add("oc.deprecated", needs_config("oc.deprecated"));
     builtins.add("oc.dict.keys", needs_config("oc.dict.keys"));
     builtins.add("oc.dict.values", needs_config("oc.dict.values"));
     builtins.add("now", now);

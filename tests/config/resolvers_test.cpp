@@ -208,7 +208,7 @@ TEST_CASE("TRAINER_REGISTER_RESOLVER registers a custom resolver") {
 
 TEST_CASE("the registry lists built-ins and refuses taken or malformed names") {
   auto names = ResolverRegistry::global().names();
-  for (const char* builtin : {"oc.env", "oc.select", "oc.create", "oc.decode", "oc.dict.keys",
+  for (const char* builtin : {"oc.env", "oc.select", "oc.create", "oc.decode", "oc.deprecated", "oc.dict.keys",
                               "oc.dict.values", "now", "hydra"}) {
     CHECK(std::find(names.begin(), names.end(), builtin) != names.end());
   }
@@ -244,9 +244,9 @@ TEST_CASE("oc.env reads environment variables as strings") {
   CHECK(value_of("${oc.env:TRAINER_TEST_TV}_x") == S("3_x"));
   const std::string unset = error_of("${oc.env:TRAINER_TEST_UNSET}");
   CHECK_THAT(unset, Contains("TRAINER_TEST_UNSET"));
-  CHECK_THAT(unset, Contains("not set"));
+  CHECK_THAT(unset, Contains("Environment variable 'TRAINER_TEST_UNSET' not found"));
   CHECK_THAT(error_of("${oc.env:}"), Contains("oc.env takes 1 to 2 arguments"));
-  CHECK_THAT(error_of("${oc.env:1}"), Contains("must be a str"));
+  CHECK_THAT(error_of("${oc.env:1}"), Contains("str expected, not int"));
 }
 
 TEST_CASE("oc.select selects with a default") {
@@ -274,7 +274,9 @@ TEST_CASE("oc.create makes a config node") {
   CHECK(value_of("${oc.create:${d}}") == M({{"k", S("v")}, {"j", I(5)}, {"r", S("v")}}));
   CHECK(value_of("${oc.create:{a:'${x}'}}") == M({{"a", S("5")}}));
   CHECK(value_of("${oc.create:'{a: ${x}}'}") == M({{"a", I(5)}}));
-  CHECK_THAT(error_of("${oc.create:5}"), Contains("oc.create needs a dict, a list"));
+  CHECK(value_of("${oc.create:null}").is_null());
+  CHECK_THAT(error_of("${oc.create:5}"), Contains("Object of unsupported type: 'int'"));
+  CHECK_THAT(error_of("${oc.create:true}"), Contains("Object of unsupported type: 'bool'"));
 }
 
 TEST_CASE("oc.decode parses a string as one grammar element") {
@@ -294,7 +296,10 @@ TEST_CASE("oc.decode parses a string as one grammar element") {
   CHECK(value_of("${oc.decode:'${s}'}") == S("str"));
   CHECK_THAT(error_of("${oc.decode:'a, b'}"), Contains("oc.decode cannot parse"));
   CHECK_THAT(error_of("${oc.decode:''}"), Contains("oc.decode cannot parse"));
-  CHECK_THAT(error_of("${oc.decode:5}"), Contains("can only decode a str or null"));
+  CHECK_THAT(error_of("${oc.decode:5}"),
+             Contains("`oc.decode` can only take strings or None as input, but `5` is of type int"));
+  CHECK_THAT(error_of("${oc.decode:true}"),
+             Contains("`oc.decode` can only take strings or None as input, but `True` is of type bool"));
 }
 
 TEST_CASE("--resolve (OmegaConf.resolve) cannot store a list or dict from oc.decode") {
@@ -315,9 +320,31 @@ TEST_CASE("oc.dict.keys and oc.dict.values") {
   CHECK(value_of("${oc.dict.keys:''}") ==
         L({S("x"), S("s"), S("f"), S("m"), S("n"), S("l"), S("d"), S("esc"), S("sub")}));
   CHECK(value_of("${oc.dict.values:d}") == L({S("v"), I(5), S("v")}));
-  CHECK_THAT(error_of("${oc.dict.keys:nope}"), Contains("key 'nope' not found"));
-  CHECK_THAT(error_of("${oc.dict.keys:l}"), Contains("not a dict"));
-  CHECK_THAT(error_of("${oc.dict.keys:${d}}"), Contains("needs a key as a string"));
+  // OmegaConf 2.3's messages.
+  CHECK_THAT(error_of("${oc.dict.keys:nope}"), Contains("Key not found: 'nope'"));
+  CHECK_THAT(error_of("${oc.dict.keys:l}"),
+             Contains("`oc.dict.keys` cannot be applied to objects of type: ListConfig"));
+  CHECK_THAT(error_of("${oc.dict.values:s}"), Contains("`oc.dict.values` cannot be applied to objects of type: str"));
+  CHECK_THAT(error_of("${oc.dict.keys:n}"), Contains("`oc.dict.keys` cannot be applied to objects of type: NoneType"));
+  CHECK_THAT(error_of("${oc.dict.keys:m}"), Contains("Missing mandatory value: m"));
+  CHECK_THAT(error_of("${oc.dict.values:5}"),
+             Contains("`oc.dict.values` requires a string as input, but obtained `5` of type: int"));
+}
+
+TEST_CASE("oc.deprecated gives the new key's value (OmegaConf 2.3)") {
+  CHECK(value_of("${oc.deprecated:x}") == I(5));
+  CHECK(value_of("${oc.deprecated:d.j}") == I(5));
+  CHECK(value_of("${oc.deprecated:.y}") == I(1));
+  CHECK(value_of("${oc.deprecated:..d.k}") == S("v"));
+  CHECK(value_of("${oc.deprecated:d}") == M({{"k", S("v")}, {"j", I(5)}, {"r", S("v")}}));
+  CHECK(value_of("${oc.deprecated:n}").is_null());
+  CHECK(value_of("${oc.deprecated:x,'custom $OLD_KEY -> $NEW_KEY'}") == I(5));
+  CHECK_THAT(error_of("${oc.deprecated:nope}"),
+             Contains("In oc.deprecated resolver at 'sub.v': Key not found: 'nope'"));
+  CHECK_THAT(error_of("${oc.deprecated:5}"), Contains("oc.deprecated: interpolation key type is not a string (int)"));
+  CHECK_THAT(error_of("${oc.deprecated:x,${d}}"),
+             Contains("oc.deprecated: interpolation message type is not a string (DictConfig)"));
+  CHECK_THAT(error_of("${oc.deprecated:x,a,b}"), Contains("oc.deprecated takes 1 to 2 arguments"));
 }
 
 TEST_CASE("now formats the run's start time, the same everywhere") {

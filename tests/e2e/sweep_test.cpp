@@ -154,7 +154,7 @@ TEST_CASE("sweep: fail_fast=true stops launching at the first failure") {
     return;
   }
   TempDir dir;
-  auto result = run_process(sweep_command({"debug=fdr", "hydra.launcher.fail_fast=true", "optimizer.name=bogus,adam",
+  auto result = run_process(sweep_command({"debug=fdr", "+hydra.launcher.fail_fast=true", "optimizer.name=bogus,adam",
                                            "hydra.sweep.dir=sweep"}),
                             dir.path());
   INFO(result.err);

@@ -60,6 +60,11 @@ class Composer {
   // hydra.mode. Throws trainer::Error with the file:line or override and a fix.
   ComposeResult compose(const std::vector<Override>& overrides, RunMode mode) const;
 
+  // Hydra's get_mode: hydra.mode ("RUN" or "MULTIRUN") as the configs and the overrides set it,
+  // composed as a multirun with sweep values left out; nullopt when it is unset, or when
+  // composing fails (the run then reports that error itself).
+  std::optional<std::string> configured_mode(const std::vector<Override>& overrides) const;
+
   // Options of a config group across the search path, sorted; nullopt if no such group.
   std::optional<std::vector<std::string>> group_options(const std::string& group) const;
   // Every config group (with nested groups as "a/b"), sorted; for --help.
@@ -69,6 +74,8 @@ class Composer {
   const std::vector<SearchPathEntry>& search_path() const;
 
  private:
+  ComposeResult compose(const std::vector<Override>& overrides, RunMode mode, bool fill_mode) const;
+
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

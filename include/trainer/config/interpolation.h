@@ -1,6 +1,6 @@
 // OmegaConf interpolation: `${a.b}`, `${a[0]}`, relative `${.x}` / `${..x}`, nested `${a.${b}}`,
 // string concatenation, type-preserving whole-value interpolation, cycle detection, and resolvers
-// (`${name:args}`): oc.env, oc.select, oc.create, oc.decode, oc.dict.keys/values, now, hydra, plus
+// (`${name:args}`): oc.env, oc.select, oc.create, oc.decode, oc.deprecated, oc.dict.keys/values, now, hydra, plus
 // any registered from C++ with TRAINER_REGISTER_RESOLVER.
 #pragma once
 
@@ -34,7 +34,7 @@ using ResolverFn = std::function<Node(const std::vector<Node>& args, const Resol
 
 class ResolverRegistry {
  public:
-  // The built-ins are registered on first use: oc.env, oc.select, oc.create, oc.decode,
+  // The built-ins are registered on first use: oc.env, oc.select, oc.create, oc.decode, oc.deprecated,
   // oc.dict.keys, oc.dict.values, now, hydra.
   static ResolverRegistry& global();
   // Throws trainer::Error if the name is taken or is not dot-separated identifiers.

@@ -1,7 +1,9 @@
 """Real Hydra 1.3 multirun whose task prints each job's config the way `trainer fit -m --cfg job`
 does (`# job N: <overrides>`, the YAML, `---` between jobs), as Hydra's show_cfg would show it.
 Used only by make_expected.sh:  python hydra_sweep_app.py --config-path DIR --config-name NAME
-[-p PKG] [--resolve] -m overrides...   (-p and --resolve are taken out before Hydra sees argv)."""
+[-p PKG] [--resolve] [-m] overrides...   (-p and --resolve are taken out before Hydra sees argv).
+Without -m Hydra picks the mode from hydra.mode; when that makes a single run, the task prints
+the one config as --cfg job does."""
 import atexit
 import shutil
 import sys
@@ -9,6 +11,7 @@ import tempfile
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
+from hydra.types import RunMode
 from omegaconf import Container, DictConfig, OmegaConf
 
 PACKAGE = None
@@ -31,6 +34,10 @@ def show(cfg: DictConfig) -> str:
 @hydra.main(version_base="1.3", config_path=None, config_name="config")
 def main(cfg: DictConfig) -> None:
     hc = HydraConfig.get()
+    if hc.mode == RunMode.RUN:
+        sys.stdout.write(show(cfg))
+        sys.stdout.flush()
+        return
     text = "---\n" if hc.job.num > 0 else ""
     text += f"# job {hc.job.num}: {' '.join(hc.overrides.task)}\n" + show(cfg)
     sys.stdout.write(text)
@@ -58,6 +65,7 @@ if __name__ == "__main__":
     atexit.register(shutil.rmtree, sweep_dir, True)
     sys.argv = [sys.argv[0]] + rest + [
         f"hydra.sweep.dir={sweep_dir}",
+        f"hydra.run.dir={sweep_dir}/run",  # when hydra.mode makes it a single run
         "hydra/job_logging=disabled",
         "hydra/hydra_logging=disabled",
     ]

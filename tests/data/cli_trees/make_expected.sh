@@ -3,15 +3,24 @@
 #   tests/data/cli_trees/make_expected.sh /path/to/python-with-hydra
 # FROM=N keeps expected/ and (re)generates only cases N and later (for cases appended at the end).
 # Each case runs in this directory with --config-path <this dir>/<tree> --config-name <config>.
-# Single runs go through bench/hydra_app.py (Hydra's own --cfg printing); sweeps (-m) through
+# Single runs go through bench/hydra_app.py (Hydra's own --cfg/--info printing); multiruns (-m,
+# hydra.mode=... on the command line, or mode: MULTIRUN in the primary config) through
 # hydra_sweep_app.py, a real multirun whose jobs print their configs in trainer's preview format.
+# Both run as a script named trainer.py, so Hydra's job name is trainer's. Paths under the
+# checkout are written as @ROOT@, in the arguments of cases.txt and in expected/ (the test puts
+# its own checkout back).
 set -euo pipefail
 python=${1:?python with hydra-core 1.3.2}
-here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../../.." && pwd)
+here=$(cd "$(dirname "$0")" && pwd -P)
+root=$(cd "$here/../../.." && pwd -P)
 from=${FROM:-0}
 if [[ $from == 0 ]]; then rm -rf "$here/expected"; fi
 mkdir -p "$here/expected"
+apps=$(mktemp -d)
+trap 'rm -rf "$apps"' EXIT
+mkdir -p "$apps/run" "$apps/sweep"
+cp "$root/bench/hydra_app.py" "$apps/run/trainer.py"
+cp "$here/hydra_sweep_app.py" "$apps/sweep/trainer.py"
 n=0
 while IFS= read -r line; do
   [[ -z "$line" || "$line" == \#* ]] && continue
@@ -23,17 +32,20 @@ while IFS= read -r line; do
   multirun=0
   for word in "${words[@]:2}"; do
     word=${word//␣/ }
-    [[ "$word" == "-m" ]] && multirun=1
+    word=${word//@ROOT@/$root}
+    [[ "$word" == "-m" || "$word" == hydra.mode=* ]] && multirun=1
     args+=("$word")
   done
+  grep -qs '^  mode: MULTIRUN' "$here/$tree/$name.yaml" && multirun=1
   out="$here/expected/$(printf '%03d' $n)"
-  app="$root/bench/hydra_app.py"
-  [[ $multirun == 1 ]] && app="$here/hydra_sweep_app.py"
+  app="$apps/run/trainer.py"
+  [[ $multirun == 1 ]] && app="$apps/sweep/trainer.py"
   set +e
   (cd "$here" && env -u TRAINER_TEST_ENV_SET TRAINER_TEST_ENV_SET=from-env \
     "$python" "$app" --config-path "$here/$tree" --config-name "$name" "${args[@]}") \
     >"$out.out" 2>"${ERR_DIR:-/tmp}/cli_trees_$(printf %03d $n).err"
   echo $? >"$out.status"
+  sed -i "s|$root|@ROOT@|g" "$out.out"
   set -e
   n=$((n + 1))
 done <"$here/cases.txt"
