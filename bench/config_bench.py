@@ -133,6 +133,10 @@ def main() -> int:
                         help="repetitions of Hydra's 1,000-job runs (minutes each)")
     parser.add_argument("--sweep", type=int, default=1000)
     parser.add_argument("--big-sweep", type=int, default=10000)
+    parser.add_argument("--large-mb", type=float, default=10.0,
+                        help="size of the generated config file of case (d); 0 skips it")
+    parser.add_argument("--large-reps", type=int, default=3,
+                        help="repetitions of case (d) (Hydra takes minutes on 10 MB)")
     parser.add_argument("--out", required=True)
     parser.add_argument("--summary", help="append one JSON line per ratio here (bench/suite.sh)")
     parser.add_argument("--raw", action="store_true",
@@ -173,6 +177,22 @@ def main() -> int:
         t_big = Case("trainer", [trainer, "fit", "--config-path", configs, "-m", "--cfg", "job",
                                  f"seed=range(0,{big})"], args.reps)
         run_group([t_big], args.root, workdir)
+
+        # (d) one large file, generated here (never committed): loading must stay linear.
+        large_dir = os.path.join(workdir, "large")
+        large = ["--config-path", large_dir, "--config-name", "big", "--cfg", "job"]
+        t_large = Case("trainer", [trainer, "fit"] + large, args.large_reps, warmup=False)
+        h_large = Case("hydra", [py, hydra_app] + large, args.large_reps, warmup=False)
+        large_keys, large_bytes = 0, 0
+        if args.large_mb > 0:
+            os.makedirs(large_dir)
+            large_path = os.path.join(large_dir, "big.yaml")
+            large_keys = int(subprocess.run(
+                [sys.executable, os.path.join(args.root, "bench", "gen_large_yaml.py"), large_path,
+                 str(args.large_mb)], check=True, capture_output=True, text=True).stdout)
+            large_bytes = os.path.getsize(large_path)
+            print(f"(d) {large_bytes / 1e6:.1f} MB config file", file=sys.stderr)
+            run_group([t_large, h_large], args.root, workdir, warmup=False)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
@@ -181,6 +201,7 @@ def main() -> int:
         return all(c.times and not c.failure for c in cases)
 
     same_single = (t_single.last_stdout == h_single.last_stdout) if ran(t_single, h_single) else None
+    same_large = (t_large.last_stdout == h_large.last_stdout) if ran(t_large, h_large) else None
     same_sweep = (t_sweep.last_stdout.rstrip("\n") == h_compose.last_stdout.rstrip("\n")
                   if ran(t_sweep, h_compose) else None)
     jobs_sweep = count_jobs(t_sweep.last_stdout)
@@ -195,6 +216,7 @@ def main() -> int:
     ms, mh = t_single.median(), h_single.median()
     single_ok = None if ms is None or mh is None else mh / ms >= 20
     big_ok = None if t_big.median() is None else t_big.median() < 1.0
+    large_ok = None if t_large.median() is None else t_large.median() < 1.5
     loop = h_compose.extra.get("loop_s")
     loop_note = f" (compose loop alone: {fmt_time(statistics.median(loop))})" if loop else ""
 
@@ -207,8 +229,9 @@ def main() -> int:
         f"OmegaConf {hydra_version[1] if len(hydra_version) > 1 else '?'}, "
         f"Python {subprocess.run([py, '-c', 'import platform; print(platform.python_version())'], capture_output=True, text=True).stdout.strip()}",
         f"- Wall time of the whole process (start-up included), median of {args.reps} runs "
-        f"({args.hydra_sweep_reps} for each of Hydra's {n:,}-job runs, which take minutes), "
-        "commands alternating, one untimed warm-up run each (none for Hydra's sweeps).",
+        f"({args.hydra_sweep_reps} for each of Hydra's {n:,}-job runs, which take minutes; "
+        f"{args.large_reps} for (d)), commands alternating, one untimed warm-up run each "
+        "(none for Hydra's sweeps and for (d)). (d)'s file is made by `bench/gen_large_yaml.py`.",
         "",
         "| Benchmark | trainer | Hydra | Hydra / trainer | Target | |",
         "|---|---:|---:|---:|---|---|",
@@ -224,6 +247,10 @@ def main() -> int:
         f"| {fmt_ratio(h_compose.median(), t_sweep.median())} | - | |",
         f"| (c) {big:,}-job sweep listed by the trainer (`-m --cfg job seed=range(0,{big})`) "
         f"| {fmt_time(t_big.median())} | - | - | < 1 s | {met(big_ok)} |",
+        f"| (d) compose + print one generated {large_bytes / 1e6:.1f} MB file "
+        f"({large_keys:,} top-level keys, nested maps and lists; `--cfg job`) "
+        f"| {fmt_time(t_large.median())} | {fmt_time(h_large.median())} "
+        f"| {fmt_ratio(h_large.median(), t_large.median())} | trainer < 1.5 s | {met(large_ok)} |",
         "",
         "| Command | runs | median | min | max | median CPU (user+sys) |",
         "|---|---:|---:|---:|---:|---:|",
@@ -232,7 +259,8 @@ def main() -> int:
                         (f"(b) trainer, {n:,} jobs", t_sweep),
                         (f"(b) Hydra multirun, {n:,} jobs", h_multirun),
                         (f"(b') Hydra compose API, {n:,} jobs", h_compose),
-                        (f"(c) trainer, {big:,} jobs", t_big)]:
+                        (f"(c) trainer, {big:,} jobs", t_big),
+                        ("(d) trainer, large file", t_large), ("(d) Hydra app, large file", h_large)]:
         if case.failure:
             lines.append(f"| {label} | - | failed: {case.failure} | | | |")
         elif not case.times:
@@ -246,7 +274,8 @@ def main() -> int:
         "",
         f"Checks: (a) trainer output byte-identical to Hydra's --cfg job output: {yes_no(same_single)}; "
         f"(b) trainer listed {jobs_sweep:,} jobs, output identical to the compose-API peer's: "
-        f"{yes_no(same_sweep)}; (c) trainer listed {jobs_big:,} jobs. "
+        f"{yes_no(same_sweep)}; (c) trainer listed {jobs_big:,} jobs; "
+        f"(d) trainer output byte-identical to Hydra's: {yes_no(same_large)}. "
         f"Load average at the end: {load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f}.",
         "",
     ]
@@ -254,7 +283,8 @@ def main() -> int:
     sys.stdout.write(text)
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
     cases = [("(a) trainer", t_single), ("(a) Hydra app", h_single), ("(b) trainer", t_sweep),
-             ("(b) Hydra multirun", h_multirun), ("(b') Hydra compose API", h_compose), ("(c) trainer", t_big)]
+             ("(b) Hydra multirun", h_multirun), ("(b') Hydra compose API", h_compose), ("(c) trainer", t_big),
+             ("(d) trainer", t_large), ("(d) Hydra app", h_large)]
     with open(args.out, "w") as f:
         f.write(text)
         if args.raw:
@@ -267,15 +297,20 @@ def main() -> int:
             for row, hydra, ours, target in [
                     ("(a) compose + print one config: Hydra / trainer", h_single, t_single, 20.0),
                     (f"(b) {n:,}-job sweep: Hydra multirun / trainer listing", h_multirun, t_sweep, None),
-                    (f"(b') {n:,}-job sweep: Hydra compose API / trainer listing", h_compose, t_sweep, None)]:
+                    (f"(b') {n:,}-job sweep: Hydra compose API / trainer listing", h_compose, t_sweep, None),
+                    ("(d) compose + print a large file: Hydra / trainer", h_large, t_large, None)]:
                 ok = hydra.median() is not None and ours.median()
                 f.write(json.dumps({"bench": "config", "row": row, "measure": "wall time",
                                     "ratio": hydra.median() / ours.median() if ok else None,
                                     "runs": len(hydra.times), "better": "higher", "target": target}) + "\n")
+            f.write(json.dumps({"bench": "config", "row": "(d) large-file compose, trainer (seconds)",
+                                "measure": "wall time", "value": t_large.median(), "better": "lower",
+                                "target": 1.5}) + "\n")
             f.write(json.dumps({"bench": "config", "row": f"(c) {big:,}-job listing, trainer (seconds)",
                                 "measure": "wall time", "value": t_big.median(), "better": "lower",
                                 "target": 1.0}) + "\n")
-    failures = [c for c in (t_single, h_single, t_sweep, h_compose, h_multirun, t_big) if c.failure]
+    failures = [c for c in (t_single, h_single, t_sweep, h_compose, h_multirun, t_big, t_large, h_large)
+                if c.failure]
     return 1 if failures else 0
 
 

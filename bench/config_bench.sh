@@ -5,7 +5,8 @@
 # Environment: TRAINER_BIN (default build/none/trainer, then build/debian/trainer),
 # HYDRA_VENV (default ~/.cache/trainer/hydra-venv; created with hydra-core==1.3.2 if missing),
 # BENCH_REPS (10), BENCH_HYDRA_SWEEP_REPS (1: each of Hydra's 1,000-job runs takes minutes),
-# BENCH_SWEEP (1000), BENCH_BIG_SWEEP (10000).
+# BENCH_SWEEP (1000), BENCH_BIG_SWEEP (10000), BENCH_LARGE_MB (10: the generated file of the
+# large-file case; 0 skips it), BENCH_LARGE_REPS (3: Hydra takes minutes on 10 MB).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
@@ -33,4 +34,5 @@ exec python3 "$root/bench/config_bench.py" \
   --configs "$root/configs" --root "$root" \
   --reps "${BENCH_REPS:-10}" --hydra-sweep-reps "${BENCH_HYDRA_SWEEP_REPS:-1}" \
   --sweep "${BENCH_SWEEP:-1000}" --big-sweep "${BENCH_BIG_SWEEP:-10000}" \
+  --large-mb "${BENCH_LARGE_MB:-10}" --large-reps "${BENCH_LARGE_REPS:-3}" \
   --out "$root/bench/results/config_bench.md"

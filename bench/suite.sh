@@ -6,12 +6,13 @@
 #              (bench/peer_bench.py)
 #   3. loader  data loading alone: the trainer's BatchLoader vs torch's DataLoader, 0/1/2 workers
 #              (bench/loader_bench.py)
-#   4. config  compose + print and sweep listing vs Hydra 1.3.2 (bench/config_bench.py)
+#   4. config  compose + print, sweep listing and a 10 MB file vs Hydra 1.3.2 (bench/config_bench.py)
 # and writes bench/results/suite_<UTC date-time>.md (every table, a summary of the ratios, the
 # load average, every run's raw numbers as JSON lines) and bench/results/suite_<...>.png (the
 # ratios as bars, drawn with matplotlib from the bench venv). The stages take about 7.5 minutes
 # on 2 idle cores; on a fresh machine it first makes the venvs (PyPI) and the wheel build: 14 min 51 s
-# in all, measured from an empty cache.
+# in all, measured from an empty cache, before stage 4 gained its 10 MB file (about 2 minutes more,
+# nearly all of it Hydra).
 #
 #   bench/suite.sh                 # the CPU suite
 #   bench/suite.sh --quick         # every stage with one repetition and small budgets (~4 min)
@@ -145,7 +146,7 @@ if [[ "$mode" == cpu ]]; then
   stage config "4. Config: compose and sweep listing vs Hydra 1.3.2" "$work/config.md" \
     python3 "$root/bench/config_bench.py" --trainer "$trainer" \
     --hydra-python "${HYDRA_VENV:-$TRAINER_CACHE/hydra-venv}/bin/python" --configs "$root/configs" --root "$root" \
-    --reps "$config_reps" --hydra-sweep-reps 1 --sweep "$sweep" --big-sweep 10000 \
+    --reps "$config_reps" --hydra-sweep-reps 1 --sweep "$sweep" --big-sweep 10000 --large-reps 1 \
     --out "$work/config.md" --raw --summary "$summary"
 else
   if [[ "$mode" == gpu ]]; then

@@ -1,9 +1,10 @@
 #include "trainer/config/node.h"
 
 #include <cassert>
-
-#include "trainer/config/big_int.h"
 #include <charconv>
+
+#include "entry_index.h"
+#include "trainer/config/big_int.h"
 
 namespace trainer::config {
 
@@ -203,12 +204,15 @@ bool Node::operator==(const Node& other) const {
 
 void merge_into(Node& destination, const Node& source) {
   if (destination.is_map() && source.is_map()) {
+    // Indexed: merging a large file's body into the (empty) composed config looked every key up
+    // by a scan of the keys merged before it.
+    std::vector<Node::Entry>& entries = destination.entries();
+    detail::EntryIndex index;
     for (const Node::Entry& entry : source.entries()) {
-      Node* existing = destination.find(entry.key);
-      if (existing != nullptr) {
-        merge_into(*existing, entry.value);
+      if (Node::Entry* existing = index.find(entries, entry.key)) {
+        merge_into(existing->value, entry.value);
       } else {
-        destination.entries().push_back(entry);
+        entries.push_back(entry);
       }
     }
     return;

@@ -6,6 +6,7 @@
 
 #include <vector>
 
+#include "entry_index.h"
 #include "yaml_scalar.h"
 
 namespace trainer::config::yaml_detail {
@@ -102,6 +103,7 @@ class Parser {
   Node parse_map(size_t index, int col) {
     Node map = Node::map();
     map.set_origin(origin(lines_[index].number));
+    detail::EntryIndex keys;  // a scan per key would make a large map quadratic
     while (true) {
       const Line& line = lines_[index];
       std::string_view text = line.text.substr(static_cast<size_t>(col));
@@ -109,8 +111,8 @@ class Parser {
       if (colon == std::string_view::npos) throw Decline{};
       std::string_view key = trim_right(text.substr(0, colon));
       check_key(key);
-      for (const Node::Entry& entry : map.entries())
-        if (entry.key == key) throw Decline{};  // duplicate: the full parser reports it
+      if (keys.find(map.entries(), key) != nullptr)
+        throw Decline{};  // duplicate: the full parser reports it
       std::string_view rest = trim(text.substr(colon + 1));
       next_ = index + 1;
       Node value;

@@ -18,6 +18,7 @@
 #include "trainer/config/yaml.h"
 #include "trainer/config/python_str.h"
 #include "trainer/util/error.h"
+#include "entry_index.h"
 #include "yaml_block_parser.h"
 #include "yaml_scalar.h"
 
@@ -138,6 +139,8 @@ class TreeBuilder : public YAML::EventHandler {
     // Entries brought in by `<<` keys, in PyYAML's order; applied under the own entries at the end.
     std::vector<Node::Entry> merged;
     bool has_merge = false;
+    // Duplicate keys are looked up once per entry: indexed so that a large map stays linear.
+    detail::EntryIndex keys;
   };
 
   static int line_of(const YAML::Mark& mark) { return mark.line + 1; }
@@ -492,12 +495,6 @@ class TreeBuilder : public YAML::EventHandler {
     stack_.push_back(std::move(frame));
   }
 
-  static Node::Entry* find_entry(std::vector<Node::Entry>& entries, std::string_view key) {
-    for (Node::Entry& entry : entries)
-      if (entry.key == key) return &entry;
-    return nullptr;
-  }
-
   void end_collection() {
     Frame frame = std::move(stack_.back());
     stack_.pop_back();
@@ -508,9 +505,10 @@ class TreeBuilder : public YAML::EventHandler {
       std::vector<Node::Entry>& out = frame.node.entries();
       out.clear();
       out.reserve(frame.merged.size() + own.size());
+      detail::EntryIndex index;
       for (auto* list : {&frame.merged, &own}) {
         for (Node::Entry& entry : *list) {
-          if (Node::Entry* existing = find_entry(out, entry.key)) {
+          if (Node::Entry* existing = index.find(out, entry.key)) {
             existing->value = std::move(entry.value);
             existing->key_type = entry.key_type;
           } else {
@@ -555,7 +553,7 @@ class TreeBuilder : public YAML::EventHandler {
     // A value is reported at its key's line: that is where a reader looks for `key: value`.
     node.set_origin(origin(parent.key_line));
     std::vector<Node::Entry>& entries = parent.node.entries();
-    if (Node::Entry* existing = find_entry(entries, parent.key)) {
+    if (Node::Entry* existing = parent.keys.find(entries, parent.key)) {
       bool both_strings =
           existing->key_type == NodeType::kString && parent.key_type == NodeType::kString;
       if (both_strings && parent.key_info.plain_string) {

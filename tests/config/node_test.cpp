@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <string>
+
 #include "trainer/config/node.h"
 
 using trainer::config::Node;
@@ -56,4 +58,31 @@ TEST_CASE("select follows dotted and bracketed paths") {
   CHECK(trainer::config::select(root, "nope.x") == nullptr);
   std::vector<std::string> segments;
   CHECK_FALSE(trainer::config::split_key_path("a..b", segments));
+}
+
+TEST_CASE("merge_into keeps order and merges existing keys of large maps") {
+  // Large enough for merge_into's hash index (src/config/entry_index.h).
+  Node destination = Node::map();
+  for (int i = 0; i < 1000; i += 2) {
+    Node inner = Node::map();
+    inner.set("old", Node::integer(i));
+    destination.entries().push_back(Node::Entry{"k" + std::to_string(i), inner});
+  }
+  Node source = Node::map();
+  for (int i = 0; i < 1000; ++i) {
+    Node inner = Node::map();
+    inner.set("new", Node::integer(i));
+    source.entries().push_back(Node::Entry{"k" + std::to_string(i), inner});
+  }
+  trainer::config::merge_into(destination, source);
+  REQUIRE(destination.entries().size() == 1000);
+  // The even keys stay first in their order and gain "new"; the odd ones follow in source order.
+  CHECK(destination.entries()[0].key == "k0");
+  CHECK(destination.entries()[499].key == "k998");
+  CHECK(destination.entries()[500].key == "k1");
+  CHECK(destination.entries()[999].key == "k999");
+  const Node& k998 = *destination.find("k998");
+  CHECK(k998.find("old")->as_int() == 998);
+  CHECK(k998.find("new")->as_int() == 998);
+  CHECK(destination.find("k999")->find("old") == nullptr);
 }

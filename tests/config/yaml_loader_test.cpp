@@ -4,6 +4,7 @@
 #include <cmath>
 #include <string>
 #include <limits>
+#include <vector>
 
 #include "../../src/config/yaml_block_parser.h"
 #include "trainer/config/yaml.h"
@@ -632,4 +633,81 @@ TEST_CASE("the fast block parser agrees with the full yaml-cpp path", "[yaml]") 
   // The fast path must actually be taken for most ordinary documents.
   WARN("fast path accepted " << fast_accepted << " of 4000 random documents");
   CHECK(fast_accepted > 1000);
+}
+
+// Large maps go through a hash index instead of a scan per key (src/config/entry_index.h); these
+// check that order, values, lines, duplicates and merge keys come out as they did with the scan.
+TEST_CASE("large maps load in order with their values and lines", "[yaml]") {
+  constexpr int kKeys = 100000;
+  std::string text;
+  text.reserve(kKeys * 16);
+  for (int i = 0; i < kKeys; ++i) {
+    text += "k" + std::to_string(i) + ": " + std::to_string(i) + "\n";
+    if (i == 5000) {
+      // A nested map large enough to be indexed too, written on lines 5002-5041.
+      text += "nested:\n";
+      for (int j = 0; j < 40; ++j)
+        text += "  n" + std::to_string(j) + ": v" + std::to_string(j) + "\n";
+    }
+  }
+  const YamlDocument doc = load_yaml_string(text, "big.yaml");
+  const std::vector<Node::Entry>& entries = doc.root.entries();
+  REQUIRE(entries.size() == kKeys + 1);
+  bool in_order = true;
+  for (int i = 0, at = 0; i < kKeys; ++i, ++at) {
+    if (i == 5001) ++at;  // `nested` sits after k5000
+    const Node::Entry& entry = entries[static_cast<size_t>(at)];
+    if (entry.key != "k" + std::to_string(i) || entry.value != Node::integer(i)) in_order = false;
+  }
+  CHECK(in_order);
+  CHECK(doc.root.find("k99999")->origin().line == kKeys + 41);
+  const Node& nested = *doc.root.find("nested");
+  REQUIRE(nested.entries().size() == 40);
+  CHECK(nested.entries()[39].key == "n39");
+  CHECK(*nested.find("n39") == Node::string("v39"));
+  CHECK(nested.find("n39")->origin().line == 5002 + 40);
+}
+
+TEST_CASE("large maps read the same on the fast and the full path", "[yaml]") {
+  using trainer::config::yaml_detail::load_yaml_string_full;
+  std::string text;
+  for (int i = 0; i < 2000; ++i) {
+    text += "k" + std::to_string(i) + ":\n  name: item" + std::to_string(i) + "\n  list: [1, " +
+            std::to_string(i) + "]\n";
+  }
+  const YamlDocument fast = load_yaml_string(text, "big.yaml");
+  const YamlDocument full = load_yaml_string_full(text, "big.yaml");
+  std::string why;
+  CHECK(same_tree(fast.root, full.root, why));
+  CHECK(why.empty());
+  CHECK(fast.root.entries().size() == 2000);
+}
+
+TEST_CASE("duplicate keys in large maps are refused or overwrite as with small ones", "[yaml]") {
+  std::string text;
+  for (int i = 0; i < 1000; ++i) text += "k" + std::to_string(i) + ": " + std::to_string(i) + "\n";
+  CHECK_THAT(error_of(text + "k5: again\n"), Catch::Contains("cfg.yaml:1001") &&
+                                                 Catch::Contains("duplicate key 'k5'") &&
+                                                 Catch::Contains("first defined on line 6"));
+  // PyYAML lets a repeated int key overwrite in place, keeping the first position.
+  std::string ints;
+  for (int i = 0; i < 100; ++i) ints += std::to_string(i) + ": a" + std::to_string(i) + "\n";
+  const YamlDocument doc = load_yaml_string(ints + "7: again\n", "ints.yaml");
+  REQUIRE(doc.root.entries().size() == 100);
+  CHECK(doc.root.entries()[7].key == "7");
+  CHECK(doc.root.entries()[7].key_type == NodeType::kInt);
+  CHECK(doc.root.entries()[7].value == Node::string("again"));
+}
+
+TEST_CASE("merge keys over large maps keep PyYAML's order", "[yaml]") {
+  std::string text = "base: &b\n";
+  for (int i = 0; i < 100; ++i) text += "  m" + std::to_string(i) + ": " + std::to_string(i) + "\n";
+  text += "derived:\n  own: 1\n  <<: *b\n  m50: fifty\n";
+  const YamlDocument doc = load_yaml_string(text, "merge.yaml");
+  const Node& derived = *doc.root.find("derived");
+  REQUIRE(derived.entries().size() == 101);
+  CHECK(derived.entries()[0].key == "m0");
+  CHECK(derived.entries()[50].key == "m50");
+  CHECK(derived.entries()[50].value == Node::string("fifty"));
+  CHECK(derived.entries()[100].key == "own");
 }
