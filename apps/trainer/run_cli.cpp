@@ -322,20 +322,28 @@ int run_single_job(const CliOptions& options, const CliArgs& args, const config:
   return 0;
 }
 
+// One job of a planned sweep. An evaluation job takes its model, data, precision and seed from its
+// own checkpoint, as a single evaluation does, in the job's directory of the sweep.
+void run_record(const CliOptions& options, launch::JobRecord& record) {
+  config::ResolveContext ctx;
+  const std::vector<std::string> task = task_overrides_of(record.job.overrides);
+  if (launch::is_evaluation_command(record.command)) {
+    launch::EvaluationPlan plan = launch::plan_evaluation(record.command, std::move(record.config),
+                                                          parse_overrides(record.job.overrides), ctx, true);
+    run_job(options, record.command, std::move(plan.config), record.job.run_dir, task, ctx, plan.notes);
+    return;
+  }
+  run_job(options, record.command, std::move(record.config), record.job.run_dir, task, ctx);
+}
+
 // `<exe> sweep run-job DIR N`: job N of a planned sweep, in this process.
 int run_planned_job(const CliOptions& options, const std::string& sweep_dir, int number) {
   if (secondary_rank()) {  // rank 1+ of a data-parallel sweep job: the job's status is rank 0's to write
     launch::JobRecord record = launch::read_job_record(sweep_dir, number);
-    config::ResolveContext ctx;
-    run_job(options, record.command, std::move(record.config), record.job.run_dir,
-            task_overrides_of(record.job.overrides), ctx);
+    run_record(options, record);
     return 0;
   }
-  return launch::run_sweep_job(sweep_dir, number, [&](launch::JobRecord& record) {
-    config::ResolveContext ctx;
-    run_job(options, record.command, std::move(record.config), record.job.run_dir,
-            task_overrides_of(record.job.overrides), ctx);
-  });
+  return launch::run_sweep_job(sweep_dir, number, [&](launch::JobRecord& record) { run_record(options, record); });
 }
 
 // Before the local launchers start job processes: load the engine once here, so each job is a

@@ -1,6 +1,7 @@
 #include "trainer/engine/checkpoint.h"
 
 #include <ATen/ATen.h>
+#include <c10/util/Exception.h>
 #include <ATen/CPUGeneratorImpl.h>
 #include <torch/serialize/input-archive.h>
 #include <torch/serialize/output-archive.h>
@@ -212,6 +213,9 @@ LoopState load_checkpoint(const std::string& path, models::Model& model, torch::
   try {
     const std::string_view payload = file.payload();
     root.load_from(payload.data(), payload.size());
+  } catch (const c10::Error& error) {  // its message without LibTorch's C++ backtrace
+    throw Error(path, std::string("not a readable checkpoint: ") + error.what_without_backtrace(),
+                "Point ckpt_path at a file written by trainer.");
   } catch (const std::exception& error) {
     throw Error(path, std::string("not a readable checkpoint: ") + error.what(),
                 "Point ckpt_path at a file written by trainer.");
@@ -225,6 +229,9 @@ LoopState load_checkpoint(const std::string& path, models::Model& model, torch::
   check_fits(path, model, model_archive, file.config_yaml, current_config_yaml);
   try {
     model.load(model_archive);
+  } catch (const c10::Error& error) {
+    throw Error(path, std::string("the checkpoint does not fit this model: ") + error.what_without_backtrace(),
+                "Use the same model config as the run that wrote it.");
   } catch (const std::exception& error) {
     throw Error(path, std::string("the checkpoint does not fit this model: ") + error.what(),
                 "Use the same model config (and, for the 64-true, 16-true and bf16-true weights, the same "

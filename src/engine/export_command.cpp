@@ -1,6 +1,7 @@
 #include "trainer/engine/export_command.h"
 
 #include <ATen/ATen.h>
+#include <c10/util/Exception.h>
 #include <torch/csrc/jit/api/module.h>
 #include <torch/csrc/jit/serialization/import.h>
 
@@ -52,6 +53,9 @@ torch::jit::Module load_archive(const std::string& path) {
   try {
     std::istringstream payload{std::string(file.payload())};
     root = torch::jit::load(payload, at::Device(at::kCPU));
+  } catch (const c10::Error& error) {  // its message without LibTorch's C++ backtrace
+    throw Error(path, std::string("not a readable checkpoint: ") + error.what_without_backtrace(),
+                "Point ckpt_path at a file written by trainer.");
   } catch (const std::exception& error) {
     throw Error(path, std::string("not a readable checkpoint: ") + error.what(),
                 "Point ckpt_path at a file written by trainer.");

@@ -48,6 +48,16 @@ std::vector<std::string> rank_command_line(const std::string& run_dir, const std
   return args;
 }
 
+// Where to look for why a rank ended: a rank killed by a signal printed nothing, so "its error
+// above" would send the reader to nothing.
+std::string where_its_error_is(const std::string& cause) {
+  if (cause.find("was killed by signal") != std::string::npos) {
+    return "That rank printed no error: it was killed from outside (the kernel's out-of-memory killer, see dmesg, "
+           "or a kill command).";
+  }
+  return "That rank's own error is printed above this one.";
+}
+
 // A collective failed: the rank that ended first is the cause (rank 0's own error is a consequence).
 bool is_collective_failure(const Error& error) { return starts_with(error.where(), "distributed"); }
 
@@ -122,7 +132,7 @@ int run_job_ranks(config::Node job_config, const std::string& run_dir, const std
       if (std::optional<std::string> cause = local->failure(3.0)) {
         group.reset();
         throw Error("distributed job of " + std::to_string(env->world_size) + " ranks", *cause,
-                    "See that rank's error above; the other ranks were stopped. Resume with the same command plus "
+                    where_its_error_is(*cause) + " The other ranks were stopped. Resume with the same command plus "
                     "ckpt_path=last and hydra.run.dir=" + run_dir + ".");
       }
     }
@@ -134,7 +144,7 @@ int run_job_ranks(config::Node job_config, const std::string& run_dir, const std
   if (local) {
     if (std::optional<std::string> failure = local->wait_all(dist.timeout_seconds)) {
       throw Error("distributed job of " + std::to_string(env->world_size) + " ranks", *failure + " at the end of the job",
-                  "See that rank's error above.");
+                  where_its_error_is(*failure));
     }
   }
   return code;

@@ -117,6 +117,10 @@ ProcessGroup::ProcessGroup(const DistEnv& env, const DistOptions& options, const
 
 ProcessGroup::~ProcessGroup() = default;
 
+std::unique_ptr<HangWatchdog> ProcessGroup::watch_for_hangs(double timeout_seconds) const {
+  return std::make_unique<HangWatchdog>(handles_->store, rank_, world_size_, timeout_seconds);
+}
+
 c10::intrusive_ptr<compat::CollectiveBackend> ProcessGroup::make_backend(const std::string& name,
                                                                         const std::string& where) const {
   const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout_seconds_ * 1000.0));

@@ -41,6 +41,7 @@
 #include "trainer/formats/checkpoint_file.h"
 #include "trainer/engine/checkpoint_writer.h"
 #include "trainer/engine/model_summary.h"
+#include "trainer/engine/progress_beacon.h"
 #include "trainer/engine/cuda_device_info.h"
 #include "trainer/engine/flop_counter.h"
 #include "trainer/engine/fused_adam.h"
@@ -164,8 +165,10 @@ struct DeviceMeter {
               "the loss was not finite (NaN or infinite) in at least one of the " + std::to_string(batches) +
                   " batches trained since the last check",
               "Lower optimizer.lr, enable gradient clipping (trainer.gradient_clip_val=1.0) or check the data. "
-              "Nothing was saved from the damaged weights; the last good checkpoint is " + last_checkpoint +
-                  " (resume with ckpt_path=last).");
+              "Nothing was saved from the damaged weights; " +
+                  (posix::exists(last_checkpoint)
+                       ? "the last good checkpoint is " + last_checkpoint + " (resume with ckpt_path=last)."
+                       : std::string("no checkpoint had been written yet, so start again with the changes above.")));
 }
 
 // Adam and AdamW on CUDA run as one fused kernel (fused_adam.h); everything else is LibTorch's own.
@@ -840,6 +843,7 @@ struct Trainer::Impl {
       at::Tensor logits;
       at::Tensor loss = forward_loss(*batch, logits);
       meter.add(loss, logits, batch->targets);
+      beacon_tick(progress_beacon().step.load(std::memory_order_relaxed));
     }
     model->train();
     const DeviceMeter::Reading reading = meter.read();
@@ -1297,6 +1301,7 @@ struct Trainer::Impl {
         ++interval_batches;
         bar.update(b + 1, batch->targets.size(0));
         state.batch_in_epoch = b + 1;
+        beacon_tick(state.global_step);
         if (!step_now) continue;
         bool stepped = true;
         {
@@ -1533,6 +1538,12 @@ int Trainer::run(const std::string& command) {
   try {
     impl_->tune_only = command == "tune_batch_size";
     impl_->setup();
+    // Under data parallel: a rank silent or stuck for trainer.hang_timeout ends the job (stopped
+    // before the process group goes, when this returns).
+    std::unique_ptr<HangWatchdog> watchdog;
+    if (impl_->group && impl_->options.hang_timeout_seconds > 0) {
+      watchdog = impl_->group->watch_for_hangs(impl_->options.hang_timeout_seconds);
+    }
     if (command == "fit") return impl_->fit();
     if (command == "validate") return impl_->evaluate_command("val");
     if (command == "test") return impl_->evaluate_command("test");

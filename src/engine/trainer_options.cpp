@@ -226,6 +226,16 @@ TrainerOptions TrainerOptions::from_config(const config::ConfigView& root, const
         o.limit_val = overfit;
       }
     }
+    if (t.has("hang_timeout") && !t.node("hang_timeout").is_null()) {
+      const config::Node& node = t.node("hang_timeout");
+      o.hang_timeout_seconds = node.type() == config::NodeType::kInt || node.type() == config::NodeType::kFloat
+                                   ? t.get<double>("hang_timeout")
+                                   : parse_duration(t.get<std::string>("hang_timeout"), t.full_path("hang_timeout"));
+      if (o.hang_timeout_seconds < 0) {
+        throw Error(t.full_path("hang_timeout"), "a timeout cannot be negative",
+                    "Give DD:HH:MM:SS (e.g. 00:00:05:00), a number of seconds, or 0 for none.");
+      }
+    }
     if (t.has("default_root_dir") && !t.node("default_root_dir").is_null()) {
       o.default_root_dir = t.get<std::string>("default_root_dir");
     }

@@ -116,6 +116,7 @@ class File {
   File(const File&) = delete;
   File& operator=(const File&) = delete;
   bool open() const { return fd_ >= 0; }
+  int descriptor() const { return fd_; }
   uint64_t size() const {
     struct stat info;
     return ::fstat(fd_, &info) == 0 ? static_cast<uint64_t>(info.st_size) : 0;
@@ -149,6 +150,12 @@ CheckpointFile read(const std::string& path, bool whole) {
     }
     throw Error(path, std::string("cannot open the checkpoint: ") + std::strerror(errno),
                 "Check the file's permissions.");
+  }
+  struct stat info;
+  if (::fstat(file.descriptor(), &info) == 0 && S_ISDIR(info.st_mode)) {
+    throw Error(path, "ckpt_path names a directory, not a checkpoint file",
+                "Name a .ckpt file in it (last.ckpt, or epoch_NNN.ckpt), or use ckpt_path=best|last with "
+                "hydra.run.dir=<the training run>.");
   }
   const uint64_t size = file.size();
   CheckpointFile out;
@@ -224,9 +231,16 @@ std::string resolve_checkpoint_name(const std::string& wanted, const std::string
   const std::string last = directory + "/last.ckpt";
   if (wanted == "last") return last;
   if (wanted != "best") return wanted;
-  const CheckpointFile file = read_checkpoint_summary(last);
+  // Every checkpoint records the best files so far; last.ckpt is the newest, and without it
+  // (callbacks.model_checkpoint.save_last=false) the newest intact one says the same.
+  std::string source = last;
+  struct stat info;
+  if (::stat(last.c_str(), &info) != 0) {
+    if (std::optional<std::string> newest = newest_intact_checkpoint(directory)) source = *newest;
+  }
+  const CheckpointFile file = read_checkpoint_summary(source);
   if (file.legacy) {
-    throw Error("ckpt_path=best", last + " was written by an older trainer, whose best checkpoint cannot be looked up",
+    throw Error("ckpt_path=best", source + " was written by an older trainer, whose best checkpoint cannot be looked up",
                 "Give the best file's path: ckpt_path=" + directory + "/<name>.ckpt.");
   }
   if (file.summary.best.empty()) {

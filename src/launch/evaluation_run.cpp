@@ -13,7 +13,9 @@ using trainer::config::Node;
 
 namespace trainer::launch {
 
-const std::vector<std::string> kSettingsFromCheckpoint = {"model", "data", "precision"};
+// The seed too: it draws the validation split (data.val_fraction), so another seed would validate on
+// samples the model trained on.
+const std::vector<std::string> kSettingsFromCheckpoint = {"model", "data", "precision", "seed"};
 
 bool is_evaluation_command(const std::string& command) {
   return command == "validate" || command == "test" || command == "export";
@@ -137,7 +139,7 @@ void take_settings(Node& composed, const Node& stored, const std::vector<config:
 }  // namespace
 
 EvaluationPlan plan_evaluation(const std::string& command, Node composed, const std::vector<config::Override>& overrides,
-                               const config::ResolveContext& ctx, bool secondary_rank, std::optional<long long> now) {
+                               const config::ResolveContext& ctx, bool keep_run_dir, std::optional<long long> now) {
   EvaluationPlan plan;
   Node* hydra = composed.find("hydra");
   if (hydra == nullptr) throw Error("", "internal: the composed config has no hydra node");
@@ -156,18 +158,24 @@ EvaluationPlan plan_evaluation(const std::string& command, Node composed, const 
                   "Add hydra.run.dir=<the training run's directory>, or give the checkpoint's path: "
                   "ckpt_path=<run>/checkpoints/<file>.ckpt.");
     }
-    // Where that run kept its checkpoints: callbacks.model_checkpoint.dirpath as it resolved there.
+    // Where that run kept its checkpoints: callbacks.model_checkpoint.dirpath (else
+    // trainer.default_root_dir) as it resolved there, from the run's own .hydra/config.yaml when it
+    // has one (this command's config otherwise).
     Node runtime_hydra = *hydra;
     set_path(runtime_hydra, "runtime.output_dir", Node::string(run_dir.string()));
     config::ResolveContext in_run = context;
     in_run.hydra = &runtime_hydra;
+    Node run_config = composed;
+    if (const fs::path recorded = run_dir / ".hydra" / "config.yaml"; present(recorded)) {
+      run_config = config::load_yaml_file(recorded.string()).root;
+    }
     std::string directory = (run_dir / "checkpoints").string();
-    if (config::select(composed, "trainer.default_root_dir") != nullptr) {  // where dirpath null puts them
-      const std::string root = resolved_string(composed, "trainer.default_root_dir", in_run);
+    if (config::select(run_config, "trainer.default_root_dir") != nullptr) {  // where dirpath null puts them
+      const std::string root = resolved_string(run_config, "trainer.default_root_dir", in_run);
       if (!root.empty()) directory = (fs::absolute(root) / "checkpoints").lexically_normal().string();
     }
-    if (config::select(composed, "callbacks.model_checkpoint.dirpath") != nullptr) {
-      const std::string dirpath = resolved_string(composed, "callbacks.model_checkpoint.dirpath", in_run);
+    if (config::select(run_config, "callbacks.model_checkpoint.dirpath") != nullptr) {
+      const std::string dirpath = resolved_string(run_config, "callbacks.model_checkpoint.dirpath", in_run);
       if (!dirpath.empty()) directory = fs::absolute(dirpath).lexically_normal().string();
     }
     checkpoint = formats::resolve_checkpoint_name(wanted, directory);
@@ -205,12 +213,14 @@ EvaluationPlan plan_evaluation(const std::string& command, Node composed, const 
 
   // The evaluation's own directory: beside nothing it could overwrite.
   fs::path own = run_dir;
-  if (secondary_rank) {
-    // rank 0's choice, on this rank's command line
+  if (keep_run_dir) {
+    // rank 0's choice on this rank's command line, or a sweep job's directory
   } else if (plan.training_run && (!run_dir_given || run_dir == fs::path(*plan.training_run))) {
     own = fresh_dir(fs::path(*plan.training_run) / "eval", command, now);
-  } else if (holds_a_run(run_dir)) {
+  } else if (holds_a_run(run_dir) && run_dir_given) {
     own = fresh_dir(run_dir / "eval", command, now);
+  } else if (holds_a_run(run_dir)) {  // Hydra's default directory, taken by another run this second
+    for (int i = 1; holds_a_run(own); ++i) own = run_dir.string() + "_" + std::to_string(i);
   }
   plan.run_dir = own.string();
   set_path(*composed.find("hydra"), "run.dir", Node::string(plan.run_dir));

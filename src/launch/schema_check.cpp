@@ -27,7 +27,7 @@ const std::vector<Section>& sections() {
         "gradient_clip_algorithm", "grad_scaler", "deterministic", "benchmark", "fast_dev_run", "overfit_batches",
         "enable_progress_bar", "enable_checkpointing", "profiler", "profiler_schedule", "sync_batchnorm",
         "default_root_dir", "process_group_backend", "dist_timeout", "bucket_cap_mb",
-        "auto_scale_batch_size", "master_addr", "master_port", "cpu_float16_autocast"}},
+        "auto_scale_batch_size", "master_addr", "master_port", "cpu_float16_autocast", "hang_timeout"}},
       {"trainer.profiler_schedule", {"skip_first", "wait", "warmup", "active"}},
       {"trainer.grad_scaler", {"enabled", "init_scale", "growth_factor", "backoff_factor", "growth_interval"}},
       {"callbacks.model_checkpoint",

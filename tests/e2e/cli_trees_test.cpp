@@ -49,6 +49,29 @@ std::vector<std::string> split_case(const std::string& line) {
   return words;
 }
 
+// --info's tables pad their columns to the longest entry, and search-path entries hold the
+// checkout's absolute path: a clone elsewhere pads differently. Table rows ("| ...") and rules
+// ("----") are compared with runs of spaces and dashes collapsed, on both sides; every other line
+// byte for byte.
+std::string without_table_padding(const std::string& text) {
+  std::string out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    const bool row = !line.empty() && line[0] == '|';
+    const bool rule = line.size() > 3 && line.find_first_not_of('-') == std::string::npos;
+    if (row || rule) {
+      std::string collapsed;
+      for (char c : line) {
+        if ((c == ' ' || c == '-') && !collapsed.empty() && collapsed.back() == c) continue;
+        collapsed += c;
+      }
+      line = collapsed;
+    }
+    out += line + "\n";
+  }
+  return out;
+}
+
 }  // namespace
 
 TEST_CASE("--cfg output and exit status match Hydra 1.3 over the feature trees") {
@@ -75,7 +98,7 @@ TEST_CASE("--cfg output and exit status match Hydra 1.3 over the feature trees")
     INFO("case " << name << ": trainer fit " << line << "\nstderr: " << result.err);
     if (expected_status == 0) {
       CHECK(result.exit_code == 0);
-      CHECK(result.out == with_root(read_file(expected + ".out")));
+      CHECK(without_table_padding(result.out) == without_table_padding(with_root(read_file(expected + ".out"))));
     } else {
       CHECK(result.exit_code != 0);
       CHECK(result.out.empty());

@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cmath>
 #include <csignal>
 #include <cstring>
@@ -217,6 +218,7 @@ TEST_CASE("a killed rank ends the job at once with an error naming it") {
   REQUIRE(killed > 0);
   CHECK(result.exit_code == 1);
   CHECK(result.err.find("rank 1 (pid " + std::to_string(killed) + ") was killed by signal 9") != std::string::npos);
+  CHECK(result.err.find("That rank printed no error: it was killed from outside") != std::string::npos);
   CHECK(result.err.find("fit finished") == std::string::npos);
   CHECK(kill(killed, 0) != 0);  // reaped, not left behind
 }
@@ -476,4 +478,68 @@ TEST_CASE("a local 2-rank job listens on the loopback interface only") {
     INFO(address);
     CHECK(loopback(address));   // ...and every one is bound to loopback
   }
+}
+
+TEST_CASE("a rank stopped with SIGSTOP is caught by the hang watchdog within trainer.hang_timeout") {
+  if (!engine_built()) {
+    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
+    return;
+  }
+  TempDir dir;
+  const std::string run = dir.path() + std::string("/stalled");
+  const std::string marker = "hydra.run.dir=" + run;
+  pid_t stopped = -1;
+  std::chrono::steady_clock::time_point stopped_at;
+  bool signalled = false;
+  auto result = run_and_signal(
+      fit_command(run, {"trainer.devices=2", "trainer.max_epochs=50", "data.num_samples=8192", "trainer.hang_timeout=3",
+                        "trainer.dist_timeout=00:00:10:00", "test_after_fit=false"}),
+      dir.path(),
+      [&] {
+        // Both ranks are past their set-up (and their watchdogs beat) once a step is done.
+        if (stopped > 0 || !fs::exists(fs::path(run) / "trainer.log") ||
+            read_file(fs::path(run) / "trainer.log").find("first training step done") == std::string::npos) {
+          return false;
+        }
+        // Rank 1 is the process whose parent also runs this job.
+        std::map<pid_t, pid_t> parents;
+        for (const auto& entry : fs::directory_iterator("/proc")) {
+          const std::string name = entry.path().filename().string();
+          if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+          std::ifstream cmdline(entry.path() / "cmdline");
+          const std::string text((std::istreambuf_iterator<char>(cmdline)), std::istreambuf_iterator<char>());
+          if (text.find(marker) == std::string::npos) continue;
+          std::ifstream stat(entry.path() / "stat");
+          std::string pid, comm, state, ppid;
+          stat >> pid >> comm >> state >> ppid;
+          parents[std::stoi(name)] = std::stoi(ppid);
+        }
+        for (const auto& [pid, parent] : parents) {
+          if (parents.count(parent) != 0) {
+            stopped = pid;
+            stopped_at = std::chrono::steady_clock::now();
+            ::kill(pid, SIGSTOP);
+          }
+        }
+        return false;
+      },
+      SIGTERM, &signalled);
+  INFO(result.err);
+  REQUIRE(stopped > 0);
+  const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - stopped_at).count();
+  CHECK(result.exit_code != 0);
+  CHECK(result.err.find("distributed job stalled (rank 0 reports): rank 1 sent no heartbeat for 3 s") !=
+        std::string::npos);
+  CHECK(result.err.find("rank 0 pid ") != std::string::npos);
+  CHECK(result.err.find("rank 1 pid " + std::to_string(stopped) + ", step ") != std::string::npos);
+  CHECK(waited < 120);  // not trainer.dist_timeout's 10 minutes
+  // The stopped rank does not outlive the job (killed with it; reaped by init shortly after).
+  bool gone = false;
+  for (int i = 0; i < 100 && !gone; ++i) {
+    std::ifstream stat("/proc/" + std::to_string(stopped) + "/stat");
+    std::string pid, comm, state;
+    gone = !(stat >> pid >> comm >> state) || state == "Z" || state == "X";
+    if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  CHECK(gone);
 }

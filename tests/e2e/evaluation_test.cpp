@@ -139,3 +139,55 @@ TEST_CASE("ckpt_path=best|last needs the training run, and a wrong one says so b
   CHECK(empty_run.err.find("checkpoint not found") != std::string::npos);
   CHECK_FALSE(fs::exists(fs::path(dir.path()) / "nothing"));
 }
+
+TEST_CASE("evaluation takes the seed and the run's own checkpoint directory; a sweep of checkpoints each its own") {
+  if (!engine_built()) {
+    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
+    return;
+  }
+  TempDir dir;
+  // seed=7 and checkpoints outside the run directory; an mlp and a cnn.
+  auto mlp = run_process({TRAINER_BINARY, "fit", "data=synthetic", "data.num_samples=256", "model.hidden_sizes=[16]",
+                          "trainer.max_epochs=1", "seed=7", "test_after_fit=false", "callbacks.model_checkpoint.save_last=false",
+                          "callbacks.model_checkpoint.dirpath=" + std::string(dir.path()) + "/elsewhere",
+                          "hydra.run.dir=mlp"},
+                         dir.path());
+  INFO(mlp.err);
+  REQUIRE(mlp.exit_code == 0);
+  const std::string fit_val = mlp.err.substr(mlp.err.rfind("val/loss "), 15);
+  // best without last.ckpt (save_last=false), found in the run's own dirpath, validated on the
+  // split seed 7 drew: the fit's own val/loss.
+  auto validate = run_process({TRAINER_BINARY, "validate", "ckpt_path=best", "hydra.run.dir=mlp"}, dir.path());
+  INFO(validate.err);
+  REQUIRE(validate.exit_code == 0);
+  CHECK(validate.err.find("seed=7") != std::string::npos);
+  CHECK(validate.err.find(fit_val) != std::string::npos);
+
+  auto cnn = run_process({TRAINER_BINARY, "fit", "model=cnn", "model.channels=[4,8]", "model.hidden_size=16",
+                          "data=synthetic", "data.num_samples=256", "trainer.max_epochs=1", "test_after_fit=false",
+                          "hydra.run.dir=cnn"},
+                         dir.path());
+  INFO(cnn.err);
+  REQUIRE(cnn.exit_code == 0);
+  const std::string mlp_best = [&] {
+    for (const auto& entry : fs::directory_iterator(fs::path(dir.path()) / "elsewhere")) {
+      if (entry.path().filename().string().rfind("epoch_", 0) == 0) return entry.path().string();
+    }
+    return std::string();
+  }();
+  REQUIRE_FALSE(mlp_best.empty());
+  auto sweep = run_process({TRAINER_BINARY, "test", "-m", "ckpt_path=" + mlp_best + "," + std::string(dir.path()) +
+                                                             "/cnn/checkpoints/last.ckpt",
+                            "hydra.sweep.dir=sweval"},
+                           dir.path());
+  INFO(sweep.err);
+  REQUIRE(sweep.exit_code == 0);
+  CHECK(read_file(fs::path(dir.path()) / "sweval" / "0" / "trainer.log").find("from the checkpoint's config: model=mlp") !=
+        std::string::npos);
+  CHECK(read_file(fs::path(dir.path()) / "sweval" / "1" / "trainer.log").find("from the checkpoint's config: model=cnn") !=
+        std::string::npos);
+
+  auto directory = run_process({TRAINER_BINARY, "test", "ckpt_path=cnn/checkpoints"}, dir.path());
+  CHECK(directory.exit_code == 1);
+  CHECK(directory.err.find("ckpt_path names a directory, not a checkpoint file") != std::string::npos);
+}

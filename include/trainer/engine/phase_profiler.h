@@ -12,6 +12,8 @@
 // host spent in it (launching work, or waiting where the phase synchronises), as in Lightning.
 #pragma once
 
+#include "trainer/engine/progress_beacon.h"
+
 #include <array>
 #include <chrono>
 #include <cstdint>
@@ -51,11 +53,14 @@ class PhaseProfiler {
   bool on() const { return on_; }
 
   // Times (and/or marks) the enclosing block as `phase`.
+  // Also tells the hang watchdog which phase runs (progress_beacon.h: one relaxed store each way).
   class Scope {
    public:
     Scope(PhaseProfiler& profiler, Phase phase)
-        : profiler_(profiler.on_ && profiler.begin(phase) ? &profiler : nullptr) {}
+        : profiler_(profiler.on_ && profiler.begin(phase) ? &profiler : nullptr),
+          outer_phase_(progress_beacon().phase.exchange(static_cast<int>(phase), std::memory_order_relaxed)) {}
     ~Scope() {
+      progress_beacon().phase.store(outer_phase_, std::memory_order_relaxed);
       if (profiler_ != nullptr) profiler_->end();
     }
     Scope(const Scope&) = delete;
@@ -63,6 +68,7 @@ class PhaseProfiler {
 
    private:
     PhaseProfiler* profiler_;
+    int outer_phase_;
   };
 
   // The same as a Scope, for phases whose start and end are callbacks (the loader's copy):

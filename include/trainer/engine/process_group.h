@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "trainer/engine/dist_env.h"
+#include "trainer/engine/hang_watchdog.h"
 #include "trainer/engine/torch_compat.h"
 
 namespace trainer::engine {
@@ -52,6 +53,10 @@ class ProcessGroup {
   // communicator (NCCL), so that its collectives never queue behind this group's. Every rank
   // must call it, in the same order; `name` keeps its keys apart in the store.
   std::unique_ptr<ProcessGroup> sibling(const std::string& name) const;
+
+  // Starts this rank's hang watchdog on the group's store (hang_watchdog.h); it stops when the
+  // returned object is destroyed, which must happen before this group's.
+  std::unique_ptr<HangWatchdog> watch_for_hangs(double timeout_seconds) const;
 
  private:
   ProcessGroup(const ProcessGroup& parent, const std::string& name);

@@ -107,6 +107,9 @@ struct TrainerOptions {
   // trainer.default_root_dir: where checkpoints (model_checkpoint.dirpath null) and loggers
   // (save_dir null) go; the run directory when unset.
   std::optional<std::string> default_root_dir;
+  // trainer.hang_timeout: how long a data-parallel rank may be silent or make no progress before
+  // the job is ended with every rank's phase and step (hang_watchdog.h); 0 = never.
+  double hang_timeout_seconds = 300;
   bool enable_progress_bar = true;
   bool profile_simple = false;  // trainer.profiler=simple (phase_profiler.h)
   bool profile_trace = false;   // trainer.profiler=pytorch (trace_profiler.h)

@@ -1,6 +1,6 @@
 // How `validate`, `test` and `export` run: never inside the training run they evaluate. The
 // checkpoint is found (ckpt_path=best|last in the training run given by hydra.run.dir, or a path),
-// the model, data and precision come from the config stored in the checkpoint (an override on the
+// the model, data, precision and seed come from the config stored in the checkpoint (an override on the
 // command line still wins, and is reported), and the evaluation writes into a directory of its
 // own under the training run's eval/ (docs/evaluation.md). Torch-free: the checkpoint's summary and
 // config are read without LibTorch (formats/checkpoint_file.h).
@@ -30,11 +30,12 @@ struct EvaluationPlan {
 // Plans one evaluation from the composed config (with its hydra node) and the command line's
 // overrides. Throws trainer::Error for a checkpoint that cannot be found or read, and for
 // ckpt_path=best|last without a training run to look in. `now` names the directory (tests).
-// A secondary rank of a data-parallel evaluation (`secondary_rank`) runs in the directory and on
-// the checkpoint rank 0 chose, which its command line names.
+// `keep_run_dir`: run in hydra.run.dir as it is: a secondary rank of a data-parallel evaluation
+// (rank 0 chose the directory and the checkpoint, which its command line names), or a job of a
+// sweep (its directory is in the sweep's).
 EvaluationPlan plan_evaluation(const std::string& command, config::Node composed,
                                const std::vector<config::Override>& overrides, const config::ResolveContext& ctx,
-                               bool secondary_rank = false, std::optional<long long> now = std::nullopt);
+                               bool keep_run_dir = false, std::optional<long long> now = std::nullopt);
 
 // The settings an evaluation takes from the checkpoint's config: what shapes the model and its
 // inputs.
