@@ -318,6 +318,10 @@ int run_single_job(const CliOptions& options, const CliArgs& args, const config:
     return 0;
   }
   const std::string run_dir = fs::absolute(resolve_string(result.config, "hydra.run.dir", ctx)).string();
+  const config::Node* ckpt = result.config.find("ckpt_path");
+  if (args.command == "fit" && (ckpt == nullptr || ckpt->is_null()) && !secondary_rank()) {
+    launch::refuse_overwriting_run(run_dir);
+  }
   run_job(options, args.command, std::move(result.config), run_dir, task_overrides_of(texts), ctx);
   return 0;
 }

@@ -125,6 +125,18 @@ std::string slurm_first_host(const std::string& nodelist) {
   return host;
 }
 
+int slurm_port(const std::string& job_id, const std::string& step_id) {
+  // Lightning takes 15000 + the job id's last four digits: jobs 1234 and 11234 on one node, or two
+  // srun steps of one job, then meet on one port. Every task of a step computes the same port from
+  // the whole job id and the step id, spread over 20,000 ports (FNV-1a).
+  uint64_t hash = 1469598103934665603ull;
+  for (const char c : job_id + "." + step_id) {
+    hash ^= static_cast<unsigned char>(c);
+    hash *= 1099511628211ull;
+  }
+  return 15000 + static_cast<int>(hash % 20000);
+}
+
 std::optional<DistEnv> detect_dist_env(const GetEnv& get_env) {
   if (value_of(get_env, "RANK") || value_of(get_env, "WORLD_SIZE")) {
     DistEnv env;
@@ -165,9 +177,8 @@ std::optional<DistEnv> detect_dist_env(const GetEnv& get_env) {
     if (value_of(get_env, "MASTER_PORT")) {
       env.master_port = int_of(get_env, "MASTER_PORT");
     } else {
-      // As Lightning: 15000 + the job id's last four digits, the same on every task of the job.
-      const std::string job = value_of(get_env, "SLURM_JOB_ID").value_or("0");
-      env.master_port = 15000 + std::atoi(job.substr(job.size() > 4 ? job.size() - 4 : 0).c_str());
+      env.master_port = slurm_port(value_of(get_env, "SLURM_JOB_ID").value_or("0"),
+                                   value_of(get_env, "SLURM_STEP_ID").value_or("0"));
     }
     env.source = "slurm";
     return env;

@@ -85,7 +85,12 @@ ProcessGroup::ProcessGroup(const DistEnv& env, const DistOptions& options, const
     handles_->store = c10::make_intrusive<c10d::PrefixStore>(
         std::string("trainer/") + (restart != nullptr ? restart : "0"), base);
   } catch (const std::exception& error) {
-    throw Error(where, "cannot reach the TCPStore: " + message_of(error),
+    const std::string message = message_of(error);
+    if (store_options.isServer && message.find("ddress already in use") != std::string::npos) {
+      throw Error(where, "port " + std::to_string(port) + " is taken on this node (another job's rendezvous?): " + message,
+                  "Give this job another port: MASTER_PORT (or trainer.master_port) set to a free one.");
+    }
+    throw Error(where, "cannot reach the TCPStore: " + message,
                 "Check MASTER_ADDR/MASTER_PORT (trainer.master_addr, trainer.master_port) and that rank 0 runs; "
                 "the wait is bounded by trainer.dist_timeout.");
   }

@@ -43,6 +43,19 @@ void write_file_atomically(const std::string& path, const std::string& text) {
   }
 }
 
+void refuse_overwriting_run(const std::string& run_dir) {
+  std::error_code ec;
+  const fs::path checkpoints = fs::path(run_dir) / "checkpoints";
+  for (const auto& entry : fs::directory_iterator(checkpoints, ec)) {
+    if (entry.path().extension() != ".ckpt") continue;
+    throw Error("hydra.run.dir=" + run_dir,
+                "this directory already holds a training run (" + entry.path().string() +
+                    "): a new fit would overwrite its last.ckpt and mix both runs' metrics",
+                "Resume it with ckpt_path=last, evaluate it with trainer test ckpt_path=best hydra.run.dir=" + run_dir +
+                    ", or give this fit a new hydra.run.dir (or delete the old run).");
+  }
+}
+
 void write_job_files(const std::string& run_dir, const std::string& output_subdir,
                      const config::Node& job_config, const config::Node& hydra,
                      const std::vector<std::string>& task_overrides) {

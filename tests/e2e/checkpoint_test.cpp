@@ -25,13 +25,6 @@ std::vector<std::string> mlp_fit(const std::string& run_dir, std::vector<std::st
   return argv;
 }
 
-void check_clean_error(const ProcessResult& result) {
-  CHECK(result.exit_code == 1);
-  CHECK(result.err.find("Error: ") != std::string::npos);
-  CHECK(result.err.find("frame #") == std::string::npos);
-  CHECK(result.err.find("terminate called") == std::string::npos);
-}
-
 fs::path best_file(const fs::path& run) {
   for (const auto& entry : fs::directory_iterator(run / "checkpoints")) {
     if (entry.path().filename().string().rfind("epoch_", 0) == 0) return entry.path();
@@ -168,4 +161,28 @@ TEST_CASE("a run directory copied elsewhere resumes and evaluates its own files,
   CHECK(fs::exists(original_best));
   CHECK_FALSE(fs::exists(copy / "checkpoints" / original_best.filename()));
   CHECK(best_file(copy).filename() == "epoch_003.ckpt");
+}
+
+TEST_CASE("a new fit into a directory that holds a training run is refused; nothing of the run changes") {
+  if (!engine_built()) {
+    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
+    return;
+  }
+  TempDir dir;
+  auto fit = run_process(mlp_fit("run", {"trainer.max_epochs=1"}), dir.path());
+  INFO(fit.err);
+  REQUIRE(fit.exit_code == 0);
+  const fs::path run = fs::path(dir.path()) / "run";
+  const std::string last = read_file(run / "checkpoints" / "last.ckpt");
+  const std::string config = read_file(run / ".hydra" / "config.yaml");
+  auto again = run_process(mlp_fit("run", {"trainer.max_epochs=1", "seed=3"}), dir.path());
+  check_clean_error(again);
+  CHECK(again.err.find("this directory already holds a training run") != std::string::npos);
+  CHECK(again.err.find("Resume it with ckpt_path=last") != std::string::npos);
+  CHECK(read_file(run / "checkpoints" / "last.ckpt") == last);
+  CHECK(read_file(run / ".hydra" / "config.yaml") == config);
+  // Resuming it is what the error suggests, and works.
+  auto resume = run_process(mlp_fit("run", {"trainer.max_epochs=2", "ckpt_path=last"}), dir.path());
+  INFO(resume.err);
+  CHECK(resume.exit_code == 0);
 }

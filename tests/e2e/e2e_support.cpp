@@ -108,4 +108,11 @@ double largest_difference(const Weights& a, const Weights& b) {
   return largest;
 }
 
+void check_clean_error(const ProcessResult& result) {
+  CHECK(result.exit_code == 1);
+  CHECK(result.err.find("Error: ") != std::string::npos);
+  CHECK(result.err.find("frame #") == std::string::npos);
+  CHECK(result.err.find("terminate called") == std::string::npos);
+}
+
 }  // namespace trainer::testing

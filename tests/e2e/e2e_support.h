@@ -8,6 +8,12 @@
 
 namespace trainer::testing {
 
+struct ProcessResult;
+
+// A failed command that failed cleanly: exit 1, a one-paragraph "Error: ...", no C++ backtrace or
+// std::terminate message (checked with CHECK).
+void check_clean_error(const ProcessResult& result);
+
 // Whether this build has the engine (TRAINER_LIBTORCH=none builds only the config tools).
 bool engine_built();
 

@@ -48,13 +48,6 @@ fs::path only_evaluation(const fs::path& run, const std::string& command) {
   return found.front();
 }
 
-void check_clean_error(const ProcessResult& result) {
-  CHECK(result.exit_code == 1);
-  CHECK(result.err.find("Error: ") != std::string::npos);
-  CHECK(result.err.find("frame #") == std::string::npos);
-  CHECK(result.err.find("terminate called") == std::string::npos);
-}
-
 }  // namespace
 
 TEST_CASE("evaluating a cnn run takes its config from the checkpoint and leaves every file of the run as it was") {

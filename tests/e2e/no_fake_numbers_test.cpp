@@ -24,13 +24,6 @@ std::vector<std::string> small_fit(const std::string& run_dir, std::vector<std::
   return argv;
 }
 
-void check_clean_error(const ProcessResult& result) {
-  CHECK(result.exit_code == 1);
-  CHECK(result.err.find("Error: ") != std::string::npos);
-  CHECK(result.err.find("frame #") == std::string::npos);
-  CHECK(result.err.find("terminate called") == std::string::npos);
-}
-
 }  // namespace
 
 TEST_CASE("limit_val_batches=0 runs no validation: no val metric, no best checkpoint, one warning") {

@@ -144,8 +144,9 @@ TEST_CASE("slurm: wait=false submits and returns; the array finishes on its own;
 }
 
 // Data parallel under srun: SLURM starts both tasks (SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID,
-// SLURM_STEP_NODELIST); the binary reads them, rendezvouses on the first node of the step at
-// 15000 + the job id's last digits, and trains as trainer's own launcher does.
+// SLURM_STEP_NODELIST); the binary reads them, rendezvouses on the first node of the step at a
+// port drawn from the job and step ids (dist_env.h: slurm_port), and trains as trainer's own
+// launcher does.
 TEST_CASE("slurm: srun --ntasks 2 runs one data-parallel job with the weights of trainer.devices=2") {
   if (!usable()) return;
   SlurmCluster cluster;

@@ -224,7 +224,7 @@ TEST_CASE("sweep: killed with SIGKILL mid-way, the same command resumes it; a ch
   // Job 1 trained 6 epochs in all: epochs 0..5 each logged val/acc once in metrics.csv.
   CsvTable table = read_csv(sweep / "sweep_summary.csv");
   REQUIRE(table.rows.size() == 3);
-  CHECK(table.rows[1][7] == "6");
+  CHECK(table.rows[1][9] == "6");
 }
 
 TEST_CASE("sweep: ASHA stops the clearly bad jobs early and keeps the best one") {
@@ -250,11 +250,11 @@ TEST_CASE("sweep: ASHA stops the clearly bad jobs early and keeps the best one")
   CHECK(fs::exists(sweep / "1" / "checkpoints" / "last.ckpt"));  // the checkpoint is kept
   CsvTable table = read_csv(sweep / "sweep_summary.csv");
   REQUIRE(table.rows.size() == 3);
-  CHECK(table.rows[0][7] == "10");
+  CHECK(table.rows[0][9] == "10");
   int total_epochs = 0;
-  for (const auto& row : table.rows) total_epochs += std::stoi(row[7]);
+  for (const auto& row : table.rows) total_epochs += std::stoi(row[9]);
   CHECK(total_epochs < 30);  // fewer than the full grid's 3 x 10
-  CHECK(std::stoi(table.rows[1][7]) < 10);
+  CHECK(std::stoi(table.rows[1][9]) < 10);
   CHECK(contains(read_file(sweep / "sweep_summary.md"), "Best job: #0 "));
   // A resumed ASHA sweep does not run stopped jobs again.
   auto resumed = run_process({TRAINER_BINARY, "sweep", "resume", "sweep"}, dir.path());

@@ -74,8 +74,20 @@ CATCH_TEST_CASE("SLURM's variables: rank, world, node and the first host of the 
   CATCH_CHECK(env->node_rank == 2);
   CATCH_CHECK(env->local_world_size == 2);
   CATCH_CHECK(env->master_addr == "gpu07");
-  CATCH_CHECK(env->master_port == 15000 + 4567);
+  CATCH_CHECK(env->master_port == trainer::engine::slurm_port("1234567", "0"));
   CATCH_CHECK(env->source == "slurm");
+}
+
+CATCH_TEST_CASE("srun ports: one per job step, in range, apart where Lightning's rule made them meet") {
+  using trainer::engine::slurm_port;
+  CATCH_CHECK(slurm_port("1234", "0") == slurm_port("1234", "0"));
+  CATCH_CHECK(slurm_port("1234", "0") != slurm_port("11234", "0"));  // 15000 + 1234 for both under Lightning's rule
+  CATCH_CHECK(slurm_port("1234", "0") != slurm_port("1234", "1"));   // two srun steps of one allocation
+  for (int job = 0; job < 1000; ++job) {
+    const int port = slurm_port(std::to_string(job * 7919), "0");
+    CATCH_CHECK(port >= 15000);
+    CATCH_CHECK(port < 35000);
+  }
 }
 
 CATCH_TEST_CASE("the first host of a compressed SLURM node list") {

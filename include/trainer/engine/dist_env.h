@@ -44,6 +44,11 @@ struct DistEnv {
 
 using GetEnv = std::function<const char*(const char*)>;
 
+// The rendezvous port of an srun job step without MASTER_PORT: in [15000, 35000), the same on
+// every task of the step, different for other jobs and steps but for a 1-in-20,000 chance (a clash
+// is reported as such by the rendezvous).
+int slurm_port(const std::string& job_id, const std::string& step_id);
+
 // Reads RANK/WORLD_SIZE/MASTER_ADDR/MASTER_PORT (torchrun, or our launcher with TRAINER_DDP_LAUNCHER)
 // or SLURM_PROCID/SLURM_NTASKS (more than one task); nullopt when neither describes a job of more
 // than one process. Throws trainer::Error for an incomplete or inconsistent set.

@@ -10,6 +10,11 @@
 
 namespace trainer::launch {
 
+// Nothing is ever lost: `fit` without ckpt_path into a directory whose checkpoints/ already holds
+// checkpoints would overwrite that run's last.ckpt and mix two runs' metrics. Throws trainer::Error
+// saying how to resume it or start elsewhere.
+void refuse_overwriting_run(const std::string& run_dir);
+
 // Writes `text` to `path` atomically (temporary file in the same directory, fsync, rename).
 void write_file_atomically(const std::string& path, const std::string& text);
 
