@@ -319,8 +319,12 @@ int run_single_job(const CliOptions& options, const CliArgs& args, const config:
   }
   const std::string run_dir = fs::absolute(resolve_string(result.config, "hydra.run.dir", ctx)).string();
   const config::Node* ckpt = result.config.find("ckpt_path");
-  if (args.command == "fit" && (ckpt == nullptr || ckpt->is_null()) && !secondary_rank()) {
-    launch::refuse_overwriting_run(run_dir);
+  if (args.command == "fit" && !secondary_rank()) {
+    if (ckpt == nullptr || ckpt->is_null()) {
+      launch::refuse_overwriting_run(run_dir);
+    } else {
+      launch::verify_resume_checkpoint(result.config, run_dir, ctx);
+    }
   }
   run_job(options, args.command, std::move(result.config), run_dir, task_overrides_of(texts), ctx);
   return 0;

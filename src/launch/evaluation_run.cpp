@@ -138,6 +138,40 @@ void take_settings(Node& composed, const Node& stored, const std::vector<config:
 
 }  // namespace
 
+std::string checkpoint_directory(const Node& composed, const std::string& run_dir, const config::ResolveContext& ctx) {
+  // callbacks.model_checkpoint.dirpath (else trainer.default_root_dir) as it resolved in that run,
+  // from the run's own .hydra/config.yaml when it has one (this command's config otherwise).
+  const fs::path run(run_dir);
+  Node runtime_hydra = ctx.hydra != nullptr ? *ctx.hydra : Node::map();
+  set_path(runtime_hydra, "runtime.output_dir", Node::string(run.string()));
+  config::ResolveContext in_run = ctx;
+  in_run.hydra = &runtime_hydra;
+  Node run_config = composed;
+  if (const fs::path recorded = run / ".hydra" / "config.yaml"; present(recorded)) {
+    run_config = config::load_yaml_file(recorded.string()).root;
+  }
+  std::string directory = (run / "checkpoints").string();
+  if (config::select(run_config, "trainer.default_root_dir") != nullptr) {  // where dirpath null puts them
+    const std::string root = resolved_string(run_config, "trainer.default_root_dir", in_run);
+    if (!root.empty()) directory = (fs::absolute(root) / "checkpoints").lexically_normal().string();
+  }
+  if (config::select(run_config, "callbacks.model_checkpoint.dirpath") != nullptr) {
+    const std::string dirpath = resolved_string(run_config, "callbacks.model_checkpoint.dirpath", in_run);
+    if (!dirpath.empty()) directory = fs::absolute(dirpath).lexically_normal().string();
+  }
+  return directory;
+}
+
+void verify_resume_checkpoint(const Node& composed, const std::string& run_dir, const config::ResolveContext& ctx) {
+  const Node* ckpt = composed.find("ckpt_path");
+  if (ckpt == nullptr || ckpt->is_null()) return;
+  const std::string wanted = resolved_string(composed, "ckpt_path", ctx);
+  const std::string directory = checkpoint_directory(composed, run_dir, ctx);
+  // ckpt_path=last before any checkpoint starts afresh (the engine says so).
+  if (wanted == "last" && !present(fs::path(directory) / "last.ckpt")) return;
+  (void)formats::read_checkpoint_file(formats::resolve_checkpoint_name(wanted, directory));
+}
+
 EvaluationPlan plan_evaluation(const std::string& command, Node composed, const std::vector<config::Override>& overrides,
                                const config::ResolveContext& ctx, bool keep_run_dir, std::optional<long long> now) {
   EvaluationPlan plan;
@@ -158,27 +192,7 @@ EvaluationPlan plan_evaluation(const std::string& command, Node composed, const 
                   "Add hydra.run.dir=<the training run's directory>, or give the checkpoint's path: "
                   "ckpt_path=<run>/checkpoints/<file>.ckpt.");
     }
-    // Where that run kept its checkpoints: callbacks.model_checkpoint.dirpath (else
-    // trainer.default_root_dir) as it resolved there, from the run's own .hydra/config.yaml when it
-    // has one (this command's config otherwise).
-    Node runtime_hydra = *hydra;
-    set_path(runtime_hydra, "runtime.output_dir", Node::string(run_dir.string()));
-    config::ResolveContext in_run = context;
-    in_run.hydra = &runtime_hydra;
-    Node run_config = composed;
-    if (const fs::path recorded = run_dir / ".hydra" / "config.yaml"; present(recorded)) {
-      run_config = config::load_yaml_file(recorded.string()).root;
-    }
-    std::string directory = (run_dir / "checkpoints").string();
-    if (config::select(run_config, "trainer.default_root_dir") != nullptr) {  // where dirpath null puts them
-      const std::string root = resolved_string(run_config, "trainer.default_root_dir", in_run);
-      if (!root.empty()) directory = (fs::absolute(root) / "checkpoints").lexically_normal().string();
-    }
-    if (config::select(run_config, "callbacks.model_checkpoint.dirpath") != nullptr) {
-      const std::string dirpath = resolved_string(run_config, "callbacks.model_checkpoint.dirpath", in_run);
-      if (!dirpath.empty()) directory = fs::absolute(dirpath).lexically_normal().string();
-    }
-    checkpoint = formats::resolve_checkpoint_name(wanted, directory);
+    checkpoint = formats::resolve_checkpoint_name(wanted, checkpoint_directory(composed, run_dir.string(), context));
     plan.training_run = run_dir.string();
   } else if (!wanted.empty()) {
     checkpoint = fs::absolute(wanted).lexically_normal();

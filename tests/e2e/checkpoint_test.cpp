@@ -97,11 +97,16 @@ TEST_CASE("a damaged or truncated checkpoint is an error naming the newest intac
   CHECK(damaged.err.find(last.string() + ": the checkpoint is damaged") != std::string::npos);
   CHECK(damaged.err.find("The newest intact checkpoint beside it is " + best.string()) != std::string::npos);
 
-  // Resuming from it stops with the same error, and the suggested file resumes.
+  // Resuming from it stops with the same error before anything of the run is rewritten.
+  const std::string records = read_file(run / ".hydra" / "config.yaml") + read_file(run / ".hydra" / "overrides.yaml") +
+                              read_file(run / "trainer.log");
   auto resume = run_process(mlp_fit("run", {"trainer.max_epochs=3", "ckpt_path=last"}), dir.path());
   INFO(resume.err);
   check_clean_error(resume);
   CHECK(resume.err.find("the checkpoint is damaged") != std::string::npos);
+  CHECK(read_file(run / ".hydra" / "config.yaml") + read_file(run / ".hydra" / "overrides.yaml") +
+            read_file(run / "trainer.log") ==
+        records);
 
   fs::resize_file(best, fs::file_size(best) / 2);
   auto truncated = run_process({TRAINER_BINARY, "test", "ckpt_path=" + best.string()}, dir.path());

@@ -37,6 +37,17 @@ EvaluationPlan plan_evaluation(const std::string& command, config::Node composed
                                const std::vector<config::Override>& overrides, const config::ResolveContext& ctx,
                                bool keep_run_dir = false, std::optional<long long> now = std::nullopt);
 
+// Where the training run in `run_dir` keeps its checkpoints: its callbacks.model_checkpoint.dirpath
+// (else trainer.default_root_dir/checkpoints, else <run_dir>/checkpoints) as resolved in that run.
+std::string checkpoint_directory(const config::Node& composed, const std::string& run_dir,
+                                 const config::ResolveContext& ctx);
+
+// Before a resuming fit writes anything into its run: the checkpoint ckpt_path names is complete
+// and its checksums hold (read in full), so a refused resume leaves the run as it was. Throws
+// trainer::Error as formats::read_checkpoint_file does.
+void verify_resume_checkpoint(const config::Node& composed, const std::string& run_dir,
+                              const config::ResolveContext& ctx);
+
 // The settings an evaluation takes from the checkpoint's config: what shapes the model and its
 // inputs.
 extern const std::vector<std::string> kSettingsFromCheckpoint;
