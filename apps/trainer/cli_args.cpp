@@ -42,9 +42,30 @@ const std::vector<std::string> kCommands = {"fit", "validate", "test", "export",
 
 // A first word that is no command (a typo, or an override with the command left out) gets the
 // command line it most likely meant, instead of CLI11's "arguments were not expected".
+// `trainer tune X` and `trainer sweep X` with an X that is not one of their actions.
+bool explain_missing_action(int argc, char** argv) {
+  const std::string command = argv[1];
+  const std::vector<std::string> actions =
+      command == "tune" ? std::vector<std::string>{"batch_size"} : std::vector<std::string>{"resume", "summary"};
+  const std::string given = argc > 2 ? argv[2] : "";
+  if (!given.empty() && given[0] == '-') return false;
+  for (const std::string& action : actions) {
+    if (given == action || (command == "sweep" && given == "run-job")) return false;
+  }
+  std::string rest;
+  for (int i = 3; i < argc; ++i) rest += std::string(" ") + argv[i];
+  std::string meant = config::closest_match(given, actions);
+  if (meant.empty()) meant = actions.front();
+  std::cerr << "Error: command line: " << (given.empty() ? "trainer " + command + " needs an action" : "unknown action '" + given + "' of trainer " + command)
+            << ". Did you mean `trainer " << command << " " << meant << rest << "`? " << command << " takes "
+            << (command == "tune" ? "batch_size [overrides...]" : "resume DIR or summary DIR") << ".\n";
+  return true;
+}
+
 bool explain_missing_command(int argc, char** argv) {
   if (argc < 2 || argv[1][0] == '-' || argv[1][0] == '\0') return false;
   const std::string first = argv[1];
+  if (first == "tune" || first == "sweep") return explain_missing_action(argc, argv);
   for (const std::string& command : kCommands) {
     if (first == command) return false;
   }
@@ -125,7 +146,13 @@ std::optional<CliArgs> parse_cli(int argc, char** argv, int& exit_code) {
   try {
     app.parse(normalised);
   } catch (const CLI::ParseError& error) {
-    exit_code = app.exit(error);
+    if (error.get_exit_code() == 0) {  // --help and the like
+      exit_code = app.exit(error);
+      return std::nullopt;
+    }
+    std::cerr << "Error: command line: " << error.what()
+              << ". Flags go before the overrides (trainer fit [flags] [overrides...]); trainer --help lists them.\n";
+    exit_code = 1;
     return std::nullopt;
   }
   for (const char* name : {"fit", "validate", "test", "export"}) {

@@ -154,3 +154,20 @@ TEST_CASE("a misspelt or missing command gets the command line it most likely me
   CHECK(tset.exit_code == 1);
   CHECK(tset.err.find("Did you mean `trainer test ckpt_path=best`?") != std::string::npos);
 }
+
+TEST_CASE("a wrong action of tune or sweep, or an unknown flag, is one paragraph with exit 1") {
+  auto tune = trainer::testing::run_process({TRAINER_BINARY, "tune", "batchsize", "model=cnn"});
+  CHECK(tune.exit_code == 1);
+  CHECK(tune.err.find("unknown action 'batchsize' of trainer tune. Did you mean `trainer tune batch_size model=cnn`?") !=
+        std::string::npos);
+  auto bare = trainer::testing::run_process({TRAINER_BINARY, "tune"});
+  CHECK(bare.exit_code == 1);
+  CHECK(bare.err.find("trainer tune needs an action") != std::string::npos);
+  auto sweep = trainer::testing::run_process({TRAINER_BINARY, "sweep", "resum", "sw2"});
+  CHECK(sweep.exit_code == 1);
+  CHECK(sweep.err.find("Did you mean `trainer sweep resume sw2`?") != std::string::npos);
+  auto flag = trainer::testing::run_process({TRAINER_BINARY, "test", "--bogus"});
+  CHECK(flag.exit_code == 1);
+  CHECK(flag.err.find("Error: command line: ") == 0);
+  CHECK(flag.err.find("--bogus") != std::string::npos);
+}
