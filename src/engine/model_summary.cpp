@@ -7,13 +7,19 @@
 namespace trainer::engine {
 namespace {
 
-// "torch::nn::LinearImpl" -> "Linear"; our own modules keep their names.
+// "torch::nn::LinearImpl" -> "Linear", "trainer::models::SyncBatchNormImpl<2ul>" -> "SyncBatchNorm2d".
 std::string type_name(const torch::nn::Module& module) {
   std::string name = module.name();
+  std::string dims;
+  if (const size_t open = name.find('<'); open != std::string::npos) {
+    const std::string argument = name.substr(open + 1, name.find_first_not_of("0123456789", open + 1) - open - 1);
+    if (!argument.empty()) dims = argument + "d";
+    name.resize(open);
+  }
   const size_t colon = name.rfind("::");
   if (colon != std::string::npos) name = name.substr(colon + 2);
   if (name.size() > 4 && name.compare(name.size() - 4, 4, "Impl") == 0) name.resize(name.size() - 4);
-  return name;
+  return name + dims;
 }
 
 std::string pad(const std::string& text, size_t width) {

@@ -4,6 +4,8 @@
 
 #include <torch/nn/modules/linear.h>
 
+#include "trainer/models/sync_batch_norm.h"
+
 #include "trainer/engine/model_summary.h"
 
 using trainer::engine::model_summary;
@@ -35,4 +37,12 @@ CATCH_TEST_CASE("model_summary lists each top-level module and the trainable, fr
   CATCH_CHECK(table.find("160       Non-trainable params\n") != std::string::npos);
   CATCH_CHECK(table.find("12.7 K    Total params\n") != std::string::npos);
   CATCH_CHECK(table.find("0.051     Total estimated model params size (MB)\n") != std::string::npos);
+}
+
+CATCH_TEST_CASE("model_summary names template modules by their dimension") {
+  struct Net : torch::nn::Module {
+    Net() { register_module("bn", trainer::models::SyncBatchNorm2d(4)); }
+  };
+  Net net;
+  CATCH_CHECK(model_summary(net).find("0 | bn   | SyncBatchNorm2d | 8\n") != std::string::npos);
 }
