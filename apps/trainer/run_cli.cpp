@@ -516,6 +516,16 @@ int run(const CliOptions& options, const CliArgs& args) {
   }
   if (args.cfg) {
     config::ComposeResult result = composer.compose(overrides, config::RunMode::kShow);
+    const config::Node* ckpt = result.config.find("ckpt_path");
+    if (launch::is_evaluation_command(args.command) && ckpt != nullptr && !ckpt->is_null()) {
+      // What the evaluation would run: the checkpoint's model, data, precision and seed (nothing
+      // is written; the directory shown is the one given).
+      config::ResolveContext ctx;
+      ctx.hydra = result.config.find("hydra");
+      launch::EvaluationPlan plan = launch::plan_evaluation(args.command, std::move(result.config), overrides, ctx, true);
+      std::cout << render_config(std::move(plan.config), args);
+      return 0;
+    }
     std::cout << render_config(std::move(result.config), args);
     return 0;
   }

@@ -81,6 +81,14 @@ TEST_CASE("evaluating a cnn run takes its config from the checkpoint and leaves 
   CHECK(read_file(test_dir / "trainer.log").find("loaded " + run.string() + "/checkpoints/epoch_") != std::string::npos);
   CHECK(read_file(test_dir / "metrics.csv").find("test/acc") != std::string::npos);
 
+  // --cfg previews what the evaluation would run: the checkpoint's model, and nothing is written.
+  auto preview = run_process({TRAINER_BINARY, "test", "ckpt_path=best", "hydra.run.dir=run", "--cfg", "job", "-p", "model"},
+                             dir.path());
+  INFO(preview.err);
+  CHECK(preview.exit_code == 0);
+  CHECK(preview.out.find("name: cnn") != std::string::npos);
+  CHECK(evaluations(run).size() == 1);  // only the test above
+
   // A checkpoint's path alone, from another directory; an override still wins and is reported.
   auto validate = run_process({TRAINER_BINARY, "validate", "ckpt_path=" + (run / "checkpoints" / "last.ckpt").string(),
                                "data.batch_size=32"},
