@@ -18,7 +18,11 @@ namespace {
 
 double as_number(const trainer::config::Node& node) {
   switch (node.type()) {
-    case trainer::config::NodeType::kInt: return static_cast<double>(node.as_int());
+    case trainer::config::NodeType::kInt:
+      // An int beyond int64 saturates in as_int(); its true size counts here (range(1,5555...,1e32)
+      // has ~1e54 elements, not a handful).
+      if (node.is_big_int()) return node.int_text()[0] == '-' ? -HUGE_VAL : HUGE_VAL;
+      return static_cast<double>(node.as_int());
     case trainer::config::NodeType::kFloat: return node.as_float();
     default: return 0.0;
   }
