@@ -1,5 +1,6 @@
 #include "trainer/launch/schema_check.h"
 
+#include <cmath>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -69,6 +70,7 @@ struct NumberRule {
   bool minus_one;     // -1 is also allowed (no limit)
   bool integer;       // an int, not a float
   const char* means;  // what the key is, for the message
+  double below = HUGE_VAL;  // an exclusive upper bound, where there is one
 };
 
 const std::vector<NumberRule>& number_rules() {
@@ -87,16 +89,15 @@ const std::vector<NumberRule>& number_rules() {
       {"optimizer.weight_decay", 0, false, false, "the weight decay"},
       {"optimizer.momentum", 0, false, false, "the momentum"},
       {"data.batch_size", 1, false, true, "samples per batch"},
+      {"data.val_fraction", 0, false, false, "the share of the training split held out for validation", 1.0},
+      {"data.num_samples", 1, false, true, "samples of the synthetic dataset"},
+      {"data.num_classes", 1, false, true, "classes"},
       {"callbacks.model_checkpoint.save_top_k", -1, false, true, "best files kept (-1: all, 0: none)"},
       {"callbacks.model_checkpoint.every_n_epochs", 1, false, true, "epochs between best-checkpoint checks"},
       {"callbacks.model_checkpoint.every_n_train_steps", 0, false, true, "steps between checkpoints (0: off)"},
       {"callbacks.early_stopping.patience", 0, false, true, "checks without improvement before stopping"},
   };
   return rules;
-}
-
-std::string number_text(const config::Node& node) {
-  return node.type() == config::NodeType::kInt ? node.int_text() : std::to_string(node.as_float());
 }
 
 // Types and ranges of the numeric keys, for every job before anything runs: a negative learning
@@ -117,11 +118,16 @@ std::string check_numbers(const config::Node& job_config) {
     }
     const double value = is_int ? static_cast<double>(node->as_int()) : node->as_float();
     if (rule.minus_one && value == -1) continue;
-    if (value >= rule.minimum) continue;
+    if (value >= rule.minimum && value < rule.below) continue;
     char bound[48];
     std::snprintf(bound, sizeof(bound), "%g", rule.minimum);
-    problems += "\n  " + at + ": " + number_text(*node) + " is out of range: " + rule.means + ", " +
-                "at least " + bound + (rule.minus_one ? " or -1" : "");
+    std::string range = "at least " + std::string(bound) + (rule.minus_one ? " or -1" : "");
+    if (rule.below != HUGE_VAL) {
+      char upper[48];
+      std::snprintf(upper, sizeof(upper), "%g", rule.below);
+      range = "in [" + std::string(bound) + ", " + upper + ")";
+    }
+    problems += "\n  " + at + ": " + config::python_str(*node) + " is out of range: " + rule.means + ", " + range;
   }
   // Lightning's -1 epochs needs something else to end the run.
   const config::Node* epochs = config::select(job_config, "trainer.max_epochs");

@@ -138,6 +138,15 @@ TEST_CASE("a value out of range in one job of a sweep is refused when the sweep 
   CHECK(typed.err.find("trainer.max_epochs (override 'trainer.max_epochs=abc'): expected an int") != std::string::npos);
   CHECK_FALSE(fs::exists(fs::path(dir.path()) / "run"));
 
+  auto data = run_process({TRAINER_BINARY, "fit", "data=synthetic", "data.val_fraction=1.5", "data.num_samples=0",
+                           "hydra.run.dir=run"},
+                          dir.path());
+  check_clean_error(data);
+  CHECK(data.err.find("data.val_fraction (override 'data.val_fraction=1.5'): 1.5 is out of range: the share of the "
+                      "training split held out for validation, in [0, 1)") != std::string::npos);
+  CHECK(data.err.find("data.num_samples (override 'data.num_samples=0'): 0 is out of range") != std::string::npos);
+  CHECK_FALSE(fs::exists(fs::path(dir.path()) / "run"));
+
   auto monitor = run_process({TRAINER_BINARY, "fit", "callbacks.model_checkpoint.monitor=val/acx", "hydra.run.dir=run"},
                              dir.path());
   check_clean_error(monitor);
