@@ -130,6 +130,11 @@ void take_settings(Node& composed, const Node& stored, const std::vector<config:
       kept += (kept.empty() ? "" : ", ") + o->text;
     }
     taken += (taken.empty() ? "" : ", ") + section + "=" + short_value(from);
+    // hydra.yaml's record of the group options should name what runs: the checkpoint's model, not
+    // the default this command composed (the option is the section's `name`, as for the shipped ones).
+    if (Node* choice = config::select(composed, "hydra.runtime.choices." + section); choice != nullptr && from->is_map()) {
+      if (const Node* name = from->find("name"); name != nullptr && name->is_string()) *choice = Node::string(name->as_string());
+    }
     composed.set(section, std::move(merged));
   }
   if (!taken.empty()) notes.push_back("from the checkpoint's config: " + taken);

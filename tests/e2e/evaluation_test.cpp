@@ -78,6 +78,9 @@ TEST_CASE("evaluating a cnn run takes its config from the checkpoint and leaves 
   CHECK(test.err.find("from the checkpoint's config: model=cnn, data=synthetic") != std::string::npos);
   const fs::path test_dir = only_evaluation(run, "test");
   CHECK(read_file(test_dir / ".hydra" / "config.yaml").find("name: cnn") != std::string::npos);
+  const std::string hydra_yaml = read_file(test_dir / ".hydra" / "hydra.yaml");
+  CHECK(hydra_yaml.find("      model: cnn\n") != std::string::npos);  // runtime.choices: what ran
+  CHECK(hydra_yaml.find("      data: synthetic\n") != std::string::npos);
   CHECK(read_file(test_dir / "trainer.log").find("loaded " + run.string() + "/checkpoints/epoch_") != std::string::npos);
   CHECK(read_file(test_dir / "metrics.csv").find("test/acc") != std::string::npos);
 
