@@ -13,6 +13,7 @@
 
 #include "trainer/config/config_diff.h"
 #include "trainer/config/yaml.h"
+#include "trainer/engine/posix_files.h"
 #include "trainer/formats/checkpoint_file.h"
 #include "trainer/util/error.h"
 #include "trainer/util/log.h"
@@ -20,11 +21,6 @@
 namespace trainer::engine {
 namespace {
 
-std::string posix_parent(const std::string& path) {
-  const size_t slash = path.find_last_of('/');
-  if (slash == std::string::npos) return ".";
-  return slash == 0 ? "/" : path.substr(0, slash);
-}
 
 constexpr int64_t kFormatVersion = 1;
 
@@ -141,7 +137,7 @@ void check_finite(const std::string& path, models::Model& model) {
   std::string listed;
   for (size_t i = 0; i < bad.size() && i < 4; ++i) listed += (i == 0 ? "" : ", ") + bad[i];
   if (bad.size() > 4) listed += " and " + std::to_string(bad.size() - 4) + " more";
-  const std::optional<std::string> intact = formats::newest_intact_checkpoint(posix_parent(path), path);
+  const std::optional<std::string> intact = formats::newest_intact_checkpoint(posix::parent(path), path);
   throw Error(path, "the checkpoint holds non-finite weights (NaN or inf) in " + listed + ": the run that wrote it had diverged",
               "Use an earlier checkpoint" + (intact ? " (" + *intact + " is the newest other one)" : std::string()) +
                   ", and lower optimizer.lr or set trainer.gradient_clip_val for the next run.");
