@@ -1,0 +1,65 @@
+#include "trainer/options/sections.h"
+
+namespace trainer::options {
+
+namespace {
+
+// The keys every built-in dataset shares.
+std::vector<Option> loader_options(const std::string& workers, const std::string& pin_memory) {
+  return {
+      text("name", "???").means("the registered dataset"),
+      integer("batch_size", "128").at_least(1).means("samples per batch"),
+      number("val_fraction", "0.1").at_least(0).below(1).means("the share of the training split held out for validation"),
+      integer("num_workers", workers).at_least(0).or_words({"auto"}).means(
+          "loader threads (auto: min(4 x GPUs, cores) on CUDA, none on CPU; 0: in the training thread)"),
+      flag("pin_memory", pin_memory).means("page-locked host batches for CUDA copies"),
+  };
+}
+
+}  // namespace
+
+// The built-in datasets (configs/data/). A dataset registered by a program built on trainer has
+// no declaration here, and its section is not checked.
+std::vector<Section> data_sections() {
+  // Every dataset's batches are normalised and augmented by the loader (batch_loader.cpp).
+  Section normalize{"data.normalize", "", true, "pixel normalisation of every dataset's batches, on the [0, 1] scale", {}};
+  normalize.options = {
+      number("mean", "0.2860").means("subtracted from each pixel"),
+      number("std", "0.3530").above(0).means("each pixel is divided by it"),
+  };
+  Section augment{"data.augment", "", true, "augmentation of every dataset's training batches", {}};
+  augment.options = {
+      integer("random_crop_padding", "0").at_least(0).means("pad by N and crop back at a random offset (0: off)"),
+      flag("horizontal_flip", "false").means("flip half the images left to right"),
+  };
+  Section fashion{"data", "fashion_mnist", true, "data=fashion_mnist: the real Fashion-MNIST (gzipped IDX files)", {}};
+  fashion.options = loader_options("auto", "true");
+  fashion.options.front().default_text = "fashion_mnist";
+  fashion.options.push_back(text("root", "${paths.data_dir}").computed().means(
+      "the directory of the four IDX files (default paths.data_dir: Debian's dataset-fashion-mnist)"));
+  fashion.options.push_back(section("normalize").means("per-pixel normalisation, below"));
+  fashion.options.push_back(section("augment").means("training-batch augmentation, below"));
+
+  const std::vector<Option> shape = {
+      integer("num_samples", "4096").at_least(1).means("training + validation samples"),
+      integers("image_shape", "[1, 28, 28]").at_least(1).means("each sample's shape"),
+      integer("num_classes", "10").at_least(1).means("label classes"),
+  };
+  Section synthetic{"data", "synthetic", true, "data=synthetic: random images and labels, for tests and benchmarks", {}};
+  synthetic.options = loader_options("0", "false");
+  synthetic.options.front().default_text = "synthetic";
+  synthetic.options.insert(synthetic.options.end(), shape.begin(), shape.end());
+  synthetic.options.push_back(section("normalize").means("per-pixel normalisation, below"));
+  synthetic.options.push_back(section("augment").means("training-batch augmentation, below"));
+
+  // A dataset registered by a program built on trainer: the keys DataOptions hands it; the
+  // section stays open for the dataset's own keys (DataOptions::section).
+  Section registered{"data", "*", false, "data=<a registered dataset>: the keys DataOptions reads for it", {}};
+  registered.options = loader_options("0", "false");
+  registered.options.insert(registered.options.end(), shape.begin(), shape.end());
+  registered.options.push_back(section("normalize").means("per-pixel normalisation, below"));
+  registered.options.push_back(section("augment").means("training-batch augmentation, below"));
+  return {fashion, synthetic, registered, normalize, augment};
+}
+
+}  // namespace trainer::options

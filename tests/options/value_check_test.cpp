@@ -1,0 +1,60 @@
+#include <catch2/catch.hpp>
+
+#include "trainer/config/yaml.h"
+#include "trainer/options/value_check.h"
+
+using namespace trainer;
+using Catch::Contains;
+
+namespace {
+
+config::Node yaml(const std::string& text) {
+  return *config::load_yaml_string("v: " + text, "test").root.find("v");
+}
+
+}  // namespace
+
+TEST_CASE("numbers: type, range and Lightning's -1") {
+  const options::Option epochs = options::integer("max_epochs", "10").at_least(0).or_minus_one().means("epochs");
+  CHECK(options::check_value(epochs, yaml("3")) == "");
+  CHECK(options::check_value(epochs, yaml("-1")) == "");
+  CHECK_THAT(options::check_value(epochs, yaml("-5")), Contains("-5 is out of range: epochs, at least 0 or -1"));
+  CHECK_THAT(options::check_value(epochs, yaml("abc")), Contains("expected an int (epochs), got str abc"));
+  CHECK_THAT(options::check_value(epochs, yaml("1.5")), Contains("expected an int"));
+  CHECK_THAT(options::check_value(epochs, yaml("null")), Contains("null is not allowed"));
+  const options::Option share = options::number("val_fraction", "0.1").at_least(0).below(1).means("share");
+  CHECK(options::check_value(share, yaml("0")) == "");  // an int is a number
+  CHECK_THAT(options::check_value(share, yaml("1.0")), Contains("out of range: share, in [0, 1)"));
+}
+
+TEST_CASE("choices name the closest one; ints read as their text") {
+  const options::Option monitor = options::choice("monitor", "val/acc", {"val/acc", "val/loss"}).means("metric");
+  CHECK_THAT(options::check_value(monitor, yaml("val/acx")),
+             Contains("val/acx is not one of val/acc or val/loss (metric); did you mean 'val/acc'?"));
+  const options::Option precision = options::choice("precision", "32", {"32", "16-mixed"}).means("p");
+  CHECK(options::check_value(precision, yaml("32")) == "");
+  CHECK_THAT(options::check_value(precision, yaml("8")), Contains("is not one of"));
+}
+
+TEST_CASE("durations, limits, lists and words") {
+  const options::Option timeout = options::duration("dist_timeout", "\"00:00:30:00\"").above(0).means("t");
+  CHECK(options::check_value(timeout, yaml("\"00:00:30:00\"")) == "");
+  CHECK(options::check_value(timeout, yaml("90")) == "");
+  CHECK_THAT(options::check_value(timeout, yaml("soon")), Contains("expected DD:HH:MM:SS"));
+  CHECK_THAT(options::check_value(timeout, yaml("0")), Contains("out of range"));
+  CHECK(options::parse_duration("01:00:00:30") == 86430.0);
+  CHECK_FALSE(options::parse_duration("1:"));
+  const options::Option limit = options::limit("limit_val_batches", "1.0").means("l");
+  CHECK(options::check_value(limit, yaml("0")) == "");
+  CHECK(options::check_value(limit, yaml("0.5")) == "");
+  CHECK_THAT(options::check_value(limit, yaml("1.5")), Contains("lies in [0, 1]"));
+  CHECK_THAT(options::check_value(limit, yaml("-2")), Contains("cannot be negative"));
+  const options::Option sizes = options::integers("hidden_sizes", "[256]").at_least(1).means("widths");
+  CHECK(options::check_value(sizes, yaml("[1, 2]")) == "");
+  CHECK_THAT(options::check_value(sizes, yaml("[]")), Contains("an empty list"));
+  CHECK_THAT(options::check_value(sizes, yaml("[4, 0]")), Contains("item 1: 0 is out of range"));
+  const options::Option workers = options::integer("num_workers", "auto").at_least(0).or_words({"auto"}).means("w");
+  CHECK(options::check_value(workers, yaml("auto")) == "");
+  CHECK_THAT(options::check_value(workers, yaml("many")), Contains("expected an int or auto"));
+  CHECK(options::accepted(workers) == "an int at least 0 or auto");
+}
