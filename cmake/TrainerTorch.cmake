@@ -32,15 +32,15 @@ message(STATUS "trainer: LibTorch ${Torch_VERSION} from ${TRAINER_LIBTORCH} (${T
 find_package(ZLIB REQUIRED)
 # data (datasets, samplers, loader) and models (registry, built-ins) use LibTorch; so does the
 # engine. torch's headers come in as SYSTEM (imported target) so their warnings are not ours.
-trainer_add_module(data LINKS torch trainer_config trainer_util ZLIB::ZLIB)
-trainer_add_module(models LINKS torch trainer_config trainer_util)
+trainer_add_module(data LINKS torch trainer_options trainer_config trainer_util ZLIB::ZLIB)
+trainer_add_module(models LINKS torch trainer_options trainer_config trainer_util)
 
 file(GLOB engine_sources CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/engine/*.cpp)
 list(FILTER engine_sources EXCLUDE REGEX "engine_api\\.cpp$")
 # trainer_engine_core: everything but the C entry points; engine tests link it directly.
 add_library(trainer_engine_core STATIC ${engine_sources})
 target_include_directories(trainer_engine_core PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>)
-target_link_libraries(trainer_engine_core PUBLIC torch trainer_data trainer_models trainer_config trainer_util trainer_formats)
+target_link_libraries(trainer_engine_core PUBLIC torch trainer_data trainer_models trainer_options trainer_config trainer_util trainer_formats)
 # dlopen: NVML is loaded at run time by the device stats monitor (nvml_device.cpp).
 target_link_libraries(trainer_engine_core PUBLIC ${CMAKE_DL_LIBS})
 target_compile_options(trainer_engine_core PRIVATE ${TRAINER_WARNINGS} -Wno-unused-parameter)

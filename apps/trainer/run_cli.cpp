@@ -31,6 +31,7 @@
 #include "trainer/launch/sweep_planner.h"
 #include "trainer/launch/sweep_runner.h"
 #include "trainer/launch/tuned_config.h"
+#include "trainer/options/option_reference.h"
 #include "trainer/util/error.h"
 #include "trainer/util/log.h"
 
@@ -198,6 +199,8 @@ std::string help_text(const config::Composer& composer, const config::ComposeRes
   }
   out += "\n== Config ==\nOverride anything in the config (foo.bar=value)\n\n";
   out += config::to_yaml(without_key(result.config, "hydra"));
+  out += "\n== Options ==\nWhat trainer's own keys of this config accept (docs/options.md lists every key)\n\n";
+  out += options::help_text(result.config);
   out += "\n== Flags ==\n" + args.usage;
   return out;
 }

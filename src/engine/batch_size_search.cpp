@@ -5,28 +5,11 @@
 
 #include "trainer/config/node.h"
 #include "trainer/config/yaml.h"
+#include "trainer/options/option_reader.h"
 #include "trainer/util/error.h"
 
 namespace trainer::engine {
 namespace {
-
-ScaleMode parse_mode(const config::ConfigView& view, const std::string& key) {
-  const std::string text = view.get<std::string>(key);
-  if (text == "power") return ScaleMode::kPower;
-  if (text == "binsearch") return ScaleMode::kBinsearch;
-  throw Error(view.full_path(key), "unknown batch-size search mode '" + text + "'",
-              "Use power (double until a trial fails) or binsearch (double, then bisect).");
-}
-
-int64_t read_at_least(const config::ConfigView& view, const std::string& key, int64_t fallback, int64_t minimum,
-                      const std::string& fix) {
-  const int64_t value = view.get_or<int64_t>(key, fallback);
-  if (value < minimum) {
-    throw Error(view.full_path(key), "must be at least " + std::to_string(minimum) + ", got " + std::to_string(value),
-                fix);
-  }
-  return value;
-}
 
 std::string megabytes(double mb) {
   char text[32];
@@ -40,26 +23,21 @@ const char* scale_mode_name(ScaleMode mode) { return mode == ScaleMode::kPower ?
 
 TunerOptions TunerOptions::from_config(const config::ConfigView& root) {
   TunerOptions o;
-  if (root.has("trainer.auto_scale_batch_size")) {
-    const config::Node& node = root.node("trainer.auto_scale_batch_size");
-    if (node.type() == config::NodeType::kBool) {
-      if (node.as_bool()) o.auto_scale = ScaleMode::kPower;  // Lightning 1.x: true means power
-    } else if (!node.is_null()) {
-      o.auto_scale = parse_mode(root, "trainer.auto_scale_batch_size");
+  auto mode_of = [](const std::string& name) { return name == "binsearch" ? ScaleMode::kBinsearch : ScaleMode::kPower; };
+  if (root.has("trainer")) {
+    // Lightning 1.x: true means power; false and null: no search before fit.
+    const std::string automatic = options::OptionReader(root.sub("trainer")).choice("auto_scale_batch_size");
+    if (automatic == "true" || automatic == "power" || automatic == "binsearch") {
+      o.auto_scale = mode_of(automatic == "true" ? "power" : automatic);
     }
   }
   if (!root.has("tuner") || root.node("tuner").is_null()) return o;
-  const config::ConfigView t = root.sub("tuner");
-  if (t.has("mode") && !t.node("mode").is_null()) o.mode = parse_mode(t, "mode");
-  o.init_val = read_at_least(t, "init_val", o.init_val, 1, "Start from a batch of 1 or more (the default is 2).");
-  o.max_trials = read_at_least(t, "max_trials", o.max_trials, 1, "Allow at least one trial (the default is 25).");
-  o.steps_per_trial =
-      read_at_least(t, "steps_per_trial", o.steps_per_trial, 1, "Run at least one step per trial (the default is 3).");
-  o.max_memory_mb = t.get_or<std::optional<double>>("max_memory_mb", std::nullopt);
-  if (o.max_memory_mb && !(*o.max_memory_mb > 0)) {
-    throw Error(t.full_path("max_memory_mb"), "must be above 0 MiB",
-                "Give the memory a trial may take in MiB (e.g. 2048), or remove the key for the default.");
-  }
+  const options::OptionReader t(root.sub("tuner"));
+  o.mode = mode_of(t.choice("mode"));
+  o.init_val = t.get<int64_t>("init_val");
+  o.max_trials = t.get<int64_t>("max_trials");
+  o.steps_per_trial = t.get<int64_t>("steps_per_trial");
+  o.max_memory_mb = t.get<std::optional<double>>("max_memory_mb");
   return o;
 }
 

@@ -3,6 +3,7 @@
 #include "trainer/engine/device_stats_monitor.h"
 #include "trainer/engine/early_stopping.h"
 #include "trainer/engine/lr_monitor.h"
+#include "trainer/options/option_reader.h"
 
 namespace trainer::engine {
 
@@ -14,8 +15,9 @@ Registry<CallbackFactory>& callback_registry() {
       return std::unique_ptr<Callback>(std::make_unique<EarlyStopping>(EarlyStoppingOptions::from_config(section)));
     });
     created->add("lr_monitor", [](const config::ConfigView& section) {
-      return std::unique_ptr<Callback>(std::make_unique<LearningRateMonitor>(
-          section.get_or<std::string>("logging_interval", ""), section.full_path("logging_interval")));
+      const options::OptionReader r(section);
+      return std::unique_ptr<Callback>(
+          std::make_unique<LearningRateMonitor>(r.choice("logging_interval"), r.where("logging_interval")));
     });
     created->add("device_stats_monitor", [](const config::ConfigView& section) {
       return std::unique_ptr<Callback>(std::make_unique<DeviceStatsMonitor>(DeviceStatsOptions::from_config(section)));

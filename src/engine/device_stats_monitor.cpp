@@ -4,6 +4,7 @@
 
 #include "trainer/engine/cuda_device_info.h"
 #include "trainer/engine/memory_stats.h"
+#include "trainer/options/option_reader.h"
 #include "trainer/util/log.h"
 
 namespace trainer::engine {
@@ -21,8 +22,9 @@ double cpu_seconds() {
 
 DeviceStatsOptions DeviceStatsOptions::from_config(const config::ConfigView& section) {
   DeviceStatsOptions o;
-  o.cpu_stats = section.get_or<bool>("cpu_stats", o.cpu_stats);
-  o.nvml = section.get_or<bool>("nvml", o.nvml);
+  const options::OptionReader r(section);
+  o.cpu_stats = r.get<bool>("cpu_stats");
+  o.nvml = r.get<bool>("nvml");
   return o;
 }
 

@@ -3,7 +3,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "trainer/engine/trainer_options.h"
+#include "trainer/options/option_reader.h"
 #include "trainer/util/error.h"
 
 namespace trainer::engine {
@@ -32,66 +32,21 @@ int int_of(const GetEnv& get_env, const char* name, std::optional<int> fallback 
               "Fix the launcher's environment.");
 }
 
-std::string config_text(const config::ConfigView& view, const std::string& key) {
-  const config::Node& node = view.node(key);
-  if (node.type() == config::NodeType::kInt) return node.int_text();
-  return view.get<std::string>(key);
-}
-
 }  // namespace
 
 DistOptions DistOptions::from_config(const config::ConfigView& root) {
   DistOptions o;
   if (!root.has("trainer")) return o;
-  const config::ConfigView t = root.sub("trainer");
-  o.strategy = t.get_or<std::string>("strategy", "auto");
-  if (o.strategy != "auto" && o.strategy != "ddp" && o.strategy != "single_device") {
-    throw Error(t.full_path("strategy"), "unknown strategy '" + o.strategy + "'", "Use auto, ddp or single_device.");
-  }
-  if (t.has("devices") && !t.node("devices").is_null()) {
-    const config::Node& node = t.node("devices");
-    if (node.type() == config::NodeType::kString && node.as_string() == "auto") {
-      o.devices = -1;
-    } else {
-      o.devices = t.get<int>("devices");
-      if (o.devices < 1 && o.devices != -1) {
-        throw Error(t.full_path("devices"), "devices=" + std::to_string(o.devices) + " is not a number of processes",
-                    "Use a positive number of devices (processes on this node), or auto.");
-      }
-    }
-  }
-  o.num_nodes = t.get_or<int>("num_nodes", 1);
-  if (o.num_nodes < 1) {
-    throw Error(t.full_path("num_nodes"), "num_nodes must be at least 1", "Use trainer.num_nodes=1 or more.");
-  }
-  o.backend = t.get_or<std::string>("process_group_backend", "");
+  const options::OptionReader t(root.sub("trainer"));
+  o.strategy = t.choice("strategy");
+  o.devices = t.word("devices") == "auto" ? -1 : t.get<int>("devices");
+  o.num_nodes = t.get<int>("num_nodes");
+  o.backend = t.choice("process_group_backend");
   if (o.backend == "auto") o.backend.clear();
-  if (!o.backend.empty() && o.backend != "gloo" && o.backend != "nccl") {
-    throw Error(t.full_path("process_group_backend"), "unknown process group backend '" + o.backend + "'",
-                "Use gloo (CPU, or CUDA tensors through the host), nccl (CUDA) or null for the default.");
-  }
-  if (t.has("dist_timeout") && !t.node("dist_timeout").is_null()) {
-    const config::Node& node = t.node("dist_timeout");
-    if (node.type() == config::NodeType::kInt || node.type() == config::NodeType::kFloat) {
-      o.timeout_seconds = t.get<double>("dist_timeout");
-    } else {
-      o.timeout_seconds = parse_duration(t.get<std::string>("dist_timeout"), t.full_path("dist_timeout"));
-    }
-    if (!(o.timeout_seconds > 0)) {
-      throw Error(t.full_path("dist_timeout"), "the timeout must be above zero",
-                  "Give DD:HH:MM:SS (e.g. 00:00:30:00) or a number of seconds.");
-    }
-  }
-  o.bucket_cap_mb = t.get_or<double>("bucket_cap_mb", 25.0);
-  if (!(o.bucket_cap_mb > 0)) {
-    throw Error(t.full_path("bucket_cap_mb"), "a bucket must hold more than 0 MB", "Use e.g. 25 (PyTorch's default).");
-  }
-  if (t.has("master_addr") && !t.node("master_addr").is_null()) o.master_addr = config_text(t, "master_addr");
-  o.master_port = t.get_or<int>("master_port", 0);
-  if (o.master_port < 0 || o.master_port > 65535) {
-    throw Error(t.full_path("master_port"), "not a TCP port: " + std::to_string(o.master_port),
-                "Use a port from 1024 to 65535, or null for a free one.");
-  }
+  o.timeout_seconds = t.seconds("dist_timeout").value_or(o.timeout_seconds);
+  o.bucket_cap_mb = t.get<double>("bucket_cap_mb");
+  o.master_addr = t.get<std::optional<std::string>>("master_addr").value_or("");
+  o.master_port = t.get<std::optional<int>>("master_port").value_or(0);
   return o;
 }
 

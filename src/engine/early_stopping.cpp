@@ -1,5 +1,7 @@
 #include "trainer/engine/early_stopping.h"
 
+#include "trainer/options/option_reader.h"
+
 #include <cmath>
 #include <cstdio>
 #include <sstream>
@@ -20,25 +22,14 @@ std::string number(double value, int digits = 3) {
 
 EarlyStoppingOptions EarlyStoppingOptions::from_config(const config::ConfigView& section) {
   EarlyStoppingOptions o;
-  o.monitor = section.get_or<std::string>("monitor", o.monitor);
-  const std::string mode = section.get_or<std::string>("mode", "min");
-  if (mode != "min" && mode != "max") {
-    throw Error(section.full_path("mode"), "mode must be min or max, not '" + mode + "'",
-                "Use mode: min for losses, max for accuracies.");
-  }
-  o.mode_max = mode == "max";
-  o.patience = section.get_or<int64_t>("patience", o.patience);
-  if (o.patience < 0) {
-    throw Error(section.full_path("patience"), "patience must be >= 0", "Give the number of checks to wait.");
-  }
-  o.min_delta = std::fabs(section.get_or<double>("min_delta", o.min_delta));
-  o.check_finite = section.get_or<bool>("check_finite", o.check_finite);
-  if (section.has("stopping_threshold") && !section.node("stopping_threshold").is_null()) {
-    o.stopping_threshold = section.get<double>("stopping_threshold");
-  }
-  if (section.has("divergence_threshold") && !section.node("divergence_threshold").is_null()) {
-    o.divergence_threshold = section.get<double>("divergence_threshold");
-  }
+  const options::OptionReader r(section);
+  o.monitor = r.choice("monitor");
+  o.mode_max = r.choice("mode") == "max";
+  o.patience = r.get<int64_t>("patience");
+  o.min_delta = std::fabs(r.get<double>("min_delta"));
+  o.check_finite = r.get<bool>("check_finite");
+  o.stopping_threshold = r.get<std::optional<double>>("stopping_threshold");
+  o.divergence_threshold = r.get<std::optional<double>>("divergence_threshold");
   return o;
 }
 

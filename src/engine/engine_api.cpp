@@ -18,6 +18,7 @@
 #include "trainer/engine/job_ranks.h"
 #include "trainer/engine/runtime_info.h"
 #include "trainer/engine/trainer.h"
+#include "trainer/options/option_reader.h"
 #include "trainer/util/error.h"
 #include "trainer/util/log.h"
 
@@ -86,6 +87,10 @@ __attribute__((visibility("default"))) const char* trainer_engine_describe() {
 __attribute__((visibility("default"))) int trainer_engine_run(const TrainerJob* job,
                                                               char* error_message,
                                                               size_t error_capacity) {
+  // TRAINER_OPTION_READS=<file>: the option keys this job read, however it ends (option_reader.h).
+  struct WriteKeysRead {
+    ~WriteKeysRead() { trainer::options::write_keys_read(); }
+  } write_keys_read;
   try {
     if (job == nullptr || job->command == nullptr || job->config_yaml == nullptr) {
       copy_message("engine: no job given", error_message, error_capacity);

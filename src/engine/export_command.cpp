@@ -14,6 +14,7 @@
 #include "trainer/engine/posix_files.h"
 #include "trainer/formats/checkpoint_file.h"
 #include "trainer/formats/safetensors_writer.h"
+#include "trainer/options/option_reader.h"
 #include "trainer/util/error.h"
 #include "trainer/util/log.h"
 
@@ -21,7 +22,6 @@ namespace trainer::engine {
 namespace {
 
 constexpr int64_t kCheckpointFormatVersion = 1;  // as written by save_checkpoint
-const char* const kFormats = "safetensors";
 
 std::string safetensors_dtype(at::ScalarType type, const std::string& name) {
   switch (type) {
@@ -88,19 +88,17 @@ std::string default_output(const std::string& checkpoint, const std::string& run
 
 std::string export_checkpoint(const config::Node& job_config, const std::string& run_dir) {
   config::ConfigView view(job_config);
-  const std::string format = view.get_or<std::string>("format", "safetensors");
-  if (format != "safetensors") {
-    throw Error(view.full_path("format"), "unknown export format '" + format + "'",
-                std::string("Use format=") + kFormats + " (the formats trainer export writes: " + kFormats + ").");
-  }
-  const std::string wanted = view.get_or<std::string>("ckpt_path", "");
+  const options::OptionReader top(view);
+  top.choice("format");  // safetensors, the one format written; the declaration refuses others
+  const std::string wanted = top.get<std::optional<std::string>>("ckpt_path").value_or("");
   if (wanted.empty()) {
     throw Error("ckpt_path", "trainer export needs a checkpoint to export",
                 "Give ckpt_path=last or best (with hydra.run.dir=<the training run's directory>), or "
                 "ckpt_path=<path to a .ckpt file>.");
   }
   const std::string checkpoint = formats::resolve_checkpoint_name(wanted, checkpoint_dir(view, run_dir));
-  const std::string output = view.get_or<std::string>("export_path", default_output(checkpoint, run_dir));
+  const std::string output =
+      top.get<std::optional<std::string>>("export_path").value_or(default_output(checkpoint, run_dir));
   if (output == checkpoint) {
     throw Error("export_path", "the export would overwrite the checkpoint " + checkpoint,
                 "Set export_path to a .safetensors file.");

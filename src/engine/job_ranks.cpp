@@ -12,6 +12,7 @@
 #include "trainer/engine/batch_size_search.h"
 #include "trainer/engine/dist_env.h"
 #include "trainer/engine/local_ranks.h"
+#include "trainer/options/option_reader.h"
 #include "trainer/engine/process_group.h"
 #include "trainer/engine/trainer.h"
 #include "trainer/util/error.h"
@@ -68,7 +69,7 @@ int run_job_ranks(config::Node job_config, const std::string& run_dir, const std
   const config::ConfigView view(job_config);
   const DistOptions dist = DistOptions::from_config(view);
   std::optional<DistEnv> env = detect_dist_env();
-  const std::string accelerator = view.get_or<std::string>("trainer.accelerator", "auto");
+  const std::string accelerator = view.has("trainer") ? options::OptionReader(view.sub("trainer")).choice("accelerator") : "auto";
   const bool cuda = accelerator == "cuda" || accelerator == "gpu" || (accelerator == "auto" && torch::cuda::is_available());
   const int cuda_devices = cuda ? static_cast<int>(torch::cuda::device_count()) : 0;
   const int per_node = dist.processes_per_node(cuda_devices);

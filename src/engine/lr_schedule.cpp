@@ -19,30 +19,25 @@ double cosine(double start, double end, double fraction) {
 
 LrSchedule::LrSchedule(SchedulerOptions options, double base_lr, int64_t total_steps)
     : options_(std::move(options)), base_lr_(base_lr), total_steps_(std::max<int64_t>(1, total_steps)) {
-  const std::string& n = options_.name;
-  if (n != "none" && n != "step" && n != "cosine" && n != "warmup_cosine" && n != "onecycle") {
-    throw Error("scheduler.name", "unknown scheduler '" + n + "'",
-                "Use one of none, step, cosine, warmup_cosine, onecycle.");
-  }
 }
 
 double LrSchedule::lr_at(int64_t count) const {
   const double t = static_cast<double>(count);
-  const std::string& n = options_.name;
-  if (n == "step") {
+  const ScheduleKind n = options_.kind;
+  if (n == ScheduleKind::kStep) {
     return base_lr_ * std::pow(options_.gamma, std::floor(t / static_cast<double>(std::max<int64_t>(1, options_.step_size))));
   }
-  if (n == "cosine") {
+  if (n == ScheduleKind::kCosine) {
     double horizon = options_.t_max > 0 ? options_.t_max : static_cast<double>(total_steps_);
     return cosine(base_lr_, options_.eta_min, t / horizon);
   }
-  if (n == "warmup_cosine") {
+  if (n == ScheduleKind::kWarmupCosine) {
     const double warmup = static_cast<double>(options_.warmup_steps);
     if (t < warmup) return base_lr_ * (t + 1.0) / warmup;
     double rest = std::max(1.0, static_cast<double>(total_steps_) - warmup);
     return cosine(base_lr_, options_.eta_min, (t - warmup) / rest);
   }
-  if (n == "onecycle") {
+  if (n == ScheduleKind::kOneCycle) {
     // PyTorch's OneCycleLR defaults: div_factor 25, final_div_factor 1e4, cosine annealing.
     const double initial = options_.max_lr / 25.0;
     const double final_lr = initial / 1e4;

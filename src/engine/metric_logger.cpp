@@ -2,6 +2,7 @@
 
 #include "trainer/engine/metrics_csv.h"
 #include "trainer/engine/tensorboard_logger.h"
+#include "trainer/options/option_reader.h"
 
 namespace trainer::engine {
 
@@ -10,8 +11,9 @@ Registry<LoggerFactory>& logger_registry() {
   static auto* registry = [] {
     auto* created = new Registry<LoggerFactory>("logger");
     created->add("csv", [](const config::ConfigView& section, const std::string& run_dir) {
-      const std::string dir = section.get_or<std::string>("save_dir", run_dir);
-      const std::string name = section.get_or<std::string>("name", "metrics.csv");
+      const options::OptionReader r(section);
+      const std::string dir = r.get_or<std::string>("save_dir", run_dir);
+      const std::string name = r.get<std::string>("name");
       return std::unique_ptr<MetricLogger>(std::make_unique<MetricsCsv>(dir + "/" + name));
     });
     created->add("tensorboard", make_tensorboard_logger);

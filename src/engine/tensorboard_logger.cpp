@@ -1,6 +1,8 @@
 // logger.tensorboard: scalars into TensorBoard event files under `save_dir`.
 #include "trainer/engine/tensorboard_logger.h"
 
+#include "trainer/options/option_reader.h"
+
 #include "trainer/formats/tensorboard_writer.h"
 
 namespace trainer::engine {
@@ -24,7 +26,8 @@ class TensorBoardLogger final : public MetricLogger {
 }  // namespace
 
 std::unique_ptr<MetricLogger> make_tensorboard_logger(const config::ConfigView& section, const std::string& run_dir) {
-  return std::make_unique<TensorBoardLogger>(section.get_or<std::string>("save_dir", run_dir + "/tensorboard"));
+  return std::make_unique<TensorBoardLogger>(
+      options::OptionReader(section).get_or<std::string>("save_dir", run_dir + "/tensorboard"));
 }
 
 }  // namespace trainer::engine

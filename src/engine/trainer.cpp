@@ -173,27 +173,24 @@ struct DeviceMeter {
 
 // Adam and AdamW on CUDA run as one fused kernel (fused_adam.h); everything else is LibTorch's own.
 bool uses_fused_adam(const OptimizerOptions& o, const at::Device& device) {
-  return device.is_cuda() && fused_adam_available(device) && (o.name == "adam" || o.name == "adamw");
+  return device.is_cuda() && fused_adam_available(device) && o.kind != OptimizerKind::kSgd;
 }
 
 std::unique_ptr<torch::optim::Optimizer> make_optimizer(const OptimizerOptions& o, std::vector<at::Tensor> parameters,
                                                         const at::Device& device) {
   if (uses_fused_adam(o, device)) {
-    return make_fused_adam(o.name, parameters, o.lr, o.betas[0], o.betas[1], 1e-8, o.weight_decay, device);
+    return make_fused_adam(optimizer_name(o.kind), parameters, o.lr, o.betas[0], o.betas[1], 1e-8, o.weight_decay, device);
   }
-  if (o.name == "sgd") {
+  if (o.kind == OptimizerKind::kSgd) {
     return std::make_unique<torch::optim::SGD>(
         parameters, torch::optim::SGDOptions(o.lr).momentum(o.momentum).nesterov(o.nesterov).weight_decay(o.weight_decay));
   }
-  if (o.name == "adam") {
+  if (o.kind == OptimizerKind::kAdam) {
     return std::make_unique<torch::optim::Adam>(
         parameters, torch::optim::AdamOptions(o.lr).betas(std::make_tuple(o.betas[0], o.betas[1])).weight_decay(o.weight_decay));
   }
-  if (o.name == "adamw") {
-    return std::make_unique<torch::optim::AdamW>(
-        parameters, torch::optim::AdamWOptions(o.lr).betas(std::make_tuple(o.betas[0], o.betas[1])).weight_decay(o.weight_decay));
-  }
-  throw Error("optimizer.name", "unknown optimizer '" + o.name + "'", "Use sgd, adam or adamw.");
+  return std::make_unique<torch::optim::AdamW>(
+      parameters, torch::optim::AdamWOptions(o.lr).betas(std::make_tuple(o.betas[0], o.betas[1])).weight_decay(o.weight_decay));
 }
 
 void set_lr(torch::optim::Optimizer& optimizer, double lr) {
@@ -331,17 +328,14 @@ struct Trainer::Impl {
     options = TrainerOptions::from_config(view, run_dir);
     tuner = TunerOptions::from_config(view);
     profiler = PhaseProfiler(options.profile_simple);
-    if (options.accelerator == "cuda" || options.accelerator == "gpu") {
+    if (options.accelerator == Accelerator::kCuda) {
       if (!torch::cuda::is_available()) {
         throw Error("trainer.accelerator", "CUDA was asked for but no CUDA device is available",
                     "Use trainer.accelerator=cpu (or auto), or build against the CUDA wheel on a GPU machine.");
       }
       device = at::Device(at::kCUDA, local_cuda_index());
-    } else if (options.accelerator == "auto") {
+    } else if (options.accelerator == Accelerator::kAuto) {
       device = torch::cuda::is_available() ? at::Device(at::kCUDA, local_cuda_index()) : at::Device(at::kCPU);
-    } else if (options.accelerator != "cpu") {
-      throw Error("trainer.accelerator", "unknown accelerator '" + options.accelerator + "'",
-                  "Use auto, cpu or cuda.");
     }
     configure_precision();
     torch::manual_seed(options.seed);
@@ -370,7 +364,7 @@ struct Trainer::Impl {
     parameters = model->parameters();
     optimizer = make_optimizer(options.optimizer, parameters, device);
     if (uses_fused_adam(options.optimizer, device)) {
-      log::info("optimizer " + options.optimizer.name + ": one fused kernel for all parameters (CUDA)");
+      log::info(std::string("optimizer ") + optimizer_name(options.optimizer.kind) + ": one fused kernel for all parameters (CUDA)");
     }
     log::info("model: " + model->describe());
     probe_precision(spec, view.get_or<std::string>("model.name", "?"));
@@ -731,7 +725,7 @@ struct Trainer::Impl {
     int64_t global_step() const override { return state.global_step; }
     int64_t min_epochs() const override { return impl.options.min_epochs; }
     bool lr_changes_per_step() const override {
-      return impl.options.scheduler.name != "none" && impl.options.scheduler.interval == "step";
+      return impl.options.scheduler.kind != ScheduleKind::kNone && impl.options.scheduler.per_step;
     }
     int cuda_device() const override { return impl.device.is_cuda() ? impl.device.index() : -1; }
     std::vector<std::pair<std::string, double>> learning_rates() const override {
@@ -750,11 +744,12 @@ struct Trainer::Impl {
   };
 
   std::string optimizer_class_name() const {
-    const std::string& name = options.optimizer.name;
-    if (name == "sgd") return "SGD";
-    if (name == "adam") return "Adam";
-    if (name == "adamw") return "AdamW";
-    return name;
+    switch (options.optimizer.kind) {
+      case OptimizerKind::kSgd: return "SGD";
+      case OptimizerKind::kAdam: return "Adam";
+      case OptimizerKind::kAdamW: return "AdamW";
+    }
+    return "?";
   }
 
   void save_callback_states(LoopState& state) const {
@@ -1040,7 +1035,7 @@ struct Trainer::Impl {
     data::BatchLoader loader = make_loader(train_set, /*train=*/true, batch_size);
     int64_t epoch = 0;
     loader.start_epoch(epoch);
-    const bool by_norm = options.gradient_clip_algorithm == "norm";
+    const bool by_norm = options.gradient_clip_algorithm == ClipAlgorithm::kNorm;
     model->train();
     for (int64_t step = 0; step < tuner.steps_per_trial; ++step) {
       std::optional<data::Batch> batch = loader.next();
@@ -1254,7 +1249,7 @@ struct Trainer::Impl {
     int64_t interval_batches = 0;  // this rank's batches since the last logging step
     bool stop = false;
     bool first_step_reported = false;
-    const bool by_norm = options.gradient_clip_algorithm == "norm";
+    const bool by_norm = options.gradient_clip_algorithm == ClipAlgorithm::kNorm;
     int64_t reported_skips = 0;
     model->train();
 

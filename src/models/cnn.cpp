@@ -15,13 +15,15 @@ namespace trainer::models {
 CnnOptions CnnOptions::from_config(const config::ConfigView& model_config,
                                    const InputSpec& spec) {
   CnnOptions options;
-  options.in_channels = read_in_channels(model_config, spec, "cnn");
+  const options::OptionReader r(model_config, "cnn");
+  r.get<std::string>("name");
+  options.in_channels = read_in_channels(r, spec, "cnn");
   options.height = spec.sample_shape[1];
   options.width = spec.sample_shape[2];
-  options.channels = read_positive_int_list(model_config, "channels", options.channels);
-  options.hidden_size = read_positive_int(model_config, "hidden_size", options.hidden_size);
-  options.num_classes = read_num_classes(model_config, spec);
-  options.dropout = read_dropout(model_config, "dropout", options.dropout);
+  options.channels = r.get<std::vector<int64_t>>("channels");
+  options.hidden_size = r.get<int64_t>("hidden_size");
+  options.num_classes = read_num_classes(r, spec);
+  options.dropout = r.get<double>("dropout");
   // Each block halves the image (rounding down); it must not vanish.
   int64_t height = options.height;
   int64_t width = options.width;

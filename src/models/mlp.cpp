@@ -17,7 +17,9 @@ MlpOptions MlpOptions::from_config(const config::ConfigView& model_config,
   MlpOptions options;
   const int64_t sample_size = std::accumulate(spec.sample_shape.begin(), spec.sample_shape.end(),
                                               int64_t{1}, std::multiplies<int64_t>());
-  options.input_size = read_positive_int(model_config, "input_size", sample_size);
+  const options::OptionReader r(model_config, "mlp");
+  r.get<std::string>("name");
+  options.input_size = r.get_or<int64_t>("input_size", sample_size);
   if (options.input_size != sample_size) {
     throw Error(option_where(model_config, "input_size"),
                 "the mlp model expects " + std::to_string(options.input_size) +
@@ -27,9 +29,9 @@ MlpOptions MlpOptions::from_config(const config::ConfigView& model_config,
                 "Set " + model_config.full_path("input_size") + "=" +
                     std::to_string(sample_size) + " (or remove it to take the data's size)");
   }
-  options.hidden_sizes = read_positive_int_list(model_config, "hidden_sizes", options.hidden_sizes);
-  options.num_classes = read_num_classes(model_config, spec);
-  options.dropout = read_dropout(model_config, "dropout", options.dropout);
+  options.hidden_sizes = r.get<std::vector<int64_t>>("hidden_sizes");
+  options.num_classes = read_num_classes(r, spec);
+  options.dropout = r.get<double>("dropout");
   return options;
 }
 

@@ -66,12 +66,9 @@ double read_dropout(const config::ConfigView& view, std::string_view key, double
   return value;
 }
 
-int64_t read_num_classes(const config::ConfigView& view, const InputSpec& spec) {
-  if (spec.num_classes < 1) {
-    throw Error(view.prefix(), "the data reports " + std::to_string(spec.num_classes) + " classes",
-                "This is a bug in the dataset: it must report at least one class");
-  }
-  const int64_t value = read_positive_int(view, "num_classes", spec.num_classes);
+namespace {
+
+int64_t agree_num_classes(const config::ConfigView& view, const InputSpec& spec, int64_t value) {
   if (value != spec.num_classes) {
     throw Error(option_where(view, "num_classes"),
                 "the model is configured for " + std::to_string(value) +
@@ -82,16 +79,26 @@ int64_t read_num_classes(const config::ConfigView& view, const InputSpec& spec) 
   return value;
 }
 
-int64_t read_in_channels(const config::ConfigView& view, const InputSpec& spec,
-                         const std::string& model) {
+void check_reported_classes(const config::ConfigView& view, const InputSpec& spec) {
+  if (spec.num_classes < 1) {
+    throw Error(view.prefix(), "the data reports " + std::to_string(spec.num_classes) + " classes",
+                "This is a bug in the dataset: it must report at least one class");
+  }
+}
+
+int64_t image_channels(const config::ConfigView& view, const InputSpec& spec, const std::string& model) {
   if (spec.sample_shape.size() != 3) {
     throw Error(view.prefix(),
                 "the " + model + " model needs image samples shaped [channels, height, width], "
                 "but the data gives samples of shape " + shape_string(spec.sample_shape),
                 "Use image data (e.g. data=fashion_mnist), or model=mlp for flat samples");
   }
+  return spec.sample_shape[0];
+}
+
+int64_t agree_in_channels(const config::ConfigView& view, const InputSpec& spec, const std::string& model,
+                          int64_t value) {
   const int64_t channels = spec.sample_shape[0];
-  const int64_t value = read_positive_int(view, "in_channels", channels);
   if (value != channels) {
     throw Error(option_where(view, "in_channels"),
                 "the " + model + " model expects " + std::to_string(value) +
@@ -101,6 +108,29 @@ int64_t read_in_channels(const config::ConfigView& view, const InputSpec& spec,
                 "Set " + view.full_path("in_channels") + "=" + std::to_string(channels));
   }
   return value;
+}
+
+}  // namespace
+
+int64_t read_num_classes(const config::ConfigView& view, const InputSpec& spec) {
+  check_reported_classes(view, spec);
+  return agree_num_classes(view, spec, read_positive_int(view, "num_classes", spec.num_classes));
+}
+
+int64_t read_num_classes(const options::OptionReader& reader, const InputSpec& spec) {
+  check_reported_classes(reader.view(), spec);
+  return agree_num_classes(reader.view(), spec, reader.get_or<int64_t>("num_classes", spec.num_classes));
+}
+
+int64_t read_in_channels(const options::OptionReader& reader, const InputSpec& spec, const std::string& model) {
+  const int64_t channels = image_channels(reader.view(), spec, model);
+  return agree_in_channels(reader.view(), spec, model, reader.get_or<int64_t>("in_channels", channels));
+}
+
+int64_t read_in_channels(const config::ConfigView& view, const InputSpec& spec,
+                         const std::string& model) {
+  const int64_t channels = image_channels(view, spec, model);
+  return agree_in_channels(view, spec, model, read_positive_int(view, "in_channels", channels));
 }
 
 }  // namespace trainer::models

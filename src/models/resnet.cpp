@@ -151,16 +151,18 @@ std::vector<int64_t> resnet_depths() { return {18, 34, 50, 101, 152}; }
 ResNetOptions ResNetOptions::from_config(const config::ConfigView& model_config,
                                          const InputSpec& spec) {
   ResNetOptions options;
-  options.depth = model_config.get_or<int64_t>("depth", options.depth);
+  const options::OptionReader r(model_config, "resnet");
+  r.get<std::string>("name");
+  options.depth = std::stoll(r.choice("depth"));
   Layout layout;
   if (!layout_for(options.depth, layout)) {
     throw Error(option_where(model_config, "depth"),
                 "resnet has no depth " + std::to_string(options.depth),
                 "Set " + model_config.full_path("depth") + " to one of " + depth_list());
   }
-  options.in_channels = read_in_channels(model_config, spec, "resnet");
-  options.width = read_positive_int(model_config, "width", options.width);
-  options.num_classes = read_num_classes(model_config, spec);
+  options.in_channels = read_in_channels(r, spec, "resnet");
+  options.width = r.get<int64_t>("width");
+  options.num_classes = read_num_classes(r, spec);
   options.image_height = spec.sample_shape[1];
   options.image_width = spec.sample_shape[2];
   return options;

@@ -82,7 +82,9 @@ void mirror_into(const torch::jit::Module& scripted, torch::nn::Module& mirror) 
 TorchScriptOptions TorchScriptOptions::from_config(const config::ConfigView& model_config,
                                                    const InputSpec& /*spec*/) {
   TorchScriptOptions options;
-  options.path = model_config.get<std::string>("path");
+  const options::OptionReader r(model_config, "torchscript");
+  r.get<std::string>("name");
+  options.path = r.get<std::string>("path");
   return options;
 }
 

@@ -179,7 +179,7 @@ TEST_CASE(
                         "debug=trace", "trainer.profiler_schedule.active=0", "hydra.run.dir=run"},
                        bad.path());
   CHECK(result.exit_code != 0);
-  CHECK(contains(result.err, "trainer.profiler_schedule.active: must be at least 1, got 0"));
+  CHECK(contains(result.err, "trainer.profiler_schedule.active (override 'trainer.profiler_schedule.active=0'): 0 is out of range: steps recorded, at least 1"));
 
   TempDir typo;
   result = run_process({TRAINER_BINARY, "fit", "data=synthetic", "data.num_workers=0",

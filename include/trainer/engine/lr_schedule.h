@@ -13,8 +13,8 @@ class LrSchedule {
   // total_steps: the optimizer steps the run will take (for onecycle and step-wise cosine).
   LrSchedule(SchedulerOptions options, double base_lr, int64_t total_steps);
 
-  bool per_step() const { return options_.interval == "step"; }
-  bool active() const { return options_.name != "none"; }
+  bool per_step() const { return options_.per_step; }
+  bool active() const { return options_.kind != ScheduleKind::kNone; }
   // The learning rate after `count` scheduler steps (epochs or optimizer steps).
   double lr_at(int64_t count) const;
 

@@ -1,6 +1,7 @@
 // Every knob of the training loop, read once from the job config (the `trainer` section plus
 // `seed`, `precision`, `ckpt_path`, `test_after_fit`, `optimizer`, `scheduler` and the checkpoint
-// callback), so the loop itself never looks at the config.
+// callback) through the option declarations (src/options/), so the loop itself never looks at the
+// config. Closed sets of names are enums here, parsed once.
 #pragma once
 
 #include <cstdint>
@@ -21,8 +22,11 @@ struct BatchLimit {
   int64_t resolve(int64_t batches_per_epoch) const;
 };
 
+enum class OptimizerKind { kAdam, kAdamW, kSgd };
+const char* optimizer_name(OptimizerKind kind);  // "adam", "adamw", "sgd"
+
 struct OptimizerOptions {
-  std::string name = "adam";
+  OptimizerKind kind = OptimizerKind::kAdam;
   double lr = 1e-3;
   double weight_decay = 0.0;
   double momentum = 0.0;
@@ -30,9 +34,12 @@ struct OptimizerOptions {
   std::vector<double> betas{0.9, 0.999};
 };
 
+enum class ScheduleKind { kNone, kStep, kCosine, kWarmupCosine, kOneCycle };
+const char* schedule_name(ScheduleKind kind);  // "none", "step", "cosine", "warmup_cosine", "onecycle"
+
 struct SchedulerOptions {
-  std::string name = "none";
-  std::string interval = "epoch";  // epoch | step
+  ScheduleKind kind = ScheduleKind::kNone;
+  bool per_step = false;  // interval: step (else epoch)
   int64_t step_size = 10;
   double gamma = 0.1;
   double t_max = 0;        // cosine: epochs (or steps when interval=step)
@@ -75,8 +82,11 @@ struct GradScalerOptions {
   int64_t growth_interval = 2000;
 };
 
+enum class Accelerator { kAuto, kCpu, kCuda };  // trainer.accelerator (gpu is cuda)
+enum class ClipAlgorithm { kNorm, kValue };      // trainer.gradient_clip_algorithm
+
 struct TrainerOptions {
-  std::string accelerator = "auto";
+  Accelerator accelerator = Accelerator::kAuto;
   Precision precision = Precision::k32True;
   bool grad_scaler_enabled = false;  // resolved: grad_scaler.enabled, else precision == 16-mixed
   // trainer.cpu_float16_autocast: run precision=16-mixed on the CPU as float16 autocast instead of
@@ -88,7 +98,7 @@ struct TrainerOptions {
   bool cudnn_benchmark = false;  // trainer.benchmark (null: off, as in Lightning 2.x); CUDA only
   bool sync_batchnorm = false;  // batch_norm_sync.h; plain batch norm without data parallel
   int64_t max_epochs = 10;
-  int64_t min_epochs = 0;  // early stopping is held back until this many epochs ran
+  int64_t min_epochs = 1;  // early stopping is held back until this many epochs ran
   int64_t max_steps = -1;
   std::optional<double> max_time_seconds;
   BatchLimit limit_train, limit_val, limit_test;
@@ -98,7 +108,7 @@ struct TrainerOptions {
   int64_t log_every_n_steps = 50;
   int64_t accumulate_grad_batches = 1;
   std::optional<double> gradient_clip_val;
-  std::string gradient_clip_algorithm = "norm";
+  ClipAlgorithm gradient_clip_algorithm = ClipAlgorithm::kNorm;
   int64_t fast_dev_run = 0;  // number of batches; 0 = off
   // trainer.overfit_batches (Lightning 2): > 0 limits training and validation to that many batches
   // (or share) and turns the training shuffle off, so the same batches are seen every epoch.
@@ -126,7 +136,5 @@ struct TrainerOptions {
   static TrainerOptions from_config(const config::ConfigView& root, const std::string& run_dir);
 };
 
-// "DD:HH:MM:SS" (or fewer fields) to seconds; throws trainer::Error on malformed text.
-double parse_duration(const std::string& text, const std::string& where);
 
 }  // namespace trainer::engine

@@ -1,8 +1,8 @@
-// Schema checks for trainer's own config sections, run for every job before anything runs (when
-// a sweep is planned, or before a single run writes its directory; never under --cfg): unknown
-// keys in `trainer.*` and the callbacks are reported all at once, each with a did-you-mean; then
-// the types and ranges of the numeric keys (a positive lr, epochs >= -1, save_top_k >= -1, ...);
-// then the metrics the checkpoint and early-stopping callbacks monitor.
+// Schema checks for every job before anything runs (when a sweep is planned, or before a single
+// run writes its directory; never under --cfg), derived from the option declarations
+// (options/option_table.h): unknown keys in trainer's own sections are reported all at once, each
+// with a did-you-mean; then every declared key's type, range or choices (a positive lr, epochs
+// >= -1, a monitor that names a metric the run logs, ...), and the cross-key rules.
 #pragma once
 
 #include "trainer/config/node.h"

@@ -10,6 +10,7 @@
 
 #include "trainer/config/config_view.h"
 #include "trainer/models/model.h"
+#include "trainer/options/option_reader.h"
 
 namespace trainer::models {
 
@@ -32,5 +33,9 @@ int64_t read_num_classes(const config::ConfigView& view, const InputSpec& spec);
 // sample shape [C, H, W] (checked too). `model` names the model in messages.
 int64_t read_in_channels(const config::ConfigView& view, const InputSpec& spec,
                          const std::string& model);
+
+// The same two, for the built-in models, through their declarations (src/options/model_section.cpp).
+int64_t read_num_classes(const options::OptionReader& reader, const InputSpec& spec);
+int64_t read_in_channels(const options::OptionReader& reader, const InputSpec& spec, const std::string& model);
 
 }  // namespace trainer::models
