@@ -24,6 +24,7 @@
 #include "trainer/launch/config_locations.h"
 #include "trainer/launch/engine_loader.h"
 #include "trainer/launch/evaluation_run.h"
+#include "trainer/launch/installed_plugins.h"
 #include "trainer/launch/job_files.h"
 #include "trainer/launch/job_runner.h"
 #include "trainer/launch/launcher.h"
@@ -136,17 +137,6 @@ std::string table(const std::string& title, const std::vector<std::vector<std::s
   return out + std::string(rule, '-') + "\n";
 }
 
-// What Hydra 1.3 lists as its installed plugins (its core plugins; trainer's launchers and
-// sweepers are built in, not plugins).
-constexpr const char* kPluginsText =
-    "Installed Hydra Plugins\n"
-    "***********************\n"
-    "\tConfigSource:\n\t-------------\n\t\tFileConfigSource\n\t\tImportlibResourcesConfigSource\n"
-    "\t\tStructuredConfigSource\n"
-    "\tCompletionPlugin:\n\t-----------------\n\t\tBashCompletion\n\t\tFishCompletion\n\t\tZshCompletion\n"
-    "\tLauncher:\n\t---------\n\t\tBasicLauncher\n"
-    "\tSweeper:\n\t--------\n\t\tBasicSweeper\n";
-
 // --info as Hydra 1.3 prints it: `config` is the search path, the defaults tree, the defaults
 // list and the config; `all` is the version and the plugins, then the same.
 std::string info_text(const config::Composer& composer, const config::ComposeResult& result,
@@ -173,8 +163,8 @@ std::string info_text(const config::Composer& composer, const config::ComposeRes
   if (kind == "defaults-tree") return defaults_tree();
   if (kind == "defaults") return defaults();
   if (kind == "config") return config_info();
-  if (kind == "plugins") return kPluginsText;
-  return std::string("Hydra 1.3.2\n===========\n") + kPluginsText + config_info();
+  if (kind == "plugins") return launch::installed_plugins_text();
+  return "Hydra 1.3.2\n===========\n" + launch::installed_plugins_text() + config_info();
 }
 
 std::string help_text(const config::Composer& composer, const config::ComposeResult& result,
