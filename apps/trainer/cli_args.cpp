@@ -96,10 +96,12 @@ std::optional<CliArgs> parse_cli(int argc, char** argv, int& exit_code) {
   app.set_help_flag();  // our --help also lists config groups, so it is handled by the caller
   app.add_flag("-h,--help", args.help, "Show this help with the config groups and the config");
   app.add_flag("--version", args.version, "Show the version and the LibTorch it uses");
-  // Without a command, overrides go to --help and --shell-completion (as in Hydra, where
-  // `app -sc query=bash` is what the installed completion function runs).
+  app.add_flag("--hydra-help", args.hydra_help, "Hydra's help: its flags and the hydra/* config groups");
+  // Without a command, overrides go to --help, --hydra-help and --shell-completion (as in Hydra,
+  // where `app -sc query=bash` is what the installed completion function runs).
   app.add_option("overrides", args.overrides,
-                 "Without a command: overrides for --help, or install|uninstall|query=SHELL for --shell-completion");
+                 "Without a command: overrides for --help and --hydra-help, or install|uninstall|query=SHELL for "
+                 "--shell-completion");
   app.require_subcommand(0, 1);
   app.fallthrough();
 

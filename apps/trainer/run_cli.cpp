@@ -27,6 +27,7 @@
 #include "trainer/launch/config_locations.h"
 #include "trainer/launch/engine_loader.h"
 #include "trainer/launch/evaluation_run.h"
+#include "trainer/launch/hydra_help.h"
 #include "trainer/launch/installed_plugins.h"
 #include "trainer/launch/job_files.h"
 #include "trainer/launch/job_runner.h"
@@ -465,6 +466,23 @@ std::vector<config::SearchPathEntry> search_path_for(const CliOptions& options, 
   return path;
 }
 
+// --hydra-help: Hydra composes no primary config for it, only the hydra node and the overrides;
+// the groups listed are those of the search path.
+int print_hydra_help(const CliOptions& options, const CliArgs& args) {
+  std::vector<config::Override> overrides;
+  for (config::Override& o : parse_overrides(args.overrides)) {
+    if (!o.is_sweep()) overrides.push_back(std::move(o));
+  }
+  const std::vector<config::SearchPathEntry> path = search_path_for(options, args);
+  config::ComposerOptions listing;
+  listing.search_path = path;
+  config::ComposerOptions composing;
+  composing.search_path = launch::with_hydra_searchpath(path, "", overrides);
+  const config::ComposeResult result = config::Composer(std::move(composing)).compose(overrides, config::RunMode::kRun);
+  std::cout << launch::hydra_help_text(config::Composer(std::move(listing)), result.config, args.program);
+  return 0;
+}
+
 // -sc install|uninstall|query=SHELL, as Hydra's shell_completion: exactly one of the three.
 int run_shell_completion(const CliOptions& options, const CliArgs& args) {
   std::optional<std::pair<std::string, std::string>> request;  // {install|uninstall|query, shell}
@@ -543,6 +561,7 @@ int run(const CliOptions& options, const CliArgs& args) {
     }
   }
   if (args.shell_completion) return run_shell_completion(options, args);
+  if (args.hydra_help) return print_hydra_help(options, args);
   if (args.command == "sweep") return run_sweep_command(options, args);
   if (args.command.empty() && !args.help) {
     throw Error("command line", "no subcommand given",
