@@ -1,4 +1,4 @@
-// Tab completion with the real binary: the candidates `trainer -sc query=SHELL` gives against what
+// Tab completion with the real binary (docs/config.md, "Tab completion"): the candidates `trainer -sc query=SHELL` gives against what
 // real Hydra 1.3 gave for the same lines (tests/data/completion: Hydra's own completion test cases
 // over a tree of the same shape, and the shipped configs/), trainer's commands and flags, and the
 // install scripts in real shells: bash (always), zsh and fish (tagged [zsh], [fish]; ctest reports
@@ -164,6 +164,7 @@ TEST_CASE("completion knows trainer's commands, flags and their values", "[compl
                                                                   "model=torchscript"});
     }
     CHECK(candidates("trainer fit --cfg job model=cnn model.ch") == Words{"model.channels."});
+    CHECK(candidates("trainer fit data.root=./e") == Words{"data.root=./expected", "data.root=./extra"});
   }
   SECTION("flags, and the values of the flags that take one") {
     CHECK(candidates("trainer fit --c") == Words{"--cfg", "--config-dir", "--config-name", "--config-path"});
