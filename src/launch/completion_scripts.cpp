@@ -8,7 +8,8 @@ namespace {
 // The function runs `<program> -sc query=bash` with the line and offers what it prints; with
 // nothing to offer, bash completes file names (-o default). `=` leaves COMP_WORDBREAKS so that
 // `model=c` is one word, as Hydra does.
-constexpr std::string_view kBashInstall = R"SH(export _HYDRA_OLD_COMP="$(complete -p @PROGRAM@ 2> /dev/null)"
+constexpr std::string_view kBashInstall =
+    R"SH(export _HYDRA_OLD_COMP="$(complete -p @PROGRAM@ 2> /dev/null)"
 hydra_bash_completion()
 {
     local line="${COMP_LINE:0:${COMP_POINT:-${#COMP_LINE}}}"
@@ -67,7 +68,8 @@ functions -e hydra_fish_completion
 std::string with_program(std::string_view script, const std::string& program) {
   std::string out(script);
   const std::string mark = "@PROGRAM@";
-  for (size_t at = out.find(mark); at != std::string::npos; at = out.find(mark, at + program.size())) {
+  for (size_t at = out.find(mark); at != std::string::npos;
+       at = out.find(mark, at + program.size())) {
     out.replace(at, mark.size(), program);
   }
   return out;

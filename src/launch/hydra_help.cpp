@@ -38,7 +38,8 @@ std::string completion_help(const std::string& program) {
   return out;
 }
 
-void collect_groups(const config::Composer& composer, const std::string& parent, std::vector<std::string>& out) {
+void collect_groups(const config::Composer& composer, const std::string& parent,
+                    std::vector<std::string>& out) {
   for (const std::string& name : composer.subgroups(parent)) {
     const std::string group = parent.empty() ? name : parent + "/" + name;
     if (!composer.configs_in(group).empty()) out.push_back(group);
@@ -56,18 +57,22 @@ std::string hydra_flags_help(const std::string& program) {
          "--hydra-help : Hydra's help\n"
          "--version : Show trainer's version and exit\n"
          "--cfg,-c : Show config instead of running [job|hydra|all]\n"
-         "--resolve : Used in conjunction with --cfg, resolve config interpolations before printing.\n"
+         "--resolve : Used in conjunction with --cfg, resolve config interpolations before "
+         "printing.\n"
          "--package,-p : Config package to show\n"
          "--run,-r : Run a job\n"
          "--multirun,-m : Run multiple jobs with the configured launcher and sweeper\n"
          "--shell-completion,-sc : Install or Uninstall shell completion:\n" +
          completion_help(program) +
-         "--config-path,-cp : Overrides the primary config directory (default: the shipped configs/).\n"
+         "--config-path,-cp : Overrides the primary config directory (default: the shipped "
+         "configs/).\n"
          "                    The config_path is absolute or relative to the current directory\n"
          "--config-name,-cn : Overrides the primary config's name (default: config)\n"
          "--config-dir,-cd : Adds an additional config dir to the config search path\n"
-         "--info,-i : Print Hydra information [all|config|defaults|defaults-tree|plugins|searchpath]\n"
-         "Overrides : Any key=value arguments to override config values (use dots for.nested=overrides)";
+         "--info,-i : Print Hydra information "
+         "[all|config|defaults|defaults-tree|plugins|searchpath]\n"
+         "Overrides : Any key=value arguments to override config values (use dots "
+         "for.nested=overrides)";
 }
 
 std::string config_groups_help(const config::Composer& composer, bool hydra_groups) {
@@ -79,13 +84,15 @@ std::string config_groups_help(const config::Composer& composer, bool hydra_grou
     const bool is_hydra = group == "hydra" || group.rfind("hydra/", 0) == 0;
     if (is_hydra != hydra_groups) continue;
     std::string options;
-    for (const std::string& option : composer.configs_in(group)) options += (options.empty() ? "" : ", ") + option;
+    for (const std::string& option : composer.configs_in(group))
+      options += (options.empty() ? "" : ", ") + option;
     out += group + ": " + options + "\n";
   }
   return out;
 }
 
-std::string substitute_template(const std::string& text, const std::map<std::string, std::string>& values,
+std::string substitute_template(const std::string& text,
+                                const std::map<std::string, std::string>& values,
                                 const std::string& where) {
   std::string out;
   for (size_t at = 0; at < text.size(); ++at) {
@@ -113,7 +120,8 @@ std::string substitute_template(const std::string& text, const std::map<std::str
     if (value == values.end()) {
       std::string known;
       for (const auto& [key, unused] : values) known += (known.empty() ? "$" : ", $") + key;
-      throw Error(where, "unknown placeholder $" + name + " in the template", "the template may use " + known + ".");
+      throw Error(where, "unknown placeholder $" + name + " in the template",
+                  "the template may use " + known + ".");
     }
     out += value->second;
     at = braced ? end : end - 1;
@@ -121,7 +129,8 @@ std::string substitute_template(const std::string& text, const std::map<std::str
   return out;
 }
 
-std::string hydra_help_text(const config::Composer& composer, const config::Node& config, const std::string& program) {
+std::string hydra_help_text(const config::Composer& composer, const config::Node& config,
+                            const std::string& program) {
   const config::Node* hydra = config.find("hydra");
   config::ResolveContext ctx;
   ctx.hydra = hydra;

@@ -1,7 +1,8 @@
 // Keys and values a config offers a half-typed key, as Hydra 1.3's completion matches them.
+#include "trainer/config/key_completion.h"
+
 #include <catch2/catch.hpp>
 
-#include "trainer/config/key_completion.h"
 #include "trainer/config/yaml.h"
 #include "trainer/util/error.h"
 
@@ -11,7 +12,9 @@ using Words = std::vector<std::string>;
 
 namespace {
 
-Node config_of(const std::string& yaml) { return trainer::config::load_yaml_string(yaml, "test").root; }
+Node config_of(const std::string& yaml) {
+  return trainer::config::load_yaml_string(yaml, "test").root;
+}
 
 const Node kConfig = config_of(
     "dict:\n  key1: val1\n  key2: 2\n  key3: ???\n"
@@ -46,4 +49,3 @@ TEST_CASE("config keys: a prefix gives keys, `key.` a node's keys, `key=` its va
   // Below a value there are no keys: Hydra's completion fails there.
   CHECK_THROWS_AS(key_completions(kConfig, "dict.key1.x"), trainer::Error);
 }
-
