@@ -172,6 +172,21 @@ TEST_CASE("trainer fit writes Hydra's run directory and .hydra files") {
   CHECK(fs::exists(run / "trainer.log"));
 }
 
+TEST_CASE("-r/--run is a single run, as without it; with -m, --cfg or --info it is Hydra's error") {
+  trainer::testing::TempDir dir;
+  auto run = run_process({TRAINER_BINARY, "fit", "-r", "data=synthetic", "debug=fdr", "hydra.run.dir=run"}, dir.path());
+  INFO(run.err);
+  CHECK(fs::exists(fs::path(dir.path()) / "run" / ".hydra" / "config.yaml"));
+  for (const std::vector<std::string>& flags : std::vector<std::vector<std::string>>{{"-m"}, {"--cfg", "job"}, {"--info"}}) {
+    std::vector<std::string> argv = {TRAINER_BINARY, "fit", "--run"};
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    auto both = run_process(argv, dir.path());
+    trainer::testing::check_clean_error(both);
+    CHECK(both.err.find("Only one of --run, --multirun, --cfg, --info and --shell-completion can be specified") !=
+          std::string::npos);
+  }
+}
+
 TEST_CASE("unknown keys in trainer's sections stop a job at start, never under --cfg") {
   trainer::testing::TempDir dir;
   auto shown = run_process({TRAINER_BINARY, "fit", "--cfg", "job", "+trainer.max_epoch=3"}, dir.path());
