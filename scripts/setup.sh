@@ -27,6 +27,7 @@ packages=(
   dataset-fashion-mnist                           # the real Fashion-MNIST, gzipped IDX files
   slurmctld slurmd slurm-client munge             # a real one-node SLURM cluster for the SLURM launcher's tests
   python3 python3-venv
+  zsh fish                                        # the shell-completion tests run in bash, zsh and fish
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -22,6 +22,7 @@ std::vector<std::string> normalise(int argc, char** argv) {
     if (arg == "-cp") arg = "--config-path";
     if (arg == "-cn") arg = "--config-name";
     if (arg == "-cd") arg = "--config-dir";
+    if (arg == "-sc") arg = "--shell-completion";
     if (arg == "--config_path") arg = "--config-path";
     if (arg == "--config_name") arg = "--config-name";
     if (arg == "--config_dir") arg = "--config-dir";
@@ -95,6 +96,12 @@ std::optional<CliArgs> parse_cli(int argc, char** argv, int& exit_code) {
   app.set_help_flag();  // our --help also lists config groups, so it is handled by the caller
   app.add_flag("-h,--help", args.help, "Show this help with the config groups and the config");
   app.add_flag("--version", args.version, "Show the version and the LibTorch it uses");
+  app.add_flag("--hydra-help", args.hydra_help, "Hydra's help: its flags and the hydra/* config groups");
+  // Without a command, overrides go to --help, --hydra-help and --shell-completion (as in Hydra,
+  // where `app -sc query=bash` is what the installed completion function runs).
+  app.add_option("overrides", args.overrides,
+                 "Without a command: overrides for --help and --hydra-help, or install|uninstall|query=SHELL for "
+                 "--shell-completion");
   app.require_subcommand(0, 1);
   app.fallthrough();
 
@@ -136,6 +143,10 @@ std::optional<CliArgs> parse_cli(int argc, char** argv, int& exit_code) {
                  "Print information: all, defaults, defaults-tree, config, searchpath")
       ->check(CLI::IsMember(kInfoKinds));
   app.add_flag("-m,--multirun", args.multirun, "Run a sweep: one job per value combination");
+  app.add_flag("-r,--run", args.run, "Run a job (the default; not with -m, --cfg or --info)");
+  app.add_flag("--shell-completion", args.shell_completion,
+               "Shell completion (-sc): install=bash|zsh|fish prints the script to eval "
+               "(eval \"$(trainer fit -sc install=bash)\"), uninstall=SHELL the one that removes it");
   app.add_option("--config-path", args.config_path,
                  "Primary config directory (-cp); default: the shipped configs/");
   app.add_option("--config-name", args.config_name, "Primary config name (-cn); default: config");
@@ -166,6 +177,8 @@ std::optional<CliArgs> parse_cli(int argc, char** argv, int& exit_code) {
     }
   }
   args.usage = app.help();
+  const std::string program = argc > 0 ? argv[0] : "trainer";
+  args.program = program.substr(program.rfind('/') == std::string::npos ? 0 : program.rfind('/') + 1);
   return args;
 }
 

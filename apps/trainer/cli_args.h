@@ -12,7 +12,8 @@ struct CliArgs {
   std::string sweep_action;             // sweep: run-job | resume | summary
   std::string sweep_dir;                // sweep: the sweep directory
   int sweep_job = -1;                   // sweep run-job: the job number
-  std::vector<std::string> overrides;   // everything that is not a flag, in order
+  std::vector<std::string> overrides;   // everything that is not a flag, in order (also without
+                                        // a command: `trainer -sc query=bash`, `trainer --hydra-help`)
   std::optional<std::string> cfg;       // --cfg job|hydra|all
   bool resolve = false;                 // --resolve
   std::optional<std::string> package;   // --package/-p
@@ -20,7 +21,11 @@ struct CliArgs {
   bool multirun = false;                // -m/--multirun
   std::optional<std::string> config_path, config_name, config_dir;
   bool help = false;
+  bool hydra_help = false;              // --hydra-help
   bool version = false;
+  bool run = false;                     // -r/--run: a single run (the default), as in Hydra
+  bool shell_completion = false;        // -sc/--shell-completion with install|uninstall|query=SHELL
+  std::string program;                  // the executable's file name, as the shell runs it
   std::string usage;                    // CLI11's own flag help, for --help
 };
 

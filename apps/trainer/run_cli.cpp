@@ -13,6 +13,8 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
+#include <utility>
 
 #include "cli_args.h"
 #include "trainer/config/composer.h"
@@ -21,13 +23,17 @@
 #include "trainer/config/python_str.h"
 #include "trainer/config/sweep.h"
 #include "trainer/config/yaml.h"
+#include "trainer/launch/completion_scripts.h"
 #include "trainer/launch/config_locations.h"
 #include "trainer/launch/engine_loader.h"
 #include "trainer/launch/evaluation_run.h"
+#include "trainer/launch/hydra_help.h"
+#include "trainer/launch/installed_plugins.h"
 #include "trainer/launch/job_files.h"
 #include "trainer/launch/job_runner.h"
 #include "trainer/launch/launcher.h"
 #include "trainer/launch/schema_check.h"
+#include "trainer/launch/shell_completion.h"
 #include "trainer/launch/sweep_planner.h"
 #include "trainer/launch/sweep_runner.h"
 #include "trainer/launch/tuned_config.h"
@@ -137,17 +143,6 @@ std::string table(const std::string& title, const std::vector<std::vector<std::s
   return out + std::string(rule, '-') + "\n";
 }
 
-// What Hydra 1.3 lists as its installed plugins (its core plugins; trainer's launchers and
-// sweepers are built in, not plugins).
-constexpr const char* kPluginsText =
-    "Installed Hydra Plugins\n"
-    "***********************\n"
-    "\tConfigSource:\n\t-------------\n\t\tFileConfigSource\n\t\tImportlibResourcesConfigSource\n"
-    "\t\tStructuredConfigSource\n"
-    "\tCompletionPlugin:\n\t-----------------\n\t\tBashCompletion\n\t\tFishCompletion\n\t\tZshCompletion\n"
-    "\tLauncher:\n\t---------\n\t\tBasicLauncher\n"
-    "\tSweeper:\n\t--------\n\t\tBasicSweeper\n";
-
 // --info as Hydra 1.3 prints it: `config` is the search path, the defaults tree, the defaults
 // list and the config; `all` is the version and the plugins, then the same.
 std::string info_text(const config::Composer& composer, const config::ComposeResult& result,
@@ -174,8 +169,8 @@ std::string info_text(const config::Composer& composer, const config::ComposeRes
   if (kind == "defaults-tree") return defaults_tree();
   if (kind == "defaults") return defaults();
   if (kind == "config") return config_info();
-  if (kind == "plugins") return kPluginsText;
-  return std::string("Hydra 1.3.2\n===========\n") + kPluginsText + config_info();
+  if (kind == "plugins") return launch::installed_plugins_text();
+  return "Hydra 1.3.2\n===========\n" + launch::installed_plugins_text() + config_info();
 }
 
 std::string help_text(const config::Composer& composer, const config::ComposeResult& result,
@@ -474,6 +469,82 @@ std::vector<config::SearchPathEntry> search_path_for(const CliOptions& options, 
   return path;
 }
 
+// --hydra-help: Hydra composes no primary config for it, only the hydra node and the overrides;
+// the groups listed are those of the search path.
+int print_hydra_help(const CliOptions& options, const CliArgs& args) {
+  std::vector<config::Override> overrides;
+  for (config::Override& o : parse_overrides(args.overrides)) {
+    if (!o.is_sweep()) overrides.push_back(std::move(o));
+  }
+  const std::vector<config::SearchPathEntry> path = search_path_for(options, args);
+  config::ComposerOptions listing;
+  listing.search_path = path;
+  config::ComposerOptions composing;
+  composing.search_path = launch::with_hydra_searchpath(path, "", overrides);
+  const config::ComposeResult result = config::Composer(std::move(composing)).compose(overrides, config::RunMode::kRun);
+  std::cout << launch::hydra_help_text(config::Composer(std::move(listing)), result.config, args.program);
+  return 0;
+}
+
+// -sc install|uninstall|query=SHELL, as Hydra's shell_completion: exactly one of the three.
+int run_shell_completion(const CliOptions& options, const CliArgs& args) {
+  std::optional<std::pair<std::string, std::string>> request;  // {install|uninstall|query, shell}
+  int requests = 0;
+  for (const std::string& text : args.overrides) {
+    const size_t eq = text.find('=');
+    const std::string key = text.substr(0, eq);
+    if (key != "install" && key != "uninstall" && key != "query") continue;
+    ++requests;
+    request = std::make_pair(key, eq == std::string::npos ? std::string() : text.substr(eq + 1));
+  }
+  const std::string fix = "Use install=bash|zsh|fish to print the script that sets completion up (eval \"$(" +
+                          args.program + " fit -sc install=bash)\", or " + args.program +
+                          " fit -sc install=fish | source), uninstall=SHELL for the one that removes it.";
+  if (requests != 1) {
+    throw Error("--shell-completion", "Expecting one subcommand from ['install', 'uninstall', 'query'] to be set", fix);
+  }
+  const std::optional<launch::Shell> shell = launch::shell_named(request->second);
+  if (!shell) {
+    throw Error("--shell-completion " + request->first + "=" + request->second,
+                "No completion plugin for '" + request->second + "' found, available : bash, fish, zsh", fix);
+  }
+  if (request->first == "install") {
+    std::cout << launch::completion_install_script(*shell, args.program);
+    return 0;
+  }
+  if (request->first == "uninstall") {
+    std::cout << launch::completion_uninstall_script(*shell, args.program);
+    return 0;
+  }
+  const char* line = std::getenv("COMP_LINE");
+  if (line == nullptr) {
+    throw Error("--shell-completion query=" + request->second, "COMP_LINE is not set",
+                "query is what the installed completion function runs, with the line in COMP_LINE.");
+  }
+  std::string typed = line;
+  // Up to the cursor (bash gives COMP_POINT; fish hands over the line up to it).
+  if (const char* point = std::getenv("COMP_POINT"); point != nullptr && point[0] != '\0') {
+    char* end = nullptr;
+    const unsigned long at = std::strtoul(point, &end, 10);
+    if (*end == '\0' && at < typed.size()) typed.resize(at);
+  }
+  log::set_level(log::Level::kError);  // warnings would land in the middle of the user's line
+  launch::CompletionTree tree{args.config_path, args.config_name, args.config_dir};
+  auto composer_for = [&options](const launch::CompletionTree& line_tree,
+                                 const std::vector<config::Override>& overrides) {
+    CliArgs line_args;
+    line_args.config_path = line_tree.config_path;
+    line_args.config_dir = line_tree.config_dir;
+    config::ComposerOptions composer_options;
+    composer_options.config_name = line_tree.config_name.value_or("config");
+    composer_options.search_path =
+        launch::with_hydra_searchpath(search_path_for(options, line_args), composer_options.config_name, overrides);
+    return config::Composer(std::move(composer_options));
+  };
+  std::cout << launch::completion_reply(*shell, launch::completion_candidates(typed, tree, composer_for));
+  return 0;
+}
+
 int run(const CliOptions& options, const CliArgs& args) {
   if (args.version) {
     std::cout << "trainer " << TRAINER_VERSION << " (LibTorch: " << TRAINER_LIBTORCH_SOURCE
@@ -485,6 +556,15 @@ int run(const CliOptions& options, const CliArgs& args) {
     }
     return 0;
   }
+  if (args.shell_completion || args.run) {
+    const bool other = args.cfg || args.info || args.multirun || (args.shell_completion && args.run);
+    if (other) {
+      throw Error("command line", "Only one of --run, --multirun, --cfg, --info and --shell-completion can be specified",
+                  "Drop all but one of them.");
+    }
+  }
+  if (args.shell_completion) return run_shell_completion(options, args);
+  if (args.hydra_help) return print_hydra_help(options, args);
   if (args.command == "sweep") return run_sweep_command(options, args);
   if (args.command.empty() && !args.help) {
     throw Error("command line", "no subcommand given",

@@ -226,6 +226,28 @@ loggers:
 disable_existing_loggers: false
 )";
 
+// Hydra's hydra/hydra_logging/hydra_debug: Hydra's own debug log into a file.
+constexpr std::string_view kHydraLoggingDebug = R"(version: 1
+formatters:
+  simple:
+    format: '[%(asctime)s][%(name)s][%(levelname)s] - %(message)s'
+handlers:
+  file:
+    class: logging.FileHandler
+    mode: w
+    formatter: simple
+    filename: hydra-${hydra.job.name}.log
+    delay: true
+root:
+  level: ERROR
+  handlers:
+  - file
+loggers:
+  hydra:
+    level: DEBUG
+disable_existing_loggers: false
+)";
+
 constexpr std::string_view kLoggingDisabled = R"(version: 1
 root:
   level: ERROR
@@ -284,6 +306,7 @@ const std::vector<std::pair<std::string_view, std::string_view>>& builtin_hydra_
       {"hydra/hydra_help/default", kHydraHelpDefault},
       {"hydra/hydra_logging/default", kHydraLoggingDefault},
       {"hydra/hydra_logging/disabled", kLoggingDisabled},
+      {"hydra/hydra_logging/hydra_debug", kHydraLoggingDebug},
       {"hydra/hydra_logging/none", kLoggingNone},
       {"hydra/job_logging/default", kJobLoggingDefault},
       {"hydra/job_logging/disabled", kLoggingDisabled},

@@ -593,6 +593,14 @@ std::optional<std::vector<std::string>> Composer::group_options(const std::strin
 
 std::vector<std::string> Composer::groups() const { return impl_->repository.all_groups(); }
 
+std::vector<std::string> Composer::configs_in(const std::string& group) const {
+  return impl_->repository.group_options(group);
+}
+
+std::vector<std::string> Composer::subgroups(const std::string& group) const {
+  return impl_->repository.subgroups(group);
+}
+
 const std::vector<SearchPathEntry>& Composer::search_path() const {
   return impl_->repository.search_path();
 }

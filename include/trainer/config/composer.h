@@ -69,6 +69,11 @@ class Composer {
   std::optional<std::vector<std::string>> group_options(const std::string& group) const;
   // Every config group (with nested groups as "a/b"), sorted; for --help.
   std::vector<std::string> groups() const;
+  // What one directory of the search path holds, merged over all entries and sorted: the configs
+  // (without ".yaml") and the sub-groups directly inside `group` ("" for the top level); empty
+  // when there is no such group. For shell completion and --hydra-help.
+  std::vector<std::string> configs_in(const std::string& group) const;
+  std::vector<std::string> subgroups(const std::string& group) const;
   // The search path in use: the given one with the built-in "pkg://hydra.conf" entry first
   // when it was not named.
   const std::vector<SearchPathEntry>& search_path() const;

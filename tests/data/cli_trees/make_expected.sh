@@ -8,7 +8,8 @@
 # hydra_sweep_app.py, a real multirun whose jobs print their configs in trainer's preview format.
 # Both run as a script named trainer.py, so Hydra's job name is trainer's. Paths under the
 # checkout are written as @ROOT@, in the arguments of cases.txt and in expected/ (the test puts
-# its own checkout back).
+# its own checkout back). tests/data/hydra_peer on PYTHONPATH makes Hydra list trainer's built-in
+# launchers and sweepers among its plugins (--info, --info all), as trainer does.
 set -euo pipefail
 python=${1:?python with hydra-core 1.3.2}
 here=$(cd "$(dirname "$0")" && pwd -P)
@@ -19,6 +20,7 @@ mkdir -p "$here/expected"
 apps=$(mktemp -d)
 trap 'rm -rf "$apps"' EXIT
 mkdir -p "$apps/run" "$apps/sweep"
+export PYTHONPATH="$root/tests/data/hydra_peer"
 cp "$root/bench/hydra_app.py" "$apps/run/trainer.py"
 cp "$here/hydra_sweep_app.py" "$apps/sweep/trainer.py"
 n=0

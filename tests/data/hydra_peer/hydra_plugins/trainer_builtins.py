@@ -1,0 +1,34 @@
+"""What makes real Hydra 1.3.2 the peer of trainer's built-in launchers and sweepers, for the
+tests' expected outputs only (make_expected.sh puts this directory on PYTHONPATH).
+
+trainer builds in launchers and sweepers that a Hydra user installs as plugins. Hydra lists
+installed plugins by class name under their kind (`--info plugins`, `--info all`) and offers
+their configs as options of hydra/launcher and hydra/sweeper (`--hydra-help`, completion). These
+stand-ins carry trainer's names so real Hydra prints what trainer prints; they run nothing.
+"""
+from typing import Any
+
+from hydra.core.config_store import ConfigStore
+from hydra.plugins.launcher import Launcher
+from hydra.plugins.sweeper import Sweeper
+
+# trainer's options beyond Hydra's own `basic` (src/config/builtin_hydra_configs.cpp).
+LAUNCHERS = ["joblib", "local", "slurm", "submitit_slurm"]
+SWEEPERS = ["asha", "random"]
+
+for _name in LAUNCHERS:
+    ConfigStore.instance().store(group="hydra/launcher", name=_name, node={}, provider="trainer")
+for _name in SWEEPERS:
+    ConfigStore.instance().store(group="hydra/sweeper", name=_name, node={}, provider="trainer")
+
+
+def _refuse(self: Any, *args: Any, **kwargs: Any) -> None:
+    raise NotImplementedError("a stand-in for one of trainer's built-ins: it is only listed")
+
+
+# Made with type() so that no shared base class is itself listed as a plugin.
+JoblibLauncher = type("JoblibLauncher", (Launcher,), {"setup": _refuse, "launch": _refuse})
+LocalLauncher = type("LocalLauncher", (Launcher,), {"setup": _refuse, "launch": _refuse})
+SlurmLauncher = type("SlurmLauncher", (Launcher,), {"setup": _refuse, "launch": _refuse})
+AshaSweeper = type("AshaSweeper", (Sweeper,), {"setup": _refuse, "sweep": _refuse})
+RandomSweeper = type("RandomSweeper", (Sweeper,), {"setup": _refuse, "sweep": _refuse})
