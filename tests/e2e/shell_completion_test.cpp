@@ -350,7 +350,11 @@ TEST_CASE("zsh: TAB completes through bashcompinit, and uninstall removes it", "
   check_tab_completes(shell, kTrainer + " tune b", kTrainer + " tune batch_size");
   check_tab_lists(shell, kTrainer + " fit trainer.max_",
                   {"trainer.max_epochs=", "trainer.max_steps=", "trainer.max_time="});
-  // Installed for trainer, removed by uninstall.
+  // Installed for trainer, removed by uninstall. An empty line first, answered by a fresh prompt:
+  // keys typed while zsh still redraws after the Ctrl-C above can be dropped.
+  shell.forget();
+  shell.send("\r");
+  REQUIRE(shell.wait_for("PROMPT> "));
   shell.forget();
   shell.send("echo \"registered:${_comps[trainer]}\"\r");
   CHECK(shell.wait_for("registered:_bash_complete"));
