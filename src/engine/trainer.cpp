@@ -39,7 +39,9 @@
 #include "trainer/engine/callback.h"
 #include "trainer/engine/checkpoint.h"
 #include "trainer/formats/checkpoint_file.h"
+#include "trainer/engine/checkpoint_policy.h"
 #include "trainer/engine/checkpoint_writer.h"
+#include "trainer/engine/device_meter.h"
 #include "trainer/engine/model_summary.h"
 #include "trainer/engine/progress_beacon.h"
 #include "trainer/engine/cuda_device_info.h"
@@ -52,8 +54,10 @@
 #include "trainer/engine/lr_schedule.h"
 #include "trainer/engine/memory_stats.h"
 #include "trainer/engine/metric_logger.h"
+#include "trainer/engine/out_of_memory_report.h"
 #include "trainer/engine/phase_profiler.h"
 #include "trainer/engine/posix_files.h"
+#include "trainer/engine/precision_setup.h"
 #include "trainer/engine/process_group.h"
 #include "trainer/engine/progress_bar.h"
 #include "trainer/engine/torch_compat.h"
@@ -99,64 +103,6 @@ std::string fixed(double value, int digits) {
   out << std::fixed << std::setprecision(digits) << value;
   return out.str();
 }
-
-// Running sums kept on the device and read back only when a line is logged, an epoch ends or a
-// checkpoint is due. A step costs five small ops (the loss sum and the argmax accuracy); a non-finite
-// loss needs no counter of its own: it makes the double-precision loss sum non-finite for good.
-// Log intervals are differences of two readings, so one meter serves the interval and the epoch.
-struct DeviceMeter {
-  at::Tensor loss_sum;  // sum of loss x batch size, double
-  at::Tensor correct;   // correctly classified samples
-  int64_t samples = 0;
-  int64_t batches = 0;
-  ProcessGroup* group = nullptr;  // data parallel: readings are sums over every rank
-
-  void reset(const at::Device& device, ProcessGroup* ranks = nullptr) {
-    loss_sum = at::zeros({}, at::TensorOptions().dtype(at::kDouble).device(device));
-    correct = at::zeros({}, at::TensorOptions().dtype(at::kLong).device(device));
-    samples = 0;
-    batches = 0;
-    group = ranks;
-  }
-  void add(const at::Tensor& loss, const at::Tensor& logits, const at::Tensor& targets) {
-    const int64_t n = targets.size(0);
-    torch::NoGradGuard no_grad;
-    loss_sum.add_(loss, static_cast<double>(n));
-    correct.add_(logits.argmax(1).eq(targets).sum());
-    samples += n;
-    ++batches;
-  }
-  struct Reading {
-    double loss_sum = 0.0;
-    double correct = 0.0;
-    int64_t samples = 0;
-    int64_t batches = 0;
-    bool finite() const { return std::isfinite(loss_sum); }
-    double loss() const { return samples == 0 ? 0.0 : loss_sum / static_cast<double>(samples); }
-    double accuracy() const { return samples == 0 ? 0.0 : correct / static_cast<double>(samples); }
-    // What was added between `earlier` and this reading.
-    Reading since(const Reading& earlier) const {
-      return {loss_sum - earlier.loss_sum, correct - earlier.correct, samples - earlier.samples,
-              batches - earlier.batches};
-    }
-  };
-  // One host transfer for both values (after one all-reduce when data parallel: every rank calls
-  // read() at the same points of the loop).
-  Reading read() const {
-    if (group != nullptr) {
-      at::Tensor all = at::stack({loss_sum, correct.to(at::kDouble), at::full_like(loss_sum, static_cast<double>(samples)),
-                                  at::full_like(loss_sum, static_cast<double>(batches))});
-      group->allreduce_sum(all, "metric reduction");
-      all = all.cpu();
-      const double* values = all.data_ptr<double>();
-      return {values[0], values[1], static_cast<int64_t>(values[2]), static_cast<int64_t>(values[3])};
-    }
-    if (samples == 0) return {};
-    at::Tensor all = at::stack({loss_sum, correct.to(at::kDouble)}).cpu();
-    const double* values = all.data_ptr<double>();
-    return {values[0], values[1], samples, batches};
-  }
-};
 
 // A non-finite training loss stops fit before anything is saved from the damaged weights: the
 // last checkpoint on disk stays the last good one.
@@ -221,36 +167,6 @@ std::string scale_text(double scale) {
   char text[32];
   std::snprintf(text, sizeof text, "%.9g", scale);
   return text;
-}
-
-std::string format_checkpoint_name(const std::string& pattern, int64_t epoch, int64_t step) {
-  std::string out;
-  for (size_t i = 0; i < pattern.size(); ++i) {
-    if (pattern[i] != '{') {
-      out += pattern[i];
-      continue;
-    }
-    size_t close = pattern.find('}', i);
-    if (close == std::string::npos) {
-      out += pattern.substr(i);
-      break;
-    }
-    std::string field = pattern.substr(i + 1, close - i - 1);
-    std::string name = field.substr(0, field.find(':'));
-    std::string spec = field.find(':') == std::string::npos ? "" : field.substr(field.find(':') + 1);
-    int64_t value = name == "epoch" ? epoch : name == "step" ? step : -1;
-    if (value < 0) {
-      out += "{" + field + "}";
-    } else {
-      int width = spec.size() > 1 && spec.back() == 'd' ? std::atoi(spec.substr(0, spec.size() - 1).c_str()) : 0;
-      std::ostringstream text;
-      if (width > 0) text << std::setw(width) << std::setfill('0');
-      text << value;
-      out += text.str();
-    }
-    i = close;
-  }
-  return out;
 }
 
 // The loader's copy to the device, timed as a phase of its own (nested in waiting for data).
@@ -389,60 +305,21 @@ struct Trainer::Impl {
     if (options.enable_callbacks) callbacks = make_callbacks(view);
   }
 
-  void make_scaler() {
-    scaler.reset();
-    if (!options.grad_scaler_enabled) return;
-    GradScaler::Options o;
-    o.init_scale = options.grad_scaler.init_scale;
-    o.growth_factor = options.grad_scaler.growth_factor;
-    o.backoff_factor = options.grad_scaler.backoff_factor;
-    o.growth_interval = options.grad_scaler.growth_interval;
-    scaler = std::make_unique<GradScaler>(o, device);
-  }
+  void make_scaler() { scaler = make_grad_scaler(options, device); }
 
-  // Lightning's precision settings on this device and LibTorch; what cannot run here is refused
-  // now, naming `precision`, before any data is read.
+  // Lightning's precision settings on this device and LibTorch (precision_setup.h); what cannot
+  // run here is refused now, naming `precision`, before any data is read.
   void configure_precision() {
-    if (options.precision == Precision::k16Mixed && device.is_cpu() && !options.cpu_float16_autocast) {
-      // Lightning 2.x's rule: float16 AMP is not for the CPU, bf16-mixed runs instead. LibTorch 1.13
-      // has no float16 CPU autocast at all, and 2.x's trained ResNet-18 ~19x slower than precision=32
-      // on 2 cores. The run's checkpoints and their stored config say what ran.
-      if (is_main) {
-        log::warning("precision=16-mixed on the CPU: running precision=bf16-mixed instead, as Lightning does "
-                     "(float16 autocast has few fast CPU kernels: ResNet-18 trained ~19x slower than precision=32 "
-                     "on 2 cores). Set +trainer.cpu_float16_autocast=true to run float16 anyway.");
-      }
+    if (falls_back_to_bf16(options, device, is_main)) {
       options.precision = Precision::kBf16Mixed;
       if (!options.grad_scaler.enabled) options.grad_scaler_enabled = false;
       record_in_config("precision", "bf16-mixed");
       record_in_config("trainer.precision", "bf16-mixed");
     }
-    const std::string name = precision_name(options.precision);
-    switch (options.precision) {
-      case Precision::k32True: break;
-      case Precision::k64True: param_dtype = at::kDouble; break;
-      case Precision::k16True: param_dtype = at::kHalf; break;
-      case Precision::kBf16True: param_dtype = at::kBFloat16; break;
-      case Precision::k16Mixed: autocast = true; autocast_dtype = at::kHalf; break;
-      case Precision::kBf16Mixed: autocast = true; autocast_dtype = at::kBFloat16; break;
-    }
-    if (autocast && !compat::autocast_supported(device.type(), autocast_dtype)) {
-      throw Error("precision",
-                  "precision=" + name + " needs float16 autocast on the " + c10::DeviceTypeName(device.type(), true) +
-                      ", which LibTorch " + compat::torch_version_text() +
-                      " does not have (its CPU autocast runs in bfloat16 only)",
-                  "Use precision=bf16-mixed on the CPU (or 32), train on a CUDA device (trainer.accelerator=cuda), "
-                  "or build against LibTorch 2.x (the wheel variant), whose CPU autocast has float16.");
-    }
-    if (options.precision == Precision::k16Mixed && device.is_cpu() && is_main) {
-      log::warning("precision=16-mixed on the CPU with trainer.cpu_float16_autocast=true runs float16 autocast, "
-                   "which has few fast CPU kernels (ResNet-18 trained ~19x slower than with precision=32 on a "
-                   "2-core machine). For speed use precision=bf16-mixed or 32.");
-    }
-    if (options.precision == Precision::k16Mixed && !options.grad_scaler_enabled) {
-      log::warning("precision=16-mixed with trainer.grad_scaler.enabled=false: small float16 gradients may "
-                   "underflow to zero without loss scaling");
-    }
+    const PrecisionDtypes dtypes = precision_dtypes(options, device, is_main);
+    param_dtype = dtypes.param;
+    autocast = dtypes.autocast;
+    autocast_dtype = dtypes.autocast_dtype;
   }
 
   // Sets `path` (an existing key) in the job config, and in the copy stored with each checkpoint,
@@ -649,54 +526,19 @@ struct Trainer::Impl {
               " group; one all-reduce per layer in forward and one in backward)");
   }
 
-  // An allocation failure anywhere in the job, as one paragraph: where, what drives memory (batch,
-  // model, precision), the memory counters now, LibTorch's own first line, and what to change.
-  [[noreturn]] void throw_out_of_memory(const std::string& command, std::string cause) const {
-    cause = cause.substr(0, cause.find('\n'));
-    int64_t count = 0;
-    double weight_mb = 0;
-    for (const auto& parameter : parameters) {
-      count += parameter.numel();
-      weight_mb += static_cast<double>(parameter.numel() * parameter.element_size()) / (1024.0 * 1024.0);
-    }
-    const std::string model_name = config::ConfigView(config).get_or<std::string>("model.name", "?");
-    std::string facts = "batch size " + std::to_string(data_options.batch_size);
-    if (options.accumulate_grad_batches > 1) {
-      facts += " (x " + std::to_string(options.accumulate_grad_batches) + " accumulated)";
-    }
-    facts += ", model=" + model_name;
-    if (parameters.empty()) {
-      facts += " (not built yet)";
-    } else {
-      facts += " with " + std::to_string(count) + " parameters (" + fixed(weight_mb, 1) +
-               " MiB of weights; about 4x that with gradients and Adam's state)";
-    }
-    facts += ", precision=" + std::string(precision_name(options.precision));
-    std::string memory;
-    if (device.is_cuda()) {
-      if (auto cuda = cuda_memory(device.index())) {
-        memory = "; on the GPU now " + fixed(cuda->allocated_mb, 0) + " MiB allocated, " + fixed(cuda->reserved_mb, 0) +
-                 " MiB reserved, peak " + fixed(cuda->peak_allocated_mb, 0) + " MiB";
-      }
-    } else {
-      memory = "; host memory of this process now " + fixed(host_rss_mb(), 0) + " MiB, peak " +
-               fixed(host_peak_rss_mb(), 0) + " MiB";
-    }
-    const std::string where = device.is_cuda() ? "the GPU (cuda:" + std::to_string(device.index()) + ")" : "the host";
-    if (parameters.empty()) {
-      throw Error("model", "out of memory on " + where + " while building model=" + model_name + " (" + facts + memory +
-                               "): " + cause,
-                  "Make the model smaller (its sizes under model.*), or train where there is more memory.");
-    }
-    const int64_t smaller = std::max<int64_t>(1, data_options.batch_size / 2);
-    throw Error("data.batch_size",
-                "out of memory on " + where + " during " + command + " (" + facts + memory + "): " + cause,
-                "Lower the batch (data.batch_size=" + std::to_string(smaller) +
-                    ") and keep the effective batch with trainer.accumulate_grad_batches=" +
-                    std::to_string(2 * options.accumulate_grad_batches) + ", train in " +
-                    (device.is_cuda() ? "precision=16-mixed" : "precision=bf16-mixed") +
-                    " to halve activation memory, or choose a smaller model" +
-                    (data_options.num_workers > 0 ? "; fewer data.num_workers also frees host memory." : "."));
+  // An allocation failure anywhere in the job, as one paragraph (out_of_memory_report.h).
+  [[noreturn]] void throw_out_of_memory(const std::string& command, const std::string& cause) const {
+    OutOfMemoryFacts facts;
+    facts.command = command;
+    facts.cause = cause;
+    facts.model_name = config::ConfigView(config).get_or<std::string>("model.name", "?");
+    facts.batch_size = data_options.batch_size;
+    facts.accumulate_grad_batches = options.accumulate_grad_batches;
+    facts.num_workers = data_options.num_workers;
+    facts.precision = precision_name(options.precision);
+    facts.device = device;
+    facts.parameters = &parameters;
+    throw_out_of_memory_error(facts);
   }
 
   // trainer.profiler=simple: the phase table in the log and in <run dir>/fit-profiler.txt.
@@ -867,33 +709,10 @@ struct Trainer::Impl {
     return formats::resolve_checkpoint_name(wanted, checkpoint_dir());
   }
 
-  // Top-k bookkeeping for a new score: returns the file this epoch's checkpoint goes to (empty if
-  // it does not make the top k) and adds the files that fell out of the top k to `dropped`.
+  // Top-k bookkeeping for a new score (checkpoint_policy.h): the file this epoch's checkpoint goes
+  // to (empty if it does not make the top k); files that fell out of the top k go to `dropped`.
   std::string update_top_k(LoopState& state, double score, int64_t epoch, std::vector<std::string>& dropped) {
-    const CheckpointOptions& c = options.checkpoint;
-    if (c.save_top_k == 0) return {};
-    auto better = [&](double a, double b) { return c.mode_max ? a > b : a < b; };
-    const bool keep_all = c.save_top_k < 0;
-    if (!keep_all && static_cast<int64_t>(state.top_k.size()) >= c.save_top_k &&
-        !better(score, state.top_k.back().score)) {
-      return {};
-    }
-    const std::string name = format_checkpoint_name(c.filename, epoch, state.global_step);
-    std::string path = checkpoint_dir() + "/" + name + ".ckpt";
-    auto taken = [&](const std::string& candidate) {
-      return std::any_of(state.top_k.begin(), state.top_k.end(), [&](const TopKEntry& e) { return e.path == candidate; });
-    };
-    for (int version = 1; taken(path); ++version) {
-      path = checkpoint_dir() + "/" + name + "-v" + std::to_string(version) + ".ckpt";
-    }
-    auto position = std::find_if(state.top_k.begin(), state.top_k.end(),
-                                 [&](const TopKEntry& e) { return better(score, e.score); });
-    state.top_k.insert(position, TopKEntry{score, path});
-    while (!keep_all && static_cast<int64_t>(state.top_k.size()) > c.save_top_k) {
-      if (state.top_k.back().path != path) dropped.push_back(state.top_k.back().path);
-      state.top_k.pop_back();
-    }
-    return path;
+    return engine::update_top_k(state.top_k, options.checkpoint, score, epoch, state.global_step, dropped);
   }
 
   // Takes the snapshot here (callback states, loggers flushed, model + optimizer + loop state
@@ -1116,10 +935,7 @@ struct Trainer::Impl {
           outcome.fits = limit_mb <= 0 || outcome.memory_mb <= limit_mb;
           if (!outcome.fits) outcome.failure = "above the limit";
         } catch (const c10::Error& error) {
-          if (dynamic_cast<const c10::OutOfMemoryError*>(&error) == nullptr &&
-              !is_out_of_memory_message(error.what_without_backtrace())) {
-            throw;
-          }
+          if (!is_out_of_memory(error)) throw;
           outcome.memory_mb = meter.peak_mb();
           const std::string what = error.what_without_backtrace();
           outcome.failure = meter.refused() ? "above the limit" : what.substr(0, what.find('\n'));
@@ -1547,11 +1363,7 @@ int Trainer::run(const std::string& command) {
       return 0;
     }
   } catch (const c10::Error& error) {
-    // c10::OutOfMemoryError on CUDA; the CPU allocator's failures are plain c10::Errors.
-    if (dynamic_cast<const c10::OutOfMemoryError*>(&error) == nullptr &&
-        !is_out_of_memory_message(error.what_without_backtrace())) {
-      throw;
-    }
+    if (!is_out_of_memory(error)) throw;
     impl_->throw_out_of_memory(command, error.what_without_backtrace());
   } catch (const std::bad_alloc& error) {
     impl_->throw_out_of_memory(command, std::string("std::bad_alloc (") + error.what() + ")");
