@@ -37,22 +37,16 @@ std::vector<uint8_t> bytes_of(const std::string& text) { return std::vector<uint
 
 bool is_loopback(const std::string& host) { return host == "localhost" || host.rfind("127.", 0) == 0; }
 
-std::string fix_text(double timeout_seconds) {
-  return "Another rank ended or hangs: see its error above (when trainer started the ranks, the job's error names "
-         "it). Waits are bounded by trainer.dist_timeout (now " +
-         std::to_string(static_cast<long long>(timeout_seconds)) +
-         " s). Resume with ckpt_path=last and the same hydra.run.dir.";
-}
-
 }  // namespace
 
 ProcessGroup::ProcessGroup(const DistEnv& env, const DistOptions& options, const at::Device& device,
-                           PeerFailure peer_failure)
+                           PeerFailure peer_failure, PeerOutput peer_output)
     : rank_(env.rank),
       world_size_(env.world_size),
       local_rank_(env.local_rank),
       timeout_seconds_(options.timeout_seconds),
       master_addr_(env.master_addr),
+      peer_output_(std::move(peer_output)),
       handles_(std::make_unique<Handles>()) {
   const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(options.timeout_seconds * 1000.0));
   backend_name_ = options.backend.empty() ? (device.is_cuda() ? "nccl" : "gloo") : options.backend;
@@ -123,7 +117,19 @@ ProcessGroup::ProcessGroup(const DistEnv& env, const DistOptions& options, const
 ProcessGroup::~ProcessGroup() = default;
 
 std::unique_ptr<HangWatchdog> ProcessGroup::watch_for_hangs(double timeout_seconds) const {
-  return std::make_unique<HangWatchdog>(handles_->store, rank_, world_size_, timeout_seconds);
+  return std::make_unique<HangWatchdog>(handles_->store, rank_, world_size_, timeout_seconds, peer_output_);
+}
+
+std::string ProcessGroup::fix_text() const {
+  std::string text = "Another rank ended or hangs: see its own error";
+  if (rank_ == 0) {
+    text += " (when trainer started the ranks, the job's error names it and quotes its last lines)";
+  } else {
+    text += " (rank 0's error names it)";
+  }
+  return text + ". Waits are bounded by trainer.dist_timeout (now " +
+         std::to_string(static_cast<long long>(timeout_seconds_)) +
+         " s). Resume with ckpt_path=last and the same hydra.run.dir.";
 }
 
 c10::intrusive_ptr<compat::CollectiveBackend> ProcessGroup::make_backend(const std::string& name,
@@ -158,7 +164,7 @@ c10::intrusive_ptr<compat::CollectiveBackend> ProcessGroup::make_backend(const s
     throw;
   } catch (const std::exception& error) {
     throw Error(where, "cannot create the " + backend_name_ + " process group: " + message_of(error),
-                fix_text(timeout_seconds_));
+                fix_text());
   }
 }
 
@@ -169,6 +175,7 @@ ProcessGroup::ProcessGroup(const ProcessGroup& parent, const std::string& name)
       timeout_seconds_(parent.timeout_seconds_),
       backend_name_(parent.backend_name_),
       master_addr_(parent.master_addr_),
+      peer_output_(parent.peer_output_),
       handles_(std::make_unique<Handles>()) {
   handles_->store = parent.handles_->store;
   handles_->backend = make_backend(name, "distributed group '" + name + "' (rank " + std::to_string(rank_) + " of " +
@@ -181,7 +188,7 @@ std::unique_ptr<ProcessGroup> ProcessGroup::sibling(const std::string& name) con
 
 void ProcessGroup::fail(const std::string& what, const std::string& problem) const {
   throw Error("distributed " + what + " (rank " + std::to_string(rank_) + " of " + std::to_string(world_size_) + ")",
-              problem, fix_text(timeout_seconds_));
+              problem, fix_text());
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroup::allreduce_async(at::Tensor& tensor) {
