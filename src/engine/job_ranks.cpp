@@ -1,6 +1,7 @@
 #include "trainer/engine/job_ranks.h"
 
 #include <sched.h>
+#include <signal.h>
 
 #include <ATen/Parallel.h>
 #include <torch/cuda.h>
@@ -115,6 +116,11 @@ int run_job_ranks(config::Node job_config, const std::string& run_dir, const std
   // Share the cores between the ranks of this machine (each rank would otherwise start one
   // thread per core, oversubscribing them N times).
   at::set_num_threads(std::max(1, usable_cores() / std::max(1, env->local_world_size)));
+  // Gloo writes to its peers with writev: once a peer has died, a write to its socket raises
+  // SIGPIPE, whose default action ends this rank without a word, before it can name the dead
+  // rank. Ignored, the write fails with EPIPE and the collective throws. Python, and so PyTorch's
+  // own DDP, runs with SIGPIPE ignored too.
+  ::signal(SIGPIPE, SIG_IGN);
   if (env->rank != 0) log::set_level(log::Level::kWarning);
   std::shared_ptr<ProcessGroup> group;
   int code = 0;
