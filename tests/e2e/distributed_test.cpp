@@ -336,6 +336,45 @@ TEST_CASE("with torchrun's variables set the binary joins the job as it is told;
   for (const auto& [name, values] : a) CHECK((values == b.at(name)));
 }
 
+// Under a launcher trainer never sees the other ranks' output: rank 0's error names where each
+// rank's stderr went (each rank says so through the store at the rendezvous).
+TEST_CASE("with torchrun's variables, rank 0's error names where a failed rank's stderr went") {
+  if (!engine_built()) {
+    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
+    return;
+  }
+  TempDir dir;
+  const fs::path root(dir.path());
+  const int port = free_port();
+  auto env = [&](int rank) {
+    return std::vector<std::string>{"RANK=" + std::to_string(rank), "LOCAL_RANK=" + std::to_string(rank),
+                                    "WORLD_SIZE=2", "LOCAL_WORLD_SIZE=2", "MASTER_ADDR=127.0.0.1",
+                                    "MASTER_PORT=" + std::to_string(port), "TORCHELASTIC_RUN_ID=test"};
+  };
+  // Rank 1 alone refuses its data.val_fraction (1, from RANK), after the rendezvous; its stderr
+  // goes to a file, as torchrun's --redirects or srun's --error would send it.
+  const std::vector<std::string> job = {"data.batch_size=32", "trainer.max_steps=10", "trainer.dist_timeout=60",
+                                        "data.val_fraction='${oc.decode:${oc.env:RANK,0.125}}'"};
+  const fs::path rank1_err = root / "rank1.err";
+  std::vector<std::string> rank1 = {"/bin/sh", "-c", "exec \"$@\" 2>\"$0\"", rank1_err.string()};
+  const std::vector<std::string> fit1 = fit_command((root / "rank1").string(), job);
+  rank1.insert(rank1.end(), fit1.begin(), fit1.end());
+  ProcessResult second;
+  std::thread other([&] { second = run_process(rank1, dir.path(), env(1)); });
+  auto first = run_process(fit_command((root / "rank0").string(), job), dir.path(), env(0));
+  other.join();
+  INFO(first.err);
+  CHECK(second.exit_code == 1);
+  CHECK(file_contains(rank1_err, "Error: data.val_fraction"));
+  CHECK(first.exit_code == 1);
+  char host[256] = {};
+  REQUIRE(gethostname(host, sizeof(host) - 1) == 0);
+  const std::string error = from_last(first.err, "Error: ");
+  CHECK(error.find("Error: distributed ") == 0);
+  CHECK(error.find("Where each rank's stderr went: rank 0: with this message (a pipe on " + std::string(host) +
+                   "); rank 1: " + rank1_err.string() + " on " + host + ". ") != std::string::npos);
+}
+
 // The real torchrun (PyTorch's elastic agent, from the test Python's torch) starts both ranks with
 // --no-python; its agent already hosts the TCPStore at MASTER_ADDR:MASTER_PORT
 // (TORCHELASTIC_USE_AGENT_STORE), so rank 0 must join it as a client rather than serve one.

@@ -16,6 +16,7 @@
 
 #include "trainer/engine/dist_env.h"
 #include "trainer/engine/hang_watchdog.h"
+#include "trainer/engine/stderr_location.h"
 #include "trainer/engine/torch_compat.h"
 
 namespace trainer::engine {
@@ -30,6 +31,8 @@ class ProcessGroup {
   using PeerOutput = std::function<std::string(int rank)>;
 
   // Throws trainer::Error when the rendezvous or the group cannot be made within the timeout.
+  // Ranks a launcher started (torchrun, srun) publish where their stderr goes (stderr_location.h);
+  // rank 0 reads every rank's, and names them when a collective fails or a rank hangs.
   ProcessGroup(const DistEnv& env, const DistOptions& options, const at::Device& device, PeerFailure peer_failure,
                PeerOutput peer_output = {});
   ~ProcessGroup();
@@ -60,7 +63,7 @@ class ProcessGroup {
 
   // Starts this rank's hang watchdog on the group's store (hang_watchdog.h); it stops when the
   // returned object is destroyed, which must happen before this group's. Its error quotes a
-  // silent rank's output (peer_output).
+  // silent rank's output (peer_output) or names where it went.
   std::unique_ptr<HangWatchdog> watch_for_hangs(double timeout_seconds) const;
 
  private:
@@ -77,6 +80,7 @@ class ProcessGroup {
   std::string backend_name_;
   std::string master_addr_;
   PeerOutput peer_output_;
+  std::vector<StderrLocation> stderr_locations_;  // every rank's, on rank 0 of a launcher's job
   struct Handles;  // the store and the backend
   std::unique_ptr<Handles> handles_;
 };
