@@ -343,7 +343,7 @@ int run_single_job(const CliOptions& options, const CliArgs& args, const config:
     try {
       run_job(options, args.command, std::move(plan.config), plan.run_dir, task_overrides_of(texts), ctx, plan.notes);
     } catch (...) {
-      if (!secondary_rank() && made.remove_if_only(records)) {
+      if (!secondary_rank() && made.remove_if_no_results(records)) {
         log::info(args.command + ": removed " + plan.run_dir + " again: the evaluation failed before writing a result");
       }
       throw;

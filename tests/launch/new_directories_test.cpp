@@ -14,9 +14,16 @@ using trainer::testing::TempDir;
 
 namespace {
 
-void write(const fs::path& path) {
+void write(const fs::path& path, const std::string& text = "x") {
   fs::create_directories(path.parent_path());
-  std::ofstream(path) << "x";
+  std::ofstream(path, std::ios::binary) << text;
+}
+
+// A TFRecord of `data`, with made-up checksums (holds_no_result reads the lengths only).
+std::string tf_record(const std::string& data) {
+  std::string record;
+  for (int i = 0; i < 8; ++i) record += static_cast<char>((data.size() >> (8 * i)) & 0xff);
+  return record + "crc!" + data + "crc!";
 }
 
 const std::vector<std::string> kRecords = {".hydra/config.yaml", ".hydra/hydra.yaml", ".hydra/overrides.yaml",
@@ -33,7 +40,7 @@ TEST_CASE("a run directory made and left with only the job's records is removed 
   write(own / ".hydra" / "config.yaml");
   write(own / ".hydra" / "hydra.yaml");
   write(own / "trainer.log");
-  CHECK(made.remove_if_only(kRecords));
+  CHECK(made.remove_if_no_results(kRecords));
   CHECK(!fs::exists(run / "eval"));  // made for this evaluation, empty now
   CHECK(fs::exists(run / "checkpoints" / "last.ckpt"));
 }
@@ -45,15 +52,34 @@ TEST_CASE("a result, another job's directory or a directory that was there keeps
     NewDirectories made((eval / "export_1").string());
     write(eval / "export_1" / "trainer.log");
     write(eval / "export_1" / "last.safetensors");
-    CHECK(!made.remove_if_only(kRecords));
+    CHECK(!made.remove_if_no_results(kRecords));
     CHECK(fs::exists(eval / "export_1" / "last.safetensors"));
+  }
+  SECTION("loggers opened before the failure hold no result yet: a CSV header, one TensorBoard record") {
+    NewDirectories made((eval / "test_1").string());
+    write(eval / "test_1" / "trainer.log");
+    write(eval / "test_1" / "metrics.csv", "epoch,step\n");
+    write(eval / "test_1" / "tensorboard" / "events.out.tfevents.1.host.2.0", tf_record("brain.Event:2"));
+    CHECK(made.remove_if_no_results(kRecords));
+    CHECK(!fs::exists(eval));
+  }
+  SECTION("a metrics row or a second TensorBoard record is a result") {
+    const bool csv = GENERATE(true, false);
+    NewDirectories made((eval / "test_1").string());
+    if (csv) {
+      write(eval / "test_1" / "metrics.csv", "epoch,step,test/acc\n0,10,0.5\n");
+    } else {
+      write(eval / "test_1" / "events.out.tfevents.1.host.2.0", tf_record("brain.Event:2") + tf_record("scalar"));
+    }
+    CHECK(!made.remove_if_no_results(kRecords));
+    CHECK(fs::exists(eval / "test_1"));
   }
   SECTION("an empty subdirectory the job made counts as nothing; the shared parent stays for another job") {
     NewDirectories made((eval / "test_1").string());
     write(eval / "test_1" / "trainer.log");
     fs::create_directories(eval / "test_1" / "tensorboard");
     write(eval / "test_2" / "metrics.csv");  // another evaluation's, meanwhile
-    CHECK(made.remove_if_only(kRecords));
+    CHECK(made.remove_if_no_results(kRecords));
     CHECK(!fs::exists(eval / "test_1"));
     CHECK(fs::exists(eval / "test_2" / "metrics.csv"));
   }
@@ -61,7 +87,7 @@ TEST_CASE("a result, another job's directory or a directory that was there keeps
     fs::create_directories(eval / "given");
     NewDirectories made((eval / "given").string());
     write(eval / "given" / "trainer.log");
-    CHECK(!made.remove_if_only(kRecords));
+    CHECK(!made.remove_if_no_results(kRecords));
     CHECK(fs::exists(eval / "given" / "trainer.log"));
   }
 }
