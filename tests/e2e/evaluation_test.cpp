@@ -222,8 +222,10 @@ TEST_CASE("an evaluation that fails its checks leaves the training run's tree ex
                          dir.path());
   INFO(fit.err);
   REQUIRE(fit.exit_code == 0);
-  // Refused by the engine's own checks, after the evaluation's directory was made; the last once
-  // its loggers had opened metrics.csv and a TensorBoard file (a checkpoint that does not fit).
+  // Options refused by the planning checks or by the engine's (after the evaluation's directory
+  // was made, where a check has not moved to planning yet), and a checkpoint that does not fit the
+  // model: refused in the engine (the shapes are in LibTorch's archive) once its loggers had
+  // opened metrics.csv and a TensorBoard file.
   const std::vector<std::vector<std::string>> refused = {
       {TRAINER_BINARY, "export", "ckpt_path=last", "hydra.run.dir=run", "format=onnx"},
       {TRAINER_BINARY, "test", "ckpt_path=best", "hydra.run.dir=run", "trainer.precision=bogus"},
@@ -235,7 +237,10 @@ TEST_CASE("an evaluation that fails its checks leaves the training run's tree ex
       auto result = run_process(argv, dir.path());
       INFO(argv[1] << ": " << result.err);
       check_clean_error(result);
-      CHECK(result.err.find(": removed " + (run / "eval").string() + "/" + argv[1] + "_") != std::string::npos);
+      if (argv.back() == "model.hidden_sizes=[8]") {
+        CHECK(result.err.find("the checkpoint does not fit this model") != std::string::npos);
+        CHECK(result.err.find("test: removed " + (run / "eval").string() + "/test_") != std::string::npos);
+      }
       const auto after = tree(run);
       CHECK(after.size() == before.size());
       for (const auto& [name, bytes] : after) {
