@@ -32,6 +32,7 @@
 #include "trainer/launch/job_files.h"
 #include "trainer/launch/job_runner.h"
 #include "trainer/launch/launcher.h"
+#include "trainer/launch/new_directories.h"
 #include "trainer/launch/schema_check.h"
 #include "trainer/launch/shell_completion.h"
 #include "trainer/launch/sweep_planner.h"
@@ -229,6 +230,31 @@ bool secondary_rank() {
   return procid != nullptr && ntasks != nullptr && std::atoi(ntasks) > 1 && std::atoi(procid) > 0;
 }
 
+// hydra.output_subdir ("" for null: no .hydra files) and the job's log file name (<job name>.log).
+std::string output_subdir_of(const Node& hydra) {
+  const Node* subdir = config::select(hydra, "output_subdir");
+  return subdir != nullptr && subdir->is_string() ? subdir->as_string() : "";
+}
+
+std::string log_name_of(const Node& hydra) {
+  const Node* name = config::select(hydra, "job.name");
+  return (name != nullptr && name->is_string() ? name->as_string() : std::string("trainer")) + ".log";
+}
+
+// What run_job writes into a run directory before the engine writes anything: its .hydra files
+// and its log.
+std::vector<std::string> job_records(const Node& config) {
+  const Node* hydra = config.find("hydra");
+  if (hydra == nullptr) return {};
+  std::vector<std::string> records = {log_name_of(*hydra)};
+  if (const std::string subdir = output_subdir_of(*hydra); !subdir.empty()) {
+    for (const char* file : {"config.yaml", "hydra.yaml", "overrides.yaml"}) {
+      records.push_back((fs::path(subdir) / file).lexically_normal().string());
+    }
+  }
+  return records;
+}
+
 // Runs one composed job in `run_dir`: records hydra.runtime, writes the .hydra files and the log,
 // checks the schema, resolves the job config and hands it to the engine. Throws on failure.
 void run_job(const CliOptions& options, const std::string& command, Node config, const std::string& run_dir,
@@ -244,16 +270,11 @@ void run_job(const CliOptions& options, const std::string& command, Node config,
   }
   Node job_config = without_key(config, "hydra");
   launch::check_job_schema(job_config);
-  const Node* subdir = config::select(*hydra, "output_subdir");
-  std::string output_subdir = subdir != nullptr && subdir->is_string() ? subdir->as_string() : "";
+  const std::string output_subdir = output_subdir_of(*hydra);
   const bool secondary = secondary_rank();
   if (!secondary) launch::write_job_files(run_dir, output_subdir, job_config, *hydra, task_overrides);
 
-  std::string job_name = "trainer";
-  if (const Node* name = config::select(*hydra, "job.name"); name && name->is_string()) {
-    job_name = name->as_string();
-  }
-  const std::string log_file = secondary ? std::string() : (fs::path(run_dir) / (job_name + ".log")).string();
+  const std::string log_file = secondary ? std::string() : (fs::path(run_dir) / log_name_of(*hydra)).string();
   if (!secondary) log::set_file(log_file);
   if (secondary) log::set_level(log::Level::kWarning);
   if (const Node* verbose = config::select(*hydra, "verbose"); verbose && !verbose->is_null() &&
@@ -312,7 +333,19 @@ int run_single_job(const CliOptions& options, const CliArgs& args, const config:
   if (launch::is_evaluation_command(args.command)) {
     launch::EvaluationPlan plan =
         launch::plan_evaluation(args.command, std::move(result.config), overrides, ctx, secondary_rank());
-    run_job(options, args.command, std::move(plan.config), plan.run_dir, task_overrides_of(texts), ctx, plan.notes);
+    // An evaluation that fails before writing a result (its checks in the engine, a checkpoint that
+    // does not fit) takes back the directory it made, and an eval/ made for it: the training run's
+    // tree stays as it was (docs/evaluation.md).
+    const launch::NewDirectories made(plan.run_dir);
+    const std::vector<std::string> records = job_records(plan.config);
+    try {
+      run_job(options, args.command, std::move(plan.config), plan.run_dir, task_overrides_of(texts), ctx, plan.notes);
+    } catch (...) {
+      if (!secondary_rank() && made.remove_if_no_results(records)) {
+        log::info(args.command + ": removed " + plan.run_dir + " again: the evaluation failed before writing a result");
+      }
+      throw;
+    }
     return 0;
   }
   const std::string run_dir = fs::absolute(resolve_string(result.config, "hydra.run.dir", ctx)).string();

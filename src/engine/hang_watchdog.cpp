@@ -43,8 +43,13 @@ std::string state_of(const std::string& heartbeat) {
 
 }  // namespace
 
-HangWatchdog::HangWatchdog(c10::intrusive_ptr<c10d::Store> store, int rank, int world_size, double timeout_seconds)
-    : store_(std::move(store)), rank_(rank), world_size_(world_size), timeout_seconds_(timeout_seconds) {
+HangWatchdog::HangWatchdog(c10::intrusive_ptr<c10d::Store> store, int rank, int world_size, double timeout_seconds,
+                           OutputOf output_of)
+    : store_(std::move(store)),
+      rank_(rank),
+      world_size_(world_size),
+      timeout_seconds_(timeout_seconds),
+      output_of_(std::move(output_of)) {
   thread_ = std::thread([this] { run(); });
 }
 
@@ -125,9 +130,16 @@ void HangWatchdog::run() {
       if (!someone_silent && own_stall < timeout_seconds_) continue;
       const std::string message = describe(rank_, last, silent, own_stall, timeout_seconds_);
       log::error(message);
+      // The silent ranks' output (all other ranks' when none is silent: then all are stuck).
+      std::string outputs;
+      for (int r = 0; r < world_size_ && output_of_; ++r) {
+        if (r == rank_ || (someone_silent && silent[static_cast<size_t>(r)] < timeout_seconds_)) continue;
+        const std::string output = output_of_(r);
+        if (!output.empty()) outputs += "\n" + output;
+      }
       std::fprintf(stderr, "Error: %s. Fix: see what that rank was doing (a debugger, py-spy dump, or its log); "
-                           "trainer.hang_timeout sets how long a silent or stuck rank is waited for.\n",
-                   message.c_str());
+                           "trainer.hang_timeout sets how long a silent or stuck rank is waited for.%s\n",
+                   message.c_str(), outputs.c_str());
       std::fflush(stderr);
       std::_Exit(1);  // the training thread is stuck in a collective: nothing else can end it
     }

@@ -1,6 +1,7 @@
 #include "trainer/engine/job_ranks.h"
 
 #include <sched.h>
+#include <signal.h>
 
 #include <ATen/Parallel.h>
 #include <torch/cuda.h>
@@ -49,14 +50,13 @@ std::vector<std::string> rank_command_line(const std::string& run_dir, const std
   return args;
 }
 
-// Where to look for why a rank ended: a rank killed by a signal printed nothing, so "its error
-// above" would send the reader to nothing.
-std::string where_its_error_is(const std::string& cause) {
-  if (cause.find("was killed by signal") != std::string::npos) {
-    return "That rank printed no error: it was killed from outside (the kernel's out-of-memory killer, see dmesg, "
-           "or a kill command).";
-  }
-  return "That rank's own error is printed above this one.";
+// The job's error for a rank that ended with an error: how it ended, and the end of what it wrote
+// (quoted from its stderr, which the job process relays).
+Error rank_failed(LocalRanks& local, const RankFailure& failure, int world_size, const std::string& when,
+                  const std::string& fix) {
+  const std::string problem = failure.what + when + (failure.why.empty() ? "" : ": " + failure.why);
+  return Error("distributed job of " + std::to_string(world_size) + " ranks", problem,
+               fix + "\n" + local.last_output(failure.rank));
 }
 
 // A collective failed: the rank that ended first is the cause (rank 0's own error is a consequence).
@@ -117,24 +117,34 @@ int run_job_ranks(config::Node job_config, const std::string& run_dir, const std
   // Share the cores between the ranks of this machine (each rank would otherwise start one
   // thread per core, oversubscribing them N times).
   at::set_num_threads(std::max(1, usable_cores() / std::max(1, env->local_world_size)));
+  // Gloo writes to its peers with writev: once a peer has died, a write to its socket raises
+  // SIGPIPE, whose default action ends this rank without a word, before it can name the dead
+  // rank. Ignored, the write fails with EPIPE and the collective throws. Python, and so PyTorch's
+  // own DDP, runs with SIGPIPE ignored too.
+  ::signal(SIGPIPE, SIG_IGN);
   if (env->rank != 0) log::set_level(log::Level::kWarning);
   std::shared_ptr<ProcessGroup> group;
   int code = 0;
   try {
     group = std::make_shared<ProcessGroup>(
         *env, dist, cuda ? at::Device(at::kCUDA, 0) : at::Device(at::kCPU),
-        [&local]() -> std::optional<std::string> { return local ? local->failure() : std::nullopt; });
+        [&local]() -> std::optional<std::string> {
+          if (!local) return std::nullopt;
+          std::optional<RankFailure> failure = local->failure();
+          return failure ? std::optional<std::string>(failure->what) : std::nullopt;
+        },
+        [&local](int rank) { return local ? local->last_output(rank) : std::string(); });
     Trainer trainer(std::move(job_config), run_dir, config_yaml);
     trainer.set_distributed(group, dist.bucket_cap_mb);
     code = trainer.run(command);
   } catch (const Error& error) {
     if (local && is_collective_failure(error)) {
       // A rank that died made our collective fail at once; its exit shows up within moments.
-      if (std::optional<std::string> cause = local->failure(3.0)) {
+      if (std::optional<RankFailure> cause = local->failure(3.0)) {
         group.reset();
-        throw Error("distributed job of " + std::to_string(env->world_size) + " ranks", *cause,
-                    where_its_error_is(*cause) + " The other ranks were stopped. Resume with the same command plus "
-                    "ckpt_path=last and hydra.run.dir=" + run_dir + ".");
+        throw rank_failed(*local, *cause, env->world_size, "",
+                          "The other ranks were stopped. Resume with the same command plus ckpt_path=last and "
+                          "hydra.run.dir=" + run_dir + ".");
       }
     }
     group.reset();  // the other ranks' collectives fail now, and they exit
@@ -143,9 +153,9 @@ int run_job_ranks(config::Node job_config, const std::string& run_dir, const std
   }
   group.reset();
   if (local) {
-    if (std::optional<std::string> failure = local->wait_all(dist.timeout_seconds)) {
-      throw Error("distributed job of " + std::to_string(env->world_size) + " ranks", *failure + " at the end of the job",
-                  where_its_error_is(*failure));
+    if (std::optional<RankFailure> failure = local->wait_all(dist.timeout_seconds)) {
+      throw rank_failed(*local, *failure, env->world_size, " at the end of the job",
+                        "Rank 0 finished the job; see what rank " + std::to_string(failure->rank) + " wrote.");
     }
   }
   return code;

@@ -1,5 +1,6 @@
 #include "trainer/engine/local_ranks.h"
 
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -15,6 +16,7 @@
 #include <iterator>
 
 #include "trainer/util/error.h"
+#include "trainer/util/log.h"
 
 extern char** environ;
 
@@ -23,14 +25,34 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::string describe_status(int rank, pid_t pid, int status) {
-  std::string who = "rank " + std::to_string(rank) + " (pid " + std::to_string(pid) + ")";
-  if (WIFSIGNALED(status)) {
-    const int number = WTERMSIG(status);
-    const char* name = strsignal(number);
-    return who + " was killed by signal " + std::to_string(number) + (name ? " (" + std::string(name) + ")" : "");
+RankFailure describe_status(int rank, pid_t pid, int status) {
+  RankFailure failure;
+  failure.rank = rank;
+  failure.what = "rank " + std::to_string(rank) + " (pid " + std::to_string(pid) + ")";
+  if (!WIFSIGNALED(status)) {
+    failure.what += " exited with code " + std::to_string(WEXITSTATUS(status));
+    return failure;
   }
-  return who + " exited with code " + std::to_string(WEXITSTATUS(status));
+  const int number = WTERMSIG(status);
+  const char* name = strsignal(number);
+  failure.what += " was killed by signal " + std::to_string(number) + (name ? " (" + std::string(name) + ")" : "");
+  switch (number) {
+    case SIGKILL:
+      failure.why = "killed from outside (the kernel's out-of-memory killer, see dmesg, or a kill command)";
+      break;
+    case SIGABRT:
+      failure.why = "it aborted (an uncaught exception or a failed check inside a library)";
+      break;
+    case SIGSEGV:
+    case SIGBUS:
+    case SIGILL:
+    case SIGFPE:
+      failure.why = "it crashed";
+      break;
+    default:
+      failure.why = "a signal sent from outside";
+  }
+  return failure;
 }
 
 bool failed(int status) { return !(WIFEXITED(status) && WEXITSTATUS(status) == 0); }
@@ -129,18 +151,33 @@ LocalRanks::LocalRanks(int world_size, const std::vector<std::string>& args, con
       std::vector<char*> envp;
       for (const std::string& entry : env) envp.push_back(const_cast<char*>(entry.c_str()));
       envp.push_back(nullptr);
+      // The rank's stderr: a pipe this process reads (rank_stderr_relay.h). Close-on-exec, so
+      // that no other child holds it open; dup2 makes the rank's own copy, fd 2, inheritable.
+      int output[2];
+      if (::pipe2(output, O_CLOEXEC) != 0) {
+        throw Error("trainer.devices", "cannot make a pipe for rank " + std::to_string(rank) + "'s output: " +
+                                           strerror(errno),
+                    "Lower trainer.devices, or check the open-file limit (ulimit -n).");
+      }
+      ::fcntl(output[0], F_SETPIPE_SZ, 1 << 20);  // room for a burst while this process is busy (best effort)
       const pid_t pid = ::fork();
       if (pid < 0) {
-        throw Error("trainer.devices", "cannot start rank " + std::to_string(rank) + ": " + strerror(errno),
+        const int error = errno;
+        ::close(output[0]);
+        ::close(output[1]);
+        throw Error("trainer.devices", "cannot start rank " + std::to_string(rank) + ": " + strerror(error),
                     "Lower trainer.devices, or check the process limit (ulimit -u).");
       }
       if (pid == 0) {
         // Only async-signal-safe calls until exec: the job process may have threads.
         ::prctl(PR_SET_PDEATHSIG, SIGKILL);
         if (::getppid() != parent) ::_exit(127);
+        if (::dup2(output[1], STDERR_FILENO) < 0) ::_exit(127);
         ::execve("/proc/self/exe", argv.data(), envp.data());
         ::_exit(127);
       }
+      ::close(output[1]);
+      relay_.add(rank, output[0]);
       ranks_.push_back({rank, pid, true});
     }
   } catch (...) {
@@ -156,6 +193,7 @@ LocalRanks::~LocalRanks() {
   stop();
   quit_ = true;
   if (supervisor_.joinable()) supervisor_.join();
+  relay_.finish(1.0);  // the ranks have ended: pass on the rest of what they wrote
   ::unlink(store_file_.c_str());  // FileStore removes it when every rank ends cleanly; a crash leaves it
 }
 
@@ -175,8 +213,19 @@ void LocalRanks::supervise() {
         }
       }
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    relay_.pump(20);  // the ranks' output, or 20 ms of waiting
   }
+}
+
+std::string LocalRanks::last_output(int rank) {
+  const std::vector<std::string> lines = relay_.last_lines(rank);
+  const std::string number = std::to_string(rank);
+  if (lines.empty()) return "Rank " + number + " wrote nothing to stderr.";
+  const std::string log_file = log::file_path();
+  std::string text = "The last lines rank " + number + " wrote to stderr (all of its output is above" +
+                     (log_file.empty() ? std::string() : " and in " + log_file) + ", marked [rank " + number + "]):";
+  for (const std::string& line : lines) text += "\n  " + RankStderrRelay::prefix(rank) + line;
+  return text;
 }
 
 bool LocalRanks::all_ended() const {
@@ -186,7 +235,7 @@ bool LocalRanks::all_ended() const {
   return true;
 }
 
-std::optional<std::string> LocalRanks::failure(double seconds) const {
+std::optional<RankFailure> LocalRanks::failure(double seconds) const {
   const auto deadline = Clock::now() + std::chrono::duration<double>(seconds);
   while (true) {
     {
@@ -198,7 +247,7 @@ std::optional<std::string> LocalRanks::failure(double seconds) const {
   }
 }
 
-std::optional<std::string> LocalRanks::wait_all(double seconds) {
+std::optional<RankFailure> LocalRanks::wait_all(double seconds) {
   const auto deadline = Clock::now() + std::chrono::duration<double>(seconds);
   while (Clock::now() < deadline) {
     {

@@ -35,24 +35,25 @@ std::string message_of(const std::exception& error) {
 
 std::vector<uint8_t> bytes_of(const std::string& text) { return std::vector<uint8_t>(text.begin(), text.end()); }
 
-bool is_loopback(const std::string& host) { return host == "localhost" || host.rfind("127.", 0) == 0; }
-
-std::string fix_text(double timeout_seconds) {
-  return "Another rank ended or hangs: see its error above (when trainer started the ranks, the job's error names "
-         "it). Waits are bounded by trainer.dist_timeout (now " +
-         std::to_string(static_cast<long long>(timeout_seconds)) +
-         " s). Resume with ckpt_path=last and the same hydra.run.dir.";
+// "Rank 1's stderr went to ...", from the places rank 0 collected ("" when not known here).
+std::string where_stderr_went(int rank, const std::vector<StderrLocation>& locations) {
+  if (rank < 0 || static_cast<size_t>(rank) >= locations.size()) return {};
+  return "Rank " + std::to_string(rank) + "'s stderr went to " +
+         describe_stderr_location(locations[static_cast<size_t>(rank)], StderrLocation::of_this_process()) + ".";
 }
+
+bool is_loopback(const std::string& host) { return host == "localhost" || host.rfind("127.", 0) == 0; }
 
 }  // namespace
 
 ProcessGroup::ProcessGroup(const DistEnv& env, const DistOptions& options, const at::Device& device,
-                           PeerFailure peer_failure)
+                           PeerFailure peer_failure, PeerOutput peer_output)
     : rank_(env.rank),
       world_size_(env.world_size),
       local_rank_(env.local_rank),
       timeout_seconds_(options.timeout_seconds),
       master_addr_(env.master_addr),
+      peer_output_(std::move(peer_output)),
       handles_(std::make_unique<Handles>()) {
   const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(options.timeout_seconds * 1000.0));
   backend_name_ = options.backend.empty() ? (device.is_cuda() ? "nccl" : "gloo") : options.backend;
@@ -94,6 +95,12 @@ ProcessGroup::ProcessGroup(const DistEnv& env, const DistOptions& options, const
                 "Check MASTER_ADDR/MASTER_PORT (trainer.master_addr, trainer.master_port) and that rank 0 runs; "
                 "the wait is bounded by trainer.dist_timeout.");
   }
+  // A launcher's ranks say where their output goes: nobody else knows (trainer's own ranks write
+  // through rank 0, which quotes them).
+  const bool launched_elsewhere = env.store_file.empty();
+  if (launched_elsewhere) {
+    handles_->store->set("stderr/" + std::to_string(rank_), bytes_of(StderrLocation::of_this_process().encode()));
+  }
   // Every rank checks in; a failed peer (seen by our launcher) ends the wait at once.
   handles_->store->add("joined", 1);
   const auto deadline = Clock::now() + timeout;
@@ -114,6 +121,12 @@ ProcessGroup::ProcessGroup(const DistEnv& env, const DistOptions& options, const
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
+  if (launched_elsewhere && rank_ == 0) {
+    for (int r = 0; r < world_size_; ++r) {  // set before each rank joined
+      const std::vector<uint8_t> bytes = handles_->store->get("stderr/" + std::to_string(r));
+      stderr_locations_.push_back(StderrLocation::decode(std::string(bytes.begin(), bytes.end())));
+    }
+  }
   handles_->backend = make_backend("", where);
   log::info("distributed: rank " + std::to_string(rank_) + " of " + std::to_string(world_size_) + " (" +
             backend_name_ + ", rendezvous " + meeting + ", " +
@@ -123,7 +136,28 @@ ProcessGroup::ProcessGroup(const DistEnv& env, const DistOptions& options, const
 ProcessGroup::~ProcessGroup() = default;
 
 std::unique_ptr<HangWatchdog> ProcessGroup::watch_for_hangs(double timeout_seconds) const {
-  return std::make_unique<HangWatchdog>(handles_->store, rank_, world_size_, timeout_seconds);
+  // Copies: the watchdog's thread asks from its own thread.
+  PeerOutput peer_output = peer_output_;
+  std::vector<StderrLocation> locations = stderr_locations_;
+  auto output_of = [peer_output, locations](int rank) {
+    return peer_output ? peer_output(rank) : where_stderr_went(rank, locations);
+  };
+  return std::make_unique<HangWatchdog>(handles_->store, rank_, world_size_, timeout_seconds, std::move(output_of));
+}
+
+std::string ProcessGroup::fix_text() const {
+  std::string text = "Another rank ended or hangs: see its own error";
+  if (!stderr_locations_.empty()) {
+    text += ". Where each rank's stderr went: " +
+            describe_stderr_locations(stderr_locations_, StderrLocation::of_this_process());
+  } else if (rank_ == 0) {
+    text += " (when trainer started the ranks, the job's error names it and quotes its last lines)";
+  } else {
+    text += " (rank 0's error names it)";
+  }
+  return text + ". Waits are bounded by trainer.dist_timeout (now " +
+         std::to_string(static_cast<long long>(timeout_seconds_)) +
+         " s). Resume with ckpt_path=last and the same hydra.run.dir.";
 }
 
 c10::intrusive_ptr<compat::CollectiveBackend> ProcessGroup::make_backend(const std::string& name,
@@ -158,7 +192,7 @@ c10::intrusive_ptr<compat::CollectiveBackend> ProcessGroup::make_backend(const s
     throw;
   } catch (const std::exception& error) {
     throw Error(where, "cannot create the " + backend_name_ + " process group: " + message_of(error),
-                fix_text(timeout_seconds_));
+                fix_text());
   }
 }
 
@@ -169,6 +203,8 @@ ProcessGroup::ProcessGroup(const ProcessGroup& parent, const std::string& name)
       timeout_seconds_(parent.timeout_seconds_),
       backend_name_(parent.backend_name_),
       master_addr_(parent.master_addr_),
+      peer_output_(parent.peer_output_),
+      stderr_locations_(parent.stderr_locations_),
       handles_(std::make_unique<Handles>()) {
   handles_->store = parent.handles_->store;
   handles_->backend = make_backend(name, "distributed group '" + name + "' (rank " + std::to_string(rank_) + " of " +
@@ -181,7 +217,7 @@ std::unique_ptr<ProcessGroup> ProcessGroup::sibling(const std::string& name) con
 
 void ProcessGroup::fail(const std::string& what, const std::string& problem) const {
   throw Error("distributed " + what + " (rank " + std::to_string(rank_) + " of " + std::to_string(world_size_) + ")",
-              problem, fix_text(timeout_seconds_));
+              problem, fix_text());
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroup::allreduce_async(at::Tensor& tensor) {

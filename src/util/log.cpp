@@ -6,9 +6,9 @@
 #include <cstdio>
 #include <mutex>
 
+#include <spdlog/details/file_helper.h>
 #include <spdlog/details/log_msg.h>
 #include <spdlog/sinks/base_sink.h>
-#include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/spdlog.h>
 
 namespace trainer::log {
@@ -38,24 +38,60 @@ class ConsoleSink final : public spdlog::sinks::base_sink<std::mutex> {
     std::fflush(stderr);
   }
 
+  void write_verbatim(const std::string& lines) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    put(lines.data(), lines.size());
+  }
+
  protected:
   void sink_it_(const spdlog::details::log_msg& message) override {
     spdlog::memory_buf_t formatted;
     formatter_->format(message, formatted);
-    if (!status_.empty()) std::fputs("\r\033[K", stderr);
-    std::fwrite(formatted.data(), 1, formatted.size(), stderr);
-    if (!status_.empty()) std::fputs(status_.c_str(), stderr);
-    std::fflush(stderr);
+    put(formatted.data(), formatted.size());
   }
   void flush_() override { std::fflush(stderr); }
 
  private:
+  void put(const char* text, size_t size) {
+    if (!status_.empty()) std::fputs("\r\033[K", stderr);
+    std::fwrite(text, 1, size, stderr);
+    if (!status_.empty()) std::fputs(status_.c_str(), stderr);
+    std::fflush(stderr);
+  }
+
   std::string status_;
+};
+
+// The log file (appending): spdlog's basic file sink, plus lines written as they are.
+class FileSink final : public spdlog::sinks::base_sink<std::mutex> {
+ public:
+  explicit FileSink(const std::string& path) : path_(path) { file_.open(path, /*truncate=*/false); }
+  const std::string& path() const { return path_; }
+
+  void write_verbatim(const std::string& lines) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    spdlog::memory_buf_t buffer;
+    buffer.append(lines.data(), lines.data() + lines.size());
+    file_.write(buffer);
+    file_.flush();
+  }
+
+ protected:
+  void sink_it_(const spdlog::details::log_msg& message) override {
+    spdlog::memory_buf_t formatted;
+    formatter_->format(message, formatted);
+    file_.write(formatted);
+  }
+  void flush_() override { file_.flush(); }
+
+ private:
+  std::string path_;
+  spdlog::details::file_helper file_;
 };
 
 struct State {
   std::shared_ptr<ConsoleSink> console = std::make_shared<ConsoleSink>();
-  std::shared_ptr<spdlog::sinks::sink> file;
+  std::shared_ptr<FileSink> file;
   std::shared_ptr<spdlog::logger> logger;
   bool terminal = ::isatty(STDERR_FILENO) == 1;
 
@@ -81,7 +117,7 @@ void set_file(const std::string& path) {
   State& s = state();
   auto& sinks = s.logger->sinks();
   if (s.file) sinks.erase(std::remove(sinks.begin(), sinks.end(), s.file), sinks.end());
-  s.file = std::make_shared<spdlog::sinks::basic_file_sink_mt>(path, /*truncate=*/false);
+  s.file = std::make_shared<FileSink>(path);
   s.file->set_pattern(kPattern);
   sinks.push_back(s.file);
 }
@@ -98,6 +134,14 @@ void write_file_only(Level level, const std::string& message) {
 }
 
 void flush() { state().logger->flush(); }
+
+void write_verbatim(const std::string& lines) {
+  State& s = state();
+  s.console->write_verbatim(lines);
+  if (s.file) s.file->write_verbatim(lines);
+}
+
+std::string file_path() { return state().file ? state().file->path() : std::string(); }
 
 bool console_is_terminal() { return state().terminal; }
 

@@ -71,6 +71,12 @@ bool file_contains(const fs::path& path, const std::string& text) {
   return read_file(path).find(text) != std::string::npos;
 }
 
+// The part of a job's stderr from its last line starting with `start` on.
+std::string from_last(const std::string& err, const std::string& start) {
+  const size_t at = err.rfind("\n" + start);
+  return at == std::string::npos ? std::string() : err.substr(at + 1);
+}
+
 int free_port() {
   const int fd = socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in address{};
@@ -191,11 +197,12 @@ TEST_CASE("sync_batchnorm: 2 ranks x b with model=cnn end with the weights and r
   CHECK(largest_difference(running_var(single), running_var(synced)) <= 1e-5);
 }
 
-TEST_CASE("a killed rank ends the job at once with an error naming it") {
+TEST_CASE("a killed rank ends the job at once with an error naming it and saying it wrote nothing") {
   if (!engine_built()) {
     SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
     return;
   }
+  const int number = GENERATE(SIGKILL, SIGABRT);
   TempDir dir;
   const std::string run = (fs::path(dir.path()) / "killed").string();
   pid_t killed = -1;
@@ -209,7 +216,7 @@ TEST_CASE("a killed rank ends the job at once with an error naming it") {
       [&] {
         if (killed < 0 && file_contains(fs::path(run) / "trainer.log", " step 20 ")) {
           killed = find_rank(run, 1);
-          if (killed > 0) kill(killed, SIGKILL);
+          if (killed > 0) kill(killed, number);
         }
         return false;
       },
@@ -217,10 +224,45 @@ TEST_CASE("a killed rank ends the job at once with an error naming it") {
   INFO(result.err);
   REQUIRE(killed > 0);
   CHECK(result.exit_code == 1);
-  CHECK(result.err.find("rank 1 (pid " + std::to_string(killed) + ") was killed by signal 9") != std::string::npos);
-  CHECK(result.err.find("That rank printed no error: it was killed from outside") != std::string::npos);
+  const std::string error = from_last(result.err, "Error: ");
+  CHECK(error.find("rank 1 (pid " + std::to_string(killed) + ") was killed by signal " + std::to_string(number)) !=
+        std::string::npos);
+  CHECK(error.find(number == SIGKILL ? "): killed from outside" : "): it aborted") != std::string::npos);
+  CHECK(error.find("Rank 1 wrote nothing to stderr.") != std::string::npos);
   CHECK(result.err.find("fit finished") == std::string::npos);
   CHECK(kill(killed, 0) != 0);  // reaped, not left behind
+}
+
+// Rank 1 alone reads data.val_fraction=1 (RANK is 1 only there; rank 0 resolves the default), a
+// value the engine refuses: its own error, on its own stderr, which the job process relays.
+TEST_CASE("a rank that fails with its own error: rank 0's error quotes that rank's last lines") {
+  if (!engine_built()) {
+    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
+    return;
+  }
+  TempDir dir;
+  const fs::path run = fs::path(dir.path()) / "failed";
+  auto result = run_process(fit_command(run.string(), {"data.batch_size=32", "trainer.max_steps=10",
+                                                       "trainer.devices=2",
+                                                       "data.val_fraction='${oc.decode:${oc.env:RANK,0.125}}'"}),
+                            dir.path());
+  INFO(result.err);
+  CHECK(result.exit_code == 1);
+  // Rank 1's line reached the terminal, marked, and the job's log.
+  const std::string relayed = "[rank 1] Error: data.val_fraction";
+  const size_t at = result.err.find("\n" + relayed);
+  REQUIRE(at != std::string::npos);
+  const std::string line = result.err.substr(at + 1, result.err.find('\n', at + 1) - at - 1);
+  CHECK(line.find("[0, 1)") != std::string::npos);  // the range it is out of
+  CHECK(file_contains(run / "trainer.log", line + "\n"));
+  // The job's error names the rank, says how it ended and quotes that line after a label.
+  const std::string error = from_last(result.err, "Error: ");
+  CHECK(error.find("Error: distributed job of 2 ranks: rank 1 (pid ") == 0);
+  CHECK(error.find(") exited with code 1.") != std::string::npos);
+  const size_t label = error.find("The last lines rank 1 wrote to stderr (all of its output is above and in " +
+                                  (run / "trainer.log").string() + ", marked [rank 1]):\n");
+  REQUIRE(label != std::string::npos);
+  CHECK(error.find("\n  " + line, label) != std::string::npos);
 }
 
 TEST_CASE("SIGINT to rank 0 alone stops both ranks after the same step, with a checkpoint") {
@@ -292,6 +334,45 @@ TEST_CASE("with torchrun's variables set the binary joins the job as it is told;
   const auto a = exported_weights(root / "rank0");
   const auto b = exported_weights(root / "launched");
   for (const auto& [name, values] : a) CHECK((values == b.at(name)));
+}
+
+// Under a launcher trainer never sees the other ranks' output: rank 0's error names where each
+// rank's stderr went (each rank says so through the store at the rendezvous).
+TEST_CASE("with torchrun's variables, rank 0's error names where a failed rank's stderr went") {
+  if (!engine_built()) {
+    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
+    return;
+  }
+  TempDir dir;
+  const fs::path root(dir.path());
+  const int port = free_port();
+  auto env = [&](int rank) {
+    return std::vector<std::string>{"RANK=" + std::to_string(rank), "LOCAL_RANK=" + std::to_string(rank),
+                                    "WORLD_SIZE=2", "LOCAL_WORLD_SIZE=2", "MASTER_ADDR=127.0.0.1",
+                                    "MASTER_PORT=" + std::to_string(port), "TORCHELASTIC_RUN_ID=test"};
+  };
+  // Rank 1 alone refuses its data.val_fraction (1, from RANK), after the rendezvous; its stderr
+  // goes to a file, as torchrun's --redirects or srun's --error would send it.
+  const std::vector<std::string> job = {"data.batch_size=32", "trainer.max_steps=10", "trainer.dist_timeout=60",
+                                        "data.val_fraction='${oc.decode:${oc.env:RANK,0.125}}'"};
+  const fs::path rank1_err = root / "rank1.err";
+  std::vector<std::string> rank1 = {"/bin/sh", "-c", "exec \"$@\" 2>\"$0\"", rank1_err.string()};
+  const std::vector<std::string> fit1 = fit_command((root / "rank1").string(), job);
+  rank1.insert(rank1.end(), fit1.begin(), fit1.end());
+  ProcessResult second;
+  std::thread other([&] { second = run_process(rank1, dir.path(), env(1)); });
+  auto first = run_process(fit_command((root / "rank0").string(), job), dir.path(), env(0));
+  other.join();
+  INFO(first.err);
+  CHECK(second.exit_code == 1);
+  CHECK(file_contains(rank1_err, "Error: data.val_fraction"));
+  CHECK(first.exit_code == 1);
+  char host[256] = {};
+  REQUIRE(gethostname(host, sizeof(host) - 1) == 0);
+  const std::string error = from_last(first.err, "Error: ");
+  CHECK(error.find("Error: distributed ") == 0);
+  CHECK(error.find("Where each rank's stderr went: rank 0: with this message (a pipe on " + std::string(host) +
+                   "); rank 1: " + rank1_err.string() + " on " + host + ". ") != std::string::npos);
 }
 
 // The real torchrun (PyTorch's elastic agent, from the test Python's torch) starts both ranks with
@@ -532,6 +613,8 @@ TEST_CASE("a rank stopped with SIGSTOP is caught by the hang watchdog within tra
         std::string::npos);
   CHECK(result.err.find("rank 0 pid ") != std::string::npos);
   CHECK(result.err.find("rank 1 pid " + std::to_string(stopped) + ", step ") != std::string::npos);
+  // What the silent rank wrote: here nothing (its stderr reaches the terminal through rank 0).
+  CHECK(from_last(result.err, "Error: ").find("is waited for.\nRank 1 wrote nothing to stderr.") != std::string::npos);
   CHECK(waited < 120);  // not trainer.dist_timeout's 10 minutes
   // The stopped rank does not outlive the job (killed with it; reaped by init shortly after).
   bool gone = false;

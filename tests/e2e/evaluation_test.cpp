@@ -195,3 +195,69 @@ TEST_CASE("evaluation takes the seed and the run's own checkpoint directory; a s
   CHECK(directory.exit_code == 1);
   CHECK(directory.err.find("ckpt_path names a directory, not a checkpoint file") != std::string::npos);
 }
+
+namespace {
+
+// Every directory and file under `root` (eval/ included), files with their bytes.
+std::map<std::string, std::string> tree(const fs::path& root) {
+  std::map<std::string, std::string> entries;
+  for (const auto& entry : fs::recursive_directory_iterator(root)) {
+    const std::string name = fs::relative(entry.path(), root).string();
+    entries[name] = entry.is_directory() ? std::string("<directory>") : read_file(entry.path());
+  }
+  return entries;
+}
+
+}  // namespace
+
+TEST_CASE("an evaluation that fails its checks leaves the training run's tree exactly as it was") {
+  if (!engine_built()) {
+    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
+    return;
+  }
+  TempDir dir;
+  const fs::path run = fs::path(dir.path()) / "run";
+  auto fit = run_process({TRAINER_BINARY, "fit", "data=synthetic", "data.num_samples=256", "model.hidden_sizes=[16]",
+                          "trainer.max_epochs=1", "test_after_fit=false", "hydra.run.dir=run"},
+                         dir.path());
+  INFO(fit.err);
+  REQUIRE(fit.exit_code == 0);
+  // Options refused by the planning checks or by the engine's (after the evaluation's directory
+  // was made, where a check has not moved to planning yet), and a checkpoint that does not fit the
+  // model: refused in the engine (the shapes are in LibTorch's archive) once its loggers had
+  // opened metrics.csv and a TensorBoard file.
+  const std::vector<std::vector<std::string>> refused = {
+      {TRAINER_BINARY, "export", "ckpt_path=last", "hydra.run.dir=run", "format=onnx"},
+      {TRAINER_BINARY, "test", "ckpt_path=best", "hydra.run.dir=run", "trainer.precision=bogus"},
+      {TRAINER_BINARY, "validate", "ckpt_path=" + (run / "checkpoints" / "last.ckpt").string(),
+       "trainer.accelerator=tpu"},
+      {TRAINER_BINARY, "test", "ckpt_path=last", "hydra.run.dir=run", "logger=many_loggers", "model.hidden_sizes=[8]"}};
+  auto check_refused = [&](const std::map<std::string, std::string>& before) {
+    for (const auto& argv : refused) {
+      auto result = run_process(argv, dir.path());
+      INFO(argv[1] << ": " << result.err);
+      check_clean_error(result);
+      if (argv.back() == "model.hidden_sizes=[8]") {
+        CHECK(result.err.find("the checkpoint does not fit this model") != std::string::npos);
+        CHECK(result.err.find("test: removed " + (run / "eval").string() + "/test_") != std::string::npos);
+      }
+      const auto after = tree(run);
+      CHECK(after.size() == before.size());
+      for (const auto& [name, bytes] : after) {
+        INFO(name);
+        REQUIRE(before.count(name) == 1);
+        CHECK(before.at(name) == bytes);
+      }
+    }
+  };
+  // No eval/ yet: none is left behind.
+  check_refused(tree(run));
+  CHECK_FALSE(fs::exists(run / "eval"));
+  // Beside an earlier evaluation's directory: that one stays, and nothing is added.
+  auto exported = run_process({TRAINER_BINARY, "export", "ckpt_path=last", "hydra.run.dir=run"}, dir.path());
+  INFO(exported.err);
+  REQUIRE(exported.exit_code == 0);
+  REQUIRE(evaluations(run).size() == 1);
+  check_refused(tree(run));
+  CHECK(evaluations(run).size() == 1);
+}

@@ -3,7 +3,8 @@
 // Every rank's thread publishes a heartbeat to the store (progress_beacon.h: batches, step, phase)
 // a few times per trainer.hang_timeout and reads the others'. A rank whose heartbeat stops, or a
 // rank whose own training thread makes no progress, for hang_timeout ends the job: it prints every
-// rank's last phase and step as one paragraph and exits 1 (the other ranks die with the job).
+// rank's last phase and step as one paragraph, then what is known of the silent ranks' output
+// (their last lines on stderr, or where it went), and exits 1 (the other ranks die with the job).
 #pragma once
 
 #include <c10/util/intrusive_ptr.h>
@@ -11,6 +12,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -20,7 +22,11 @@ namespace trainer::engine {
 
 class HangWatchdog {
  public:
-  HangWatchdog(c10::intrusive_ptr<c10d::Store> store, int rank, int world_size, double timeout_seconds);
+  // What is known of rank r's output, as a block for the error ("" when nothing).
+  using OutputOf = std::function<std::string(int rank)>;
+
+  HangWatchdog(c10::intrusive_ptr<c10d::Store> store, int rank, int world_size, double timeout_seconds,
+               OutputOf output_of = {});
   ~HangWatchdog();  // stops the thread
   HangWatchdog(const HangWatchdog&) = delete;
   HangWatchdog& operator=(const HangWatchdog&) = delete;
@@ -38,6 +44,7 @@ class HangWatchdog {
   int rank_;
   int world_size_;
   double timeout_seconds_;
+  OutputOf output_of_;
   std::mutex mutex_;
   std::condition_variable wake_;
   bool quit_ = false;

@@ -3,7 +3,8 @@
 // directory fixed), with torchrun's variables set. It supervises them: the first rank that ends
 // with an error is recorded (rank, pid, exit code or signal) so the job's error names it, and the
 // ranks still running are stopped when the job ends. A rank dies with the job process
-// (PR_SET_PDEATHSIG). No LibTorch here.
+// (PR_SET_PDEATHSIG). Each rank's stderr reaches the terminal and the job's log through the job
+// process (rank_stderr_relay.h), which keeps its last lines for the job's error. No LibTorch here.
 #pragma once
 
 #include <sys/types.h>
@@ -16,7 +17,16 @@
 #include <thread>
 #include <vector>
 
+#include "trainer/engine/rank_stderr_relay.h"
+
 namespace trainer::engine {
+
+// How a rank started by LocalRanks ended with an error.
+struct RankFailure {
+  int rank = 0;
+  std::string what;  // "rank 1 (pid 123) exited with code 1", "... was killed by signal 9 (Killed)"
+  std::string why;   // for a signal, its likely cause ("killed from outside (...)"); else ""
+};
 
 class LocalRanks {
  public:
@@ -32,12 +42,15 @@ class LocalRanks {
   LocalRanks(const LocalRanks&) = delete;
   LocalRanks& operator=(const LocalRanks&) = delete;
 
-  // The first rank that ended with an error, described ("rank 1 (pid 123) was killed by signal 9
-  // (Killed)"), or nullopt. Waits up to `seconds` for one to appear.
-  std::optional<std::string> failure(double seconds = 0) const;
+  // The first rank that ended with an error, or nullopt. Waits up to `seconds` for one to appear.
+  std::optional<RankFailure> failure(double seconds = 0) const;
   // Waits until every rank has ended (up to `seconds`, then stops the rest); returns the first
   // failure, if any.
-  std::optional<std::string> wait_all(double seconds);
+  std::optional<RankFailure> wait_all(double seconds);
+  // What `rank` last wrote to stderr, as a labelled block for the job's error: a line saying so,
+  // then its last lines (RankStderrRelay::kTailLines), each as relayed ("[rank 1] ..."); or a
+  // line saying it wrote nothing. For a rank that has ended this is the end of all it wrote.
+  std::string last_output(int rank);
   // SIGTERM to the ranks still running, SIGKILL to those left after `grace_seconds`.
   void stop(double grace_seconds = 5);
 
@@ -57,11 +70,12 @@ class LocalRanks {
 
   mutable std::mutex mutex_;
   std::vector<Rank> ranks_;
-  std::optional<std::string> failure_;
+  std::optional<RankFailure> failure_;
   bool stopping_ = false;  // ranks that end after stop() was called are not failures
   std::atomic<bool> quit_{false};
   std::thread supervisor_;
   std::string store_file_;  // the ranks' rendezvous store (TRAINER_STORE_FILE), removed at the end
+  RankStderrRelay relay_;   // the ranks' stderr, passed on by the supervisor's thread
 };
 
 }  // namespace trainer::engine

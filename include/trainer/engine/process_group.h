@@ -16,6 +16,7 @@
 
 #include "trainer/engine/dist_env.h"
 #include "trainer/engine/hang_watchdog.h"
+#include "trainer/engine/stderr_location.h"
 #include "trainer/engine/torch_compat.h"
 
 namespace trainer::engine {
@@ -25,9 +26,15 @@ class ProcessGroup {
   // Says why waiting for the other ranks is pointless ("rank 1 (pid 7) exited with code 1"), or
   // nullopt; asked while the rendezvous waits.
   using PeerFailure = std::function<std::optional<std::string>()>;
+  // What is known of rank r's output, as a block for an error ("" when nothing): for the ranks
+  // trainer started, its last lines on stderr (local_ranks.h).
+  using PeerOutput = std::function<std::string(int rank)>;
 
   // Throws trainer::Error when the rendezvous or the group cannot be made within the timeout.
-  ProcessGroup(const DistEnv& env, const DistOptions& options, const at::Device& device, PeerFailure peer_failure);
+  // Ranks a launcher started (torchrun, srun) publish where their stderr goes (stderr_location.h);
+  // rank 0 reads every rank's, and names them when a collective fails or a rank hangs.
+  ProcessGroup(const DistEnv& env, const DistOptions& options, const at::Device& device, PeerFailure peer_failure,
+               PeerOutput peer_output = {});
   ~ProcessGroup();
   ProcessGroup(const ProcessGroup&) = delete;
   ProcessGroup& operator=(const ProcessGroup&) = delete;
@@ -55,13 +62,16 @@ class ProcessGroup {
   std::unique_ptr<ProcessGroup> sibling(const std::string& name) const;
 
   // Starts this rank's hang watchdog on the group's store (hang_watchdog.h); it stops when the
-  // returned object is destroyed, which must happen before this group's.
+  // returned object is destroyed, which must happen before this group's. Its error quotes a
+  // silent rank's output (peer_output) or names where it went.
   std::unique_ptr<HangWatchdog> watch_for_hangs(double timeout_seconds) const;
 
  private:
   ProcessGroup(const ProcessGroup& parent, const std::string& name);
   c10::intrusive_ptr<compat::CollectiveBackend> make_backend(const std::string& name, const std::string& where) const;
   [[noreturn]] void fail(const std::string& what, const std::string& problem) const;
+  // The fix of a failed wait: another rank ended or hangs, and where to read its error.
+  std::string fix_text() const;
 
   int rank_ = 0;
   int world_size_ = 1;
@@ -69,6 +79,8 @@ class ProcessGroup {
   double timeout_seconds_ = 1800;
   std::string backend_name_;
   std::string master_addr_;
+  PeerOutput peer_output_;
+  std::vector<StderrLocation> stderr_locations_;  // every rank's, on rank 0 of a launcher's job
   struct Handles;  // the store and the backend
   std::unique_ptr<Handles> handles_;
 };

@@ -16,6 +16,12 @@ void write(Level level, const std::string& message);
 // To the log file only (the console shows a progress bar instead of these lines).
 void write_file_only(Level level, const std::string& message);
 void flush();
+// Lines another process wrote, passed on as they are whatever the level: to the console (below
+// nothing: a status line is drawn again under them) and to the log file. The job process relays
+// the stderr of the ranks it starts this way (engine/rank_stderr_relay.h).
+void write_verbatim(const std::string& lines);
+// The log file set_file set ("" when none).
+std::string file_path();
 
 // Whether the console (stderr) is a terminal: progress bars only make sense there.
 bool console_is_terminal();
