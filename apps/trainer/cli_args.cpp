@@ -176,7 +176,8 @@ std::optional<CliArgs> parse_cli(int argc, char** argv, int& exit_code) {
       if (sweep->got_subcommand(action)) args.sweep_action = action;
     }
   }
-  args.usage = app.help();
+  // The main app's flags also after `trainer fit --help` (App::help would show fit's own options).
+  args.usage = app.get_formatter()->make_help(&app, "", CLI::AppFormatMode::Normal);
   const std::string program = argc > 0 ? argv[0] : "trainer";
   args.program = program.substr(program.rfind('/') == std::string::npos ? 0 : program.rfind('/') + 1);
   return args;

@@ -270,6 +270,13 @@ void run_job(const CliOptions& options, const std::string& command, Node config,
   }
   Node job_config = without_key(config, "hydra");
   launch::check_job_schema(job_config);
+  {
+    // Values that come from interpolations (${oc.env:...}, ${other.key}) are checked too, resolved
+    // as the engine will see them, before anything is written.
+    Node resolved = job_config;
+    config::resolve_all(resolved, ctx);
+    launch::check_job_schema(resolved);
+  }
   const std::string output_subdir = output_subdir_of(*hydra);
   const bool secondary = secondary_rank();
   if (!secondary) launch::write_job_files(run_dir, output_subdir, job_config, *hydra, task_overrides);

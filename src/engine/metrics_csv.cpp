@@ -3,11 +3,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <fstream>
 
 #include "trainer/config/python_str.h"
 #include "trainer/engine/posix_files.h"
 #include "trainer/util/error.h"
+#include "trainer/util/log.h"
 
 namespace trainer::engine {
 namespace {
@@ -98,6 +100,36 @@ void MetricsCsv::log_metrics(const MetricRow& metrics, int64_t epoch, int64_t st
   }
   const std::string line = join_row(cells, columns_.size());
   std::fwrite(line.data(), 1, line.size(), file_);
+}
+
+void MetricsCsv::on_fit_start(std::optional<int64_t> resumed_step) {
+  if (rows_.empty()) return;
+  if (!resumed_step) {
+    std::string kept;
+    for (int n = 1; kept.empty() || posix::exists(kept); ++n) kept = path_ + "." + std::to_string(n);
+    if (std::rename(path_.c_str(), kept.c_str()) != 0) {
+      throw Error(path_, "cannot move an earlier attempt's metrics aside", "Check the run directory's permissions.");
+    }
+    log::warning(path_ + " held " + std::to_string(rows_.size()) +
+                 " rows of an earlier attempt that left no checkpoint; kept as " + kept + ", this fit starts a new one");
+    rows_.clear();
+    columns_ = {"epoch", "step"};
+    rewrite();
+    return;
+  }
+  const size_t before = rows_.size();
+  rows_.erase(std::remove_if(rows_.begin(), rows_.end(),
+                             [&](const std::vector<std::string>& row) {
+                               if (row.size() < 2 || row[1].empty()) return false;
+                               char* end = nullptr;
+                               const long long step = std::strtoll(row[1].c_str(), &end, 10);
+                               return *end == '\0' && step > *resumed_step;
+                             }),
+              rows_.end());
+  if (rows_.size() == before) return;
+  log::info(path_ + ": " + std::to_string(before - rows_.size()) + " row(s) logged after the checkpoint's step " +
+            std::to_string(*resumed_step) + " dropped; they are logged again as the run resumes");
+  rewrite();
 }
 
 void MetricsCsv::flush() {

@@ -712,7 +712,10 @@ struct Trainer::Impl {
   // Top-k bookkeeping for a new score (checkpoint_policy.h): the file this epoch's checkpoint goes
   // to (empty if it does not make the top k); files that fell out of the top k go to `dropped`.
   std::string update_top_k(LoopState& state, double score, int64_t epoch, std::vector<std::string>& dropped) {
-    return engine::update_top_k(state.top_k, options.checkpoint, score, epoch, state.global_step, dropped);
+    // The name's metric fields: the latest validation's, and the monitored value as scored now.
+    std::map<std::string, double> metrics = latest_validation;
+    metrics[options.checkpoint.monitor] = score;
+    return engine::update_top_k(state.top_k, options.checkpoint, score, epoch, state.global_step, metrics, dropped);
   }
 
   // Takes the snapshot here (callback states, loggers flushed, model + optimizer + loop state
@@ -1020,6 +1023,9 @@ struct Trainer::Impl {
       restore_precision_state(state);
       log::info("resumed from " + path + " at epoch " + std::to_string(state.epoch) + ", batch " +
                 std::to_string(state.batch_in_epoch) + ", step " + std::to_string(state.global_step));
+    }
+    for (auto& logger : loggers) {
+      logger->on_fit_start(resuming ? std::optional<int64_t>(state.global_step) : std::nullopt);
     }
     data::BatchLoader train_loader = make_loader(train_set, /*train=*/true);
     CopyPhase copy_phase(profiler);

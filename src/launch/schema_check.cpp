@@ -5,6 +5,7 @@
 
 #include "trainer/config/did_you_mean.h"
 #include "trainer/config/python_str.h"
+#include "trainer/formats/checkpoint_name.h"
 #include "trainer/options/option_table.h"
 #include "trainer/options/value_check.h"
 #include "trainer/util/error.h"
@@ -46,7 +47,10 @@ void check_section(const config::Node& node, const options::Section& section, Pr
     const std::string path = join_path(section.path, entry.key);
     const options::Option* option = options::find_option(section, entry.key);
     if (option == nullptr) {
-      if (!section.closed) continue;
+      // An open section takes keys of the user's (a registered callback or logger), but one a
+      // letter or two from a built-in's name is a typo (callbacks.model_checkpiont).
+      const bool near_miss = section.path == "callbacks" || section.path == "logger";
+      if (!section.closed && !(near_miss && !config::did_you_mean(entry.key, keys).empty())) continue;
       ++problems.unknown_count;
       std::string hint = config::did_you_mean(entry.key, keys);
       if (hint.empty() && !section.variant.empty()) hint = other_variants_with(section, entry.key);
@@ -99,6 +103,18 @@ std::string check_run_length(const config::Node& job_config) {
   return "";
 }
 
+// Lightning refuses more devices than a single-device strategy runs.
+std::string check_devices(const config::Node& job_config) {
+  const config::Node* strategy = config::select(job_config, "trainer.strategy");
+  const config::Node* devices = config::select(job_config, "trainer.devices");
+  if (strategy == nullptr || devices == nullptr || !strategy->is_string() || strategy->as_string() != "single_device" ||
+      devices->type() != config::NodeType::kInt || devices->as_int() <= 1) {
+    return "";
+  }
+  return "\n  " + at("trainer.devices", *devices) + ": trainer.strategy=single_device runs one process, but " +
+         config::python_str(*devices) + " devices were asked for (use trainer.devices=1, or strategy=ddp or auto)";
+}
+
 }  // namespace
 
 void check_job_schema(const config::Node& job_config) {
@@ -118,6 +134,13 @@ void check_job_schema(const config::Node& job_config) {
   }
   for (const char* group : {"optimizer", "scheduler"}) check_variant(job_config, group);
   problems.values += check_run_length(job_config);
+  problems.values += check_devices(job_config);
+  if (const config::Node* filename = config::select(job_config, "callbacks.model_checkpoint.filename");
+      filename != nullptr && filename->is_string() && !filename->is_interpolation()) {
+    const std::string problem = formats::check_checkpoint_name(
+        filename->as_string(), {"val/acc", "val/loss", "train/acc", "train/loss"});
+    if (!problem.empty()) problems.values += "\n  " + at("callbacks.model_checkpoint.filename", *filename) + ": " + problem;
+  }
   std::string listed;
   if (problems.unknown_count > 0) {
     listed += std::to_string(problems.unknown_count) + " unknown key(s) in trainer's own sections:" + problems.unknown;

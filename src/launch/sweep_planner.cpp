@@ -51,6 +51,7 @@ void check_job(const Node& config, const std::string& run_dir, const config::Res
   config::ResolveContext ctx = base;
   ctx.hydra = &hydra;
   config::resolve_all(job_config, ctx);
+  check_job_schema(job_config);  // values that came from interpolations, as the job will see them
 }
 
 }  // namespace

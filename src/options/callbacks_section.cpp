@@ -16,7 +16,8 @@ std::vector<Section> callbacks_sections() {
   checkpoint.options = {
       text("dirpath", "${paths.output_dir}/checkpoints").or_null().computed().means(
           "where checkpoints go (null: <default_root_dir or run>/checkpoints)"),
-      text("filename", "epoch_{epoch:03d}").means("the best files' names ({epoch}, {step}, {val/acc:.4f}, ...)"),
+      text("filename", "epoch_{epoch:03d}").means(
+          "the best files' names: {epoch}, {step} ({epoch:03d}) and the metrics ({val/acc:.4f}), no '/'"),
       choice("monitor", "val/acc", {"val/acc", "val/loss", "train/acc", "train/loss"}).means("the metric that ranks checkpoints"),
       choice("mode", "max", {"max", "min"}).means("whether a higher or lower monitored value is better"),
       integer("save_top_k", "1").at_least(-1).means("best files kept (-1: all, 0: none)"),

@@ -47,8 +47,8 @@ std::vector<Section> scheduler_sections() {
   Section cosine{"scheduler", "cosine", true, "scheduler=cosine: PyTorch's CosineAnnealingLR", {}};
   cosine.options = {
       text("name", "cosine").means("the schedule"),
-      number("t_max", "${trainer.max_epochs}").at_least(0).computed().means(
-          "epochs (or steps) of one half-cosine (absent: trainer.max_epochs; 0: the whole run)"),
+      number("t_max", "${trainer.max_epochs}").at_least(0).or_minus_one().computed().means(
+          "epochs (or steps) of one half-cosine (absent: trainer.max_epochs; 0 or -1: the whole run)"),
       number("eta_min", "0.0").at_least(0).means("the last learning rate"),
       interval("epoch"),
   };

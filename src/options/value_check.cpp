@@ -1,5 +1,6 @@
 #include "trainer/options/value_check.h"
 
+#include <cmath>
 #include <cstdio>
 #include <sstream>
 
@@ -70,6 +71,9 @@ std::string check_number(const Option& option, const config::Node& value, bool i
   const bool is_int = value.type() == config::NodeType::kInt;
   if (!is_number(value) || (integer && !is_int)) {
     return expected(option, integer ? "an int" : "a number", value);
+  }
+  if (!std::isfinite(as_number(value))) {
+    return config::python_str(value) + " is not a finite number (" + option.help + ")";
   }
   return in_range(option, as_number(value)) ? "" : out_of_range(option, value);
 }
@@ -182,6 +186,7 @@ std::string check_value(const Option& option, const config::Node& value) {
       } else {
         return expected(option, "DD:HH:MM:SS or a number of seconds", value);
       }
+      if (!std::isfinite(seconds)) return config::python_str(value) + " is not a finite duration (" + option.help + ")";
       return in_range(option, seconds) ? "" : config::python_str(value) + " is out of range: " + option.help + ", " +
                                                   range_text(option) + " seconds";
     }

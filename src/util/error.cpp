@@ -9,7 +9,7 @@ std::string paragraph(const std::string& where, const std::string& problem,
   if (!where.empty()) text += where + ": ";
   text += problem;
   if (!fix.empty()) {
-    if (!text.empty() && text.back() != '.' && text.back() != '\n') text += '.';
+    if (!text.empty() && text.back() != '.' && text.back() != '?' && text.back() != '\n') text += '.';
     text += ' ';
     text += fix;
   }

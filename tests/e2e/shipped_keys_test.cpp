@@ -161,3 +161,20 @@ TEST_CASE("data.root comes from paths.data_dir, as in lightning-hydra-template")
   CHECK(fit.exit_code == 1);
   CHECK(fit.err.find(std::string(dir.path()) + "/none") != std::string::npos);  // the data is looked for there
 }
+
+TEST_CASE("no loggers with ~logger, and callbacks=none keeps checkpointing, as docs/config.md says") {
+  if (!engine_built()) {
+    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
+    return;
+  }
+  TempDir dir;
+  auto no_loggers = run_process(small_fit("quiet", {"trainer.max_epochs=1", "~logger"}), dir.path());
+  INFO(no_loggers.err);
+  REQUIRE(no_loggers.exit_code == 0);
+  CHECK_FALSE(fs::exists(fs::path(dir.path()) / "quiet" / "metrics.csv"));
+  CHECK_FALSE(fs::exists(fs::path(dir.path()) / "quiet" / "tensorboard"));
+  auto no_callbacks = run_process(small_fit("bare", {"trainer.max_epochs=1", "callbacks=none"}), dir.path());
+  INFO(no_callbacks.err);
+  REQUIRE(no_callbacks.exit_code == 0);
+  CHECK(fs::exists(fs::path(dir.path()) / "bare" / "checkpoints" / "last.ckpt"));
+}

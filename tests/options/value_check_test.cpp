@@ -25,6 +25,9 @@ TEST_CASE("numbers: type, range and Lightning's -1") {
   const options::Option share = options::number("val_fraction", "0.1").at_least(0).below(1).means("share");
   CHECK(options::check_value(share, yaml("0")) == "");  // an int is a number
   CHECK_THAT(options::check_value(share, yaml("1.0")), Contains("out of range: share, in [0, 1)"));
+  const options::Option lr = options::number("lr", "0.001").at_least(0).means("the learning rate");
+  CHECK_THAT(options::check_value(lr, yaml(".inf")), Contains("inf is not a finite number (the learning rate)"));
+  CHECK_THAT(options::check_value(lr, yaml(".nan")), Contains("nan is not a finite number"));
 }
 
 TEST_CASE("choices name the closest one; ints read as their text") {

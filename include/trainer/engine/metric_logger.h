@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -24,6 +25,9 @@ class MetricLogger {
   virtual void log_metrics(const MetricRow& metrics, int64_t epoch, int64_t step) = 0;
   // Called at epoch ends and before checkpoints: make what was logged durable.
   virtual void flush() {}
+  // Fit starts: afresh (`resumed_step` empty) or from a checkpoint taken at that optimizer step.
+  // A logger whose file outlives a run says here what becomes of an earlier attempt's rows.
+  virtual void on_fit_start(std::optional<int64_t> resumed_step) { (void)resumed_step; }
 };
 
 // Builds a logger from its config section (`logger.<name>`) and the run directory.

@@ -1,7 +1,9 @@
 // metrics.csv as Lightning's CSVLogger writes it: columns `epoch`, `step`, then every metric name
 // in the order first logged; one row per logging event with empty cells for metrics not in it.
 // When a new metric name appears the file is rewritten with the wider header (atomically, like a
-// checkpoint). A resumed run reads the existing file and keeps appending to it.
+// checkpoint). A resumed run reads the existing file and keeps appending to it, less the rows
+// logged after its checkpoint (they are logged again); a fit that starts afresh where an earlier
+// attempt left rows (killed before its first checkpoint) keeps them as metrics.csv.1, .2, ...
 #pragma once
 
 #include <cstdio>
@@ -21,6 +23,7 @@ class MetricsCsv final : public MetricLogger {
 
   void log_metrics(const MetricRow& metrics, int64_t epoch, int64_t step) override;
   void flush() override;
+  void on_fit_start(std::optional<int64_t> resumed_step) override;
 
   const std::vector<std::string>& columns() const { return columns_; }
 
