@@ -6,6 +6,7 @@
 #include "trainer/config/override.h"
 #include "trainer/config/big_int.h"
 #include "trainer/config/python_str.h"
+#include "trainer/config/python_value.h"
 #include "decimal.h"
 
 #include <algorithm>
@@ -85,6 +86,15 @@ struct Val {
     v.i = value.negative() ? std::numeric_limits<int64_t>::min()
                            : std::numeric_limits<int64_t>::max();
     v.s = value.to_string();
+    return v;
+  }
+  // An int node of any size.
+  static Val integer(const Node& int_node) {
+    if (!int_node.is_big_int()) return integer(int_node.as_int());
+    Val v;
+    v.kind = kInt;
+    v.i = int_node.as_int();  // saturated to the limit of its sign
+    v.s = int_node.int_text();
     return v;
   }
   static Val floating(double value) {
@@ -388,26 +398,9 @@ Node to_node(const Val& v) {
 // ---------------------------------------------------------------------------------------------
 // Python's ordering and equality, for sort().
 
-// Python's exact comparison of two numbers (bools count as 0 and 1, ints have any size): -1, 0
-// or 1, and 2 when a NaN makes them unordered.
+// Python's exact comparison of two numbers: -1, 0 or 1, and 2 when a NaN makes them unordered.
 int compare_numbers(const Val& a, const Val& b) {
-  const bool a_float = a.kind == Val::kFloat, b_float = b.kind == Val::kFloat;
-  if (a_float && b_float) {
-    if (std::isnan(a.f) || std::isnan(b.f)) return 2;
-    return a.f < b.f ? -1 : a.f > b.f ? 1 : 0;
-  }
-  auto int_vs_float = [](const Val& x, double y) {
-    return x.is_big() ? BigInt::compare(x.big(), y)
-                      : compare_int_float(x.kind == Val::kInt ? x.i : x.b, y);
-  };
-  if (b_float) return int_vs_float(a, b.f);
-  if (a_float) {
-    const int c = int_vs_float(b, a.f);
-    return c == 2 ? 2 : -c;
-  }
-  if (a.is_big() || b.is_big()) return BigInt::compare(a.big(), b.big());
-  const int64_t x = a.kind == Val::kInt ? a.i : a.b, y = b.kind == Val::kInt ? b.i : b.b;
-  return x < y ? -1 : x > y ? 1 : 0;
+  return python_compare_numbers(to_node(a), to_node(b));
 }
 
 bool py_equal(const Val& a, const Val& b) {
@@ -471,81 +464,6 @@ struct FunctionFailure {
   throw FunctionFailure{std::move(problem), std::move(fix)};
 }
 
-std::string strip_python_ws(std::string_view s) {
-  size_t b = 0, e = s.size();
-  while (b < e && std::strchr(" \t\n\r\f\v", s[b])) ++b;
-  while (e > b && std::strchr(" \t\n\r\f\v", s[e - 1])) --e;
-  return std::string(s.substr(b, e - b));
-}
-
-// Removes underscores that sit between two digits; false if any other underscore is present.
-bool remove_digit_underscores(std::string& s) {
-  std::string out;
-  out.reserve(s.size());
-  for (size_t k = 0; k < s.size(); ++k) {
-    if (s[k] == '_') {
-      if (k == 0 || k + 1 >= s.size() || !is_digit(s[k - 1]) || !is_digit(s[k + 1])) return false;
-      continue;
-    }
-    out += s[k];
-  }
-  s = std::move(out);
-  return true;
-}
-
-// Python's int(str) in base 10, of any size.
-bool parse_python_int(std::string_view text, Val& out) {
-  std::string s = strip_python_ws(text);
-  if (!remove_digit_underscores(s) || s.empty()) return false;
-  size_t k = (s[0] == '+' || s[0] == '-') ? 1 : 0;
-  if (k == s.size()) return false;
-  for (size_t j = k; j < s.size(); ++j) {
-    if (!is_digit(s[j])) return false;
-  }
-  const char* begin = s.data() + (s[0] == '+' ? 1 : 0);
-  int64_t value = 0;
-  auto result = std::from_chars(begin, s.data() + s.size(), value);
-  if (result.ec == std::errc() && result.ptr == s.data() + s.size()) {
-    out = Val::integer(value);
-    return true;
-  }
-  BigInt big;
-  if (!BigInt::parse_decimal(s, big)) return false;
-  out = Val::integer(big);
-  return true;
-}
-
-bool parse_python_float(std::string_view text, double& out) {
-  std::string s = strip_python_ws(text);
-  if (!remove_digit_underscores(s) || s.empty()) return false;
-  bool negative = s[0] == '-';
-  size_t k = (s[0] == '+' || s[0] == '-') ? 1 : 0;
-  std::string body = s.substr(k);
-  std::string lowered;
-  for (char c : body) lowered += lower(c);
-  if (lowered == "inf" || lowered == "infinity") {
-    out = negative ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
-    return true;
-  }
-  if (lowered == "nan") {
-    out = std::numeric_limits<double>::quiet_NaN();
-    return true;
-  }
-  if (body.empty() || !(is_digit(body[0]) || body[0] == '.')) return false;
-  double value = 0;
-  auto result = std::from_chars(body.data(), body.data() + body.size(), value);
-  if (result.ptr != body.data() + body.size()) return false;
-  if (result.ec == std::errc::result_out_of_range) {
-    // Overflow goes to infinity and underflow to zero, as Python's float() does.
-    bool huge = lowered.find('e') != std::string::npos && lowered.find("e-") == std::string::npos;
-    value = huge ? std::numeric_limits<double>::infinity() : 0.0;
-  } else if (result.ec != std::errc()) {
-    return false;
-  }
-  out = negative ? -value : value;
-  return true;
-}
-
 Val cast_value(const Val& v, Cast c);
 
 Val cast_scalar(const Val& v, Cast c) {
@@ -560,11 +478,11 @@ Val cast_scalar(const Val& v, Cast c) {
           if (std::fabs(v.f) >= 9.2e18) return Val::integer(BigInt::from_double(v.f));
           return Val::integer(static_cast<int64_t>(std::trunc(v.f)));
         case Val::kStr: {
-          Val out;
-          if (!parse_python_int(v.s, out)) {
+          Node out;
+          if (!python_int_from_text(v.s, out)) {
             function_fail("invalid literal for int() with base 10: " + quote_for_message(v.s));
           }
-          return out;
+          return Val::integer(out);
         }
         default: break;
       }
@@ -582,7 +500,7 @@ Val cast_scalar(const Val& v, Cast c) {
         case Val::kFloat: return v;
         case Val::kStr: {
           double out = 0;
-          if (!parse_python_float(v.s, out)) {
+          if (!python_float_from_text(v.s, out)) {
             function_fail("could not convert string to float: " + quote_for_message(v.s));
           }
           return Val::floating(out);
@@ -1053,7 +971,7 @@ Val Parser::make_primitive(size_t first, size_t last) {
       }
       case Tok::kFloat: {
         double value = 0;
-        parse_python_float(s, value);
+        python_float_from_text(s, value);
         return Val::floating(value);
       }
       case Tok::kBool: return Val::boolean(lower(s[0]) == 't');

@@ -136,6 +136,18 @@ TEST_CASE("int literals beyond 64 bits stay ints, as Python's do") {
         "[123456789012345678901234567890]");
 }
 
+// Hydra 1.3.2 (Python's float()): beyond the double range a float is inf, also without an exponent.
+TEST_CASE("float literals and casts beyond the double range give inf, as Python's float() does") {
+  const std::string nines(400, '9');
+  CHECK(parse_override("x=" + nines + ".0").value_text == "inf");
+  CHECK(parse_override("x=-" + nines + ".0").value_text == "-inf");
+  CHECK(parse_override("x=" + std::string(330, '1') + "e-20").value_text == "inf");
+  CHECK(parse_override("x=float('" + nines + "')").value_text == "inf");
+  CHECK(parse_override("x=float(\" 1e999 \")").value_text == "inf");
+  CHECK(parse_override("x=1e-400").value_text == "0.0");
+  CHECK(parse_override("x=bool(" + nines + ".0)").value == Node::boolean(true));
+}
+
 TEST_CASE("casts of big ints follow Python's float(), str() and bool()") {
   CHECK(parse_override("x=float(123456789012345678901234567890)").value ==
         Node::floating(1.2345678901234568e+29));
