@@ -7,6 +7,7 @@
 #include "trainer/config/big_int.h"
 #include "trainer/config/python_str.h"
 #include "trainer/config/python_value.h"
+#include "override_value.h"
 
 #include <algorithm>
 #include <charconv>
@@ -21,117 +22,7 @@
 namespace trainer::config {
 namespace {
 
-// ---------------------------------------------------------------------------------------------
-// Parsed values: Hydra's ParsedElementType plus its sweep objects. Quoted strings stay apart from
-// plain strings because the sweeper writes them back with their quotes.
-
-struct Val {
-  enum Kind : uint8_t {
-    kNull, kBool, kInt, kFloat, kStr, kQuoted, kList, kDict,  // elements
-    kChoice, kRange, kInterval, kGlob                           // sweeps
-  };
-  Kind kind = kNull;
-  bool b = false;
-  bool simple_form = false;  // kChoice: `a,b` rather than choice(a,b)
-  bool shuffle = false;
-  bool int_interval = false;  // kInterval: cast with int()
-  char quote = 0;            // kQuoted: ' or "
-  int64_t i = 0;  // kInt; beyond int64 (Python ints are unbounded) the saturated limit, with
-  double f = 0.0;
-  std::string s;  // the exact decimal text here (empty for ordinary ints)
-  // kList items; kDict keys and values interleaved; kChoice values; kRange start, stop, step;
-  // kInterval start, end.
-  std::vector<Val> items;
-  std::vector<std::string> tags, include, exclude;
-
-  bool is_sweep() const { return kind >= kChoice; }
-  bool is_number() const { return kind == kBool || kind == kInt || kind == kFloat; }
-  bool is_big() const { return kind == kInt && !s.empty(); }
-  // A bool or int as a BigInt.
-  BigInt big() const {
-    if (kind == kBool) return BigInt(b ? 1 : 0);
-    if (s.empty()) return BigInt(i);
-    BigInt out;
-    BigInt::parse_decimal(s, out);
-    return out;
-  }
-  std::string int_text() const { return s.empty() ? std::to_string(i) : s; }
-  // float(): a big int beyond the double range gives +-inf (Python raises OverflowError).
-  double number() const {
-    if (kind == kFloat) return f;
-    if (kind == kBool) return b;
-    if (s.empty()) return static_cast<double>(i);
-    double out = 0;
-    if (!big().to_double(out)) out = s[0] == '-' ? -HUGE_VAL : HUGE_VAL;
-    return out;
-  }
-
-  static Val str(std::string text) {
-    Val v;
-    v.kind = kStr;
-    v.s = std::move(text);
-    return v;
-  }
-  static Val integer(int64_t value) {
-    Val v;
-    v.kind = kInt;
-    v.i = value;
-    return v;
-  }
-  static Val integer(const BigInt& value) {
-    int64_t small = 0;
-    if (value.fits_int64(small)) return integer(small);
-    Val v;
-    v.kind = kInt;
-    v.i = value.negative() ? std::numeric_limits<int64_t>::min()
-                           : std::numeric_limits<int64_t>::max();
-    v.s = value.to_string();
-    return v;
-  }
-  // An int node of any size.
-  static Val integer(const Node& int_node) {
-    if (!int_node.is_big_int()) return integer(int_node.as_int());
-    Val v;
-    v.kind = kInt;
-    v.i = int_node.as_int();  // saturated to the limit of its sign
-    v.s = int_node.int_text();
-    return v;
-  }
-  static Val floating(double value) {
-    Val v;
-    v.kind = kFloat;
-    v.f = value;
-    return v;
-  }
-  static Val boolean(bool value) {
-    Val v;
-    v.kind = kBool;
-    v.b = value;
-    return v;
-  }
-};
-
-// Python's repr() of a float; Hydra writes every float of a sweep this way.
-std::string float_repr(double value) { return python_float_repr(value); }
-
-// Python's type names, for messages that mirror Python's.
-const char* py_type(const Val& v) {
-  switch (v.kind) {
-    case Val::kNull: return "NoneType";
-    case Val::kBool: return "bool";
-    case Val::kInt: return "int";
-    case Val::kFloat: return "float";
-    case Val::kStr: return "str";
-    case Val::kQuoted: return "QuotedString";
-    case Val::kList: return "list";
-    case Val::kDict: return "dict";
-    case Val::kChoice: return "ChoiceSweep";
-    case Val::kRange: return "RangeSweep";
-    case Val::kInterval: return "IntervalSweep";
-    case Val::kGlob: return "Glob";
-  }
-  return "?";
-}
+using namespace override_detail;
 
 // ---------------------------------------------------------------------------------------------
 // Character classes and token lengths, straight from the lexer grammar.
@@ -275,172 +166,6 @@ struct Token {
 std::string quote_for_message(std::string_view s) { return "'" + std::string(s) + "'"; }
 
 // ---------------------------------------------------------------------------------------------
-// Rendering values back to override text, the way Hydra's Override._get_value_element_as_str
-// does (the basic sweeper writes every job override with it).
-
-void append_escaped(std::string& out, std::string_view s) {
-  for (char c : s) {
-    if (std::strchr("\\()[]{}:=, \t", c) && c != '\0') out += '\\';
-    out += c;
-  }
-}
-
-// QuotedString.with_quotes(): backslashes right before a quote (or the end) are doubled, quotes
-// of the enclosing kind are escaped.
-void append_with_quotes(std::string& out, const std::string& text, char qc) {
-  out += qc;
-  size_t k = 0;
-  while (k < text.size()) {
-    if (text[k] == '\\') {
-      size_t run = k;
-      while (run < text.size() && text[run] == '\\') ++run;
-      size_t n = run - k;
-      if (run == text.size() || text[run] == qc) {
-        out.append(2 * n, '\\');
-      } else {
-        out.append(n, '\\');
-      }
-      k = run;
-      continue;
-    }
-    if (text[k] == qc) out += '\\';
-    out += text[k];
-    ++k;
-  }
-  out += qc;
-}
-
-void render(std::string& out, const Val& v) {
-  switch (v.kind) {
-    case Val::kNull: out += "null"; return;
-    case Val::kBool: out += v.b ? "True" : "False"; return;
-    case Val::kInt: out += v.int_text(); return;
-    case Val::kFloat: out += float_repr(v.f); return;
-    case Val::kStr: append_escaped(out, v.s); return;
-    case Val::kQuoted: append_with_quotes(out, v.s, v.quote); return;
-    case Val::kList:
-      out += '[';
-      for (size_t k = 0; k < v.items.size(); ++k) {
-        if (k) out += ',';
-        render(out, v.items[k]);
-      }
-      out += ']';
-      return;
-    case Val::kDict:
-      out += '{';
-      for (size_t k = 0; k + 1 < v.items.size(); k += 2) {
-        if (k) out += ',';
-        render(out, v.items[k]);
-        out += ':';
-        render(out, v.items[k + 1]);
-      }
-      out += '}';
-      return;
-    default: return;  // sweeps are never rendered as one value
-  }
-}
-
-std::string render(const Val& v) {
-  std::string out;
-  render(out, v);
-  return out;
-}
-
-std::string dict_key_text(const Val& key) {
-  switch (key.kind) {
-    case Val::kNull: return "null";
-    case Val::kBool: return key.b ? "true" : "false";
-    case Val::kInt: return key.int_text();
-    case Val::kFloat: return float_repr(key.f);
-    default: return key.s;
-  }
-}
-
-NodeType dict_key_type(const Val& key) {
-  switch (key.kind) {
-    case Val::kNull: return NodeType::kNull;
-    case Val::kBool: return NodeType::kBool;
-    case Val::kInt: return NodeType::kInt;
-    case Val::kFloat: return NodeType::kFloat;
-    default: return NodeType::kString;
-  }
-}
-
-Node to_node(const Val& v) {
-  switch (v.kind) {
-    case Val::kNull: return Node();
-    case Val::kBool: return Node::boolean(v.b);
-    case Val::kInt: return v.s.empty() ? Node::integer(v.i) : Node::integer_text(v.s);
-    case Val::kFloat: return Node::floating(v.f);
-    case Val::kStr:
-    case Val::kQuoted: return Node::string(v.s);
-    case Val::kList: {
-      Node list = Node::list();
-      list.items().reserve(v.items.size());
-      for (const Val& item : v.items) list.push_back(to_node(item));
-      return list;
-    }
-    case Val::kDict: {
-      Node map = Node::map();
-      for (size_t k = 0; k + 1 < v.items.size(); k += 2) {
-        std::string key = dict_key_text(v.items[k]);
-        map.set(key, to_node(v.items[k + 1]));
-        for (Node::Entry& entry : map.entries()) {
-          if (entry.key == key) entry.key_type = dict_key_type(v.items[k]);
-        }
-      }
-      return map;
-    }
-    default: return Node();
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Python's ordering and equality, for sort().
-
-// Python's exact comparison of two numbers: -1, 0 or 1, and 2 when a NaN makes them unordered.
-int compare_numbers(const Val& a, const Val& b) {
-  return python_compare_numbers(to_node(a), to_node(b));
-}
-
-bool py_equal(const Val& a, const Val& b) {
-  if (a.is_number() && b.is_number()) return compare_numbers(a, b) == 0;
-  if (a.kind != b.kind) return false;
-  switch (a.kind) {
-    case Val::kNull: return true;
-    case Val::kStr: return a.s == b.s;
-    case Val::kQuoted: return a.s == b.s && a.quote == b.quote;
-    case Val::kList:
-    case Val::kDict:
-      if (a.items.size() != b.items.size()) return false;
-      for (size_t k = 0; k < a.items.size(); ++k) {
-        if (!py_equal(a.items[k], b.items[k])) return false;
-      }
-      return true;
-    default: return false;
-  }
-}
-
-struct NotOrderable {
-  std::string message;
-};
-
-// a < b with Python's rules; throws NotOrderable where Python raises TypeError.
-bool py_less(const Val& a, const Val& b) {
-  if (a.is_number() && b.is_number()) return compare_numbers(a, b) == -1;
-  if (a.kind == Val::kStr && b.kind == Val::kStr) return a.s < b.s;
-  if (a.kind == Val::kList && b.kind == Val::kList) {
-    size_t n = std::min(a.items.size(), b.items.size());
-    for (size_t k = 0; k < n; ++k) {
-      if (!py_equal(a.items[k], b.items[k])) return py_less(a.items[k], b.items[k]);
-    }
-    return a.items.size() < b.items.size();
-  }
-  throw NotOrderable{std::string("'<' not supported between instances of '") + py_type(a) +
-                     "' and '" + py_type(b) + "'"};
-}
-
-// ---------------------------------------------------------------------------------------------
 // Casts: int(), float(), str(), bool() with Python's conversions.
 
 enum class Cast { kInt, kFloat, kStr, kBool };
@@ -464,69 +189,69 @@ struct FunctionFailure {
   throw FunctionFailure{std::move(problem), std::move(fix)};
 }
 
-Val cast_value(const Val& v, Cast c);
+Value cast_value(const Value& v, Cast c);
 
-Val cast_scalar(const Val& v, Cast c) {
+Value cast_scalar(const Value& v, Cast c) {
   switch (c) {
     case Cast::kInt:
       switch (v.kind) {
-        case Val::kBool: return Val::integer(v.b ? 1 : 0);
-        case Val::kInt: return v;
-        case Val::kFloat:
+        case Value::kBool: return Value::integer(v.b ? 1 : 0);
+        case Value::kInt: return v;
+        case Value::kFloat:
           if (std::isinf(v.f)) function_fail("cannot convert float infinity to integer");
           if (std::isnan(v.f)) function_fail("cannot convert float NaN to integer");
-          if (std::fabs(v.f) >= 9.2e18) return Val::integer(BigInt::from_double(v.f));
-          return Val::integer(static_cast<int64_t>(std::trunc(v.f)));
-        case Val::kStr: {
+          if (std::fabs(v.f) >= 9.2e18) return Value::integer(BigInt::from_double(v.f));
+          return Value::integer(static_cast<int64_t>(std::trunc(v.f)));
+        case Value::kStr: {
           Node out;
           if (!python_int_from_text(v.s, out)) {
             function_fail("invalid literal for int() with base 10: " + quote_for_message(v.s));
           }
-          return Val::integer(out);
+          return Value::integer(out);
         }
         default: break;
       }
       break;
     case Cast::kFloat:
       switch (v.kind) {
-        case Val::kBool: return Val::floating(v.b ? 1.0 : 0.0);
-        case Val::kInt: {
+        case Value::kBool: return Value::floating(v.b ? 1.0 : 0.0);
+        case Value::kInt: {
           double out = 0;
           if (v.is_big() && !v.big().to_double(out)) {
             function_fail("int too large to convert to float");
           }
-          return Val::floating(v.is_big() ? out : static_cast<double>(v.i));
+          return Value::floating(v.is_big() ? out : static_cast<double>(v.i));
         }
-        case Val::kFloat: return v;
-        case Val::kStr: {
+        case Value::kFloat: return v;
+        case Value::kStr: {
           double out = 0;
           if (!python_float_from_text(v.s, out)) {
             function_fail("could not convert string to float: " + quote_for_message(v.s));
           }
-          return Val::floating(out);
+          return Value::floating(out);
         }
         default: break;
       }
       break;
     case Cast::kStr:
       switch (v.kind) {
-        case Val::kBool: return Val::str(v.b ? "true" : "false");
-        case Val::kInt: return Val::str(v.int_text());
-        case Val::kFloat: return Val::str(float_repr(v.f));
-        case Val::kStr: return v;
+        case Value::kBool: return Value::str(v.b ? "true" : "false");
+        case Value::kInt: return Value::str(v.int_text());
+        case Value::kFloat: return Value::str(python_float_repr(v.f));
+        case Value::kStr: return v;
         default: break;
       }
       break;
     case Cast::kBool:
       switch (v.kind) {
-        case Val::kBool: return v;
-        case Val::kInt: return Val::boolean(v.i != 0);  // a big int is never 0
-        case Val::kFloat: return Val::boolean(v.f != 0.0);
-        case Val::kStr: {
+        case Value::kBool: return v;
+        case Value::kInt: return Value::boolean(v.i != 0);  // a big int is never 0
+        case Value::kFloat: return Value::boolean(v.f != 0.0);
+        case Value::kStr: {
           std::string lowered;
           for (char ch : v.s) lowered += lower(ch);
-          if (lowered == "true") return Val::boolean(true);
-          if (lowered == "false") return Val::boolean(false);
+          if (lowered == "true") return Value::boolean(true);
+          if (lowered == "false") return Value::boolean(false);
           function_fail("Cannot cast " + quote_for_message(v.s) + " to bool",
                         "only true and false (any case) convert to bool");
         }
@@ -534,49 +259,49 @@ Val cast_scalar(const Val& v, Cast c) {
       }
       break;
   }
-  function_fail(std::string("cannot cast ") + (v.kind == Val::kNull ? "null" : py_type(v)) + " with " +
+  function_fail(std::string("cannot cast ") + (v.kind == Value::kNull ? "null" : python_type_name(v)) + " with " +
                 cast_name(c) + "()");
 }
 
-Val cast_value(const Val& v, Cast c) {
+Value cast_value(const Value& v, Cast c) {
   switch (v.kind) {
-    case Val::kQuoted: return cast_value(Val::str(v.s), c);
-    case Val::kList: {
-      Val out = v;
-      for (Val& item : out.items) item = cast_value(item, c);
+    case Value::kQuoted: return cast_value(Value::str(v.s), c);
+    case Value::kList: {
+      Value out = v;
+      for (Value& item : out.items) item = cast_value(item, c);
       return out;
     }
-    case Val::kDict: {
-      Val out = v;
+    case Value::kDict: {
+      Value out = v;
       for (size_t k = 1; k < out.items.size(); k += 2) out.items[k] = cast_value(out.items[k], c);
       return out;
     }
-    case Val::kChoice: {
+    case Value::kChoice: {
       // Hydra builds a fresh sweep: tags and shuffle are dropped, the form is kept.
-      Val out;
-      out.kind = Val::kChoice;
+      Value out;
+      out.kind = Value::kChoice;
       out.simple_form = v.simple_form;
-      for (const Val& item : v.items) out.items.push_back(cast_value(item, c));
+      for (const Value& item : v.items) out.items.push_back(cast_value(item, c));
       return out;
     }
-    case Val::kRange: {
+    case Value::kRange: {
       if (c != Cast::kInt && c != Cast::kFloat) {
         function_fail("Range can only be cast to int or float");
       }
-      Val out;
-      out.kind = Val::kRange;
-      for (const Val& item : v.items) out.items.push_back(cast_scalar(item, c));
+      Value out;
+      out.kind = Value::kRange;
+      for (const Value& item : v.items) out.items.push_back(cast_scalar(item, c));
       return out;
     }
-    case Val::kInterval: {
+    case Value::kInterval: {
       if (c == Cast::kStr) function_fail("Intervals cannot be cast to str");
       if (c == Cast::kBool) function_fail("Intervals cannot be cast to bool");
-      Val out = v;
-      for (Val& item : out.items) item = Val::floating(cast_scalar(item, c).number());
+      Value out = v;
+      for (Value& item : out.items) item = Value::floating(cast_scalar(item, c).number());
       out.int_interval = c == Cast::kInt;
       return out;
     }
-    case Val::kGlob: function_fail(std::string("glob() cannot be cast with ") + cast_name(c) + "()");
+    case Value::kGlob: function_fail(std::string("glob() cannot be cast with ") + cast_name(c) + "()");
     default: return cast_scalar(v, c);
   }
 }
@@ -603,16 +328,16 @@ class Parser {
   size_t key_token_len(size_t p, int& kind) const;
   // Value mode.
   void lex_value(size_t p);
-  Val parse_value();
-  Val parse_element();
-  Val parse_primitive();
-  Val parse_dict_key();
-  Val parse_list();
-  Val parse_dict();
-  Val parse_function();
-  Val make_primitive(size_t first, size_t last);
-  Val call(const std::string& name, std::vector<Val>& args,
-           std::vector<std::pair<std::string, Val>>& kwargs, size_t begin, size_t end);
+  Value parse_value();
+  Value parse_element();
+  Value parse_primitive();
+  Value parse_dict_key();
+  Value parse_list();
+  Value parse_dict();
+  Value parse_function();
+  Value make_primitive(size_t first, size_t last);
+  Value call(const std::string& name, std::vector<Value>& args,
+           std::vector<std::pair<std::string, Value>>& kwargs, size_t begin, size_t end);
 
   const Token& peek(size_t ahead = 0) const {
     size_t k = std::min(pos_ + ahead, tokens_.size() - 1);
@@ -868,19 +593,19 @@ void Parser::lex_value(size_t p) {
   pos_ = 0;
 }
 
-Val Parser::parse_value() {
-  Val first = parse_element();
+Value Parser::parse_value() {
+  Value first = parse_element();
   if (peek().type != Tok::kComma) return first;
   // simpleChoiceSweep: element (COMMA element)+
-  Val choice;
-  choice.kind = Val::kChoice;
+  Value choice;
+  choice.kind = Value::kChoice;
   choice.simple_form = true;
   choice.items.push_back(std::move(first));
   while (peek().type == Tok::kComma) {
     ++pos_;
     choice.items.push_back(parse_element());
   }
-  for (const Val& item : choice.items) {
+  for (const Value& item : choice.items) {
     if (item.is_sweep()) {
       fail("a sweep cannot be one of the values of an a,b,c sweep",
            "write the values of the inner sweep into the list: key=a,b,c");
@@ -889,7 +614,7 @@ Val Parser::parse_value() {
   return choice;
 }
 
-Val Parser::parse_element() {
+Value Parser::parse_element() {
   const Token& t = peek();
   switch (t.type) {
     case Tok::kBracketOpen: return parse_list();
@@ -900,8 +625,8 @@ Val Parser::parse_element() {
       std::string_view raw = token_text(t);
       char qc = raw.front();
       std::string_view body = raw.substr(1, raw.size() - 2);
-      Val v;
-      v.kind = Val::kQuoted;
+      Value v;
+      v.kind = Value::kQuoted;
       v.quote = qc;
       v.s.reserve(body.size());
       size_t k = 0;
@@ -935,14 +660,14 @@ Val Parser::parse_element() {
   }
 }
 
-Val Parser::parse_primitive() {
+Value Parser::parse_primitive() {
   size_t first = pos_;
   // Greedy, like ANTLR: in `a b(x)` the text `a b` ends at '(' and the '(' is then an error.
   while (is_primitive_token(peek().type, false)) ++pos_;
   return make_primitive(first, pos_);
 }
 
-Val Parser::make_primitive(size_t first, size_t last) {
+Value Parser::make_primitive(size_t first, size_t last) {
   size_t b = first, e = last;
   if (tokens_[b].type == Tok::kWs) {
     if (e - b == 1) {
@@ -964,24 +689,24 @@ Val Parser::make_primitive(size_t first, size_t last) {
         }
         int64_t value = 0;
         auto result = std::from_chars(digits.data(), digits.data() + digits.size(), value);
-        if (result.ec == std::errc()) return Val::integer(value);
+        if (result.ec == std::errc()) return Value::integer(value);
         BigInt big;  // Python ints are unbounded
         BigInt::parse_decimal(digits, big);
-        return Val::integer(big);
+        return Value::integer(big);
       }
       case Tok::kFloat: {
         double value = 0;
         python_float_from_text(s, value);
-        return Val::floating(value);
+        return Value::floating(value);
       }
-      case Tok::kBool: return Val::boolean(lower(s[0]) == 't');
-      case Tok::kNull: return Val();
+      case Tok::kBool: return Value::boolean(lower(s[0]) == 't');
+      case Tok::kNull: return Value();
       case Tok::kEsc: {
         std::string out;
         for (size_t k = 1; k < s.size(); k += 2) out += s[k];
-        return Val::str(std::move(out));
+        return Value::str(std::move(out));
       }
-      default: return Val::str(std::string(s));
+      default: return Value::str(std::string(s));
     }
   }
   std::string out;
@@ -994,21 +719,21 @@ Val Parser::make_primitive(size_t first, size_t last) {
       out += s;
     }
   }
-  return Val::str(std::move(out));
+  return Value::str(std::move(out));
 }
 
-Val Parser::parse_dict_key() {
+Value Parser::parse_dict_key() {
   size_t first = pos_;
   while (is_primitive_token(peek().type, true)) ++pos_;
   if (first == pos_) unexpected(peek(), "a dict key");
   return make_primitive(first, pos_);
 }
 
-Val Parser::parse_list() {
+Value Parser::parse_list() {
   size_t open = peek().begin;
   ++pos_;
-  Val list;
-  list.kind = Val::kList;
+  Value list;
+  list.kind = Value::kList;
   if (peek().type != Tok::kBracketClose) {
     for (;;) {
       if (peek().type == Tok::kEof) {
@@ -1037,11 +762,11 @@ Val Parser::parse_list() {
   return list;
 }
 
-Val Parser::parse_dict() {
+Value Parser::parse_dict() {
   size_t open = peek().begin;
   ++pos_;
-  Val dict;
-  dict.kind = Val::kDict;
+  Value dict;
+  dict.kind = Value::kDict;
   auto unclosed = [&]() {
     fail("the '{' at " + column(open) + " is never closed",
          "close the dict with '}', or escape the brace as \\{ if it is text");
@@ -1053,14 +778,14 @@ Val Parser::parse_dict() {
         fail("dict keys cannot be quoted or interpolated (" + column(peek().begin) + ")",
              "write the key as plain text, escaping special characters: {my\\ key: 1}");
       }
-      Val key = parse_dict_key();
+      Value key = parse_dict_key();
       if (peek().type != Tok::kColon) {
         if (peek().type == Tok::kEof) unclosed();
         unexpected(peek(), "':' after the dict key");
       }
       ++pos_;
       if (peek().type == Tok::kEof) unclosed();
-      Val value = parse_element();
+      Value value = parse_element();
       if (value.is_sweep()) {
         fail("a sweep cannot be nested inside a dict",
              "sweep over whole dicts instead: key={a:1},{a:2}");
@@ -1068,7 +793,7 @@ Val Parser::parse_dict() {
       // Python's dict: a repeated key keeps its first position and takes the last value.
       bool replaced = false;
       for (size_t k = 0; k + 1 < dict.items.size(); k += 2) {
-        if (py_equal(dict.items[k], key) && dict.items[k].kind == key.kind) {
+        if (values_equal(dict.items[k], key) && dict.items[k].kind == key.kind) {
           dict.items[k + 1] = std::move(value);
           replaced = true;
           break;
@@ -1093,13 +818,13 @@ Val Parser::parse_dict() {
   return dict;
 }
 
-Val Parser::parse_function() {
+Value Parser::parse_function() {
   const Token& name_token = peek();
   std::string name(token_text(name_token));
   size_t begin = name_token.begin;
   pos_ += 2;  // ID POPEN
-  std::vector<Val> args;
-  std::vector<std::pair<std::string, Val>> kwargs;
+  std::vector<Value> args;
+  std::vector<std::pair<std::string, Value>> kwargs;
   auto unclosed = [&]() {
     fail("the '(' of " + name + "() at " + column(begin) + " is never closed",
          "close it with ')', or escape the parentheses as \\( \\) if the value is text");
@@ -1114,7 +839,7 @@ Val Parser::parse_function() {
         kwargs.emplace_back(std::move(arg_name), parse_element());
       } else {
         size_t arg_begin = peek().begin;
-        Val arg = parse_element();
+        Value arg = parse_element();
         if (!kwargs.empty()) {
           fail("positional argument follows keyword argument in " + name + "() at " +
                    column(arg_begin),
@@ -1142,15 +867,15 @@ Val Parser::parse_function() {
 // Grammar functions.
 
 struct Arguments {
-  std::vector<Val>& args;
-  std::vector<std::pair<std::string, Val>>& kwargs;
+  std::vector<Value>& args;
+  std::vector<std::pair<std::string, Value>>& kwargs;
   const std::string& function;
 
   // Takes a keyword argument out; nullptr when absent.
-  std::optional<Val> take(const char* name) {
+  std::optional<Value> take(const char* name) {
     for (size_t k = 0; k < kwargs.size(); ++k) {
       if (kwargs[k].first == name) {
-        Val v = std::move(kwargs[k].second);
+        Value v = std::move(kwargs[k].second);
         kwargs.erase(kwargs.begin() + static_cast<std::ptrdiff_t>(k));
         return v;
       }
@@ -1164,13 +889,13 @@ struct Arguments {
   }
 };
 
-Val as_element_list(std::vector<Val>& args, bool simple_form, const std::string& function) {
-  Val choice;
-  choice.kind = Val::kChoice;
+Value as_element_list(std::vector<Value>& args, bool simple_form, const std::string& function) {
+  Value choice;
+  choice.kind = Value::kChoice;
   choice.simple_form = simple_form;
-  for (Val& arg : args) {
+  for (Value& arg : args) {
     if (arg.is_sweep()) {
-      function_fail(std::string("a ") + py_type(arg) + " cannot be one of several values of " +
+      function_fail(std::string("a ") + python_type_name(arg) + " cannot be one of several values of " +
                     function + "()");
     }
     choice.items.push_back(std::move(arg));
@@ -1178,8 +903,8 @@ Val as_element_list(std::vector<Val>& args, bool simple_form, const std::string&
   return choice;
 }
 
-Val do_cast(Arguments a, Cast c) {
-  std::optional<Val> value = a.take("value");
+Value do_cast(Arguments a, Cast c) {
+  std::optional<Value> value = a.take("value");
   a.no_more_kwargs();
   if (value && !a.args.empty()) function_fail("cannot use both position and named arguments");
   if (value) return cast_value(*value, c);
@@ -1188,22 +913,22 @@ Val do_cast(Arguments a, Cast c) {
   return cast_value(as_element_list(a.args, true, a.function), c);
 }
 
-Val do_choice(Arguments a) {
+Value do_choice(Arguments a) {
   a.no_more_kwargs();
   if (a.args.empty()) {
     function_fail("empty choice is not legal", "give choice() at least one value: choice(a,b)");
   }
-  if (a.args.size() == 1 && a.args[0].kind == Val::kChoice) {
+  if (a.args.size() == 1 && a.args[0].kind == Value::kChoice) {
     if (!a.args[0].simple_form) function_fail("nesting choices is not supported");
-    Val out = std::move(a.args[0]);
+    Value out = std::move(a.args[0]);
     out.simple_form = false;
     return out;
   }
   for (size_t k = 0; k < a.args.size(); ++k) {
-    const Val& arg = a.args[k];
-    if (arg.kind == Val::kChoice) function_fail("nesting choices is not supported");
-    if (arg.kind == Val::kNull || arg.is_sweep()) {
-      function_fail("mismatch type argument args[" + std::to_string(k) + "]: " + py_type(arg) +
+    const Value& arg = a.args[k];
+    if (arg.kind == Value::kChoice) function_fail("nesting choices is not supported");
+    if (arg.kind == Value::kNull || arg.is_sweep()) {
+      function_fail("mismatch type argument args[" + std::to_string(k) + "]: " + python_type_name(arg) +
                         " is not a value choice() can hold",
                     "choice() takes strings, numbers, booleans, lists and dicts");
     }
@@ -1211,9 +936,9 @@ Val do_choice(Arguments a) {
   return as_element_list(a.args, false, "choice");
 }
 
-void check_number(const Val& v, const char* name, const std::string& function) {
+void check_number(const Value& v, const char* name, const std::string& function) {
   if (!v.is_number()) {
-    function_fail("mismatch type argument " + std::string(name) + ": " + py_type(v) +
+    function_fail("mismatch type argument " + std::string(name) + ": " + python_type_name(v) +
                       " is incompatible with Union[int, float]",
                   function + "() takes numbers, e.g. " +
                       (function == "range" ? "range(1,10,2)" : "interval(0.1,1.0)"));
@@ -1221,7 +946,7 @@ void check_number(const Val& v, const char* name, const std::string& function) {
 }
 
 // Binds positional and keyword arguments to named parameters, like Python's Signature.bind.
-void bind(Arguments& a, const std::vector<const char*>& names, std::vector<std::optional<Val>>& out) {
+void bind(Arguments& a, const std::vector<const char*>& names, std::vector<std::optional<Value>>& out) {
   out.assign(names.size(), std::nullopt);
   if (a.args.size() > names.size()) function_fail("too many positional arguments");
   for (size_t k = 0; k < a.args.size(); ++k) out[k] = std::move(a.args[k]);
@@ -1236,31 +961,31 @@ void bind(Arguments& a, const std::vector<const char*>& names, std::vector<std::
   }
 }
 
-Val int_if_bool(const Val& v) { return v.kind == Val::kBool ? Val::integer(v.b) : v; }
+Value int_if_bool(const Value& v) { return v.kind == Value::kBool ? Value::integer(v.b) : v; }
 
-Val do_range(Arguments a) {
-  std::vector<std::optional<Val>> p;
+Value do_range(Arguments a) {
+  std::vector<std::optional<Value>> p;
   bind(a, {"start", "stop", "step"}, p);
   if (!p[0]) function_fail("missing a required argument: 'start'", "e.g. range(1,10) or range(10)");
-  Val start = *p[0];
-  std::optional<Val> stop = p[1];
-  if (stop && stop->kind == Val::kNull) stop.reset();
-  Val step = p[2] ? *p[2] : Val::integer(1);
+  Value start = *p[0];
+  std::optional<Value> stop = p[1];
+  if (stop && stop->kind == Value::kNull) stop.reset();
+  Value step = p[2] ? *p[2] : Value::integer(1);
   check_number(start, "start", "range");
   if (stop) check_number(*stop, "stop", "range");
   check_number(step, "step", "range");
-  Val out;
-  out.kind = Val::kRange;
+  Value out;
+  out.kind = Value::kRange;
   if (!stop) {
-    out.items = {Val::integer(0), int_if_bool(start), int_if_bool(step)};
+    out.items = {Value::integer(0), int_if_bool(start), int_if_bool(step)};
   } else {
     out.items = {int_if_bool(start), int_if_bool(*stop), int_if_bool(step)};
   }
   return out;
 }
 
-Val do_interval(Arguments a) {
-  std::vector<std::optional<Val>> p;
+Value do_interval(Arguments a) {
+  std::vector<std::optional<Value>> p;
   bind(a, {"start", "end"}, p);
   if (!p[0] || !p[1]) {
     function_fail(std::string("missing a required argument: '") + (p[0] ? "end" : "start") + "'",
@@ -1268,26 +993,26 @@ Val do_interval(Arguments a) {
   }
   check_number(*p[0], "start", "interval");
   check_number(*p[1], "end", "interval");
-  Val out;
-  out.kind = Val::kInterval;
-  out.items = {Val::floating(p[0]->number()), Val::floating(p[1]->number())};
+  Value out;
+  out.kind = Value::kInterval;
+  out.items = {Value::floating(p[0]->number()), Value::floating(p[1]->number())};
   return out;
 }
 
-Val do_tag(Arguments a) {
-  std::optional<Val> sweep = a.take("sweep");
+Value do_tag(Arguments a) {
+  std::optional<Value> sweep = a.take("sweep");
   a.no_more_kwargs();
   if (sweep) a.args.push_back(std::move(*sweep));
   if (a.args.empty()) function_fail("Not enough arguments to tag, must take at least a sweep");
   for (size_t k = 0; k + 1 < a.args.size(); ++k) {
-    if (a.args[k].kind != Val::kStr) {
+    if (a.args[k].kind != Value::kStr) {
       function_fail("mismatch type argument args[" + std::to_string(k) + "]: " +
-                        py_type(a.args[k]) + " is incompatible with Union[str, Sweep]",
+                        python_type_name(a.args[k]) + " is incompatible with Union[str, Sweep]",
                     "tags are strings: tag(log,lr,interval(0,1))");
     }
   }
-  Val out = std::move(a.args.back());
-  if (out.kind != Val::kChoice && out.kind != Val::kRange && out.kind != Val::kInterval) {
+  Value out = std::move(a.args.back());
+  if (out.kind != Value::kChoice && out.kind != Value::kRange && out.kind != Value::kInterval) {
     function_fail("Last argument to tag() must be a choice(), range() or interval()",
                   "e.g. tag(log,choice(1,2))");
   }
@@ -1305,54 +1030,54 @@ std::mt19937_64& parse_time_rng() {
   return rng;
 }
 
-Val do_shuffle(Arguments a) {
-  std::optional<Val> list = a.take("list");
-  std::optional<Val> sweep = a.take("sweep");
+Value do_shuffle(Arguments a) {
+  std::optional<Value> list = a.take("list");
+  std::optional<Value> sweep = a.take("sweep");
   a.no_more_kwargs();
   if (list) {
-    if (list->kind != Val::kList) function_fail("shuffle(list=...) needs a list");
+    if (list->kind != Value::kList) function_fail("shuffle(list=...) needs a list");
     std::shuffle(list->items.begin(), list->items.end(), parse_time_rng());
     return std::move(*list);
   }
   if (sweep) {
-    if (sweep->kind != Val::kChoice && sweep->kind != Val::kRange) {
+    if (sweep->kind != Value::kChoice && sweep->kind != Value::kRange) {
       function_fail("shuffle(sweep=...) needs a choice() or range()");
     }
     sweep->shuffle = true;
     return std::move(*sweep);
   }
   if (a.args.size() == 1) {
-    Val& arg = a.args[0];
-    if (arg.kind == Val::kChoice || arg.kind == Val::kRange) {
+    Value& arg = a.args[0];
+    if (arg.kind == Value::kChoice || arg.kind == Value::kRange) {
       arg.shuffle = true;
       return std::move(arg);
     }
-    if (arg.is_sweep() || arg.kind == Val::kNull) {
-      function_fail(std::string("mismatch type argument args[0]: ") + py_type(arg) +
+    if (arg.is_sweep() || arg.kind == Value::kNull) {
+      function_fail(std::string("mismatch type argument args[0]: ") + python_type_name(arg) +
                     " cannot be shuffled");
     }
-    if (arg.kind == Val::kList) {
+    if (arg.kind == Value::kList) {
       std::shuffle(arg.items.begin(), arg.items.end(), parse_time_rng());
       return std::move(arg);
     }
-    Val out;
-    out.kind = Val::kList;
+    Value out;
+    out.kind = Value::kList;
     out.items.push_back(std::move(arg));
     return out;
   }
   if (a.args.empty()) function_fail("shuffle() needs values", "e.g. shuffle(a,b,c)");
-  Val out = as_element_list(a.args, true, "shuffle");
+  Value out = as_element_list(a.args, true, "shuffle");
   out.shuffle = true;
   return out;
 }
 
-void sort_items(std::vector<Val>& items, bool reverse) {
+void sort_items(std::vector<Value>& items, bool reverse) {
   try {
     if (reverse) {
       std::stable_sort(items.begin(), items.end(),
-                       [](const Val& x, const Val& y) { return py_less(y, x); });
+                       [](const Value& x, const Value& y) { return value_less(y, x); });
     } else {
-      std::stable_sort(items.begin(), items.end(), py_less);
+      std::stable_sort(items.begin(), items.end(), value_less);
     }
   } catch (const NotOrderable& e) {
     function_fail(e.message, "sort values of one kind: all numbers or all strings");
@@ -1360,42 +1085,42 @@ void sort_items(std::vector<Val>& items, bool reverse) {
 }
 
 // x + y (sign 1) or x - y (sign -1) on ints of any size or floats.
-Val add_numbers(const Val& x, const Val& y, int sign) {
-  if (x.kind == Val::kInt && y.kind == Val::kInt) {
+Value add_numbers(const Value& x, const Value& y, int sign) {
+  if (x.kind == Value::kInt && y.kind == Value::kInt) {
     int64_t out = 0;
     const bool overflow = sign > 0 ? __builtin_add_overflow(x.i, y.i, &out)
                                    : __builtin_sub_overflow(x.i, y.i, &out);
-    if (!overflow && !x.is_big() && !y.is_big()) return Val::integer(out);
-    return Val::integer(sign > 0 ? x.big() + y.big() : x.big() - y.big());
+    if (!overflow && !x.is_big() && !y.is_big()) return Value::integer(out);
+    return Value::integer(sign > 0 ? x.big() + y.big() : x.big() - y.big());
   }
-  return Val::floating(x.number() + sign * y.number());
+  return Value::floating(x.number() + sign * y.number());
 }
 
-Val negate(const Val& v) {
-  if (v.kind != Val::kInt) return Val::floating(-v.f);
+Value negate(const Value& v) {
+  if (v.kind != Value::kInt) return Value::floating(-v.f);
   if (v.is_big() || v.i == std::numeric_limits<int64_t>::min()) {
     BigInt out = v.big();
     out.negate();
-    return Val::integer(out);
+    return Value::integer(out);
   }
-  return Val::integer(-v.i);
+  return Value::integer(-v.i);
 }
 
-Val abs_number(const Val& v) {
-  if (v.kind != Val::kInt) return Val::floating(std::fabs(v.f));
+Value abs_number(const Value& v) {
+  if (v.kind != Value::kInt) return Value::floating(std::fabs(v.f));
   return (v.is_big() ? v.s[0] == '-' : v.i < 0) ? negate(v) : v;
 }
 
-Val sort_sweep(Val sweep, bool reverse) {
-  if (sweep.kind == Val::kChoice) {
+Value sort_sweep(Value sweep, bool reverse) {
+  if (sweep.kind == Value::kChoice) {
     sort_items(sweep.items, reverse);
     return sweep;
   }
   // A range is sorted by flipping its direction when it runs the wrong way.
-  Val start = sweep.items[0], stop = sweep.items[1], step = sweep.items[2];
+  Value start = sweep.items[0], stop = sweep.items[1], step = sweep.items[2];
   bool flip = compare_numbers(start, stop) == (reverse ? -1 : 1);
   if (flip) {
-    Val magnitude = abs_number(step);
+    Value magnitude = abs_number(step);
     int sign = reverse ? -1 : 1;
     sweep.items[0] = add_numbers(stop, magnitude, sign);
     sweep.items[1] = add_numbers(start, magnitude, sign);
@@ -1404,95 +1129,95 @@ Val sort_sweep(Val sweep, bool reverse) {
   return sweep;
 }
 
-Val do_sort(Arguments a) {
-  std::optional<Val> list = a.take("list");
-  std::optional<Val> sweep = a.take("sweep");
-  std::optional<Val> reverse_arg = a.take("reverse");
+Value do_sort(Arguments a) {
+  std::optional<Value> list = a.take("list");
+  std::optional<Value> sweep = a.take("sweep");
+  std::optional<Value> reverse_arg = a.take("reverse");
   a.no_more_kwargs();
   bool reverse = false;
   if (reverse_arg) {
-    if (reverse_arg->kind != Val::kBool) {
-      function_fail(std::string("mismatch type argument reverse: ") + py_type(*reverse_arg) +
+    if (reverse_arg->kind != Value::kBool) {
+      function_fail(std::string("mismatch type argument reverse: ") + python_type_name(*reverse_arg) +
                         " is incompatible with bool",
                     "write reverse=true or reverse=false");
     }
     reverse = reverse_arg->b;
   }
   if (list) {
-    if (list->kind != Val::kList) function_fail("sort(list=...) needs a list");
+    if (list->kind != Value::kList) function_fail("sort(list=...) needs a list");
     sort_items(list->items, reverse);
     return std::move(*list);
   }
   if (sweep) {
-    if (sweep->kind != Val::kChoice && sweep->kind != Val::kRange) {
+    if (sweep->kind != Value::kChoice && sweep->kind != Value::kRange) {
       function_fail("sort(sweep=...) needs a choice() or range()");
     }
     return sort_sweep(std::move(*sweep), reverse);
   }
   if (a.args.size() == 1) {
-    Val& arg = a.args[0];
-    if (arg.kind == Val::kChoice || arg.kind == Val::kRange) return sort_sweep(std::move(arg), reverse);
-    if (arg.kind == Val::kList) {
+    Value& arg = a.args[0];
+    if (arg.kind == Value::kChoice || arg.kind == Value::kRange) return sort_sweep(std::move(arg), reverse);
+    if (arg.kind == Value::kList) {
       sort_items(arg.items, reverse);
       return std::move(arg);
     }
-    if (arg.is_sweep() || arg.kind == Val::kNull) {
-      function_fail(std::string("mismatch type argument args[0]: ") + py_type(arg) +
+    if (arg.is_sweep() || arg.kind == Value::kNull) {
+      function_fail(std::string("mismatch type argument args[0]: ") + python_type_name(arg) +
                         " is incompatible with Union[str, int, bool, float, list, dict, "
                         "ChoiceSweep, RangeSweep]",
                     "sort() takes values, a list, a choice() or a range()");
     }
     return std::move(arg);
   }
-  for (const Val& arg : a.args) {
-    if (!arg.is_number() && arg.kind != Val::kStr) {
+  for (const Value& arg : a.args) {
+    if (!arg.is_number() && arg.kind != Value::kStr) {
       function_fail(std::string("Invalid arguments: sort() of several values takes strings and "
-                                "numbers, not ") + py_type(arg));
+                                "numbers, not ") + python_type_name(arg));
     }
   }
   if (a.args.empty()) function_fail("empty sort input", "e.g. sort(3,1,2)");
   return sort_sweep(as_element_list(a.args, true, "sort"), reverse);
 }
 
-std::vector<std::string> glob_patterns(const Val& v, const char* name) {
+std::vector<std::string> glob_patterns(const Value& v, const char* name) {
   std::vector<std::string> out;
-  if (v.kind == Val::kStr) {
+  if (v.kind == Value::kStr) {
     out.push_back(v.s);
     return out;
   }
-  if (v.kind == Val::kList) {
-    for (const Val& item : v.items) {
-      if (item.kind != Val::kStr && item.kind != Val::kQuoted) {
-        function_fail(std::string("glob ") + name + " patterns must be strings, got " + py_type(item));
+  if (v.kind == Value::kList) {
+    for (const Value& item : v.items) {
+      if (item.kind != Value::kStr && item.kind != Value::kQuoted) {
+        function_fail(std::string("glob ") + name + " patterns must be strings, got " + python_type_name(item));
       }
       out.push_back(item.s);
     }
     return out;
   }
-  function_fail(std::string("mismatch type argument ") + name + ": " + py_type(v) +
+  function_fail(std::string("mismatch type argument ") + name + ": " + python_type_name(v) +
                     " is incompatible with Union[List[str], str]",
                 "e.g. glob(*) or glob([a*,b*],exclude=c*)");
 }
 
-Val do_glob(Arguments a) {
-  std::vector<std::optional<Val>> p;
+Value do_glob(Arguments a) {
+  std::vector<std::optional<Value>> p;
   bind(a, {"include", "exclude"}, p);
   if (!p[0]) function_fail("missing a required argument: 'include'", "e.g. glob(*)");
-  Val out;
-  out.kind = Val::kGlob;
+  Value out;
+  out.kind = Value::kGlob;
   out.include = glob_patterns(*p[0], "include");
-  if (p[1] && p[1]->kind != Val::kNull) out.exclude = glob_patterns(*p[1], "exclude");
+  if (p[1] && p[1]->kind != Value::kNull) out.exclude = glob_patterns(*p[1], "exclude");
   return out;
 }
 
-Val Parser::call(const std::string& name, std::vector<Val>& args,
-                 std::vector<std::pair<std::string, Val>>& kwargs, size_t begin, size_t end) {
+Value Parser::call(const std::string& name, std::vector<Value>& args,
+                 std::vector<std::pair<std::string, Value>>& kwargs, size_t begin, size_t end) {
   // Hydra unquotes quoted strings passed directly as arguments (not those inside lists).
-  for (Val& arg : args) {
-    if (arg.kind == Val::kQuoted) arg.kind = Val::kStr;
+  for (Value& arg : args) {
+    if (arg.kind == Value::kQuoted) arg.kind = Value::kStr;
   }
   for (auto& kv : kwargs) {
-    if (kv.second.kind == Val::kQuoted) kv.second.kind = Val::kStr;
+    if (kv.second.kind == Value::kQuoted) kv.second.kind = Value::kStr;
   }
   Arguments a{args, kwargs, name};
   try {
@@ -1531,32 +1256,32 @@ Override Parser::parse() {
     return out;
   }
   lex_value(value_begin_);
-  Val value;
+  Value value;
   if (peek().type == Tok::kEof) {
-    value = Val::str("");  // `key=`: the empty string
+    value = Value::str("");  // `key=`: the empty string
   } else {
     value = parse_value();
     if (peek().type != Tok::kEof) unexpected(peek(), "the end of the value");
   }
   switch (value.kind) {
-    case Val::kChoice:
+    case Value::kChoice:
       out.sweep.kind = value.simple_form ? SweepKind::kSimpleChoice : SweepKind::kChoice;
       out.sweep.choices.reserve(value.items.size());
-      for (const Val& item : value.items) out.sweep.choices.push_back({to_node(item), render(item)});
+      for (const Value& item : value.items) out.sweep.choices.push_back({to_node(item), render(item)});
       break;
-    case Val::kRange:
+    case Value::kRange:
       out.sweep.kind = SweepKind::kRange;
       out.sweep.range_start = to_node(value.items[0]);
       out.sweep.range_stop = to_node(value.items[1]);
       out.sweep.range_step = to_node(value.items[2]);
       break;
-    case Val::kInterval:
+    case Value::kInterval:
       out.sweep.kind = SweepKind::kInterval;
       out.sweep.interval_start = value.items[0].number();
       out.sweep.interval_end = value.items[1].number();
       out.sweep.interval_int = value.int_interval;
       break;
-    case Val::kGlob:
+    case Value::kGlob:
       out.sweep.kind = SweepKind::kGlob;
       out.sweep.glob_include = std::move(value.include);
       out.sweep.glob_exclude = std::move(value.exclude);
