@@ -149,23 +149,6 @@ TEST_CASE("float literals and casts beyond the double range give inf, as Python'
   CHECK(parse_override("x=bool(" + nines + ".0)").value == Node::boolean(true));
 }
 
-TEST_CASE("casts of big ints follow Python's float(), str() and bool()") {
-  CHECK(parse_override("x=float(123456789012345678901234567890)").value ==
-        Node::floating(1.2345678901234568e+29));
-  CHECK(parse_override("x=float(123456789012345678901234567890)").value_text ==
-        "1.2345678901234568e+29");
-  CHECK(parse_override("x=float(12345678901234567890123456789012345678901234567890)").value_text ==
-        "1.2345678901234567e+49");
-  CHECK(parse_override("x=float('123456789012345678901234567890')").value_text ==
-        "1.2345678901234568e+29");
-  CHECK(parse_override("x=str(123456789012345678901234567890)").value ==
-        Node::string("123456789012345678901234567890"));
-  CHECK(parse_override("x=bool(123456789012345678901234567890)").value == Node::boolean(true));
-  CHECK(parse_override("x=bool(-99999999999999999999)").value == Node::boolean(true));
-  const Override interval = parse_override("x=interval(0,123456789012345678901234567890)");
-  CHECK(interval.sweep.interval_end == 1.2345678901234568e+29);
-}
-
 TEST_CASE("sweeps over big ints: choice, range and exact sort") {
   using V = std::vector<std::string>;
   CHECK(texts("x=1,123456789012345678901234567890") == V{"1", "123456789012345678901234567890"});
