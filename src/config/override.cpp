@@ -1,170 +1,26 @@
-// Hydra's override grammar (hydra/grammar/OverrideLexer.g4 + OverrideParser.g4, Hydra 1.3) as a
-// hand-written two-mode lexer and a recursive-descent parser. The lexer reproduces ANTLR's rule:
-// at each position the longest token wins, ties go to the rule listed first in the grammar. That
-// rule alone decides the typing quirks (`007` is three INT tokens, hence a string; `inf` is a
-// FLOAT, `Infinity` an ID), so following it is what keeps us identical to Hydra.
+// Hydra's override grammar (hydra/grammar/OverrideParser.g4, Hydra 1.3) as a recursive-descent
+// parser over the tokens of override_lexer.h: the key with its prefix and package, then the value
+// (primitives, quoted strings, lists, dicts, function calls, `a,b,c` sweeps) as an override_value.h
+// Value, typed as Hydra types it, with function calls evaluated by override_functions.h. Every
+// error names the override, the column and a way out.
 #include "trainer/config/override.h"
-#include "trainer/config/big_int.h"
-#include "trainer/config/python_str.h"
-#include "trainer/config/python_value.h"
-#include "override_functions.h"
-#include "override_value.h"
 
 #include <algorithm>
 #include <charconv>
-#include <cmath>
-#include <cstring>
-#include <limits>
-#include <random>
+#include <optional>
 #include <utility>
 
+#include "override_functions.h"
+#include "override_lexer.h"
+#include "override_value.h"
+#include "trainer/config/big_int.h"
+#include "trainer/config/python_value.h"
 #include "trainer/util/error.h"
 
 namespace trainer::config {
 namespace {
 
 using namespace override_detail;
-
-// ---------------------------------------------------------------------------------------------
-// Character classes and token lengths, straight from the lexer grammar.
-
-inline bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
-inline bool is_digit(char c) { return c >= '0' && c <= '9'; }
-inline bool is_ws(char c) { return c == ' ' || c == '\t'; }
-inline char lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
-
-class Scanner {
- public:
-  explicit Scanner(std::string_view s) : s_(s) {}
-
-  char at(size_t i) const { return i < s_.size() ? s_[i] : '\0'; }
-
-  size_t ws_len(size_t p) const {
-    size_t q = p;
-    while (is_ws(at(q))) ++q;
-    return q - p;
-  }
-  // DIGIT (('_')? DIGIT)*
-  size_t digits_len(size_t p) const {
-    if (!is_digit(at(p))) return 0;
-    size_t q = p + 1;
-    for (;;) {
-      if (at(q) == '_' && is_digit(at(q + 1))) q += 2;
-      else if (is_digit(at(q))) ++q;
-      else break;
-    }
-    return q - p;
-  }
-  // '0' | [1-9] (('_')? DIGIT)*
-  size_t int_unsigned_len(size_t p) const {
-    if (at(p) == '0') return 1;
-    if (at(p) >= '1' && at(p) <= '9') return digits_len(p);
-    return 0;
-  }
-  bool ci_match(size_t p, const char* word) const {
-    for (size_t k = 0; word[k]; ++k) {
-      if (lower(at(p + k)) != word[k]) return false;
-    }
-    return true;
-  }
-  // [+-]? (POINT_FLOAT | EXPONENT_FLOAT | inf | nan)
-  size_t float_len(size_t p) const {
-    size_t q = p;
-    if (at(q) == '+' || at(q) == '-') ++q;
-    size_t best = 0;
-    if (ci_match(q, "inf") || ci_match(q, "nan")) best = 3;
-    size_t a = int_unsigned_len(q);
-    size_t point = 0;
-    if (a > 0 && at(q + a) == '.') {
-      point = a + 1;
-      point += digits_len(q + a + 1);
-    } else if (a == 0 && at(q) == '.') {
-      size_t d = digits_len(q + 1);
-      if (d > 0) point = 1 + d;
-    }
-    best = std::max(best, point);
-    for (size_t base : {point, a}) {
-      if (base == 0 || (at(q + base) != 'e' && at(q + base) != 'E')) continue;
-      size_t e = q + base + 1;
-      if (at(e) == '+' || at(e) == '-') ++e;
-      size_t d = digits_len(e);
-      if (d > 0) best = std::max(best, e + d - q);
-    }
-    return best > 0 ? (q - p) + best : 0;
-  }
-  size_t int_len(size_t p) const {
-    size_t q = p;
-    if (at(q) == '+' || at(q) == '-') ++q;
-    size_t a = int_unsigned_len(q);
-    return a > 0 ? (q - p) + a : 0;
-  }
-  // (CHAR|'_') (CHAR|DIGIT|'_'|'-')*, and with `dollar` the key mode's KEY_SPECIAL.
-  size_t id_len(size_t p, bool dollar = false) const {
-    char c = at(p);
-    if (!is_alpha(c) && c != '_' && !(dollar && c == '$')) return 0;
-    size_t q = p + 1;
-    for (;;) {
-      c = at(q);
-      if (is_alpha(c) || is_digit(c) || c == '_' || c == '-' || (dollar && c == '$')) ++q;
-      else break;
-    }
-    return q - p;
-  }
-  size_t esc_len(size_t p) const {
-    size_t q = p;
-    while (at(q) == '\\' && at(q + 1) != '\0' && std::strchr("\\()[]{}:=, \t", at(q + 1))) q += 2;
-    return q - p;
-  }
-  // A quoted value ends at the first matching quote preceded by an even number of backslashes.
-  size_t quoted_len(size_t p) const {
-    char qc = at(p);
-    if (qc != '\'' && qc != '"') return 0;
-    size_t backslashes = 0;
-    for (size_t q = p + 1; q < s_.size(); ++q) {
-      char c = s_[q];
-      if (c == qc && backslashes % 2 == 0) return q + 1 - p;
-      backslashes = (c == '\\') ? backslashes + 1 : 0;
-    }
-    return 0;
-  }
-  size_t interpolation_len(size_t p) const {
-    if (at(p) != '$' || at(p + 1) != '{' || at(p + 2) == '}' || at(p + 2) == '\0') return 0;
-    size_t close = s_.find('}', p + 2);
-    return close == std::string_view::npos ? 0 : close + 1 - p;
-  }
-  // KEY mode: (KEY_SPECIAL | INT_UNSIGNED) ('.' (KEY_SPECIAL | INT_UNSIGNED))+
-  size_t dot_path_len(size_t p) const {
-    auto segment = [&](size_t q) { return std::max(id_len(q, true), int_unsigned_len(q)); };
-    size_t first = segment(p);
-    if (first == 0) return 0;
-    size_t q = p + first;
-    size_t segments = 0;
-    while (at(q) == '.') {
-      size_t next = segment(q + 1);
-      if (next == 0) break;
-      q += 1 + next;
-      ++segments;
-    }
-    return segments > 0 ? q - p : 0;
-  }
-
- private:
-  std::string_view s_;
-};
-
-// Token types in the grammar's rule order (ties between equally long matches go to the first).
-enum class Tok : uint8_t {
-  kPopen, kComma, kPclose, kBracketOpen, kBracketClose, kBraceOpen, kBraceClose, kColon, kEqual,
-  kFloat, kInt, kBool, kNull, kUnquotedChar, kId, kEsc, kWs, kQuoted, kInterpolation, kEof
-};
-
-struct Token {
-  Tok type;
-  uint32_t begin, end;
-};
-
-// ---------------------------------------------------------------------------------------------
-// The parser.
 
 [[noreturn]] void throw_override_error(std::string_view text, std::string problem, std::string fix) {
   if (!fix.empty() && fix[0] >= 'a' && fix[0] <= 'z') fix[0] = static_cast<char>(fix[0] - 'a' + 'A');
@@ -175,16 +31,15 @@ class Parser {
  public:
   // `tokens` is scratch space reused across calls, so a plain override allocates nothing for it.
   Parser(std::string_view text, std::vector<Token>& tokens)
-      : text_(text), scan_(text), tokens_(tokens) {}
+      : text_(text), tokens_(tokens) {}
 
   Override parse();
 
  private:
   // Key mode.
   void parse_key(Override& out);
-  size_t key_token_len(size_t p, int& kind) const;
   // Value mode.
-  void lex_value(size_t p);
+  void tokenize_value(size_t p);
   Value parse_value();
   Value parse_element();
   Value parse_primitive();
@@ -223,7 +78,6 @@ class Parser {
   std::string column(size_t offset) const { return "column " + std::to_string(offset + 1); }
 
   std::string_view text_;
-  Scanner scan_;
   std::vector<Token>& tokens_;
   size_t pos_ = 0;
   size_t value_begin_ = 0;
@@ -272,91 +126,57 @@ void Parser::unexpected(const Token& t, const char* expected) const {
   fail("unexpected " + shown + " at " + column(col) + " (expected " + expected + ")", fix);
 }
 
-// KEY mode tokens: 0 EQUAL, 1 TILDE, 2 PLUS, 3 AT, 4 COLON, 5 SLASH, 6 ID, 7 KEY_SPECIAL,
-// 8 DOT_PATH; returns the length, 0 when no rule matches.
-size_t Parser::key_token_len(size_t p, int& kind) const {
-  char c = scan_.at(p);
-  switch (c) {
-    case '=': kind = 0; return 1;
-    case '~': kind = 1; return 1;
-    case '+': kind = 2; return 1;
-    case '@': kind = 3; return 1;
-    case ':': kind = 4; return 1;
-    case '/': kind = 5; return 1;
-    default: break;
-  }
-  size_t id = scan_.id_len(p);
-  size_t special = scan_.id_len(p, true);
-  size_t dot = scan_.dot_path_len(p);
-  size_t best = 0;
-  if (id > best) { best = id; kind = 6; }
-  if (special > best) { best = special; kind = 7; }
-  if (dot > best) { best = dot; kind = 8; }
-  return best;
-}
-
 void Parser::parse_key(Override& out) {
-  struct KeyToken {
-    int kind;
-    size_t begin, end;
-  };
   // Lex the key part: it ends at the first '=' (which starts the value mode).
   static thread_local std::vector<KeyToken> tokens;
-  tokens.clear();
-  size_t p = 0;
-  bool saw_equal = false;
-  while (p < text_.size()) {
-    int kind = -1;
-    size_t len = key_token_len(p, kind);
-    if (len == 0) {
-      std::string ch(1, text_[p]);
-      if (static_cast<unsigned char>(text_[p]) >= 0x80) {
-        size_t n = 1;
-        while (p + n < text_.size() && (static_cast<unsigned char>(text_[p + n]) & 0xC0) == 0x80) ++n;
-        ch = std::string(text_.substr(p, n));
-      }
-      std::string shown = is_ws(text_[p]) ? std::string("whitespace") : "'" + ch + "'";
-      fail(shown + " is not allowed in the key at " + column(p),
-           "keys are names made of letters, digits, '_', '-' and '$', joined by '.' "
-           "(model.hidden_size, list.0) or '/' for config groups (hydra/launcher); "
-           "no spaces around '='");
+  const size_t p = lex_key(text_, tokens);
+  const bool saw_equal = !tokens.empty() && tokens.back().kind == KeyTok::kEqual;
+  if (!saw_equal && p < text_.size()) {
+    std::string ch(1, text_[p]);
+    if (static_cast<unsigned char>(text_[p]) >= 0x80) {
+      size_t n = 1;
+      while (p + n < text_.size() && (static_cast<unsigned char>(text_[p + n]) & 0xC0) == 0x80) ++n;
+      ch = std::string(text_.substr(p, n));
     }
-    tokens.push_back({kind, p, p + len});
-    p += len;
-    if (kind == 0) {
-      saw_equal = true;
-      break;
-    }
+    std::string shown = is_ws(text_[p]) ? std::string("whitespace") : "'" + ch + "'";
+    fail(shown + " is not allowed in the key at " + column(p),
+         "keys are names made of letters, digits, '_', '-' and '$', joined by '.' "
+         "(model.hidden_size, list.0) or '/' for config groups (hydra/launcher); "
+         "no spaces around '='");
   }
   size_t k = 0;
-  auto kind_at = [&](size_t j) { return j < tokens.size() ? tokens[j].kind : -1; };
-  if (kind_at(0) == 1) {
+  auto kind_at = [&](size_t j) {
+    return j < tokens.size() ? std::optional<KeyTok>(tokens[j].kind) : std::nullopt;
+  };
+  auto is_name = [](std::optional<KeyTok> kind) {
+    return kind == KeyTok::kId || kind == KeyTok::kKeySpecial || kind == KeyTok::kDotPath;
+  };
+  if (kind_at(0) == KeyTok::kTilde) {
     out.kind = OverrideKind::kDelete;
     k = 1;
-  } else if (kind_at(0) == 2) {
+  } else if (kind_at(0) == KeyTok::kPlus) {
     out.kind = OverrideKind::kAdd;
     k = 1;
-    if (kind_at(1) == 2) {
+    if (kind_at(1) == KeyTok::kPlus) {
       out.kind = OverrideKind::kForceAdd;
       k = 2;
     }
   }
   // packageOrGroup: package | ID (SLASH ID)+
   size_t key_begin = k < tokens.size() ? tokens[k].begin : text_.size();
-  int first = kind_at(k);
-  if (first == 6 || first == 7 || first == 8) {
+  const std::optional<KeyTok> first = kind_at(k);
+  if (is_name(first)) {
     ++k;
-    if (first == 6) {
-      while (kind_at(k) == 5 && kind_at(k + 1) == 6) k += 2;
+    if (first == KeyTok::kId) {
+      while (kind_at(k) == KeyTok::kSlash && kind_at(k + 1) == KeyTok::kId) k += 2;
     }
   }
   size_t key_end = k < tokens.size() ? tokens[k].begin : (saw_equal ? tokens.back().begin : p);
   out.key = std::string(text_.substr(key_begin, key_end - key_begin));
-  if (kind_at(k) == 3) {  // AT package (which may be empty)
+  if (kind_at(k) == KeyTok::kAt) {  // AT package (which may be empty)
     size_t pkg_begin = tokens[k].end;
     ++k;
-    int pkg = kind_at(k);
-    if (pkg == 6 || pkg == 7 || pkg == 8) ++k;
+    if (is_name(kind_at(k))) ++k;
     size_t pkg_end = k < tokens.size() ? tokens[k].begin : p;
     out.package = std::string(text_.substr(pkg_begin, pkg_end - pkg_begin));
   }
@@ -365,14 +185,16 @@ void Parser::parse_key(Override& out) {
     fail("the key is missing at " + column(at),
          "write key=value, +key=value, ++key=value or ~key, e.g. model.hidden_size=32");
   }
-  if (k < tokens.size() && tokens[k].kind != 0) {
+  if (k < tokens.size() && tokens[k].kind != KeyTok::kEqual) {
     const KeyToken& t = tokens[k];
     std::string shown(text_.substr(t.begin, t.end - t.begin));
     std::string fix = "a key is a dotted path (a.b.0), a config group path (server/db) or "
                       "GROUP@PACKAGE; write it as key=value";
-    if (t.kind == 5) fix = "group paths use plain names (hydra/launcher); dotted keys cannot contain '/'";
-    if (t.kind == 4) fix = "a package is one dotted path: db@src.pkg=mysql";
-    if (t.kind == 2) fix = "use + to add or ++ to add-or-change, in front of the key only";
+    if (t.kind == KeyTok::kSlash) {
+      fix = "group paths use plain names (hydra/launcher); dotted keys cannot contain '/'";
+    }
+    if (t.kind == KeyTok::kColon) fix = "a package is one dotted path: db@src.pkg=mysql";
+    if (t.kind == KeyTok::kPlus) fix = "use + to add or ++ to add-or-change, in front of the key only";
     fail("unexpected '" + shown + "' in the key at " + column(t.begin), fix);
   }
   if (!saw_equal) {
@@ -388,66 +210,29 @@ void Parser::parse_key(Override& out) {
   }
   out.has_value = true;
   // EQUAL: '=' WS?
-  value_begin_ = tokens.back().end + scan_.ws_len(tokens.back().end);
+  value_begin_ = tokens.back().end + whitespace_len(text_, tokens.back().end);
 }
 
-void Parser::lex_value(size_t p) {
-  tokens_.clear();
-  while (p < text_.size()) {
-    size_t best = 0;
-    Tok type = Tok::kEof;
-    auto consider = [&](Tok t, size_t len) {
-      if (len > best) {
-        best = len;
-        type = t;
-      }
-    };
-    size_t w = scan_.ws_len(p);
-    char c = scan_.at(p + w);
-    char c0 = scan_.at(p);
-    if (c == '(') consider(Tok::kPopen, w + 1 + scan_.ws_len(p + w + 1));
-    if (c == ',') consider(Tok::kComma, w + 1 + scan_.ws_len(p + w + 1));
-    if (c == ')') consider(Tok::kPclose, w + 1);
-    if (c0 == '[') consider(Tok::kBracketOpen, 1 + scan_.ws_len(p + 1));
-    if (c == ']') consider(Tok::kBracketClose, w + 1);
-    if (c0 == '{') consider(Tok::kBraceOpen, 1 + scan_.ws_len(p + 1));
-    if (c == '}') consider(Tok::kBraceClose, w + 1);
-    if (c == ':') consider(Tok::kColon, w + 1 + scan_.ws_len(p + w + 1));
-    if (c == '=') consider(Tok::kEqual, w + 1 + scan_.ws_len(p + w + 1));
-    consider(Tok::kFloat, scan_.float_len(p));
-    consider(Tok::kInt, scan_.int_len(p));
-    if (scan_.ci_match(p, "true")) consider(Tok::kBool, 4);
-    if (scan_.ci_match(p, "false")) consider(Tok::kBool, 5);
-    if (scan_.ci_match(p, "null")) consider(Tok::kNull, 4);
-    if (c0 != '\0' && std::strchr("/-\\+.$%*@?|", c0)) consider(Tok::kUnquotedChar, 1);
-    consider(Tok::kId, scan_.id_len(p));
-    consider(Tok::kEsc, scan_.esc_len(p));
-    consider(Tok::kWs, w);
-    consider(Tok::kQuoted, scan_.quoted_len(p));
-    consider(Tok::kInterpolation, scan_.interpolation_len(p));
-    if (best == 0) {
-      value_begin_ = std::min(value_begin_, text_.size());
-      if (c0 == '\'' || c0 == '"') {
-        fail(std::string("the quote at ") + column(p) + " is never closed",
-             std::string("close it with ") + c0 +
-                 "; inside quotes a backslash right before the closing quote escapes it, "
-                 "so write a trailing backslash as \\\\");
-      }
-      size_t n = 1;
-      if (static_cast<unsigned char>(c0) >= 0x80) {
-        while (p + n < text_.size() && (static_cast<unsigned char>(text_[p + n]) & 0xC0) == 0x80) ++n;
-      }
-      std::string ch(text_.substr(p, n));
-      if (c0 == '\n' || c0 == '\r') ch = c0 == '\n' ? "\\n" : "\\r";
-      fail("'" + ch + "' is not allowed in an unquoted value (" + column(p) + ")",
-           "quote it: " + quoted_suggestion());
-    }
-    tokens_.push_back({type, static_cast<uint32_t>(p), static_cast<uint32_t>(p + best)});
-    p += best;
-  }
-  tokens_.push_back({Tok::kEof, static_cast<uint32_t>(text_.size()),
-                     static_cast<uint32_t>(text_.size())});
+void Parser::tokenize_value(size_t p) {
+  p = lex_value(text_, p, tokens_);
   pos_ = 0;
+  if (p == text_.size()) return;
+  const char c0 = text_[p];
+  value_begin_ = std::min(value_begin_, text_.size());
+  if (c0 == '\'' || c0 == '"') {
+    fail(std::string("the quote at ") + column(p) + " is never closed",
+         std::string("close it with ") + c0 +
+             "; inside quotes a backslash right before the closing quote escapes it, "
+             "so write a trailing backslash as \\\\");
+  }
+  size_t n = 1;
+  if (static_cast<unsigned char>(c0) >= 0x80) {
+    while (p + n < text_.size() && (static_cast<unsigned char>(text_[p + n]) & 0xC0) == 0x80) ++n;
+  }
+  std::string ch(text_.substr(p, n));
+  if (c0 == '\n' || c0 == '\r') ch = c0 == '\n' ? "\\n" : "\\r";
+  fail("'" + ch + "' is not allowed in an unquoted value (" + column(p) + ")",
+       "quote it: " + quoted_suggestion());
 }
 
 Value Parser::parse_value() {
@@ -556,7 +341,7 @@ Value Parser::make_primitive(size_t first, size_t last) {
         python_float_from_text(s, value);
         return Value::floating(value);
       }
-      case Tok::kBool: return Value::boolean(lower(s[0]) == 't');
+      case Tok::kBool: return Value::boolean(s[0] == 't' || s[0] == 'T');
       case Tok::kNull: return Value();
       case Tok::kEsc: {
         std::string out;
@@ -748,7 +533,7 @@ Override Parser::parse() {
     out.value_text = "null";
     return out;
   }
-  lex_value(value_begin_);
+  tokenize_value(value_begin_);
   Value value;
   if (peek().type == Tok::kEof) {
     value = Value::str("");  // `key=`: the empty string
