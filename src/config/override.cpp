@@ -595,4 +595,18 @@ Override parse_override(std::string_view text) {
   return Parser(text, tokens).parse();
 }
 
+std::vector<Override> parse_overrides(const std::vector<std::string>& texts) {
+  std::vector<Override> parsed;
+  std::string problems;
+  for (const std::string& text : texts) {
+    try {
+      parsed.push_back(parse_override(text));
+    } catch (const Error& error) {
+      problems += (problems.empty() ? "" : "\n") + std::string(error.what());
+    }
+  }
+  if (!problems.empty()) throw Error("", problems);
+  return parsed;
+}
+
 }  // namespace trainer::config

@@ -18,6 +18,7 @@ using trainer::config::NodeType;
 using trainer::config::Override;
 using trainer::config::OverrideKind;
 using trainer::config::parse_override;
+using trainer::config::parse_overrides;
 using trainer::config::SweepKind;
 using trainer::config::sweep_value_texts;
 
@@ -261,3 +262,18 @@ TEST_CASE("errors name the override, the place and the way out") {
   CHECK_THAT(error_of("key=[choice(1,2)]").problem(), Catch::Contains("nested inside a list"));
 }
 
+TEST_CASE("parse_overrides keeps the order and reports every bad override at once") {
+  const std::vector<Override> parsed = parse_overrides({"a=1", "+b=x", "~c"});
+  REQUIRE(parsed.size() == 3);
+  CHECK(parsed[0].key == "a");
+  CHECK(parsed[1].kind == OverrideKind::kAdd);
+  CHECK(parsed[2].kind == OverrideKind::kDelete);
+  CHECK(parse_overrides({}).empty());
+  try {
+    parse_overrides({"a=[1", "ok=1", "b c=2"});
+    FAIL("accepted");
+  } catch (const trainer::Error& e) {
+    CHECK(e.where().empty());
+    CHECK(e.problem() == error_of("a=[1").what() + std::string("\n") + error_of("b c=2").what());
+  }
+}

@@ -57,4 +57,8 @@ struct Override {
 // Parses one override. Throws trainer::Error naming the override, the position and the fix.
 Override parse_override(std::string_view text);
 
+// Parses the overrides of a command line (or of a job) in order. Throws one trainer::Error listing
+// every override that failed, one paragraph each, so three mistakes are reported at once.
+std::vector<Override> parse_overrides(const std::vector<std::string>& texts);
+
 }  // namespace trainer::config
