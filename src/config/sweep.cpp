@@ -88,20 +88,10 @@ struct Slot {
   std::vector<std::string> values;
 };
 
-std::string key_element(const Override& override) {
-  std::string out = override.prefix();
-  out += override.key;
-  if (override.package) {
-    out += '@';
-    out += *override.package;
-  }
-  return out;
-}
-
 void add_override(std::vector<Slot>& slots, const Override& override,
                   const GroupOptionsLookup& group_options, std::mt19937_64& rng) {
   Slot slot;
-  slot.key_element = key_element(override);
+  slot.key_element = override.prefix() + override.key_with_package();
   if (override.is_sweep()) {
     std::optional<std::vector<std::string>> options;
     if (override.sweep.kind == SweepKind::kGlob && group_options) {
@@ -267,6 +257,15 @@ std::vector<std::string> sweep_value_texts(const Override& override,
   return texts;
 }
 
+Override parse_sweeper_param(const std::string& key, const std::string& value,
+                             const std::string& fix) {
+  try {
+    return parse_override(key + "=" + value);
+  } catch (const Error& e) {
+    throw Error("hydra.sweeper.params." + key, e.problem(), e.fix().empty() ? fix : e.fix());
+  }
+}
+
 bool is_hydra_override(std::string_view text) {
   size_t k = 0;
   while (k < text.size() && (text[k] == '+' || text[k] == '~')) ++k;
@@ -282,15 +281,8 @@ std::vector<SweepJob> expand_sweep(
   std::vector<Slot> slots;
   slots.reserve(sweeper_params.size() + overrides.size());
   for (const auto& [key, value] : sweeper_params) {
-    Override parsed;
-    try {
-      parsed = parse_override(key + "=" + value);
-    } catch (const Error& e) {
-      throw Error("hydra.sweeper.params." + key, e.problem(),
-                  e.fix().empty() ? "write the value as on the command line, e.g. 1,2,3 or "
-                                    "range(1,4)"
-                                  : e.fix());
-    }
+    const Override parsed = parse_sweeper_param(
+        key, value, "write the value as on the command line, e.g. 1,2,3 or range(1,4)");
     add_override(slots, parsed, group_options, rng);
   }
   for (const Override& override : overrides) add_override(slots, override, group_options, rng);

@@ -180,6 +180,20 @@ TEST_CASE("sweep_value_texts enumerates like the basic sweeper") {
   CHECK_THROWS_AS(texts("db=glob(*)"), trainer::Error);
 }
 
+TEST_CASE("a sweeper param parses as key=value; its errors name the param") {
+  const Override param = trainer::config::parse_sweeper_param("+db@src", "a,b", "unused");
+  CHECK(param.text == "+db@src=a,b");
+  CHECK(param.is_sweep());
+  try {
+    trainer::config::parse_sweeper_param("b", "[1", "write it as on the command line");
+    FAIL("accepted");
+  } catch (const trainer::Error& e) {
+    CHECK(e.where() == "hydra.sweeper.params.b");
+    CHECK(e.problem() == "the '[' at column 3 is never closed");
+    CHECK_THAT(e.fix(), Catch::Contains("Close the list"));
+  }
+}
+
 TEST_CASE("is_hydra_override tells Hydra's own overrides apart") {
   CHECK(is_hydra_override("hydra.job.name=x"));
   CHECK(is_hydra_override("hydra/launcher=basic"));

@@ -39,6 +39,11 @@ std::vector<std::string> sweep_value_texts(const Override& override,
                                            const std::vector<std::string>* group_options,
                                            std::mt19937_64& rng);
 
+// One entry of hydra.sweeper.params (a key and its value text) parsed as the override `key=value`.
+// A parse error names hydra.sweeper.params.KEY and gives `fix` where the parser has none of its own.
+Override parse_sweeper_param(const std::string& key, const std::string& value,
+                             const std::string& fix);
+
 // `overrides` are the command-line overrides; `sweeper_params` the (key, value-text) pairs of
 // `hydra.sweeper.params`. As in Hydra 1.3 (observed): the params come first, in their order, then
 // the command line; an override whose `[prefix]key[@pkg]` was already seen replaces that entry's
