@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "trainer/config/yaml.h"
+#include "utf8.h"
 #include "yaml_scalar.h"
 
 namespace trainer::config {
@@ -115,24 +116,6 @@ struct Text {
     return bytes.substr(offsets[start], offsets[end] - offsets[start]);
   }
 };
-
-void append_utf8(std::string& out, char32_t cp) {
-  if (cp < 0x80) {
-    out.push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else if (cp < 0x10000) {
-    out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else {
-    out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  }
-}
 
 // Python's int(s) / float(s) succeed? Both first turn Unicode spaces into ' ' and Unicode digits
 // into ASCII ones, then strip spaces and parse ASCII with `_` allowed between digits. Writes the
@@ -429,7 +412,7 @@ class Emitter {
   }
 
   void write_line_break(char32_t br = '\n') {
-    append_utf8(out, br);
+    detail::append_utf8(out, br);
     whitespace_ = true;
     indention_ = true;
     column_ = 0;
