@@ -1,5 +1,6 @@
 #include "trainer/config/python_value.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -22,18 +23,26 @@ std::string strip_python_ws(std::string_view s) {
   return std::string(s.substr(b, e - b));
 }
 
-// Removes underscores that sit between two digits; false if any other underscore is present.
-bool remove_digit_underscores(std::string& s) {
-  std::string out;
-  out.reserve(s.size());
-  for (size_t k = 0; k < s.size(); ++k) {
-    if (s[k] == '_') {
-      if (k == 0 || k + 1 >= s.size() || !is_digit(s[k - 1]) || !is_digit(s[k + 1])) return false;
-      continue;
+// [0-9]+ with single underscores between digits; advances i.
+bool digits_with_underscores(std::string_view s, size_t& i) {
+  if (i >= s.size() || !is_digit(s[i])) return false;
+  while (i < s.size()) {
+    if (is_digit(s[i])) {
+      ++i;
+    } else if (s[i] == '_' && i + 1 < s.size() && is_digit(s[i + 1])) {
+      ++i;
+    } else {
+      break;
     }
-    out += s[k];
   }
-  s = std::move(out);
+  return true;
+}
+
+bool equals_ignore_case(std::string_view a, std::string_view lowercase) {
+  if (a.size() != lowercase.size()) return false;
+  for (size_t k = 0; k < a.size(); ++k) {
+    if (lower(a[k]) != lowercase[k]) return false;
+  }
   return true;
 }
 
@@ -68,14 +77,39 @@ BigInt big_of(const Node& number) {
 
 }  // namespace
 
+bool python_int_syntax(std::string_view text) {
+  size_t i = 0;
+  if (i < text.size() && (text[i] == '+' || text[i] == '-')) ++i;
+  return digits_with_underscores(text, i) && i == text.size();
+}
+
+bool python_float_syntax(std::string_view text) {
+  size_t i = 0;
+  if (i < text.size() && (text[i] == '+' || text[i] == '-')) ++i;
+  const std::string_view rest = text.substr(i);
+  if (equals_ignore_case(rest, "inf") || equals_ignore_case(rest, "infinity") ||
+      equals_ignore_case(rest, "nan")) {
+    return true;
+  }
+  const bool int_part = digits_with_underscores(text, i);
+  bool frac_part = false;
+  if (i < text.size() && text[i] == '.') {
+    ++i;
+    frac_part = digits_with_underscores(text, i);
+  }
+  if (!int_part && !frac_part) return false;
+  if (i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
+    ++i;
+    if (i < text.size() && (text[i] == '+' || text[i] == '-')) ++i;
+    if (!digits_with_underscores(text, i)) return false;
+  }
+  return i == text.size();
+}
+
 bool python_int_from_text(std::string_view text, Node& value) {
   std::string s = strip_python_ws(text);
-  if (!remove_digit_underscores(s) || s.empty()) return false;
-  size_t k = (s[0] == '+' || s[0] == '-') ? 1 : 0;
-  if (k == s.size()) return false;
-  for (size_t j = k; j < s.size(); ++j) {
-    if (!is_digit(s[j])) return false;
-  }
+  if (!python_int_syntax(s)) return false;
+  s.erase(std::remove(s.begin(), s.end(), '_'), s.end());
   const char* begin = s.data() + (s[0] == '+' ? 1 : 0);
   int64_t small = 0;
   auto result = std::from_chars(begin, s.data() + s.size(), small);
@@ -91,7 +125,8 @@ bool python_int_from_text(std::string_view text, Node& value) {
 
 bool python_float_from_text(std::string_view text, double& value) {
   std::string s = strip_python_ws(text);
-  if (!remove_digit_underscores(s) || s.empty()) return false;
+  if (!python_float_syntax(s)) return false;
+  s.erase(std::remove(s.begin(), s.end(), '_'), s.end());
   bool negative = s[0] == '-';
   size_t k = (s[0] == '+' || s[0] == '-') ? 1 : 0;
   std::string body = s.substr(k);

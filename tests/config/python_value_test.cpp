@@ -14,7 +14,9 @@ using trainer::config::Node;
 using trainer::config::python_compare_numbers;
 using trainer::config::python_equal;
 using trainer::config::python_float_from_text;
+using trainer::config::python_float_syntax;
 using trainer::config::python_int_from_text;
+using trainer::config::python_int_syntax;
 
 namespace {
 
@@ -85,6 +87,24 @@ TEST_CASE("float() beyond the double range gives inf, below it zero, with the si
   CHECK(negative_tiny == 0.0);
   CHECK(std::signbit(negative_tiny));
   CHECK(float_of("1000e-99999999999999999999") == 0.0);
+}
+
+TEST_CASE("the grammar alone: what int() and float() accept once the text is stripped") {
+  for (const char* ok : {"0", "-12", "+1_000", "007"}) {
+    INFO(ok);
+    CHECK(python_int_syntax(ok));
+    CHECK(python_float_syntax(ok));
+  }
+  for (const char* ok : {"1.", ".5", "-1_0.2_5e-1_0", "1E5", "INF", "-infinity", "nan"}) {
+    INFO(ok);
+    CHECK(python_float_syntax(ok));
+    CHECK_FALSE(python_int_syntax(ok));
+  }
+  for (const char* bad : {"", "+", "1_", "_1", "1__0", "1 2", " 1", "1e", ".", "e5", "1._5", "0x1"}) {
+    INFO(bad);
+    CHECK_FALSE(python_int_syntax(bad));
+    CHECK_FALSE(python_float_syntax(bad));
+  }
 }
 
 TEST_CASE("numbers compare exactly across bool, int and float") {

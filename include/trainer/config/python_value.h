@@ -10,6 +10,12 @@
 
 namespace trainer::config {
 
+// Whether Python's int() (base 10) and float() accept an ASCII text that has no surrounding
+// whitespace: the grammar alone, without converting. `_` only between digits; an optional sign;
+// float() also takes inf, infinity and nan in any case.
+bool python_int_syntax(std::string_view text);
+bool python_float_syntax(std::string_view text);
+
 // Python's int(text) in base 10: surrounding whitespace, an optional sign, `_` only between
 // digits, any size (an int node, big beyond int64). False where Python raises ValueError.
 bool python_int_from_text(std::string_view text, Node& value);
