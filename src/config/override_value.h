@@ -84,12 +84,7 @@ struct Value {
   }
   // An int node of any size.
   static Value integer(const Node& int_node) {
-    if (!int_node.is_big_int()) return integer(int_node.as_int());
-    Value v;
-    v.kind = kInt;
-    v.i = int_node.as_int();  // saturated to the limit of its sign
-    v.s = int_node.int_text();
-    return v;
+    return int_node.is_big_int() ? integer(BigInt::of(int_node)) : integer(int_node.as_int());
   }
   static Value floating(double value) {
     Value v;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "../../src/config/override_functions.h"
+#include "override_value_builders.h"
 #include "trainer/config/node.h"
 #include "trainer/config/override.h"
 
@@ -18,6 +19,7 @@ using trainer::config::Node;
 using trainer::config::Override;
 using trainer::config::parse_override;
 using namespace trainer::config::override_detail;
+using namespace trainer::config::override_detail::testing;
 
 Value call(const std::string& name, std::vector<Value> args, KeywordArguments kwargs = {}) {
   std::optional<Value> out = call_function(name, args, kwargs);
@@ -34,20 +36,6 @@ FunctionFailure failure_of(const std::string& name, std::vector<Value> args,
   }
   FAIL("no failure from " << name << "()");
   return {};
-}
-
-Value quoted(std::string text) {
-  Value v = Value::str(std::move(text));
-  v.kind = Value::kQuoted;
-  v.quote = '\'';
-  return v;
-}
-
-Value list_of(std::vector<Value> items) {
-  Value v;
-  v.kind = Value::kList;
-  v.items = std::move(items);
-  return v;
 }
 
 std::vector<std::string> rendered(const Value& sweep) {

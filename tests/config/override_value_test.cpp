@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "../../src/config/override_value.h"
+#include "override_value_builders.h"
 #include "trainer/config/big_int.h"
 #include "trainer/config/node.h"
 
@@ -16,27 +17,7 @@ using trainer::config::BigInt;
 using trainer::config::Node;
 using trainer::config::NodeType;
 using namespace trainer::config::override_detail;
-
-Value quoted(std::string text, char quote) {
-  Value v = Value::str(std::move(text));
-  v.kind = Value::kQuoted;
-  v.quote = quote;
-  return v;
-}
-
-Value list_of(std::vector<Value> items) {
-  Value v;
-  v.kind = Value::kList;
-  v.items = std::move(items);
-  return v;
-}
-
-Value dict_of(std::vector<Value> keys_and_values) {
-  Value v;
-  v.kind = Value::kDict;
-  v.items = std::move(keys_and_values);
-  return v;
-}
+using namespace trainer::config::override_detail::testing;
 
 Value big(const char* decimal) {
   BigInt out;
