@@ -2,13 +2,14 @@
 // ints through the parser. Expected values are Hydra 1.3.2's (OverridesParser.create()
 // .parse_overrides([text])[0].value()); so are the messages Python itself words (int(), float(),
 // sort's '<', bind's argument errors). The others are trainer's own, naming the fix.
+#include "../../src/config/override_functions.h"
+
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "../../src/config/override_functions.h"
 #include "override_value_builders.h"
 #include "trainer/config/node.h"
 #include "trainer/config/override.h"
@@ -70,7 +71,8 @@ TEST_CASE("casts convert values, list and dict items, and sweeps") {
   Value range = call("range", {Value::integer(1), Value::integer(3)});
   range = call("float", {range});
   CHECK(rendered(range) == std::vector<std::string>{"1.0", "3.0", "1.0"});
-  const Value interval = call("int", {call("interval", {Value::floating(0.5), Value::integer(10)})});
+  const Value interval =
+      call("int", {call("interval", {Value::floating(0.5), Value::integer(10)})});
   CHECK(interval.int_interval);
   CHECK(interval.items[0].f == 0.0);
   CHECK(interval.items[1].f == 10.0);
@@ -99,8 +101,8 @@ TEST_CASE("choice, range and interval build their sweeps") {
   CHECK(failure_of("choice", {choice}).problem == "nesting choices is not supported");
 
   CHECK(rendered(call("range", {Value::integer(5)})) == std::vector<std::string>{"0", "5", "1"});
-  CHECK(rendered(call("range", {Value::boolean(true), Value::integer(4)}, {{"step", Value::integer(2)}})) ==
-        std::vector<std::string>{"1", "4", "2"});
+  CHECK(rendered(call("range", {Value::boolean(true), Value::integer(4)},
+                      {{"step", Value::integer(2)}})) == std::vector<std::string>{"1", "4", "2"});
   CHECK(rendered(call("range", {Value::integer(1), Value()})) ==
         std::vector<std::string>{"0", "1", "1"});
   CHECK(failure_of("range", {}).problem == "missing a required argument: 'start'");
@@ -112,7 +114,8 @@ TEST_CASE("choice, range and interval build their sweeps") {
   const Value interval = call("interval", {Value::integer(1), Value::floating(2.5)});
   CHECK(interval.kind == Value::kInterval);
   CHECK(interval.items[0].kind == Value::kFloat);
-  CHECK(failure_of("interval", {Value::integer(1)}).problem == "missing a required argument: 'end'");
+  CHECK(failure_of("interval", {Value::integer(1)}).problem ==
+        "missing a required argument: 'end'");
 }
 
 TEST_CASE("tag, sort, shuffle and glob") {
@@ -124,10 +127,11 @@ TEST_CASE("tag, sort, shuffle and glob") {
 
   CHECK(rendered(call("sort", {Value::integer(3), Value::floating(1.5), Value::boolean(true)})) ==
         std::vector<std::string>{"True", "1.5", "3"});
-  CHECK(rendered(call("sort", {Value::str("b"), Value::str("a")}, {{"reverse", Value::boolean(true)}})) ==
-        std::vector<std::string>{"b", "a"});
+  CHECK(rendered(call("sort", {Value::str("b"), Value::str("a")},
+                      {{"reverse", Value::boolean(true)}})) == std::vector<std::string>{"b", "a"});
   // A range runs the other way instead of being listed: range(9,0,-3) sorts to range(3,12,3).
-  CHECK(rendered(call("sort", {call("range", {Value::integer(9), Value::integer(0), Value::integer(-3)})})) ==
+  CHECK(rendered(call(
+            "sort", {call("range", {Value::integer(9), Value::integer(0), Value::integer(-3)})})) ==
         std::vector<std::string>{"3", "12", "3"});
   CHECK(render(call("sort", {list_of({Value::integer(2), Value::integer(1)})})) == "[1,2]");
   CHECK(failure_of("sort", {Value::str("a"), Value::integer(1)}).problem ==

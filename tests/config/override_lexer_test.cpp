@@ -1,10 +1,10 @@
 // The override lexer on its own: the token sequences ANTLR's longest-match rule gives Hydra's
 // OverrideLexer.g4 in each mode, and where lexing stops on a character no token matches.
+#include "../../src/config/override_lexer.h"
+
 #include <catch2/catch.hpp>
 #include <string>
 #include <vector>
-
-#include "../../src/config/override_lexer.h"
 
 namespace {
 
@@ -39,7 +39,8 @@ std::vector<KeyTok> key_kinds(const std::string& text, size_t& stop) {
 
 TEST_CASE("value mode: the longest token wins, ties go to the grammar's first rule") {
   using V = std::vector<Tok>;
-  // `007` is no INT (INT is '0' | [1-9]...): three INT tokens, which the parser joins into a string.
+  // `007` is no INT (INT is '0' | [1-9]...): three INT tokens, which the parser joins into a
+  // string.
   CHECK(value_tokens("007").types == V{Tok::kInt, Tok::kInt, Tok::kInt, Tok::kEof});
   CHECK(value_tokens("1_000").types == V{Tok::kInt, Tok::kEof});
   CHECK(value_tokens("inf").types == V{Tok::kFloat, Tok::kEof});

@@ -1,6 +1,6 @@
 // Unit tests of the override API: kinds, keys and packages, typed values, value_text, sweep
-// fields (and, for big ints, what they expand to), error messages and parse speed. The full grammar is covered case by case against Hydra
-// in override_conformance_test.cpp.
+// fields (and, for big ints, what they expand to), error messages, parse_overrides and parse
+// speed. The full grammar is covered case by case against Hydra in override_conformance_test.cpp.
 #include <catch2/catch.hpp>
 #include <limits>
 #include <random>

@@ -1,12 +1,13 @@
 // The override grammar's parsed values on their own: Python's type names, == and <, the text the
 // basic sweeper writes back, and the config node a value becomes. Expected texts are Hydra
 // 1.3.2's (Override.get_value_element_as_str), the comparisons Python's.
+#include "../../src/config/override_value.h"
+
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <string>
 #include <vector>
 
-#include "../../src/config/override_value.h"
 #include "override_value_builders.h"
 #include "trainer/config/big_int.h"
 #include "trainer/config/node.h"
@@ -65,9 +66,9 @@ TEST_CASE("to_node: strings alike, dict keys keep their type") {
   CHECK(to_node(quoted("x", '"')) == Node::string("x"));
   CHECK(to_node(big("123456789012345678901234567890")) ==
         Node::integer_text("123456789012345678901234567890"));
-  const Node dict = to_node(dict_of({Value::integer(1), Value::str("a"), Value(), Value::str("b"),
-                                     Value::floating(2.5), Value::str("c"), Value::boolean(false),
-                                     Value::str("d")}));
+  const Node dict = to_node(
+      dict_of({Value::integer(1), Value::str("a"), Value(), Value::str("b"), Value::floating(2.5),
+               Value::str("c"), Value::boolean(false), Value::str("d")}));
   REQUIRE(dict.entries().size() == 4);
   CHECK(dict.entries()[0].key == "1");
   CHECK(dict.entries()[0].key_type == NodeType::kInt);

@@ -1,13 +1,14 @@
 // Python's int() and float() of text, number comparison and == over config values. Expected values
 // are Python 3.11's (int(s), float(s), a < b, a == b), and Hydra 1.3.2's where an override shows
 // them.
+#include "trainer/config/python_value.h"
+
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <limits>
 #include <string>
 
 #include "trainer/config/node.h"
-#include "trainer/config/python_value.h"
 
 using trainer::config::is_python_number;
 using trainer::config::Node;
@@ -100,7 +101,8 @@ TEST_CASE("the grammar alone: what int() and float() accept once the text is str
     CHECK(python_float_syntax(ok));
     CHECK_FALSE(python_int_syntax(ok));
   }
-  for (const char* bad : {"", "+", "1_", "_1", "1__0", "1 2", " 1", "1e", ".", "e5", "1._5", "0x1"}) {
+  for (const char* bad :
+       {"", "+", "1_", "_1", "1__0", "1 2", " 1", "1e", ".", "e5", "1._5", "0x1"}) {
     INFO(bad);
     CHECK_FALSE(python_int_syntax(bad));
     CHECK_FALSE(python_float_syntax(bad));
@@ -112,8 +114,8 @@ TEST_CASE("numbers compare exactly across bool, int and float") {
   CHECK(python_compare_numbers(Node::integer(1), Node::floating(1.0)) == 0);
   CHECK(python_compare_numbers(Node::boolean(true), Node::integer(1)) == 0);
   CHECK(python_compare_numbers(Node::boolean(false), Node::floating(-0.5)) == 1);
-  CHECK(python_compare_numbers(Node::integer(9007199254740993), Node::floating(9007199254740992.0)) ==
-        1);
+  CHECK(python_compare_numbers(Node::integer(9007199254740993),
+                               Node::floating(9007199254740992.0)) == 1);
   CHECK(python_compare_numbers(big, Node::floating(1e30)) == 1);
   CHECK(python_compare_numbers(Node::floating(1e30), big) == -1);
   CHECK(python_compare_numbers(big, Node::integer(5)) == 1);

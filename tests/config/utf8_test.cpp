@@ -1,9 +1,9 @@
 // The one UTF-8 encoder: each length's boundaries, checked against Python's str.encode('utf-8')
 // (surrogatepass for the lone surrogate).
+#include "../../src/config/utf8.h"
+
 #include <catch2/catch.hpp>
 #include <string>
-
-#include "../../src/config/utf8.h"
 
 namespace {
 
@@ -33,5 +33,7 @@ TEST_CASE("append_utf8 encodes one to four bytes and appends") {
   std::string out = "a";
   trainer::config::detail::append_utf8(out, 0xE9);
   trainer::config::detail::append_utf8(out, U'b');
-  CHECK(out == "a\xC3\xA9" "b");
+  CHECK(out ==
+        "a\xC3\xA9"
+        "b");
 }
