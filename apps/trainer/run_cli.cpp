@@ -49,20 +49,6 @@ using trainer::config::Node;
 namespace trainer::app {
 namespace {
 
-std::vector<config::Override> parse_overrides(const std::vector<std::string>& texts) {
-  std::vector<config::Override> parsed;
-  std::string problems;
-  for (const std::string& text : texts) {
-    try {
-      parsed.push_back(config::parse_override(text));
-    } catch (const Error& error) {
-      problems += (problems.empty() ? "" : "\n") + std::string(error.what());
-    }
-  }
-  if (!problems.empty()) throw Error("", problems);
-  return parsed;
-}
-
 Node without_key(const Node& config, std::string_view key) {
   Node copy = config;
   copy.erase(key);
@@ -375,7 +361,7 @@ void run_record(const CliOptions& options, launch::JobRecord& record) {
   const std::vector<std::string> task = task_overrides_of(record.job.overrides);
   if (launch::is_evaluation_command(record.command)) {
     launch::EvaluationPlan plan = launch::plan_evaluation(record.command, std::move(record.config),
-                                                          parse_overrides(record.job.overrides), ctx, true);
+                                                          config::parse_overrides(record.job.overrides), ctx, true);
     run_job(options, record.command, std::move(plan.config), record.job.run_dir, task, ctx, plan.notes);
     return;
   }
@@ -513,7 +499,7 @@ std::vector<config::SearchPathEntry> search_path_for(const CliOptions& options, 
 // the groups listed are those of the search path.
 int print_hydra_help(const CliOptions& options, const CliArgs& args) {
   std::vector<config::Override> overrides;
-  for (config::Override& o : parse_overrides(args.overrides)) {
+  for (config::Override& o : config::parse_overrides(args.overrides)) {
     if (!o.is_sweep()) overrides.push_back(std::move(o));
   }
   const std::vector<config::SearchPathEntry> path = search_path_for(options, args);
@@ -615,7 +601,7 @@ int run(const CliOptions& options, const CliArgs& args) {
     throw Error("--resolve", "--resolve only works together with --cfg or --help",
                 "Add --cfg job (or hydra, all).");
   }
-  std::vector<config::Override> overrides = parse_overrides(args.overrides);
+  std::vector<config::Override> overrides = config::parse_overrides(args.overrides);
   config::ComposerOptions composer_options;
   composer_options.config_name = args.config_name.value_or("config");
   composer_options.search_path =

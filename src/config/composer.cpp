@@ -3,16 +3,14 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cmath>
-#include <cstdio>
-#include <cstdlib>
 #include <mutex>
 #include <unordered_map>
 
-#include "trainer/config/big_int.h"
 #include "trainer/config/config_repository.h"
 #include "trainer/config/defaults_list.h"
 #include "trainer/config/did_you_mean.h"
+#include "trainer/config/python_str.h"
+#include "trainer/config/python_value.h"
 #include "trainer/util/error.h"
 
 namespace trainer::config {
@@ -30,94 +28,6 @@ struct ComposedBase {
 
 bool is_hydra_key(const std::string& key) {
   return key.compare(0, 6, "hydra.") == 0 || key.compare(0, 6, "hydra/") == 0;
-}
-
-// Python's repr of a float: the shortest text that reads back as the same value.
-std::string python_float(double value) {
-  if (std::isnan(value)) return "nan";
-  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
-  char buffer[40];
-  for (int precision = 1; precision <= 17; ++precision) {
-    snprintf(buffer, sizeof buffer, "%.*g", precision, value);
-    if (std::strtod(buffer, nullptr) == value) break;
-  }
-  std::string text = buffer;
-  if (text.find_first_of(".e") == std::string::npos) text += ".0";
-  return text;
-}
-
-std::string python_str(const Node& node, bool nested = false) {
-  switch (node.type()) {
-    case NodeType::kNull:
-      return "None";
-    case NodeType::kMissing:
-      return "\?\?\?";
-    case NodeType::kBool:
-      return node.as_bool() ? "True" : "False";
-    case NodeType::kInt:
-      return node.int_text();
-    case NodeType::kFloat:
-      return python_float(node.as_float());
-    case NodeType::kString:
-      return nested ? "'" + node.as_string() + "'" : node.as_string();
-    case NodeType::kList: {
-      std::string text = "[";
-      for (size_t i = 0; i < node.items().size(); ++i) {
-        if (i > 0) text += ", ";
-        text += python_str(node.items()[i], true);
-      }
-      return text + "]";
-    }
-    case NodeType::kMap: {
-      std::string text = "{";
-      for (size_t i = 0; i < node.entries().size(); ++i) {
-        if (i > 0) text += ", ";
-        text += "'" + node.entries()[i].key + "': " + python_str(node.entries()[i].value, true);
-      }
-      return text + "}";
-    }
-  }
-  return {};
-}
-
-bool is_number(const Node& n) {
-  return n.type() == NodeType::kInt || n.type() == NodeType::kFloat || n.type() == NodeType::kBool;
-}
-
-// Python's `==` between an override value and a config value: 1 == 1.0, True == 1, exact for
-// ints of any size against floats.
-bool python_equal(const Node& a, const Node& b) {
-  if (is_number(a) && is_number(b)) {
-    const bool a_float = a.type() == NodeType::kFloat, b_float = b.type() == NodeType::kFloat;
-    if (a_float && b_float) return a.as_float() == b.as_float();
-    if (a_float || b_float) {
-      const Node& f = a_float ? a : b;
-      const Node& i = a_float ? b : a;
-      if (i.type() == NodeType::kBool) return (i.as_bool() ? 1.0 : 0.0) == f.as_float();
-      return compare_int_float(i, f.as_float()) == 0;
-    }
-    if (a.is_big_int() || b.is_big_int()) return a == b;  // never equal to a bool or an int64
-    const int64_t x = a.type() == NodeType::kBool ? a.as_bool() : a.as_int();
-    const int64_t y = b.type() == NodeType::kBool ? b.as_bool() : b.as_int();
-    return x == y;
-  }
-  if (a.type() != b.type()) return false;
-  if (a.is_list()) {
-    if (a.items().size() != b.items().size()) return false;
-    for (size_t i = 0; i < a.items().size(); ++i) {
-      if (!python_equal(a.items()[i], b.items()[i])) return false;
-    }
-    return true;
-  }
-  if (a.is_map()) {
-    if (a.entries().size() != b.entries().size()) return false;
-    for (const Node::Entry& entry : a.entries()) {
-      const Node* other = b.find(entry.key);
-      if (other == nullptr || !python_equal(entry.value, *other)) return false;
-    }
-    return true;
-  }
-  return a == b;
 }
 
 bool parse_index(const std::string& text, size_t& index) {

@@ -1,841 +1,26 @@
-// Hydra's override grammar (hydra/grammar/OverrideLexer.g4 + OverrideParser.g4, Hydra 1.3) as a
-// hand-written two-mode lexer and a recursive-descent parser. The lexer reproduces ANTLR's rule:
-// at each position the longest token wins, ties go to the rule listed first in the grammar. That
-// rule alone decides the typing quirks (`007` is three INT tokens, hence a string; `inf` is a
-// FLOAT, `Infinity` an ID), so following it is what keeps us identical to Hydra.
+// Hydra's override grammar (hydra/grammar/OverrideParser.g4, Hydra 1.3) as a recursive-descent
+// parser over the tokens of override_lexer.h: the key with its prefix and package, then the value
+// (primitives, quoted strings, lists, dicts, function calls, `a,b,c` sweeps) as an override_value.h
+// Value, typed as Hydra types it, with function calls evaluated by override_functions.h. Every
+// error names the override, the column and a way out.
 #include "trainer/config/override.h"
-#include "trainer/config/big_int.h"
-#include "trainer/config/python_str.h"
 
 #include <algorithm>
 #include <charconv>
-#include <cmath>
-#include <cstring>
-#include <limits>
+#include <optional>
 #include <utility>
 
+#include "override_functions.h"
+#include "override_lexer.h"
+#include "override_value.h"
+#include "trainer/config/big_int.h"
+#include "trainer/config/python_value.h"
 #include "trainer/util/error.h"
 
 namespace trainer::config {
 namespace {
 
-// ---------------------------------------------------------------------------------------------
-// Parsed values: Hydra's ParsedElementType plus its sweep objects. Quoted strings stay apart from
-// plain strings because the sweeper writes them back with their quotes.
-
-struct Val {
-  enum Kind : uint8_t {
-    kNull, kBool, kInt, kFloat, kStr, kQuoted, kList, kDict,  // elements
-    kChoice, kRange, kInterval, kGlob                           // sweeps
-  };
-  Kind kind = kNull;
-  bool b = false;
-  bool simple_form = false;  // kChoice: `a,b` rather than choice(a,b)
-  bool shuffle = false;
-  bool int_interval = false;  // kInterval: cast with int()
-  char quote = 0;            // kQuoted: ' or "
-  int64_t i = 0;  // kInt; beyond int64 (Python ints are unbounded) the saturated limit, with
-  double f = 0.0;
-  std::string s;  // the exact decimal text here (empty for ordinary ints)
-  // kList items; kDict keys and values interleaved; kChoice values; kRange start, stop, step;
-  // kInterval start, end.
-  std::vector<Val> items;
-  std::vector<std::string> tags, include, exclude;
-
-  bool is_sweep() const { return kind >= kChoice; }
-  bool is_number() const { return kind == kBool || kind == kInt || kind == kFloat; }
-  bool is_big() const { return kind == kInt && !s.empty(); }
-  // A bool or int as a BigInt.
-  BigInt big() const {
-    if (kind == kBool) return BigInt(b ? 1 : 0);
-    if (s.empty()) return BigInt(i);
-    BigInt out;
-    BigInt::parse_decimal(s, out);
-    return out;
-  }
-  std::string int_text() const { return s.empty() ? std::to_string(i) : s; }
-  // float(): a big int beyond the double range gives +-inf (Python raises OverflowError).
-  double number() const {
-    if (kind == kFloat) return f;
-    if (kind == kBool) return b;
-    if (s.empty()) return static_cast<double>(i);
-    double out = 0;
-    if (!big().to_double(out)) out = s[0] == '-' ? -HUGE_VAL : HUGE_VAL;
-    return out;
-  }
-
-  static Val str(std::string text) {
-    Val v;
-    v.kind = kStr;
-    v.s = std::move(text);
-    return v;
-  }
-  static Val integer(int64_t value) {
-    Val v;
-    v.kind = kInt;
-    v.i = value;
-    return v;
-  }
-  static Val integer(const BigInt& value) {
-    int64_t small = 0;
-    if (value.fits_int64(small)) return integer(small);
-    Val v;
-    v.kind = kInt;
-    v.i = value.negative() ? std::numeric_limits<int64_t>::min()
-                           : std::numeric_limits<int64_t>::max();
-    v.s = value.to_string();
-    return v;
-  }
-  static Val floating(double value) {
-    Val v;
-    v.kind = kFloat;
-    v.f = value;
-    return v;
-  }
-  static Val boolean(bool value) {
-    Val v;
-    v.kind = kBool;
-    v.b = value;
-    return v;
-  }
-};
-
-// Python's repr() of a float; Hydra writes every float of a sweep this way.
-std::string float_repr(double value) { return python_float_repr(value); }
-
-// ---------------------------------------------------------------------------------------------
-// Hydra's float range runs in Python's decimal module: Decimal(start) and Decimal(step) are the
-// exact values of the doubles, and every `start += step` rounds to 28 significant digits (half
-// even). Exact arithmetic is not enough: 3 * 3.3 lands exactly between two doubles, and only the
-// 28-digit rounding decides that range(0,10,3.3) ends with 9.9. So we do the same decimal steps.
-
-struct Decimal {
-  bool negative = false;
-  std::vector<uint8_t> digits;  // little-endian decimal digits; empty means zero
-  int exponent = 0;             // value = digits * 10^exponent
-
-  void multiply(uint64_t factor) {
-    uint64_t carry = 0;
-    for (uint8_t& d : digits) {
-      uint64_t x = d * factor + carry;
-      d = static_cast<uint8_t>(x % 10);
-      carry = x / 10;
-    }
-    while (carry) {
-      digits.push_back(static_cast<uint8_t>(carry % 10));
-      carry /= 10;
-    }
-  }
-  void trim() {
-    while (!digits.empty() && digits.back() == 0) digits.pop_back();
-    size_t zeros = 0;
-    while (zeros < digits.size() && digits[zeros] == 0) ++zeros;
-    digits.erase(digits.begin(), digits.begin() + static_cast<std::ptrdiff_t>(zeros));
-    exponent += static_cast<int>(zeros);
-    if (digits.empty()) exponent = 0;
-  }
-
-  static Decimal exact(double value) {
-    Decimal out;
-    out.negative = std::signbit(value);
-    value = std::fabs(value);
-    if (value == 0) return out;
-    int e = 0;
-    double fraction = std::frexp(value, &e);
-    uint64_t m = static_cast<uint64_t>(std::ldexp(fraction, 53));
-    e -= 53;
-    while (m % 2 == 0 && e < 0) {
-      m /= 2;
-      ++e;
-    }
-    for (; m; m /= 10) out.digits.push_back(static_cast<uint8_t>(m % 10));
-    for (; e > 0; e -= std::min(e, 30)) out.multiply(uint64_t{1} << std::min(e, 30));
-    for (int k = -e; k > 0; k -= std::min(k, 13)) {
-      uint64_t power = 1;
-      for (int j = 0; j < std::min(k, 13); ++j) power *= 5;
-      out.multiply(power);
-    }
-    out.exponent = e < 0 ? e : 0;
-    out.trim();
-    return out;
-  }
-
-  // An int's decimal text ("-123").
-  static Decimal of_int(const std::string& text) {
-    Decimal out;
-    out.negative = text[0] == '-';
-    for (size_t k = text.size(); k-- > (out.negative ? 1 : 0);) {
-      out.digits.push_back(static_cast<uint8_t>(text[k] - '0'));
-    }
-    out.trim();
-    return out;
-  }
-
-  // Compares magnitudes.
-  static int compare_abs(const Decimal& a, const Decimal& b) {
-    if (a.digits.empty() || b.digits.empty()) {
-      return a.digits.empty() ? (b.digits.empty() ? 0 : -1) : 1;
-    }
-    int top_a = static_cast<int>(a.digits.size()) + a.exponent;
-    int top_b = static_cast<int>(b.digits.size()) + b.exponent;
-    if (top_a != top_b) return top_a < top_b ? -1 : 1;
-    // Same leading position: walk down digit positions.
-    int low = std::min(a.exponent, b.exponent);
-    for (int pos = top_a - 1; pos >= low; --pos) {
-      int da = (pos >= a.exponent && pos - a.exponent < static_cast<int>(a.digits.size()))
-                   ? a.digits[static_cast<size_t>(pos - a.exponent)] : 0;
-      int db = (pos >= b.exponent && pos - b.exponent < static_cast<int>(b.digits.size()))
-                   ? b.digits[static_cast<size_t>(pos - b.exponent)] : 0;
-      if (da != db) return da < db ? -1 : 1;
-    }
-    return 0;
-  }
-  static int compare(const Decimal& a, const Decimal& b) {
-    int sa = a.digits.empty() ? 0 : (a.negative ? -1 : 1);
-    int sb = b.digits.empty() ? 0 : (b.negative ? -1 : 1);
-    if (sa != sb) return sa < sb ? -1 : 1;
-    int c = compare_abs(a, b);
-    return sa < 0 ? -c : c;
-  }
-
-  void round_to_precision() {
-    while (!digits.empty() && digits.back() == 0) digits.pop_back();
-    constexpr size_t kPrecision = 28;
-    if (digits.size() > kPrecision) {
-      size_t drop = digits.size() - kPrecision;
-      int first = digits[drop - 1];
-      bool rest = false;
-      for (size_t k = 0; k + 1 < drop; ++k) rest = rest || digits[k] != 0;
-      digits.erase(digits.begin(), digits.begin() + static_cast<std::ptrdiff_t>(drop));
-      exponent += static_cast<int>(drop);
-      if (first > 5 || (first == 5 && (rest || digits[0] % 2 == 1))) {
-        size_t k = 0;
-        while (k < digits.size() && digits[k] == 9) digits[k++] = 0;
-        if (k == digits.size()) digits.push_back(1);
-        else ++digits[k];
-      }
-    }
-    trim();
-  }
-
-  // a + b rounded to 28 significant digits, half even (Python's default decimal context).
-  static Decimal add(const Decimal& a, const Decimal& b) {
-    if (a.digits.empty() || b.digits.empty()) {
-      Decimal out = a.digits.empty() ? b : a;
-      out.round_to_precision();
-      return out;
-    }
-    int low = std::min(a.exponent, b.exponent);
-    auto aligned = [low](const Decimal& x) {
-      std::vector<uint8_t> d(static_cast<size_t>(x.exponent - low), 0);
-      d.insert(d.end(), x.digits.begin(), x.digits.end());
-      return d;
-    };
-    std::vector<uint8_t> da = aligned(a), db = aligned(b);
-    Decimal out;
-    out.exponent = low;
-    if (a.negative == b.negative) {
-      out.negative = a.negative;
-      if (da.size() < db.size()) std::swap(da, db);
-      int carry = 0;
-      for (size_t k = 0; k < da.size(); ++k) {
-        int x = da[k] + (k < db.size() ? db[k] : 0) + carry;
-        out.digits.push_back(static_cast<uint8_t>(x % 10));
-        carry = x / 10;
-      }
-      if (carry) out.digits.push_back(static_cast<uint8_t>(carry));
-    } else {
-      bool a_bigger = compare_abs(a, b) >= 0;
-      if (!a_bigger) std::swap(da, db);
-      out.negative = a_bigger ? a.negative : b.negative;
-      int borrow = 0;
-      for (size_t k = 0; k < da.size(); ++k) {
-        int x = da[k] - (k < db.size() ? db[k] : 0) - borrow;
-        borrow = x < 0;
-        out.digits.push_back(static_cast<uint8_t>(x < 0 ? x + 10 : x));
-      }
-    }
-    out.round_to_precision();
-    return out;
-  }
-
-  double to_double() const {
-    if (digits.empty()) return negative ? -0.0 : 0.0;
-    std::string text;
-    text.reserve(digits.size() + 8);
-    for (size_t k = digits.size(); k-- > 0;) text += static_cast<char>('0' + digits[k]);
-    text += 'e';
-    text += std::to_string(exponent);
-    double value = 0;
-    auto result = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (result.ec == std::errc::result_out_of_range) {
-      value = exponent > 0 ? std::numeric_limits<double>::infinity() : 0.0;
-    }
-    return negative ? -value : value;
-  }
-};
-
-// Python's type names, for messages that mirror Python's.
-const char* py_type(const Val& v) {
-  switch (v.kind) {
-    case Val::kNull: return "NoneType";
-    case Val::kBool: return "bool";
-    case Val::kInt: return "int";
-    case Val::kFloat: return "float";
-    case Val::kStr: return "str";
-    case Val::kQuoted: return "QuotedString";
-    case Val::kList: return "list";
-    case Val::kDict: return "dict";
-    case Val::kChoice: return "ChoiceSweep";
-    case Val::kRange: return "RangeSweep";
-    case Val::kInterval: return "IntervalSweep";
-    case Val::kGlob: return "Glob";
-  }
-  return "?";
-}
-
-// ---------------------------------------------------------------------------------------------
-// Character classes and token lengths, straight from the lexer grammar.
-
-inline bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
-inline bool is_digit(char c) { return c >= '0' && c <= '9'; }
-inline bool is_ws(char c) { return c == ' ' || c == '\t'; }
-inline char lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
-
-class Scanner {
- public:
-  explicit Scanner(std::string_view s) : s_(s) {}
-
-  char at(size_t i) const { return i < s_.size() ? s_[i] : '\0'; }
-
-  size_t ws_len(size_t p) const {
-    size_t q = p;
-    while (is_ws(at(q))) ++q;
-    return q - p;
-  }
-  // DIGIT (('_')? DIGIT)*
-  size_t digits_len(size_t p) const {
-    if (!is_digit(at(p))) return 0;
-    size_t q = p + 1;
-    for (;;) {
-      if (at(q) == '_' && is_digit(at(q + 1))) q += 2;
-      else if (is_digit(at(q))) ++q;
-      else break;
-    }
-    return q - p;
-  }
-  // '0' | [1-9] (('_')? DIGIT)*
-  size_t int_unsigned_len(size_t p) const {
-    if (at(p) == '0') return 1;
-    if (at(p) >= '1' && at(p) <= '9') return digits_len(p);
-    return 0;
-  }
-  bool ci_match(size_t p, const char* word) const {
-    for (size_t k = 0; word[k]; ++k) {
-      if (lower(at(p + k)) != word[k]) return false;
-    }
-    return true;
-  }
-  // [+-]? (POINT_FLOAT | EXPONENT_FLOAT | inf | nan)
-  size_t float_len(size_t p) const {
-    size_t q = p;
-    if (at(q) == '+' || at(q) == '-') ++q;
-    size_t best = 0;
-    if (ci_match(q, "inf") || ci_match(q, "nan")) best = 3;
-    size_t a = int_unsigned_len(q);
-    size_t point = 0;
-    if (a > 0 && at(q + a) == '.') {
-      point = a + 1;
-      point += digits_len(q + a + 1);
-    } else if (a == 0 && at(q) == '.') {
-      size_t d = digits_len(q + 1);
-      if (d > 0) point = 1 + d;
-    }
-    best = std::max(best, point);
-    for (size_t base : {point, a}) {
-      if (base == 0 || (at(q + base) != 'e' && at(q + base) != 'E')) continue;
-      size_t e = q + base + 1;
-      if (at(e) == '+' || at(e) == '-') ++e;
-      size_t d = digits_len(e);
-      if (d > 0) best = std::max(best, e + d - q);
-    }
-    return best > 0 ? (q - p) + best : 0;
-  }
-  size_t int_len(size_t p) const {
-    size_t q = p;
-    if (at(q) == '+' || at(q) == '-') ++q;
-    size_t a = int_unsigned_len(q);
-    return a > 0 ? (q - p) + a : 0;
-  }
-  // (CHAR|'_') (CHAR|DIGIT|'_'|'-')*, and with `dollar` the key mode's KEY_SPECIAL.
-  size_t id_len(size_t p, bool dollar = false) const {
-    char c = at(p);
-    if (!is_alpha(c) && c != '_' && !(dollar && c == '$')) return 0;
-    size_t q = p + 1;
-    for (;;) {
-      c = at(q);
-      if (is_alpha(c) || is_digit(c) || c == '_' || c == '-' || (dollar && c == '$')) ++q;
-      else break;
-    }
-    return q - p;
-  }
-  size_t esc_len(size_t p) const {
-    size_t q = p;
-    while (at(q) == '\\' && at(q + 1) != '\0' && std::strchr("\\()[]{}:=, \t", at(q + 1))) q += 2;
-    return q - p;
-  }
-  // A quoted value ends at the first matching quote preceded by an even number of backslashes.
-  size_t quoted_len(size_t p) const {
-    char qc = at(p);
-    if (qc != '\'' && qc != '"') return 0;
-    size_t backslashes = 0;
-    for (size_t q = p + 1; q < s_.size(); ++q) {
-      char c = s_[q];
-      if (c == qc && backslashes % 2 == 0) return q + 1 - p;
-      backslashes = (c == '\\') ? backslashes + 1 : 0;
-    }
-    return 0;
-  }
-  size_t interpolation_len(size_t p) const {
-    if (at(p) != '$' || at(p + 1) != '{' || at(p + 2) == '}' || at(p + 2) == '\0') return 0;
-    size_t close = s_.find('}', p + 2);
-    return close == std::string_view::npos ? 0 : close + 1 - p;
-  }
-  // KEY mode: (KEY_SPECIAL | INT_UNSIGNED) ('.' (KEY_SPECIAL | INT_UNSIGNED))+
-  size_t dot_path_len(size_t p) const {
-    auto segment = [&](size_t q) { return std::max(id_len(q, true), int_unsigned_len(q)); };
-    size_t first = segment(p);
-    if (first == 0) return 0;
-    size_t q = p + first;
-    size_t segments = 0;
-    while (at(q) == '.') {
-      size_t next = segment(q + 1);
-      if (next == 0) break;
-      q += 1 + next;
-      ++segments;
-    }
-    return segments > 0 ? q - p : 0;
-  }
-
- private:
-  std::string_view s_;
-};
-
-// Token types in the grammar's rule order (ties between equally long matches go to the first).
-enum class Tok : uint8_t {
-  kPopen, kComma, kPclose, kBracketOpen, kBracketClose, kBraceOpen, kBraceClose, kColon, kEqual,
-  kFloat, kInt, kBool, kNull, kUnquotedChar, kId, kEsc, kWs, kQuoted, kInterpolation, kEof
-};
-
-struct Token {
-  Tok type;
-  uint32_t begin, end;
-};
-
-// Python's repr() of a str, used in messages that quote a value back.
-std::string quote_for_message(std::string_view s) { return "'" + std::string(s) + "'"; }
-
-// ---------------------------------------------------------------------------------------------
-// Rendering values back to override text, the way Hydra's Override._get_value_element_as_str
-// does (the basic sweeper writes every job override with it).
-
-void append_escaped(std::string& out, std::string_view s) {
-  for (char c : s) {
-    if (std::strchr("\\()[]{}:=, \t", c) && c != '\0') out += '\\';
-    out += c;
-  }
-}
-
-// QuotedString.with_quotes(): backslashes right before a quote (or the end) are doubled, quotes
-// of the enclosing kind are escaped.
-void append_with_quotes(std::string& out, const std::string& text, char qc) {
-  out += qc;
-  size_t k = 0;
-  while (k < text.size()) {
-    if (text[k] == '\\') {
-      size_t run = k;
-      while (run < text.size() && text[run] == '\\') ++run;
-      size_t n = run - k;
-      if (run == text.size() || text[run] == qc) {
-        out.append(2 * n, '\\');
-      } else {
-        out.append(n, '\\');
-      }
-      k = run;
-      continue;
-    }
-    if (text[k] == qc) out += '\\';
-    out += text[k];
-    ++k;
-  }
-  out += qc;
-}
-
-void render(std::string& out, const Val& v) {
-  switch (v.kind) {
-    case Val::kNull: out += "null"; return;
-    case Val::kBool: out += v.b ? "True" : "False"; return;
-    case Val::kInt: out += v.int_text(); return;
-    case Val::kFloat: out += float_repr(v.f); return;
-    case Val::kStr: append_escaped(out, v.s); return;
-    case Val::kQuoted: append_with_quotes(out, v.s, v.quote); return;
-    case Val::kList:
-      out += '[';
-      for (size_t k = 0; k < v.items.size(); ++k) {
-        if (k) out += ',';
-        render(out, v.items[k]);
-      }
-      out += ']';
-      return;
-    case Val::kDict:
-      out += '{';
-      for (size_t k = 0; k + 1 < v.items.size(); k += 2) {
-        if (k) out += ',';
-        render(out, v.items[k]);
-        out += ':';
-        render(out, v.items[k + 1]);
-      }
-      out += '}';
-      return;
-    default: return;  // sweeps are never rendered as one value
-  }
-}
-
-std::string render(const Val& v) {
-  std::string out;
-  render(out, v);
-  return out;
-}
-
-std::string dict_key_text(const Val& key) {
-  switch (key.kind) {
-    case Val::kNull: return "null";
-    case Val::kBool: return key.b ? "true" : "false";
-    case Val::kInt: return key.int_text();
-    case Val::kFloat: return float_repr(key.f);
-    default: return key.s;
-  }
-}
-
-NodeType dict_key_type(const Val& key) {
-  switch (key.kind) {
-    case Val::kNull: return NodeType::kNull;
-    case Val::kBool: return NodeType::kBool;
-    case Val::kInt: return NodeType::kInt;
-    case Val::kFloat: return NodeType::kFloat;
-    default: return NodeType::kString;
-  }
-}
-
-Node to_node(const Val& v) {
-  switch (v.kind) {
-    case Val::kNull: return Node();
-    case Val::kBool: return Node::boolean(v.b);
-    case Val::kInt: return v.s.empty() ? Node::integer(v.i) : Node::integer_text(v.s);
-    case Val::kFloat: return Node::floating(v.f);
-    case Val::kStr:
-    case Val::kQuoted: return Node::string(v.s);
-    case Val::kList: {
-      Node list = Node::list();
-      list.items().reserve(v.items.size());
-      for (const Val& item : v.items) list.push_back(to_node(item));
-      return list;
-    }
-    case Val::kDict: {
-      Node map = Node::map();
-      for (size_t k = 0; k + 1 < v.items.size(); k += 2) {
-        std::string key = dict_key_text(v.items[k]);
-        map.set(key, to_node(v.items[k + 1]));
-        for (Node::Entry& entry : map.entries()) {
-          if (entry.key == key) entry.key_type = dict_key_type(v.items[k]);
-        }
-      }
-      return map;
-    }
-    default: return Node();
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Python's ordering and equality, for sort().
-
-// Python's exact comparison of two numbers (bools count as 0 and 1, ints have any size): -1, 0
-// or 1, and 2 when a NaN makes them unordered.
-int compare_numbers(const Val& a, const Val& b) {
-  const bool a_float = a.kind == Val::kFloat, b_float = b.kind == Val::kFloat;
-  if (a_float && b_float) {
-    if (std::isnan(a.f) || std::isnan(b.f)) return 2;
-    return a.f < b.f ? -1 : a.f > b.f ? 1 : 0;
-  }
-  auto int_vs_float = [](const Val& x, double y) {
-    return x.is_big() ? BigInt::compare(x.big(), y)
-                      : compare_int_float(x.kind == Val::kInt ? x.i : x.b, y);
-  };
-  if (b_float) return int_vs_float(a, b.f);
-  if (a_float) {
-    const int c = int_vs_float(b, a.f);
-    return c == 2 ? 2 : -c;
-  }
-  if (a.is_big() || b.is_big()) return BigInt::compare(a.big(), b.big());
-  const int64_t x = a.kind == Val::kInt ? a.i : a.b, y = b.kind == Val::kInt ? b.i : b.b;
-  return x < y ? -1 : x > y ? 1 : 0;
-}
-
-bool py_equal(const Val& a, const Val& b) {
-  if (a.is_number() && b.is_number()) return compare_numbers(a, b) == 0;
-  if (a.kind != b.kind) return false;
-  switch (a.kind) {
-    case Val::kNull: return true;
-    case Val::kStr: return a.s == b.s;
-    case Val::kQuoted: return a.s == b.s && a.quote == b.quote;
-    case Val::kList:
-    case Val::kDict:
-      if (a.items.size() != b.items.size()) return false;
-      for (size_t k = 0; k < a.items.size(); ++k) {
-        if (!py_equal(a.items[k], b.items[k])) return false;
-      }
-      return true;
-    default: return false;
-  }
-}
-
-struct NotOrderable {
-  std::string message;
-};
-
-// a < b with Python's rules; throws NotOrderable where Python raises TypeError.
-bool py_less(const Val& a, const Val& b) {
-  if (a.is_number() && b.is_number()) return compare_numbers(a, b) == -1;
-  if (a.kind == Val::kStr && b.kind == Val::kStr) return a.s < b.s;
-  if (a.kind == Val::kList && b.kind == Val::kList) {
-    size_t n = std::min(a.items.size(), b.items.size());
-    for (size_t k = 0; k < n; ++k) {
-      if (!py_equal(a.items[k], b.items[k])) return py_less(a.items[k], b.items[k]);
-    }
-    return a.items.size() < b.items.size();
-  }
-  throw NotOrderable{std::string("'<' not supported between instances of '") + py_type(a) +
-                     "' and '" + py_type(b) + "'"};
-}
-
-// ---------------------------------------------------------------------------------------------
-// Casts: int(), float(), str(), bool() with Python's conversions.
-
-enum class Cast { kInt, kFloat, kStr, kBool };
-
-const char* cast_name(Cast c) {
-  switch (c) {
-    case Cast::kInt: return "int";
-    case Cast::kFloat: return "float";
-    case Cast::kStr: return "str";
-    case Cast::kBool: return "bool";
-  }
-  return "?";
-}
-
-struct FunctionFailure {
-  std::string problem;
-  std::string fix;
-};
-
-[[noreturn]] void function_fail(std::string problem, std::string fix = {}) {
-  throw FunctionFailure{std::move(problem), std::move(fix)};
-}
-
-std::string strip_python_ws(std::string_view s) {
-  size_t b = 0, e = s.size();
-  while (b < e && std::strchr(" \t\n\r\f\v", s[b])) ++b;
-  while (e > b && std::strchr(" \t\n\r\f\v", s[e - 1])) --e;
-  return std::string(s.substr(b, e - b));
-}
-
-// Removes underscores that sit between two digits; false if any other underscore is present.
-bool remove_digit_underscores(std::string& s) {
-  std::string out;
-  out.reserve(s.size());
-  for (size_t k = 0; k < s.size(); ++k) {
-    if (s[k] == '_') {
-      if (k == 0 || k + 1 >= s.size() || !is_digit(s[k - 1]) || !is_digit(s[k + 1])) return false;
-      continue;
-    }
-    out += s[k];
-  }
-  s = std::move(out);
-  return true;
-}
-
-// Python's int(str) in base 10, of any size.
-bool parse_python_int(std::string_view text, Val& out) {
-  std::string s = strip_python_ws(text);
-  if (!remove_digit_underscores(s) || s.empty()) return false;
-  size_t k = (s[0] == '+' || s[0] == '-') ? 1 : 0;
-  if (k == s.size()) return false;
-  for (size_t j = k; j < s.size(); ++j) {
-    if (!is_digit(s[j])) return false;
-  }
-  const char* begin = s.data() + (s[0] == '+' ? 1 : 0);
-  int64_t value = 0;
-  auto result = std::from_chars(begin, s.data() + s.size(), value);
-  if (result.ec == std::errc() && result.ptr == s.data() + s.size()) {
-    out = Val::integer(value);
-    return true;
-  }
-  BigInt big;
-  if (!BigInt::parse_decimal(s, big)) return false;
-  out = Val::integer(big);
-  return true;
-}
-
-bool parse_python_float(std::string_view text, double& out) {
-  std::string s = strip_python_ws(text);
-  if (!remove_digit_underscores(s) || s.empty()) return false;
-  bool negative = s[0] == '-';
-  size_t k = (s[0] == '+' || s[0] == '-') ? 1 : 0;
-  std::string body = s.substr(k);
-  std::string lowered;
-  for (char c : body) lowered += lower(c);
-  if (lowered == "inf" || lowered == "infinity") {
-    out = negative ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
-    return true;
-  }
-  if (lowered == "nan") {
-    out = std::numeric_limits<double>::quiet_NaN();
-    return true;
-  }
-  if (body.empty() || !(is_digit(body[0]) || body[0] == '.')) return false;
-  double value = 0;
-  auto result = std::from_chars(body.data(), body.data() + body.size(), value);
-  if (result.ptr != body.data() + body.size()) return false;
-  if (result.ec == std::errc::result_out_of_range) {
-    // Overflow goes to infinity and underflow to zero, as Python's float() does.
-    bool huge = lowered.find('e') != std::string::npos && lowered.find("e-") == std::string::npos;
-    value = huge ? std::numeric_limits<double>::infinity() : 0.0;
-  } else if (result.ec != std::errc()) {
-    return false;
-  }
-  out = negative ? -value : value;
-  return true;
-}
-
-Val cast_value(const Val& v, Cast c);
-
-Val cast_scalar(const Val& v, Cast c) {
-  switch (c) {
-    case Cast::kInt:
-      switch (v.kind) {
-        case Val::kBool: return Val::integer(v.b ? 1 : 0);
-        case Val::kInt: return v;
-        case Val::kFloat:
-          if (std::isinf(v.f)) function_fail("cannot convert float infinity to integer");
-          if (std::isnan(v.f)) function_fail("cannot convert float NaN to integer");
-          if (std::fabs(v.f) >= 9.2e18) return Val::integer(BigInt::from_double(v.f));
-          return Val::integer(static_cast<int64_t>(std::trunc(v.f)));
-        case Val::kStr: {
-          Val out;
-          if (!parse_python_int(v.s, out)) {
-            function_fail("invalid literal for int() with base 10: " + quote_for_message(v.s));
-          }
-          return out;
-        }
-        default: break;
-      }
-      break;
-    case Cast::kFloat:
-      switch (v.kind) {
-        case Val::kBool: return Val::floating(v.b ? 1.0 : 0.0);
-        case Val::kInt: {
-          double out = 0;
-          if (v.is_big() && !v.big().to_double(out)) {
-            function_fail("int too large to convert to float");
-          }
-          return Val::floating(v.is_big() ? out : static_cast<double>(v.i));
-        }
-        case Val::kFloat: return v;
-        case Val::kStr: {
-          double out = 0;
-          if (!parse_python_float(v.s, out)) {
-            function_fail("could not convert string to float: " + quote_for_message(v.s));
-          }
-          return Val::floating(out);
-        }
-        default: break;
-      }
-      break;
-    case Cast::kStr:
-      switch (v.kind) {
-        case Val::kBool: return Val::str(v.b ? "true" : "false");
-        case Val::kInt: return Val::str(v.int_text());
-        case Val::kFloat: return Val::str(float_repr(v.f));
-        case Val::kStr: return v;
-        default: break;
-      }
-      break;
-    case Cast::kBool:
-      switch (v.kind) {
-        case Val::kBool: return v;
-        case Val::kInt: return Val::boolean(v.i != 0);  // a big int is never 0
-        case Val::kFloat: return Val::boolean(v.f != 0.0);
-        case Val::kStr: {
-          std::string lowered;
-          for (char ch : v.s) lowered += lower(ch);
-          if (lowered == "true") return Val::boolean(true);
-          if (lowered == "false") return Val::boolean(false);
-          function_fail("Cannot cast " + quote_for_message(v.s) + " to bool",
-                        "only true and false (any case) convert to bool");
-        }
-        default: break;
-      }
-      break;
-  }
-  function_fail(std::string("cannot cast ") + (v.kind == Val::kNull ? "null" : py_type(v)) + " with " +
-                cast_name(c) + "()");
-}
-
-Val cast_value(const Val& v, Cast c) {
-  switch (v.kind) {
-    case Val::kQuoted: return cast_value(Val::str(v.s), c);
-    case Val::kList: {
-      Val out = v;
-      for (Val& item : out.items) item = cast_value(item, c);
-      return out;
-    }
-    case Val::kDict: {
-      Val out = v;
-      for (size_t k = 1; k < out.items.size(); k += 2) out.items[k] = cast_value(out.items[k], c);
-      return out;
-    }
-    case Val::kChoice: {
-      // Hydra builds a fresh sweep: tags and shuffle are dropped, the form is kept.
-      Val out;
-      out.kind = Val::kChoice;
-      out.simple_form = v.simple_form;
-      for (const Val& item : v.items) out.items.push_back(cast_value(item, c));
-      return out;
-    }
-    case Val::kRange: {
-      if (c != Cast::kInt && c != Cast::kFloat) {
-        function_fail("Range can only be cast to int or float");
-      }
-      Val out;
-      out.kind = Val::kRange;
-      for (const Val& item : v.items) out.items.push_back(cast_scalar(item, c));
-      return out;
-    }
-    case Val::kInterval: {
-      if (c == Cast::kStr) function_fail("Intervals cannot be cast to str");
-      if (c == Cast::kBool) function_fail("Intervals cannot be cast to bool");
-      Val out = v;
-      for (Val& item : out.items) item = Val::floating(cast_scalar(item, c).number());
-      out.int_interval = c == Cast::kInt;
-      return out;
-    }
-    case Val::kGlob: function_fail(std::string("glob() cannot be cast with ") + cast_name(c) + "()");
-    default: return cast_scalar(v, c);
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
-// The parser.
+using namespace override_detail;
 
 [[noreturn]] void throw_override_error(std::string_view text, std::string problem, std::string fix) {
   if (!fix.empty() && fix[0] >= 'a' && fix[0] <= 'z') fix[0] = static_cast<char>(fix[0] - 'a' + 'A');
@@ -846,26 +31,25 @@ class Parser {
  public:
   // `tokens` is scratch space reused across calls, so a plain override allocates nothing for it.
   Parser(std::string_view text, std::vector<Token>& tokens)
-      : text_(text), scan_(text), tokens_(tokens) {}
+      : text_(text), tokens_(tokens) {}
 
   Override parse();
 
  private:
   // Key mode.
   void parse_key(Override& out);
-  size_t key_token_len(size_t p, int& kind) const;
   // Value mode.
-  void lex_value(size_t p);
-  Val parse_value();
-  Val parse_element();
-  Val parse_primitive();
-  Val parse_dict_key();
-  Val parse_list();
-  Val parse_dict();
-  Val parse_function();
-  Val make_primitive(size_t first, size_t last);
-  Val call(const std::string& name, std::vector<Val>& args,
-           std::vector<std::pair<std::string, Val>>& kwargs, size_t begin, size_t end);
+  void tokenize_value(size_t p);
+  Value parse_value();
+  Value parse_element();
+  Value parse_primitive();
+  Value parse_dict_key();
+  Value parse_list();
+  Value parse_dict();
+  Value parse_function();
+  Value make_primitive(size_t first, size_t last);
+  Value call(const std::string& name, std::vector<Value>& args, KeywordArguments& kwargs,
+             size_t begin, size_t end);
 
   const Token& peek(size_t ahead = 0) const {
     size_t k = std::min(pos_ + ahead, tokens_.size() - 1);
@@ -894,7 +78,6 @@ class Parser {
   std::string column(size_t offset) const { return "column " + std::to_string(offset + 1); }
 
   std::string_view text_;
-  Scanner scan_;
   std::vector<Token>& tokens_;
   size_t pos_ = 0;
   size_t value_begin_ = 0;
@@ -943,91 +126,57 @@ void Parser::unexpected(const Token& t, const char* expected) const {
   fail("unexpected " + shown + " at " + column(col) + " (expected " + expected + ")", fix);
 }
 
-// KEY mode tokens: 0 EQUAL, 1 TILDE, 2 PLUS, 3 AT, 4 COLON, 5 SLASH, 6 ID, 7 KEY_SPECIAL,
-// 8 DOT_PATH; returns the length, 0 when no rule matches.
-size_t Parser::key_token_len(size_t p, int& kind) const {
-  char c = scan_.at(p);
-  switch (c) {
-    case '=': kind = 0; return 1;
-    case '~': kind = 1; return 1;
-    case '+': kind = 2; return 1;
-    case '@': kind = 3; return 1;
-    case ':': kind = 4; return 1;
-    case '/': kind = 5; return 1;
-    default: break;
-  }
-  size_t id = scan_.id_len(p);
-  size_t special = scan_.id_len(p, true);
-  size_t dot = scan_.dot_path_len(p);
-  size_t best = 0;
-  if (id > best) { best = id; kind = 6; }
-  if (special > best) { best = special; kind = 7; }
-  if (dot > best) { best = dot; kind = 8; }
-  return best;
-}
-
 void Parser::parse_key(Override& out) {
-  struct KeyToken {
-    int kind;
-    size_t begin, end;
-  };
   // Lex the key part: it ends at the first '=' (which starts the value mode).
   static thread_local std::vector<KeyToken> tokens;
-  tokens.clear();
-  size_t p = 0;
-  bool saw_equal = false;
-  while (p < text_.size()) {
-    int kind = -1;
-    size_t len = key_token_len(p, kind);
-    if (len == 0) {
-      std::string ch(1, text_[p]);
-      if (static_cast<unsigned char>(text_[p]) >= 0x80) {
-        size_t n = 1;
-        while (p + n < text_.size() && (static_cast<unsigned char>(text_[p + n]) & 0xC0) == 0x80) ++n;
-        ch = std::string(text_.substr(p, n));
-      }
-      std::string shown = is_ws(text_[p]) ? std::string("whitespace") : "'" + ch + "'";
-      fail(shown + " is not allowed in the key at " + column(p),
-           "keys are names made of letters, digits, '_', '-' and '$', joined by '.' "
-           "(model.hidden_size, list.0) or '/' for config groups (hydra/launcher); "
-           "no spaces around '='");
+  const size_t p = lex_key(text_, tokens);
+  const bool saw_equal = !tokens.empty() && tokens.back().kind == KeyTok::kEqual;
+  if (!saw_equal && p < text_.size()) {
+    std::string ch(1, text_[p]);
+    if (static_cast<unsigned char>(text_[p]) >= 0x80) {
+      size_t n = 1;
+      while (p + n < text_.size() && (static_cast<unsigned char>(text_[p + n]) & 0xC0) == 0x80) ++n;
+      ch = std::string(text_.substr(p, n));
     }
-    tokens.push_back({kind, p, p + len});
-    p += len;
-    if (kind == 0) {
-      saw_equal = true;
-      break;
-    }
+    std::string shown = is_ws(text_[p]) ? std::string("whitespace") : "'" + ch + "'";
+    fail(shown + " is not allowed in the key at " + column(p),
+         "keys are names made of letters, digits, '_', '-' and '$', joined by '.' "
+         "(model.hidden_size, list.0) or '/' for config groups (hydra/launcher); "
+         "no spaces around '='");
   }
   size_t k = 0;
-  auto kind_at = [&](size_t j) { return j < tokens.size() ? tokens[j].kind : -1; };
-  if (kind_at(0) == 1) {
+  auto kind_at = [&](size_t j) {
+    return j < tokens.size() ? std::optional<KeyTok>(tokens[j].kind) : std::nullopt;
+  };
+  auto is_name = [](std::optional<KeyTok> kind) {
+    return kind == KeyTok::kId || kind == KeyTok::kKeySpecial || kind == KeyTok::kDotPath;
+  };
+  if (kind_at(0) == KeyTok::kTilde) {
     out.kind = OverrideKind::kDelete;
     k = 1;
-  } else if (kind_at(0) == 2) {
+  } else if (kind_at(0) == KeyTok::kPlus) {
     out.kind = OverrideKind::kAdd;
     k = 1;
-    if (kind_at(1) == 2) {
+    if (kind_at(1) == KeyTok::kPlus) {
       out.kind = OverrideKind::kForceAdd;
       k = 2;
     }
   }
   // packageOrGroup: package | ID (SLASH ID)+
   size_t key_begin = k < tokens.size() ? tokens[k].begin : text_.size();
-  int first = kind_at(k);
-  if (first == 6 || first == 7 || first == 8) {
+  const std::optional<KeyTok> first = kind_at(k);
+  if (is_name(first)) {
     ++k;
-    if (first == 6) {
-      while (kind_at(k) == 5 && kind_at(k + 1) == 6) k += 2;
+    if (first == KeyTok::kId) {
+      while (kind_at(k) == KeyTok::kSlash && kind_at(k + 1) == KeyTok::kId) k += 2;
     }
   }
   size_t key_end = k < tokens.size() ? tokens[k].begin : (saw_equal ? tokens.back().begin : p);
   out.key = std::string(text_.substr(key_begin, key_end - key_begin));
-  if (kind_at(k) == 3) {  // AT package (which may be empty)
+  if (kind_at(k) == KeyTok::kAt) {  // AT package (which may be empty)
     size_t pkg_begin = tokens[k].end;
     ++k;
-    int pkg = kind_at(k);
-    if (pkg == 6 || pkg == 7 || pkg == 8) ++k;
+    if (is_name(kind_at(k))) ++k;
     size_t pkg_end = k < tokens.size() ? tokens[k].begin : p;
     out.package = std::string(text_.substr(pkg_begin, pkg_end - pkg_begin));
   }
@@ -1036,14 +185,16 @@ void Parser::parse_key(Override& out) {
     fail("the key is missing at " + column(at),
          "write key=value, +key=value, ++key=value or ~key, e.g. model.hidden_size=32");
   }
-  if (k < tokens.size() && tokens[k].kind != 0) {
+  if (k < tokens.size() && tokens[k].kind != KeyTok::kEqual) {
     const KeyToken& t = tokens[k];
     std::string shown(text_.substr(t.begin, t.end - t.begin));
     std::string fix = "a key is a dotted path (a.b.0), a config group path (server/db) or "
                       "GROUP@PACKAGE; write it as key=value";
-    if (t.kind == 5) fix = "group paths use plain names (hydra/launcher); dotted keys cannot contain '/'";
-    if (t.kind == 4) fix = "a package is one dotted path: db@src.pkg=mysql";
-    if (t.kind == 2) fix = "use + to add or ++ to add-or-change, in front of the key only";
+    if (t.kind == KeyTok::kSlash) {
+      fix = "group paths use plain names (hydra/launcher); dotted keys cannot contain '/'";
+    }
+    if (t.kind == KeyTok::kColon) fix = "a package is one dotted path: db@src.pkg=mysql";
+    if (t.kind == KeyTok::kPlus) fix = "use + to add or ++ to add-or-change, in front of the key only";
     fail("unexpected '" + shown + "' in the key at " + column(t.begin), fix);
   }
   if (!saw_equal) {
@@ -1059,81 +210,44 @@ void Parser::parse_key(Override& out) {
   }
   out.has_value = true;
   // EQUAL: '=' WS?
-  value_begin_ = tokens.back().end + scan_.ws_len(tokens.back().end);
+  value_begin_ = tokens.back().end + whitespace_len(text_, tokens.back().end);
 }
 
-void Parser::lex_value(size_t p) {
-  tokens_.clear();
-  while (p < text_.size()) {
-    size_t best = 0;
-    Tok type = Tok::kEof;
-    auto consider = [&](Tok t, size_t len) {
-      if (len > best) {
-        best = len;
-        type = t;
-      }
-    };
-    size_t w = scan_.ws_len(p);
-    char c = scan_.at(p + w);
-    char c0 = scan_.at(p);
-    if (c == '(') consider(Tok::kPopen, w + 1 + scan_.ws_len(p + w + 1));
-    if (c == ',') consider(Tok::kComma, w + 1 + scan_.ws_len(p + w + 1));
-    if (c == ')') consider(Tok::kPclose, w + 1);
-    if (c0 == '[') consider(Tok::kBracketOpen, 1 + scan_.ws_len(p + 1));
-    if (c == ']') consider(Tok::kBracketClose, w + 1);
-    if (c0 == '{') consider(Tok::kBraceOpen, 1 + scan_.ws_len(p + 1));
-    if (c == '}') consider(Tok::kBraceClose, w + 1);
-    if (c == ':') consider(Tok::kColon, w + 1 + scan_.ws_len(p + w + 1));
-    if (c == '=') consider(Tok::kEqual, w + 1 + scan_.ws_len(p + w + 1));
-    consider(Tok::kFloat, scan_.float_len(p));
-    consider(Tok::kInt, scan_.int_len(p));
-    if (scan_.ci_match(p, "true")) consider(Tok::kBool, 4);
-    if (scan_.ci_match(p, "false")) consider(Tok::kBool, 5);
-    if (scan_.ci_match(p, "null")) consider(Tok::kNull, 4);
-    if (c0 != '\0' && std::strchr("/-\\+.$%*@?|", c0)) consider(Tok::kUnquotedChar, 1);
-    consider(Tok::kId, scan_.id_len(p));
-    consider(Tok::kEsc, scan_.esc_len(p));
-    consider(Tok::kWs, w);
-    consider(Tok::kQuoted, scan_.quoted_len(p));
-    consider(Tok::kInterpolation, scan_.interpolation_len(p));
-    if (best == 0) {
-      value_begin_ = std::min(value_begin_, text_.size());
-      if (c0 == '\'' || c0 == '"') {
-        fail(std::string("the quote at ") + column(p) + " is never closed",
-             std::string("close it with ") + c0 +
-                 "; inside quotes a backslash right before the closing quote escapes it, "
-                 "so write a trailing backslash as \\\\");
-      }
-      size_t n = 1;
-      if (static_cast<unsigned char>(c0) >= 0x80) {
-        while (p + n < text_.size() && (static_cast<unsigned char>(text_[p + n]) & 0xC0) == 0x80) ++n;
-      }
-      std::string ch(text_.substr(p, n));
-      if (c0 == '\n' || c0 == '\r') ch = c0 == '\n' ? "\\n" : "\\r";
-      fail("'" + ch + "' is not allowed in an unquoted value (" + column(p) + ")",
-           "quote it: " + quoted_suggestion());
-    }
-    tokens_.push_back({type, static_cast<uint32_t>(p), static_cast<uint32_t>(p + best)});
-    p += best;
-  }
-  tokens_.push_back({Tok::kEof, static_cast<uint32_t>(text_.size()),
-                     static_cast<uint32_t>(text_.size())});
+void Parser::tokenize_value(size_t p) {
+  p = lex_value(text_, p, tokens_);
   pos_ = 0;
+  if (p == text_.size()) return;
+  const char c0 = text_[p];
+  value_begin_ = std::min(value_begin_, text_.size());
+  if (c0 == '\'' || c0 == '"') {
+    fail(std::string("the quote at ") + column(p) + " is never closed",
+         std::string("close it with ") + c0 +
+             "; inside quotes a backslash right before the closing quote escapes it, "
+             "so write a trailing backslash as \\\\");
+  }
+  size_t n = 1;
+  if (static_cast<unsigned char>(c0) >= 0x80) {
+    while (p + n < text_.size() && (static_cast<unsigned char>(text_[p + n]) & 0xC0) == 0x80) ++n;
+  }
+  std::string ch(text_.substr(p, n));
+  if (c0 == '\n' || c0 == '\r') ch = c0 == '\n' ? "\\n" : "\\r";
+  fail("'" + ch + "' is not allowed in an unquoted value (" + column(p) + ")",
+       "quote it: " + quoted_suggestion());
 }
 
-Val Parser::parse_value() {
-  Val first = parse_element();
+Value Parser::parse_value() {
+  Value first = parse_element();
   if (peek().type != Tok::kComma) return first;
   // simpleChoiceSweep: element (COMMA element)+
-  Val choice;
-  choice.kind = Val::kChoice;
+  Value choice;
+  choice.kind = Value::kChoice;
   choice.simple_form = true;
   choice.items.push_back(std::move(first));
   while (peek().type == Tok::kComma) {
     ++pos_;
     choice.items.push_back(parse_element());
   }
-  for (const Val& item : choice.items) {
+  for (const Value& item : choice.items) {
     if (item.is_sweep()) {
       fail("a sweep cannot be one of the values of an a,b,c sweep",
            "write the values of the inner sweep into the list: key=a,b,c");
@@ -1142,7 +256,7 @@ Val Parser::parse_value() {
   return choice;
 }
 
-Val Parser::parse_element() {
+Value Parser::parse_element() {
   const Token& t = peek();
   switch (t.type) {
     case Tok::kBracketOpen: return parse_list();
@@ -1153,8 +267,8 @@ Val Parser::parse_element() {
       std::string_view raw = token_text(t);
       char qc = raw.front();
       std::string_view body = raw.substr(1, raw.size() - 2);
-      Val v;
-      v.kind = Val::kQuoted;
+      Value v;
+      v.kind = Value::kQuoted;
       v.quote = qc;
       v.s.reserve(body.size());
       size_t k = 0;
@@ -1188,14 +302,14 @@ Val Parser::parse_element() {
   }
 }
 
-Val Parser::parse_primitive() {
+Value Parser::parse_primitive() {
   size_t first = pos_;
   // Greedy, like ANTLR: in `a b(x)` the text `a b` ends at '(' and the '(' is then an error.
   while (is_primitive_token(peek().type, false)) ++pos_;
   return make_primitive(first, pos_);
 }
 
-Val Parser::make_primitive(size_t first, size_t last) {
+Value Parser::make_primitive(size_t first, size_t last) {
   size_t b = first, e = last;
   if (tokens_[b].type == Tok::kWs) {
     if (e - b == 1) {
@@ -1217,24 +331,24 @@ Val Parser::make_primitive(size_t first, size_t last) {
         }
         int64_t value = 0;
         auto result = std::from_chars(digits.data(), digits.data() + digits.size(), value);
-        if (result.ec == std::errc()) return Val::integer(value);
+        if (result.ec == std::errc()) return Value::integer(value);
         BigInt big;  // Python ints are unbounded
         BigInt::parse_decimal(digits, big);
-        return Val::integer(big);
+        return Value::integer(big);
       }
       case Tok::kFloat: {
         double value = 0;
-        parse_python_float(s, value);
-        return Val::floating(value);
+        python_float_from_text(s, value);
+        return Value::floating(value);
       }
-      case Tok::kBool: return Val::boolean(lower(s[0]) == 't');
-      case Tok::kNull: return Val();
+      case Tok::kBool: return Value::boolean(s[0] == 't' || s[0] == 'T');
+      case Tok::kNull: return Value();
       case Tok::kEsc: {
         std::string out;
         for (size_t k = 1; k < s.size(); k += 2) out += s[k];
-        return Val::str(std::move(out));
+        return Value::str(std::move(out));
       }
-      default: return Val::str(std::string(s));
+      default: return Value::str(std::string(s));
     }
   }
   std::string out;
@@ -1247,21 +361,21 @@ Val Parser::make_primitive(size_t first, size_t last) {
       out += s;
     }
   }
-  return Val::str(std::move(out));
+  return Value::str(std::move(out));
 }
 
-Val Parser::parse_dict_key() {
+Value Parser::parse_dict_key() {
   size_t first = pos_;
   while (is_primitive_token(peek().type, true)) ++pos_;
   if (first == pos_) unexpected(peek(), "a dict key");
   return make_primitive(first, pos_);
 }
 
-Val Parser::parse_list() {
+Value Parser::parse_list() {
   size_t open = peek().begin;
   ++pos_;
-  Val list;
-  list.kind = Val::kList;
+  Value list;
+  list.kind = Value::kList;
   if (peek().type != Tok::kBracketClose) {
     for (;;) {
       if (peek().type == Tok::kEof) {
@@ -1290,11 +404,11 @@ Val Parser::parse_list() {
   return list;
 }
 
-Val Parser::parse_dict() {
+Value Parser::parse_dict() {
   size_t open = peek().begin;
   ++pos_;
-  Val dict;
-  dict.kind = Val::kDict;
+  Value dict;
+  dict.kind = Value::kDict;
   auto unclosed = [&]() {
     fail("the '{' at " + column(open) + " is never closed",
          "close the dict with '}', or escape the brace as \\{ if it is text");
@@ -1306,14 +420,14 @@ Val Parser::parse_dict() {
         fail("dict keys cannot be quoted or interpolated (" + column(peek().begin) + ")",
              "write the key as plain text, escaping special characters: {my\\ key: 1}");
       }
-      Val key = parse_dict_key();
+      Value key = parse_dict_key();
       if (peek().type != Tok::kColon) {
         if (peek().type == Tok::kEof) unclosed();
         unexpected(peek(), "':' after the dict key");
       }
       ++pos_;
       if (peek().type == Tok::kEof) unclosed();
-      Val value = parse_element();
+      Value value = parse_element();
       if (value.is_sweep()) {
         fail("a sweep cannot be nested inside a dict",
              "sweep over whole dicts instead: key={a:1},{a:2}");
@@ -1321,7 +435,7 @@ Val Parser::parse_dict() {
       // Python's dict: a repeated key keeps its first position and takes the last value.
       bool replaced = false;
       for (size_t k = 0; k + 1 < dict.items.size(); k += 2) {
-        if (py_equal(dict.items[k], key) && dict.items[k].kind == key.kind) {
+        if (values_equal(dict.items[k], key) && dict.items[k].kind == key.kind) {
           dict.items[k + 1] = std::move(value);
           replaced = true;
           break;
@@ -1346,13 +460,13 @@ Val Parser::parse_dict() {
   return dict;
 }
 
-Val Parser::parse_function() {
+Value Parser::parse_function() {
   const Token& name_token = peek();
   std::string name(token_text(name_token));
   size_t begin = name_token.begin;
   pos_ += 2;  // ID POPEN
-  std::vector<Val> args;
-  std::vector<std::pair<std::string, Val>> kwargs;
+  std::vector<Value> args;
+  KeywordArguments kwargs;
   auto unclosed = [&]() {
     fail("the '(' of " + name + "() at " + column(begin) + " is never closed",
          "close it with ')', or escape the parentheses as \\( \\) if the value is text");
@@ -1367,7 +481,7 @@ Val Parser::parse_function() {
         kwargs.emplace_back(std::move(arg_name), parse_element());
       } else {
         size_t arg_begin = peek().begin;
-        Val arg = parse_element();
+        Value arg = parse_element();
         if (!kwargs.empty()) {
           fail("positional argument follows keyword argument in " + name + "() at " +
                    column(arg_begin),
@@ -1391,375 +505,11 @@ Val Parser::parse_function() {
   return call(name, args, kwargs, begin, end);
 }
 
-// ---------------------------------------------------------------------------------------------
-// Grammar functions.
-
-struct Arguments {
-  std::vector<Val>& args;
-  std::vector<std::pair<std::string, Val>>& kwargs;
-  const std::string& function;
-
-  // Takes a keyword argument out; nullptr when absent.
-  std::optional<Val> take(const char* name) {
-    for (size_t k = 0; k < kwargs.size(); ++k) {
-      if (kwargs[k].first == name) {
-        Val v = std::move(kwargs[k].second);
-        kwargs.erase(kwargs.begin() + static_cast<std::ptrdiff_t>(k));
-        return v;
-      }
-    }
-    return std::nullopt;
-  }
-  void no_more_kwargs() const {
-    if (!kwargs.empty()) {
-      function_fail(function + "() got an unexpected keyword argument '" + kwargs.front().first + "'");
-    }
-  }
-};
-
-Val as_element_list(std::vector<Val>& args, bool simple_form, const std::string& function) {
-  Val choice;
-  choice.kind = Val::kChoice;
-  choice.simple_form = simple_form;
-  for (Val& arg : args) {
-    if (arg.is_sweep()) {
-      function_fail(std::string("a ") + py_type(arg) + " cannot be one of several values of " +
-                    function + "()");
-    }
-    choice.items.push_back(std::move(arg));
-  }
-  return choice;
-}
-
-Val do_cast(Arguments a, Cast c) {
-  std::optional<Val> value = a.take("value");
-  a.no_more_kwargs();
-  if (value && !a.args.empty()) function_fail("cannot use both position and named arguments");
-  if (value) return cast_value(*value, c);
-  if (a.args.empty()) function_fail(a.function + "() needs a value", "e.g. int(3.7)");
-  if (a.args.size() == 1) return cast_value(a.args[0], c);
-  return cast_value(as_element_list(a.args, true, a.function), c);
-}
-
-Val do_choice(Arguments a) {
-  a.no_more_kwargs();
-  if (a.args.empty()) {
-    function_fail("empty choice is not legal", "give choice() at least one value: choice(a,b)");
-  }
-  if (a.args.size() == 1 && a.args[0].kind == Val::kChoice) {
-    if (!a.args[0].simple_form) function_fail("nesting choices is not supported");
-    Val out = std::move(a.args[0]);
-    out.simple_form = false;
-    return out;
-  }
-  for (size_t k = 0; k < a.args.size(); ++k) {
-    const Val& arg = a.args[k];
-    if (arg.kind == Val::kChoice) function_fail("nesting choices is not supported");
-    if (arg.kind == Val::kNull || arg.is_sweep()) {
-      function_fail("mismatch type argument args[" + std::to_string(k) + "]: " + py_type(arg) +
-                        " is not a value choice() can hold",
-                    "choice() takes strings, numbers, booleans, lists and dicts");
-    }
-  }
-  return as_element_list(a.args, false, "choice");
-}
-
-void check_number(const Val& v, const char* name, const std::string& function) {
-  if (!v.is_number()) {
-    function_fail("mismatch type argument " + std::string(name) + ": " + py_type(v) +
-                      " is incompatible with Union[int, float]",
-                  function + "() takes numbers, e.g. " +
-                      (function == "range" ? "range(1,10,2)" : "interval(0.1,1.0)"));
-  }
-}
-
-// Binds positional and keyword arguments to named parameters, like Python's Signature.bind.
-void bind(Arguments& a, const std::vector<const char*>& names, std::vector<std::optional<Val>>& out) {
-  out.assign(names.size(), std::nullopt);
-  if (a.args.size() > names.size()) function_fail("too many positional arguments");
-  for (size_t k = 0; k < a.args.size(); ++k) out[k] = std::move(a.args[k]);
-  for (auto& [name, value] : a.kwargs) {
-    size_t k = 0;
-    while (k < names.size() && name != names[k]) ++k;
-    if (k == names.size()) {
-      function_fail(a.function + "() got an unexpected keyword argument '" + name + "'");
-    }
-    if (out[k]) function_fail("multiple values for argument '" + name + "'");
-    out[k] = std::move(value);
-  }
-}
-
-Val int_if_bool(const Val& v) { return v.kind == Val::kBool ? Val::integer(v.b) : v; }
-
-Val do_range(Arguments a) {
-  std::vector<std::optional<Val>> p;
-  bind(a, {"start", "stop", "step"}, p);
-  if (!p[0]) function_fail("missing a required argument: 'start'", "e.g. range(1,10) or range(10)");
-  Val start = *p[0];
-  std::optional<Val> stop = p[1];
-  if (stop && stop->kind == Val::kNull) stop.reset();
-  Val step = p[2] ? *p[2] : Val::integer(1);
-  check_number(start, "start", "range");
-  if (stop) check_number(*stop, "stop", "range");
-  check_number(step, "step", "range");
-  Val out;
-  out.kind = Val::kRange;
-  if (!stop) {
-    out.items = {Val::integer(0), int_if_bool(start), int_if_bool(step)};
-  } else {
-    out.items = {int_if_bool(start), int_if_bool(*stop), int_if_bool(step)};
-  }
-  return out;
-}
-
-Val do_interval(Arguments a) {
-  std::vector<std::optional<Val>> p;
-  bind(a, {"start", "end"}, p);
-  if (!p[0] || !p[1]) {
-    function_fail(std::string("missing a required argument: '") + (p[0] ? "end" : "start") + "'",
-                  "e.g. interval(0.1,1.0)");
-  }
-  check_number(*p[0], "start", "interval");
-  check_number(*p[1], "end", "interval");
-  Val out;
-  out.kind = Val::kInterval;
-  out.items = {Val::floating(p[0]->number()), Val::floating(p[1]->number())};
-  return out;
-}
-
-Val do_tag(Arguments a) {
-  std::optional<Val> sweep = a.take("sweep");
-  a.no_more_kwargs();
-  if (sweep) a.args.push_back(std::move(*sweep));
-  if (a.args.empty()) function_fail("Not enough arguments to tag, must take at least a sweep");
-  for (size_t k = 0; k + 1 < a.args.size(); ++k) {
-    if (a.args[k].kind != Val::kStr) {
-      function_fail("mismatch type argument args[" + std::to_string(k) + "]: " +
-                        py_type(a.args[k]) + " is incompatible with Union[str, Sweep]",
-                    "tags are strings: tag(log,lr,interval(0,1))");
-    }
-  }
-  Val out = std::move(a.args.back());
-  if (out.kind != Val::kChoice && out.kind != Val::kRange && out.kind != Val::kInterval) {
-    function_fail("Last argument to tag() must be a choice(), range() or interval()",
-                  "e.g. tag(log,choice(1,2))");
-  }
-  std::vector<std::string> tags;
-  for (size_t k = 0; k + 1 < a.args.size(); ++k) tags.push_back(a.args[k].s);
-  std::sort(tags.begin(), tags.end());
-  tags.erase(std::unique(tags.begin(), tags.end()), tags.end());
-  out.tags = std::move(tags);
-  return out;
-}
-
-std::mt19937_64& parse_time_rng() {
-  // shuffle() of a plain list happens at parse time; Hydra uses the global `random` there too.
-  static thread_local std::mt19937_64 rng{std::random_device{}()};
-  return rng;
-}
-
-Val do_shuffle(Arguments a) {
-  std::optional<Val> list = a.take("list");
-  std::optional<Val> sweep = a.take("sweep");
-  a.no_more_kwargs();
-  if (list) {
-    if (list->kind != Val::kList) function_fail("shuffle(list=...) needs a list");
-    std::shuffle(list->items.begin(), list->items.end(), parse_time_rng());
-    return std::move(*list);
-  }
-  if (sweep) {
-    if (sweep->kind != Val::kChoice && sweep->kind != Val::kRange) {
-      function_fail("shuffle(sweep=...) needs a choice() or range()");
-    }
-    sweep->shuffle = true;
-    return std::move(*sweep);
-  }
-  if (a.args.size() == 1) {
-    Val& arg = a.args[0];
-    if (arg.kind == Val::kChoice || arg.kind == Val::kRange) {
-      arg.shuffle = true;
-      return std::move(arg);
-    }
-    if (arg.is_sweep() || arg.kind == Val::kNull) {
-      function_fail(std::string("mismatch type argument args[0]: ") + py_type(arg) +
-                    " cannot be shuffled");
-    }
-    if (arg.kind == Val::kList) {
-      std::shuffle(arg.items.begin(), arg.items.end(), parse_time_rng());
-      return std::move(arg);
-    }
-    Val out;
-    out.kind = Val::kList;
-    out.items.push_back(std::move(arg));
-    return out;
-  }
-  if (a.args.empty()) function_fail("shuffle() needs values", "e.g. shuffle(a,b,c)");
-  Val out = as_element_list(a.args, true, "shuffle");
-  out.shuffle = true;
-  return out;
-}
-
-void sort_items(std::vector<Val>& items, bool reverse) {
+Value Parser::call(const std::string& name, std::vector<Value>& args, KeywordArguments& kwargs,
+                   size_t begin, size_t end) {
+  std::optional<Value> result;
   try {
-    if (reverse) {
-      std::stable_sort(items.begin(), items.end(),
-                       [](const Val& x, const Val& y) { return py_less(y, x); });
-    } else {
-      std::stable_sort(items.begin(), items.end(), py_less);
-    }
-  } catch (const NotOrderable& e) {
-    function_fail(e.message, "sort values of one kind: all numbers or all strings");
-  }
-}
-
-// x + y (sign 1) or x - y (sign -1) on ints of any size or floats.
-Val add_numbers(const Val& x, const Val& y, int sign) {
-  if (x.kind == Val::kInt && y.kind == Val::kInt) {
-    int64_t out = 0;
-    const bool overflow = sign > 0 ? __builtin_add_overflow(x.i, y.i, &out)
-                                   : __builtin_sub_overflow(x.i, y.i, &out);
-    if (!overflow && !x.is_big() && !y.is_big()) return Val::integer(out);
-    return Val::integer(sign > 0 ? x.big() + y.big() : x.big() - y.big());
-  }
-  return Val::floating(x.number() + sign * y.number());
-}
-
-Val negate(const Val& v) {
-  if (v.kind != Val::kInt) return Val::floating(-v.f);
-  if (v.is_big() || v.i == std::numeric_limits<int64_t>::min()) {
-    BigInt out = v.big();
-    out.negate();
-    return Val::integer(out);
-  }
-  return Val::integer(-v.i);
-}
-
-Val abs_number(const Val& v) {
-  if (v.kind != Val::kInt) return Val::floating(std::fabs(v.f));
-  return (v.is_big() ? v.s[0] == '-' : v.i < 0) ? negate(v) : v;
-}
-
-Val sort_sweep(Val sweep, bool reverse) {
-  if (sweep.kind == Val::kChoice) {
-    sort_items(sweep.items, reverse);
-    return sweep;
-  }
-  // A range is sorted by flipping its direction when it runs the wrong way.
-  Val start = sweep.items[0], stop = sweep.items[1], step = sweep.items[2];
-  bool flip = compare_numbers(start, stop) == (reverse ? -1 : 1);
-  if (flip) {
-    Val magnitude = abs_number(step);
-    int sign = reverse ? -1 : 1;
-    sweep.items[0] = add_numbers(stop, magnitude, sign);
-    sweep.items[1] = add_numbers(start, magnitude, sign);
-    sweep.items[2] = negate(step);
-  }
-  return sweep;
-}
-
-Val do_sort(Arguments a) {
-  std::optional<Val> list = a.take("list");
-  std::optional<Val> sweep = a.take("sweep");
-  std::optional<Val> reverse_arg = a.take("reverse");
-  a.no_more_kwargs();
-  bool reverse = false;
-  if (reverse_arg) {
-    if (reverse_arg->kind != Val::kBool) {
-      function_fail(std::string("mismatch type argument reverse: ") + py_type(*reverse_arg) +
-                        " is incompatible with bool",
-                    "write reverse=true or reverse=false");
-    }
-    reverse = reverse_arg->b;
-  }
-  if (list) {
-    if (list->kind != Val::kList) function_fail("sort(list=...) needs a list");
-    sort_items(list->items, reverse);
-    return std::move(*list);
-  }
-  if (sweep) {
-    if (sweep->kind != Val::kChoice && sweep->kind != Val::kRange) {
-      function_fail("sort(sweep=...) needs a choice() or range()");
-    }
-    return sort_sweep(std::move(*sweep), reverse);
-  }
-  if (a.args.size() == 1) {
-    Val& arg = a.args[0];
-    if (arg.kind == Val::kChoice || arg.kind == Val::kRange) return sort_sweep(std::move(arg), reverse);
-    if (arg.kind == Val::kList) {
-      sort_items(arg.items, reverse);
-      return std::move(arg);
-    }
-    if (arg.is_sweep() || arg.kind == Val::kNull) {
-      function_fail(std::string("mismatch type argument args[0]: ") + py_type(arg) +
-                        " is incompatible with Union[str, int, bool, float, list, dict, "
-                        "ChoiceSweep, RangeSweep]",
-                    "sort() takes values, a list, a choice() or a range()");
-    }
-    return std::move(arg);
-  }
-  for (const Val& arg : a.args) {
-    if (!arg.is_number() && arg.kind != Val::kStr) {
-      function_fail(std::string("Invalid arguments: sort() of several values takes strings and "
-                                "numbers, not ") + py_type(arg));
-    }
-  }
-  if (a.args.empty()) function_fail("empty sort input", "e.g. sort(3,1,2)");
-  return sort_sweep(as_element_list(a.args, true, "sort"), reverse);
-}
-
-std::vector<std::string> glob_patterns(const Val& v, const char* name) {
-  std::vector<std::string> out;
-  if (v.kind == Val::kStr) {
-    out.push_back(v.s);
-    return out;
-  }
-  if (v.kind == Val::kList) {
-    for (const Val& item : v.items) {
-      if (item.kind != Val::kStr && item.kind != Val::kQuoted) {
-        function_fail(std::string("glob ") + name + " patterns must be strings, got " + py_type(item));
-      }
-      out.push_back(item.s);
-    }
-    return out;
-  }
-  function_fail(std::string("mismatch type argument ") + name + ": " + py_type(v) +
-                    " is incompatible with Union[List[str], str]",
-                "e.g. glob(*) or glob([a*,b*],exclude=c*)");
-}
-
-Val do_glob(Arguments a) {
-  std::vector<std::optional<Val>> p;
-  bind(a, {"include", "exclude"}, p);
-  if (!p[0]) function_fail("missing a required argument: 'include'", "e.g. glob(*)");
-  Val out;
-  out.kind = Val::kGlob;
-  out.include = glob_patterns(*p[0], "include");
-  if (p[1] && p[1]->kind != Val::kNull) out.exclude = glob_patterns(*p[1], "exclude");
-  return out;
-}
-
-Val Parser::call(const std::string& name, std::vector<Val>& args,
-                 std::vector<std::pair<std::string, Val>>& kwargs, size_t begin, size_t end) {
-  // Hydra unquotes quoted strings passed directly as arguments (not those inside lists).
-  for (Val& arg : args) {
-    if (arg.kind == Val::kQuoted) arg.kind = Val::kStr;
-  }
-  for (auto& kv : kwargs) {
-    if (kv.second.kind == Val::kQuoted) kv.second.kind = Val::kStr;
-  }
-  Arguments a{args, kwargs, name};
-  try {
-    if (name == "int") return do_cast(a, Cast::kInt);
-    if (name == "float") return do_cast(a, Cast::kFloat);
-    if (name == "str") return do_cast(a, Cast::kStr);
-    if (name == "bool") return do_cast(a, Cast::kBool);
-    if (name == "choice") return do_choice(a);
-    if (name == "range") return do_range(a);
-    if (name == "interval") return do_interval(a);
-    if (name == "tag") return do_tag(a);
-    if (name == "sort") return do_sort(a);
-    if (name == "shuffle") return do_shuffle(a);
-    if (name == "glob") return do_glob(a);
+    result = call_function(name, args, kwargs);
   } catch (FunctionFailure& failure) {
     std::string call_text(text_.substr(begin, end - begin));
     fail("in '" + call_text + "': " + failure.problem,
@@ -1768,7 +518,7 @@ Val Parser::call(const std::string& name, std::vector<Val>& args,
                                "str, bool)"
                              : failure.fix);
   }
-  std::string call_text(text_.substr(begin, end - begin));
+  if (result) return std::move(*result);
   fail("unknown function '" + name + "' at " + column(begin),
        "the functions are choice, range, interval, glob, sort, shuffle, tag, int, float, str and "
        "bool; if the value is text, quote it (" + quoted_suggestion() +
@@ -1783,33 +533,33 @@ Override Parser::parse() {
     out.value_text = "null";
     return out;
   }
-  lex_value(value_begin_);
-  Val value;
+  tokenize_value(value_begin_);
+  Value value;
   if (peek().type == Tok::kEof) {
-    value = Val::str("");  // `key=`: the empty string
+    value = Value::str("");  // `key=`: the empty string
   } else {
     value = parse_value();
     if (peek().type != Tok::kEof) unexpected(peek(), "the end of the value");
   }
   switch (value.kind) {
-    case Val::kChoice:
+    case Value::kChoice:
       out.sweep.kind = value.simple_form ? SweepKind::kSimpleChoice : SweepKind::kChoice;
       out.sweep.choices.reserve(value.items.size());
-      for (const Val& item : value.items) out.sweep.choices.push_back({to_node(item), render(item)});
+      for (const Value& item : value.items) out.sweep.choices.push_back({to_node(item), render(item)});
       break;
-    case Val::kRange:
+    case Value::kRange:
       out.sweep.kind = SweepKind::kRange;
       out.sweep.range_start = to_node(value.items[0]);
       out.sweep.range_stop = to_node(value.items[1]);
       out.sweep.range_step = to_node(value.items[2]);
       break;
-    case Val::kInterval:
+    case Value::kInterval:
       out.sweep.kind = SweepKind::kInterval;
       out.sweep.interval_start = value.items[0].number();
       out.sweep.interval_end = value.items[1].number();
       out.sweep.interval_int = value.int_interval;
       break;
-    case Val::kGlob:
+    case Value::kGlob:
       out.sweep.kind = SweepKind::kGlob;
       out.sweep.glob_include = std::move(value.include);
       out.sweep.glob_exclude = std::move(value.exclude);
@@ -1822,71 +572,6 @@ Override Parser::parse() {
   out.sweep.tags = std::move(value.tags);
   out.sweep.shuffle = value.shuffle;
   return out;
-}
-
-// fnmatch on POSIX: case-sensitive, `*`, `?`, `[seq]`, `[!seq]`.
-bool fnmatch(std::string_view name, std::string_view pattern) {
-  size_t n = 0, p = 0, star_p = std::string_view::npos, star_n = 0;
-  auto match_class = [&](size_t& pp, char c) -> int {  // -1: not a class, 0 no match, 1 match
-    size_t k = pp + 1;
-    bool negate = false;
-    if (k < pattern.size() && pattern[k] == '!') {
-      negate = true;
-      ++k;
-    }
-    size_t first = k;
-    bool matched = false;
-    while (k < pattern.size() && (pattern[k] != ']' || k == first)) {
-      if (k + 2 < pattern.size() && pattern[k + 1] == '-' && pattern[k + 2] != ']') {
-        if (c >= pattern[k] && c <= pattern[k + 2]) matched = true;
-        k += 3;
-      } else {
-        if (c == pattern[k]) matched = true;
-        ++k;
-      }
-    }
-    if (k >= pattern.size()) return -1;  // no closing ']': a literal '['
-    pp = k + 1;
-    return matched != negate ? 1 : 0;
-  };
-  while (n < name.size()) {
-    if (p < pattern.size()) {
-      char pc = pattern[p];
-      if (pc == '*') {
-        star_p = p++;
-        star_n = n;
-        continue;
-      }
-      if (pc == '?') {
-        ++p;
-        ++n;
-        continue;
-      }
-      if (pc == '[') {
-        size_t pp = p;
-        int r = match_class(pp, name[n]);
-        if (r == 1) {
-          p = pp;
-          ++n;
-          continue;
-        }
-        if (r == -1 && name[n] == '[') {
-          ++p;
-          ++n;
-          continue;
-        }
-      } else if (pc == name[n]) {
-        ++p;
-        ++n;
-        continue;
-      }
-    }
-    if (star_p == std::string_view::npos) return false;
-    p = star_p + 1;
-    n = ++star_n;
-  }
-  while (p < pattern.size() && pattern[p] == '*') ++p;
-  return p == pattern.size();
 }
 
 }  // namespace
@@ -1910,145 +595,18 @@ Override parse_override(std::string_view text) {
   return Parser(text, tokens).parse();
 }
 
-std::vector<std::string> sweep_value_texts(const Override& override,
-                                           const std::vector<std::string>* group_options,
-                                           std::mt19937_64& rng) {
-  constexpr size_t kMaxValues = 10'000'000;
-  const Sweep& sweep = override.sweep;
-  std::vector<std::string> texts;
-  switch (sweep.kind) {
-    case SweepKind::kNone:
-      texts.push_back(override.value_text);
-      return texts;
-    case SweepKind::kSimpleChoice:
-    case SweepKind::kChoice:
-      texts.reserve(sweep.choices.size());
-      for (const SweepElement& element : sweep.choices) texts.push_back(element.text);
-      break;
-    case SweepKind::kRange: {
-      const Node& start = sweep.range_start;
-      const Node& stop = sweep.range_stop;
-      const Node& step = sweep.range_step;
-      if (start.type() == NodeType::kInt && stop.type() == NodeType::kInt &&
-          step.type() == NodeType::kInt) {
-        if (step.as_int() == 0) {
-          throw Error("override '" + override.text + "'", "range() step must not be zero",
-                      "use a positive step to count up or a negative one to count down: "
-                      "range(1,10,2)");
-        }
-        constexpr int64_t kSafe = int64_t{1} << 62;  // v + s cannot overflow below this
-        auto safe = [](const Node& n) {
-          return !n.is_big_int() && n.as_int() > -kSafe && n.as_int() < kSafe;
-        };
-        if (safe(start) && safe(stop) && safe(step)) {
-          int64_t a = start.as_int(), b = stop.as_int(), s = step.as_int();
-          long double count = s > 0 ? std::ceil((static_cast<long double>(b) - a) / s)
-                                    : std::ceil((static_cast<long double>(a) - b) / -s);
-          if (count > static_cast<long double>(kMaxValues)) {
-            throw Error("override '" + override.text + "'",
-                        "range() gives more than 10 million values", "use a larger step");
-          }
-          for (int64_t v = a; s > 0 ? v < b : v > b; v += s) texts.push_back(std::to_string(v));
-        } else {
-          // Python's range() over ints of any size.
-          const BigInt a = BigInt::of(start), b = BigInt::of(stop), s = BigInt::of(step);
-          double span = 0, stride = 0;
-          const bool finite = (b - a).to_double(span) && s.to_double(stride);
-          const double count = std::ceil(span / stride);
-          if (!finite || count > static_cast<double>(kMaxValues)) {
-            throw Error("override '" + override.text + "'",
-                        "range() gives more than 10 million values", "use a larger step");
-          }
-          const int direction = s.negative() ? 1 : -1;
-          for (BigInt v = a; BigInt::compare(v, b) == direction; v = v + s) {
-            texts.push_back(v.to_string());
-          }
-        }
-      } else {
-        auto as_double = [](const Node& n) {
-          double value = 0;
-          if (n.type() != NodeType::kInt) return n.as_float();
-          if (!int_to_double(n, value)) value = n.int_text()[0] == '-' ? -HUGE_VAL : HUGE_VAL;
-          return value;
-        };
-        const double first = as_double(start), last = as_double(stop), delta = as_double(step);
-        if (!std::isfinite(first) || !std::isfinite(last) || !std::isfinite(delta)) {
-          // Python's arithmetic: only `start` can come before a non-finite bound or step.
-          if (std::isnan(first) || std::isnan(last) || std::isnan(delta) || delta == 0.0) {
-            if (delta == 0.0) {
-              throw Error("override '" + override.text + "'", "range() step must not be zero",
-                          "use a positive step to count up or a negative one to count down");
-            }
-            break;
-          }
-          const bool runs = delta > 0 ? first < last : first > last;
-          if (runs && !std::isfinite(first)) {
-            throw Error("override '" + override.text + "'", "range() from an infinite start never ends",
-                        "use finite bounds");
-          }
-          if (runs && std::isfinite(delta)) {
-            throw Error("override '" + override.text + "'", "range() towards an infinite stop never ends",
-                        "use a finite stop");
-          }
-          if (runs) texts.push_back(float_repr(first));
-          break;
-        }
-        // Decimal(int) is exact for ints of any size, Decimal(float) the double's exact value.
-        auto decimal = [](const Node& n) {
-          return n.type() == NodeType::kInt ? Decimal::of_int(n.int_text())
-                                            : Decimal::exact(n.as_float());
-        };
-        Decimal value = decimal(start);
-        Decimal end = decimal(stop);
-        Decimal increment = decimal(step);
-        if (increment.digits.empty()) {
-          throw Error("override '" + override.text + "'", "range() step must not be zero",
-                      "use a positive step to count up or a negative one to count down: "
-                      "range(0.1,1.0,0.1)");
-        }
-        // Counting up runs while value < end, counting down while value > end.
-        int direction = increment.negative ? -1 : 1;
-        while (Decimal::compare(value, end) == -direction) {
-          if (texts.size() >= kMaxValues) {
-            throw Error("override '" + override.text + "'",
-                        "range() gives more than 10 million values", "use a larger step");
-          }
-          texts.push_back(float_repr(value.to_double()));
-          value = Decimal::add(value, increment);
-        }
-      }
-      break;
-    }
-    case SweepKind::kInterval:
-      throw Error("override '" + override.text + "'",
-                  "interval() is a continuous range that the basic sweeper cannot enumerate",
-                  "interval() is for sampling sweepers: use hydra/sweeper=random, or list "
-                  "values with a,b,c / range()");
-    case SweepKind::kGlob: {
-      if (group_options == nullptr) {
-        throw Error("override '" + override.text + "'",
-                    "glob() selects options of a config group, but '" + override.key +
-                        "' is not a config group",
-                    "use glob() on a config group (db=glob(*)), or list the values with a,b,c");
-      }
-      std::vector<std::string> names = *group_options;
-      std::sort(names.begin(), names.end());
-      auto any_match = [](const std::string& name, const std::vector<std::string>& patterns) {
-        for (const std::string& pattern : patterns) {
-          if (fnmatch(name, pattern)) return true;
-        }
-        return false;
-      };
-      for (std::string& name : names) {
-        if (any_match(name, sweep.glob_include) && !any_match(name, sweep.glob_exclude)) {
-          texts.push_back(std::move(name));
-        }
-      }
-      return texts;
+std::vector<Override> parse_overrides(const std::vector<std::string>& texts) {
+  std::vector<Override> parsed;
+  std::string problems;
+  for (const std::string& text : texts) {
+    try {
+      parsed.push_back(parse_override(text));
+    } catch (const Error& error) {
+      problems += (problems.empty() ? "" : "\n") + std::string(error.what());
     }
   }
-  if (sweep.shuffle) std::shuffle(texts.begin(), texts.end(), rng);
-  return texts;
+  if (!problems.empty()) throw Error("", problems);
+  return parsed;
 }
 
 }  // namespace trainer::config

@@ -36,16 +36,6 @@ struct Slot {
   int64_t int_low = 0, int_high = 0;  // kInt, kLogInt
 };
 
-std::string key_element(const Override& override) {
-  std::string out = override.prefix();
-  out += override.key;
-  if (override.package) {
-    out += '@';
-    out += *override.package;
-  }
-  return out;
-}
-
 std::string describe_interval(const Sweep& sweep) {
   if (sweep.interval_int && std::abs(sweep.interval_start) < 1e18 && std::abs(sweep.interval_end) < 1e18) {
     return "int(interval(" + std::to_string(static_cast<int64_t>(sweep.interval_start)) + ", " +
@@ -98,7 +88,7 @@ void interval_space(Slot& slot, const Override& override) {
 Slot make_slot(const Override& override, std::string where, const GroupOptionsLookup& group_options,
                std::mt19937_64& shuffle_rng) {
   Slot slot;
-  slot.key_element = key_element(override);
+  slot.key_element = override.prefix() + override.key_with_package();
   slot.where = std::move(where);
   if (!override.is_sweep()) {
     slot.texts.push_back(override.value_text);
@@ -184,15 +174,9 @@ std::vector<SweepJob> sample_sweep(const std::vector<Override>& overrides,
   std::vector<Slot> slots;
   slots.reserve(sweeper_params.size() + overrides.size());
   for (const auto& [key, value] : sweeper_params) {
-    Override parsed;
-    try {
-      parsed = parse_override(key + "=" + value);
-    } catch (const Error& e) {
-      throw Error("hydra.sweeper.params." + key, e.problem(),
-                  e.fix().empty() ? "write the value as on the command line, e.g. "
-                                    "tag(log, interval(1e-4, 0.1)) or choice(16, 32)"
-                                  : e.fix());
-    }
+    const Override parsed = parse_sweeper_param(key, value,
+                                                "write the value as on the command line, e.g. "
+                                                "tag(log, interval(1e-4, 0.1)) or choice(16, 32)");
     add_slot(slots, make_slot(parsed, "hydra.sweeper.params." + key, group_options, shuffle_rng));
   }
   for (const Override& override : overrides) {

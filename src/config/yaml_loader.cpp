@@ -19,6 +19,7 @@
 #include "trainer/config/python_str.h"
 #include "trainer/util/error.h"
 #include "entry_index.h"
+#include "utf8.h"
 #include "yaml_block_parser.h"
 #include "yaml_scalar.h"
 
@@ -200,8 +201,7 @@ class TreeBuilder : public YAML::EventHandler {
         fixed.append(value, i, length);
         i += length;
       } else {
-        fixed.push_back(static_cast<char>(0xC0 | (byte >> 6)));
-        fixed.push_back(static_cast<char>(0x80 | (byte & 0x3F)));
+        detail::append_utf8(fixed, byte);  // U+0085 or U+00A0
         ++i;
       }
     }
@@ -259,23 +259,6 @@ class TreeBuilder : public YAML::EventHandler {
         if (at(i) != '\n') return true;
         chunk.push_back('\n');
         ++i;
-      }
-    };
-    auto append_code = [&](uint32_t cp) {
-      if (cp < 0x80) {
-        out.push_back(static_cast<char>(cp));
-      } else if (cp < 0x800) {
-        out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
-        out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-      } else if (cp < 0x10000) {
-        out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
-        out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-        out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-      } else {
-        out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
-        out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-        out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-        out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
       }
     };
     // scan_flow_scalar_non_spaces
@@ -337,7 +320,7 @@ class TreeBuilder : public YAML::EventHandler {
               cp = cp * 16 + static_cast<uint32_t>(digit);
             }
             if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
-            append_code(cp);
+            detail::append_utf8(out, cp);
             i += length;
           } else if (e == '\n') {
             ++i;

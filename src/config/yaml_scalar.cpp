@@ -4,10 +4,10 @@
 
 #include "trainer/config/big_int.h"
 #include "trainer/config/python_str.h"
+#include "trainer/config/python_value.h"
 
 #include <charconv>
 #include <cmath>
-#include <cstdlib>
 #include <limits>
 
 namespace trainer::config::yaml_detail {
@@ -272,22 +272,6 @@ bool parse_unsigned(std::string_view digits, int base, uint64_t& value) {
   return ec == std::errc() && end == digits.data() + digits.size();
 }
 
-// Python's float() on an ASCII text without underscores: decimal or exponent forms, inf, nan.
-bool parse_python_float(std::string_view text, double& value) {
-  if (text.empty()) return false;
-  const char* first = text.data();
-  const char* last = first + text.size();
-  auto [end, ec] = std::from_chars(first, last, value, std::chars_format::general);
-  if (end != last) return false;
-  if (ec == std::errc::result_out_of_range) {
-    // Python rounds to inf or to (signed) zero instead of failing.
-    std::string copy(text);
-    value = std::strtod(copy.c_str(), nullptr);
-    return true;
-  }
-  return ec == std::errc();
-}
-
 }  // namespace
 
 PlainKind resolve_plain(std::string_view t, ResolverRules rules) {
@@ -441,7 +425,7 @@ bool construct_float(std::string_view text, double& value) {
       size_t colon = end == 0 ? std::string_view::npos : body.rfind(':', end - 1);
       size_t begin = colon == std::string_view::npos ? 0 : colon + 1;
       double part = 0.0;
-      if (!parse_python_float(body.substr(begin, end - begin), part)) return false;
+      if (!python_float_from_text(body.substr(begin, end - begin), part)) return false;
       total += part * base;
       if (colon == std::string_view::npos) break;
       base *= 60.0;
@@ -450,18 +434,9 @@ bool construct_float(std::string_view text, double& value) {
     value = sign * total;
     return true;
   }
-  // Python's float() also reads inf/nan words; the resolver never sends those here, but an
-  // explicit `!!float inf` does.
-  if (body == "inf" || body == "infinity") {
-    value = sign * std::numeric_limits<double>::infinity();
-    return true;
-  }
-  if (body == "nan") {
-    value = std::numeric_limits<double>::quiet_NaN();
-    return true;
-  }
+  // Python's float() also reads inf/nan words (an explicit `!!float inf`) and surrounding spaces.
   double magnitude = 0.0;
-  if (!parse_python_float(body, magnitude)) return false;
+  if (!python_float_from_text(body, magnitude)) return false;
   value = sign * magnitude;
   return true;
 }

@@ -9,7 +9,9 @@
 #include <string_view>
 #include <vector>
 
+#include "trainer/config/python_value.h"
 #include "trainer/config/yaml.h"
+#include "utf8.h"
 #include "yaml_scalar.h"
 
 namespace trainer::config {
@@ -116,28 +118,10 @@ struct Text {
   }
 };
 
-void append_utf8(std::string& out, char32_t cp) {
-  if (cp < 0x80) {
-    out.push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else if (cp < 0x10000) {
-    out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else {
-    out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  }
-}
-
 // Python's int(s) / float(s) succeed? Both first turn Unicode spaces into ' ' and Unicode digits
-// into ASCII ones, then strip spaces and parse ASCII with `_` allowed between digits. Writes the
-// stripped ASCII text into `ascii` (reused, so no allocation) and returns false when a character
-// rules out both parses.
+// into ASCII ones, then strip spaces and parse ASCII with `_` allowed between digits (that last
+// part is python_int_syntax / python_float_syntax). Writes the stripped ASCII text into `ascii`
+// (reused, so no allocation) and returns false when a character rules out both parses.
 bool python_number_ascii(const Text& text, std::string& ascii) {
   ascii.clear();
   for (char32_t ch : text.chars) {
@@ -166,56 +150,11 @@ bool python_number_ascii(const Text& text, std::string& ascii) {
   return !ascii.empty();
 }
 
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-
-// [0-9]+ with single underscores between digits; advances i.
-bool digits_with_underscores(const std::string& s, size_t& i) {
-  if (i >= s.size() || !is_digit(s[i])) return false;
-  while (i < s.size()) {
-    if (is_digit(s[i])) {
-      ++i;
-    } else if (s[i] == '_' && i + 1 < s.size() && is_digit(s[i + 1])) {
-      ++i;
-    } else {
-      break;
-    }
-  }
-  return true;
-}
-
-bool python_int_accepts(const std::string& s) {
-  size_t i = 0;
-  if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
-  return digits_with_underscores(s, i) && i == s.size();
-}
-
 bool equals_ignore_case(std::string_view a, std::string_view lower) {
   if (a.size() != lower.size()) return false;
   for (size_t k = 0; k < a.size(); ++k)
     if (std::tolower(static_cast<unsigned char>(a[k])) != lower[k]) return false;
   return true;
-}
-
-bool python_float_accepts(const std::string& s) {
-  size_t i = 0;
-  if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
-  std::string_view rest = std::string_view(s).substr(i);
-  if (equals_ignore_case(rest, "inf") || equals_ignore_case(rest, "infinity") ||
-      equals_ignore_case(rest, "nan"))
-    return true;
-  bool int_part = digits_with_underscores(s, i);
-  bool frac_part = false;
-  if (i < s.size() && s[i] == '.') {
-    ++i;
-    frac_part = digits_with_underscores(s, i);
-  }
-  if (!int_part && !frac_part) return false;
-  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
-    ++i;
-    if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
-    if (!digits_with_underscores(s, i)) return false;
-  }
-  return i == s.size();
 }
 
 bool is_omegaconf_bool_word(std::string_view s) {
@@ -429,7 +368,7 @@ class Emitter {
   }
 
   void write_line_break(char32_t br = '\n') {
-    append_utf8(out, br);
+    detail::append_utf8(out, br);
     whitespace_ = true;
     indention_ = true;
     column_ = 0;
@@ -605,7 +544,7 @@ class Emitter {
     if (s.is_str) {
       force_single = is_omegaconf_bool_word(s.value) ||
                      (python_number_ascii(text_, ascii_) &&
-                      (python_int_accepts(ascii_) || python_float_accepts(ascii_)));
+                      (python_int_syntax(ascii_) || python_float_syntax(ascii_)));
       implicit_plain =
           yaml_detail::resolve_plain(s.value, {false, true}) == yaml_detail::PlainKind::kString;
     }

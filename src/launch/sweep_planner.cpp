@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "trainer/config/interpolation.h"
+#include "trainer/config/override.h"
 #include "trainer/config/python_str.h"
 #include "trainer/config/sweeper.h"
 #include "trainer/launch/schema_check.h"
@@ -13,20 +14,6 @@ using trainer::config::Node;
 
 namespace trainer::launch {
 namespace {
-
-std::vector<config::Override> parse_all(const std::vector<std::string>& texts) {
-  std::vector<config::Override> parsed;
-  std::string problems;
-  for (const std::string& text : texts) {
-    try {
-      parsed.push_back(config::parse_override(text));
-    } catch (const Error& error) {
-      problems += (problems.empty() ? "" : "\n") + std::string(error.what());
-    }
-  }
-  if (!problems.empty()) throw Error("", problems);
-  return parsed;
-}
 
 std::string resolve_path_string(const Node& config, const std::string& path, const config::ResolveContext& ctx) {
   Node value = config::resolve_path(config, path, ctx);
@@ -78,7 +65,7 @@ void compose_sweep(const config::Composer& composer, const std::vector<config::O
   int bad = 0;
   for (const auto& job : jobs) {
     try {
-      std::vector<config::Override> parsed = parse_all(job.overrides);
+      std::vector<config::Override> parsed = config::parse_overrides(job.overrides);
       config::ComposeResult result = composer.compose(parsed, config::RunMode::kMultirun);
       if (Node* num = config::select(result.config, "hydra.job"); num && num->is_map()) {
         num->set("num", Node::integer(job.number));

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "trainer/config/override.h"
+#include "trainer/config/sweep.h"
 #include "trainer/util/error.h"
 
 namespace {

@@ -1,8 +1,10 @@
 // Multirun expansion checked against what Hydra 1.3's basic sweeper wrote into each job's
-// .hydra/overrides.yaml (observed with a small app, hydra.sweeper.params in its config).
+// .hydra/overrides.yaml (observed with a small app, hydra.sweeper.params in its config), and the
+// values one sweep override enumerates (sweep_value_texts).
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -19,6 +21,13 @@ using trainer::config::parse_override;
 using trainer::config::SweepJob;
 using Params = std::vector<std::pair<std::string, std::string>>;
 using Lines = std::vector<std::string>;
+
+// The values one override enumerates, shuffle seeded with 0.
+std::vector<std::string> texts(const std::string& text,
+                               const std::vector<std::string>* options = nullptr) {
+  std::mt19937_64 rng(0);
+  return trainer::config::sweep_value_texts(parse_override(text), options, rng);
+}
 
 std::vector<Override> parse_all(const Lines& texts) {
   std::vector<Override> out;
@@ -149,6 +158,40 @@ TEST_CASE("sweeps the basic sweeper cannot enumerate are errors with a fix") {
                     Catch::Contains("step must not be zero"));
   CHECK_THROWS_WITH(expand_sweep({}, {{"b", "1,"}}, nullptr),
                     Catch::Contains("hydra.sweeper.params.b"));
+}
+
+TEST_CASE("sweep_value_texts enumerates like the basic sweeper") {
+  CHECK(texts("x=range(0.1,0.5,0.1)") ==
+        std::vector<std::string>{"0.1", "0.2", "0.30000000000000004", "0.4"});
+  // 3 * 3.3 is exactly halfway between two doubles; Python's 28-digit decimals round it to 9.9.
+  CHECK(texts("x=range(0,10,3.3)") == std::vector<std::string>{"0.0", "3.3", "6.6", "9.9"});
+  CHECK(texts("x=range(0,1,0.1)")[3] == "0.3");
+  CHECK(texts("x=range(3,0,-1)") == std::vector<std::string>{"3", "2", "1"});
+  CHECK(texts("x=sort(range(9,0,-3))") == std::vector<std::string>{"3", "6", "9"});
+  CHECK(texts("x=1e-5,1e16,0.0001") == std::vector<std::string>{"1e-05", "1e+16", "0.0001"});
+  CHECK(texts("x=${a},b") == std::vector<std::string>{"$\\{a\\}", "b"});
+  CHECK(texts("x=a") == std::vector<std::string>{"a"});
+  std::vector<std::string> options = {"postgres", "mysql", "sqlite", "mongo"};
+  CHECK(texts("db=glob(*)", &options) ==
+        std::vector<std::string>{"mongo", "mysql", "postgres", "sqlite"});
+  CHECK(texts("db=glob([m*,s*],exclude=*ql)", &options) == std::vector<std::string>{"mongo", "sqlite"});
+  CHECK(texts("db=glob(?ysql)", &options) == std::vector<std::string>{"mysql"});
+  CHECK(texts("db=glob('[ms]*',exclude='[!m]*')", &options) == std::vector<std::string>{"mongo", "mysql"});
+  CHECK_THROWS_AS(texts("db=glob(*)"), trainer::Error);
+}
+
+TEST_CASE("a sweeper param parses as key=value; its errors name the param") {
+  const Override param = trainer::config::parse_sweeper_param("+db@src", "a,b", "unused");
+  CHECK(param.text == "+db@src=a,b");
+  CHECK(param.is_sweep());
+  try {
+    trainer::config::parse_sweeper_param("b", "[1", "write it as on the command line");
+    FAIL("accepted");
+  } catch (const trainer::Error& e) {
+    CHECK(e.where() == "hydra.sweeper.params.b");
+    CHECK(e.problem() == "the '[' at column 3 is never closed");
+    CHECK_THAT(e.fix(), Catch::Contains("Close the list"));
+  }
 }
 
 TEST_CASE("is_hydra_override tells Hydra's own overrides apart") {

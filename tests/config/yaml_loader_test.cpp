@@ -190,6 +190,21 @@ TEST_CASE("type_yaml_scalar types one plain scalar", "[yaml]") {
   CHECK(type_yaml_scalar("<<") == Node::string("<<"));
 }
 
+// PyYAML's float constructor ends in Python's float() (python_value.h), spaces and a second sign
+// included; observed with OmegaConf 2.3.1: OmegaConf.create("a: !!float ' 1.5'").a == 1.5.
+TEST_CASE("!!float reads its text (and each sexagesimal part) with Python's float()", "[yaml]") {
+  CHECK(value_of("!!float ' 1.5'") == Node::floating(1.5));
+  CHECK(value_of("!!float '1.5 '") == Node::floating(1.5));
+  CHECK(value_of("!!float '-+5'") == Node::floating(-5.0));
+  CHECK(value_of("!!float '--5'") == Node::floating(5.0));
+  CHECK(value_of("!!float '1:+5'") == Node::floating(65.0));
+  CHECK(value_of("!!float '1: 5'") == Node::floating(65.0));
+  CHECK(value_of("!!float ' 1:30 '") == Node::floating(90.0));
+  CHECK(value_of("!!float " + std::string(400, '9') + ".0") ==
+        Node::floating(std::numeric_limits<double>::infinity()));
+  CHECK_THAT(error_of("f: !!float 'nan(1)'\n"), Catch::Contains("!!float"));
+}
+
 TEST_CASE("block scalars and quoted scalars are strings", "[yaml]") {
   auto doc = load_yaml_string(
       "a: |\n  x\n  y\nb: >\n  folded\n  text\nc: 'it''s'\nd: \"tab\\there\"\n", "t.yaml");

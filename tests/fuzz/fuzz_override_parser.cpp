@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "trainer/config/override.h"
+#include "trainer/config/sweep.h"
 #include "trainer/util/error.h"
 
 namespace {

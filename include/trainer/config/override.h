@@ -5,7 +5,6 @@
 #pragma once
 
 #include <optional>
-#include <random>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -58,13 +57,8 @@ struct Override {
 // Parses one override. Throws trainer::Error naming the override, the position and the fix.
 Override parse_override(std::string_view text);
 
-// The values Hydra's basic sweeper enumerates for a sweep, as override value texts, in order.
-// `group_options` lists the options of the config group named by the key (for glob); `rng`
-// is used by shuffle (Hydra's order is random too). A non-sweep override gives its one value_text.
-// Throws trainer::Error for sweeps that cannot be enumerated (interval, a zero range step, glob
-// on a key that is not a config group).
-std::vector<std::string> sweep_value_texts(const Override& override,
-                                           const std::vector<std::string>* group_options,
-                                           std::mt19937_64& rng);
+// Parses the overrides of a command line (or of a job) in order. Throws one trainer::Error listing
+// every override that failed, one paragraph each, so three mistakes are reported at once.
+std::vector<Override> parse_overrides(const std::vector<std::string>& texts);
 
 }  // namespace trainer::config
