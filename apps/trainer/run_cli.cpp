@@ -353,6 +353,8 @@ int run_single_job(const CliOptions& options, const CliArgs& args, const config:
   if (args.command == "fit" && !secondary_rank()) {
     if (ckpt == nullptr || ckpt->is_null()) {
       launch::refuse_overwriting_run(run_dir);
+      const launch::CheckpointDirectory checkpoints = launch::job_checkpoint_directory(result.config, run_dir, ctx);
+      launch::refuse_overwriting_checkpoints(checkpoints.path, checkpoints.key);
     } else {
       launch::verify_resume_checkpoint(result.config, run_dir, ctx);
     }
@@ -437,6 +439,7 @@ int run_sweep(const CliOptions& options, const CliArgs& args, const config::Comp
     prepare_in_process_jobs(options, on_disk);
     return launch::run_sweep_plan(on_disk);
   }
+  launch::refuse_overwriting_checkpoints(sweep);
   launch::write_sweep_plan(sweep);
   prepare_in_process_jobs(options, sweep.plan);
   return launch::run_sweep_plan(sweep.plan);

@@ -31,13 +31,9 @@ bool present(const fs::path& path) {
 // A directory that holds a run's records: an evaluation never writes into it.
 bool holds_a_run(const fs::path& dir) { return present(dir / ".hydra") || present(dir / "checkpoints"); }
 
-// The training run a checkpoint file belongs to: the nearest of its directory and that
-// directory's parent with a .hydra/config.yaml (<run>/checkpoints/x.ckpt, or dirpath=<run>).
+// The training run a checkpoint file belongs to (<run>/checkpoints/x.ckpt, or dirpath=<run>).
 std::optional<fs::path> run_of_checkpoint(const fs::path& checkpoint) {
-  fs::path dir = checkpoint.parent_path();
-  for (int up = 0; up < 2 && !dir.empty(); ++up, dir = dir.parent_path()) {
-    if (present(dir / ".hydra" / "config.yaml")) return dir;
-  }
+  if (auto run = run_of_checkpoint_directory(checkpoint.parent_path().string())) return fs::path(*run);
   return std::nullopt;
 }
 
@@ -143,28 +139,40 @@ void take_settings(Node& composed, const Node& stored, const std::vector<config:
 
 }  // namespace
 
-std::string checkpoint_directory(const Node& composed, const std::string& run_dir, const config::ResolveContext& ctx) {
-  // callbacks.model_checkpoint.dirpath (else trainer.default_root_dir) as it resolved in that run,
-  // from the run's own .hydra/config.yaml when it has one (this command's config otherwise).
+CheckpointDirectory job_checkpoint_directory(const Node& config, const std::string& run_dir,
+                                             const config::ResolveContext& ctx) {
   const fs::path run(run_dir);
   Node runtime_hydra = ctx.hydra != nullptr ? *ctx.hydra : Node::map();
   set_path(runtime_hydra, "runtime.output_dir", Node::string(run.string()));
   config::ResolveContext in_run = ctx;
   in_run.hydra = &runtime_hydra;
-  Node run_config = composed;
-  if (const fs::path recorded = run / ".hydra" / "config.yaml"; present(recorded)) {
-    run_config = config::load_yaml_file(recorded.string()).root;
+  CheckpointDirectory directory{(run / "checkpoints").lexically_normal().string(), "hydra.run.dir"};
+  if (config::select(config, "trainer.default_root_dir") != nullptr) {  // where dirpath null puts them
+    const std::string root = resolved_string(config, "trainer.default_root_dir", in_run);
+    if (!root.empty()) directory = {(fs::absolute(root) / "checkpoints").lexically_normal().string(), "trainer.default_root_dir"};
   }
-  std::string directory = (run / "checkpoints").string();
-  if (config::select(run_config, "trainer.default_root_dir") != nullptr) {  // where dirpath null puts them
-    const std::string root = resolved_string(run_config, "trainer.default_root_dir", in_run);
-    if (!root.empty()) directory = (fs::absolute(root) / "checkpoints").lexically_normal().string();
-  }
-  if (config::select(run_config, "callbacks.model_checkpoint.dirpath") != nullptr) {
-    const std::string dirpath = resolved_string(run_config, "callbacks.model_checkpoint.dirpath", in_run);
-    if (!dirpath.empty()) directory = fs::absolute(dirpath).lexically_normal().string();
+  if (config::select(config, "callbacks.model_checkpoint.dirpath") != nullptr) {
+    const std::string dirpath = resolved_string(config, "callbacks.model_checkpoint.dirpath", in_run);
+    if (!dirpath.empty()) directory = {fs::absolute(dirpath).lexically_normal().string(), "callbacks.model_checkpoint.dirpath"};
   }
   return directory;
+}
+
+std::optional<std::string> run_of_checkpoint_directory(const std::string& directory) {
+  fs::path dir = fs::path(directory).lexically_normal();
+  if (!dir.empty() && dir.filename().empty()) dir = dir.parent_path();  // a trailing '/'
+  for (int up = 0; up < 2 && !dir.empty(); ++up, dir = dir.parent_path()) {
+    if (present(dir / ".hydra" / "config.yaml")) return dir.string();
+  }
+  return std::nullopt;
+}
+
+std::string checkpoint_directory(const Node& composed, const std::string& run_dir, const config::ResolveContext& ctx) {
+  // callbacks.model_checkpoint.dirpath (else trainer.default_root_dir) as it resolved in that run,
+  // from the run's own .hydra/config.yaml when it has one (this command's config otherwise).
+  const fs::path recorded = fs::path(run_dir) / ".hydra" / "config.yaml";
+  if (present(recorded)) return job_checkpoint_directory(config::load_yaml_file(recorded.string()).root, run_dir, ctx).path;
+  return job_checkpoint_directory(composed, run_dir, ctx).path;
 }
 
 void verify_resume_checkpoint(const Node& composed, const std::string& run_dir, const config::ResolveContext& ctx) {

@@ -42,6 +42,19 @@ EvaluationPlan plan_evaluation(const std::string& command, config::Node composed
 std::string checkpoint_directory(const config::Node& composed, const std::string& run_dir,
                                  const config::ResolveContext& ctx);
 
+// The checkpoint directory of the job `config` (its hydra node included) run in `run_dir`, from
+// this config alone (not a config recorded in run_dir), and the key that chose it.
+struct CheckpointDirectory {
+  std::string path;  // absolute, normalised
+  std::string key;   // callbacks.model_checkpoint.dirpath, trainer.default_root_dir or hydra.run.dir
+};
+CheckpointDirectory job_checkpoint_directory(const config::Node& config, const std::string& run_dir,
+                                             const config::ResolveContext& ctx);
+
+// The training run whose checkpoints `directory` holds: the directory itself or its parent when it
+// has a .hydra/config.yaml (<run>/checkpoints, or dirpath=<run>).
+std::optional<std::string> run_of_checkpoint_directory(const std::string& directory);
+
 // Before a resuming fit writes anything into its run: the checkpoint ckpt_path names is complete
 // and its checksums hold (read in full), so a refused resume leaves the run as it was. Throws
 // trainer::Error as formats::read_checkpoint_file does.
