@@ -7,6 +7,7 @@
 #include "trainer/config/yaml.h"
 #include "trainer/formats/checkpoint_file.h"
 #include "trainer/util/error.h"
+#include "trainer/util/log.h"
 
 namespace fs = std::filesystem;
 using trainer::config::Node;
@@ -182,7 +183,29 @@ void verify_resume_checkpoint(const Node& composed, const std::string& run_dir, 
   const std::string directory = checkpoint_directory(composed, run_dir, ctx);
   // ckpt_path=last before any checkpoint starts afresh (the engine says so).
   if (wanted == "last" && !present(fs::path(directory) / "last.ckpt")) return;
-  (void)formats::read_checkpoint_file(formats::resolve_checkpoint_name(wanted, directory));
+  const std::string path = formats::resolve_checkpoint_name(wanted, directory);
+  const formats::CheckpointFile file = formats::read_checkpoint_file(path);
+  if (file.config_yaml.empty()) return;  // format 1: nothing to compare
+  const Node stored = config::load_yaml_string(file.config_yaml, path + " (its config)").root;
+  auto names = [&](const std::string& group) -> std::pair<std::string, std::string> {
+    const Node* then = config::select(stored, group + ".name");
+    if (then == nullptr || config::select(composed, group + ".name") == nullptr) return {};
+    return {then->is_string() ? then->as_string() : config::python_str(*then), resolved_string(composed, group + ".name", ctx)};
+  };
+  if (const auto [then, now] = names("optimizer"); then != now) {
+    throw Error("optimizer=" + now,
+                "the checkpoint " + path + " was trained with optimizer=" + then + "; this run has optimizer=" + now +
+                    ": its optimizer state (" + then + "'s moments and step counts) cannot be loaded into " + now +
+                    "; nothing was written",
+                "Resume with optimizer=" + then + " (its settings, e.g. optimizer.lr, may change), or train with optimizer=" +
+                    now + " as a new run: another hydra.run.dir and no ckpt_path (trainer export ckpt_path=" + path +
+                    " writes the weights as .safetensors).");
+  }
+  if (const auto [then, now] = names("scheduler"); then != now) {
+    log::warning("ckpt_path=" + wanted + ": the checkpoint was trained with scheduler=" + then + ", this run has scheduler=" +
+                 now + ": the learning rate follows " + now + " from step " + std::to_string(file.summary.global_step) +
+                 " on");
+  }
 }
 
 EvaluationPlan plan_evaluation(const std::string& command, Node composed, const std::vector<config::Override>& overrides,

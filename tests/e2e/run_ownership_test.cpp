@@ -1,6 +1,7 @@
-// A fit never writes into another run's checkpoints: a new fit (no ckpt_path) whose checkpoint
-// directory holds another run's *.ckpt files, and a sweep whose jobs share one, are refused before
-// anything is written. Skipped without the engine (TRAINER_LIBTORCH=none).
+// A fit never writes into another run's checkpoints, and a resume never loads state that cannot
+// fit: a new fit (no ckpt_path) whose checkpoint directory holds another run's *.ckpt files, a
+// sweep whose jobs share one, and a resume with another optimizer are refused before anything is
+// written. Skipped without the engine (TRAINER_LIBTORCH=none).
 #include <catch2/catch.hpp>
 
 #include <filesystem>
@@ -92,4 +93,42 @@ TEST_CASE("a new fit or a sweep never writes into another run's checkpoint direc
     REQUIRE(after.count(name) == 1);
     CHECK(after.at(name) == bytes);
   }
+}
+
+TEST_CASE("a resume with another optimizer is refused before anything is written; another scheduler is a warning") {
+  if (!engine_built()) {
+    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
+    return;
+  }
+  TempDir dir;
+  const fs::path run = fs::path(dir.path()) / "runs" / "a";
+  auto first = run_process(fit({"hydra.run.dir=runs/a"}), dir.path());
+  INFO(first.err);
+  REQUIRE(first.exit_code == 0);
+  const auto before = tree(run);
+
+  const std::string last = "runs/a/checkpoints/last.ckpt";
+  auto sgd = run_process(fit({"hydra.run.dir=runs/a", "ckpt_path=" + last, "optimizer=sgd"}), dir.path());
+  INFO(sgd.err);
+  check_clean_error(sgd);
+  CHECK(sgd.err.find("Error: optimizer=sgd: the checkpoint " + last +
+                     " was trained with optimizer=adam; this run has optimizer=sgd: its optimizer state") !=
+        std::string::npos);
+  CHECK(sgd.err.find("Resume with optimizer=adam") != std::string::npos);
+  CHECK(sgd.err.find("INTERNAL ASSERT") == std::string::npos);
+  const auto after = tree(run);
+  CHECK(after.size() == before.size());
+  for (const auto& [name, bytes] : before) {
+    INFO(name);
+    REQUIRE(after.count(name) == 1);
+    CHECK(after.at(name) == bytes);
+  }
+
+  // The schedule is a pure function of the step: another one resumes, with one line saying so.
+  auto step = run_process(fit({"hydra.run.dir=runs/a", "ckpt_path=last", "scheduler=step", "trainer.max_epochs=2"}),
+                          dir.path());
+  INFO(step.err);
+  CHECK(step.exit_code == 0);
+  CHECK(step.err.find("ckpt_path=last: the checkpoint was trained with scheduler=none, this run has scheduler=step: "
+                      "the learning rate follows step from step 2 on") != std::string::npos);
 }

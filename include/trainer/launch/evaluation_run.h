@@ -57,7 +57,8 @@ std::optional<std::string> run_of_checkpoint_directory(const std::string& direct
 
 // Before a resuming fit writes anything into its run: the checkpoint ckpt_path names is complete
 // and its checksums hold (read in full), so a refused resume leaves the run as it was. Throws
-// trainer::Error as formats::read_checkpoint_file does.
+// trainer::Error as formats::read_checkpoint_file does, and when the checkpoint's run used another
+// optimizer (its state cannot be loaded into this one); another scheduler is a warning.
 void verify_resume_checkpoint(const config::Node& composed, const std::string& run_dir,
                               const config::ResolveContext& ctx);
 
