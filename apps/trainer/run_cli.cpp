@@ -326,7 +326,7 @@ std::string join_words(const std::vector<std::string>& words) {
 int run_single_job(const CliOptions& options, const CliArgs& args, const config::Composer& composer,
                    const std::vector<config::Override>& overrides) {
   config::ResolveContext ctx;
-  config::ComposeResult result = composer.compose(overrides, config::RunMode::kRun);
+  config::ComposeResult result = launch::compose_evaluation(composer, args.command, overrides, config::RunMode::kRun);
   ctx.hydra = result.config.find("hydra");
   std::vector<std::string> texts;
   for (const auto& o : overrides) texts.push_back(o.text);
@@ -634,7 +634,7 @@ int run(const CliOptions& options, const CliArgs& args) {
     return run_sweep(options, args, composer, overrides);
   }
   if (args.cfg) {
-    config::ComposeResult result = composer.compose(overrides, config::RunMode::kShow);
+    config::ComposeResult result = launch::compose_evaluation(composer, args.command, overrides, config::RunMode::kShow);
     const config::Node* ckpt = result.config.find("ckpt_path");
     if (launch::is_evaluation_command(args.command) && ckpt != nullptr && !ckpt->is_null()) {
       // What the evaluation would run: the checkpoint's model, data, precision and seed (nothing

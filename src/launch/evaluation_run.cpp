@@ -1,9 +1,11 @@
 #include "trainer/launch/evaluation_run.h"
 
+#include <algorithm>
 #include <ctime>
 #include <filesystem>
 
 #include "trainer/config/python_str.h"
+#include "trainer/config/sweep.h"
 #include "trainer/config/yaml.h"
 #include "trainer/formats/checkpoint_file.h"
 #include "trainer/util/error.h"
@@ -138,7 +140,106 @@ void take_settings(Node& composed, const Node& stored, const std::vector<config:
   if (!kept.empty()) notes.push_back("from the command line instead: " + kept);
 }
 
+// The checkpoint an evaluation loads (empty: ckpt_path not given) and the training run it
+// belongs to, when known.
+struct LocatedCheckpoint {
+  fs::path checkpoint;
+  std::optional<std::string> training_run;
+};
+
+LocatedCheckpoint locate_checkpoint(const Node& composed, const std::vector<config::Override>& overrides,
+                                    const config::ResolveContext& context) {
+  LocatedCheckpoint located;
+  bool run_dir_given = false;
+  for (const config::Override& o : overrides) run_dir_given = run_dir_given || o.key == "hydra.run.dir";
+  const fs::path run_dir = fs::absolute(resolved_string(composed, "hydra.run.dir", context)).lexically_normal();
+  const std::string wanted = composed.find("ckpt_path") != nullptr ? resolved_string(composed, "ckpt_path", context) : "";
+  if (wanted == "best" || wanted == "last") {
+    if (!run_dir_given) {
+      throw Error("ckpt_path=" + wanted,
+                  "ckpt_path=" + wanted + " names a checkpoint of a training run, but no run was given",
+                  "Add hydra.run.dir=<the training run's directory>, or give the checkpoint's path: "
+                  "ckpt_path=<run>/checkpoints/<file>.ckpt.");
+    }
+    located.checkpoint =
+        formats::resolve_checkpoint_name(wanted, checkpoint_directory(composed, run_dir.string(), context));
+    located.training_run = run_dir.string();
+  } else if (!wanted.empty()) {
+    located.checkpoint = fs::absolute(wanted).lexically_normal();
+    // <run>/checkpoints/best.ckpt: the best file that run recorded.
+    if (located.checkpoint.filename() == "best.ckpt" && !present(located.checkpoint)) {
+      located.checkpoint = formats::resolve_checkpoint_name("best", located.checkpoint.parent_path().string());
+    }
+    if (std::optional<fs::path> run = run_of_checkpoint(located.checkpoint)) located.training_run = run->string();
+  }
+  if (!located.checkpoint.empty()) located.checkpoint = fs::absolute(located.checkpoint).lexically_normal();
+  return located;
+}
+
+// A section's option as the checkpoint's config names it (its `name`), when the group has it.
+std::optional<std::string> stored_option(const config::Composer& composer, const Node& stored, const std::string& section) {
+  const Node* name = config::select(stored, section + ".name");
+  if (name == nullptr || !name->is_string()) return std::nullopt;
+  const auto options = composer.group_options(section);
+  if (!options || std::find(options->begin(), options->end(), name->as_string()) == options->end()) return std::nullopt;
+  return name->as_string();
+}
+
 }  // namespace
+
+config::ComposeResult compose_evaluation(const config::Composer& composer, const std::string& command,
+                                         const std::vector<config::Override>& overrides, config::RunMode mode) {
+  if (!is_evaluation_command(command)) return composer.compose(overrides, mode);
+  // The sections whose keys the command line overrides without picking the group's option.
+  std::vector<std::string> sections;
+  for (const std::string section : {"model", "data"}) {
+    bool picked = false;
+    bool within = false;
+    for (const config::Override& o : overrides) {
+      if (o.package || section_of(o.key) != section) continue;
+      (o.key == section || o.key[section.size()] == '/' ? picked : within) = true;
+    }
+    if (within && !picked) sections.push_back(section);
+  }
+  if (sections.empty()) return composer.compose(overrides, mode);
+  std::vector<config::Override> without_keys;
+  for (const config::Override& o : overrides) {
+    if (o.package || std::find(sections.begin(), sections.end(), section_of(o.key)) == sections.end()) {
+      without_keys.push_back(o);
+    }
+  }
+  config::ComposeResult first = composer.compose(without_keys, mode);
+  config::ResolveContext ctx;
+  ctx.hydra = first.config.find("hydra");
+  const LocatedCheckpoint located = locate_checkpoint(first.config, overrides, ctx);
+  if (located.checkpoint.empty()) return composer.compose(overrides, mode);
+  const formats::CheckpointFile file = formats::read_checkpoint_summary(located.checkpoint.string());
+  if (file.config_yaml.empty()) return composer.compose(overrides, mode);
+  const Node stored = config::load_yaml_string(file.config_yaml, located.checkpoint.string() + " (its config)").root;
+  std::vector<config::Override> with_options;
+  for (const std::string& section : sections) {
+    if (auto option = stored_option(composer, stored, section)) {
+      with_options.push_back(config::parse_override(section + "=" + *option));
+    }
+  }
+  if (with_options.empty()) return composer.compose(overrides, mode);
+  const size_t added = with_options.size();
+  with_options.insert(with_options.end(), overrides.begin(), overrides.end());
+  config::ComposeResult result = composer.compose(with_options, mode);
+  // The record names what the command line said; hydra.runtime.choices names the options used.
+  if (Node* hydra = result.config.find("hydra"); hydra != nullptr) {
+    std::vector<const config::Override*> task;
+    Node task_list = Node::list();
+    for (size_t i = added; i < with_options.size(); ++i) {
+      if (config::is_hydra_override(with_options[i].text)) continue;
+      task.push_back(&with_options[i]);
+      task_list.push_back(Node::string(with_options[i].text));
+    }
+    set_path(*hydra, "overrides.task", std::move(task_list));
+    set_path(*hydra, "job.override_dirname", Node::string(config::override_dirname(task, *hydra)));
+  }
+  return result;
+}
 
 CheckpointDirectory job_checkpoint_directory(const Node& config, const std::string& run_dir,
                                              const config::ResolveContext& ctx) {
@@ -219,28 +320,11 @@ EvaluationPlan plan_evaluation(const std::string& command, Node composed, const 
   for (const config::Override& o : overrides) run_dir_given = run_dir_given || o.key == "hydra.run.dir";
   const fs::path run_dir = fs::absolute(resolved_string(composed, "hydra.run.dir", context)).lexically_normal();
   const std::string wanted = composed.find("ckpt_path") != nullptr ? resolved_string(composed, "ckpt_path", context) : "";
+  const LocatedCheckpoint located = locate_checkpoint(composed, overrides, context);
+  plan.training_run = located.training_run;
 
-  fs::path checkpoint;
-  if (wanted == "best" || wanted == "last") {
-    if (!run_dir_given) {
-      throw Error("ckpt_path=" + wanted,
-                  "ckpt_path=" + wanted + " names a checkpoint of a training run, but no run was given",
-                  "Add hydra.run.dir=<the training run's directory>, or give the checkpoint's path: "
-                  "ckpt_path=<run>/checkpoints/<file>.ckpt.");
-    }
-    checkpoint = formats::resolve_checkpoint_name(wanted, checkpoint_directory(composed, run_dir.string(), context));
-    plan.training_run = run_dir.string();
-  } else if (!wanted.empty()) {
-    checkpoint = fs::absolute(wanted).lexically_normal();
-    // <run>/checkpoints/best.ckpt: the best file that run recorded.
-    if (checkpoint.filename() == "best.ckpt" && !present(checkpoint)) {
-      checkpoint = formats::resolve_checkpoint_name("best", checkpoint.parent_path().string());
-    }
-    if (std::optional<fs::path> run = run_of_checkpoint(checkpoint)) plan.training_run = run->string();
-  }
-
-  if (!checkpoint.empty()) {
-    plan.checkpoint = fs::absolute(checkpoint).lexically_normal().string();
+  if (!located.checkpoint.empty()) {
+    plan.checkpoint = located.checkpoint.string();
     const formats::CheckpointFile file = formats::read_checkpoint_summary(plan.checkpoint);
     std::string loaded = "checkpoint " + plan.checkpoint;
     if (!file.legacy) {

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "trainer/config/composer.h"
 #include "trainer/config/interpolation.h"
 #include "trainer/config/node.h"
 #include "trainer/config/override.h"
@@ -36,6 +37,15 @@ struct EvaluationPlan {
 EvaluationPlan plan_evaluation(const std::string& command, config::Node composed,
                                const std::vector<config::Override>& overrides, const config::ResolveContext& ctx,
                                bool keep_run_dir = false, std::optional<long long> now = std::nullopt);
+
+// What validate/test/export compose: the command line's overrides, plus, for `model` and `data`
+// when the command line overrides a key of the section but picks no option of its group, the
+// checkpoint's own option (its section's `name`), so that model.hidden_size=64 is a key of the
+// checkpoint's cnn and not of the default mlp. The checkpoint is found from a first composition
+// without those keys (torch-free). hydra.overrides.task and hydra.job.override_dirname record the
+// command line's overrides only.
+config::ComposeResult compose_evaluation(const config::Composer& composer, const std::string& command,
+                                         const std::vector<config::Override>& overrides, config::RunMode mode);
 
 // Where the training run in `run_dir` keeps its checkpoints: its callbacks.model_checkpoint.dirpath
 // (else trainer.default_root_dir/checkpoints, else <run_dir>/checkpoints) as resolved in that run.
