@@ -176,6 +176,53 @@ LocatedCheckpoint locate_checkpoint(const Node& composed, const std::vector<conf
   return located;
 }
 
+// `path` lies in `root` or below it (symbolic links and .. resolved where they exist).
+bool lies_within(const fs::path& path, const fs::path& root) {
+  std::error_code ec;
+  const fs::path p = fs::weakly_canonical(fs::absolute(path), ec);
+  const fs::path r = fs::weakly_canonical(fs::absolute(root), ec);
+  auto pi = p.begin();
+  for (auto ri = r.begin(); ri != r.end(); ++ri, ++pi) {
+    if (ri->empty()) continue;  // the trailing "" of a path ending in '/'
+    if (pi == p.end() || *pi != *ri) return false;
+  }
+  return true;
+}
+
+// An evaluation writes only into its own directory: a logger's save_dir, the checkpoint dirpath or
+// trainer.default_root_dir that resolves inside the training run but outside `own` would change
+// the run's files (a row appended to its metrics.csv, an event file among its own).
+void refuse_writing_into_run(const Node& composed, const fs::path& own, const fs::path& training_run,
+                             const config::ResolveContext& ctx) {
+  Node runtime_hydra = ctx.hydra != nullptr ? *ctx.hydra : Node::map();
+  set_path(runtime_hydra, "runtime.output_dir", Node::string(own.string()));
+  set_path(runtime_hydra, "run.dir", Node::string(own.string()));
+  config::ResolveContext in_own = ctx;
+  in_own.hydra = &runtime_hydra;
+  std::vector<std::string> keys;
+  if (const Node* loggers = composed.find("logger"); loggers != nullptr && loggers->is_map()) {
+    for (const auto& entry : loggers->entries()) {
+      if (entry.value.is_map() && entry.value.find("save_dir") != nullptr) keys.push_back("logger." + entry.key + ".save_dir");
+    }
+  }
+  keys.push_back("callbacks.model_checkpoint.dirpath");
+  keys.push_back("trainer.default_root_dir");
+  for (const std::string& key : keys) {
+    if (config::select(composed, key) == nullptr) continue;
+    const std::string value = resolved_string(composed, key, in_own);
+    if (value.empty()) continue;
+    const fs::path dir = fs::absolute(value).lexically_normal();
+    if (!lies_within(dir, training_run) || lies_within(dir, own)) continue;
+    throw Error(key + "=" + value,
+                "this evaluation would write into " + dir.string() + ", inside the training run " +
+                    training_run.string() + " it evaluates (outside its own directory " + own.string() +
+                    "): it would change that run's files, e.g. add a row to its metrics.csv or an event file to "
+                    "its TensorBoard logs; nothing was written",
+                "Drop " + key + " (the evaluation writes into its own directory " + own.string() +
+                    " by default), or name a directory outside the training run.");
+  }
+}
+
 // A section's option as the checkpoint's config names it (its `name`), when the group has it.
 std::optional<std::string> stored_option(const config::Composer& composer, const Node& stored, const std::string& section) {
   const Node* name = config::select(stored, section + ".name");
@@ -356,6 +403,7 @@ EvaluationPlan plan_evaluation(const std::string& command, Node composed, const 
   } else if (holds_a_run(run_dir)) {  // Hydra's default directory, taken by another run this second
     for (int i = 1; holds_a_run(own); ++i) own = run_dir.string() + "_" + std::to_string(i);
   }
+  if (plan.training_run) refuse_writing_into_run(composed, own, fs::path(*plan.training_run), context);
   plan.run_dir = own.string();
   set_path(*composed.find("hydra"), "run.dir", Node::string(plan.run_dir));
   plan.config = std::move(composed);

@@ -130,6 +130,19 @@ TEST_CASE("evaluating a cnn run takes its config from the checkpoint and leaves 
   CHECK(wider.err.find("the checkpoint does not fit this model") != std::string::npos);
   CHECK(wider.err.find("model.hidden_size: 16 in the checkpoint's run, 64 now") != std::string::npos);
 
+  // A logger or checkpoint directory inside the training run (but outside the evaluation's own
+  // directory) is refused before anything is written.
+  for (const std::string& into_run :
+       {"logger.csv.save_dir=" + run.string(), std::string("logger.tensorboard.save_dir=run/tensorboard"),
+        std::string("callbacks.model_checkpoint.dirpath=run/checkpoints"), std::string("+trainer.default_root_dir=run")}) {
+    auto refused = run_process({TRAINER_BINARY, "test", "ckpt_path=best", "hydra.run.dir=run", into_run}, dir.path());
+    INFO(into_run << ": " << refused.err);
+    check_clean_error(refused);
+    const std::string key = into_run.substr(into_run[0] == '+' ? 1 : 0);
+    CHECK(refused.err.find("Error: " + key + ": this evaluation would write into ") != std::string::npos);
+    CHECK(refused.err.find("inside the training run " + run.string() + " it evaluates") != std::string::npos);
+  }
+
   CHECK(evaluations(run).size() == 5);  // three tests, one validate, one export: each its own directory
   const auto after = snapshot(run);
   CHECK(after.size() == before.size());
