@@ -319,7 +319,7 @@ std::string join_words(const std::vector<std::string>& words) {
 int run_single_job(const CliOptions& options, const CliArgs& args, const config::Composer& composer,
                    const std::vector<config::Override>& overrides) {
   config::ResolveContext ctx;
-  config::ComposeResult result = composer.compose(overrides, config::RunMode::kRun);
+  config::ComposeResult result = launch::compose_evaluation(composer, args.command, overrides, config::RunMode::kRun);
   ctx.hydra = result.config.find("hydra");
   std::vector<std::string> texts;
   for (const auto& o : overrides) texts.push_back(o.text);
@@ -346,6 +346,8 @@ int run_single_job(const CliOptions& options, const CliArgs& args, const config:
   if (args.command == "fit" && !secondary_rank()) {
     if (ckpt == nullptr || ckpt->is_null()) {
       launch::refuse_overwriting_run(run_dir);
+      const launch::CheckpointDirectory checkpoints = launch::job_checkpoint_directory(result.config, run_dir, ctx);
+      launch::refuse_overwriting_checkpoints(checkpoints.path, checkpoints.key);
     } else {
       launch::verify_resume_checkpoint(result.config, run_dir, ctx);
     }
@@ -430,6 +432,7 @@ int run_sweep(const CliOptions& options, const CliArgs& args, const config::Comp
     prepare_in_process_jobs(options, on_disk);
     return launch::run_sweep_plan(on_disk);
   }
+  launch::refuse_overwriting_checkpoints(sweep);
   launch::write_sweep_plan(sweep);
   prepare_in_process_jobs(options, sweep.plan);
   return launch::run_sweep_plan(sweep.plan);
@@ -624,7 +627,7 @@ int run(const CliOptions& options, const CliArgs& args) {
     return run_sweep(options, args, composer, overrides);
   }
   if (args.cfg) {
-    config::ComposeResult result = composer.compose(overrides, config::RunMode::kShow);
+    config::ComposeResult result = launch::compose_evaluation(composer, args.command, overrides, config::RunMode::kShow);
     const config::Node* ckpt = result.config.find("ckpt_path");
     if (launch::is_evaluation_command(args.command) && ckpt != nullptr && !ckpt->is_null()) {
       // What the evaluation would run: the checkpoint's model, data, precision and seed (nothing

@@ -231,6 +231,40 @@ void apply_config_override(Node& config, const Override& override) {
   }
 }
 
+void embed_at_package(Node& destination, const Node& body, const std::string& package) {
+  if (package.empty()) {
+    merge_into(destination, body);
+    return;
+  }
+  Node* node = &destination;
+  size_t start = 0;
+  while (true) {
+    size_t dot = package.find('.', start);
+    std::string key =
+        package.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    Node* next = node->find(key);
+    if (next == nullptr || !next->is_map()) {
+      if (dot == std::string::npos && next != nullptr) {
+        // OmegaConf merges the embedded body onto whatever is there (a null or a value).
+        merge_into(*next, body);
+        return;
+      }
+      if (next == nullptr)
+        next = &node->set(key, Node::map());
+      else if (!next->is_map())
+        *next = Node::map();
+    }
+    if (dot == std::string::npos) {
+      merge_into(*next, body);
+      return;
+    }
+    node = next;
+    start = dot + 1;
+  }
+}
+
+}  // namespace
+
 std::string override_dirname(const std::vector<const Override*>& task_overrides,
                              const Node& hydra) {
   std::string kv_sep = "=";
@@ -268,40 +302,6 @@ std::string override_dirname(const std::vector<const Override*>& task_overrides,
   }
   return result;
 }
-
-void embed_at_package(Node& destination, const Node& body, const std::string& package) {
-  if (package.empty()) {
-    merge_into(destination, body);
-    return;
-  }
-  Node* node = &destination;
-  size_t start = 0;
-  while (true) {
-    size_t dot = package.find('.', start);
-    std::string key =
-        package.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
-    Node* next = node->find(key);
-    if (next == nullptr || !next->is_map()) {
-      if (dot == std::string::npos && next != nullptr) {
-        // OmegaConf merges the embedded body onto whatever is there (a null or a value).
-        merge_into(*next, body);
-        return;
-      }
-      if (next == nullptr)
-        next = &node->set(key, Node::map());
-      else if (!next->is_map())
-        *next = Node::map();
-    }
-    if (dot == std::string::npos) {
-      merge_into(*next, body);
-      return;
-    }
-    node = next;
-    start = dot + 1;
-  }
-}
-
-}  // namespace
 
 constexpr size_t kMaxCachedBases = 1024;
 

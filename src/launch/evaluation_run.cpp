@@ -1,12 +1,15 @@
 #include "trainer/launch/evaluation_run.h"
 
+#include <algorithm>
 #include <ctime>
 #include <filesystem>
 
 #include "trainer/config/python_str.h"
+#include "trainer/config/sweep.h"
 #include "trainer/config/yaml.h"
 #include "trainer/formats/checkpoint_file.h"
 #include "trainer/util/error.h"
+#include "trainer/util/log.h"
 
 namespace fs = std::filesystem;
 using trainer::config::Node;
@@ -31,13 +34,9 @@ bool present(const fs::path& path) {
 // A directory that holds a run's records: an evaluation never writes into it.
 bool holds_a_run(const fs::path& dir) { return present(dir / ".hydra") || present(dir / "checkpoints"); }
 
-// The training run a checkpoint file belongs to: the nearest of its directory and that
-// directory's parent with a .hydra/config.yaml (<run>/checkpoints/x.ckpt, or dirpath=<run>).
+// The training run a checkpoint file belongs to (<run>/checkpoints/x.ckpt, or dirpath=<run>).
 std::optional<fs::path> run_of_checkpoint(const fs::path& checkpoint) {
-  fs::path dir = checkpoint.parent_path();
-  for (int up = 0; up < 2 && !dir.empty(); ++up, dir = dir.parent_path()) {
-    if (present(dir / ".hydra" / "config.yaml")) return dir;
-  }
+  if (auto run = run_of_checkpoint_directory(checkpoint.parent_path().string())) return fs::path(*run);
   return std::nullopt;
 }
 
@@ -141,30 +140,188 @@ void take_settings(Node& composed, const Node& stored, const std::vector<config:
   if (!kept.empty()) notes.push_back("from the command line instead: " + kept);
 }
 
+// The checkpoint an evaluation loads (empty: ckpt_path not given) and the training run it
+// belongs to, when known.
+struct LocatedCheckpoint {
+  fs::path checkpoint;
+  std::optional<std::string> training_run;
+};
+
+LocatedCheckpoint locate_checkpoint(const Node& composed, const std::vector<config::Override>& overrides,
+                                    const config::ResolveContext& context) {
+  LocatedCheckpoint located;
+  bool run_dir_given = false;
+  for (const config::Override& o : overrides) run_dir_given = run_dir_given || o.key == "hydra.run.dir";
+  const fs::path run_dir = fs::absolute(resolved_string(composed, "hydra.run.dir", context)).lexically_normal();
+  const std::string wanted = composed.find("ckpt_path") != nullptr ? resolved_string(composed, "ckpt_path", context) : "";
+  if (wanted == "best" || wanted == "last") {
+    if (!run_dir_given) {
+      throw Error("ckpt_path=" + wanted,
+                  "ckpt_path=" + wanted + " names a checkpoint of a training run, but no run was given",
+                  "Add hydra.run.dir=<the training run's directory>, or give the checkpoint's path: "
+                  "ckpt_path=<run>/checkpoints/<file>.ckpt.");
+    }
+    located.checkpoint =
+        formats::resolve_checkpoint_name(wanted, checkpoint_directory(composed, run_dir.string(), context));
+    located.training_run = run_dir.string();
+  } else if (!wanted.empty()) {
+    located.checkpoint = fs::absolute(wanted).lexically_normal();
+    // <run>/checkpoints/best.ckpt: the best file that run recorded.
+    if (located.checkpoint.filename() == "best.ckpt" && !present(located.checkpoint)) {
+      located.checkpoint = formats::resolve_checkpoint_name("best", located.checkpoint.parent_path().string());
+    }
+    if (std::optional<fs::path> run = run_of_checkpoint(located.checkpoint)) located.training_run = run->string();
+  }
+  if (!located.checkpoint.empty()) located.checkpoint = fs::absolute(located.checkpoint).lexically_normal();
+  return located;
+}
+
+// `path` lies in `root` or below it (symbolic links and .. resolved where they exist).
+bool lies_within(const fs::path& path, const fs::path& root) {
+  std::error_code ec;
+  const fs::path p = fs::weakly_canonical(fs::absolute(path), ec);
+  const fs::path r = fs::weakly_canonical(fs::absolute(root), ec);
+  auto pi = p.begin();
+  for (auto ri = r.begin(); ri != r.end(); ++ri, ++pi) {
+    if (ri->empty()) continue;  // the trailing "" of a path ending in '/'
+    if (pi == p.end() || *pi != *ri) return false;
+  }
+  return true;
+}
+
+// An evaluation writes only into its own directory: a logger's save_dir, the checkpoint dirpath or
+// trainer.default_root_dir that resolves inside the training run but outside `own` would change
+// the run's files (a row appended to its metrics.csv, an event file among its own).
+void refuse_writing_into_run(const Node& composed, const fs::path& own, const fs::path& training_run,
+                             const config::ResolveContext& ctx) {
+  Node runtime_hydra = ctx.hydra != nullptr ? *ctx.hydra : Node::map();
+  set_path(runtime_hydra, "runtime.output_dir", Node::string(own.string()));
+  set_path(runtime_hydra, "run.dir", Node::string(own.string()));
+  config::ResolveContext in_own = ctx;
+  in_own.hydra = &runtime_hydra;
+  std::vector<std::string> keys;
+  if (const Node* loggers = composed.find("logger"); loggers != nullptr && loggers->is_map()) {
+    for (const auto& entry : loggers->entries()) {
+      if (entry.value.is_map() && entry.value.find("save_dir") != nullptr) keys.push_back("logger." + entry.key + ".save_dir");
+    }
+  }
+  keys.push_back("callbacks.model_checkpoint.dirpath");
+  keys.push_back("trainer.default_root_dir");
+  for (const std::string& key : keys) {
+    if (config::select(composed, key) == nullptr) continue;
+    const std::string value = resolved_string(composed, key, in_own);
+    if (value.empty()) continue;
+    const fs::path dir = fs::absolute(value).lexically_normal();
+    if (!lies_within(dir, training_run) || lies_within(dir, own)) continue;
+    throw Error(key + "=" + value,
+                "this evaluation would write into " + dir.string() + ", inside the training run " +
+                    training_run.string() + " it evaluates (outside its own directory " + own.string() +
+                    "): it would change that run's files, e.g. add a row to its metrics.csv or an event file to "
+                    "its TensorBoard logs; nothing was written",
+                "Drop " + key + " (the evaluation writes into its own directory " + own.string() +
+                    " by default), or name a directory outside the training run.");
+  }
+}
+
+// A section's option as the checkpoint's config names it (its `name`), when the group has it.
+std::optional<std::string> stored_option(const config::Composer& composer, const Node& stored, const std::string& section) {
+  const Node* name = config::select(stored, section + ".name");
+  if (name == nullptr || !name->is_string()) return std::nullopt;
+  const auto options = composer.group_options(section);
+  if (!options || std::find(options->begin(), options->end(), name->as_string()) == options->end()) return std::nullopt;
+  return name->as_string();
+}
+
 }  // namespace
 
-std::string checkpoint_directory(const Node& composed, const std::string& run_dir, const config::ResolveContext& ctx) {
-  // callbacks.model_checkpoint.dirpath (else trainer.default_root_dir) as it resolved in that run,
-  // from the run's own .hydra/config.yaml when it has one (this command's config otherwise).
+config::ComposeResult compose_evaluation(const config::Composer& composer, const std::string& command,
+                                         const std::vector<config::Override>& overrides, config::RunMode mode) {
+  if (!is_evaluation_command(command)) return composer.compose(overrides, mode);
+  // The sections whose keys the command line overrides without picking the group's option.
+  std::vector<std::string> sections;
+  for (const std::string section : {"model", "data"}) {
+    bool picked = false;
+    bool within = false;
+    for (const config::Override& o : overrides) {
+      if (o.package || section_of(o.key) != section) continue;
+      (o.key == section || o.key[section.size()] == '/' ? picked : within) = true;
+    }
+    if (within && !picked) sections.push_back(section);
+  }
+  if (sections.empty()) return composer.compose(overrides, mode);
+  std::vector<config::Override> without_keys;
+  for (const config::Override& o : overrides) {
+    if (o.package || std::find(sections.begin(), sections.end(), section_of(o.key)) == sections.end()) {
+      without_keys.push_back(o);
+    }
+  }
+  config::ComposeResult first = composer.compose(without_keys, mode);
+  config::ResolveContext ctx;
+  ctx.hydra = first.config.find("hydra");
+  const LocatedCheckpoint located = locate_checkpoint(first.config, overrides, ctx);
+  if (located.checkpoint.empty()) return composer.compose(overrides, mode);
+  const formats::CheckpointFile file = formats::read_checkpoint_summary(located.checkpoint.string());
+  if (file.config_yaml.empty()) return composer.compose(overrides, mode);
+  const Node stored = config::load_yaml_string(file.config_yaml, located.checkpoint.string() + " (its config)").root;
+  std::vector<config::Override> with_options;
+  for (const std::string& section : sections) {
+    if (auto option = stored_option(composer, stored, section)) {
+      with_options.push_back(config::parse_override(section + "=" + *option));
+    }
+  }
+  if (with_options.empty()) return composer.compose(overrides, mode);
+  const size_t added = with_options.size();
+  with_options.insert(with_options.end(), overrides.begin(), overrides.end());
+  config::ComposeResult result = composer.compose(with_options, mode);
+  // The record names what the command line said; hydra.runtime.choices names the options used.
+  if (Node* hydra = result.config.find("hydra"); hydra != nullptr) {
+    std::vector<const config::Override*> task;
+    Node task_list = Node::list();
+    for (size_t i = added; i < with_options.size(); ++i) {
+      if (config::is_hydra_override(with_options[i].text)) continue;
+      task.push_back(&with_options[i]);
+      task_list.push_back(Node::string(with_options[i].text));
+    }
+    set_path(*hydra, "overrides.task", std::move(task_list));
+    set_path(*hydra, "job.override_dirname", Node::string(config::override_dirname(task, *hydra)));
+  }
+  return result;
+}
+
+CheckpointDirectory job_checkpoint_directory(const Node& config, const std::string& run_dir,
+                                             const config::ResolveContext& ctx) {
   const fs::path run(run_dir);
   Node runtime_hydra = ctx.hydra != nullptr ? *ctx.hydra : Node::map();
   set_path(runtime_hydra, "runtime.output_dir", Node::string(run.string()));
   config::ResolveContext in_run = ctx;
   in_run.hydra = &runtime_hydra;
-  Node run_config = composed;
-  if (const fs::path recorded = run / ".hydra" / "config.yaml"; present(recorded)) {
-    run_config = config::load_yaml_file(recorded.string()).root;
+  CheckpointDirectory directory{(run / "checkpoints").lexically_normal().string(), "hydra.run.dir"};
+  if (config::select(config, "trainer.default_root_dir") != nullptr) {  // where dirpath null puts them
+    const std::string root = resolved_string(config, "trainer.default_root_dir", in_run);
+    if (!root.empty()) directory = {(fs::absolute(root) / "checkpoints").lexically_normal().string(), "trainer.default_root_dir"};
   }
-  std::string directory = (run / "checkpoints").string();
-  if (config::select(run_config, "trainer.default_root_dir") != nullptr) {  // where dirpath null puts them
-    const std::string root = resolved_string(run_config, "trainer.default_root_dir", in_run);
-    if (!root.empty()) directory = (fs::absolute(root) / "checkpoints").lexically_normal().string();
-  }
-  if (config::select(run_config, "callbacks.model_checkpoint.dirpath") != nullptr) {
-    const std::string dirpath = resolved_string(run_config, "callbacks.model_checkpoint.dirpath", in_run);
-    if (!dirpath.empty()) directory = fs::absolute(dirpath).lexically_normal().string();
+  if (config::select(config, "callbacks.model_checkpoint.dirpath") != nullptr) {
+    const std::string dirpath = resolved_string(config, "callbacks.model_checkpoint.dirpath", in_run);
+    if (!dirpath.empty()) directory = {fs::absolute(dirpath).lexically_normal().string(), "callbacks.model_checkpoint.dirpath"};
   }
   return directory;
+}
+
+std::optional<std::string> run_of_checkpoint_directory(const std::string& directory) {
+  fs::path dir = fs::path(directory).lexically_normal();
+  if (!dir.empty() && dir.filename().empty()) dir = dir.parent_path();  // a trailing '/'
+  for (int up = 0; up < 2 && !dir.empty(); ++up, dir = dir.parent_path()) {
+    if (present(dir / ".hydra" / "config.yaml")) return dir.string();
+  }
+  return std::nullopt;
+}
+
+std::string checkpoint_directory(const Node& composed, const std::string& run_dir, const config::ResolveContext& ctx) {
+  // callbacks.model_checkpoint.dirpath (else trainer.default_root_dir) as it resolved in that run,
+  // from the run's own .hydra/config.yaml when it has one (this command's config otherwise).
+  const fs::path recorded = fs::path(run_dir) / ".hydra" / "config.yaml";
+  if (present(recorded)) return job_checkpoint_directory(config::load_yaml_file(recorded.string()).root, run_dir, ctx).path;
+  return job_checkpoint_directory(composed, run_dir, ctx).path;
 }
 
 void verify_resume_checkpoint(const Node& composed, const std::string& run_dir, const config::ResolveContext& ctx) {
@@ -174,7 +331,29 @@ void verify_resume_checkpoint(const Node& composed, const std::string& run_dir, 
   const std::string directory = checkpoint_directory(composed, run_dir, ctx);
   // ckpt_path=last before any checkpoint starts afresh (the engine says so).
   if (wanted == "last" && !present(fs::path(directory) / "last.ckpt")) return;
-  (void)formats::read_checkpoint_file(formats::resolve_checkpoint_name(wanted, directory));
+  const std::string path = formats::resolve_checkpoint_name(wanted, directory);
+  const formats::CheckpointFile file = formats::read_checkpoint_file(path);
+  if (file.config_yaml.empty()) return;  // format 1: nothing to compare
+  const Node stored = config::load_yaml_string(file.config_yaml, path + " (its config)").root;
+  auto names = [&](const std::string& group) -> std::pair<std::string, std::string> {
+    const Node* then = config::select(stored, group + ".name");
+    if (then == nullptr || config::select(composed, group + ".name") == nullptr) return {};
+    return {then->is_string() ? then->as_string() : config::python_str(*then), resolved_string(composed, group + ".name", ctx)};
+  };
+  if (const auto [then, now] = names("optimizer"); then != now) {
+    throw Error("optimizer=" + now,
+                "the checkpoint " + path + " was trained with optimizer=" + then + "; this run has optimizer=" + now +
+                    ": its optimizer state (" + then + "'s moments and step counts) cannot be loaded into " + now +
+                    "; nothing was written",
+                "Resume with optimizer=" + then + " (its settings, e.g. optimizer.lr, may change), or train with optimizer=" +
+                    now + " as a new run: another hydra.run.dir and no ckpt_path (trainer export ckpt_path=" + path +
+                    " writes the weights as .safetensors).");
+  }
+  if (const auto [then, now] = names("scheduler"); then != now) {
+    log::warning("ckpt_path=" + wanted + ": the checkpoint was trained with scheduler=" + then + ", this run has scheduler=" +
+                 now + ": the learning rate follows " + now + " from step " + std::to_string(file.summary.global_step) +
+                 " on");
+  }
 }
 
 EvaluationPlan plan_evaluation(const std::string& command, Node composed, const std::vector<config::Override>& overrides,
@@ -188,28 +367,11 @@ EvaluationPlan plan_evaluation(const std::string& command, Node composed, const 
   for (const config::Override& o : overrides) run_dir_given = run_dir_given || o.key == "hydra.run.dir";
   const fs::path run_dir = fs::absolute(resolved_string(composed, "hydra.run.dir", context)).lexically_normal();
   const std::string wanted = composed.find("ckpt_path") != nullptr ? resolved_string(composed, "ckpt_path", context) : "";
+  const LocatedCheckpoint located = locate_checkpoint(composed, overrides, context);
+  plan.training_run = located.training_run;
 
-  fs::path checkpoint;
-  if (wanted == "best" || wanted == "last") {
-    if (!run_dir_given) {
-      throw Error("ckpt_path=" + wanted,
-                  "ckpt_path=" + wanted + " names a checkpoint of a training run, but no run was given",
-                  "Add hydra.run.dir=<the training run's directory>, or give the checkpoint's path: "
-                  "ckpt_path=<run>/checkpoints/<file>.ckpt.");
-    }
-    checkpoint = formats::resolve_checkpoint_name(wanted, checkpoint_directory(composed, run_dir.string(), context));
-    plan.training_run = run_dir.string();
-  } else if (!wanted.empty()) {
-    checkpoint = fs::absolute(wanted).lexically_normal();
-    // <run>/checkpoints/best.ckpt: the best file that run recorded.
-    if (checkpoint.filename() == "best.ckpt" && !present(checkpoint)) {
-      checkpoint = formats::resolve_checkpoint_name("best", checkpoint.parent_path().string());
-    }
-    if (std::optional<fs::path> run = run_of_checkpoint(checkpoint)) plan.training_run = run->string();
-  }
-
-  if (!checkpoint.empty()) {
-    plan.checkpoint = fs::absolute(checkpoint).lexically_normal().string();
+  if (!located.checkpoint.empty()) {
+    plan.checkpoint = located.checkpoint.string();
     const formats::CheckpointFile file = formats::read_checkpoint_summary(plan.checkpoint);
     std::string loaded = "checkpoint " + plan.checkpoint;
     if (!file.legacy) {
@@ -241,6 +403,7 @@ EvaluationPlan plan_evaluation(const std::string& command, Node composed, const 
   } else if (holds_a_run(run_dir)) {  // Hydra's default directory, taken by another run this second
     for (int i = 1; holds_a_run(own); ++i) own = run_dir.string() + "_" + std::to_string(i);
   }
+  if (plan.training_run) refuse_writing_into_run(composed, own, fs::path(*plan.training_run), context);
   plan.run_dir = own.string();
   set_path(*composed.find("hydra"), "run.dir", Node::string(plan.run_dir));
   plan.config = std::move(composed);

@@ -6,8 +6,10 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 
 #include "trainer/config/yaml.h"
+#include "trainer/launch/evaluation_run.h"
 #include "trainer/util/error.h"
 
 namespace fs = std::filesystem;
@@ -53,6 +55,22 @@ void refuse_overwriting_run(const std::string& run_dir) {
                     "): a new fit would overwrite its last.ckpt and mix both runs' metrics",
                 "Resume it with ckpt_path=last, evaluate it with trainer test ckpt_path=best hydra.run.dir=" + run_dir +
                     ", or give this fit a new hydra.run.dir (or delete the old run).");
+  }
+}
+
+void refuse_overwriting_checkpoints(const std::string& checkpoint_dir, const std::string& key) {
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(checkpoint_dir, ec)) {
+    if (entry.path().extension() != ".ckpt") continue;
+    const std::optional<std::string> run = run_of_checkpoint_directory(checkpoint_dir);
+    throw Error(key + " (checkpoint directory " + checkpoint_dir + ")",
+                "this directory already holds checkpoints (" + entry.path().filename().string() +
+                    (run ? " of the training run " + *run : std::string()) +
+                    "): a new fit would replace their last.ckpt and add its own epoch files, and that run's "
+                    "ckpt_path=best|last would then load this fit's model; nothing was written",
+                (run ? "Resume that run with ckpt_path=last hydra.run.dir=" + *run
+                     : std::string("Resume the run that wrote them with ckpt_path=last and its hydra.run.dir")) +
+                    ", or give this fit another callbacks.model_checkpoint.dirpath (or delete the old checkpoints).");
   }
 }
 

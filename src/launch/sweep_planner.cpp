@@ -1,11 +1,14 @@
 #include "trainer/launch/sweep_planner.h"
 
 #include <filesystem>
+#include <map>
 
 #include "trainer/config/interpolation.h"
 #include "trainer/config/override.h"
 #include "trainer/config/python_str.h"
 #include "trainer/config/sweeper.h"
+#include "trainer/launch/evaluation_run.h"
+#include "trainer/launch/job_files.h"
 #include "trainer/launch/schema_check.h"
 #include "trainer/util/error.h"
 
@@ -41,7 +44,44 @@ void check_job(const Node& config, const std::string& run_dir, const config::Res
   check_job_schema(job_config);  // values that came from interpolations, as the job will see them
 }
 
+// The checkpoint directory of each job of a fit sweep (resolved in the job's directory).
+std::vector<CheckpointDirectory> checkpoint_directories(const ComposedSweep& sweep) {
+  std::vector<CheckpointDirectory> directories;
+  if (sweep.plan.command != "fit") return directories;
+  for (size_t i = 0; i < sweep.plan.jobs.size(); ++i) {
+    config::ResolveContext ctx;
+    ctx.hydra = sweep.configs[i].find("hydra");
+    directories.push_back(job_checkpoint_directory(sweep.configs[i], sweep.plan.jobs[i].run_dir, ctx));
+  }
+  return directories;
+}
+
+// Two jobs of one sweep never share a checkpoint directory: each would replace the other's
+// last.ckpt, and ckpt_path=best|last of either would load the other's model.
+void refuse_shared_checkpoint_directories(const ComposedSweep& sweep) {
+  std::map<std::string, int> first_job;
+  const std::vector<CheckpointDirectory> directories = checkpoint_directories(sweep);
+  for (size_t i = 0; i < directories.size(); ++i) {
+    const auto [earlier, inserted] = first_job.emplace(directories[i].path, sweep.plan.jobs[i].number);
+    if (inserted) continue;
+    throw Error(directories[i].key + " (checkpoint directory " + directories[i].path + ")",
+                "jobs " + std::to_string(earlier->second) + " and " + std::to_string(sweep.plan.jobs[i].number) +
+                    " of this sweep would write their checkpoints into the same directory: each would replace the "
+                    "other's last.ckpt; nothing was run",
+                "Give each job its own directory: leave callbacks.model_checkpoint.dirpath at its default "
+                "(${paths.output_dir}/checkpoints, inside each job's directory), or put ${hydra:job.num} into it.");
+  }
+}
+
 }  // namespace
+
+void refuse_overwriting_checkpoints(const ComposedSweep& sweep) {
+  const std::vector<CheckpointDirectory> directories = checkpoint_directories(sweep);
+  for (size_t i = 0; i < directories.size(); ++i) {
+    const Node* ckpt = sweep.configs[i].find("ckpt_path");
+    if (ckpt == nullptr || ckpt->is_null()) refuse_overwriting_checkpoints(directories[i].path, directories[i].key);
+  }
+}
 
 void compose_sweep(const config::Composer& composer, const std::vector<config::Override>& overrides, bool check,
                    const std::function<void(const config::SweepJob&, config::ComposeResult&&)>& visit) {
@@ -111,6 +151,7 @@ ComposedSweep plan_sweep(const config::Composer& composer, const std::string& co
     planned.run_dir = (sweep_dir / resolve_path_string(sweep.configs[i], "hydra.sweep.subdir", ctx)).lexically_normal().string();
     sweep.plan.jobs.push_back(std::move(planned));
   }
+  refuse_shared_checkpoint_directories(sweep);
   return sweep;
 }
 

@@ -115,7 +115,35 @@ TEST_CASE("evaluating a cnn run takes its config from the checkpoint and leaves 
   REQUIRE(exported.exit_code == 0);
   CHECK(fs::exists(only_evaluation(run, "export") / "last.safetensors"));
 
-  CHECK(evaluations(run).size() == 4);  // two tests, one validate, one export: each its own directory
+  // An override of a model key changes that key of the checkpoint's cnn (not of the default mlp,
+  // which has no model.hidden_size): the same value runs, another does not fit the checkpoint.
+  auto same = run_process({TRAINER_BINARY, "test", "ckpt_path=best", "hydra.run.dir=run", "model.hidden_size=16"},
+                          dir.path());
+  INFO(same.err);
+  REQUIRE(same.exit_code == 0);
+  CHECK(printed(same.out, "test/acc") == fit_test_acc);
+  CHECK(same.err.find("from the command line instead: model.hidden_size=16") != std::string::npos);
+  auto wider = run_process({TRAINER_BINARY, "test", "ckpt_path=best", "hydra.run.dir=run", "model.hidden_size=64"},
+                           dir.path());
+  INFO(wider.err);
+  check_clean_error(wider);
+  CHECK(wider.err.find("the checkpoint does not fit this model") != std::string::npos);
+  CHECK(wider.err.find("model.hidden_size: 16 in the checkpoint's run, 64 now") != std::string::npos);
+
+  // A logger or checkpoint directory inside the training run (but outside the evaluation's own
+  // directory) is refused before anything is written.
+  for (const std::string& into_run :
+       {"logger.csv.save_dir=" + run.string(), std::string("logger.tensorboard.save_dir=run/tensorboard"),
+        std::string("callbacks.model_checkpoint.dirpath=run/checkpoints"), std::string("+trainer.default_root_dir=run")}) {
+    auto refused = run_process({TRAINER_BINARY, "test", "ckpt_path=best", "hydra.run.dir=run", into_run}, dir.path());
+    INFO(into_run << ": " << refused.err);
+    check_clean_error(refused);
+    const std::string key = into_run.substr(into_run[0] == '+' ? 1 : 0);
+    CHECK(refused.err.find("Error: " + key + ": this evaluation would write into ") != std::string::npos);
+    CHECK(refused.err.find("inside the training run " + run.string() + " it evaluates") != std::string::npos);
+  }
+
+  CHECK(evaluations(run).size() == 5);  // three tests, one validate, one export: each its own directory
   const auto after = snapshot(run);
   CHECK(after.size() == before.size());
   for (const auto& [name, bytes] : before) {
@@ -125,6 +153,33 @@ TEST_CASE("evaluating a cnn run takes its config from the checkpoint and leaves 
   }
   // Nothing was written beside the run either (no outputs/ from the default hydra.run.dir).
   CHECK_FALSE(fs::exists(fs::path(dir.path()) / "outputs"));
+}
+
+TEST_CASE("an override of a model key applies to the checkpoint's resnet") {
+  if (!engine_built()) {
+    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
+    return;
+  }
+  TempDir dir;
+  auto fit = run_process({TRAINER_BINARY, "fit", "model=resnet", "model.width=8", "data=synthetic",
+                          "data.num_samples=256", "trainer.max_epochs=1", "test_after_fit=false", "hydra.run.dir=resnet"},
+                         dir.path());
+  INFO(fit.err);
+  REQUIRE(fit.exit_code == 0);
+  auto same = run_process({TRAINER_BINARY, "test", "ckpt_path=last", "hydra.run.dir=resnet", "model.width=8"}, dir.path());
+  INFO(same.err);
+  CHECK(same.exit_code == 0);
+  CHECK(same.err.find("from the checkpoint's config: model=resnet") != std::string::npos);
+  const fs::path test_dir = only_evaluation(fs::path(dir.path()) / "resnet", "test");
+  const std::string hydra_yaml = read_file(test_dir / ".hydra" / "hydra.yaml");
+  CHECK(hydra_yaml.find("      model: resnet\n") != std::string::npos);  // runtime.choices: what ran
+  CHECK(hydra_yaml.find("    - model=resnet") == std::string::npos);    // overrides.task: what was typed
+  auto other = run_process({TRAINER_BINARY, "validate", "ckpt_path=last", "hydra.run.dir=resnet", "model.width=16"},
+                           dir.path());
+  INFO(other.err);
+  check_clean_error(other);
+  CHECK(other.err.find("the checkpoint does not fit this model") != std::string::npos);
+  CHECK(other.err.find("model.width: 8 in the checkpoint's run, 16 now") != std::string::npos);
 }
 
 TEST_CASE("ckpt_path=best|last needs the training run, and a wrong one says so before anything runs") {

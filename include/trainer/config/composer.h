@@ -49,6 +49,10 @@ struct ComposeResult {
   std::string defaults_tree;            // text of `--info defaults-tree`
 };
 
+// hydra.job.override_dirname of these task overrides: their texts sorted, joined as
+// hydra.job.config.override_dirname says (kv_sep, item_sep, exclude_keys).
+std::string override_dirname(const std::vector<const Override*>& task_overrides, const Node& hydra);
+
 class Composer {
  public:
   explicit Composer(ComposerOptions options);

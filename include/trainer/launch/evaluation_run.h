@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "trainer/config/composer.h"
 #include "trainer/config/interpolation.h"
 #include "trainer/config/node.h"
 #include "trainer/config/override.h"
@@ -37,14 +38,37 @@ EvaluationPlan plan_evaluation(const std::string& command, config::Node composed
                                const std::vector<config::Override>& overrides, const config::ResolveContext& ctx,
                                bool keep_run_dir = false, std::optional<long long> now = std::nullopt);
 
+// What validate/test/export compose: the command line's overrides, plus, for `model` and `data`
+// when the command line overrides a key of the section but picks no option of its group, the
+// checkpoint's own option (its section's `name`), so that model.hidden_size=64 is a key of the
+// checkpoint's cnn and not of the default mlp. The checkpoint is found from a first composition
+// without those keys (torch-free). hydra.overrides.task and hydra.job.override_dirname record the
+// command line's overrides only.
+config::ComposeResult compose_evaluation(const config::Composer& composer, const std::string& command,
+                                         const std::vector<config::Override>& overrides, config::RunMode mode);
+
 // Where the training run in `run_dir` keeps its checkpoints: its callbacks.model_checkpoint.dirpath
 // (else trainer.default_root_dir/checkpoints, else <run_dir>/checkpoints) as resolved in that run.
 std::string checkpoint_directory(const config::Node& composed, const std::string& run_dir,
                                  const config::ResolveContext& ctx);
 
+// The checkpoint directory of the job `config` (its hydra node included) run in `run_dir`, from
+// this config alone (not a config recorded in run_dir), and the key that chose it.
+struct CheckpointDirectory {
+  std::string path;  // absolute, normalised
+  std::string key;   // callbacks.model_checkpoint.dirpath, trainer.default_root_dir or hydra.run.dir
+};
+CheckpointDirectory job_checkpoint_directory(const config::Node& config, const std::string& run_dir,
+                                             const config::ResolveContext& ctx);
+
+// The training run whose checkpoints `directory` holds: the directory itself or its parent when it
+// has a .hydra/config.yaml (<run>/checkpoints, or dirpath=<run>).
+std::optional<std::string> run_of_checkpoint_directory(const std::string& directory);
+
 // Before a resuming fit writes anything into its run: the checkpoint ckpt_path names is complete
 // and its checksums hold (read in full), so a refused resume leaves the run as it was. Throws
-// trainer::Error as formats::read_checkpoint_file does.
+// trainer::Error as formats::read_checkpoint_file does, and when the checkpoint's run used another
+// optimizer (its state cannot be loaded into this one); another scheduler is a warning.
 void verify_resume_checkpoint(const config::Node& composed, const std::string& run_dir,
                               const config::ResolveContext& ctx);
 

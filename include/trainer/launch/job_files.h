@@ -15,6 +15,13 @@ namespace trainer::launch {
 // saying how to resume it or start elsewhere.
 void refuse_overwriting_run(const std::string& run_dir);
 
+// The same for the checkpoint directory a new fit resolves (callbacks.model_checkpoint.dirpath, else
+// trainer.default_root_dir/checkpoints, else <run>/checkpoints): *.ckpt files there belong to
+// another run, whose last.ckpt this fit would replace and whose ckpt_path=best|last would then load
+// this fit's model. `key` set the directory. Throws trainer::Error naming the directory, its run
+// and the fixes.
+void refuse_overwriting_checkpoints(const std::string& checkpoint_dir, const std::string& key);
+
 // Writes `text` to `path` atomically (temporary file in the same directory, fsync, rename).
 void write_file_atomically(const std::string& path, const std::string& text);
 

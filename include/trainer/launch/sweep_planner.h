@@ -28,8 +28,14 @@ struct ComposedSweep {
 
 // compose_sweep with checks, then the sweep dir (hydra.sweep.dir of the first job) and each job's
 // run dir (<sweep_dir>/<hydra.sweep.subdir>). Writes nothing. Empty plan.jobs for an empty sweep.
+// A fit sweep whose jobs would share a checkpoint directory (callbacks.model_checkpoint.dirpath
+// without the job in it) is refused: trainer::Error naming the directory and both jobs.
 ComposedSweep plan_sweep(const config::Composer& composer, const std::string& command,
                          const std::vector<config::Override>& overrides);
+
+// Before a new fit sweep writes anything: no job's checkpoint directory holds checkpoints of
+// another run (launch::refuse_overwriting_checkpoints for each job without ckpt_path).
+void refuse_overwriting_checkpoints(const ComposedSweep& sweep);
 
 // Writes the job records, multirun.yaml and .sweep/plan.yaml of a composed sweep.
 void write_sweep_plan(const ComposedSweep& sweep);
