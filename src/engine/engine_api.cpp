@@ -112,9 +112,14 @@ __attribute__((visibility("default"))) int trainer_engine_run(const TrainerJob* 
     copy_message(e.what(), error_message, error_capacity);
     return 1;
   } catch (const c10::Error& e) {
-    // A LibTorch check we did not anticipate with an error of our own: its message, not its C++ stack.
-    copy_message(std::string("engine: LibTorch refused an operation: ") + e.what_without_backtrace(), error_message,
-                 error_capacity);
+    // A LibTorch check we did not anticipate with an error of our own: its message, not its C++
+    // stack, which goes to the log file at debug level.
+    trainer::log::debug(std::string("LibTorch's full message, with its C++ stack trace:\n") + e.what());
+    copy_message(std::string("engine: LibTorch refused an operation that trainer's own checks did not catch first: ") +
+                     e.what_without_backtrace() +
+                     ". This is a gap in trainer's checks: please report it with the command line; the run's "
+                     "log has LibTorch's stack trace at debug level (hydra.verbose=true).",
+                 error_message, error_capacity);
     return 1;
   } catch (const std::exception& e) {
     copy_message(std::string("engine: ") + e.what(), error_message, error_capacity);

@@ -233,8 +233,9 @@ TEST_CASE("a killed rank ends the job at once with an error naming it and saying
   CHECK(kill(killed, 0) != 0);  // reaped, not left behind
 }
 
-// Rank 1 alone reads data.val_fraction=1 (RANK is 1 only there; rank 0 resolves the default), a
-// value the engine refuses: its own error, on its own stderr, which the job process relays.
+// Rank 1 alone reads model.input_size=1 (RANK is 1 only there; rank 0 resolves the default 784): a
+// valid size that the data refuses once the engine builds the model, after the rendezvous. Its own
+// error, on its own stderr, which the job process relays.
 TEST_CASE("a rank that fails with its own error: rank 0's error quotes that rank's last lines") {
   if (!engine_built()) {
     SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
@@ -244,16 +245,16 @@ TEST_CASE("a rank that fails with its own error: rank 0's error quotes that rank
   const fs::path run = fs::path(dir.path()) / "failed";
   auto result = run_process(fit_command(run.string(), {"data.batch_size=32", "trainer.max_steps=10",
                                                        "trainer.devices=2",
-                                                       "data.val_fraction='${oc.decode:${oc.env:RANK,0.125}}'"}),
+                                                       "model.input_size='${oc.decode:${oc.env:RANK,784}}'"}),
                             dir.path());
   INFO(result.err);
   CHECK(result.exit_code == 1);
   // Rank 1's line reached the terminal, marked, and the job's log.
-  const std::string relayed = "[rank 1] Error: data.val_fraction";
+  const std::string relayed = "[rank 1] Error: ";
   const size_t at = result.err.find("\n" + relayed);
   REQUIRE(at != std::string::npos);
   const std::string line = result.err.substr(at + 1, result.err.find('\n', at + 1) - at - 1);
-  CHECK(line.find("[0, 1)") != std::string::npos);  // the range it is out of
+  CHECK(line.find("the mlp model expects 1 inputs per sample") != std::string::npos);
   CHECK(file_contains(run / "trainer.log", line + "\n"));
   // The job's error names the rank, says how it ended and quotes that line after a label.
   const std::string error = from_last(result.err, "Error: ");
@@ -351,21 +352,24 @@ TEST_CASE("with torchrun's variables, rank 0's error names where a failed rank's
                                     "WORLD_SIZE=2", "LOCAL_WORLD_SIZE=2", "MASTER_ADDR=127.0.0.1",
                                     "MASTER_PORT=" + std::to_string(port), "TORCHELASTIC_RUN_ID=test"};
   };
-  // Rank 1 alone refuses its data.val_fraction (1, from RANK), after the rendezvous; its stderr
-  // goes to a file, as torchrun's --redirects or srun's --error would send it.
+  // Rank 1 alone reads model.input_size=1 (from a variable only its environment has), which the
+  // data refuses after the rendezvous; its stderr goes to a file, as torchrun's --redirects or
+  // srun's --error would send it.
   const std::vector<std::string> job = {"data.batch_size=32", "trainer.max_steps=10", "trainer.dist_timeout=60",
-                                        "data.val_fraction='${oc.decode:${oc.env:RANK,0.125}}'"};
+                                        "model.input_size='${oc.decode:${oc.env:TRAINER_TEST_INPUT_SIZE,784}}'"};
   const fs::path rank1_err = root / "rank1.err";
   std::vector<std::string> rank1 = {"/bin/sh", "-c", "exec \"$@\" 2>\"$0\"", rank1_err.string()};
   const std::vector<std::string> fit1 = fit_command((root / "rank1").string(), job);
   rank1.insert(rank1.end(), fit1.begin(), fit1.end());
   ProcessResult second;
-  std::thread other([&] { second = run_process(rank1, dir.path(), env(1)); });
+  std::vector<std::string> rank1_env = env(1);
+  rank1_env.push_back("TRAINER_TEST_INPUT_SIZE=1");
+  std::thread other([&] { second = run_process(rank1, dir.path(), rank1_env); });
   auto first = run_process(fit_command((root / "rank0").string(), job), dir.path(), env(0));
   other.join();
   INFO(first.err);
   CHECK(second.exit_code == 1);
-  CHECK(file_contains(rank1_err, "Error: data.val_fraction"));
+  CHECK(file_contains(rank1_err, "the mlp model expects 1 inputs per sample"));
   CHECK(first.exit_code == 1);
   char host[256] = {};
   REQUIRE(gethostname(host, sizeof(host) - 1) == 0);
