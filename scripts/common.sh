@@ -33,9 +33,17 @@ configure_variant() {
   cmake -S "$TRAINER_ROOT" -B "$dir" "${args[@]}" "$@" >/dev/null
 }
 
-# configure_and_build VARIANT [extra cmake args...]
+# configure_and_build VARIANT [extra cmake args...]: configures build/VARIANT and builds everything
+# in it (the tests included).
 configure_and_build() {
   local variant=$1; shift
   configure_variant "$variant" "$@"
   cmake --build "$(build_dir "$variant")" --parallel "$(nproc)"
+}
+
+# build_targets VARIANT TARGET...: builds only these targets of the configured build/VARIANT (and
+# what they link), e.g. the binary and the engine a run needs, without the tests.
+build_targets() {
+  local variant=$1; shift
+  cmake --build "$(build_dir "$variant")" --parallel "$(nproc)" --target "$@"
 }

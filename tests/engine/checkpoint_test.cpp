@@ -1,10 +1,12 @@
-// serialize_checkpoint / load_checkpoint with real models: the loop state round trip, and the
-// checks on load (shape, dtype, missing and extra tensors, non-finite weights).
+// serialize_checkpoint / load_checkpoint with real models: the round trip of the loop state, the
+// optimizer's state, the precision and the RNG, and the checks on load (shape, dtype, missing and
+// extra tensors, a file that is not trainer's, non-finite weights naming the intact file beside).
 #define CATCH_CONFIG_PREFIX_ALL
 #include <catch2/catch.hpp>
 
 #include <ATen/ATen.h>
 #include <torch/optim/adam.h>
+#include <torch/serialize/output-archive.h>
 #include <unistd.h>
 
 #include <functional>
@@ -118,4 +120,90 @@ CATCH_TEST_CASE("a checkpoint is refused by a model of another shape or dtype, a
   auto fresh = mlp("[16, 8]");
   const std::string nan = error_of([&] { trainer::engine::load_checkpoint(path, *fresh, nullptr, false); });
   CATCH_CHECK(nan.find("non-finite weights (NaN or inf) in layers.1.bias") != std::string::npos);
+}
+
+CATCH_TEST_CASE("the optimizer's state, the precision and the RNG come back from a checkpoint") {
+  Scratch scratch;
+  at::manual_seed(3);
+  auto model = mlp("[16]");
+  torch::optim::Adam adam(model->parameters(), torch::optim::AdamOptions(1e-3));
+  const at::Tensor inputs = at::randn({8, 1, 28, 28});
+  auto adam_step = [&](trainer::models::Model& m, torch::optim::Adam& optimizer) {
+    optimizer.zero_grad();
+    m.forward(inputs).square().mean().backward();
+    optimizer.step();
+  };
+  for (int i = 0; i < 3; ++i) adam_step(*model, adam);
+  trainer::engine::LoopState state;
+  state.precision = "bf16-mixed";
+  const std::string path = scratch.dir + "/last.ckpt";
+  trainer::engine::write_file_durably(path, trainer::engine::serialize_checkpoint(*model, adam, state, ""));
+  const at::Tensor draws = at::rand({4});  // the CPU generator moves on after the save
+
+  auto other = mlp("[16]");
+  torch::optim::Adam other_adam(other->parameters(), torch::optim::AdamOptions(1e-3));
+  const trainer::engine::LoopState loaded = trainer::engine::load_checkpoint(path, *other, &other_adam, true);
+  CATCH_CHECK(loaded.precision == "bf16-mixed");
+  CATCH_CHECK(at::equal(at::rand({4}), draws));  // restore_rng: the generator as it was at the save
+  // Adam's moments and step count came back: the next step moves both models alike. Without them
+  // the fresh optimizer's first step (bias correction of step 1) would differ.
+  adam_step(*model, adam);
+  adam_step(*other, other_adam);
+  const auto a = model->named_parameters();
+  const auto b = other->named_parameters();
+  for (const auto& parameter : a) CATCH_CHECK(at::equal(parameter.value(), b[parameter.key()]));
+
+  trainer::engine::load_checkpoint(path, *other, nullptr, /*restore_rng=*/false);
+  CATCH_CHECK_FALSE(at::equal(at::rand({4}), draws));  // the generator is left where it was
+
+  trainer::engine::write_file_durably(path, trainer::engine::serialize_checkpoint(*model, adam, {}, ""));
+  CATCH_CHECK(trainer::engine::load_checkpoint(path, *other, nullptr, false).precision == "32-true");
+}
+
+CATCH_TEST_CASE("a checkpoint's extra tensors are refused, and a long list of differences is cut at four") {
+  Scratch scratch;
+  auto model = mlp("[16, 8]");
+  torch::optim::Adam adam(model->parameters(), torch::optim::AdamOptions(1e-3));
+  const std::string path = scratch.dir + "/last.ckpt";
+  trainer::engine::write_file_durably(path, trainer::engine::serialize_checkpoint(*model, adam, {}, ""));
+
+  auto shallower = mlp("[16]");
+  const std::string extra = error_of([&] { trainer::engine::load_checkpoint(path, *shallower, nullptr, false); });
+  CATCH_CHECK(extra.find("(4 of its tensors differ)") != std::string::npos);
+  CATCH_CHECK(extra.find("layers.5.weight: in the checkpoint (Float [10, 8]), not in the model") != std::string::npos);
+
+  auto other = mlp("[32, 8, 4]");
+  const std::string many = error_of([&] { trainer::engine::load_checkpoint(path, *other, nullptr, false); });
+  CATCH_CHECK(many.find("(7 of its tensors differ)") != std::string::npos);
+  CATCH_CHECK(many.find("; and 3 more.") != std::string::npos);
+}
+
+CATCH_TEST_CASE("a file that is not a trainer checkpoint, and non-finite weights, say what to use instead") {
+  Scratch scratch;
+  auto model = mlp("[16]");
+  torch::optim::Adam adam(model->parameters(), torch::optim::AdamOptions(1e-3));
+  // A bare LibTorch archive (what torch::save writes): readable, but no format_version.
+  const std::string bare = scratch.dir + "/last.ckpt";
+  {
+    torch::serialize::OutputArchive archive;
+    torch::serialize::OutputArchive weights;
+    model->save(weights);
+    archive.write("model", weights);
+    archive.save_to(bare);
+  }
+  const std::string foreign = error_of([&] { trainer::engine::load_checkpoint(bare, *model, nullptr, false); });
+  CATCH_CHECK(foreign.find(bare + ": not a trainer checkpoint") != std::string::npos);
+
+  // A diverged last.ckpt beside an intact epoch file: the error names the intact one.
+  trainer::engine::write_file_durably(scratch.dir + "/epoch_000.ckpt",
+                                      trainer::engine::serialize_checkpoint(*model, adam, {}, ""));
+  {
+    at::NoGradGuard no_grad;
+    model->named_parameters()["layers.3.weight"][0][0] = std::numeric_limits<float>::infinity();
+  }
+  trainer::engine::write_file_durably(bare, trainer::engine::serialize_checkpoint(*model, adam, {}, ""));
+  auto fresh = mlp("[16]");
+  const std::string diverged = error_of([&] { trainer::engine::load_checkpoint(bare, *fresh, nullptr, false); });
+  CATCH_CHECK(diverged.find("non-finite weights (NaN or inf) in layers.3.weight") != std::string::npos);
+  CATCH_CHECK(diverged.find("(" + scratch.dir + "/epoch_000.ckpt is the newest other one)") != std::string::npos);
 }
