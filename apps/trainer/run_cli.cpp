@@ -256,13 +256,11 @@ void run_job(const CliOptions& options, const std::string& command, Node config,
   }
   Node job_config = without_key(config, "hydra");
   launch::check_job_schema(job_config);
-  {
-    // Values that come from interpolations (${oc.env:...}, ${other.key}) are checked too, resolved
-    // as the engine will see them, before anything is written.
-    Node resolved = job_config;
-    config::resolve_all(resolved, ctx);
-    launch::check_job_schema(resolved);
-  }
+  // Resolved once, here: values that come from interpolations (${oc.env:...}, ${other.key}) are
+  // checked as the engine will see them, before anything is written, and this is what it gets.
+  Node resolved_job = job_config;
+  config::resolve_all(resolved_job, ctx);
+  launch::check_job_schema(resolved_job);
   const std::string output_subdir = output_subdir_of(*hydra);
   const bool secondary = secondary_rank();
   if (!secondary) launch::write_job_files(run_dir, output_subdir, job_config, *hydra, task_overrides);
@@ -281,8 +279,6 @@ void run_job(const CliOptions& options, const std::string& command, Node config,
   const bool change_dir = chdir && chdir->type() == config::NodeType::kBool && chdir->as_bool() && !secondary;
   if (change_dir) fs::current_path(run_dir);
 
-  Node resolved_job = job_config;
-  config::resolve_all(resolved_job, ctx);
   std::string yaml = config::to_yaml(resolved_job);
   log::info("output directory: " + run_dir);
   for (const std::string& note : notes) log::info(command + ": " + note);
