@@ -18,11 +18,14 @@ function(trainer_add_module name)
   target_link_libraries(trainer_${name} PUBLIC ${MODULE_LINKS})
 endfunction()
 
-# trainer_add_tests(DIR LIBS...): one test executable per DIR/*_test.cpp, named DIR_<file>.
+# trainer_add_tests(DIR LIBS...): one test executable per DIR/**/*_test.cpp (sub-folders mirror
+# src/DIR's), named DIR_<file>; its ctest entry is DIR/<sub-folder>/<file>.
 function(trainer_add_tests dir)
-  file(GLOB test_sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/${dir}/*_test.cpp)
+  file(GLOB_RECURSE test_sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/${dir}/*_test.cpp)
   foreach(test_source ${test_sources})
     get_filename_component(test_name ${test_source} NAME_WE)
+    file(RELATIVE_PATH test_path ${CMAKE_CURRENT_SOURCE_DIR} ${test_source})
+    string(REGEX REPLACE "\\.cpp$" "" test_path ${test_path})
     set(target ${dir}_${test_name})
     add_executable(${target} ${test_source} $<TARGET_OBJECTS:trainer_catch_main>)
     target_link_libraries(${target} PRIVATE ${ARGN} Catch2::Catch2)
@@ -30,6 +33,6 @@ function(trainer_add_tests dir)
     target_compile_definitions(${target} PRIVATE
       TRAINER_TEST_DATA_DIR="${CMAKE_CURRENT_SOURCE_DIR}/data"
       TRAINER_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
-    add_test(NAME ${dir}/${test_name} COMMAND ${target} --order rand --warn NoAssertions)
+    add_test(NAME ${test_path} COMMAND ${target} --order rand --warn NoAssertions)
   endforeach()
 endfunction()

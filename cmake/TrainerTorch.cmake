@@ -35,7 +35,8 @@ find_package(ZLIB REQUIRED)
 trainer_add_module(data LINKS torch trainer_options trainer_config trainer_util ZLIB::ZLIB)
 trainer_add_module(models LINKS torch trainer_options trainer_config trainer_util)
 
-file(GLOB engine_sources CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/engine/*.cpp)
+# The engine's parts live in sub-folders named after them (checkpoint/, distributed/, ...).
+file(GLOB_RECURSE engine_sources CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/engine/*.cpp)
 list(FILTER engine_sources EXCLUDE REGEX "engine_api\\.cpp$")
 # trainer_engine_core: everything but the C entry points; engine tests link it directly.
 add_library(trainer_engine_core STATIC ${engine_sources})

@@ -16,8 +16,8 @@
 #include "trainer/cli/in_process_engine.h"
 #include "trainer/cli/run_cli.h"
 #include "trainer/data/datasets.h"
-#include "trainer/engine/callback.h"
-#include "trainer/engine/metric_logger.h"
+#include "trainer/engine/callbacks/callback.h"
+#include "trainer/engine/loggers/metric_logger.h"
 #include "trainer/models/model_registry.h"
 #include "trainer/util/error.h"
 

@@ -13,10 +13,11 @@
 #include <string>
 
 #include "trainer/config/yaml.h"
-#include "trainer/engine/dist_env.h"
+#include "trainer/engine/distributed/dist_env.h"
 #include "trainer/engine/export_command.h"
-#include "trainer/engine/job_ranks.h"
+#include "trainer/engine/distributed/job_ranks.h"
 #include "trainer/engine/runtime_info.h"
+#include "trainer/engine/stop_signal.h"
 #include "trainer/engine/trainer.h"
 #include "trainer/options/option_reader.h"
 #include "trainer/util/error.h"

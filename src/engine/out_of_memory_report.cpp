@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "trainer/engine/memory_stats.h"
+#include "trainer/engine/profiling/memory_stats.h"
 #include "trainer/util/error.h"
 
 namespace trainer::engine {

@@ -33,36 +33,38 @@
 #include "trainer/data/batch_loader.h"
 #include "trainer/data/data_options.h"
 #include "trainer/data/datasets.h"
-#include "trainer/engine/autocast_guard.h"
-#include "trainer/engine/batch_size_search.h"
-#include "trainer/engine/batch_norm_sync.h"
-#include "trainer/engine/callback.h"
-#include "trainer/engine/checkpoint.h"
+#include "trainer/engine/precision/autocast_guard.h"
+#include "trainer/engine/tuner/batch_size_search.h"
+#include "trainer/engine/distributed/batch_norm_sync.h"
+#include "trainer/engine/callbacks/callback.h"
+#include "trainer/engine/checkpoint/checkpoint.h"
 #include "trainer/formats/checkpoint_file.h"
-#include "trainer/engine/checkpoint_policy.h"
-#include "trainer/engine/checkpoint_writer.h"
+#include "trainer/engine/checkpoint/checkpoint_policy.h"
+#include "trainer/engine/checkpoint/checkpoint_writer.h"
 #include "trainer/engine/device_meter.h"
-#include "trainer/engine/model_summary.h"
-#include "trainer/engine/progress_beacon.h"
-#include "trainer/engine/cuda_device_info.h"
-#include "trainer/engine/flop_counter.h"
-#include "trainer/engine/fused_adam.h"
-#include "trainer/engine/flops_throughput.h"
-#include "trainer/engine/gpu_peak_flops.h"
-#include "trainer/engine/grad_scaler.h"
-#include "trainer/engine/grad_reducer.h"
-#include "trainer/engine/lr_schedule.h"
-#include "trainer/engine/memory_stats.h"
-#include "trainer/engine/metric_logger.h"
+#include "trainer/engine/callbacks/model_summary.h"
+#include "trainer/engine/distributed/progress_beacon.h"
+#include "trainer/engine/profiling/cuda_device_info.h"
+#include "trainer/engine/profiling/flop_counter.h"
+#include "trainer/engine/optim/optimizer_factory.h"
+#include "trainer/engine/profiling/flops_throughput.h"
+#include "trainer/engine/profiling/gpu_peak_flops.h"
+#include "trainer/engine/precision/grad_scaler.h"
+#include "trainer/engine/distributed/grad_reducer.h"
+#include "trainer/engine/optim/lr_schedule.h"
+#include "trainer/engine/profiling/memory_stats.h"
+#include "trainer/engine/loggers/metric_logger.h"
 #include "trainer/engine/out_of_memory_report.h"
-#include "trainer/engine/phase_profiler.h"
+#include "trainer/engine/profiling/phase_profiler.h"
 #include "trainer/engine/posix_files.h"
-#include "trainer/engine/precision_setup.h"
-#include "trainer/engine/process_group.h"
-#include "trainer/engine/progress_bar.h"
+#include "trainer/engine/precision/precision_setup.h"
+#include "trainer/engine/distributed/process_group.h"
+#include "trainer/engine/callbacks/progress_bar.h"
 #include "trainer/engine/torch_compat.h"
-#include "trainer/engine/trace_profiler.h"
-#include "trainer/engine/trial_memory_meter.h"
+#include "trainer/engine/profiling/throughput_setup.h"
+#include "trainer/engine/profiling/trace_profiler.h"
+#include "trainer/engine/tuner/batch_size_trials.h"
+#include "trainer/engine/stop_signal.h"
 #include "trainer/engine/trainer_options.h"
 #include "trainer/models/model_registry.h"
 #include "trainer/util/error.h"
@@ -70,10 +72,6 @@
 
 namespace trainer::engine {
 namespace {
-
-std::atomic<int> g_stop_signal{0};
-
-void on_stop_signal(int signal_number) { g_stop_signal.store(signal_number); }
 
 using Clock = std::chrono::steady_clock;
 
@@ -117,51 +115,6 @@ std::string fixed(double value, int digits) {
                        : std::string("no checkpoint had been written yet, so start again with the changes above.")));
 }
 
-// Adam and AdamW on CUDA run as one fused kernel (fused_adam.h); everything else is LibTorch's own.
-bool uses_fused_adam(const OptimizerOptions& o, const at::Device& device) {
-  return device.is_cuda() && fused_adam_available(device) && o.kind != OptimizerKind::kSgd;
-}
-
-std::unique_ptr<torch::optim::Optimizer> make_optimizer(const OptimizerOptions& o, std::vector<at::Tensor> parameters,
-                                                        const at::Device& device) {
-  if (uses_fused_adam(o, device)) {
-    return make_fused_adam(optimizer_name(o.kind), parameters, o.lr, o.betas[0], o.betas[1], 1e-8, o.weight_decay, device);
-  }
-  if (o.kind == OptimizerKind::kSgd) {
-    return std::make_unique<torch::optim::SGD>(
-        parameters, torch::optim::SGDOptions(o.lr).momentum(o.momentum).nesterov(o.nesterov).weight_decay(o.weight_decay));
-  }
-  if (o.kind == OptimizerKind::kAdam) {
-    return std::make_unique<torch::optim::Adam>(
-        parameters, torch::optim::AdamOptions(o.lr).betas(std::make_tuple(o.betas[0], o.betas[1])).weight_decay(o.weight_decay));
-  }
-  return std::make_unique<torch::optim::AdamW>(
-      parameters, torch::optim::AdamWOptions(o.lr).betas(std::make_tuple(o.betas[0], o.betas[1])).weight_decay(o.weight_decay));
-}
-
-void set_lr(torch::optim::Optimizer& optimizer, double lr) {
-  for (auto& group : optimizer.param_groups()) group.options().set_lr(lr);
-}
-
-// Gradient clipping without a host sync (torch::nn::utils::clip_grad_norm_ returns a double).
-void clip_gradients(const std::vector<at::Tensor>& parameters, double value, bool by_norm) {
-  std::vector<at::Tensor> grads;
-  for (const auto& p : parameters) {
-    if (p.grad().defined()) grads.push_back(p.grad());
-  }
-  if (grads.empty()) return;
-  if (!by_norm) {
-    for (auto& g : grads) g.clamp_(-value, value);
-    return;
-  }
-  std::vector<at::Tensor> norms;
-  norms.reserve(grads.size());
-  for (const auto& g : grads) norms.push_back(g.norm(2));
-  at::Tensor total = at::stack(norms).norm(2);
-  at::Tensor scale = (value / (total + 1e-6)).clamp_max(1.0);
-  for (auto& g : grads) g.mul_(scale);
-}
-
 // A loss scale as text: every digit a float32 needs (9 significant), short for powers of two.
 std::string scale_text(double scale) {
   char text[32];
@@ -197,13 +150,6 @@ std::string copy_phase_note(const data::BatchLoader& loader) {
 }
 
 }  // namespace
-
-int stop_signal_received() { return g_stop_signal.load(); }
-
-void install_stop_signal_handlers() {
-  std::signal(SIGINT, on_stop_signal);
-  std::signal(SIGTERM, on_stop_signal);
-}
 
 struct Trainer::Impl {
   config::Node config;
@@ -371,88 +317,14 @@ struct Trainer::Impl {
                                 : "Use precision=16-mixed or bf16-mixed (or 32).");
   }
 
-  // FLOPs of one sample's forward pass, counted once from the operators that run (FlopCounter) in
-  // the training precision, in eval mode (no dropout draw, no batch-norm update: the run's random
-  // stream and statistics are untouched) and without autograd. Falls back to the model's own
-  // count; 0 when neither knows.
-  struct ForwardFlops {
-    int64_t total = 0;
-    int64_t convolution = 0;  // the part in convolutions (cuDNN's on CUDA; MFU's peak differs)
-    std::string source;
-  };
-  ForwardFlops forward_flops_per_sample() {
+  // flops_per_sec at every logging step; on a GPU in the peak table, mfu too (throughput_setup.h).
+  void setup_throughput() {
     const data::Batch probe = zero_batch(input_spec, 1);
-    const bool was_training = model->is_training();
-    model->eval();
-    ForwardFlops counted;
-    try {
-      torch::NoGradGuard no_grad;
-      FlopCounter counter;
+    const ForwardFlops forward = count_forward_flops(*model, [&] {
       at::Tensor logits;
       forward_loss(probe, logits);
-      counted.total = counter.total();
-      counted.convolution = counter.convolution_total();
-    } catch (const std::exception& error) {
-      const std::string what = error.what();
-      log::warning("model: the FLOP count's probe forward pass failed (" + what.substr(0, what.find('\n')) + ")");
-    }
-    model->train(was_training);
-    if (counted.total > 0) {
-      counted.source = "counted from the matrix products and convolutions of one sample's forward pass";
-      return counted;
-    }
-    if (model->flops_per_sample() > 0) return {model->flops_per_sample(), 0, "the model's own count"};
-    return {};
-  }
-
-  // flops_per_sec at every logging step; on a GPU in the peak table, mfu too.
-  void setup_throughput() {
-    const ForwardFlops forward = forward_flops_per_sample();
-    if (forward.total <= 0) {
-      if (is_main) log::info("model: FLOPs per sample unknown (no matrix product or convolution seen): no flops_per_sec");
-      return;
-    }
-    throughput.flops_per_sample = 3.0 * static_cast<double>(forward.total);
-    if (is_main) {
-      log::info("model: " + flops_text(static_cast<double>(forward.total)) + " per sample forward, " +
-                flops_text(throughput.flops_per_sample) + " per sample per training step (3x forward; " + forward.source + ")");
-    }
-    if (!device.is_cuda()) return;  // no MFU on the CPU: its peak depends on too much
-    const auto info = cuda_device_info(device.index());
-    const std::string name = info ? info->name : "CUDA device " + std::to_string(device.index());
-    const MathMode matmul_mode = math_mode_for(options.precision, at::globalContext().allowTF32CuBLAS());
-    const MathMode convolution_mode = math_mode_for(options.precision, at::globalContext().allowTF32CuDNN());
-    const double convolution_share = static_cast<double>(forward.convolution) / static_cast<double>(forward.total);
-    const GpuPeak* peak = info ? find_gpu_peak(info->name) : nullptr;
-    const double peak_flops =
-        peak ? peak->blended_flops(convolution_mode, matmul_mode, convolution_share).value_or(0.0) : 0.0;
-    const bool two_modes = convolution_mode != matmul_mode && convolution_share > 0 && convolution_share < 1;
-    const std::string mode_text = two_modes ? std::string(math_mode_name(convolution_mode)) + "/" + math_mode_name(matmul_mode)
-                                  : math_mode_name(convolution_share > 0 ? convolution_mode : matmul_mode);
-    if (peak_flops <= 0) {
-      if (is_main) {
-        log::info("MFU unavailable: no dense " + mode_text + " peak FLOP/s known for '" + name +
-                  "' (flops_per_sec is logged; docs/monitoring.md lists the GPUs known)");
-      }
-      return;
-    }
-    throughput.peak_flops = peak_flops * world_size;
-    if (!is_main) return;
-    std::string against;
-    if (two_modes) {
-      char share[32];
-      std::snprintf(share, sizeof share, "%.1f %%", 100 * convolution_share);
-      against = "the " + std::string(peak->model) + "'s dense peaks, " + flops_text(*peak->flops(convolution_mode), "/s") +
-                " " + math_mode_name(convolution_mode) + " for convolutions (" + share + " of the FLOPs) and " +
-                flops_text(*peak->flops(matmul_mode), "/s") + " " + math_mode_name(matmul_mode) +
-                " for matrix products: " + flops_text(peak_flops, "/s") + " for this model";
-    } else {
-      against = "the " + std::string(peak->model) + " dense " + mode_text + " peak of " + flops_text(peak_flops, "/s");
-    }
-    const bool tf32_convolutions = options.precision == Precision::k32True && convolution_share > 0 &&
-                                   convolution_mode == MathMode::kTf32;
-    log::info("MFU: against " + against + " per device ('" + name + "', precision=" + precision_name(options.precision) +
-              ")" + (tf32_convolutions ? "; float32 convolutions run in TF32 (cuDNN's default in LibTorch, as in PyTorch)" : ""));
+    });
+    throughput = make_flops_throughput(forward, device, options.precision, world_size, is_main);
   }
 
   // The optimizer phase of a training step: unscale (so clipping sees true gradients), clip, step
@@ -499,31 +371,8 @@ struct Trainer::Impl {
     if (options.sync_batchnorm) synchronise_batch_norms();
   }
 
-  // trainer.sync_batchnorm=true: the batch norms reduce their statistics over a second group of
-  // the same ranks. One group would also be correct: Gloo tags collectives in the order they are
-  // issued, and every rank issues the gradient buckets (from the accumulators' hooks) and the
-  // batch norms' backward all-reduces in the same order, since the autograd engine runs one
-  // device's graph on one thread in a fixed order. But a batch norm's backward blocks on its
-  // small all-reduce, and on a shared group that would queue behind a large gradient bucket in
-  // flight (Gloo's worker threads, NCCL's one stream), stalling the backward pass the buckets are
-  // meant to overlap with. Its own group costs one more set of connections at start-up.
   void synchronise_batch_norms() {
-    if (world_size < 2) {
-      log::info("sync_batchnorm: one process, nothing to synchronise: batch norm is plain batch norm");
-      return;
-    }
-    config::ConfigView view(config);
-    const std::string model_name = view.get_or<std::string>("model.name", "?");
-    std::vector<models::SynchronisableBatchNorm*> layers = synchronisable_batch_norms(*model, model_name);
-    if (layers.empty()) {
-      log::info("sync_batchnorm: model=" + model_name + " has no batch norm layer; nothing to synchronise");
-      return;
-    }
-    auto batch_norm_group = c10::make_intrusive<ProcessGroupBatchNorm>(group->sibling("batchnorm"));
-    for (models::SynchronisableBatchNorm* layer : layers) layer->set_group(batch_norm_group);
-    log::info("sync_batchnorm: " + std::to_string(layers.size()) + " batch norm layer(s) normalise over the global "
-              "batch of " + std::to_string(world_size) + " ranks (their own " + group->backend_name() +
-              " group; one all-reduce per layer in forward and one in backward)");
+    synchronise_batch_norms_over(*model, config::ConfigView(config).get_or<std::string>("model.name", "?"), *group);
   }
 
   // An allocation failure anywhere in the job, as one paragraph (out_of_memory_report.h).
@@ -835,22 +684,6 @@ struct Trainer::Impl {
 
   // ---- Batch-size search (docs/tuning.md) ----
 
-  // What a trial may take, as text for the log and the result file, and in MiB (0: no limit but
-  // the device's own).
-  std::pair<std::string, double> trial_limit() const {
-    if (tuner.max_memory_mb) {
-      return {fixed(*tuner.max_memory_mb, 1) + " MiB per trial (tuner.max_memory_mb)", *tuner.max_memory_mb};
-    }
-    if (device.is_cuda()) return {"none but the GPU's memory (tuner.max_memory_mb unset)", 0.0};
-    const double half_available = default_cpu_trial_limit_mb();
-    if (!(half_available > 0)) {
-      throw Error("tuner.max_memory_mb", "unset, and MemAvailable could not be read from /proc/meminfo",
-                  "Give the memory a batch-size trial may take, e.g. +tuner.max_memory_mb=2048.");
-    }
-    return {fixed(half_available, 0) + " MiB per trial (half of MemAvailable; tuner.max_memory_mb unset)",
-            half_available};
-  }
-
   // A few real training steps (forward, backward, optimizer) on batches of `batch_size` from the
   // training set, in the configured precision on the configured device.
   void run_trial_steps(int64_t batch_size) {
@@ -873,110 +706,25 @@ struct Trainer::Impl {
     if (device.is_cuda()) torch::cuda::synchronize();  // a failure of the last kernels shows here
   }
 
-  // Puts the weights, buffers, gradients, optimizer and loss scaler back as they were before the
-  // trials (the optimizer had no state yet: a new one is the same).
-  void restore_after_trial(const std::vector<at::Tensor>& saved_parameters, const std::vector<at::Tensor>& saved_buffers) {
-    torch::NoGradGuard no_grad;
-    for (size_t i = 0; i < parameters.size(); ++i) {
-      parameters[i].copy_(saved_parameters[i]);
-      parameters[i].mutable_grad() = at::Tensor();
-    }
-    std::vector<at::Tensor> buffers = model->buffers();
-    for (size_t i = 0; i < buffers.size(); ++i) buffers[i].copy_(saved_buffers[i]);
-    optimizer = make_optimizer(options.optimizer, parameters, device);
-    make_scaler();
-  }
-
-  // Lightning's scale_batch_size: trials of growing batches, each undone afterwards, RNG included,
-  // so the fit that follows is the fit a fixed batch of the result would run. Sets
-  // data.batch_size to the result, prints one paragraph and writes <run dir>/tune_batch_size.yaml.
+  // Lightning's scale_batch_size (batch_size_trials.h): sets data.batch_size to the batch found.
   int64_t scale_batch_size(ScaleMode mode) {
     if (group) {
       throw Error("batch size search", "cannot run in a data-parallel job (" + std::to_string(group->world_size()) + " ranks)",
                   "Search with one process (trainer.devices=1), then run the data-parallel fit with the batch it found "
                   "(data.batch_size=...), as Lightning requires.");
     }
-    const std::pair<std::string, double> limit = trial_limit();
-    const std::string& limit_text = limit.first;
-    const double limit_mb = limit.second;
-    log::info("batch size search (" + std::string(scale_mode_name(mode)) + ") from " + std::to_string(tuner.init_val) +
-              ", " + std::to_string(tuner.steps_per_trial) + " step(s) per trial, limit " + limit_text);
-    const auto start = Clock::now();
-    std::vector<at::Tensor> saved_parameters;
-    std::vector<at::Tensor> saved_buffers;
-    {
-      torch::NoGradGuard no_grad;
-      for (const auto& parameter : parameters) saved_parameters.push_back(parameter.detach().clone());
-      for (const auto& buffer : model->buffers()) saved_buffers.push_back(buffer.detach().clone());
-    }
-    std::vector<at::Generator> generators{at::detail::getDefaultCPUGenerator()};
-    if (device.is_cuda()) generators.push_back(at::globalContext().defaultGenerator(device));
-    std::vector<at::Tensor> rng_states;
-    for (auto& generator : generators) {
-      std::lock_guard<std::mutex> lock(generator.mutex());
-      rng_states.push_back(generator.get_state());
-    }
-
-    BatchSizeSearchResult result;
-    {
-      TrialMemoryMeter meter(device);
-      int64_t largest_fit = 0;
-      auto trial = [&](int64_t batch_size) {
-        // SIGINT/SIGTERM: no new trial starts (one can take tens of seconds on a large GPU).
-        if (const int signal = g_stop_signal.load(); signal != 0) {
-          throw Error("signal " + std::to_string(signal),
-                      "the batch-size search stopped before its trial of " + std::to_string(batch_size) +
-                          (largest_fit > 0 ? "; the largest batch that fit so far was " + std::to_string(largest_fit)
-                                           : std::string("; no trial had fit yet")),
-                      "Run it again to finish the search, or set data.batch_size yourself.");
-        }
-        BatchSizeTrial outcome;
-        meter.start(limit_mb);  // a CPU limit; on CUDA the device's own
-        try {
-          run_trial_steps(batch_size);
-          outcome.memory_mb = meter.peak_mb();
-          outcome.fits = limit_mb <= 0 || outcome.memory_mb <= limit_mb;
-          if (!outcome.fits) outcome.failure = "above the limit";
-        } catch (const c10::Error& error) {
-          if (!is_out_of_memory(error)) throw;
-          outcome.memory_mb = meter.peak_mb();
-          const std::string what = error.what_without_backtrace();
-          outcome.failure = meter.refused() ? "above the limit" : what.substr(0, what.find('\n'));
-        } catch (const std::bad_alloc& error) {
-          outcome.memory_mb = meter.peak_mb();
-          outcome.failure = std::string("std::bad_alloc (") + error.what() + ")";
-        }
-        restore_after_trial(saved_parameters, saved_buffers);
-        if (outcome.fits) largest_fit = std::max(largest_fit, batch_size);
-        log::info("batch size trial " + std::to_string(batch_size) + ": " + (outcome.fits ? "fits" : "failed, " + outcome.failure) +
-                  " (" + fixed(outcome.memory_mb, 3) + " MiB)");
-        return outcome;
-      };
-      result = search_batch_size(mode, tuner.init_val, tuner.max_trials, train_set->size(), trial);
-    }
-#if TRAINER_WITH_CUDA
-    if (device.is_cuda()) c10::cuda::CUDACachingAllocator::emptyCache();
-#endif
-    for (size_t i = 0; i < generators.size(); ++i) {
-      std::lock_guard<std::mutex> lock(generators[i].mutex());
-      generators[i].set_state(rng_states[i]);
-    }
-    const double seconds = seconds_since(start);
-    const std::string paragraph = describe_search(result, limit_text) + " Took " + fixed(seconds, 2) + " s.";
-    log::info(paragraph);
-    if (result.batch_size == 0) {
-      const BatchSizeTrial& first = result.trials.front();
-      throw Error("tuner.init_val",
-                  "the first batch-size trial, a batch of " + std::to_string(first.batch_size) + ", did not fit (" +
-                      fixed(first.memory_mb, 3) + " MiB: " + first.failure + "; limit " + limit_text + ")",
-                  "Start lower (+tuner.init_val=1), allow more memory (+tuner.max_memory_mb=...), or choose a smaller "
-                  "model.");
-    }
-    write_file_durably(run_dir + "/tune_batch_size.yaml", search_result_yaml(result, limit_text, limit_mb, seconds));
-    std::printf("%s\ntuned_batch_size=%lld\n", paragraph.c_str(), static_cast<long long>(result.batch_size));
-    std::fflush(stdout);
-    data_options.batch_size = result.batch_size;
-    return result.batch_size;
+    TrialSubject subject;
+    subject.model = model.get();
+    subject.parameters = &parameters;
+    subject.device = device;
+    subject.train_samples = train_set->size();
+    subject.run_steps = [this](int64_t batch_size) { run_trial_steps(batch_size); };
+    subject.fresh_optimizer = [this] {
+      optimizer = make_optimizer(options.optimizer, parameters, device);
+      make_scaler();
+    };
+    data_options.batch_size = run_batch_size_search(mode, tuner, run_dir, subject);
+    return data_options.batch_size;
   }
 
   // trainer.auto_scale_batch_size with fit: the search first (skipped under fast_dev_run, as in
@@ -1193,12 +941,12 @@ struct Trainer::Impl {
         }
         // Data parallel: every rank stops after the same step (the flag rides on the all-reduce).
         if (reducer ? (!device.is_cuda() || state.global_step % options.log_every_n_steps == 0) && reducer->stop_requested()
-                    : g_stop_signal.load() != 0) {
+                    : stop_signal_received() != 0) {
           bar.clear();
           check_finite_before_saving(epoch_meter, state);
           save_last(state);
           checkpoint_writer.wait();
-          throw Error("signal " + std::to_string(g_stop_signal.load() != 0 ? g_stop_signal.load() : SIGTERM),
+          throw Error("signal " + std::to_string(stop_signal_received() != 0 ? stop_signal_received() : SIGTERM),
                       "stopped after step " + std::to_string(state.global_step) + "; a checkpoint was written to " +
                           last_path(),
                       "Resume with the same command plus ckpt_path=last and hydra.run.dir=" + run_dir + ".");

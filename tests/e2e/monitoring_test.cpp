@@ -1,5 +1,5 @@
 // Profiling and monitoring in the real trainer binary: trainer.profiler=simple
-// (src/engine/phase_profiler.cpp) writes the phase table to the log and <run dir>/fit-profiler.txt
+// (src/engine/profiling/phase_profiler.cpp) writes the phase table to the log and <run dir>/fit-profiler.txt
 // with one count per step for the per-step phases (and says why there is no copy row on the CPU),
 // and refuses a profiler that does not exist (trainer.profiler=pytorch: trace_profiler_test.cpp);
 // the throughput columns (samples, batches and FLOPs per second) and callbacks.device_stats_monitor

@@ -1,4 +1,4 @@
-// trainer.profiler=pytorch in the real trainer binary (src/engine/trace_profiler.cpp): the trace
+// trainer.profiler=pytorch in the real trainer binary (src/engine/profiling/trace_profiler.cpp): the trace
 // JSON it writes loads as Chrome trace format, holds our "train_step#N" ranges for exactly the
 // steps the schedule records, each with its phases nested inside and in order, and LibTorch's
 // operators inside forward. A window fit never reaches, and a bad schedule, are reported.

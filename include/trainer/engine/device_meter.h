@@ -8,7 +8,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "trainer/engine/process_group.h"
+#include "trainer/engine/distributed/process_group.h"
 
 namespace trainer::engine {
 

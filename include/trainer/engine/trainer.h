@@ -31,9 +31,4 @@ class Trainer {
   std::unique_ptr<Impl> impl_;
 };
 
-// Set by SIGINT/SIGTERM: the loop finishes its step, writes a checkpoint and stops.
-void install_stop_signal_handlers();
-// The signal received (SIGINT/SIGTERM), 0 when none.
-int stop_signal_received();
-
 }  // namespace trainer::engine

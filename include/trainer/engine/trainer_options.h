@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "trainer/config/config_view.h"
-#include "trainer/engine/trace_schedule.h"
+#include "trainer/engine/profiling/trace_schedule.h"
 
 namespace trainer::engine {
 

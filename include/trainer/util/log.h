@@ -18,7 +18,7 @@ void write_file_only(Level level, const std::string& message);
 void flush();
 // Lines another process wrote, passed on as they are whatever the level: to the console (below
 // nothing: a status line is drawn again under them) and to the log file. The job process relays
-// the stderr of the ranks it starts this way (engine/rank_stderr_relay.h).
+// the stderr of the ranks it starts this way (engine/distributed/rank_stderr_relay.h).
 void write_verbatim(const std::string& lines);
 // The log file set_file set ("" when none).
 std::string file_path();

@@ -1,0 +1,53 @@
+// Checkpoints: model, optimizer, loop progress (epoch, global step, position in the epoch), the
+// RNG state, callback state, a slot for precision state and the resolved config, in one LibTorch
+// archive written to a temporary file, flushed and renamed (checkpoint_writer.h): a kill at any instant leaves the last
+// good checkpoint intact.
+#pragma once
+
+#include <torch/optim/optimizer.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "trainer/engine/precision/grad_scaler.h"
+#include "trainer/models/model.h"
+
+namespace trainer::engine {
+
+struct TopKEntry {
+  double score = 0.0;
+  std::string path;
+};
+
+struct LoopState {
+  int64_t epoch = 0;            // the epoch in progress (or the next one at a boundary)
+  int64_t global_step = 0;      // optimizer steps taken
+  int64_t batch_in_epoch = 0;   // batches of `epoch` already trained
+  int64_t scheduler_count = 0;  // epochs or steps the LR schedule has advanced
+  std::vector<TopKEntry> top_k;  // model-checkpoint callback: best files, best first
+  // Other callbacks' state, by config name (callbacks.<name>), as each callback serialised it.
+  std::vector<std::pair<std::string, std::string>> callback_states;
+  // Precision state: Lightning's name of the precision that wrote the checkpoint, and the loss
+  // scaler's state when loss scaling was on.
+  std::string precision = "32-true";
+  std::optional<GradScalerState> grad_scaler;
+};
+
+// The checkpoint file as bytes (formats/checkpoint_file.h: a checksummed LibTorch archive plus a
+// torch-free summary and the config): the snapshot, taken on the calling thread; see
+// CheckpointWriter.
+std::string serialize_checkpoint(models::Model& model, torch::optim::Optimizer& optimizer, const LoopState& state,
+                                 const std::string& config_yaml);
+
+// Restores model and optimizer in place and returns the loop state. Throws trainer::Error when the
+// file is missing, damaged (size or checksum; the error names the newest intact checkpoint beside
+// it), not a trainer checkpoint, holds non-finite weights, or does not fit `model` (any tensor's
+// name, shape or dtype; the error lists them and the keys of `current_config_yaml` that differ
+// from the config stored in the checkpoint).
+LoopState load_checkpoint(const std::string& path, models::Model& model, torch::optim::Optimizer* optimizer,
+                          bool restore_rng, const std::string& current_config_yaml = {});
+
+}  // namespace trainer::engine

@@ -1,0 +1,88 @@
+// The process group of a distributed job: rendezvous through a TCPStore (rank 0 hosts it, or
+// torchrun's agent does), then Gloo (CPU) or NCCL (CUDA) collectives, every wait bounded by
+// trainer.dist_timeout. Collective failures become trainer::Error naming this rank.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
+#include <c10/util/intrusive_ptr.h>
+#include <torch/csrc/distributed/c10d/Work.hpp>
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "trainer/engine/distributed/dist_env.h"
+#include "trainer/engine/distributed/hang_watchdog.h"
+#include "trainer/engine/distributed/stderr_location.h"
+#include "trainer/engine/torch_compat.h"
+
+namespace trainer::engine {
+
+class ProcessGroup {
+ public:
+  // Says why waiting for the other ranks is pointless ("rank 1 (pid 7) exited with code 1"), or
+  // nullopt; asked while the rendezvous waits.
+  using PeerFailure = std::function<std::optional<std::string>()>;
+  // What is known of rank r's output, as a block for an error ("" when nothing): for the ranks
+  // trainer started, its last lines on stderr (local_ranks.h).
+  using PeerOutput = std::function<std::string(int rank)>;
+
+  // Throws trainer::Error when the rendezvous or the group cannot be made within the timeout.
+  // Ranks a launcher started (torchrun, srun) publish where their stderr goes (stderr_location.h);
+  // rank 0 reads every rank's, and names them when a collective fails or a rank hangs.
+  ProcessGroup(const DistEnv& env, const DistOptions& options, const at::Device& device, PeerFailure peer_failure,
+               PeerOutput peer_output = {});
+  ~ProcessGroup();
+  ProcessGroup(const ProcessGroup&) = delete;
+  ProcessGroup& operator=(const ProcessGroup&) = delete;
+
+  int rank() const { return rank_; }
+  int world_size() const { return world_size_; }
+  int local_rank() const { return local_rank_; }
+  bool is_main() const { return rank_ == 0; }
+  const std::string& backend_name() const { return backend_name_; }
+  double timeout_seconds() const { return timeout_seconds_; }
+
+  // Starts a sum all-reduce of `tensor` in place.
+  c10::intrusive_ptr<c10d::Work> allreduce_async(at::Tensor& tensor);
+  // Waits for a collective; `what` names it in the error.
+  void wait(const c10::intrusive_ptr<c10d::Work>& work, const std::string& what);
+  void allreduce_sum(at::Tensor& tensor, const std::string& what);
+  // Every rank ends with rank 0's values (in place).
+  void broadcast_from_main(const std::vector<at::Tensor>& tensors, const std::string& what);
+  void barrier(const std::string& what);
+  // Rank 0's `value` on every rank (through the store).
+  std::string share_string(const std::string& key, const std::string& value);
+  // A second group over the same ranks and store, with its own connections (Gloo) or
+  // communicator (NCCL), so that its collectives never queue behind this group's. Every rank
+  // must call it, in the same order; `name` keeps its keys apart in the store.
+  std::unique_ptr<ProcessGroup> sibling(const std::string& name) const;
+
+  // Starts this rank's hang watchdog on the group's store (hang_watchdog.h); it stops when the
+  // returned object is destroyed, which must happen before this group's. Its error quotes a
+  // silent rank's output (peer_output) or names where it went.
+  std::unique_ptr<HangWatchdog> watch_for_hangs(double timeout_seconds) const;
+
+ private:
+  ProcessGroup(const ProcessGroup& parent, const std::string& name);
+  c10::intrusive_ptr<compat::CollectiveBackend> make_backend(const std::string& name, const std::string& where) const;
+  [[noreturn]] void fail(const std::string& what, const std::string& problem) const;
+  // The fix of a failed wait: another rank ended or hangs, and where to read its error.
+  std::string fix_text() const;
+
+  int rank_ = 0;
+  int world_size_ = 1;
+  int local_rank_ = 0;
+  double timeout_seconds_ = 1800;
+  std::string backend_name_;
+  std::string master_addr_;
+  PeerOutput peer_output_;
+  std::vector<StderrLocation> stderr_locations_;  // every rank's, on rank 0 of a launcher's job
+  struct Handles;  // the store and the backend
+  std::unique_ptr<Handles> handles_;
+};
+
+}  // namespace trainer::engine

@@ -1,0 +1,285 @@
+#include "trainer/engine/checkpoint/checkpoint.h"
+
+#include <ATen/ATen.h>
+#include <c10/util/Exception.h>
+#include <ATen/CPUGeneratorImpl.h>
+#include <torch/serialize/input-archive.h>
+#include <torch/serialize/output-archive.h>
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <mutex>
+
+#include "trainer/config/config_diff.h"
+#include "trainer/config/yaml.h"
+#include "trainer/engine/posix_files.h"
+#include "trainer/formats/checkpoint_file.h"
+#include "trainer/util/error.h"
+#include "trainer/util/log.h"
+
+namespace trainer::engine {
+namespace {
+
+
+constexpr int64_t kFormatVersion = 1;
+
+void write_int(torch::serialize::OutputArchive& archive, const std::string& key, int64_t value) {
+  archive.write(key, c10::IValue(value));
+}
+
+int64_t read_int(torch::serialize::InputArchive& archive, const std::string& key) {
+  c10::IValue value;
+  if (!archive.try_read(key, value)) return 0;
+  return value.toInt();
+}
+
+struct StoredTensor {
+  std::vector<int64_t> shape;
+  at::ScalarType dtype = at::kFloat;
+};
+
+std::string describe(const StoredTensor& tensor) {
+  return std::string(c10::toString(tensor.dtype)) + " " + models::shape_string(tensor.shape);
+}
+
+// Every tensor of a saved module, by its dotted name (as named_parameters / named_buffers name it).
+void collect_tensors(torch::serialize::InputArchive& archive, const std::string& prefix,
+                     std::map<std::string, StoredTensor>& out) {
+  for (const std::string& key : archive.keys()) {
+    torch::serialize::InputArchive child;
+    if (archive.try_read(key, child)) {
+      collect_tensors(child, prefix + key + ".", out);
+      continue;
+    }
+    at::Tensor tensor;
+    if (archive.try_read(key, tensor) && tensor.defined()) {
+      out[prefix + key] = {tensor.sizes().vec(), tensor.scalar_type()};
+    }
+  }
+}
+
+// The config keys that differ between the checkpoint's run and this one, those that shape the
+// model first: the likely reason a checkpoint does not fit.
+std::string likely_keys(const std::string& stored_yaml, const std::string& current_yaml) {
+  if (stored_yaml.empty() || current_yaml.empty()) return {};
+  std::vector<config::ValueDifference> differences;
+  try {
+    differences = config::config_differences(config::load_yaml_string(stored_yaml, "<checkpoint config>").root,
+                                             config::load_yaml_string(current_yaml, "<job config>").root);
+  } catch (const std::exception&) {
+    return {};
+  }
+  auto rank = [](const std::string& key) {
+    if (key.rfind("model.", 0) == 0) return 0;
+    if (key == "precision" || key.rfind("data.", 0) == 0) return 1;
+    return 2;
+  };
+  std::stable_sort(differences.begin(), differences.end(),
+                   [&](const auto& a, const auto& b) { return rank(a.key) < rank(b.key); });
+  std::string text;
+  int shown = 0;
+  for (const config::ValueDifference& d : differences) {
+    if (rank(d.key) == 2 || shown == 5) break;
+    text += std::string(shown++ == 0 ? "" : "; ") + d.key + ": " + d.before + " in the checkpoint's run, " + d.after +
+            " now";
+  }
+  return text.empty() ? text : " Config keys that differ from the run that wrote it: " + text + ".";
+}
+
+// Lightning's strict loading: every tensor of the model must be in the checkpoint with the same
+// shape and dtype, and the checkpoint may hold no tensor the model lacks. LibTorch's Module::load
+// would otherwise replace a parameter of another shape without a word.
+void check_fits(const std::string& path, models::Model& model, torch::serialize::InputArchive& archive,
+                const std::string& stored_config, const std::string& current_config) {
+  std::map<std::string, StoredTensor> stored;
+  collect_tensors(archive, "", stored);
+  std::vector<std::string> problems;
+  std::map<std::string, bool> seen;
+  auto check = [&](const std::string& name, const at::Tensor& tensor) {
+    if (!tensor.defined()) return;
+    seen[name] = true;
+    const auto found = stored.find(name);
+    const StoredTensor mine{tensor.sizes().vec(), tensor.scalar_type()};
+    if (found == stored.end()) {
+      problems.push_back(name + ": missing from the checkpoint (model " + describe(mine) + ")");
+    } else if (found->second.shape != mine.shape || found->second.dtype != mine.dtype) {
+      problems.push_back(name + ": checkpoint " + describe(found->second) + " vs model " + describe(mine));
+    }
+  };
+  for (const auto& parameter : model.named_parameters(/*recurse=*/true)) check(parameter.key(), parameter.value());
+  for (const auto& buffer : model.named_buffers(/*recurse=*/true)) check(buffer.key(), buffer.value());
+  for (const auto& [name, tensor] : stored) {
+    if (seen.count(name) == 0) problems.push_back(name + ": in the checkpoint (" + describe(tensor) + "), not in the model");
+  }
+  if (problems.empty()) return;
+  std::string listed;
+  for (size_t i = 0; i < problems.size() && i < 4; ++i) listed += (i == 0 ? "" : "; ") + problems[i];
+  if (problems.size() > 4) listed += "; and " + std::to_string(problems.size() - 4) + " more";
+  throw Error(path,
+              "the checkpoint does not fit this model (" + std::to_string(problems.size()) + " of its tensors differ): " +
+                  listed + "." + likely_keys(stored_config, current_config),
+              "Evaluate or resume with the model config (and, for 64-true, 16-true and bf16-true, the precision) of "
+              "the run that wrote it: validate/test/export take it from the checkpoint unless an override changes "
+              "it.");
+}
+
+void check_finite(const std::string& path, models::Model& model) {
+  std::vector<std::string> bad;
+  auto check = [&](const std::string& name, const at::Tensor& tensor) {
+    if (tensor.defined() && tensor.is_floating_point() && !at::isfinite(tensor).all().item<bool>()) {
+      bad.push_back(name);
+    }
+  };
+  for (const auto& parameter : model.named_parameters(/*recurse=*/true)) check(parameter.key(), parameter.value());
+  for (const auto& buffer : model.named_buffers(/*recurse=*/true)) check(buffer.key(), buffer.value());
+  if (bad.empty()) return;
+  std::string listed;
+  for (size_t i = 0; i < bad.size() && i < 4; ++i) listed += (i == 0 ? "" : ", ") + bad[i];
+  if (bad.size() > 4) listed += " and " + std::to_string(bad.size() - 4) + " more";
+  const std::optional<std::string> intact = formats::newest_intact_checkpoint(posix::parent(path), path);
+  throw Error(path, "the checkpoint holds non-finite weights (NaN or inf) in " + listed + ": the run that wrote it had diverged",
+              "Use an earlier checkpoint" + (intact ? " (" + *intact + " is the newest other one)" : std::string()) +
+                  ", and lower optimizer.lr or set trainer.gradient_clip_val for the next run.");
+}
+
+}  // namespace
+
+std::string serialize_checkpoint(models::Model& model, torch::optim::Optimizer& optimizer, const LoopState& state,
+                                 const std::string& config_yaml) {
+  torch::serialize::OutputArchive root;
+  torch::serialize::OutputArchive model_archive;
+  model.save(model_archive);
+  root.write("model", model_archive);
+  torch::serialize::OutputArchive optimizer_archive;
+  optimizer.save(optimizer_archive);
+  root.write("optimizer", optimizer_archive);
+
+  write_int(root, "format_version", kFormatVersion);
+  write_int(root, "epoch", state.epoch);
+  write_int(root, "global_step", state.global_step);
+  write_int(root, "batch_in_epoch", state.batch_in_epoch);
+  write_int(root, "scheduler_count", state.scheduler_count);
+  c10::List<std::string> callback_names;
+  c10::List<std::string> callback_states;
+  for (const auto& [name, text] : state.callback_states) {
+    callback_names.push_back(name);
+    callback_states.push_back(text);
+  }
+  root.write("callback_names", c10::IValue(callback_names));
+  root.write("callback_states", c10::IValue(callback_states));
+  c10::List<double> scores;
+  c10::List<std::string> paths;
+  for (const TopKEntry& entry : state.top_k) {
+    scores.push_back(entry.score);
+    paths.push_back(entry.path);
+  }
+  root.write("top_k_scores", c10::IValue(scores));
+  root.write("top_k_paths", c10::IValue(paths));
+  root.write("config", c10::IValue(config_yaml));
+  root.write("precision", c10::IValue(state.precision));
+  if (state.grad_scaler) {
+    root.write("grad_scaler_scale", c10::IValue(state.grad_scaler->scale));
+    write_int(root, "grad_scaler_growth_tracker", state.grad_scaler->growth_tracker);
+  }
+  {
+    auto generator = at::detail::getDefaultCPUGenerator();
+    std::lock_guard<std::mutex> lock(generator.mutex());
+    root.write("rng_cpu", generator.get_state(), /*is_buffer=*/true);
+  }
+
+  std::string bytes = formats::begin_checkpoint_file();
+  root.save_to([&bytes](const void* data, size_t size) {
+    bytes.append(static_cast<const char*>(data), size);
+    return size;
+  });
+  formats::CheckpointSummary summary;
+  summary.epoch = state.epoch;
+  summary.global_step = state.global_step;
+  summary.precision = state.precision;
+  for (const TopKEntry& entry : state.top_k) summary.best.emplace_back(entry.score, entry.path);
+  formats::finish_checkpoint_file(bytes, summary, config_yaml);
+  return bytes;
+}
+
+LoopState load_checkpoint(const std::string& path, models::Model& model, torch::optim::Optimizer* optimizer,
+                          bool restore_rng, const std::string& current_config_yaml) {
+  const formats::CheckpointFile file = formats::read_checkpoint_file(path);  // sizes and checksums
+  torch::serialize::InputArchive root;
+  try {
+    const std::string_view payload = file.payload();
+    root.load_from(payload.data(), payload.size());
+  } catch (const c10::Error& error) {  // its message without LibTorch's C++ backtrace
+    throw Error(path, std::string("not a readable checkpoint: ") + error.what_without_backtrace(),
+                "Point ckpt_path at a file written by trainer.");
+  } catch (const std::exception& error) {
+    throw Error(path, std::string("not a readable checkpoint: ") + error.what(),
+                "Point ckpt_path at a file written by trainer.");
+  }
+  if (read_int(root, "format_version") != kFormatVersion) {
+    throw Error(path, "not a trainer checkpoint (no format_version 1)",
+                "Point ckpt_path at a file written by trainer.");
+  }
+  torch::serialize::InputArchive model_archive;
+  root.read("model", model_archive);
+  check_fits(path, model, model_archive, file.config_yaml, current_config_yaml);
+  try {
+    model.load(model_archive);
+  } catch (const c10::Error& error) {
+    throw Error(path, std::string("the checkpoint does not fit this model: ") + error.what_without_backtrace(),
+                "Use the same model config as the run that wrote it.");
+  } catch (const std::exception& error) {
+    throw Error(path, std::string("the checkpoint does not fit this model: ") + error.what(),
+                "Use the same model config (and, for the 64-true, 16-true and bf16-true weights, the same "
+                "precision) as the run that wrote it.");
+  }
+  check_finite(path, model);
+  if (optimizer != nullptr) {
+    torch::serialize::InputArchive optimizer_archive;
+    root.read("optimizer", optimizer_archive);
+    optimizer->load(optimizer_archive);
+  }
+  LoopState state;
+  state.epoch = read_int(root, "epoch");
+  state.global_step = read_int(root, "global_step");
+  state.batch_in_epoch = read_int(root, "batch_in_epoch");
+  state.scheduler_count = read_int(root, "scheduler_count");
+  c10::IValue names;
+  c10::IValue texts;
+  if (root.try_read("callback_names", names) && root.try_read("callback_states", texts)) {
+    auto name_list = names.toList();
+    auto text_list = texts.toList();
+    for (size_t i = 0; i < name_list.size() && i < text_list.size(); ++i) {
+      state.callback_states.emplace_back(name_list.get(i).toStringRef(), text_list.get(i).toStringRef());
+    }
+  }
+  c10::IValue precision;
+  // Checkpoints from before mixed precision wrote "32".
+  if (root.try_read("precision", precision) && precision.isString() && precision.toStringRef() != "32") {
+    state.precision = precision.toStringRef();
+  }
+  c10::IValue scale;
+  if (root.try_read("grad_scaler_scale", scale)) {
+    state.grad_scaler = GradScalerState{scale.toDouble(), read_int(root, "grad_scaler_growth_tracker")};
+  }
+  c10::IValue scores;
+  c10::IValue paths;
+  if (root.try_read("top_k_scores", scores) && root.try_read("top_k_paths", paths)) {
+    auto score_list = scores.toDoubleList();
+    auto path_list = paths.toList();
+    for (size_t i = 0; i < score_list.size() && i < path_list.size(); ++i) {
+      state.top_k.push_back({score_list.get(i), path_list.get(i).toStringRef()});
+    }
+  }
+  if (restore_rng) {
+    at::Tensor rng;
+    if (root.try_read("rng_cpu", rng)) {
+      auto generator = at::detail::getDefaultCPUGenerator();
+      std::lock_guard<std::mutex> lock(generator.mutex());
+      generator.set_state(rng);
+    }
+  }
+  return state;
+}
+
+}  // namespace trainer::engine

@@ -1,0 +1,164 @@
+#include "trainer/engine/distributed/job_ranks.h"
+
+#include <sched.h>
+#include <signal.h>
+
+#include <ATen/Parallel.h>
+#include <torch/cuda.h>
+
+#include <memory>
+#include <optional>
+
+#include "trainer/config/config_view.h"
+#include "trainer/engine/tuner/batch_size_search.h"
+#include "trainer/engine/distributed/dist_env.h"
+#include "trainer/engine/distributed/local_ranks.h"
+#include "trainer/options/option_reader.h"
+#include "trainer/engine/distributed/process_group.h"
+#include "trainer/engine/trainer.h"
+#include "trainer/util/error.h"
+#include "trainer/util/log.h"
+
+namespace trainer::engine {
+namespace {
+
+int usable_cores() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
+  return 1;
+}
+
+bool starts_with(const std::string& text, const std::string& prefix) { return text.rfind(prefix, 0) == 0; }
+
+bool sets_key(const std::string& arg, const std::string& key) {
+  return starts_with(arg, key + "=") || starts_with(arg, "+" + key + "=") || starts_with(arg, "++" + key + "=");
+}
+
+// The command line for ranks 1..N-1: this process's own, with the run directory fixed to rank 0's
+// (a sweep's job process names its job, whose record fixes the directory already) and, for an
+// evaluation, the checkpoint rank 0 resolved (ckpt_path=best|last named it in the training run).
+std::vector<std::string> rank_command_line(const std::string& run_dir, const std::string& checkpoint) {
+  std::vector<std::string> args;
+  bool sweep_job = false;
+  for (const std::string& arg : LocalRanks::own_command_line()) {
+    if (arg == "run-job") sweep_job = true;
+    if (sets_key(arg, "hydra.run.dir") || (!checkpoint.empty() && sets_key(arg, "ckpt_path"))) continue;
+    args.push_back(arg);
+  }
+  if (!sweep_job) args.push_back("hydra.run.dir=" + run_dir);
+  if (!checkpoint.empty()) args.push_back("ckpt_path='" + checkpoint + "'");
+  return args;
+}
+
+// The job's error for a rank that ended with an error: how it ended, and the end of what it wrote
+// (quoted from its stderr, which the job process relays).
+Error rank_failed(LocalRanks& local, const RankFailure& failure, int world_size, const std::string& when,
+                  const std::string& fix) {
+  const std::string problem = failure.what + when + (failure.why.empty() ? "" : ": " + failure.why);
+  return Error("distributed job of " + std::to_string(world_size) + " ranks", problem,
+               fix + "\n" + local.last_output(failure.rank));
+}
+
+// A collective failed: the rank that ended first is the cause (rank 0's own error is a consequence).
+bool is_collective_failure(const Error& error) { return starts_with(error.where(), "distributed"); }
+
+}  // namespace
+
+int run_job_ranks(config::Node job_config, const std::string& run_dir, const std::string& config_yaml,
+                  const std::string& command) {
+  const config::ConfigView view(job_config);
+  const DistOptions dist = DistOptions::from_config(view);
+  std::optional<DistEnv> env = detect_dist_env();
+  const std::string accelerator = view.has("trainer") ? options::OptionReader(view.sub("trainer")).choice("accelerator") : "auto";
+  const bool cuda = accelerator == "cuda" || accelerator == "gpu" || (accelerator == "auto" && torch::cuda::is_available());
+  const int cuda_devices = cuda ? static_cast<int>(torch::cuda::device_count()) : 0;
+  const int per_node = dist.processes_per_node(cuda_devices);
+
+  // Lightning refuses the batch-size search under DDP: each rank would search on its own shard
+  // and the ranks could settle on different batches.
+  const bool searches = command == "tune_batch_size" || (command == "fit" && TunerOptions::from_config(view).auto_scale);
+  const int world_size = env ? env->world_size : (dist.strategy == "single_device" ? 1 : per_node * dist.num_nodes);
+  if (searches && world_size > 1) {
+    throw Error(command == "fit" ? "trainer.auto_scale_batch_size" : "trainer tune batch_size",
+                "the batch-size search does not run in a data-parallel job (" + std::to_string(world_size) +
+                    " processes), as in Lightning",
+                "Search with one process (trainer.devices=1), then start the data-parallel job with the batch it "
+                "found per process (data.batch_size=N).");
+  }
+  std::unique_ptr<LocalRanks> local;
+  if (!env && per_node * dist.num_nodes > 1 && dist.strategy != "single_device") {
+    if (dist.num_nodes > 1) {
+      throw Error("trainer.num_nodes=" + std::to_string(dist.num_nodes),
+                  "several nodes need a launcher on each node; trainer starts ranks on this machine only",
+                  "Start one process per device with torchrun (torchrun --nnodes " + std::to_string(dist.num_nodes) +
+                      " --nproc-per-node " + std::to_string(per_node) +
+                      " --rdzv-endpoint HOST:PORT --no-python trainer fit ...) or srun (one task per device).");
+    }
+    if (cuda && per_node > cuda_devices) {
+      throw Error("trainer.devices=" + std::to_string(per_node),
+                  "only " + std::to_string(cuda_devices) + " CUDA device(s) are visible",
+                  "Use trainer.devices=" + std::to_string(cuda_devices) + " or fewer, or trainer.accelerator=cpu.");
+    }
+    const std::string address = dist.master_addr.empty() ? "127.0.0.1" : dist.master_addr;
+    const int port = dist.master_port != 0 ? dist.master_port : LocalRanks::free_port();
+    const bool evaluation = command == "validate" || command == "test" || command == "export";
+    const std::string checkpoint = evaluation ? view.get_or<std::string>("ckpt_path", "") : std::string();
+    local = std::make_unique<LocalRanks>(per_node, rank_command_line(run_dir, checkpoint), address, port);
+    env = detect_dist_env();
+    log::info("started ranks 1.." + std::to_string(per_node - 1) + " of " + std::to_string(per_node) +
+              " on this machine (rendezvous through the private file " + env->store_file + ", Gloo on " + address +
+              ")");
+  }
+  if (!env) {
+    Trainer trainer(std::move(job_config), run_dir, config_yaml);
+    return trainer.run(command);
+  }
+
+  // Share the cores between the ranks of this machine (each rank would otherwise start one
+  // thread per core, oversubscribing them N times).
+  at::set_num_threads(std::max(1, usable_cores() / std::max(1, env->local_world_size)));
+  // Gloo writes to its peers with writev: once a peer has died, a write to its socket raises
+  // SIGPIPE, whose default action ends this rank without a word, before it can name the dead
+  // rank. Ignored, the write fails with EPIPE and the collective throws. Python, and so PyTorch's
+  // own DDP, runs with SIGPIPE ignored too.
+  ::signal(SIGPIPE, SIG_IGN);
+  if (env->rank != 0) log::set_level(log::Level::kWarning);
+  std::shared_ptr<ProcessGroup> group;
+  int code = 0;
+  try {
+    group = std::make_shared<ProcessGroup>(
+        *env, dist, cuda ? at::Device(at::kCUDA, 0) : at::Device(at::kCPU),
+        [&local]() -> std::optional<std::string> {
+          if (!local) return std::nullopt;
+          std::optional<RankFailure> failure = local->failure();
+          return failure ? std::optional<std::string>(failure->what) : std::nullopt;
+        },
+        [&local](int rank) { return local ? local->last_output(rank) : std::string(); });
+    Trainer trainer(std::move(job_config), run_dir, config_yaml);
+    trainer.set_distributed(group, dist.bucket_cap_mb);
+    code = trainer.run(command);
+  } catch (const Error& error) {
+    if (local && is_collective_failure(error)) {
+      // A rank that died made our collective fail at once; its exit shows up within moments.
+      if (std::optional<RankFailure> cause = local->failure(3.0)) {
+        group.reset();
+        throw rank_failed(*local, *cause, env->world_size, "",
+                          "The other ranks were stopped. Resume with the same command plus ckpt_path=last and "
+                          "hydra.run.dir=" + run_dir + ".");
+      }
+    }
+    group.reset();  // the other ranks' collectives fail now, and they exit
+    if (local) local->wait_all(5.0);
+    throw;
+  }
+  group.reset();
+  if (local) {
+    if (std::optional<RankFailure> failure = local->wait_all(dist.timeout_seconds)) {
+      throw rank_failed(*local, *failure, env->world_size, " at the end of the job",
+                        "Rank 0 finished the job; see what rank " + std::to_string(failure->rank) + " wrote.");
+    }
+  }
+  return code;
+}
+
+}  // namespace trainer::engine

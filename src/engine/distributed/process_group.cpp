@@ -1,0 +1,279 @@
+#include "trainer/engine/distributed/process_group.h"
+
+#include <c10/util/Exception.h>
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/FileStore.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#ifdef USE_C10D_NCCL
+#include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
+#endif
+
+#include <chrono>
+#include <cstdlib>
+#include <thread>
+
+#include "trainer/engine/torch_compat.h"
+#include "trainer/util/error.h"
+#include "trainer/util/log.h"
+
+namespace trainer::engine {
+
+struct ProcessGroup::Handles {
+  c10::intrusive_ptr<c10d::Store> store;
+  c10::intrusive_ptr<compat::CollectiveBackend> backend;
+};
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string message_of(const std::exception& error) {
+  if (const auto* c10_error = dynamic_cast<const c10::Error*>(&error)) return c10_error->what_without_backtrace();
+  return error.what();
+}
+
+std::vector<uint8_t> bytes_of(const std::string& text) { return std::vector<uint8_t>(text.begin(), text.end()); }
+
+// "Rank 1's stderr went to ...", from the places rank 0 collected ("" when not known here).
+std::string where_stderr_went(int rank, const std::vector<StderrLocation>& locations) {
+  if (rank < 0 || static_cast<size_t>(rank) >= locations.size()) return {};
+  return "Rank " + std::to_string(rank) + "'s stderr went to " +
+         describe_stderr_location(locations[static_cast<size_t>(rank)], StderrLocation::of_this_process()) + ".";
+}
+
+bool is_loopback(const std::string& host) { return host == "localhost" || host.rfind("127.", 0) == 0; }
+
+}  // namespace
+
+ProcessGroup::ProcessGroup(const DistEnv& env, const DistOptions& options, const at::Device& device,
+                           PeerFailure peer_failure, PeerOutput peer_output)
+    : rank_(env.rank),
+      world_size_(env.world_size),
+      local_rank_(env.local_rank),
+      timeout_seconds_(options.timeout_seconds),
+      master_addr_(env.master_addr),
+      peer_output_(std::move(peer_output)),
+      handles_(std::make_unique<Handles>()) {
+  const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(options.timeout_seconds * 1000.0));
+  backend_name_ = options.backend.empty() ? (device.is_cuda() ? "nccl" : "gloo") : options.backend;
+  // torchrun's agent (PyTorch 2.x) hosts a TCPStore at MASTER_PORT whose protocol LibTorch 1.13's
+  // client does not speak: its first request went unanswered until the timeout in a test here.
+  // There rank 0 serves a store of its own on the next port, as without the agent.
+  const bool join_agent = env.agent_store && compat::tcpstore_client_speaks_torchrun_2();
+  const int port = env.agent_store && !join_agent ? env.master_port + 1 : env.master_port;
+  const std::string meeting =
+      env.store_file.empty() ? env.master_addr + ":" + std::to_string(port) : "file " + env.store_file;
+  const std::string where = "distributed rendezvous (rank " + std::to_string(rank_) + " of " +
+                            std::to_string(world_size_) + ", " + meeting + ")";
+  c10d::TCPStoreOptions store_options;
+  store_options.port = static_cast<uint16_t>(port);
+  store_options.isServer = rank_ == 0 && !join_agent;
+  store_options.numWorkers = static_cast<size_t>(world_size_);
+  store_options.waitWorkers = false;  // waited for below, watching for a failed peer
+  store_options.timeout = timeout;
+  try {
+    // Ranks trainer started on this machine meet through a private file (local_ranks.h): a TCPStore
+    // server would listen on every interface. torchrun and srun jobs keep theirs.
+    c10::intrusive_ptr<c10d::Store> base;
+    if (!env.store_file.empty()) {
+      base = c10::make_intrusive<c10d::FileStore>(env.store_file, world_size_);
+      base->setTimeout(timeout);
+    } else {
+      base = c10::make_intrusive<c10d::TCPStore>(env.master_addr, store_options);
+    }
+    const char* restart = std::getenv("TORCHELASTIC_RESTART_COUNT");
+    handles_->store = c10::make_intrusive<c10d::PrefixStore>(
+        std::string("trainer/") + (restart != nullptr ? restart : "0"), base);
+  } catch (const std::exception& error) {
+    const std::string message = message_of(error);
+    if (store_options.isServer && message.find("ddress already in use") != std::string::npos) {
+      throw Error(where, "port " + std::to_string(port) + " is taken on this node (another job's rendezvous?): " + message,
+                  "Give this job another port: MASTER_PORT (or trainer.master_port) set to a free one.");
+    }
+    throw Error(where, "cannot reach the TCPStore: " + message,
+                "Check MASTER_ADDR/MASTER_PORT (trainer.master_addr, trainer.master_port) and that rank 0 runs; "
+                "the wait is bounded by trainer.dist_timeout.");
+  }
+  // A launcher's ranks say where their output goes: nobody else knows (trainer's own ranks write
+  // through rank 0, which quotes them).
+  const bool launched_elsewhere = env.store_file.empty();
+  if (launched_elsewhere) {
+    handles_->store->set("stderr/" + std::to_string(rank_), bytes_of(StderrLocation::of_this_process().encode()));
+  }
+  // Every rank checks in; a failed peer (seen by our launcher) ends the wait at once.
+  handles_->store->add("joined", 1);
+  const auto deadline = Clock::now() + timeout;
+  while (true) {
+    const int64_t joined = handles_->store->add("joined", 0);
+    if (joined >= world_size_) break;
+    if (peer_failure) {
+      if (std::optional<std::string> failure = peer_failure()) {
+        throw Error(where, *failure + " before all ranks joined", "See that rank's error above.");
+      }
+    }
+    if (Clock::now() >= deadline) {
+      throw Error(where,
+                  "only " + std::to_string(joined) + " of " + std::to_string(world_size_) + " ranks joined within " +
+                      std::to_string(static_cast<long long>(options.timeout_seconds)) + " s",
+                  "Start every rank (WORLD_SIZE of them) with the same MASTER_ADDR and MASTER_PORT, or raise "
+                  "trainer.dist_timeout.");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  if (launched_elsewhere && rank_ == 0) {
+    for (int r = 0; r < world_size_; ++r) {  // set before each rank joined
+      const std::vector<uint8_t> bytes = handles_->store->get("stderr/" + std::to_string(r));
+      stderr_locations_.push_back(StderrLocation::decode(std::string(bytes.begin(), bytes.end())));
+    }
+  }
+  handles_->backend = make_backend("", where);
+  log::info("distributed: rank " + std::to_string(rank_) + " of " + std::to_string(world_size_) + " (" +
+            backend_name_ + ", rendezvous " + meeting + ", " +
+            (env.source.empty() ? "environment" : env.source) + ")");
+}
+
+ProcessGroup::~ProcessGroup() = default;
+
+std::unique_ptr<HangWatchdog> ProcessGroup::watch_for_hangs(double timeout_seconds) const {
+  // Copies: the watchdog's thread asks from its own thread.
+  PeerOutput peer_output = peer_output_;
+  std::vector<StderrLocation> locations = stderr_locations_;
+  auto output_of = [peer_output, locations](int rank) {
+    return peer_output ? peer_output(rank) : where_stderr_went(rank, locations);
+  };
+  return std::make_unique<HangWatchdog>(handles_->store, rank_, world_size_, timeout_seconds, std::move(output_of));
+}
+
+std::string ProcessGroup::fix_text() const {
+  std::string text = "Another rank ended or hangs: see its own error";
+  if (!stderr_locations_.empty()) {
+    text += ". Where each rank's stderr went: " +
+            describe_stderr_locations(stderr_locations_, StderrLocation::of_this_process());
+  } else if (rank_ == 0) {
+    text += " (when trainer started the ranks, the job's error names it and quotes its last lines)";
+  } else {
+    text += " (rank 0's error names it)";
+  }
+  return text + ". Waits are bounded by trainer.dist_timeout (now " +
+         std::to_string(static_cast<long long>(timeout_seconds_)) +
+         " s). Resume with ckpt_path=last and the same hydra.run.dir.";
+}
+
+c10::intrusive_ptr<compat::CollectiveBackend> ProcessGroup::make_backend(const std::string& name,
+                                                                        const std::string& where) const {
+  const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout_seconds_ * 1000.0));
+  // Each group has its own key space in the store: "gloo"/"nccl", plus the name of a sibling.
+  const std::string prefix = backend_name_ + (name.empty() ? "" : "/" + name);
+  try {
+    if (backend_name_ == "gloo") {
+      auto gloo_options = c10d::ProcessGroupGloo::Options::create(timeout);
+      const char* interface = std::getenv("GLOO_SOCKET_IFNAME");
+      if (interface != nullptr && interface[0] != '\0') {
+        gloo_options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForInterface(interface));
+      } else if (is_loopback(master_addr_)) {
+        gloo_options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
+      } else {
+        gloo_options->devices.push_back(c10d::ProcessGroupGloo::createDefaultDevice());
+      }
+      return c10::make_intrusive<c10d::ProcessGroupGloo>(c10::make_intrusive<c10d::PrefixStore>(prefix, handles_->store),
+                                                         rank_, world_size_, gloo_options);
+    }
+#ifdef USE_C10D_NCCL
+    auto nccl_options = c10d::ProcessGroupNCCL::Options::create();
+    nccl_options->timeout = timeout;
+    return c10::make_intrusive<c10d::ProcessGroupNCCL>(c10::make_intrusive<c10d::PrefixStore>(prefix, handles_->store),
+                                                       rank_, world_size_, nccl_options);
+#else
+    throw Error("trainer.process_group_backend", "this LibTorch has no NCCL",
+                "Use trainer.process_group_backend=gloo, or build against a CUDA LibTorch.");
+#endif
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& error) {
+    throw Error(where, "cannot create the " + backend_name_ + " process group: " + message_of(error),
+                fix_text());
+  }
+}
+
+ProcessGroup::ProcessGroup(const ProcessGroup& parent, const std::string& name)
+    : rank_(parent.rank_),
+      world_size_(parent.world_size_),
+      local_rank_(parent.local_rank_),
+      timeout_seconds_(parent.timeout_seconds_),
+      backend_name_(parent.backend_name_),
+      master_addr_(parent.master_addr_),
+      peer_output_(parent.peer_output_),
+      stderr_locations_(parent.stderr_locations_),
+      handles_(std::make_unique<Handles>()) {
+  handles_->store = parent.handles_->store;
+  handles_->backend = make_backend(name, "distributed group '" + name + "' (rank " + std::to_string(rank_) + " of " +
+                                             std::to_string(world_size_) + ")");
+}
+
+std::unique_ptr<ProcessGroup> ProcessGroup::sibling(const std::string& name) const {
+  return std::unique_ptr<ProcessGroup>(new ProcessGroup(*this, name));
+}
+
+void ProcessGroup::fail(const std::string& what, const std::string& problem) const {
+  throw Error("distributed " + what + " (rank " + std::to_string(rank_) + " of " + std::to_string(world_size_) + ")",
+              problem, fix_text());
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroup::allreduce_async(at::Tensor& tensor) {
+  std::vector<at::Tensor> tensors{tensor};
+  try {
+    return handles_->backend->allreduce(tensors);
+  } catch (const std::exception& error) {
+    fail("all-reduce", message_of(error));
+  }
+}
+
+void ProcessGroup::wait(const c10::intrusive_ptr<c10d::Work>& work, const std::string& what) {
+  try {
+    work->wait();
+  } catch (const std::exception& error) {
+    fail(what, message_of(error));
+  }
+}
+
+void ProcessGroup::allreduce_sum(at::Tensor& tensor, const std::string& what) {
+  wait(allreduce_async(tensor), what);
+}
+
+void ProcessGroup::broadcast_from_main(const std::vector<at::Tensor>& tensors, const std::string& what) {
+  for (const at::Tensor& tensor : tensors) {
+    std::vector<at::Tensor> one{tensor};
+    c10d::BroadcastOptions options;
+    options.rootRank = 0;
+    try {
+      wait(handles_->backend->broadcast(one, options), what);
+    } catch (const Error&) {
+      throw;
+    } catch (const std::exception& error) {
+      fail(what, message_of(error));
+    }
+  }
+}
+
+void ProcessGroup::barrier(const std::string& what) {
+  try {
+    wait(handles_->backend->barrier(), what);
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& error) {
+    fail(what, message_of(error));
+  }
+}
+
+std::string ProcessGroup::share_string(const std::string& key, const std::string& value) {
+  try {
+    if (rank_ == 0) handles_->store->set("shared/" + key, bytes_of(value));
+    const std::vector<uint8_t> bytes = handles_->store->get("shared/" + key);
+    return std::string(bytes.begin(), bytes.end());
+  } catch (const std::exception& error) {
+    fail("store read of '" + key + "'", message_of(error));
+  }
+}
+
+}  // namespace trainer::engine

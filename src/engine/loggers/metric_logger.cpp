@@ -1,0 +1,37 @@
+#include "trainer/engine/loggers/metric_logger.h"
+
+#include "trainer/engine/loggers/metrics_csv.h"
+#include "trainer/engine/loggers/tensorboard_logger.h"
+#include "trainer/options/option_reader.h"
+
+namespace trainer::engine {
+
+Registry<LoggerFactory>& logger_registry() {
+  // Never destroyed: a user's static registrations may run before or after ours.
+  static auto* registry = [] {
+    auto* created = new Registry<LoggerFactory>("logger");
+    created->add("csv", [](const config::ConfigView& section, const std::string& run_dir) {
+      const options::OptionReader r(section);
+      const std::string dir = r.get_or<std::string>("save_dir", run_dir);
+      const std::string name = r.get<std::string>("name");
+      return std::unique_ptr<MetricLogger>(std::make_unique<MetricsCsv>(dir + "/" + name));
+    });
+    created->add("tensorboard", make_tensorboard_logger);
+    return created;
+  }();
+  return *registry;
+}
+
+std::vector<std::unique_ptr<MetricLogger>> make_loggers(const config::ConfigView& root, const std::string& run_dir) {
+  std::vector<std::unique_ptr<MetricLogger>> loggers;
+  if (!root.has("logger") || root.node("logger").is_null()) return loggers;
+  config::ConfigView section = root.sub("logger");
+  for (const std::string& name : section.keys()) {
+    if (section.node(name).is_null()) continue;  // `logger.tensorboard: null` switches one off
+    LoggerFactory factory = logger_registry().get(name, "logger." + name);
+    loggers.push_back(factory(section.sub(name), run_dir));
+  }
+  return loggers;
+}
+
+}  // namespace trainer::engine

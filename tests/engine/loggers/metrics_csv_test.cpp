@@ -1,0 +1,100 @@
+// metrics.csv as Lightning's CSVLogger writes it: epoch and step first, a column per metric in
+// the order first logged, empty cells for metrics a row lacks, the header widened by a rewrite,
+// and a resumed run appending to the file it finds.
+// Engine tests use Catch's prefixed macros (docs/architecture.md).
+#define CATCH_CONFIG_PREFIX_ALL
+#include "trainer/engine/loggers/metrics_csv.h"
+
+#include <ftw.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include <catch2/catch.hpp>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "trainer/util/error.h"
+
+using trainer::engine::MetricsCsv;
+
+namespace {
+
+struct Scratch {
+  std::string dir;
+  Scratch() {
+    char pattern[] = "/tmp/metrics_csv_test_XXXXXX";
+    CATCH_REQUIRE(::mkdtemp(pattern) != nullptr);
+    dir = pattern;
+  }
+  ~Scratch() {
+    ::nftw(
+        dir.c_str(),
+        [](const char* path, const struct stat*, int, struct FTW*) { return ::remove(path); }, 8,
+        FTW_DEPTH | FTW_PHYS);
+  }
+};
+
+std::string read(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace
+
+CATCH_TEST_CASE(
+    "rows hold epoch, step and the metrics in the order first logged; new names widen the header") {
+  Scratch scratch;
+  const std::string path = scratch.dir + "/run/metrics.csv";  // the directory is created
+  {
+    MetricsCsv csv(path);
+    CATCH_CHECK(read(path) == "epoch,step\n");
+    csv.log_metrics({{"train/loss", 0.5}, {"lr-Adam", 1e-05}}, 0, 49);
+    csv.flush();
+    CATCH_CHECK(read(path) == "epoch,step,train/loss,lr-Adam\n0,49,0.5,1e-05\n");
+    csv.log_metrics({{"lr-Adam", 0.001}}, 0, 99);
+    csv.log_metrics({{"val/acc", 0.75}, {"train/loss", 0.25}}, 0, 100);  // a new column: rewritten
+    csv.log_metrics({{"test/acc", 0.5}}, -1, -1);  // outside fit: no epoch, no step
+    CATCH_CHECK(csv.columns() == std::vector<std::string>{"epoch", "step", "train/loss", "lr-Adam",
+                                                          "val/acc", "test/acc"});
+  }
+  CATCH_CHECK(read(path) ==
+              "epoch,step,train/loss,lr-Adam,val/acc,test/acc\n"
+              "0,49,0.5,1e-05,,\n"
+              "0,99,,0.001,,\n"
+              "0,100,0.25,,0.75,\n"
+              ",,,,,0.5\n");
+  CATCH_CHECK_FALSE(std::ifstream(path + ".tmp").good());
+}
+
+CATCH_TEST_CASE("a resumed run keeps the file's columns and rows and appends") {
+  Scratch scratch;
+  const std::string path = scratch.dir + "/metrics.csv";
+  {
+    MetricsCsv csv(path);
+    csv.log_metrics({{"train/loss", 2.0}}, 0, 10);
+  }
+  {
+    MetricsCsv resumed(path);
+    CATCH_CHECK(resumed.columns() == std::vector<std::string>{"epoch", "step", "train/loss"});
+    resumed.log_metrics({{"train/loss", 1.0}}, 1, 20);
+    resumed.log_metrics({{"val/loss", 1.5}}, 1, 20);
+  }
+  CATCH_CHECK(read(path) == "epoch,step,train/loss,val/loss\n0,10,2.0,\n1,20,1.0,\n1,20,,1.5\n");
+}
+
+CATCH_TEST_CASE("a run directory that cannot be created is an error naming metrics.csv") {
+  Scratch scratch;
+  const std::string blocker = scratch.dir + "/file";
+  std::ofstream(blocker) << "x";
+  try {
+    MetricsCsv csv(blocker + "/sub/metrics.csv");
+    CATCH_FAIL("no error");
+  } catch (const trainer::Error& error) {
+    CATCH_CHECK(error.where() == blocker + "/sub/metrics.csv");
+    CATCH_CHECK_THAT(error.problem(), Catch::Contains("metrics.csv"));
+  }
+}
