@@ -1,0 +1,107 @@
+// What a checkpoint holds (model, optimizer, loop, callback and loss-scaler state), when the loop
+// writes one (epoch end, every_n_train_steps, a signal) and where (top-k names, last.ckpt).
+#include "trainer_impl.h"
+
+#include "trainer/engine/checkpoint/checkpoint_policy.h"
+#include "trainer/engine/posix_files.h"
+#include "trainer/formats/checkpoint_file.h"
+#include "trainer/util/error.h"
+#include "trainer/util/log.h"
+
+namespace trainer::engine {
+// A non-finite training loss stops fit before anything is saved from the damaged weights: the
+// last checkpoint on disk stays the last good one.
+[[noreturn]] void throw_nonfinite(int64_t batches, int64_t last_step, const std::string& last_checkpoint) {
+  throw Error("training step " + std::to_string(last_step),
+              "the loss was not finite (NaN or infinite) in at least one of the " + std::to_string(batches) +
+                  " batches trained since the last check",
+              "Lower optimizer.lr, enable gradient clipping (trainer.gradient_clip_val=1.0) or check the data. "
+              "Nothing was saved from the damaged weights; " +
+                  (posix::exists(last_checkpoint)
+                       ? "the last good checkpoint is " + last_checkpoint + " (resume with ckpt_path=last)."
+                       : std::string("no checkpoint had been written yet, so start again with the changes above.")));
+}
+
+std::string Trainer::Impl::optimizer_class_name() const {
+  switch (options.optimizer.kind) {
+    case OptimizerKind::kSgd: return "SGD";
+    case OptimizerKind::kAdam: return "Adam";
+    case OptimizerKind::kAdamW: return "AdamW";
+  }
+  return "?";
+}
+
+void Trainer::Impl::save_callback_states(LoopState& state) const {
+  state.callback_states.clear();
+  for (const auto& entry : callbacks) state.callback_states.emplace_back(entry.name, entry.callback->state());
+}
+
+void Trainer::Impl::restore_callback_states(const LoopState& state) {
+  for (const auto& [name, text] : state.callback_states) {
+    for (auto& entry : callbacks) {
+      if (entry.name == name) entry.callback->load_state(text);
+    }
+  }
+}
+
+void Trainer::Impl::restore_precision_state(const LoopState& state) {
+  const std::string name = precision_name(options.precision);
+  if (state.precision != name) {
+    log::info("the checkpoint was written with precision=" + state.precision + "; continuing with precision=" + name);
+  }
+  if (!scaler) return;
+  if (state.grad_scaler) {
+    scaler->load_state(*state.grad_scaler);
+    log::info("loss scale restored: " + scale_text(state.grad_scaler->scale) + ", " +
+              std::to_string(state.grad_scaler->growth_tracker) + " good steps towards the next growth");
+  } else {
+    log::info("the checkpoint holds no loss-scaler state: loss scaling starts from init_scale");
+  }
+}
+
+std::string Trainer::Impl::resolve_ckpt_path(const std::string& wanted) const {
+  return formats::resolve_checkpoint_name(wanted, checkpoint_dir());
+}
+
+std::string Trainer::Impl::update_top_k(LoopState& state, double score, int64_t epoch, std::vector<std::string>& dropped) {
+  // The name's metric fields: the latest validation's, and the monitored value as scored now.
+  std::map<std::string, double> metrics = latest_validation;
+  metrics[options.checkpoint.monitor] = score;
+  return engine::update_top_k(state.top_k, options.checkpoint, score, epoch, state.global_step, metrics, dropped);
+}
+
+void Trainer::Impl::save(LoopState& state, std::vector<std::string> paths, std::vector<std::string> dropped) {
+  if (!options.checkpoint.enabled || paths.empty() || !is_main) return;
+  PhaseProfiler::Scope timed(profiler, Phase::kCheckpoint);
+  save_callback_states(state);
+  flush_loggers();
+  state.precision = precision_name(options.precision);
+  state.grad_scaler.reset();
+  if (scaler) state.grad_scaler = scaler->state();
+  auto bytes = std::make_shared<const std::string>(serialize_checkpoint(*model, *optimizer, state, config_yaml));
+  checkpoint_writer.write(std::move(bytes), std::move(paths), std::move(dropped));
+}
+
+void Trainer::Impl::check_finite_before_saving(const DeviceMeter& epoch_meter, const LoopState& state) const {
+  if (!epoch_meter.read().finite()) throw_nonfinite(epoch_meter.batches, state.global_step, last_path());
+}
+
+void Trainer::Impl::save_at_step(LoopState& state, const DeviceMeter& epoch_meter, int64_t epoch) {
+  const std::string& monitor = options.checkpoint.monitor;
+  std::optional<double> value;
+  if (const auto found = latest_validation.find(monitor); found != latest_validation.end()) value = found->second;
+  if (monitor == "train/loss" || monitor == "train/acc") {
+    const DeviceMeter::Reading reading = epoch_meter.read();
+    value = monitor == "train/loss" ? reading.loss() : reading.accuracy();
+  }
+  std::vector<std::string> paths;
+  std::vector<std::string> dropped;
+  if (value) {
+    const std::string best = update_top_k(state, *value, epoch, dropped);
+    if (!best.empty()) paths.push_back(best);
+  }
+  paths.push_back(last_path());
+  save(state, std::move(paths), std::move(dropped));
+}
+
+}  // namespace trainer::engine

@@ -1,0 +1,264 @@
+// Trainer::Impl, the state of one job's trainer, shared by the files that define its parts:
+// trainer.cpp (the loop: fit, validation, test), trainer_setup.cpp (device, precision, data,
+// model, optimizer, data parallel, the batch-size search) and trainer_checkpointing.cpp (what a
+// checkpoint holds, when it is written and where). Private to the engine: not installed.
+#pragma once
+
+#include "trainer/engine/trainer.h"
+
+#include <ATen/ATen.h>
+#include <torch/optim/optimizer.h>
+
+#include <chrono>
+#include <cstdio>
+#include <iomanip>
+#include <map>
+#include <sstream>
+
+#include "trainer/config/config_view.h"
+#include "trainer/data/batch_loader.h"
+#include "trainer/data/data_options.h"
+#include "trainer/data/datasets.h"
+#include "trainer/engine/tuner/batch_size_search.h"
+#include "trainer/engine/callbacks/callback.h"
+#include "trainer/engine/checkpoint/checkpoint.h"
+#include "trainer/engine/checkpoint/checkpoint_writer.h"
+#include "trainer/engine/device_meter.h"
+#include "trainer/engine/profiling/flops_throughput.h"
+#include "trainer/engine/precision/grad_scaler.h"
+#include "trainer/engine/distributed/grad_reducer.h"
+#include "trainer/engine/loggers/metric_logger.h"
+#include "trainer/engine/profiling/phase_profiler.h"
+#include "trainer/engine/precision/precision_setup.h"
+#include "trainer/engine/distributed/process_group.h"
+#include "trainer/engine/profiling/trace_profiler.h"
+#include "trainer/engine/trainer_options.h"
+#include "trainer/models/model_registry.h"
+
+namespace trainer::engine {
+
+using Clock = std::chrono::steady_clock;
+
+inline double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+inline std::string fixed(double value, int digits) {
+  std::ostringstream out;
+  out << std::fixed << std::setprecision(digits) << value;
+  return out.str();
+}
+
+// A loss scale as text: every digit a float32 needs (9 significant), short for powers of two.
+inline std::string scale_text(double scale) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.9g", scale);
+  return text;
+}
+
+// A non-finite training loss stops fit before anything is saved from the damaged weights: the
+// last checkpoint on disk stays the last good one.
+[[noreturn]] void throw_nonfinite(int64_t batches, int64_t last_step, const std::string& last_checkpoint);
+
+struct Trainer::Impl {
+  config::Node config;
+  std::string run_dir;
+  std::string config_yaml;
+  TrainerOptions options;
+  TunerOptions tuner;
+  bool tune_only = false;  // the command is tune_batch_size
+  data::DataOptions data_options;
+  at::Device device = at::kCPU;
+  std::shared_ptr<models::Model> model;
+  models::InputSpec input_spec;
+  FlopsThroughput throughput;  // flops_per_sec and mfu at logging steps (set up by fit)
+  std::unique_ptr<torch::optim::Optimizer> optimizer;
+  std::vector<at::Tensor> parameters;
+  std::shared_ptr<const data::TensorDataset> train_set, val_set, test_set;
+  std::vector<std::unique_ptr<MetricLogger>> loggers;
+  std::vector<NamedCallback> callbacks;
+  // Precision, resolved once in setup: the dtype of weights and inputs (float32 but for 64-true and
+  // the half "true" modes), autocast for the mixed modes, and the loss scaler when it is on.
+  at::ScalarType param_dtype = at::kFloat;
+  bool autocast = false;
+  at::ScalarType autocast_dtype = at::kBFloat16;
+  std::unique_ptr<GradScaler> scaler;
+  std::shared_ptr<ProcessGroup> group;     // data parallel (set_distributed), else null
+  double bucket_cap_mb = 25;
+  std::unique_ptr<GradReducer> reducer;
+  bool is_main = true;                     // rank 0: logs, metrics, checkpoints, progress bar
+  int world_size = 1;
+  std::map<std::string, double> latest_validation;  // the metrics of the latest validation
+  Clock::time_point fit_start = Clock::now();
+  PhaseProfiler profiler;              // phases for trainer.profiler=simple/pytorch; off: one branch each
+  TraceProfiler tracer;                // trainer.profiler=pytorch; off: one branch per step
+  CheckpointWriter checkpoint_writer;  // declared last: destroyed first, finishing any write in flight
+
+  void setup();
+
+  void make_scaler() { scaler = make_grad_scaler(options, device); }
+
+  // Lightning's precision settings on this device and LibTorch (precision_setup.h); what cannot
+  // run here is refused now, naming `precision`, before any data is read.
+  void configure_precision();
+
+  // Sets `path` (an existing key) in the job config, and in the copy stored with each checkpoint,
+  // to what actually runs.
+  void record_in_config(const std::string& path, const std::string& value);
+
+  // All-zero inputs of the data's shape and class-0 targets for `samples` samples on the device:
+  // the batch of the set-up probes below.
+  data::Batch zero_batch(const models::InputSpec& spec, int64_t samples) const;
+
+  // One forward and backward pass of two all-zero samples in the configured precision, in eval
+  // mode (no dropout draw, no batch-norm update), gradients dropped afterwards: an operation
+  // LibTorch lacks in that dtype on this device (float16 matrix products on the CPU with 1.13, say)
+  // fails here, as a configuration error, instead of at the first training step.
+  void probe_precision(const models::InputSpec& spec, const std::string& model_name);
+
+  // flops_per_sec at every logging step; on a GPU in the peak table, mfu too (throughput_setup.h).
+  void setup_throughput();
+
+  // The optimizer phase of a training step: unscale (so clipping sees true gradients), clip, step
+  // and zero the gradients. False when the scaler skipped the step for inf/NaN gradients.
+  bool unscale_clip_and_step(bool clip_by_norm);
+
+  // optimizer.step(), through the loss scaler when it is on; false when the scaler skipped the step
+  // for inf/NaN gradients (then the LR schedule must not advance either).
+  bool optimizer_step();
+
+  // Data parallel on CUDA: one device per local rank.
+  c10::DeviceIndex local_cuda_index() const;
+
+  // Every rank starts from rank 0's weights and writes into rank 0's checkpoint directory (ranks
+  // started by torchrun may have composed another timestamped run directory).
+  void setup_distributed();
+
+  void synchronise_batch_norms();
+
+  // An allocation failure anywhere in the job, as one paragraph (out_of_memory_report.h).
+  [[noreturn]] void throw_out_of_memory(const std::string& command, const std::string& cause) const;
+
+  // trainer.profiler=simple: the phase table in the log and in <run dir>/fit-profiler.txt.
+  void report_profile(double fit_seconds) const;
+
+  void log_metrics(const MetricRow& row, int64_t epoch, int64_t step);
+  void flush_loggers();
+
+  // The loop as callbacks see it.
+  struct Context final : FitContext {
+    Impl& impl;
+    LoopState& state;
+    std::string stop_reason;
+    int64_t current_epoch = 0;  // state.epoch moves on to the next epoch before on_epoch_end runs
+    Context(Impl& owner, LoopState& loop) : impl(owner), state(loop), current_epoch(loop.epoch) {}
+    int64_t epoch() const override { return current_epoch; }
+    int64_t global_step() const override { return state.global_step; }
+    int64_t min_epochs() const override { return impl.options.min_epochs; }
+    bool lr_changes_per_step() const override {
+      return impl.options.scheduler.kind != ScheduleKind::kNone && impl.options.scheduler.per_step;
+    }
+    int cuda_device() const override { return impl.device.is_cuda() ? impl.device.index() : -1; }
+    std::vector<std::pair<std::string, double>> learning_rates() const override {
+      std::vector<std::pair<std::string, double>> rates;
+      const std::string base = "lr-" + impl.optimizer_class_name();
+      const auto& groups = impl.optimizer->param_groups();
+      for (size_t i = 0; i < groups.size(); ++i) {
+        rates.emplace_back(i == 0 ? base : base + "/pg" + std::to_string(i + 1), groups[i].options().get_lr());
+      }
+      return rates;
+    }
+    void log(const MetricRow& metrics) override { impl.log_metrics(metrics, current_epoch, state.global_step); }
+    void request_stop(const std::string& reason) override {
+      if (stop_reason.empty()) stop_reason = reason;
+    }
+  };
+
+  std::string optimizer_class_name() const;
+
+  void save_callback_states(LoopState& state) const;
+  void restore_callback_states(const LoopState& state);
+
+  // `batch_size` 0: data.batch_size.
+  data::BatchLoader make_loader(const std::shared_ptr<const data::TensorDataset>& dataset, bool train,
+                                int64_t batch_size = 0) const;
+
+  // The forward pass (under autocast in the mixed modes: autocast state is per thread, and this
+  // runs on the training thread) and the loss; float32 under autocast, as autocast itself would.
+  at::Tensor forward_loss(const data::Batch& batch, at::Tensor& logits);
+
+  // Batches one validation (or test) pass runs on rank 0, the rank with the most samples: the
+  // same number on every rank. Zero means no validation at all (limit_val_batches=0, an empty
+  // split), as in Lightning.
+  int64_t evaluation_batches(const data::TensorDataset& dataset, const BatchLimit& limit) const;
+
+  // Says once, before fit, what a run without validation gives up.
+  void warn_no_validation() const;
+
+  // Runs an evaluation loop over up to `limit` batches; returns (loss, accuracy).
+  std::pair<double, double> evaluate(const std::shared_ptr<const data::TensorDataset>& dataset,
+                                     const BatchLimit& limit_option, int64_t hard_limit = -1);
+
+  void restore_precision_state(const LoopState& state);
+
+  std::string checkpoint_dir() const { return options.checkpoint.dirpath; }
+  std::string last_path() const { return checkpoint_dir() + "/last.ckpt"; }
+
+  std::string resolve_ckpt_path(const std::string& wanted) const;
+
+  // Top-k bookkeeping for a new score (checkpoint_policy.h): the file this epoch's checkpoint goes
+  // to (empty if it does not make the top k); files that fell out of the top k go to `dropped`.
+  std::string update_top_k(LoopState& state, double score, int64_t epoch, std::vector<std::string>& dropped);
+
+  // Takes the snapshot here (callback states, loggers flushed, model + optimizer + loop state
+  // serialised) and hands the bytes to the background writer, which writes every path from them.
+  void save(LoopState& state, std::vector<std::string> paths, std::vector<std::string> dropped = {});
+
+  // Mid-epoch checkpoints (every_n_train_steps, a signal, max_steps/max_time) first make sure no
+  // loss of this epoch was non-finite: one small host read, only when a checkpoint is written.
+  void check_finite_before_saving(const DeviceMeter& epoch_meter, const LoopState& state) const;
+
+  void save_last(LoopState& state) { save(state, {last_path()}); }
+
+  // model_checkpoint.every_n_train_steps: last.ckpt, and a top-k file when the monitored metric has
+  // a value: a val/* metric's from the latest validation, a train/* metric's as this epoch's running
+  // mean (one host read, only at these checkpoints), as Lightning's ModelCheckpoint uses the latest
+  // logged value.
+  void save_at_step(LoopState& state, const DeviceMeter& epoch_meter, int64_t epoch);
+
+  // A callback asked to stop (early stopping): honoured once min_epochs are done, else logged and
+  // dropped. Returns whether fit stops.
+  bool take_stop_request(Context& context, int64_t epoch) const;
+
+  // Lightning's val_check_batch: validation runs after every this many training batches of an
+  // epoch (a float val_check_interval is a share of the epoch, an int a number of batches).
+  int64_t resolve_val_check_batch(int64_t train_batches) const;
+
+  // A validation inside the epoch (val_check_interval below one epoch): logs val/*, hands the
+  // metrics to the callbacks, and writes the top-k checkpoint and last.ckpt (resumable from the next
+  // batch), as Lightning's ModelCheckpoint does after every validation.
+  void validate_mid_epoch(LoopState& state, Context& context, const DeviceMeter& epoch_meter, int64_t batch,
+                          int64_t train_batches);
+
+  // ---- Batch-size search (docs/tuning.md) ----
+
+  // A few real training steps (forward, backward, optimizer) on batches of `batch_size` from the
+  // training set, in the configured precision on the configured device.
+  void run_trial_steps(int64_t batch_size);
+
+  // Lightning's scale_batch_size (batch_size_trials.h): sets data.batch_size to the batch found.
+  int64_t scale_batch_size(ScaleMode mode);
+
+  // trainer.auto_scale_batch_size with fit: the search first (skipped under fast_dev_run, as in
+  // Lightning; a resumed run keeps the batch its first search found, since the checkpoint's loop
+  // position counts batches of that size).
+  void auto_scale_before_fit();
+
+  int fit();
+
+  void run_test(const std::string& split);
+
+  int evaluate_command(const std::string& split);
+};
+
+}  // namespace trainer::engine

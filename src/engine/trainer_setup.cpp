@@ -1,0 +1,288 @@
+// A job's set-up before the loop: device, precision (probed), data, model, optimizer, loggers and
+// callbacks, data parallel, FLOP counting, and the batch-size search that may precede fit.
+#include "trainer_impl.h"
+
+#include <torch/cuda.h>
+
+#include "trainer/config/yaml.h"
+#include "trainer/engine/distributed/batch_norm_sync.h"
+#include "trainer/engine/optim/optimizer_factory.h"
+#include "trainer/engine/out_of_memory_report.h"
+#include "trainer/engine/posix_files.h"
+#include "trainer/engine/profiling/throughput_setup.h"
+#include "trainer/engine/stop_signal.h"
+#include "trainer/engine/torch_compat.h"
+#include "trainer/engine/tuner/batch_size_trials.h"
+#include "trainer/util/error.h"
+#include "trainer/util/log.h"
+
+namespace trainer::engine {
+
+void Trainer::Impl::setup() {
+  config::ConfigView view(config);
+  options = TrainerOptions::from_config(view, run_dir);
+  tuner = TunerOptions::from_config(view);
+  profiler = PhaseProfiler(options.profile_simple);
+  if (options.accelerator == Accelerator::kCuda) {
+    if (!torch::cuda::is_available()) {
+      throw Error("trainer.accelerator", "CUDA was asked for but no CUDA device is available",
+                  "Use trainer.accelerator=cpu (or auto), or build against the CUDA wheel on a GPU machine.");
+    }
+    device = at::Device(at::kCUDA, local_cuda_index());
+  } else if (options.accelerator == Accelerator::kAuto) {
+    device = torch::cuda::is_available() ? at::Device(at::kCUDA, local_cuda_index()) : at::Device(at::kCPU);
+  }
+  configure_precision();
+  torch::manual_seed(options.seed);
+  if (options.deterministic) at::globalContext().setDeterministicAlgorithms(true, false);
+  if (device.is_cuda()) at::globalContext().setBenchmarkCuDNN(options.cudnn_benchmark);
+
+  data_options = data::DataOptions::from_config(view.sub("data"), options.seed);
+  data::DataSplits splits = data::load_datasets(data_options);
+  train_set = std::make_shared<const data::TensorDataset>(std::move(splits.train));
+  val_set = std::make_shared<const data::TensorDataset>(std::move(splits.val));
+  test_set = std::make_shared<const data::TensorDataset>(std::move(splits.test));
+  const int workers = data::resolve_num_workers(data_options.num_workers, device);
+  log::info("data: " + std::to_string(train_set->size()) + " train / " + std::to_string(val_set->size()) + " val / " +
+            std::to_string(test_set->size()) + " test samples, batch " + std::to_string(data_options.batch_size) +
+            "; loader: " + (workers == 0 ? std::string("batches made on the training thread") : std::to_string(workers) + " worker thread(s)") +
+            (data_options.pin_memory && device.is_cuda() ? ", pinned memory, non-blocking copies" : ""));
+
+  models::InputSpec spec;
+  auto sizes = train_set->inputs().sizes();
+  spec.sample_shape.assign(sizes.begin() + 1, sizes.end());
+  spec.num_classes = data_options.num_classes;
+  input_spec = spec;
+  model = models::ModelRegistry::global().create(view.sub("model"), spec);
+  if (param_dtype != at::kFloat) model->to(param_dtype);
+  model->to(device);
+  parameters = model->parameters();
+  optimizer = make_optimizer(options.optimizer, parameters, device);
+  if (uses_fused_adam(options.optimizer, device)) {
+    log::info(std::string("optimizer ") + optimizer_name(options.optimizer.kind) + ": one fused kernel for all parameters (CUDA)");
+  }
+  log::info("model: " + model->describe());
+  probe_precision(spec, view.get_or<std::string>("model.name", "?"));
+  make_scaler();
+  if (options.precision != Precision::k32True) {
+    log::info(std::string("precision ") + precision_name(options.precision) +
+              (scaler ? ", loss scaling from " + scale_text(options.grad_scaler.init_scale) : std::string()));
+  }
+  if (group) {
+    setup_distributed();
+  } else if (options.sync_batchnorm) {
+    log::info("sync_batchnorm: one process, nothing to synchronise: batch norm is plain batch norm");
+  }
+  if (options.overfit && is_main) {
+    log::info("trainer.overfit_batches: training and validation limited to " +
+              (options.limit_train.is_fraction ? fixed(options.limit_train.fraction, 3) + " of their batches"
+                                               : std::to_string(options.limit_train.count) + " batches") +
+              ", training shuffle off: the same batches every epoch");
+  }
+  if (tune_only) return;  // trainer tune batch_size logs no metrics and runs no callbacks
+  if (options.enable_loggers && is_main) loggers = make_loggers(view, options.default_root_dir.value_or(run_dir));
+  if (options.enable_callbacks) callbacks = make_callbacks(view);
+}
+
+void Trainer::Impl::configure_precision() {
+  if (falls_back_to_bf16(options, device, is_main)) {
+    options.precision = Precision::kBf16Mixed;
+    if (!options.grad_scaler.enabled) options.grad_scaler_enabled = false;
+    record_in_config("precision", "bf16-mixed");
+    record_in_config("trainer.precision", "bf16-mixed");
+  }
+  const PrecisionDtypes dtypes = precision_dtypes(options, device, is_main);
+  param_dtype = dtypes.param;
+  autocast = dtypes.autocast;
+  autocast_dtype = dtypes.autocast_dtype;
+}
+
+void Trainer::Impl::record_in_config(const std::string& path, const std::string& value) {
+  config::Node* node = config::select(config, path);
+  if (node == nullptr) return;
+  *node = config::Node::string(value);
+  config_yaml = config::to_yaml(config);
+}
+
+data::Batch Trainer::Impl::zero_batch(const models::InputSpec& spec, int64_t samples) const {
+  std::vector<int64_t> shape{samples};
+  shape.insert(shape.end(), spec.sample_shape.begin(), spec.sample_shape.end());
+  return {at::zeros(shape, at::TensorOptions().dtype(at::kFloat).device(device)),
+          at::zeros({samples}, at::TensorOptions().dtype(at::kLong).device(device))};
+}
+
+void Trainer::Impl::probe_precision(const models::InputSpec& spec, const std::string& model_name) {
+  if (options.precision == Precision::k32True || options.precision == Precision::k64True) return;
+  const data::Batch probe = zero_batch(spec, 2);
+  const bool was_training = model->is_training();
+  model->eval();
+  std::string failure;
+  try {
+    at::Tensor logits;
+    forward_loss(probe, logits).backward();
+  } catch (const c10::Error& error) {
+    failure = error.what_without_backtrace();
+  } catch (const std::exception& error) {
+    failure = error.what();
+  }
+  for (auto& parameter : parameters) parameter.mutable_grad() = at::Tensor();
+  model->train(was_training);
+  if (failure.empty()) return;
+  const size_t line_end = failure.find('\n');
+  if (line_end != std::string::npos) failure.resize(line_end);
+  throw Error("precision",
+              std::string("precision=") + precision_name(options.precision) + " cannot run model=" + model_name +
+                  " on the " + c10::DeviceTypeName(device.type(), true) + " with LibTorch " +
+                  compat::torch_version_text() + ": " + failure,
+              device.is_cpu() ? "Use precision=bf16-mixed (or 32) on the CPU, or train on a CUDA device."
+                              : "Use precision=16-mixed or bf16-mixed (or 32).");
+}
+
+void Trainer::Impl::setup_throughput() {
+  const data::Batch probe = zero_batch(input_spec, 1);
+  const ForwardFlops forward = count_forward_flops(*model, [&] {
+    at::Tensor logits;
+    forward_loss(probe, logits);
+  });
+  throughput = make_flops_throughput(forward, device, options.precision, world_size, is_main);
+}
+
+c10::DeviceIndex Trainer::Impl::local_cuda_index() const {
+  return static_cast<c10::DeviceIndex>(group ? group->local_rank() % std::max<int64_t>(1, torch::cuda::device_count()) : 0);
+}
+
+void Trainer::Impl::setup_distributed() {
+  is_main = group->is_main();
+  world_size = group->world_size();
+  if (!is_main) options.enable_progress_bar = false;
+  options.checkpoint.dirpath = group->share_string("checkpoint_dir", options.checkpoint.dirpath);
+  broadcast_module_state(*group, parameters, model->buffers());
+  reducer = std::make_unique<GradReducer>(*group, parameters, bucket_cap_mb, [this] {
+    return GradReducer::LocalFlags{stop_signal_received() != 0,
+                                   options.max_time_seconds && seconds_since(fit_start) >= *options.max_time_seconds};
+  });
+  log::info("data parallel: " + std::to_string(world_size) + " ranks, " + std::to_string(reducer->bucket_count()) +
+            " gradient bucket(s) of up to " + fixed(bucket_cap_mb, 1) + " MB");
+  if (options.sync_batchnorm) synchronise_batch_norms();
+}
+
+void Trainer::Impl::synchronise_batch_norms() {
+  synchronise_batch_norms_over(*model, config::ConfigView(config).get_or<std::string>("model.name", "?"), *group);
+}
+
+void Trainer::Impl::throw_out_of_memory(const std::string& command, const std::string& cause) const {
+  OutOfMemoryFacts facts;
+  facts.command = command;
+  facts.cause = cause;
+  facts.model_name = config::ConfigView(config).get_or<std::string>("model.name", "?");
+  facts.batch_size = data_options.batch_size;
+  facts.accumulate_grad_batches = options.accumulate_grad_batches;
+  facts.num_workers = data_options.num_workers;
+  facts.precision = precision_name(options.precision);
+  facts.device = device;
+  facts.parameters = &parameters;
+  throw_out_of_memory_error(facts);
+}
+
+void Trainer::Impl::report_profile(double fit_seconds) const {
+  std::string text = "profiler (simple): time per phase of fit, host wall clock\n" + profiler.table(fit_seconds);
+  if (reducer) text += reducer->describe_timing() + "\n";
+  log::info(text);
+  write_file_durably(run_dir + "/fit-profiler.txt", text);
+}
+
+data::BatchLoader Trainer::Impl::make_loader(const std::shared_ptr<const data::TensorDataset>& dataset, bool train,
+                              int64_t batch_size) const {
+  data::LoaderOptions lo;
+  lo.batch_size = batch_size > 0 ? batch_size : data_options.batch_size;
+  lo.num_workers = data_options.num_workers;
+  lo.pin_memory = data_options.pin_memory && device.is_cuda();
+  lo.device = device;
+  lo.mean = data_options.mean;
+  lo.std = data_options.std;
+  lo.crop_padding = train ? data_options.random_crop_padding : 0;
+  lo.flip = train && data_options.horizontal_flip;
+  lo.seed = group ? data::mix_seed(options.seed, static_cast<uint64_t>(group->rank())) : options.seed;
+  const int rank = group ? group->rank() : 0;
+  // Training pads every rank to the same number of steps (DistributedSampler); evaluation reads
+  // each sample exactly once over the ranks, so its metrics match one process's.
+  data::EpochSampler sampler = train ? data::EpochSampler(dataset->size(), options.shuffle_train, options.seed, rank, world_size)
+                                     : data::EpochSampler::uneven(dataset->size(), rank, world_size);
+  return data::BatchLoader(dataset, std::move(sampler), lo);
+}
+
+void Trainer::Impl::warn_no_validation() const {
+  if (!is_main) return;
+  std::string why = val_set->size() == 0 ? "the validation split is empty (data.val_fraction)"
+                                         : "trainer.limit_val_batches leaves no batch";
+  std::string lost;
+  if (options.checkpoint.enabled && options.checkpoint.monitor.rfind("val/", 0) == 0) {
+    lost += "; callbacks.model_checkpoint.monitor=" + options.checkpoint.monitor +
+            " gets no value, so no best checkpoint is kept (last.ckpt still is)";
+  }
+  if (const config::Node* es = config::select(config, "callbacks.early_stopping.monitor");
+      options.enable_callbacks && es != nullptr && es->is_string() && es->as_string().rfind("val/", 0) == 0) {
+    lost += "; early stopping on " + es->as_string() + " never triggers";
+  }
+  log::warning("no validation in this fit: " + why + lost);
+}
+
+void Trainer::Impl::run_trial_steps(int64_t batch_size) {
+  data::BatchLoader loader = make_loader(train_set, /*train=*/true, batch_size);
+  int64_t epoch = 0;
+  loader.start_epoch(epoch);
+  const bool by_norm = options.gradient_clip_algorithm == ClipAlgorithm::kNorm;
+  model->train();
+  for (int64_t step = 0; step < tuner.steps_per_trial; ++step) {
+    std::optional<data::Batch> batch = loader.next();
+    if (!batch) {  // a batch of most of the training set: the next step starts another pass
+      loader.start_epoch(++epoch);
+      batch = loader.next();
+    }
+    at::Tensor logits;
+    at::Tensor loss = forward_loss(*batch, logits);
+    (scaler ? scaler->scale(loss) : loss).backward();
+    unscale_clip_and_step(by_norm);
+  }
+  if (device.is_cuda()) torch::cuda::synchronize();  // a failure of the last kernels shows here
+}
+
+int64_t Trainer::Impl::scale_batch_size(ScaleMode mode) {
+  if (group) {
+    throw Error("batch size search", "cannot run in a data-parallel job (" + std::to_string(group->world_size()) + " ranks)",
+                "Search with one process (trainer.devices=1), then run the data-parallel fit with the batch it found "
+                "(data.batch_size=...), as Lightning requires.");
+  }
+  TrialSubject subject;
+  subject.model = model.get();
+  subject.parameters = &parameters;
+  subject.device = device;
+  subject.train_samples = train_set->size();
+  subject.run_steps = [this](int64_t batch_size) { run_trial_steps(batch_size); };
+  subject.fresh_optimizer = [this] {
+    optimizer = make_optimizer(options.optimizer, parameters, device);
+    make_scaler();
+  };
+  data_options.batch_size = run_batch_size_search(mode, tuner, run_dir, subject);
+  return data_options.batch_size;
+}
+
+void Trainer::Impl::auto_scale_before_fit() {
+  if (!tuner.auto_scale) return;
+  if (options.fast_dev_run > 0) {
+    log::warning("trainer.auto_scale_batch_size: skipped under fast_dev_run (as Lightning does)");
+    return;
+  }
+  const std::string earlier = run_dir + "/tune_batch_size.yaml";
+  if (options.ckpt_path && posix::exists(earlier)) {
+    const config::YamlDocument document = config::load_yaml_file(earlier);
+    data_options.batch_size = config::ConfigView(document.root).get<int64_t>("batch_size");
+    log::info("resuming: batch size " + std::to_string(data_options.batch_size) + " from the earlier search (" +
+              earlier + ")");
+    return;
+  }
+  const int64_t found = scale_batch_size(*tuner.auto_scale);
+  log::info("fit runs with the batch size found: data.batch_size=" + std::to_string(found));
+}
+
+}  // namespace trainer::engine
