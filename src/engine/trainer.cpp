@@ -249,7 +249,13 @@ int Trainer::Impl::fit() {
   const bool endless_epochs = options.max_epochs == std::numeric_limits<int64_t>::max();  // max_epochs=-1
   const int64_t total_steps =
       options.max_steps > 0 ? options.max_steps : (endless_epochs ? 0 : options.max_epochs * steps_per_epoch);
-  LrSchedule schedule(options.scheduler, options.optimizer.lr, total_steps);
+  // The schedule's horizon (t_max 0/-1, warmup_cosine's and onecycle's run) in its own unit:
+  // optimizer steps for interval=step, epochs for interval=epoch.
+  const int64_t schedule_horizon =
+      options.scheduler.per_step ? total_steps
+      : options.max_steps > 0    ? (options.max_steps + steps_per_epoch - 1) / steps_per_epoch
+                                 : (endless_epochs ? 0 : options.max_epochs);
+  LrSchedule schedule(options.scheduler, options.optimizer.lr, schedule_horizon);
   auto apply_lr = [&] {
     if (schedule.active()) set_lr(*optimizer, schedule.lr_at(state.scheduler_count));
   };

@@ -10,7 +10,8 @@ namespace trainer::engine {
 
 class LrSchedule {
  public:
-  // total_steps: the optimizer steps the run will take (for onecycle and step-wise cosine).
+  // total_steps: how many times the schedule will advance in this run (optimizer steps for
+  // interval=step, epochs for interval=epoch): the horizon of onecycle, warmup_cosine and t_max<=0.
   LrSchedule(SchedulerOptions options, double base_lr, int64_t total_steps);
 
   bool per_step() const { return options_.per_step; }

@@ -1,0 +1,77 @@
+// LR schedules over a whole run, read back from metrics.csv: a schedule that spans the run
+// (onecycle, warmup_cosine, cosine with t_max<=0) uses the run's length in its own unit, so with
+// interval=epoch it rises and falls over the epochs (it used to take the run's optimizer steps
+// as its horizon and barely move), and with interval=step over the steps.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "e2e_support.h"
+#include "subprocess.h"
+
+namespace fs = std::filesystem;
+using namespace trainer::testing;
+
+namespace {
+
+// lr-SGD at each logged row of `run`'s metrics.csv, in order.
+std::vector<double> learning_rates(const TempDir& dir, const std::string& run, const std::vector<std::string>& extra) {
+  std::vector<std::string> argv = {TRAINER_BINARY, "fit", "data=synthetic", "data.num_samples=512", "data.num_workers=0",
+                                   "optimizer=sgd", "optimizer.lr=0.1", "trainer.limit_train_batches=5",
+                                   "trainer.limit_val_batches=0", "hydra.run.dir=" + run};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  auto result = run_process(argv, dir.path());
+  INFO(result.err);
+  REQUIRE(result.exit_code == 0);
+  CsvTable csv = read_csv(fs::path(dir.path()) / run / "metrics.csv");
+  size_t column = 0;
+  while (column < csv.columns.size() && csv.columns[column] != "lr-SGD") ++column;
+  REQUIRE(column < csv.columns.size());
+  std::vector<double> rates;
+  for (const auto& row : csv.rows) {
+    if (column < row.size() && !row[column].empty()) rates.push_back(std::stod(row[column]));
+  }
+  return rates;
+}
+
+}  // namespace
+
+TEST_CASE("onecycle per epoch rises to max_lr and falls over the run's epochs") {
+  if (!engine_built()) {
+    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
+    return;
+  }
+  TempDir dir;
+  const auto rates = learning_rates(dir, "onecycle_epoch",
+                                    {"scheduler=onecycle", "scheduler.interval=epoch", "scheduler.max_lr=1.0",
+                                     "scheduler.pct_start=0.6", "trainer.max_epochs=5",
+                                     "callbacks.lr_monitor.logging_interval=epoch"});
+  REQUIRE(rates.size() == 5);
+  // Epoch 0 starts at max_lr/25 (PyTorch's div_factor), the peak comes at epoch 2 (0.6 * 5 - 1), the last
+  // epoch is far below it.
+  CHECK(rates[0] == Approx(0.04).epsilon(1e-3));
+  double peak = 0;
+  for (double rate : rates) peak = std::max(peak, rate);
+  CHECK(peak == Approx(1.0).epsilon(1e-3));
+  CHECK(rates.back() < 0.5);
+}
+
+TEST_CASE("cosine with t_max=-1 per epoch anneals to eta_min over the run's epochs") {
+  if (!engine_built()) {
+    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
+    return;
+  }
+  TempDir dir;
+  const auto rates = learning_rates(dir, "cosine_epoch",
+                                    {"scheduler=cosine", "scheduler.interval=epoch", "scheduler.t_max=-1",
+                                     "scheduler.eta_min=0.0", "trainer.max_epochs=4",
+                                     "callbacks.lr_monitor.logging_interval=epoch"});
+  REQUIRE(rates.size() == 4);
+  CHECK(rates[0] == Approx(0.1));
+  // cos over 4 epochs: 0.1, 0.0854, 0.05, 0.0146.
+  CHECK(rates[2] == Approx(0.05).epsilon(1e-3));
+  CHECK(rates[3] == Approx(0.1 * (1 + std::cos(3.14159265358979 * 3 / 4)) / 2).epsilon(1e-3));
+}
