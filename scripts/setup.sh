@@ -19,6 +19,7 @@ case "$libtorch" in debian|wheel|all) ;; *) die "--libtorch must be debian, whee
 
 packages=(
   build-essential cmake ninja-build ccache pkg-config clang
+  clang-tidy clang-format                         # scripts/lint.sh (the .clang-tidy profile)
   libyaml-cpp-dev libcli11-dev libspdlog-dev libfmt-dev catch2 zlib1g-dev
   libprotobuf-dev protobuf-compiler               # tests decode our TensorBoard events with protobuf
   nlohmann-json3-dev                              # safetensors headers

@@ -433,15 +433,11 @@ Value Parser::parse_dict() {
              "sweep over whole dicts instead: key={a:1},{a:2}");
       }
       // Python's dict: a repeated key keeps its first position and takes the last value.
-      bool replaced = false;
-      for (size_t k = 0; k + 1 < dict.items.size(); k += 2) {
-        if (values_equal(dict.items[k], key) && dict.items[k].kind == key.kind) {
-          dict.items[k + 1] = std::move(value);
-          replaced = true;
-          break;
-        }
-      }
-      if (!replaced) {
+      size_t k = 0;
+      while (k + 1 < dict.items.size() && !(values_equal(dict.items[k], key) && dict.items[k].kind == key.kind)) k += 2;
+      if (k + 1 < dict.items.size()) {
+        dict.items[k + 1] = std::move(value);
+      } else {
         dict.items.push_back(std::move(key));
         dict.items.push_back(std::move(value));
       }

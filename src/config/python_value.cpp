@@ -27,13 +27,9 @@ std::string strip_python_ws(std::string_view s) {
 bool digits_with_underscores(std::string_view s, size_t& i) {
   if (i >= s.size() || !is_digit(s[i])) return false;
   while (i < s.size()) {
-    if (is_digit(s[i])) {
-      ++i;
-    } else if (s[i] == '_' && i + 1 < s.size() && is_digit(s[i + 1])) {
-      ++i;
-    } else {
-      break;
-    }
+    const bool separator = s[i] == '_' && i + 1 < s.size() && is_digit(s[i + 1]);
+    if (!is_digit(s[i]) && !separator) break;
+    ++i;
   }
   return true;
 }

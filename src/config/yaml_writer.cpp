@@ -264,8 +264,6 @@ Analysis analyze(const Text& text) {
           break;
         case '?':
         case ':':
-          if (followed_by_whitespace) block_indicators = true;
-          break;
         case '-':
           if (followed_by_whitespace) block_indicators = true;
           break;

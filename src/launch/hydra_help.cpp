@@ -25,7 +25,8 @@ std::string completion_help(const std::string& program) {
       program + " -sc uninstall=fish | source",
       "",
       "Zsh - Install:",
-      "Zsh is compatible with the Bash shell completion, see the [documentation]"
+      // One line of Hydra's text, split in two literals on purpose.
+      "Zsh is compatible with the Bash shell completion, see the [documentation]"  // NOLINT(bugprone-suspicious-missing-comma)
       "(https://hydra.cc/docs/1.2/tutorials/basic/running_your_app/tab_completion#zsh-instructions)"
       " for details.",
       "eval \"$(" + program + " -sc install=bash)\"",

@@ -214,6 +214,7 @@ std::vector<std::string> override_candidates(std::vector<std::string> words, boo
   }
   if (auto files = file_candidates(word)) return *files;
   std::vector<config::Override> overrides;
+  overrides.reserve(words.size());
   for (const std::string& text : words) overrides.push_back(config::parse_override(text));
   config::Composer composer = composer_for(tree, overrides);
   GroupMatches groups = group_matches(composer, word);

@@ -35,7 +35,7 @@ std::pair<std::string, std::string> split(const std::string& prefix, std::string
 }  // namespace
 
 OptionReader::OptionReader(config::ConfigView view, std::string variant, std::optional<std::string> path)
-    : view_(std::move(view)), variant_(std::move(variant)), path_(path.value_or(view_.prefix())) {}
+    : view_(std::move(view)), variant_(std::move(variant)), path_(path ? std::move(*path) : view_.prefix()) {}
 
 const Option& OptionReader::declared(std::string_view key) const {
   const auto [path, name] = split(path_, key);
@@ -52,7 +52,7 @@ const Option& OptionReader::declared(std::string_view key) const {
 }
 
 std::string OptionReader::where(std::string_view key) const {
-  const std::string full = view_.full_path(key);
+  std::string full = view_.full_path(key);
   if (!view_.has(key)) return full;
   const std::string origin = view_.node(key).origin().describe();
   return full + (origin.empty() ? "" : " (" + origin + ")");

@@ -18,7 +18,7 @@ std::string section_title(const Section& section) {
 }
 
 // A table cell: pipes would end the cell.
-std::string cell(std::string text) {
+std::string cell(const std::string& text) {
   std::string out;
   for (char c : text) {
     if (c == '|') out += "\\|";
