@@ -30,6 +30,7 @@
 #include "trainer/launch/hydra_help.h"
 #include "trainer/launch/installed_plugins.h"
 #include "trainer/launch/job_files.h"
+#include "trainer/launch/job_run.h"
 #include "trainer/launch/job_runner.h"
 #include "trainer/launch/launcher.h"
 #include "trainer/launch/new_directories.h"
@@ -37,7 +38,6 @@
 #include "trainer/launch/shell_completion.h"
 #include "trainer/launch/sweep_planner.h"
 #include "trainer/launch/sweep_runner.h"
-#include "trainer/launch/tuned_config.h"
 #include "trainer/options/option_reference.h"
 #include "trainer/util/error.h"
 #include "trainer/util/log.h"
@@ -187,14 +187,6 @@ std::string help_text(const config::Composer& composer, const config::ComposeRes
   return out;
 }
 
-// The engine for this process, made when the first job runs (or --version asks for it).
-const launch::EngineLoader& engine_for(const CliOptions& options) {
-  static const std::unique_ptr<launch::EngineLoader> engine =
-      options.engine != nullptr ? std::make_unique<launch::EngineLoader>(*options.engine)
-                                : std::make_unique<launch::EngineLoader>();
-  return *engine;
-}
-
 std::string resolve_string(const Node& config, const std::string& path,
                            const config::ResolveContext& ctx) {
   Node value = config::resolve_path(config, path, ctx);
@@ -203,99 +195,6 @@ std::string resolve_string(const Node& config, const std::string& path,
     throw Error(path, std::string("expected a path string, got ") + config::type_name(value.type()));
   }
   return value.as_string();
-}
-
-// Whether this process is rank 1 or higher of a data-parallel job (torchrun's RANK, SLURM's
-// SLURM_PROCID, or the ranks the engine starts itself): then rank 0 alone writes the .hydra
-// files and the log (docs/distributed.md).
-bool secondary_rank() {
-  const char* rank = std::getenv("RANK");
-  if (rank != nullptr && rank[0] != '\0') return std::atoi(rank) > 0;
-  const char* procid = std::getenv("SLURM_PROCID");
-  const char* ntasks = std::getenv("SLURM_NTASKS");
-  return procid != nullptr && ntasks != nullptr && std::atoi(ntasks) > 1 && std::atoi(procid) > 0;
-}
-
-// hydra.output_subdir ("" for null: no .hydra files) and the job's log file name (<job name>.log).
-std::string output_subdir_of(const Node& hydra) {
-  const Node* subdir = config::select(hydra, "output_subdir");
-  return subdir != nullptr && subdir->is_string() ? subdir->as_string() : "";
-}
-
-std::string log_name_of(const Node& hydra) {
-  const Node* name = config::select(hydra, "job.name");
-  return (name != nullptr && name->is_string() ? name->as_string() : std::string("trainer")) + ".log";
-}
-
-// What run_job writes into a run directory before the engine writes anything: its .hydra files
-// and its log.
-std::vector<std::string> job_records(const Node& config) {
-  const Node* hydra = config.find("hydra");
-  if (hydra == nullptr) return {};
-  std::vector<std::string> records = {log_name_of(*hydra)};
-  if (const std::string subdir = output_subdir_of(*hydra); !subdir.empty()) {
-    for (const char* file : {"config.yaml", "hydra.yaml", "overrides.yaml"}) {
-      records.push_back((fs::path(subdir) / file).lexically_normal().string());
-    }
-  }
-  return records;
-}
-
-// Runs one composed job in `run_dir`: records hydra.runtime, writes the .hydra files and the log,
-// checks the schema, resolves the job config and hands it to the engine. Throws on failure.
-void run_job(const CliOptions& options, const std::string& command, Node config, const std::string& run_dir,
-             const std::vector<std::string>& task_overrides, const config::ResolveContext& base_ctx,
-             const std::vector<std::string>& notes = {}) {
-  Node* hydra = config.find("hydra");
-  if (hydra == nullptr) throw Error("", "internal: the composed config has no hydra node");
-  config::ResolveContext ctx = base_ctx;
-  ctx.hydra = hydra;
-  if (Node* runtime = hydra->find("runtime"); runtime != nullptr && runtime->is_map()) {
-    runtime->set("output_dir", Node::string(run_dir));
-    runtime->set("cwd", Node::string(fs::current_path().string()));
-  }
-  Node job_config = without_key(config, "hydra");
-  launch::check_job_schema(job_config);
-  // Resolved once, here: values that come from interpolations (${oc.env:...}, ${other.key}) are
-  // checked as the engine will see them, before anything is written, and this is what it gets.
-  Node resolved_job = job_config;
-  config::resolve_all(resolved_job, ctx);
-  launch::check_job_schema(resolved_job);
-  const std::string output_subdir = output_subdir_of(*hydra);
-  const bool secondary = secondary_rank();
-  if (!secondary) launch::write_job_files(run_dir, output_subdir, job_config, *hydra, task_overrides);
-
-  const std::string log_file = secondary ? std::string() : (fs::path(run_dir) / log_name_of(*hydra)).string();
-  if (!secondary) log::set_file(log_file);
-  if (secondary) log::set_level(log::Level::kWarning);
-  if (const Node* verbose = config::select(*hydra, "verbose"); verbose && !verbose->is_null() &&
-                                                                !(verbose->type() == config::NodeType::kBool &&
-                                                                  !verbose->as_bool())) {
-    log::set_level(log::Level::kDebug);
-  }
-  // hydra.job.chdir=true runs the job inside its output directory, as Hydra does.
-  const fs::path start_dir = fs::current_path();
-  const Node* chdir = config::select(*hydra, "job.chdir");
-  const bool change_dir = chdir && chdir->type() == config::NodeType::kBool && chdir->as_bool() && !secondary;
-  if (change_dir) fs::current_path(run_dir);
-
-  std::string yaml = config::to_yaml(resolved_job);
-  log::info("output directory: " + run_dir);
-  for (const std::string& note : notes) log::info(command + ": " + note);
-  log::debug("job config:\n" + yaml);
-
-  const bool searches = launch::searches_batch_size(command, resolved_job) && !secondary;
-  if (searches) launch::forget_earlier_search(run_dir, resolved_job);
-  std::string message;
-  int code = engine_for(options).run(command, yaml, run_dir, log_file, message);
-  if (change_dir) fs::current_path(start_dir);
-  // Also after a failed fit: the search had ended and its batch is what the fit ran with.
-  if (searches) {
-    if (auto batch_size = launch::record_tuned_batch_size(run_dir, output_subdir, job_config)) {
-      log::info("data.batch_size=" + std::to_string(*batch_size) + " written to the run's config");
-    }
-  }
-  if (code != 0) throw Error("", message.empty() ? "the job failed" : message);
 }
 
 std::vector<std::string> task_overrides_of(const std::vector<std::string>& overrides) {
@@ -321,16 +220,16 @@ int run_single_job(const CliOptions& options, const CliArgs& args, const config:
   for (const auto& o : overrides) texts.push_back(o.text);
   if (launch::is_evaluation_command(args.command)) {
     launch::EvaluationPlan plan =
-        launch::plan_evaluation(args.command, std::move(result.config), overrides, ctx, secondary_rank());
+        launch::plan_evaluation(args.command, std::move(result.config), overrides, ctx, launch::is_secondary_rank());
     // An evaluation that fails before writing a result (its checks in the engine, a checkpoint that
     // does not fit) takes back the directory it made, and an eval/ made for it: the training run's
     // tree stays as it was (docs/evaluation.md).
     const launch::NewDirectories made(plan.run_dir);
-    const std::vector<std::string> records = job_records(plan.config);
+    const std::vector<std::string> records = launch::job_records(plan.config);
     try {
-      run_job(options, args.command, std::move(plan.config), plan.run_dir, task_overrides_of(texts), ctx, plan.notes);
+      launch::run_job(options.engine, args.command, std::move(plan.config), plan.run_dir, task_overrides_of(texts), ctx, plan.notes);
     } catch (...) {
-      if (!secondary_rank() && made.remove_if_no_results(records)) {
+      if (!launch::is_secondary_rank() && made.remove_if_no_results(records)) {
         log::info(args.command + ": removed " + plan.run_dir + " again: the evaluation failed before writing a result");
       }
       throw;
@@ -339,7 +238,7 @@ int run_single_job(const CliOptions& options, const CliArgs& args, const config:
   }
   const std::string run_dir = fs::absolute(resolve_string(result.config, "hydra.run.dir", ctx)).string();
   const config::Node* ckpt = result.config.find("ckpt_path");
-  if (args.command == "fit" && !secondary_rank()) {
+  if (args.command == "fit" && !launch::is_secondary_rank()) {
     if (ckpt == nullptr || ckpt->is_null()) {
       launch::refuse_overwriting_run(run_dir);
       const launch::CheckpointDirectory checkpoints = launch::job_checkpoint_directory(result.config, run_dir, ctx);
@@ -348,7 +247,7 @@ int run_single_job(const CliOptions& options, const CliArgs& args, const config:
       launch::verify_resume_checkpoint(result.config, run_dir, ctx);
     }
   }
-  run_job(options, args.command, std::move(result.config), run_dir, task_overrides_of(texts), ctx);
+  launch::run_job(options.engine, args.command, std::move(result.config), run_dir, task_overrides_of(texts), ctx);
   return 0;
 }
 
@@ -360,15 +259,15 @@ void run_record(const CliOptions& options, launch::JobRecord& record) {
   if (launch::is_evaluation_command(record.command)) {
     launch::EvaluationPlan plan = launch::plan_evaluation(record.command, std::move(record.config),
                                                           config::parse_overrides(record.job.overrides), ctx, true);
-    run_job(options, record.command, std::move(plan.config), record.job.run_dir, task, ctx, plan.notes);
+    launch::run_job(options.engine, record.command, std::move(plan.config), record.job.run_dir, task, ctx, plan.notes);
     return;
   }
-  run_job(options, record.command, std::move(record.config), record.job.run_dir, task, ctx);
+  launch::run_job(options.engine, record.command, std::move(record.config), record.job.run_dir, task, ctx);
 }
 
 // `<exe> sweep run-job DIR N`: job N of a planned sweep, in this process.
 int run_planned_job(const CliOptions& options, const std::string& sweep_dir, int number) {
-  if (secondary_rank()) {  // rank 1+ of a data-parallel sweep job: the job's status is rank 0's to write
+  if (launch::is_secondary_rank()) {  // rank 1+ of a data-parallel sweep job: the job's status is rank 0's to write
     launch::JobRecord record = launch::read_job_record(sweep_dir, number);
     run_record(options, record);
     return 0;
@@ -384,7 +283,7 @@ void prepare_in_process_jobs(const CliOptions& options, const launch::SweepPlan&
   const config::Node* target = plan.launcher.is_map() ? plan.launcher.find("_target_") : nullptr;
   if (target != nullptr && target->is_string() && target->as_string().find("Slurm") != std::string::npos) return;
   try {
-    (void)engine_for(options);
+    (void)launch::process_engine(options.engine);
   } catch (const std::exception&) {
     return;
   }
@@ -575,7 +474,7 @@ int run(const CliOptions& options, const CliArgs& args) {
     std::cout << "trainer " << TRAINER_VERSION << " (LibTorch: " << TRAINER_LIBTORCH_SOURCE
               << (options.engine != nullptr ? ", engine linked in" : "") << ")\n";
     try {
-      std::cout << engine_for(options).describe() << "\n";
+      std::cout << launch::process_engine(options.engine).describe() << "\n";
     } catch (const Error& error) {
       std::cout << "engine: " << error.what() << "\n";
     }

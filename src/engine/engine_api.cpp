@@ -4,6 +4,7 @@
 
 #include <malloc.h>
 #include <sched.h>
+#include <unistd.h>
 
 #include <ATen/Parallel.h>
 
@@ -12,6 +13,7 @@
 #include <exception>
 #include <string>
 
+#include "trainer/config/config_view.h"
 #include "trainer/config/yaml.h"
 #include "trainer/engine/distributed/dist_env.h"
 #include "trainer/engine/export_command.h"
@@ -19,6 +21,7 @@
 #include "trainer/engine/runtime_info.h"
 #include "trainer/engine/stop_signal.h"
 #include "trainer/engine/trainer.h"
+#include "trainer/engine/tuner/batch_size_trials.h"
 #include "trainer/options/option_reader.h"
 #include "trainer/util/error.h"
 #include "trainer/util/log.h"
@@ -76,27 +79,85 @@ std::string tune_runtime() {
   return text;
 }
 
+// A fit with trainer.auto_scale_batch_size that resumes (ckpt_path set) runs with the batch its
+// first search wrote to <run dir>/tune_batch_size.yaml instead of searching again (trainer.cpp's
+// auto_scale_before_fit, which neither searches nor reuses under fast_dev_run).
+bool resumes_auto_scaled_fit(const std::string& command, const trainer::config::Node& config) {
+  using trainer::config::NodeType;
+  if (command != "fit") return false;
+  const trainer::config::Node* scale = trainer::config::select(config, "trainer.auto_scale_batch_size");
+  if (scale == nullptr || scale->is_null() || (scale->type() == NodeType::kBool && !scale->as_bool())) return false;
+  const trainer::config::Node* fast = trainer::config::select(config, "trainer.fast_dev_run");
+  if (fast != nullptr && ((fast->type() == NodeType::kBool && fast->as_bool()) ||
+                          (fast->type() == NodeType::kInt && fast->as_int() > 0))) {
+    return false;
+  }
+  const trainer::config::Node* ckpt = trainer::config::select(config, "ckpt_path");
+  return ckpt != nullptr && !ckpt->is_null();
+}
+
+// The batch this job's search found, or the batch a resumed fit took over from the earlier search
+// (TrainerJobResult::tuned_batch_size); 0 when neither.
+long long batch_found(const std::string& run_dir, bool reuses_search) noexcept {
+  if (const int64_t found = trainer::engine::batch_size_found(); found > 0) return found;
+  if (!reuses_search) return 0;
+  try {
+    const std::string earlier = run_dir + "/tune_batch_size.yaml";
+    if (::access(earlier.c_str(), R_OK) != 0) return 0;
+    const trainer::config::YamlDocument document = trainer::config::load_yaml_file(earlier);
+    return trainer::config::ConfigView(document.root).get<long long>("batch_size");
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
 }  // namespace
 
 extern "C" {
+
+__attribute__((visibility("default"))) int trainer_engine_abi_version() { return TRAINER_ENGINE_ABI_VERSION; }
 
 __attribute__((visibility("default"))) const char* trainer_engine_describe() {
   static const std::string text = trainer::engine::describe(trainer::engine::runtime_info());
   return text.c_str();
 }
 
-__attribute__((visibility("default"))) int trainer_engine_run(const TrainerJob* job,
-                                                              char* error_message,
-                                                              size_t error_capacity) {
+__attribute__((visibility("default"))) int trainer_engine_run_job(const TrainerJob* job, TrainerJobResult* result) {
+  if (result == nullptr) return 2;
+  if (result->struct_size != sizeof(TrainerJobResult) || result->abi_version != TRAINER_ENGINE_ABI_VERSION) {
+    result->exit_code = 2;  // the one field both sides agree on; the loader checks the version first
+    return 2;
+  }
+  result->exit_code = 0;
+  result->outcome = TRAINER_JOB_FINISHED;
+  result->stop_signal = 0;
+  result->tuned_batch_size = 0;
+  result->message[0] = '\0';
+  auto fail = [result](const std::string& text, int code) {
+    copy_message(text, result->message, sizeof(result->message));
+    result->exit_code = code;
+    // A job that honoured SIGINT/SIGTERM ends with an error saying where its checkpoint is; the
+    // stop itself is the flag the signal handler (or a peer rank, under data parallel) raised.
+    const int signal = trainer::engine::stop_signal_received();
+    result->outcome = signal != 0 ? TRAINER_JOB_INTERRUPTED : TRAINER_JOB_FAILED;
+    result->stop_signal = signal;
+    return code;
+  };
+  if (job == nullptr || job->command == nullptr || job->config_yaml == nullptr) return fail("engine: no job given", 2);
   // TRAINER_OPTION_READS=<file>: the option keys this job read, however it ends (option_reader.h).
   struct WriteKeysRead {
     ~WriteKeysRead() { trainer::options::write_keys_read(); }
   } write_keys_read;
+  trainer::engine::forget_batch_size_found();
+  std::string run_dir = job->run_dir != nullptr ? job->run_dir : "";
+  bool reuses_search = false;
+  struct ReportBatch {
+    TrainerJobResult* result;
+    const std::string& run_dir;
+    const bool& reuses_search;
+    ~ReportBatch() { result->tuned_batch_size = batch_found(run_dir, reuses_search); }
+  } report_batch{result, run_dir, reuses_search};
   try {
-    if (job == nullptr || job->command == nullptr || job->config_yaml == nullptr) {
-      copy_message("engine: no job given", error_message, error_capacity);
-      return 2;
-    }
     if (job->log_file != nullptr && job->log_file[0] != '\0') trainer::log::set_file(job->log_file);
     if (trainer::engine::is_secondary_rank()) trainer::log::set_level(trainer::log::Level::kWarning);
     trainer::log::info(tune_runtime());
@@ -104,27 +165,28 @@ __attribute__((visibility("default"))) int trainer_engine_run(const TrainerJob* 
     trainer::engine::install_stop_signal_handlers();
     trainer::config::YamlDocument document =
         trainer::config::load_yaml_string(job->config_yaml, "<job config>");
-    if (std::string(job->command) == "export") {
-      trainer::engine::export_checkpoint(document.root, job->run_dir);
+    const std::string command = job->command;
+    if (command == "export") {
+      trainer::engine::export_checkpoint(document.root, run_dir);
       return 0;
     }
-    return trainer::engine::run_job_ranks(std::move(document.root), job->run_dir, job->config_yaml, job->command);
+    reuses_search = resumes_auto_scaled_fit(command, document.root);
+    const int code = trainer::engine::run_job_ranks(std::move(document.root), run_dir, job->config_yaml, command);
+    if (code != 0) return fail("the job failed (exit code " + std::to_string(code) + ")", code);
+    return 0;
   } catch (const trainer::Error& e) {
-    copy_message(e.what(), error_message, error_capacity);
-    return 1;
+    return fail(e.what(), 1);
   } catch (const c10::Error& e) {
     // A LibTorch check we did not anticipate with an error of our own: its message, not its C++
     // stack, which goes to the log file at debug level.
     trainer::log::debug(std::string("LibTorch's full message, with its C++ stack trace:\n") + e.what());
-    copy_message(std::string("engine: LibTorch refused an operation that trainer's own checks did not catch first: ") +
-                     e.what_without_backtrace() +
-                     ". This is a gap in trainer's checks: please report it with the command line; the run's "
-                     "log has LibTorch's stack trace at debug level (hydra.verbose=true).",
-                 error_message, error_capacity);
-    return 1;
+    return fail(std::string("engine: LibTorch refused an operation that trainer's own checks did not catch first: ") +
+                    e.what_without_backtrace() +
+                    ". This is a gap in trainer's checks: please report it with the command line; the run's "
+                    "log has LibTorch's stack trace at debug level (hydra.verbose=true).",
+                1);
   } catch (const std::exception& e) {
-    copy_message(std::string("engine: ") + e.what(), error_message, error_capacity);
-    return 1;
+    return fail(std::string("engine: ") + e.what(), 1);
   }
 }
 

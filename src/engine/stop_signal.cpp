@@ -19,4 +19,9 @@ void install_stop_signal_handlers() {
 
 int stop_signal_received() { return g_stop_signal.load(std::memory_order_relaxed); }
 
+void record_stop_from_peer() {
+  int none = 0;
+  g_stop_signal.compare_exchange_strong(none, SIGTERM);
+}
+
 }  // namespace trainer::engine

@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 
 #include <filesystem>
+#include <memory>
 #include <vector>
 
 #include "trainer/engine/engine_api.h"
@@ -24,6 +25,19 @@ Fn symbol(void* handle, const char* name) {
   return reinterpret_cast<Fn>(address);
 }
 
+// An engine built from other sources than this program fills other fields, or the same ones
+// differently: refused before any job runs.
+void check_abi_version(const EngineEntry& entry, const std::string& where) {
+  const int version = entry.abi_version();
+  if (version != TRAINER_ENGINE_ABI_VERSION) {
+    throw Error(where,
+                "the training engine speaks interface version " + std::to_string(version) + ", this program " +
+                    std::to_string(TRAINER_ENGINE_ABI_VERSION),
+                "Rebuild trainer (scripts/build.sh), or link the program against the trainer::engine installed with "
+                "its trainer::cli, so the program and its engine come from the same build.");
+  }
+}
+
 }  // namespace
 
 EngineLoader::EngineLoader() {
@@ -39,8 +53,16 @@ EngineLoader::EngineLoader() {
     if (!fs::exists(candidate, ec)) continue;
     handle_ = dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (handle_ != nullptr) {
+      if (dlsym(handle_, "trainer_engine_abi_version") == nullptr) {
+        throw Error(candidate.lexically_normal().string(),
+                    "the training engine is older than this program (it has no interface version; it reports a job "
+                    "as text)",
+                    "Rebuild trainer (scripts/build.sh) so the binary and its engine match.");
+      }
+      entry_.abi_version = symbol<decltype(entry_.abi_version)>(handle_, "trainer_engine_abi_version");
       entry_.describe = symbol<decltype(entry_.describe)>(handle_, "trainer_engine_describe");
-      entry_.run = symbol<decltype(entry_.run)>(handle_, "trainer_engine_run");
+      entry_.run_job = symbol<decltype(entry_.run_job)>(handle_, "trainer_engine_run_job");
+      check_abi_version(entry_, candidate.lexically_normal().string());
       return;
     }
     last_error = dlerror();
@@ -55,10 +77,11 @@ EngineLoader::EngineLoader() {
 }
 
 EngineLoader::EngineLoader(const EngineEntry& in_process) : entry_(in_process) {
-  if (entry_.describe == nullptr || entry_.run == nullptr) {
+  if (entry_.abi_version == nullptr || entry_.describe == nullptr || entry_.run_job == nullptr) {
     throw Error("engine", "the in-process engine lacks its entry points",
                 "Pass &trainer::kInProcessEngine (trainer/cli/in_process_engine.h) and link trainer::engine.");
   }
+  check_abi_version(entry_, "the in-process engine (trainer::engine)");
 }
 
 EngineLoader::~EngineLoader() {
@@ -70,14 +93,15 @@ std::string EngineLoader::describe() const {
   return entry_.describe();
 }
 
-int EngineLoader::run(const std::string& command, const std::string& config_yaml,
-                      const std::string& run_dir, const std::string& log_file,
-                      std::string& message) const {
+EngineResult EngineLoader::run(const std::string& command, const std::string& config_yaml,
+                              const std::string& run_dir, const std::string& log_file) const {
   TrainerJob job{command.c_str(), config_yaml.c_str(), run_dir.c_str(), log_file.c_str()};
-  std::vector<char> buffer(4096, '\0');
-  int code = entry_.run(&job, buffer.data(), buffer.size());
-  message = buffer.data();
-  return code;
+  auto raw = std::make_unique<TrainerJobResult>();
+  raw->struct_size = sizeof(TrainerJobResult);
+  raw->abi_version = TRAINER_ENGINE_ABI_VERSION;
+  raw->outcome = TRAINER_JOB_FAILED;
+  entry_.run_job(&job, raw.get());
+  return engine_result_of(*raw);
 }
 
 }  // namespace trainer::launch

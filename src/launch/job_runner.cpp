@@ -2,30 +2,16 @@
 
 #include <unistd.h>
 
-#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 
+#include "trainer/launch/engine_result.h"
 #include "trainer/launch/job_status.h"
 #include "trainer/util/error.h"
 
 namespace fs = std::filesystem;
 
 namespace trainer::launch {
-namespace {
-
-// The engine reports a stop by SIGINT/SIGTERM as an error placed at "signal <N>" (its text
-// begins "signal <N>: ").
-int stop_signal_of(const Error& error) {
-  const std::string text = error.what();
-  if (text.rfind("signal ", 0) != 0) return 0;
-  size_t end = 7;
-  while (end < text.size() && text[end] >= '0' && text[end] <= '9') ++end;
-  if (end == 7 || end >= text.size() || text[end] != ':') return 0;
-  return std::atoi(text.c_str() + 7);
-}
-
-}  // namespace
 
 int run_sweep_job(const std::string& sweep_dir, int number, const JobBody& body) {
   JobRecord record = read_job_record(sweep_dir, number);
@@ -53,12 +39,14 @@ int run_sweep_job(const std::string& sweep_dir, int number, const JobBody& body)
   try {
     body(record);
     status.state = JobState::kDone;
-  } catch (const Error& error) {
-    const int signal_number = stop_signal_of(error);
-    status.state = signal_number != 0 ? JobState::kInterrupted : JobState::kFailed;
-    code = signal_number != 0 ? 128 + signal_number : 1;
-    status.error = error.what();
-    std::cerr << "Error: " << error.what() << "\n";
+  } catch (const EngineFailure& failure) {
+    // The engine's fields say whether it stopped for a signal; its message is only shown.
+    const EngineResult& result = failure.result();
+    const bool interrupted = result.outcome == JobOutcome::kInterrupted;
+    status.state = interrupted ? JobState::kInterrupted : JobState::kFailed;
+    code = interrupted ? 128 + result.stop_signal : 1;
+    status.error = failure.what();
+    std::cerr << "Error: " << failure.what() << "\n";
   } catch (const std::exception& error) {
     status.state = JobState::kFailed;
     code = 1;

@@ -1,10 +1,7 @@
 #include "trainer/launch/tuned_config.h"
 
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 
-#include "trainer/config/config_view.h"
 #include "trainer/config/yaml.h"
 #include "trainer/launch/job_files.h"
 #include "trainer/util/error.h"
@@ -28,17 +25,11 @@ void forget_earlier_search(const std::string& run_dir, const config::Node& job_c
   fs::remove(fs::path(run_dir) / kTuneResultFile, ec);
 }
 
-std::optional<long long> record_tuned_batch_size(const std::string& run_dir, const std::string& output_subdir,
-                                                 config::Node& job_config) {
-  const fs::path result_file = fs::path(run_dir) / kTuneResultFile;
-  std::ifstream in(result_file);
-  if (!in) return std::nullopt;
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const config::YamlDocument document = config::load_yaml_string(text, result_file.string());
-  const long long batch_size = config::ConfigView(document.root).get<long long>("batch_size");
+void record_tuned_batch_size(const std::string& run_dir, const std::string& output_subdir, config::Node& job_config,
+                             long long batch_size) {
   config::Node* data = job_config.find("data");
   if (data == nullptr || !data->is_map()) {
-    throw Error(result_file.string(), "the job config has no data section to take the batch size found",
+    throw Error("data.batch_size", "the job config has no data section to take the batch size found",
                 "Compose a data config (data=fashion_mnist or data=synthetic).");
   }
   data->set("batch_size", config::Node::integer(batch_size));
@@ -48,7 +39,6 @@ std::optional<long long> record_tuned_batch_size(const std::string& run_dir, con
     fs::create_directories(meta, ec);
     write_file_atomically((meta / "config.yaml").string(), config::to_yaml(job_config));
   }
-  return batch_size;
 }
 
 }  // namespace trainer::launch

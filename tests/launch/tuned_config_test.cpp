@@ -1,5 +1,5 @@
 // The run directory's side of the batch-size search: which jobs search, a stale result dropped
-// (but kept for a resume), and .hydra/config.yaml rewritten with data.batch_size from the result.
+// (but kept for a resume), and .hydra/config.yaml rewritten with the data.batch_size the engine reported.
 #include <catch2/catch.hpp>
 
 #include <stdlib.h>
@@ -10,6 +10,7 @@
 
 #include "trainer/config/yaml.h"
 #include "trainer/launch/tuned_config.h"
+#include "trainer/util/error.h"
 #include "temp_dir.h"
 
 namespace fs = std::filesystem;
@@ -46,18 +47,17 @@ TEST_CASE("tune batch_size and fit with auto_scale_batch_size search; other jobs
   CHECK_FALSE(searches_batch_size("test", yaml("trainer: {auto_scale_batch_size: power}\n")));
 }
 
-TEST_CASE("the result's batch goes into .hydra/config.yaml; a stale result is dropped unless resuming") {
+TEST_CASE("the batch the engine reports goes into .hydra/config.yaml; a stale result is dropped unless resuming") {
   TempDir dir("trainer-tuned-config");
   const fs::path result = fs::path(dir.path) / kTuneResultFile;
   Node config = yaml("data:\n  name: synthetic\n  batch_size: 128\nseed: 1\n");
-  CHECK_FALSE(record_tuned_batch_size(dir.path, ".hydra", config).has_value());  // no result yet
-
-  write(result, "mode: power\nbatch_size: 512\n");
-  const auto found = record_tuned_batch_size(dir.path, ".hydra", config);
-  REQUIRE(found.has_value());
-  CHECK(*found == 512);
+  record_tuned_batch_size(dir.path, ".hydra", config, 512);
   CHECK(read(fs::path(dir.path) / ".hydra" / "config.yaml") == "data:\n  name: synthetic\n  batch_size: 512\nseed: 1\n");
 
+  Node no_data = yaml("seed: 1\n");
+  CHECK_THROWS_AS(record_tuned_batch_size(dir.path, ".hydra", no_data, 512), trainer::Error);
+
+  write(result, "mode: power\nbatch_size: 512\n");
   forget_earlier_search(dir.path, yaml("ckpt_path: last\n"));
   CHECK(fs::exists(result));  // a resume reuses it
   forget_earlier_search(dir.path, yaml("ckpt_path: null\n"));

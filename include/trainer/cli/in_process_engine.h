@@ -8,6 +8,7 @@
 
 namespace trainer {
 
-inline const launch::EngineEntry kInProcessEngine{&trainer_engine_describe, &trainer_engine_run};
+inline const launch::EngineEntry kInProcessEngine{&trainer_engine_abi_version, &trainer_engine_describe,
+                                                  &trainer_engine_run_job};
 
 }  // namespace trainer

@@ -10,6 +10,11 @@ namespace trainer::engine {
 void install_stop_signal_handlers();
 
 // The signal received (SIGINT or SIGTERM), 0 when none. A relaxed atomic load: cheap in the loop.
+// The engine's entry point reports it in TrainerJobResult::stop_signal (engine_api.h).
 int stop_signal_received();
+
+// Under data parallel, a stop another rank received: this rank stops with it, as if SIGTERM had
+// come here (no effect when a signal of its own came first).
+void record_stop_from_peer();
 
 }  // namespace trainer::engine

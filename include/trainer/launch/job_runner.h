@@ -9,14 +9,15 @@
 
 namespace trainer::launch {
 
-// Runs the record's config (through the engine; throws trainer::Error on failure).
+// Runs the record's config (through the engine; throws EngineFailure when the engine's job did not
+// finish, trainer::Error for what fails before it).
 using JobBody = std::function<void(JobRecord& record)>;
 
 // Reads job N's record; when the job was interrupted before (its status `running` or
 // `interrupted`) and its run dir holds checkpoints/last.ckpt, sets ckpt_path=last so it resumes.
-// Writes status running, runs `body`, writes done / failed / interrupted (an engine stopped by
-// SIGINT/SIGTERM, which wrote last.ckpt). Returns the exit code: 0 done, 1 failed, 128+signal
-// when interrupted.
+// Writes status running, runs `body`, writes done / failed / interrupted (an EngineFailure whose
+// outcome is interrupted: the engine stopped for SIGINT/SIGTERM and wrote last.ckpt; its message
+// is not looked at). Returns the exit code: 0 done, 1 failed, 128+signal when interrupted.
 int run_sweep_job(const std::string& sweep_dir, int number, const JobBody& body);
 
 }  // namespace trainer::launch

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <mutex>
 
+#include "trainer/engine/stop_signal.h"
 #include "trainer/util/error.h"
 
 namespace trainer::engine {
@@ -214,8 +215,10 @@ void GradReducer::finish() {
 
 bool GradReducer::stop_requested() const {
   const State& s = *state_;
-  if (s.flags.defined() && s.flags.is_cuda()) return s.flags[0].item<double>() > 0.0;
-  return s.stop;
+  const bool stop = s.flags.defined() && s.flags.is_cuda() ? s.flags[0].item<double>() > 0.0 : s.stop;
+  // A peer's stop is this job's stop too: the result says interrupted, not failed (engine_api.h).
+  if (stop) record_stop_from_peer();
+  return stop;
 }
 
 bool GradReducer::out_of_time() const {

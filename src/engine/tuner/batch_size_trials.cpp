@@ -8,6 +8,7 @@
 #endif
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <iomanip>
@@ -25,6 +26,8 @@
 
 namespace trainer::engine {
 namespace {
+
+std::atomic<int64_t> g_batch_size_found{0};
 
 using Clock = std::chrono::steady_clock;
 
@@ -97,6 +100,10 @@ class TrialSnapshot {
 
 }  // namespace
 
+int64_t batch_size_found() { return g_batch_size_found.load(); }
+
+void forget_batch_size_found() { g_batch_size_found.store(0); }
+
 int64_t run_batch_size_search(ScaleMode mode, const TunerOptions& tuner, const std::string& run_dir,
                               const TrialSubject& subject) {
   const std::pair<std::string, double> limit = trial_limit(tuner, subject.device);
@@ -160,6 +167,7 @@ int64_t run_batch_size_search(ScaleMode mode, const TunerOptions& tuner, const s
                 "model.");
   }
   write_file_durably(run_dir + "/tune_batch_size.yaml", search_result_yaml(result, limit_text, limit_mb, seconds));
+  g_batch_size_found.store(result.batch_size);
   std::printf("%s\ntuned_batch_size=%lld\n", paragraph.c_str(), static_cast<long long>(result.batch_size));
   std::fflush(stdout);
   return result.batch_size;

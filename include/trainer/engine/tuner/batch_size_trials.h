@@ -33,4 +33,9 @@ struct TrialSubject {
 int64_t run_batch_size_search(ScaleMode mode, const TunerOptions& tuner, const std::string& run_dir,
                               const TrialSubject& subject);
 
+// The batch the last search of this process found, 0 when none did since forget_batch_size_found()
+// (the engine's entry point reports it in TrainerJobResult::tuned_batch_size).
+int64_t batch_size_found();
+void forget_batch_size_found();
+
 }  // namespace trainer::engine

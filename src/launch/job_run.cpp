@@ -1,0 +1,116 @@
+#include "trainer/launch/job_run.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <utility>
+
+#include "trainer/config/yaml.h"
+#include "trainer/launch/job_files.h"
+#include "trainer/launch/schema_check.h"
+#include "trainer/launch/tuned_config.h"
+#include "trainer/util/error.h"
+#include "trainer/util/log.h"
+
+namespace fs = std::filesystem;
+
+namespace trainer::launch {
+namespace {
+
+using config::Node;
+
+// hydra.output_subdir ("" for null: no .hydra files) and the job's log file name (<job name>.log).
+std::string output_subdir_of(const Node& hydra) {
+  const Node* subdir = config::select(hydra, "output_subdir");
+  return subdir != nullptr && subdir->is_string() ? subdir->as_string() : "";
+}
+
+std::string log_name_of(const Node& hydra) {
+  const Node* name = config::select(hydra, "job.name");
+  return (name != nullptr && name->is_string() ? name->as_string() : std::string("trainer")) + ".log";
+}
+
+}  // namespace
+
+const EngineLoader& process_engine(const EngineEntry* in_process) {
+  static const std::unique_ptr<EngineLoader> engine =
+      in_process != nullptr ? std::make_unique<EngineLoader>(*in_process) : std::make_unique<EngineLoader>();
+  return *engine;
+}
+
+bool is_secondary_rank() {
+  const char* rank = std::getenv("RANK");
+  if (rank != nullptr && rank[0] != '\0') return std::atoi(rank) > 0;
+  const char* procid = std::getenv("SLURM_PROCID");
+  const char* ntasks = std::getenv("SLURM_NTASKS");
+  return procid != nullptr && ntasks != nullptr && std::atoi(ntasks) > 1 && std::atoi(procid) > 0;
+}
+
+std::vector<std::string> job_records(const Node& config) {
+  const Node* hydra = config.find("hydra");
+  if (hydra == nullptr) return {};
+  std::vector<std::string> records = {log_name_of(*hydra)};
+  if (const std::string subdir = output_subdir_of(*hydra); !subdir.empty()) {
+    for (const char* file : {"config.yaml", "hydra.yaml", "overrides.yaml"}) {
+      records.push_back((fs::path(subdir) / file).lexically_normal().string());
+    }
+  }
+  return records;
+}
+
+EngineResult run_job(const EngineEntry* in_process, const std::string& command, Node config, const std::string& run_dir,
+                     const std::vector<std::string>& task_overrides, const config::ResolveContext& base_ctx,
+                     const std::vector<std::string>& notes) {
+  Node* hydra = config.find("hydra");
+  if (hydra == nullptr) throw Error("", "internal: the composed config has no hydra node");
+  config::ResolveContext ctx = base_ctx;
+  ctx.hydra = hydra;
+  if (Node* runtime = hydra->find("runtime"); runtime != nullptr && runtime->is_map()) {
+    runtime->set("output_dir", Node::string(run_dir));
+    runtime->set("cwd", Node::string(fs::current_path().string()));
+  }
+  Node job_config = config;
+  job_config.erase("hydra");
+  check_job_schema(job_config);
+  // Resolved once, here: values that come from interpolations (${oc.env:...}, ${other.key}) are
+  // checked as the engine will see them, before anything is written, and this is what it gets.
+  Node resolved_job = job_config;
+  config::resolve_all(resolved_job, ctx);
+  check_job_schema(resolved_job);
+  const std::string output_subdir = output_subdir_of(*hydra);
+  const bool secondary = is_secondary_rank();
+  if (!secondary) write_job_files(run_dir, output_subdir, job_config, *hydra, task_overrides);
+
+  const std::string log_file = secondary ? std::string() : (fs::path(run_dir) / log_name_of(*hydra)).string();
+  if (!secondary) log::set_file(log_file);
+  if (secondary) log::set_level(log::Level::kWarning);
+  if (const Node* verbose = config::select(*hydra, "verbose"); verbose && !verbose->is_null() &&
+                                                                !(verbose->type() == config::NodeType::kBool &&
+                                                                  !verbose->as_bool())) {
+    log::set_level(log::Level::kDebug);
+  }
+  // hydra.job.chdir=true runs the job inside its output directory, as Hydra does.
+  const fs::path start_dir = fs::current_path();
+  const Node* chdir = config::select(*hydra, "job.chdir");
+  const bool change_dir = chdir && chdir->type() == config::NodeType::kBool && chdir->as_bool() && !secondary;
+  if (change_dir) fs::current_path(run_dir);
+
+  const std::string yaml = config::to_yaml(resolved_job);
+  log::info("output directory: " + run_dir);
+  for (const std::string& note : notes) log::info(command + ": " + note);
+  log::debug("job config:\n" + yaml);
+
+  const bool searches = searches_batch_size(command, resolved_job) && !secondary;
+  if (searches) forget_earlier_search(run_dir, resolved_job);
+  EngineResult result = process_engine(in_process).run(command, yaml, run_dir, log_file);
+  if (change_dir) fs::current_path(start_dir);
+  // Also after a failed fit: the search had ended and its batch is what the fit ran with.
+  if (searches && result.tuned_batch_size) {
+    record_tuned_batch_size(run_dir, output_subdir, job_config, *result.tuned_batch_size);
+    log::info("data.batch_size=" + std::to_string(*result.tuned_batch_size) + " written to the run's config");
+  }
+  if (result.outcome != JobOutcome::kFinished) throw EngineFailure(std::move(result));
+  return result;
+}
+
+}  // namespace trainer::launch
