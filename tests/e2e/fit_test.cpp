@@ -26,10 +26,7 @@ std::vector<std::string> fast_fit(const std::string& run_dir) {
 }  // namespace
 
 TEST_CASE("fit trains, validates, checkpoints and tests on synthetic data") {
-  if (!engine_built()) {
-    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
-    return;
-  }
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
   auto result = run_process(fast_fit("run"), dir.path());
   INFO(result.err);
@@ -51,10 +48,7 @@ TEST_CASE("fit trains, validates, checkpoints and tests on synthetic data") {
 }
 
 TEST_CASE("a run stopped mid-epoch and resumed ends with exactly the same test metrics") {
-  if (!engine_built()) {
-    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
-    return;
-  }
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
   auto whole = run_process(fast_fit("whole"), dir.path());
   INFO(whole.err);
@@ -79,10 +73,7 @@ TEST_CASE("a run stopped mid-epoch and resumed ends with exactly the same test m
 }
 
 TEST_CASE("bad input stops with a clear error and a non-zero exit") {
-  if (!engine_built()) {
-    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
-    return;
-  }
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
   auto missing = run_process({TRAINER_BINARY, "fit", "data.root=/nonexistent", "hydra.run.dir=r"},
                              dir.path());
@@ -134,10 +125,7 @@ TEST_CASE("bad input stops with a clear error and a non-zero exit") {
 }
 
 TEST_CASE("-m runs every job in hydra.sweep.dir/subdir, and a failing job does not stop the rest") {
-  if (!engine_built()) {
-    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
-    return;
-  }
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
   auto result = run_process({TRAINER_BINARY, "fit", "-m", "data=synthetic", "debug=fdr",
                              "model.input_size=5,784", "hydra.sweep.dir=sweep"},

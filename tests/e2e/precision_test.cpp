@@ -104,10 +104,7 @@ std::vector<std::string> overflowing(std::vector<std::string> extra) {
 }  // namespace
 
 TEST_CASE("precision=bf16-mixed trains on the CPU under autocast with float32 weights") {
-  if (!engine_built()) {
-    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
-    return;
-  }
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
   const fs::path run = fs::path(dir.path()) / "bf16";
   auto result = run_process(fit(run.string(), {"precision=bf16-mixed"}));
@@ -129,10 +126,7 @@ TEST_CASE("precision=bf16-mixed trains on the CPU under autocast with float32 we
 }
 
 TEST_CASE("precision=bf16-true keeps the weights in bfloat16") {
-  if (!engine_built()) {
-    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
-    return;
-  }
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
   const fs::path run = fs::path(dir.path()) / "run";
   auto result = run_process(fit(run.string(), {"precision=bf16-true"}));
@@ -144,10 +138,7 @@ TEST_CASE("precision=bf16-true keeps the weights in bfloat16") {
 }
 
 TEST_CASE("precision=16 on the CPU runs bf16-mixed with a warning, as Lightning does, and the checkpoint says so") {
-  if (!engine_built()) {
-    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
-    return;
-  }
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
   const fs::path run = fs::path(dir.path()) / "fp16";
   // The README's headline command, on both LibTorch builds (1.13 has no float16 CPU autocast at all).
@@ -167,10 +158,7 @@ TEST_CASE("precision=16 on the CPU runs bf16-mixed with a warning, as Lightning 
 }
 
 TEST_CASE("precision=16-mixed with the CPU float16 opt-in: loss scaling where the CPU has it, else a clear error") {
-  if (!engine_built()) {
-    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
-    return;
-  }
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
   const fs::path run = fs::path(dir.path()) / "fp16";
   auto result = run_process(
@@ -199,10 +187,7 @@ TEST_CASE("precision=16-mixed with the CPU float16 opt-in: loss scaling where th
 }
 
 TEST_CASE("precision=16-true runs where LibTorch has float16 CPU kernels, else a clear error before training") {
-  if (!engine_built()) {
-    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
-    return;
-  }
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
   const fs::path run = fs::path(dir.path()) / "run";
   // SGD: 16-true with Adam is refused (its eps rounds to 0 in float16; see the test below).
@@ -222,10 +207,7 @@ TEST_CASE("precision=16-true runs where LibTorch has float16 CPU kernels, else a
 }
 
 TEST_CASE("bad precision settings are refused naming the key") {
-  if (!engine_built()) {
-    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
-    return;
-  }
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
   const std::string run = (fs::path(dir.path()) / "run").string();
   auto unknown = run_process(fit(run, {"precision=8"}));
@@ -255,10 +237,7 @@ TEST_CASE("bad precision settings are refused naming the key") {
 }
 
 TEST_CASE("inf gradients under loss scaling skip the optimizer step and the LR schedule") {
-  if (!engine_built()) {
-    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
-    return;
-  }
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
   const fs::path run = fs::path(dir.path()) / "run";
   auto result = run_process(fit(run.string(), overflowing({"trainer.max_epochs=2"})));
@@ -280,10 +259,7 @@ TEST_CASE("inf gradients under loss scaling skip the optimizer step and the LR s
 }
 
 TEST_CASE("a resumed run restores the loss scale and growth tracker and ends with the same weights") {
-  if (!engine_built()) {
-    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
-    return;
-  }
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
   const fs::path root(dir.path());
   auto whole = run_process(fit((root / "whole").string(), overflowing({"trainer.max_epochs=2"})));

@@ -32,10 +32,7 @@ bool contains(const std::string& text, const std::string& part) { return text.fi
 }  // namespace
 
 TEST_CASE("runtime tuning: the log line says what was applied, and each knob switches its tuning off") {
-  if (!engine_built()) {
-    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
-    return;
-  }
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   SECTION("defaults: one thread per usable core and the malloc thresholds") {
     TempDir dir;
     auto result = tiny_fit(dir, {});

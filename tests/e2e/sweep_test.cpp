@@ -59,10 +59,7 @@ TEST_CASE("sweep: every job is checked before any runs; all bad jobs are listed 
 }
 
 TEST_CASE("sweep: the local launcher runs n_jobs=2 job processes, each with its share of the cores") {
-  if (!engine_built()) {
-    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
-    return;
-  }
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
   auto result = run_process(sweep_command({"debug=fdr", "hydra/launcher=local", "hydra.launcher.n_jobs=2",
                                            "optimizer.lr=0.1,0.01", "hydra.sweep.dir=sweep"}),
@@ -91,10 +88,7 @@ TEST_CASE("sweep: the local launcher runs n_jobs=2 job processes, each with its 
 }
 
 TEST_CASE("sweep: a failing job does not stop the others, the sweep exits non-zero, the summary says so") {
-  if (!engine_built()) {
-    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
-    return;
-  }
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
   const auto command = sweep_command({"data.num_samples=512", "trainer.max_epochs=2", "hydra/launcher=local",
                                       "hydra.launcher.n_jobs=2", "model.input_size=5,784,784",
@@ -150,10 +144,7 @@ TEST_CASE("sweep: a failing job does not stop the others, the sweep exits non-ze
 }
 
 TEST_CASE("sweep: fail_fast=true stops launching at the first failure") {
-  if (!engine_built()) {
-    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
-    return;
-  }
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
   auto result = run_process(sweep_command({"debug=fdr", "+hydra.launcher.fail_fast=true", "model.input_size=5,784",
                                            "hydra.sweep.dir=sweep"}),
@@ -169,10 +160,7 @@ TEST_CASE("sweep: fail_fast=true stops launching at the first failure") {
 }
 
 TEST_CASE("sweep: killed with SIGKILL mid-way, the same command resumes it; a changed job list is refused") {
-  if (!engine_built()) {
-    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
-    return;
-  }
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
   const fs::path sweep = fs::path(dir.path()) / "sweep";
   auto command = [](const std::string& seeds) {
@@ -229,10 +217,7 @@ TEST_CASE("sweep: killed with SIGKILL mid-way, the same command resumes it; a ch
 }
 
 TEST_CASE("sweep: ASHA stops the clearly bad jobs early and keeps the best one") {
-  if (!engine_built()) {
-    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
-    return;
-  }
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
   // lr=1e-7 barely moves from chance: cut at the first rung by job 0's result there. Epochs of
   // 256 small steps (~0.25 s) so a job cannot finish all 10 between two of the launcher's
@@ -264,10 +249,7 @@ TEST_CASE("sweep: ASHA stops the clearly bad jobs early and keeps the best one")
 }
 
 TEST_CASE("sweep: SIGTERM to the sweep stops its jobs with a checkpoint; trainer sweep resume finishes them") {
-  if (!engine_built()) {
-    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
-    return;
-  }
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
   const fs::path sweep = fs::path(dir.path()) / "sweep";
   bool signalled = false;
@@ -300,10 +282,7 @@ TEST_CASE("sweep: SIGTERM to the sweep stops its jobs with a checkpoint; trainer
 // Job processes are forks of the sweep process (engine loaded once, no exec): a job must compute
 // exactly what a fresh `trainer fit` process computes with the same overrides.
 TEST_CASE("sweep: a job forked from the sweep process ends with the same weights as a plain run") {
-  if (!engine_built()) {
-    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
-    return;
-  }
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
   const std::vector<std::string> settings = {"data.num_samples=1024", "trainer.max_epochs=2",
                                              "trainer.deterministic=true"};

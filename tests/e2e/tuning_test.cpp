@@ -100,10 +100,7 @@ long long tuned(const std::string& mode, double limit_mb, std::vector<Trial>* tr
 }  // namespace
 
 TEST_CASE("tune batch_size: power and binsearch under a CPU memory limit") {
-  if (!engine_built()) {
-    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
-    return;
-  }
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   std::vector<Trial> power_trials;
   std::vector<Trial> binsearch_trials;
   const long long power = tuned("power", 1.0, &power_trials);
@@ -123,10 +120,7 @@ TEST_CASE("tune batch_size: power and binsearch under a CPU memory limit") {
 }
 
 TEST_CASE("fit with trainer.auto_scale_batch_size: searches, fits with the batch found, changes no weights") {
-  if (!engine_built()) {
-    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
-    return;
-  }
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   // Adam (state made in every trial) and dropout (the RNG drawn in every trial): tuning must undo both.
   const std::vector<std::string> common = {"data=synthetic", "data.num_samples=1024", "data.image_shape=[1,32,32]",
                                            "model.hidden_sizes=[4]", "model.input_size=1024", "trainer.max_epochs=1",
@@ -156,10 +150,7 @@ TEST_CASE("fit with trainer.auto_scale_batch_size: searches, fits with the batch
 }
 
 TEST_CASE("tune batch_size: no limit on the CPU means half of MemAvailable; the training set caps the batch") {
-  if (!engine_built()) {
-    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
-    return;
-  }
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
   auto result = run_process({TRAINER_BINARY, "tune", "batch_size", "data=synthetic", "data.num_samples=300",
                              "data.image_shape=[1,8,8]", "model.hidden_sizes=[4]", "model.input_size=64", "hydra.run.dir=run"},
@@ -173,10 +164,7 @@ TEST_CASE("tune batch_size: no limit on the CPU means half of MemAvailable; the 
 }
 
 TEST_CASE("tune batch_size: bad modes and values, DDP, and a first trial that does not fit are refused") {
-  if (!engine_built()) {
-    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
-    return;
-  }
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   const std::vector<std::string> base = {TRAINER_BINARY, "tune", "batch_size", "data=synthetic",
                                          "data.num_samples=256", "hydra.run.dir=run"};
   auto run_with = [&](const std::vector<std::string>& extra) {
@@ -221,10 +209,7 @@ TEST_CASE("tune batch_size: bad modes and values, DDP, and a first trial that do
 }
 
 TEST_CASE("tune batch_size: SIGTERM stops the search before its next trial, naming the largest batch that fit") {
-  if (!engine_built()) {
-    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
-    return;
-  }
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   // 20 steps a trial on up to 65,536 samples of 1x32x32: the later trials take seconds each, so
   // the search is far from done when the signal comes after the trial of 4.
   TempDir dir;
