@@ -55,6 +55,7 @@ TEST_CASE("early stopping ends fit when the monitored metric stops improving, no
   auto unknown = run_process(small_fit("bad", {"callbacks.early_stopping.monitor=val/f1", "trainer.max_epochs=1"}),
                              dir.path());
   CHECK(unknown.exit_code == 1);
+  check_no_crash(unknown);
   CHECK(unknown.err.find("val/f1") != std::string::npos);
   CHECK(unknown.err.find("val/loss") != std::string::npos);  // lists what is logged
 }
@@ -202,6 +203,7 @@ TEST_CASE("val_check_interval validates inside the epoch, as Lightning's val_che
     extra.push_back("trainer.val_check_interval=20");
     auto result = run_process(small_fit("bad", extra), dir.path());
     CHECK(result.exit_code == 1);
+    check_no_crash(result);
     CHECK(result.err.find("trainer.val_check_interval") != std::string::npos);
     CHECK(result.err.find("from 1 to 12") != std::string::npos);
   }

@@ -215,6 +215,7 @@ TEST_CASE("a killed rank ends the job at once with an error naming it and saying
   INFO(result.err);
   REQUIRE(killed > 0);
   CHECK(result.exit_code == 1);
+  check_no_crash(result);
   const std::string error = from_last(result.err, "Error: ");
   CHECK(error.find("rank 1 (pid " + std::to_string(killed) + ") was killed by signal " + std::to_string(number)) !=
         std::string::npos);
@@ -237,6 +238,7 @@ TEST_CASE("a rank that fails with its own error: rank 0's error quotes that rank
                             dir.path());
   INFO(result.err);
   CHECK(result.exit_code == 1);
+  check_no_crash(result);
   // Rank 1's line reached the terminal, marked, and the job's log.
   const std::string relayed = "[rank 1] Error: ";
   const size_t at = result.err.find("\n" + relayed);
@@ -266,6 +268,7 @@ TEST_CASE("SIGINT to rank 0 alone stops both ranks after the same step, with a c
   INFO(result.err);
   REQUIRE(signalled);
   CHECK(result.exit_code == 1);
+  check_no_crash(result);
   // Both ranks report the same step (rank 1 shares the job's stderr).
   std::regex stopped("signal 2: stopped after step ([0-9]+)|signal 15: stopped after step ([0-9]+)");
   std::vector<std::string> steps;
@@ -348,8 +351,10 @@ TEST_CASE("with torchrun's variables, rank 0's error names where a failed rank's
   other.join();
   INFO(first.err);
   CHECK(second.exit_code == 1);
+  check_no_crash(second);
   CHECK(file_contains(rank1_err, "the mlp model expects 1 inputs per sample"));
   CHECK(first.exit_code == 1);
+  check_no_crash(first);
   char host[256] = {};
   REQUIRE(gethostname(host, sizeof(host) - 1) == 0);
   const std::string error = from_last(first.err, "Error: ");
@@ -575,6 +580,7 @@ TEST_CASE("a rank stopped with SIGSTOP is caught by the hang watchdog within tra
   REQUIRE(stopped > 0);
   const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - stopped_at).count();
   CHECK(result.exit_code != 0);
+  check_no_crash(result);
   CHECK(result.err.find("distributed job stalled (rank 0 reports): rank 1 sent no heartbeat for 3 s") !=
         std::string::npos);
   CHECK(result.err.find("rank 0 pid ") != std::string::npos);

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
@@ -122,7 +123,10 @@ void check_no_crash(const ProcessResult& result) {
     CHECK(result.out.find(signature) == std::string::npos);
     CHECK(result.err.find(signature) == std::string::npos);
   }
-  CHECK(result.exit_code < 128);  // not killed by a signal
+  for (int signal_number : {SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL}) {
+    INFO("killed by signal " << signal_number);
+    CHECK(result.exit_code != 128 + signal_number);
+  }
 }
 
 namespace {

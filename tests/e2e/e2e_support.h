@@ -15,7 +15,8 @@ struct ProcessResult;
 void check_clean_error(const ProcessResult& result);
 
 // What a failed command never writes, whatever its error: a C++ backtrace ("frame #"), a
-// std::terminate or uncaught-exception message, a crash or a sanitizer report (checked with CHECK).
+// std::terminate or uncaught-exception message, a crash or a sanitizer report; nor does it end
+// by a crash signal (SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL). Checked with CHECK.
 void check_no_crash(const ProcessResult& result);
 
 // Why a test may skip itself (the rest of the case, or all of it).

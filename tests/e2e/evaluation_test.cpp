@@ -236,6 +236,7 @@ TEST_CASE("evaluation takes the seed and the run's own checkpoint directory; a s
 
   auto directory = run_process({TRAINER_BINARY, "test", "ckpt_path=cnn/checkpoints"}, dir.path());
   CHECK(directory.exit_code == 1);
+  check_no_crash(directory);
   CHECK(directory.err.find("ckpt_path names a directory, not a checkpoint file") != std::string::npos);
 }
 

@@ -112,15 +112,18 @@ TEST_CASE("export writes a checkpoint's weights as safetensors that Python's tor
   {  // bad input stops with a clear error
     auto format = run_process(export_command("run", {"ckpt_path=last", "++format=onnx"}), dir.path());
     CHECK(format.exit_code == 1);
+    check_no_crash(format);
     CHECK(format.err.find("onnx") != std::string::npos);
     CHECK(format.err.find("safetensors") != std::string::npos);
 
     auto missing = run_process(export_command("run", {"ckpt_path=nowhere.ckpt"}), dir.path());
     CHECK(missing.exit_code == 1);
+    check_no_crash(missing);
     CHECK(missing.err.find("checkpoint not found") != std::string::npos);
 
     auto none = run_process(export_command("run", {}), dir.path());
     CHECK(none.exit_code == 1);
+    check_no_crash(none);
     CHECK(none.err.find("ckpt_path") != std::string::npos);
   }
 }

@@ -78,24 +78,28 @@ TEST_CASE("bad input stops with a clear error and a non-zero exit") {
   auto missing = run_process({TRAINER_BINARY, "fit", "data.root=/nonexistent", "hydra.run.dir=r"},
                              dir.path());
   CHECK(missing.exit_code == 1);
+  check_no_crash(missing);
   CHECK(missing.err.find("dataset-fashion-mnist") != std::string::npos);
 
   auto optimizer = run_process({TRAINER_BINARY, "fit", "data=synthetic", "optimizer.name=adagrad",
                                 "hydra.run.dir=r2"},
                                dir.path());
   CHECK(optimizer.exit_code == 1);
+  check_no_crash(optimizer);
   CHECK(optimizer.err.find("adagrad") != std::string::npos);
 
   auto shape = run_process({TRAINER_BINARY, "fit", "data=synthetic", "model.input_size=100",
                             "hydra.run.dir=r3"},
                            dir.path());
   CHECK(shape.exit_code == 1);
+  check_no_crash(shape);
   CHECK(shape.err.find("784") != std::string::npos);
 
   auto nesterov = run_process({TRAINER_BINARY, "fit", "data=synthetic", "optimizer=sgd", "optimizer.momentum=0",
                                "hydra.run.dir=r6"},
                               dir.path());
   CHECK(nesterov.exit_code == 1);
+  check_no_crash(nesterov);
   CHECK(nesterov.err.find("optimizer.nesterov") != std::string::npos);
   CHECK(nesterov.err.find("frame #") == std::string::npos);  // one paragraph, no C++ stack
 
@@ -103,6 +107,7 @@ TEST_CASE("bad input stops with a clear error and a non-zero exit") {
                                 "trainer.benchmark=true", "hydra.run.dir=r5"},
                                dir.path());
   CHECK(benchmark.exit_code == 1);
+  check_no_crash(benchmark);
   CHECK(benchmark.err.find("trainer.benchmark") != std::string::npos);
   CHECK(benchmark.err.find("deterministic") != std::string::npos);
 
@@ -113,6 +118,7 @@ TEST_CASE("bad input stops with a clear error and a non-zero exit") {
                                "trainer.max_epochs=3", "hydra.run.dir=r4"},
                               dir.path());
   CHECK(diverged.exit_code == 1);
+  check_no_crash(diverged);
   CHECK(diverged.err.find("not finite") != std::string::npos);
   CHECK(diverged.err.find("last good checkpoint") != std::string::npos);
   CHECK(diverged.err.find("epoch 1 done") == std::string::npos);
@@ -132,6 +138,7 @@ TEST_CASE("-m runs every job in hydra.sweep.dir/subdir, and a failing job does n
                             dir.path());
   INFO(result.err);
   CHECK(result.exit_code == 1);  // one job failed
+  check_no_crash(result);
   const fs::path sweep = fs::path(dir.path()) / "sweep";
   CHECK(fs::exists(sweep / "multirun.yaml"));
   CHECK(read_file(sweep / "0" / ".hydra" / "overrides.yaml") ==

@@ -79,6 +79,7 @@ TEST_CASE("profiler: off by default, and an unknown profiler is refused before t
                         "trainer.profiler=advanced", "hydra.run.dir=run"},
                        bad.path());
   CHECK(result.exit_code != 0);
+  check_no_crash(result);
   CHECK(contains(result.err, "trainer.profiler"));
   CHECK(contains(result.err, "advanced is not one of simple or pytorch"));
   CHECK(contains(result.err, "simple: time per phase"));
@@ -143,6 +144,7 @@ TEST_CASE("monitors: batches/s beside samples/s, and device_stats_monitor's memo
                         "trainer.limit_train_batches=2", "+callbacks.device_stats_monitor.cpu_stats=maybe", "hydra.run.dir=run"},
                        bad.path());
   CHECK(result.exit_code != 0);
+  check_no_crash(result);
   CHECK(contains(result.err, "callbacks.device_stats_monitor.cpu_stats"));
 }
 
@@ -210,6 +212,7 @@ TEST_CASE("out of memory: one paragraph naming the batch, the model, the memory 
                             dir.path());
   INFO(result.err);
   CHECK(result.exit_code != 0);
+  check_no_crash(result);
   CHECK(contains(result.err, "data.batch_size: out of memory on the host during fit (batch size 8192, model=cnn with"));
   CHECK(contains(result.err, "peak"));
   CHECK(contains(result.err, "you tried to allocate"));  // LibTorch's own first line
@@ -225,6 +228,7 @@ TEST_CASE("out of memory: one paragraph naming the batch, the model, the memory 
                        model.path());
   INFO(result.err);
   CHECK(result.exit_code != 0);
+  check_no_crash(result);
   CHECK(contains(result.err, "model: out of memory on the host while building model=mlp"));
   CHECK(contains(result.err, "Make the model smaller"));
 }

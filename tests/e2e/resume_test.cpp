@@ -125,6 +125,7 @@ TEST_CASE("SIGINT finishes the step, writes a checkpoint, exits non-zero saying 
   INFO(first.err);
   REQUIRE(interrupted);
   CHECK(first.exit_code != 0);
+  check_no_crash(first);
   CHECK(first.exit_code != 128 + SIGINT);  // handled, not killed
   CHECK(first.err.find("ckpt_path=last") != std::string::npos);
   CHECK(first.err.find("hydra.run.dir=") != std::string::npos);

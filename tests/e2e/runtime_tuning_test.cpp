@@ -66,6 +66,7 @@ TEST_CASE("runtime tuning: the log line says what was applied, and each knob swi
     TempDir dir;
     auto result = tiny_fit(dir, {"TRAINER_INTRA_OP_THREADS=two"});
     CHECK(result.exit_code != 0);
+    check_no_crash(result);
     CHECK(contains(result.err, "TRAINER_INTRA_OP_THREADS"));
     CHECK(contains(result.err, "not a thread count"));
     CHECK(contains(result.err, "unset it"));

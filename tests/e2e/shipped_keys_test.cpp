@@ -147,6 +147,7 @@ TEST_CASE("data.root comes from paths.data_dir, as in lightning-hydra-template")
                           "trainer.max_epochs=1", "hydra.run.dir=run"},
                          dir.path());
   CHECK(fit.exit_code == 1);
+  check_no_crash(fit);
   CHECK(fit.err.find(std::string(dir.path()) + "/none") != std::string::npos);  // the data is looked for there
 }
 

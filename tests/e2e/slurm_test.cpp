@@ -94,6 +94,7 @@ TEST_CASE("slurm: a sweep runs as a real SLURM job array; a failing job is recor
                             dir.path(), cluster.env());
   INFO(result.err);
   CHECK(result.exit_code == 1);  // one job failed
+  check_no_crash(result);
   CHECK(contains(result.err, "submitted SLURM job array"));
   CHECK(contains(result.err, "1 of 3 jobs failed"));
   CHECK(status_of(sweep, 0) == "done");

@@ -47,6 +47,7 @@ TEST_CASE("sweep: every job is checked before any runs; all bad jobs are listed 
                             dir.path());
   INFO(result.err);
   CHECK(result.exit_code == 1);
+  check_no_crash(result);
   CHECK(contains(result.err, "3 of 4 sweep jobs are not valid; nothing was run"));
   CHECK_FALSE(contains(result.err, "job 0:"));
   CHECK(contains(result.err, "job 1: "));  // model=bogus
@@ -96,6 +97,7 @@ TEST_CASE("sweep: a failing job does not stop the others, the sweep exits non-ze
   auto result = run_process(command, dir.path());
   INFO(result.err);
   CHECK(result.exit_code == 1);
+  check_no_crash(result);
   const fs::path sweep = fs::path(dir.path()) / "sweep";
   CHECK(status_of(sweep, 0) == "failed");
   CHECK(status_of(sweep, 1) == "done");
@@ -138,6 +140,7 @@ TEST_CASE("sweep: a failing job does not stop the others, the sweep exits non-ze
   auto resumed = run_process({TRAINER_BINARY, "sweep", "resume", "sweep"}, dir.path());
   INFO(resumed.err);
   CHECK(resumed.exit_code == 1);
+  check_no_crash(resumed);
   CHECK(contains(resumed.err, "2 of 3 jobs already ended, 1 to run"));
   CHECK(contains(resumed.err, "#0 failed"));
   CHECK_FALSE(contains(resumed.err, "#1 started"));
@@ -151,6 +154,7 @@ TEST_CASE("sweep: fail_fast=true stops launching at the first failure") {
                             dir.path());
   INFO(result.err);
   CHECK(result.exit_code == 1);
+  check_no_crash(result);
   const fs::path sweep = fs::path(dir.path()) / "sweep";
   CHECK(status_of(sweep, 0) == "failed");
   CHECK_FALSE(fs::exists(sweep / ".sweep" / "status" / "1.yaml"));
@@ -190,6 +194,7 @@ TEST_CASE("sweep: killed with SIGKILL mid-way, the same command resumes it; a ch
   // Another job list on the same directory is refused, with the differences, and runs nothing.
   auto changed = run_process(command("1,2,4"), dir.path());
   CHECK(changed.exit_code == 1);
+  check_no_crash(changed);
   CHECK(contains(changed.err, "different job list"));
   CHECK(contains(changed.err, "job 2: data=synthetic data.num_workers=0 data.num_samples=1024 trainer.max_epochs=6 "
                               "callbacks.model_checkpoint.save_top_k=0 seed=3 on disk, data=synthetic "

@@ -173,6 +173,7 @@ TEST_CASE(
                         "debug=trace", "trainer.profiler_schedule.active=0", "hydra.run.dir=run"},
                        bad.path());
   CHECK(result.exit_code != 0);
+  check_no_crash(result);
   CHECK(contains(result.err, "trainer.profiler_schedule.active (override 'trainer.profiler_schedule.active=0'): 0 is out of range: steps recorded, at least 1"));
 
   TempDir typo;
@@ -180,6 +181,7 @@ TEST_CASE(
                         "debug=trace", "+trainer.profiler_schedule.activ=2", "hydra.run.dir=run"},
                        typo.path());
   CHECK(result.exit_code != 0);
+  check_no_crash(result);
   CHECK(contains(result.err, "trainer.profiler_schedule.activ"));
   CHECK(contains(result.err, "active"));
 }

@@ -175,6 +175,7 @@ TEST_CASE("tune batch_size: bad modes and values, DDP, and a first trial that do
   };
   auto bad_mode = run_with({"+tuner.mode=triple"});
   CHECK(bad_mode.exit_code != 0);
+  check_no_crash(bad_mode);
   CHECK(contains(bad_mode.err, "tuner.mode (override '+tuner.mode=triple'): triple is not one of power or binsearch"));
   CHECK(contains(bad_mode.err, "power: double until a trial fails"));
 
@@ -183,29 +184,35 @@ TEST_CASE("tune batch_size: bad modes and values, DDP, and a first trial that do
                                    "+trainer.auto_scale_batch_size=exhaustive", "hydra.run.dir=run"},
                                   fit_dir.path());
   CHECK(bad_fit_mode.exit_code != 0);
+  check_no_crash(bad_fit_mode);
   CHECK(contains(bad_fit_mode.err, "trainer.auto_scale_batch_size"));
 
   auto zero = run_with({"+tuner.init_val=0"});
   CHECK(zero.exit_code != 0);
+  check_no_crash(zero);
   CHECK(contains(zero.err, "tuner.init_val (override '+tuner.init_val=0'): 0 is out of range: the first batch size tried, at least 1"));
 
   auto typo = run_with({"+tuner.max_memory=10"});
   CHECK(typo.exit_code != 0);
+  check_no_crash(typo);
   CHECK(contains(typo.err, "tuner.max_memory"));
 
   auto ddp = run_with({"trainer.accelerator=cpu", "trainer.devices=2"});
   CHECK(ddp.exit_code != 0);
+  check_no_crash(ddp);
   CHECK(contains(ddp.err, "does not run in a data-parallel job (2 processes)"));
 
   auto too_small = run_with({"+tuner.max_memory_mb=0.01", "+tuner.init_val=64"});
   INFO(too_small.out << too_small.err);
   CHECK(too_small.exit_code != 0);
+  check_no_crash(too_small);
   CHECK(contains(too_small.err, "the first batch-size trial, a batch of 64, did not fit"));
   CHECK(contains(too_small.err, "+tuner.init_val=1"));
 
   TempDir no_target;
   auto missing = run_process({TRAINER_BINARY, "tune"}, no_target.path());
   CHECK(missing.exit_code != 0);
+  check_no_crash(missing);
 }
 
 TEST_CASE("tune batch_size: SIGTERM stops the search before its next trial, naming the largest batch that fit") {
@@ -223,6 +230,7 @@ TEST_CASE("tune batch_size: SIGTERM stops the search before its next trial, nami
   INFO(result.out << result.err);
   REQUIRE(signalled);
   CHECK(result.exit_code != 0);
+  check_no_crash(result);
   CHECK(result.exit_code != 128 + SIGTERM);  // handled, not killed
   CHECK(contains(result.err, "signal 15: the batch-size search stopped before its trial of "));
   CHECK(contains(result.err, "the largest batch that fit so far was "));
