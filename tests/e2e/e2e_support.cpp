@@ -4,9 +4,7 @@
 
 #include <cmath>
 #include <csignal>
-#include <cstdlib>
 #include <cstring>
-#include <iostream>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -126,31 +124,6 @@ void check_no_crash(const ProcessResult& result) {
   for (int signal_number : {SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL}) {
     INFO("killed by signal " << signal_number);
     CHECK(result.exit_code != 128 + signal_number);
-  }
-}
-
-namespace {
-
-std::vector<std::string>& recorded_skips() {
-  static std::vector<std::string> skips;
-  return skips;
-}
-
-}  // namespace
-
-void skip_test(const std::string& reason, Skip why) {
-  const char* ci = std::getenv("CI");
-  if (why == Skip::unexpected_in_ci && ci != nullptr && std::string(ci) == "true") {
-    FAIL(reason << " (CI=true, where scripts/setup.sh installs it: a failure, not a skip)");
-  }
-  recorded_skips().push_back(Catch::getResultCapture().getCurrentTestName() + ": " + reason);
-  SUCCEED("skipped: " << reason);
-}
-
-void report_skips(int failed) {
-  for (const std::string& skip : recorded_skips()) {
-    // Only a run that passed is reported skipped: ctest's skip pattern would hide a failure.
-    std::cout << (failed == 0 ? "TRAINER-SKIPPED: " : "(skipped, in a run that failed) ") << skip << std::endl;
   }
 }
 

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "skip_test.h"  // tests/skip_test.h: skips that ctest reports as skips
+
 namespace trainer::testing {
 
 struct ProcessResult;
@@ -19,22 +21,8 @@ void check_clean_error(const ProcessResult& result);
 // by a crash signal (SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL). Checked with CHECK.
 void check_no_crash(const ProcessResult& result);
 
-// Why a test may skip itself (the rest of the case, or all of it).
-enum class Skip {
-  expected,           // true of this build or machine by design: no GPU, not a CUDA build, no engine
-  unexpected_in_ci,   // something scripts/setup.sh installs (test Python, zsh, fish, SLURM): where
-                      // the environment variable CI is "true" the case fails instead of skipping
-};
-
-// Reports `reason` as a skip: the case passes, and when the whole run passes the test executable
-// ends with a line "TRAINER-SKIPPED: <case>: <reason>", which ctest reports as Skipped
-// (SKIP_REGULAR_EXPRESSION, tests/CMakeLists.txt). Under CI=true an unexpected_in_ci skip fails
-// the case instead. The caller returns right after it: `return skip_test("...", Skip::expected);`
-void skip_test(const std::string& reason, Skip why);
 // The reason of the cases that need the engine, in a build without it (TRAINER_LIBTORCH=none).
 inline const char* const kNoEngine = "engine not built in this configuration (TRAINER_LIBTORCH=none)";
-// Prints the skips recorded by skip_test, as skips when `failed` is 0 (main() calls it).
-void report_skips(int failed);
 
 // Whether this build has the engine (TRAINER_LIBTORCH=none builds only the config tools).
 bool engine_built();

@@ -47,6 +47,15 @@ void fail_timed_out(pid_t pid, const std::vector<std::string>& argv, std::chrono
                           << tail_of(err));
 }
 
+// With TRAINER_TEST_RUN_TIMES=<file> every run appends "<seconds> <command>" to that file: the
+// measurements behind kProcessTimeout.
+void record_run_time(const std::vector<std::string>& argv, Clock::time_point started) {
+  const char* path = std::getenv("TRAINER_TEST_RUN_TIMES");
+  if (path == nullptr || *path == '\0') return;
+  const double seconds = std::chrono::duration<double>(Clock::now() - started).count();
+  std::ofstream(path, std::ios::app) << seconds << " " << command_line(argv) << "\n";
+}
+
 int remaining_ms(Clock::time_point deadline) {
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
   return left < 0 ? 0 : static_cast<int>(left);
@@ -56,7 +65,8 @@ int remaining_ms(Clock::time_point deadline) {
 
 ProcessResult run_process(const std::vector<std::string>& argv, const std::string& cwd,
                           const std::vector<std::string>& extra_env, std::chrono::seconds timeout) {
-  const Clock::time_point deadline = Clock::now() + timeout;
+  const Clock::time_point started = Clock::now();
+  const Clock::time_point deadline = started + timeout;
   int out_pipe[2];
   int err_pipe[2];
   if (pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0) {
@@ -113,6 +123,7 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::strin
     else std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   if (timed_out) fail_timed_out(pid, argv, timeout, result.out, result.err);
+  record_run_time(argv, started);
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return result;
 }
@@ -120,7 +131,8 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::strin
 ProcessResult run_and_signal(const std::vector<std::string>& argv, const std::string& cwd,
                              const std::function<bool()>& when, int signal_number, bool* signalled,
                              std::chrono::seconds timeout) {
-  const Clock::time_point deadline = Clock::now() + timeout;
+  const Clock::time_point started = Clock::now();
+  const Clock::time_point deadline = started + timeout;
   // Output goes to files, so nothing blocks on a full pipe while we watch.
   char out_name[] = "/tmp/trainer-test-out-XXXXXX";
   char err_name[] = "/tmp/trainer-test-err-XXXXXX";
@@ -169,6 +181,7 @@ ProcessResult run_and_signal(const std::vector<std::string>& argv, const std::st
   result.out = slurp(out_name);
   result.err = slurp(err_name);
   if (timed_out) fail_timed_out(pid, argv, timeout, result.out, result.err);
+  record_run_time(argv, started);
   return result;
 }
 
