@@ -230,7 +230,10 @@ TEST_CASE("sweep: ASHA stops the clearly bad jobs early and keeps the best one")
   auto result = run_process(sweep_command({"data.num_samples=4096", "data.batch_size=16", "trainer.max_epochs=10", "hydra/sweeper=asha",
                                            "hydra.sweeper.max_t=10", "hydra.sweeper.reduction_factor=2",
                                            "optimizer.lr=0.001,1e-7,1e-7", "hydra.sweep.dir=sweep"}),
-                            dir.path());
+                            dir.path(), {},
+                            // 4.5 min for job 0 alone on the 2-core machine at load 13 (epochs of
+                            // 27 s): more than the default timeout.
+                            std::chrono::seconds(900));
   INFO(result.err);
   CHECK(result.exit_code == 0);
   const fs::path sweep = fs::path(dir.path()) / "sweep";
