@@ -71,10 +71,7 @@ int best_job(const std::vector<JobResult>& jobs) {
 }  // namespace
 
 TEST_CASE("ASHA stops the clearly bad jobs, spends fewer epochs than the grid and finds its best job") {
-  if (!engine_built()) {
-    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
-    return;
-  }
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
   const fs::path grid_dir = fs::path(dir.path()) / "grid";
   const fs::path asha_dir = fs::path(dir.path()) / "asha";

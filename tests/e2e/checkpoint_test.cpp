@@ -36,10 +36,7 @@ fs::path best_file(const fs::path& run) {
 }  // namespace
 
 TEST_CASE("a checkpoint of another shape is refused, naming the tensors and the config keys that differ") {
-  if (!engine_built()) {
-    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
-    return;
-  }
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
   auto fit = run_process(mlp_fit("run"), dir.path());
   INFO(fit.err);
@@ -70,10 +67,7 @@ TEST_CASE("a checkpoint of another shape is refused, naming the tensors and the 
 }
 
 TEST_CASE("a damaged or truncated checkpoint is an error naming the newest intact one") {
-  if (!engine_built()) {
-    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
-    return;
-  }
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
   auto fit = run_process(mlp_fit("run"), dir.path());
   INFO(fit.err);
@@ -122,10 +116,7 @@ TEST_CASE("a damaged or truncated checkpoint is an error naming the newest intac
 }
 
 TEST_CASE("ckpt_path=last before any checkpoint exists starts afresh with a warning, as Lightning does") {
-  if (!engine_built()) {
-    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
-    return;
-  }
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
   auto fit = run_process(mlp_fit("run", {"ckpt_path=last", "trainer.max_epochs=1"}), dir.path());
   INFO(fit.err);
@@ -136,10 +127,7 @@ TEST_CASE("ckpt_path=last before any checkpoint exists starts afresh with a warn
 }
 
 TEST_CASE("a run directory copied elsewhere resumes and evaluates its own files, leaving the original alone") {
-  if (!engine_built()) {
-    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
-    return;
-  }
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
   // The training loss falls every epoch here, so each epoch's checkpoint replaces the best before it.
   const std::vector<std::string> by_train_loss = {"callbacks.model_checkpoint.monitor=train/loss",
@@ -169,10 +157,7 @@ TEST_CASE("a run directory copied elsewhere resumes and evaluates its own files,
 }
 
 TEST_CASE("a new fit into a directory that holds a training run is refused; nothing of the run changes") {
-  if (!engine_built()) {
-    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
-    return;
-  }
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
   auto fit = run_process(mlp_fit("run", {"trainer.max_epochs=1"}), dir.path());
   INFO(fit.err);

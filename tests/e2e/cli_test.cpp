@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "e2e_support.h"
+#include "error_golden.h"
 #include "subprocess.h"
 
 namespace fs = std::filesystem;
@@ -81,6 +82,8 @@ TEST_CASE("--cfg output and exit status match Hydra 1.3 over the shipped configs
       CHECK(result.exit_code != 0);
       CHECK(result.out.empty());
       CHECK_FALSE(result.err.empty());
+      // Trainer's own exit code and first line for the error (Hydra's .status is always 1).
+      trainer::testing::check_error_golden(result, expected.string() + ".error", TRAINER_SOURCE_DIR);
     }
   }
   CHECK(number > 25);
@@ -121,19 +124,23 @@ TEST_CASE("errors name the problem, go to stderr and exit non-zero") {
   auto unknown = run_process({TRAINER_BINARY, "fit", "--cfg", "job", "trainer.max_epoch=3"},
                              kCliData.string());
   CHECK(unknown.exit_code == 1);
+  trainer::testing::check_no_crash(unknown);
   CHECK(unknown.err.find("trainer.max_epoch") != std::string::npos);
   CHECK(unknown.err.find("+trainer.max_epoch=3") != std::string::npos);
 
   auto option = run_process({TRAINER_BINARY, "fit", "--cfg", "job", "model=nope"}, kCliData.string());
   CHECK(option.exit_code == 1);
+  trainer::testing::check_no_crash(option);
   CHECK(option.err.find("mlp") != std::string::npos);  // lists the available options
 
   auto ambiguous = run_process({TRAINER_BINARY, "fit", "seed=1,2"}, kCliData.string());
   CHECK(ambiguous.exit_code == 1);
+  trainer::testing::check_no_crash(ambiguous);
   CHECK(ambiguous.err.find("-m") != std::string::npos);
 
   auto no_command = run_process({TRAINER_BINARY}, kCliData.string());
   CHECK(no_command.exit_code != 0);
+  trainer::testing::check_no_crash(no_command);
   CHECK(no_command.err.find("fit") != std::string::npos);
 }
 
@@ -194,6 +201,7 @@ TEST_CASE("unknown keys in trainer's sections stop a job at start, never under -
   auto run = run_process({TRAINER_BINARY, "fit", "+trainer.max_epoch=3", "hydra.run.dir=run"},
                          dir.path());
   CHECK(run.exit_code == 1);
+  trainer::testing::check_no_crash(run);
   CHECK(run.err.find("trainer.max_epoch") != std::string::npos);
   CHECK(run.err.find("Did you mean 'max_epochs'?") != std::string::npos);
 }
@@ -201,30 +209,37 @@ TEST_CASE("unknown keys in trainer's sections stop a job at start, never under -
 TEST_CASE("a misspelt or missing command gets the command line it most likely meant") {
   auto typo = trainer::testing::run_process({TRAINER_BINARY, "fti", "model=cnn"});
   CHECK(typo.exit_code == 1);
+  trainer::testing::check_no_crash(typo);
   CHECK(typo.err.find("Error: command line: unknown command 'fti'. Did you mean `trainer fit model=cnn`?") !=
         std::string::npos);
   auto missing = trainer::testing::run_process({TRAINER_BINARY, "model=cnn", "seed=1"});
   CHECK(missing.exit_code == 1);
+  trainer::testing::check_no_crash(missing);
   CHECK(missing.err.find("no command before 'model=cnn'. Did you mean `trainer fit model=cnn seed=1`?") !=
         std::string::npos);
   auto tset = trainer::testing::run_process({TRAINER_BINARY, "tset", "ckpt_path=best"});
   CHECK(tset.exit_code == 1);
+  trainer::testing::check_no_crash(tset);
   CHECK(tset.err.find("Did you mean `trainer test ckpt_path=best`?") != std::string::npos);
 }
 
 TEST_CASE("a wrong action of tune or sweep, or an unknown flag, is one paragraph with exit 1") {
   auto tune = trainer::testing::run_process({TRAINER_BINARY, "tune", "batchsize", "model=cnn"});
   CHECK(tune.exit_code == 1);
+  trainer::testing::check_no_crash(tune);
   CHECK(tune.err.find("unknown action 'batchsize' of trainer tune. Did you mean `trainer tune batch_size model=cnn`?") !=
         std::string::npos);
   auto bare = trainer::testing::run_process({TRAINER_BINARY, "tune"});
   CHECK(bare.exit_code == 1);
+  trainer::testing::check_no_crash(bare);
   CHECK(bare.err.find("trainer tune needs an action") != std::string::npos);
   auto sweep = trainer::testing::run_process({TRAINER_BINARY, "sweep", "resum", "sw2"});
   CHECK(sweep.exit_code == 1);
+  trainer::testing::check_no_crash(sweep);
   CHECK(sweep.err.find("Did you mean `trainer sweep resume sw2`?") != std::string::npos);
   auto flag = trainer::testing::run_process({TRAINER_BINARY, "test", "--bogus"});
   CHECK(flag.exit_code == 1);
+  trainer::testing::check_no_crash(flag);
   CHECK(flag.err.find("Error: command line: ") == 0);
   CHECK(flag.err.find("--bogus") != std::string::npos);
 }

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "error_golden.h"
 #include "subprocess.h"
 
 namespace fs = std::filesystem;
@@ -20,8 +21,13 @@ namespace {
 const fs::path kTrees = fs::path(TRAINER_TEST_DATA_DIR) / "cli_trees";
 const std::string kRootMark = "@ROOT@";
 
-std::string with_root(std::string text) {
+const std::string& checkout_root() {
   static const std::string root = fs::canonical(kTrees / ".." / ".." / "..").string();
+  return root;
+}
+
+std::string with_root(std::string text) {
+  const std::string& root = checkout_root();
   for (size_t at = text.find(kRootMark); at != std::string::npos; at = text.find(kRootMark, at + root.size())) {
     text.replace(at, kRootMark.size(), root);
   }
@@ -103,6 +109,8 @@ TEST_CASE("--cfg output and exit status match Hydra 1.3 over the feature trees")
       CHECK(result.exit_code != 0);
       CHECK(result.out.empty());
       CHECK_FALSE(result.err.empty());
+      // Trainer's own exit code and first line for the error (Hydra's .status is always 1).
+      trainer::testing::check_error_golden(result, expected + ".error", checkout_root());
     }
   }
   CHECK(number >= 340);

@@ -92,10 +92,7 @@ int free_port() {
 }  // namespace
 
 TEST_CASE("2 ranks x batch b end with the weights of 1 rank x batch 2b (Gloo, real processes)") {
-  if (!engine_built()) {
-    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
-    return;
-  }
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
   const fs::path root(dir.path());
   // The initial weights (the same seed): one step with a learning rate of 0.
@@ -151,10 +148,7 @@ TEST_CASE("2 ranks x batch b end with the weights of 1 rank x batch 2b (Gloo, re
 }
 
 TEST_CASE("sync_batchnorm: 2 ranks x b with model=cnn end with the weights and running statistics of 1 rank x 2b") {
-  if (!engine_built()) {
-    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
-    return;
-  }
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
   const fs::path root(dir.path());
   // A small cnn (two conv blocks with batch norm, no dropout), 6 steps.
@@ -198,10 +192,7 @@ TEST_CASE("sync_batchnorm: 2 ranks x b with model=cnn end with the weights and r
 }
 
 TEST_CASE("a killed rank ends the job at once with an error naming it and saying it wrote nothing") {
-  if (!engine_built()) {
-    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
-    return;
-  }
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   const int number = GENERATE(SIGKILL, SIGABRT);
   TempDir dir;
   const std::string run = (fs::path(dir.path()) / "killed").string();
@@ -224,6 +215,7 @@ TEST_CASE("a killed rank ends the job at once with an error naming it and saying
   INFO(result.err);
   REQUIRE(killed > 0);
   CHECK(result.exit_code == 1);
+  check_no_crash(result);
   const std::string error = from_last(result.err, "Error: ");
   CHECK(error.find("rank 1 (pid " + std::to_string(killed) + ") was killed by signal " + std::to_string(number)) !=
         std::string::npos);
@@ -237,10 +229,7 @@ TEST_CASE("a killed rank ends the job at once with an error naming it and saying
 // valid size that the data refuses once the engine builds the model, after the rendezvous. Its own
 // error, on its own stderr, which the job process relays.
 TEST_CASE("a rank that fails with its own error: rank 0's error quotes that rank's last lines") {
-  if (!engine_built()) {
-    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
-    return;
-  }
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
   const fs::path run = fs::path(dir.path()) / "failed";
   auto result = run_process(fit_command(run.string(), {"data.batch_size=32", "trainer.max_steps=10",
@@ -249,6 +238,7 @@ TEST_CASE("a rank that fails with its own error: rank 0's error quotes that rank
                             dir.path());
   INFO(result.err);
   CHECK(result.exit_code == 1);
+  check_no_crash(result);
   // Rank 1's line reached the terminal, marked, and the job's log.
   const std::string relayed = "[rank 1] Error: ";
   const size_t at = result.err.find("\n" + relayed);
@@ -267,10 +257,7 @@ TEST_CASE("a rank that fails with its own error: rank 0's error quotes that rank
 }
 
 TEST_CASE("SIGINT to rank 0 alone stops both ranks after the same step, with a checkpoint") {
-  if (!engine_built()) {
-    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
-    return;
-  }
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
   const std::string run = (fs::path(dir.path()) / "stopped").string();
   bool signalled = false;
@@ -281,6 +268,7 @@ TEST_CASE("SIGINT to rank 0 alone stops both ranks after the same step, with a c
   INFO(result.err);
   REQUIRE(signalled);
   CHECK(result.exit_code == 1);
+  check_no_crash(result);
   // Both ranks report the same step (rank 1 shares the job's stderr).
   std::regex stopped("signal 2: stopped after step ([0-9]+)|signal 15: stopped after step ([0-9]+)");
   std::vector<std::string> steps;
@@ -293,10 +281,7 @@ TEST_CASE("SIGINT to rank 0 alone stops both ranks after the same step, with a c
 }
 
 TEST_CASE("with torchrun's variables set the binary joins the job as it is told; only rank 0 writes files") {
-  if (!engine_built()) {
-    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
-    return;
-  }
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
   const fs::path root(dir.path());
   const int port = free_port();
@@ -340,10 +325,7 @@ TEST_CASE("with torchrun's variables set the binary joins the job as it is told;
 // Under a launcher trainer never sees the other ranks' output: rank 0's error names where each
 // rank's stderr went (each rank says so through the store at the rendezvous).
 TEST_CASE("with torchrun's variables, rank 0's error names where a failed rank's stderr went") {
-  if (!engine_built()) {
-    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
-    return;
-  }
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
   const fs::path root(dir.path());
   const int port = free_port();
@@ -369,8 +351,10 @@ TEST_CASE("with torchrun's variables, rank 0's error names where a failed rank's
   other.join();
   INFO(first.err);
   CHECK(second.exit_code == 1);
+  check_no_crash(second);
   CHECK(file_contains(rank1_err, "the mlp model expects 1 inputs per sample"));
   CHECK(first.exit_code == 1);
+  check_no_crash(first);
   char host[256] = {};
   REQUIRE(gethostname(host, sizeof(host) - 1) == 0);
   const std::string error = from_last(first.err, "Error: ");
@@ -382,15 +366,11 @@ TEST_CASE("with torchrun's variables, rank 0's error names where a failed rank's
 // The real torchrun (PyTorch's elastic agent, from the test Python's torch) starts both ranks with
 // --no-python; its agent already hosts the TCPStore at MASTER_ADDR:MASTER_PORT
 // (TORCHELASTIC_USE_AGENT_STORE), so rank 0 must join it as a client rather than serve one.
-TEST_CASE("under the real torchrun --no-python the ranks join torchrun's agent store and train as trainer's launcher") {
-  if (!engine_built()) {
-    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
-    return;
-  }
+TEST_CASE("under the real torchrun --no-python the ranks join torchrun's agent store and train as trainer's launcher", "[may-skip]") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   const std::string python = TRAINER_TEST_PYTHON;
   if (python.empty()) {
-    WARN("TRAINER_TEST_PYTHON is empty: no torchrun to start the ranks with");
-    return;
+    return skip_test("TRAINER_TEST_PYTHON is empty: no torchrun to start the ranks with", Skip::unexpected_in_ci);
   }
   TempDir dir;
   const fs::path root(dir.path());
@@ -421,15 +401,11 @@ TEST_CASE("under the real torchrun --no-python the ranks join torchrun's agent s
 
 // Two "nodes" on this machine: one torchrun agent per node (--nnodes 2 --node-rank 0/1) meeting at
 // one master address, one rank each, trainer.num_nodes=2: the multi-node path end to end.
-TEST_CASE("two torchrun agents as two nodes (--nnodes 2, trainer.num_nodes=2) train as one job") {
-  if (!engine_built()) {
-    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
-    return;
-  }
+TEST_CASE("two torchrun agents as two nodes (--nnodes 2, trainer.num_nodes=2) train as one job", "[may-skip]") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   const std::string python = TRAINER_TEST_PYTHON;
   if (python.empty()) {
-    WARN("TRAINER_TEST_PYTHON is empty: no torchrun to start the nodes with");
-    return;
+    return skip_test("TRAINER_TEST_PYTHON is empty: no torchrun to start the nodes with", Skip::unexpected_in_ci);
   }
   TempDir dir;
   const fs::path root(dir.path());
@@ -466,10 +442,7 @@ TEST_CASE("two torchrun agents as two nodes (--nnodes 2, trainer.num_nodes=2) tr
 // A sweep job is a process forked from the sweep process; its ranks must start the job, not the
 // sweep again (the launcher hands the job its own command line).
 TEST_CASE("a data-parallel job inside a sweep starts its ranks for that job alone") {
-  if (!engine_built()) {
-    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
-    return;
-  }
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
   const fs::path sweep = fs::path(dir.path()) / "sweep";
   auto result = run_process({TRAINER_BINARY, "fit", "-m", "data=synthetic", "data.num_workers=0",
@@ -531,10 +504,7 @@ bool loopback(const std::string& address) {
 }  // namespace
 
 TEST_CASE("a local 2-rank job listens on the loopback interface only") {
-  if (!engine_built()) {
-    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
-    return;
-  }
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
   const std::string marker = "hydra.run.dir=" + std::string(dir.path()) + "/sockets";
   std::vector<std::string> seen;
@@ -566,10 +536,7 @@ TEST_CASE("a local 2-rank job listens on the loopback interface only") {
 }
 
 TEST_CASE("a rank stopped with SIGSTOP is caught by the hang watchdog within trainer.hang_timeout") {
-  if (!engine_built()) {
-    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
-    return;
-  }
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
   const std::string run = dir.path() + std::string("/stalled");
   const std::string marker = "hydra.run.dir=" + run;
@@ -613,6 +580,7 @@ TEST_CASE("a rank stopped with SIGSTOP is caught by the hang watchdog within tra
   REQUIRE(stopped > 0);
   const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - stopped_at).count();
   CHECK(result.exit_code != 0);
+  check_no_crash(result);
   CHECK(result.err.find("distributed job stalled (rank 0 reports): rank 1 sent no heartbeat for 3 s") !=
         std::string::npos);
   CHECK(result.err.find("rank 0 pid ") != std::string::npos);

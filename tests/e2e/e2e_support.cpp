@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <csignal>
 #include <cstring>
 #include <fstream>
 #include <regex>
@@ -111,8 +112,19 @@ double largest_difference(const Weights& a, const Weights& b) {
 void check_clean_error(const ProcessResult& result) {
   CHECK(result.exit_code == 1);
   CHECK(result.err.find("Error: ") != std::string::npos);
-  CHECK(result.err.find("frame #") == std::string::npos);
-  CHECK(result.err.find("terminate called") == std::string::npos);
+  check_no_crash(result);
+}
+
+void check_no_crash(const ProcessResult& result) {
+  for (const char* signature : {"frame #", "terminate called", "Segmentation fault", "AddressSanitizer", "what():"}) {
+    INFO("crash signature '" << signature << "' in the output");
+    CHECK(result.out.find(signature) == std::string::npos);
+    CHECK(result.err.find(signature) == std::string::npos);
+  }
+  for (int signal_number : {SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL}) {
+    INFO("killed by signal " << signal_number);
+    CHECK(result.exit_code != 128 + signal_number);
+  }
 }
 
 }  // namespace trainer::testing

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "skip_test.h"  // tests/skip_test.h: skips that ctest reports as skips
+
 namespace trainer::testing {
 
 struct ProcessResult;
@@ -13,6 +15,14 @@ struct ProcessResult;
 // A failed command that failed cleanly: exit 1, a one-paragraph "Error: ...", no C++ backtrace or
 // std::terminate message (checked with CHECK).
 void check_clean_error(const ProcessResult& result);
+
+// What a failed command never writes, whatever its error: a C++ backtrace ("frame #"), a
+// std::terminate or uncaught-exception message, a crash or a sanitizer report; nor does it end
+// by a crash signal (SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL). Checked with CHECK.
+void check_no_crash(const ProcessResult& result);
+
+// The reason of the cases that need the engine, in a build without it (TRAINER_LIBTORCH=none).
+inline const char* const kNoEngine = "engine not built in this configuration (TRAINER_LIBTORCH=none)";
 
 // Whether this build has the engine (TRAINER_LIBTORCH=none builds only the config tools).
 bool engine_built();

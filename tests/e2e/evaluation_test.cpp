@@ -51,10 +51,7 @@ fs::path only_evaluation(const fs::path& run, const std::string& command) {
 }  // namespace
 
 TEST_CASE("evaluating a cnn run takes its config from the checkpoint and leaves every file of the run as it was") {
-  if (!engine_built()) {
-    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
-    return;
-  }
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
   const fs::path run = fs::path(dir.path()) / "run";
   auto fit = run_process({TRAINER_BINARY, "fit", "model=cnn", "model.channels=[4,8]", "model.hidden_size=16",
@@ -156,10 +153,7 @@ TEST_CASE("evaluating a cnn run takes its config from the checkpoint and leaves 
 }
 
 TEST_CASE("an override of a model key applies to the checkpoint's resnet") {
-  if (!engine_built()) {
-    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
-    return;
-  }
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
   auto fit = run_process({TRAINER_BINARY, "fit", "model=resnet", "model.width=8", "data=synthetic",
                           "data.num_samples=256", "trainer.max_epochs=1", "test_after_fit=false", "hydra.run.dir=resnet"},
@@ -183,10 +177,7 @@ TEST_CASE("an override of a model key applies to the checkpoint's resnet") {
 }
 
 TEST_CASE("ckpt_path=best|last needs the training run, and a wrong one says so before anything runs") {
-  if (!engine_built()) {
-    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
-    return;
-  }
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
   auto no_run = run_process({TRAINER_BINARY, "test", "ckpt_path=best"}, dir.path());
   check_clean_error(no_run);
@@ -200,10 +191,7 @@ TEST_CASE("ckpt_path=best|last needs the training run, and a wrong one says so b
 }
 
 TEST_CASE("evaluation takes the seed and the run's own checkpoint directory; a sweep of checkpoints each its own") {
-  if (!engine_built()) {
-    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
-    return;
-  }
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
   // seed=7 and checkpoints outside the run directory; an mlp and a cnn.
   auto mlp = run_process({TRAINER_BINARY, "fit", "data=synthetic", "data.num_samples=256", "model.hidden_sizes=[16]",
@@ -248,6 +236,7 @@ TEST_CASE("evaluation takes the seed and the run's own checkpoint directory; a s
 
   auto directory = run_process({TRAINER_BINARY, "test", "ckpt_path=cnn/checkpoints"}, dir.path());
   CHECK(directory.exit_code == 1);
+  check_no_crash(directory);
   CHECK(directory.err.find("ckpt_path names a directory, not a checkpoint file") != std::string::npos);
 }
 
@@ -266,10 +255,7 @@ std::map<std::string, std::string> tree(const fs::path& root) {
 }  // namespace
 
 TEST_CASE("an evaluation that fails its checks leaves the training run's tree exactly as it was") {
-  if (!engine_built()) {
-    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
-    return;
-  }
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
   const fs::path run = fs::path(dir.path()) / "run";
   auto fit = run_process({TRAINER_BINARY, "fit", "data=synthetic", "data.num_samples=256", "model.hidden_sizes=[16]",

@@ -26,10 +26,7 @@ std::vector<std::string> fast_fit(const std::string& run_dir) {
 }  // namespace
 
 TEST_CASE("fit trains, validates, checkpoints and tests on synthetic data") {
-  if (!engine_built()) {
-    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
-    return;
-  }
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
   auto result = run_process(fast_fit("run"), dir.path());
   INFO(result.err);
@@ -51,10 +48,7 @@ TEST_CASE("fit trains, validates, checkpoints and tests on synthetic data") {
 }
 
 TEST_CASE("a run stopped mid-epoch and resumed ends with exactly the same test metrics") {
-  if (!engine_built()) {
-    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
-    return;
-  }
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
   auto whole = run_process(fast_fit("whole"), dir.path());
   INFO(whole.err);
@@ -79,32 +73,33 @@ TEST_CASE("a run stopped mid-epoch and resumed ends with exactly the same test m
 }
 
 TEST_CASE("bad input stops with a clear error and a non-zero exit") {
-  if (!engine_built()) {
-    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
-    return;
-  }
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
   auto missing = run_process({TRAINER_BINARY, "fit", "data.root=/nonexistent", "hydra.run.dir=r"},
                              dir.path());
   CHECK(missing.exit_code == 1);
+  check_no_crash(missing);
   CHECK(missing.err.find("dataset-fashion-mnist") != std::string::npos);
 
   auto optimizer = run_process({TRAINER_BINARY, "fit", "data=synthetic", "optimizer.name=adagrad",
                                 "hydra.run.dir=r2"},
                                dir.path());
   CHECK(optimizer.exit_code == 1);
+  check_no_crash(optimizer);
   CHECK(optimizer.err.find("adagrad") != std::string::npos);
 
   auto shape = run_process({TRAINER_BINARY, "fit", "data=synthetic", "model.input_size=100",
                             "hydra.run.dir=r3"},
                            dir.path());
   CHECK(shape.exit_code == 1);
+  check_no_crash(shape);
   CHECK(shape.err.find("784") != std::string::npos);
 
   auto nesterov = run_process({TRAINER_BINARY, "fit", "data=synthetic", "optimizer=sgd", "optimizer.momentum=0",
                                "hydra.run.dir=r6"},
                               dir.path());
   CHECK(nesterov.exit_code == 1);
+  check_no_crash(nesterov);
   CHECK(nesterov.err.find("optimizer.nesterov") != std::string::npos);
   CHECK(nesterov.err.find("frame #") == std::string::npos);  // one paragraph, no C++ stack
 
@@ -112,6 +107,7 @@ TEST_CASE("bad input stops with a clear error and a non-zero exit") {
                                 "trainer.benchmark=true", "hydra.run.dir=r5"},
                                dir.path());
   CHECK(benchmark.exit_code == 1);
+  check_no_crash(benchmark);
   CHECK(benchmark.err.find("trainer.benchmark") != std::string::npos);
   CHECK(benchmark.err.find("deterministic") != std::string::npos);
 
@@ -122,6 +118,7 @@ TEST_CASE("bad input stops with a clear error and a non-zero exit") {
                                "trainer.max_epochs=3", "hydra.run.dir=r4"},
                               dir.path());
   CHECK(diverged.exit_code == 1);
+  check_no_crash(diverged);
   CHECK(diverged.err.find("not finite") != std::string::npos);
   CHECK(diverged.err.find("last good checkpoint") != std::string::npos);
   CHECK(diverged.err.find("epoch 1 done") == std::string::npos);
@@ -134,16 +131,14 @@ TEST_CASE("bad input stops with a clear error and a non-zero exit") {
 }
 
 TEST_CASE("-m runs every job in hydra.sweep.dir/subdir, and a failing job does not stop the rest") {
-  if (!engine_built()) {
-    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
-    return;
-  }
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
   auto result = run_process({TRAINER_BINARY, "fit", "-m", "data=synthetic", "debug=fdr",
                              "model.input_size=5,784", "hydra.sweep.dir=sweep"},
                             dir.path());
   INFO(result.err);
   CHECK(result.exit_code == 1);  // one job failed
+  check_no_crash(result);
   const fs::path sweep = fs::path(dir.path()) / "sweep";
   CHECK(fs::exists(sweep / "multirun.yaml"));
   CHECK(read_file(sweep / "0" / ".hydra" / "overrides.yaml") ==

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "e2e_support.h"
 #include "subprocess.h"
 
 namespace fs = std::filesystem;
@@ -65,6 +66,7 @@ TEST_CASE("hydra.searchpath: pkg:// is refused in one paragraph, + and ++ forms 
   auto pkg = run_process(trainer_fit("search", "bare", {"--cfg", "job", "hydra.searchpath=[pkg://my_app.conf]"}),
                          kTrees.string());
   CHECK(pkg.exit_code == 1);
+  trainer::testing::check_no_crash(pkg);
   CHECK(pkg.out.empty());
   CHECK(contains(pkg.err, "Error: override 'hydra.searchpath=[pkg://my_app.conf]': "));
   CHECK(contains(pkg.err, "'pkg://my_app.conf' names a Python package"));
@@ -80,6 +82,7 @@ TEST_CASE("hydra.searchpath: pkg:// is refused in one paragraph, + and ++ forms 
   auto not_a_list =
       run_process(trainer_fit("search", "bare", {"--cfg", "job", "hydra.searchpath=file://x"}), kTrees.string());
   CHECK(not_a_list.exit_code == 1);
+  trainer::testing::check_no_crash(not_a_list);
   CHECK(contains(not_a_list.err, "hydra.searchpath must be a list of strings. Got: file://x"));
 }
 
@@ -113,6 +116,7 @@ TEST_CASE("-m with hydra.mode=RUN is a multirun with Hydra's warning and its hyd
 
   auto bad = run_process(trainer_fit("sweep", "plain", {"--cfg", "job", "hydra.mode=SOMETIMES"}), dir.path());
   CHECK(bad.exit_code == 1);
+  trainer::testing::check_no_crash(bad);
   CHECK(contains(bad.err, "Invalid value 'SOMETIMES', expected one of [RUN, MULTIRUN]"));
 }
 
@@ -131,5 +135,6 @@ TEST_CASE("oc.deprecated: the new key's value, OmegaConf's warning once per key"
   auto missing = run_process(trainer_fit("types", "deprecated", {"--cfg", "job", "--resolve", "~new_name"}),
                              kTrees.string());
   CHECK(missing.exit_code == 1);
+  trainer::testing::check_no_crash(missing);
   CHECK(contains(missing.err, "In oc.deprecated resolver at 'old_name': Key not found: 'new_name'"));
 }

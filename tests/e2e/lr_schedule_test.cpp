@@ -40,10 +40,7 @@ std::vector<double> learning_rates(const TempDir& dir, const std::string& run, c
 }  // namespace
 
 TEST_CASE("onecycle per epoch rises to max_lr and falls over the run's epochs") {
-  if (!engine_built()) {
-    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
-    return;
-  }
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
   const auto rates = learning_rates(dir, "onecycle_epoch",
                                     {"scheduler=onecycle", "scheduler.interval=epoch", "scheduler.max_lr=1.0",
@@ -60,10 +57,7 @@ TEST_CASE("onecycle per epoch rises to max_lr and falls over the run's epochs") 
 }
 
 TEST_CASE("cosine with t_max=-1 per epoch anneals to eta_min over the run's epochs") {
-  if (!engine_built()) {
-    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
-    return;
-  }
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
   const auto rates = learning_rates(dir, "cosine_epoch",
                                     {"scheduler=cosine", "scheduler.interval=epoch", "scheduler.t_max=-1",

@@ -32,10 +32,7 @@ bool contains(const std::string& text, const std::string& part) { return text.fi
 }  // namespace
 
 TEST_CASE("profiler=simple: a table of time per phase, in the log and in the run directory") {
-  if (!engine_built()) {
-    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
-    return;
-  }
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
   // 2 epochs x 6 batches: 12 steps, logging every 4th, validation at each epoch's end.
   auto result = run_process({TRAINER_BINARY, "fit", "data=synthetic", "data.num_workers=0", "trainer.profiler=simple",
@@ -69,10 +66,7 @@ TEST_CASE("profiler=simple: a table of time per phase, in the log and in the run
 }
 
 TEST_CASE("profiler: off by default, and an unknown profiler is refused before training") {
-  if (!engine_built()) {
-    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
-    return;
-  }
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir plain;
   auto result = run_process({TRAINER_BINARY, "fit", "data=synthetic", "data.num_workers=0", "debug=fdr",
                              "hydra.run.dir=run"},
@@ -85,6 +79,7 @@ TEST_CASE("profiler: off by default, and an unknown profiler is refused before t
                         "trainer.profiler=advanced", "hydra.run.dir=run"},
                        bad.path());
   CHECK(result.exit_code != 0);
+  check_no_crash(result);
   CHECK(contains(result.err, "trainer.profiler"));
   CHECK(contains(result.err, "advanced is not one of simple or pytorch"));
   CHECK(contains(result.err, "simple: time per phase"));
@@ -93,10 +88,7 @@ TEST_CASE("profiler: off by default, and an unknown profiler is refused before t
 }
 
 TEST_CASE("monitors: batches/s beside samples/s, and device_stats_monitor's memory and CPU columns") {
-  if (!engine_built()) {
-    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
-    return;
-  }
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
   // batch_size 64: samples/s is 64 x batches/s in every row.
   auto result = run_process({TRAINER_BINARY, "fit", "data=synthetic", "data.num_workers=0", "data.batch_size=64",
@@ -152,14 +144,12 @@ TEST_CASE("monitors: batches/s beside samples/s, and device_stats_monitor's memo
                         "trainer.limit_train_batches=2", "+callbacks.device_stats_monitor.cpu_stats=maybe", "hydra.run.dir=run"},
                        bad.path());
   CHECK(result.exit_code != 0);
+  check_no_crash(result);
   CHECK(contains(result.err, "callbacks.device_stats_monitor.cpu_stats"));
 }
 
 TEST_CASE("throughput: flops_per_sec is 3 x the counted forward FLOPs x samples/s; on the CPU no mfu, no NVML") {
-  if (!engine_built()) {
-    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
-    return;
-  }
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   struct Case {
     std::string model;
     double forward_flops;  // per sample, by hand
@@ -210,10 +200,7 @@ TEST_CASE("throughput: flops_per_sec is 3 x the counted forward FLOPs x samples/
 }
 
 TEST_CASE("out of memory: one paragraph naming the batch, the model, the memory and the fix, no stack trace") {
-  if (!engine_built()) {
-    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
-    return;
-  }
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   // The CPU's allocation failures, made certain by an address-space limit (12 GB) below the first
   // convolution's output (8192 x 512 x 28 x 28 floats = 13 GB), so that the test never leans on the
   // machine's real memory.
@@ -225,6 +212,7 @@ TEST_CASE("out of memory: one paragraph naming the batch, the model, the memory 
                             dir.path());
   INFO(result.err);
   CHECK(result.exit_code != 0);
+  check_no_crash(result);
   CHECK(contains(result.err, "data.batch_size: out of memory on the host during fit (batch size 8192, model=cnn with"));
   CHECK(contains(result.err, "peak"));
   CHECK(contains(result.err, "you tried to allocate"));  // LibTorch's own first line
@@ -240,6 +228,7 @@ TEST_CASE("out of memory: one paragraph naming the batch, the model, the memory 
                        model.path());
   INFO(result.err);
   CHECK(result.exit_code != 0);
+  check_no_crash(result);
   CHECK(contains(result.err, "model: out of memory on the host while building model=mlp"));
   CHECK(contains(result.err, "Make the model smaller"));
 }

@@ -27,10 +27,7 @@ std::vector<std::string> small_fit(const std::string& run_dir, std::vector<std::
 }  // namespace
 
 TEST_CASE("limit_val_batches=0 runs no validation: no val metric, no best checkpoint, one warning") {
-  if (!engine_built()) {
-    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
-    return;
-  }
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
   auto fit = run_process(small_fit("run", {"trainer.limit_val_batches=0"}), dir.path());
   INFO(fit.err);
@@ -56,10 +53,7 @@ TEST_CASE("limit_val_batches=0 runs no validation: no val metric, no best checkp
 }
 
 TEST_CASE("validate or test over zero batches is an error, not a metric of 0") {
-  if (!engine_built()) {
-    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
-    return;
-  }
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
   auto fit = run_process(small_fit("run", {"trainer.max_epochs=1"}), dir.path());
   INFO(fit.err);
@@ -76,10 +70,7 @@ TEST_CASE("validate or test over zero batches is an error, not a metric of 0") {
 }
 
 TEST_CASE("epoch counts follow Lightning: -1 needs max_steps or max_time, below -1 is an error before any run") {
-  if (!engine_built()) {
-    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
-    return;
-  }
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
   auto negative = run_process(small_fit("neg", {"trainer.max_epochs=-5"}), dir.path());
   check_clean_error(negative);
@@ -99,10 +90,7 @@ TEST_CASE("epoch counts follow Lightning: -1 needs max_steps or max_time, below 
 }
 
 TEST_CASE("testing on 2 ranks counts every sample once: the same metrics as 1 rank") {
-  if (!engine_built()) {
-    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
-    return;
-  }
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
   // 328 samples: a test split of 41, which two ranks cannot share evenly (21 + 20).
   auto fit = run_process(small_fit("run", {"data.num_samples=328", "trainer.max_epochs=1", "test_after_fit=false"}),
@@ -156,10 +144,7 @@ TEST_CASE("a value out of range in one job of a sweep is refused when the sweep 
 }
 
 TEST_CASE("a damaged Fashion-MNIST file or an out-of-range label stops fit before training, naming the file") {
-  if (!engine_built()) {
-    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
-    return;
-  }
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   const fs::path debian = "/usr/share/datasets/fashion-mnist";
   REQUIRE(fs::exists(debian / "t10k-labels-idx1-ubyte.gz"));
   TempDir dir;

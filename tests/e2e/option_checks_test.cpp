@@ -104,10 +104,7 @@ TEST_CASE("fit --help lists trainer's flags, not only the subcommand's positiona
 }
 
 TEST_CASE("a checkpoint name holds the metric it was scored with, and ckpt_path=best finds it") {
-  if (!engine_built()) {
-    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
-    return;
-  }
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
   auto fit = run_process({TRAINER_BINARY, "fit", "data=synthetic", "data.num_samples=256", "trainer.max_epochs=1",
                           "callbacks.model_checkpoint.filename='e{epoch}-{val/acc:.4f}'", "hydra.run.dir=run"},
@@ -127,10 +124,7 @@ TEST_CASE("a checkpoint name holds the metric it was scored with, and ckpt_path=
 }
 
 TEST_CASE("metrics.csv: a fit that starts afresh keeps an earlier attempt's rows aside, not mixed in") {
-  if (!engine_built()) {
-    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
-    return;
-  }
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
   const fs::path run = fs::path(dir.path()) / "run";
   fs::create_directories(run);

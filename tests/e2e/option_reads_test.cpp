@@ -38,10 +38,7 @@ std::set<std::string> lines_of(const fs::path& path) {
 }  // namespace
 
 TEST_CASE("every declared option is read by the code that honours it") {
-  if (!engine_built()) {
-    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
-    return;
-  }
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
   const std::string reads = (fs::path(dir.path()) / "reads.txt").string();
   const std::vector<std::string> env = {"TRAINER_OPTION_READS=" + reads};

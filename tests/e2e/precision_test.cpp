@@ -104,10 +104,7 @@ std::vector<std::string> overflowing(std::vector<std::string> extra) {
 }  // namespace
 
 TEST_CASE("precision=bf16-mixed trains on the CPU under autocast with float32 weights") {
-  if (!engine_built()) {
-    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
-    return;
-  }
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
   const fs::path run = fs::path(dir.path()) / "bf16";
   auto result = run_process(fit(run.string(), {"precision=bf16-mixed"}));
@@ -129,10 +126,7 @@ TEST_CASE("precision=bf16-mixed trains on the CPU under autocast with float32 we
 }
 
 TEST_CASE("precision=bf16-true keeps the weights in bfloat16") {
-  if (!engine_built()) {
-    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
-    return;
-  }
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
   const fs::path run = fs::path(dir.path()) / "run";
   auto result = run_process(fit(run.string(), {"precision=bf16-true"}));
@@ -144,10 +138,7 @@ TEST_CASE("precision=bf16-true keeps the weights in bfloat16") {
 }
 
 TEST_CASE("precision=16 on the CPU runs bf16-mixed with a warning, as Lightning does, and the checkpoint says so") {
-  if (!engine_built()) {
-    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
-    return;
-  }
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
   const fs::path run = fs::path(dir.path()) / "fp16";
   // The README's headline command, on both LibTorch builds (1.13 has no float16 CPU autocast at all).
@@ -167,10 +158,7 @@ TEST_CASE("precision=16 on the CPU runs bf16-mixed with a warning, as Lightning 
 }
 
 TEST_CASE("precision=16-mixed with the CPU float16 opt-in: loss scaling where the CPU has it, else a clear error") {
-  if (!engine_built()) {
-    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
-    return;
-  }
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
   const fs::path run = fs::path(dir.path()) / "fp16";
   auto result = run_process(
@@ -179,6 +167,7 @@ TEST_CASE("precision=16-mixed with the CPU float16 opt-in: loss scaling where th
   if (torch_major() < 2) {
     // LibTorch 1.13's CPU autocast runs in bfloat16 only: refused before any training.
     CHECK(result.exit_code != 0);
+    check_no_crash(result);
     CHECK(result.err.find("Error: precision: precision=16-mixed") != std::string::npos);
     CHECK(result.err.find("bf16-mixed") != std::string::npos);
     CHECK(result.err.find("first training step") == std::string::npos);
@@ -199,10 +188,7 @@ TEST_CASE("precision=16-mixed with the CPU float16 opt-in: loss scaling where th
 }
 
 TEST_CASE("precision=16-true runs where LibTorch has float16 CPU kernels, else a clear error before training") {
-  if (!engine_built()) {
-    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
-    return;
-  }
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
   const fs::path run = fs::path(dir.path()) / "run";
   // SGD: 16-true with Adam is refused (its eps rounds to 0 in float16; see the test below).
@@ -212,6 +198,7 @@ TEST_CASE("precision=16-true runs where LibTorch has float16 CPU kernels, else a
   if (torch_major() < 2) {
     // 1.13 has no float16 matrix product on the CPU: the set-up probe names the setting and the fix.
     CHECK(result.exit_code != 0);
+    check_no_crash(result);
     CHECK(result.err.find("Error: precision: precision=16-true cannot run model=mlp on the cpu") != std::string::npos);
     CHECK(result.err.find("bf16-mixed") != std::string::npos);
     CHECK(result.err.find("first training step") == std::string::npos);
@@ -222,43 +209,42 @@ TEST_CASE("precision=16-true runs where LibTorch has float16 CPU kernels, else a
 }
 
 TEST_CASE("bad precision settings are refused naming the key") {
-  if (!engine_built()) {
-    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
-    return;
-  }
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
   const std::string run = (fs::path(dir.path()) / "run").string();
   auto unknown = run_process(fit(run, {"precision=8"}));
   CHECK(unknown.exit_code != 0);
+  check_no_crash(unknown);
   CHECK(unknown.err.find("precision (override 'precision=8'): 8 is not one of 32, 32-true") != std::string::npos);
   CHECK(unknown.err.find("bf16-mixed") != std::string::npos);
 
   auto scaled_half = run_process(fit(run, {"precision=16-true", "trainer.grad_scaler.enabled=true"}));
   CHECK(scaled_half.exit_code != 0);
+  check_no_crash(scaled_half);
   CHECK(scaled_half.err.find("Error: trainer.grad_scaler.enabled:") != std::string::npos);
   CHECK(scaled_half.err.find("precision=16-mixed") != std::string::npos);
 
   auto half_adam = run_process(fit(run, {"precision=16-true", "optimizer=adam"}));
   CHECK(half_adam.exit_code != 0);
+  check_no_crash(half_adam);
   CHECK(half_adam.err.find("Error: precision: precision=16-true with optimizer=adam diverges") != std::string::npos);
   CHECK(half_adam.err.find("first training step") == std::string::npos);
 
   auto growth = run_process(fit(run, {"trainer.grad_scaler.growth_factor=1.0"}));
   CHECK(growth.exit_code != 0);
+  check_no_crash(growth);
   CHECK(growth.err.find("trainer.grad_scaler.growth_factor (override 'trainer.grad_scaler.growth_factor=1.0'): 1.0 is "
                         "out of range") != std::string::npos);
   CHECK(growth.err.find("above 1") != std::string::npos);
 
   auto typo = run_process(fit(run, {"+trainer.grad_scaler.init_scal=2.0"}));
   CHECK(typo.exit_code != 0);
+  check_no_crash(typo);
   CHECK(typo.err.find("trainer.grad_scaler.init_scal") != std::string::npos);
 }
 
 TEST_CASE("inf gradients under loss scaling skip the optimizer step and the LR schedule") {
-  if (!engine_built()) {
-    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
-    return;
-  }
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
   const fs::path run = fs::path(dir.path()) / "run";
   auto result = run_process(fit(run.string(), overflowing({"trainer.max_epochs=2"})));
@@ -280,10 +266,7 @@ TEST_CASE("inf gradients under loss scaling skip the optimizer step and the LR s
 }
 
 TEST_CASE("a resumed run restores the loss scale and growth tracker and ends with the same weights") {
-  if (!engine_built()) {
-    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
-    return;
-  }
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
   const fs::path root(dir.path());
   auto whole = run_process(fit((root / "whole").string(), overflowing({"trainer.max_epochs=2"})));

@@ -55,10 +55,12 @@ TEST_CASE("random search: sampled values reach each job's config, reproducibly f
 TEST_CASE("random search: bad settings are reported before any job runs") {
   const ProcessResult zero = list_jobs({"hydra.sweeper.num_samples=0", "optimizer.lr=interval(0.1, 1)"});
   CHECK(zero.exit_code != 0);
+  check_no_crash(zero);
   CHECK(zero.out.empty());
   CHECK(zero.err.find("hydra.sweeper.num_samples") != std::string::npos);
   const ProcessResult log_zero = list_jobs({"optimizer.lr=tag(log, interval(0, 1))"});
   CHECK(log_zero.exit_code != 0);
+  check_no_crash(log_zero);
   CHECK(log_zero.err.find("optimizer.lr=tag(log, interval(0, 1))") != std::string::npos);
   CHECK(log_zero.err.find("above zero") != std::string::npos);
 }

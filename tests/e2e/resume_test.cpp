@@ -70,10 +70,7 @@ void check_same_end(const std::string& out_a, const fs::path& run_a, const std::
 }  // namespace
 
 TEST_CASE("a run killed with SIGKILL resumes exactly: at an epoch boundary and mid-epoch") {
-  if (!engine_built()) {
-    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
-    return;
-  }
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
   const fs::path root(dir.path());
   // Test the best checkpoint's weights would hide differences in the last epoch: test the final model.
@@ -116,10 +113,7 @@ TEST_CASE("a run killed with SIGKILL resumes exactly: at an epoch boundary and m
 }
 
 TEST_CASE("SIGINT finishes the step, writes a checkpoint, exits non-zero saying how to resume") {
-  if (!engine_built()) {
-    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
-    return;
-  }
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
   const fs::path root(dir.path());
   const fs::path log = root / "run" / "trainer.log";
@@ -131,6 +125,7 @@ TEST_CASE("SIGINT finishes the step, writes a checkpoint, exits non-zero saying 
   INFO(first.err);
   REQUIRE(interrupted);
   CHECK(first.exit_code != 0);
+  check_no_crash(first);
   CHECK(first.exit_code != 128 + SIGINT);  // handled, not killed
   CHECK(first.err.find("ckpt_path=last") != std::string::npos);
   CHECK(first.err.find("hydra.run.dir=") != std::string::npos);

@@ -35,10 +35,7 @@ std::vector<std::string> fit(std::vector<std::string> extra) {
 }  // namespace
 
 TEST_CASE("a new fit or a sweep never writes into another run's checkpoint directory") {
-  if (!engine_built()) {
-    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
-    return;
-  }
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
   const fs::path base(dir.path());
   const fs::path run = base / "runs" / "a";
@@ -96,10 +93,7 @@ TEST_CASE("a new fit or a sweep never writes into another run's checkpoint direc
 }
 
 TEST_CASE("a resume with another optimizer is refused before anything is written; another scheduler is a warning") {
-  if (!engine_built()) {
-    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
-    return;
-  }
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
   const fs::path run = fs::path(dir.path()) / "runs" / "a";
   auto first = run_process(fit({"hydra.run.dir=runs/a"}), dir.path());

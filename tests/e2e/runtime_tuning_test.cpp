@@ -32,10 +32,7 @@ bool contains(const std::string& text, const std::string& part) { return text.fi
 }  // namespace
 
 TEST_CASE("runtime tuning: the log line says what was applied, and each knob switches its tuning off") {
-  if (!engine_built()) {
-    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
-    return;
-  }
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   SECTION("defaults: one thread per usable core and the malloc thresholds") {
     TempDir dir;
     auto result = tiny_fit(dir, {});
@@ -69,6 +66,7 @@ TEST_CASE("runtime tuning: the log line says what was applied, and each knob swi
     TempDir dir;
     auto result = tiny_fit(dir, {"TRAINER_INTRA_OP_THREADS=two"});
     CHECK(result.exit_code != 0);
+    check_no_crash(result);
     CHECK(contains(result.err, "TRAINER_INTRA_OP_THREADS"));
     CHECK(contains(result.err, "not a thread count"));
     CHECK(contains(result.err, "unset it"));

@@ -74,11 +74,11 @@ std::string find_program(const std::string& name) {
   return "";
 }
 
-// ctest reports the test skipped on this line (SKIP_REGULAR_EXPRESSION in tests/CMakeLists.txt).
+// Reported as a skip (skip_test), or a failure under CI=true.
 bool shell_missing(const std::string& shell) {
   if (!find_program(shell).empty()) return false;
-  std::cout << "SKIPPED: " << shell << " is not installed, so its completion was not tested "
-            << "(scripts/setup.sh installs it)" << std::endl;
+  trainer::testing::skip_test(shell + " is not installed, so its completion was not tested (scripts/setup.sh installs it)",
+                              trainer::testing::Skip::unexpected_in_ci);
   return true;
 }
 

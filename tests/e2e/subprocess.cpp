@@ -1,5 +1,7 @@
 #include "subprocess.h"
 
+#include <catch2/catch.hpp>
+
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/wait.h>
@@ -16,8 +18,55 @@
 
 namespace trainer::testing {
 
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// In the child: its own process group, so that a timeout kills whatever it started too.
+void start_own_group() { setpgid(0, 0); }
+
+std::string tail_of(const std::string& text) {
+  const size_t keep = 3000;
+  return text.size() <= keep ? text : "[...]" + text.substr(text.size() - keep);
+}
+
+std::string command_line(const std::vector<std::string>& argv) {
+  std::string line;
+  for (const std::string& arg : argv) line += (line.empty() ? "" : " ") + arg;
+  return line;
+}
+
+// Kills the process group of `pid` and reaps it; the test then fails saying what ran too long.
+void fail_timed_out(pid_t pid, const std::vector<std::string>& argv, std::chrono::seconds timeout,
+                    const std::string& out, const std::string& err) {
+  kill(-pid, SIGKILL);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  FAIL("timed out after " << timeout.count() << " s (its process group was killed): " << command_line(argv)
+                          << "\n--- stdout (tail) ---\n" << tail_of(out) << "\n--- stderr (tail) ---\n"
+                          << tail_of(err));
+}
+
+// With TRAINER_TEST_RUN_TIMES=<file> every run appends "<seconds> <command>" to that file: the
+// measurements behind kProcessTimeout.
+void record_run_time(const std::vector<std::string>& argv, Clock::time_point started) {
+  const char* path = std::getenv("TRAINER_TEST_RUN_TIMES");
+  if (path == nullptr || *path == '\0') return;
+  const double seconds = std::chrono::duration<double>(Clock::now() - started).count();
+  std::ofstream(path, std::ios::app) << seconds << " " << command_line(argv) << "\n";
+}
+
+int remaining_ms(Clock::time_point deadline) {
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+  return left < 0 ? 0 : static_cast<int>(left);
+}
+
+}  // namespace
+
 ProcessResult run_process(const std::vector<std::string>& argv, const std::string& cwd,
-                          const std::vector<std::string>& extra_env) {
+                          const std::vector<std::string>& extra_env, std::chrono::seconds timeout) {
+  const Clock::time_point started = Clock::now();
+  const Clock::time_point deadline = started + timeout;
   int out_pipe[2];
   int err_pipe[2];
   if (pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0) {
@@ -26,6 +75,7 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::strin
   pid_t pid = fork();
   if (pid < 0) throw std::runtime_error("fork failed");
   if (pid == 0) {
+    start_own_group();
     dup2(out_pipe[1], 1);
     dup2(err_pipe[1], 2);
     if (!cwd.empty() && chdir(cwd.c_str()) != 0) _exit(126);
@@ -36,14 +86,21 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::strin
     execv(args[0], args.data());
     _exit(127);
   }
+  setpgid(pid, pid);  // also here, so that the group exists whichever of the two runs first
   close(out_pipe[1]);
   close(err_pipe[1]);
   ProcessResult result;
   pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
   int open_fds = 2;
   char buffer[65536];
+  bool timed_out = false;
   while (open_fds > 0) {
-    if (poll(fds, 2, -1) < 0) break;
+    const int ready = poll(fds, 2, remaining_ms(deadline));
+    if (ready == 0) {
+      timed_out = true;
+      break;
+    }
+    if (ready < 0) break;
     for (int i = 0; i < 2; ++i) {
       if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP))) continue;
       ssize_t n = read(fds[i].fd, buffer, sizeof(buffer));
@@ -56,14 +113,26 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::strin
       }
     }
   }
+  for (pollfd& fd : fds) {
+    if (fd.fd >= 0) close(fd.fd);
+  }
   int status = 0;
-  waitpid(pid, &status, 0);
+  // Both pipes closed: the process is ending, or closed them and goes on.
+  while (!timed_out && waitpid(pid, &status, WNOHANG) == 0) {
+    if (Clock::now() >= deadline) timed_out = true;
+    else std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (timed_out) fail_timed_out(pid, argv, timeout, result.out, result.err);
+  record_run_time(argv, started);
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return result;
 }
 
 ProcessResult run_and_signal(const std::vector<std::string>& argv, const std::string& cwd,
-                             const std::function<bool()>& when, int signal_number, bool* signalled) {
+                             const std::function<bool()>& when, int signal_number, bool* signalled,
+                             std::chrono::seconds timeout) {
+  const Clock::time_point started = Clock::now();
+  const Clock::time_point deadline = started + timeout;
   // Output goes to files, so nothing blocks on a full pipe while we watch.
   char out_name[] = "/tmp/trainer-test-out-XXXXXX";
   char err_name[] = "/tmp/trainer-test-err-XXXXXX";
@@ -73,6 +142,7 @@ ProcessResult run_and_signal(const std::vector<std::string>& argv, const std::st
   pid_t pid = fork();
   if (pid < 0) throw std::runtime_error("fork failed");
   if (pid == 0) {
+    start_own_group();
     dup2(out_fd, 1);
     dup2(err_fd, 2);
     if (!cwd.empty() && chdir(cwd.c_str()) != 0) _exit(126);
@@ -82,11 +152,17 @@ ProcessResult run_and_signal(const std::vector<std::string>& argv, const std::st
     execv(args[0], args.data());
     _exit(127);
   }
+  setpgid(pid, pid);
   close(out_fd);
   close(err_fd);
   *signalled = false;
   int status = 0;
+  bool timed_out = false;
   while (waitpid(pid, &status, WNOHANG) == 0) {
+    if (Clock::now() >= deadline) {
+      timed_out = true;
+      break;
+    }
     if (!*signalled && when()) {
       kill(pid, signal_number);
       *signalled = true;
@@ -94,7 +170,7 @@ ProcessResult run_and_signal(const std::vector<std::string>& argv, const std::st
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   ProcessResult result;
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  if (!timed_out) result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   auto slurp = [](const char* path) {
     std::ifstream in(path, std::ios::binary);
     std::stringstream buffer;
@@ -104,6 +180,8 @@ ProcessResult run_and_signal(const std::vector<std::string>& argv, const std::st
   };
   result.out = slurp(out_name);
   result.err = slurp(err_name);
+  if (timed_out) fail_timed_out(pid, argv, timeout, result.out, result.err);
+  record_run_time(argv, started);
   return result;
 }
 

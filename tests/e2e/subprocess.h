@@ -1,7 +1,10 @@
 // Runs a real process for end-to-end tests: argv without a shell, in a given directory, with
-// stdout and stderr captured separately.
+// stdout and stderr captured separately. Every run has a timeout: past it the process's whole
+// process group (the process and what it started) is killed and the test fails, naming the
+// command, the timeout and the last lines it wrote.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <string>
 #include <vector>
@@ -14,14 +17,21 @@ struct ProcessResult {
   std::string err;
 };
 
+// The longest a run may take unless the call says otherwise: every run of the suite but one took
+// under 45 s on the 2-core machine shared with other builds (TRAINER_TEST_RUN_TIMES); the ASHA
+// sweep of sweep_test.cpp, 10 epochs in its first job, took 4.5 min there and passes its own.
+inline constexpr std::chrono::seconds kProcessTimeout{300};
+
 ProcessResult run_process(const std::vector<std::string>& argv, const std::string& cwd = "",
-                          const std::vector<std::string>& extra_env = {});
+                          const std::vector<std::string>& extra_env = {},
+                          std::chrono::seconds timeout = kProcessTimeout);
 
 // Runs argv like run_process, checking `when` every 10 ms while it runs; the first time it
 // returns true the process gets `signal_number` (once). `signalled` says whether that happened
 // before the process ended on its own.
 ProcessResult run_and_signal(const std::vector<std::string>& argv, const std::string& cwd,
-                             const std::function<bool()>& when, int signal_number, bool* signalled);
+                             const std::function<bool()>& when, int signal_number, bool* signalled,
+                             std::chrono::seconds timeout = kProcessTimeout);
 
 // A fresh temporary directory, removed when the object goes out of scope.
 class TempDir {

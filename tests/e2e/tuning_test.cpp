@@ -100,10 +100,7 @@ long long tuned(const std::string& mode, double limit_mb, std::vector<Trial>* tr
 }  // namespace
 
 TEST_CASE("tune batch_size: power and binsearch under a CPU memory limit") {
-  if (!engine_built()) {
-    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
-    return;
-  }
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   std::vector<Trial> power_trials;
   std::vector<Trial> binsearch_trials;
   const long long power = tuned("power", 1.0, &power_trials);
@@ -123,10 +120,7 @@ TEST_CASE("tune batch_size: power and binsearch under a CPU memory limit") {
 }
 
 TEST_CASE("fit with trainer.auto_scale_batch_size: searches, fits with the batch found, changes no weights") {
-  if (!engine_built()) {
-    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
-    return;
-  }
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   // Adam (state made in every trial) and dropout (the RNG drawn in every trial): tuning must undo both.
   const std::vector<std::string> common = {"data=synthetic", "data.num_samples=1024", "data.image_shape=[1,32,32]",
                                            "model.hidden_sizes=[4]", "model.input_size=1024", "trainer.max_epochs=1",
@@ -156,10 +150,7 @@ TEST_CASE("fit with trainer.auto_scale_batch_size: searches, fits with the batch
 }
 
 TEST_CASE("tune batch_size: no limit on the CPU means half of MemAvailable; the training set caps the batch") {
-  if (!engine_built()) {
-    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
-    return;
-  }
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
   auto result = run_process({TRAINER_BINARY, "tune", "batch_size", "data=synthetic", "data.num_samples=300",
                              "data.image_shape=[1,8,8]", "model.hidden_sizes=[4]", "model.input_size=64", "hydra.run.dir=run"},
@@ -173,10 +164,7 @@ TEST_CASE("tune batch_size: no limit on the CPU means half of MemAvailable; the 
 }
 
 TEST_CASE("tune batch_size: bad modes and values, DDP, and a first trial that does not fit are refused") {
-  if (!engine_built()) {
-    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
-    return;
-  }
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   const std::vector<std::string> base = {TRAINER_BINARY, "tune", "batch_size", "data=synthetic",
                                          "data.num_samples=256", "hydra.run.dir=run"};
   auto run_with = [&](const std::vector<std::string>& extra) {
@@ -187,6 +175,7 @@ TEST_CASE("tune batch_size: bad modes and values, DDP, and a first trial that do
   };
   auto bad_mode = run_with({"+tuner.mode=triple"});
   CHECK(bad_mode.exit_code != 0);
+  check_no_crash(bad_mode);
   CHECK(contains(bad_mode.err, "tuner.mode (override '+tuner.mode=triple'): triple is not one of power or binsearch"));
   CHECK(contains(bad_mode.err, "power: double until a trial fails"));
 
@@ -195,36 +184,39 @@ TEST_CASE("tune batch_size: bad modes and values, DDP, and a first trial that do
                                    "+trainer.auto_scale_batch_size=exhaustive", "hydra.run.dir=run"},
                                   fit_dir.path());
   CHECK(bad_fit_mode.exit_code != 0);
+  check_no_crash(bad_fit_mode);
   CHECK(contains(bad_fit_mode.err, "trainer.auto_scale_batch_size"));
 
   auto zero = run_with({"+tuner.init_val=0"});
   CHECK(zero.exit_code != 0);
+  check_no_crash(zero);
   CHECK(contains(zero.err, "tuner.init_val (override '+tuner.init_val=0'): 0 is out of range: the first batch size tried, at least 1"));
 
   auto typo = run_with({"+tuner.max_memory=10"});
   CHECK(typo.exit_code != 0);
+  check_no_crash(typo);
   CHECK(contains(typo.err, "tuner.max_memory"));
 
   auto ddp = run_with({"trainer.accelerator=cpu", "trainer.devices=2"});
   CHECK(ddp.exit_code != 0);
+  check_no_crash(ddp);
   CHECK(contains(ddp.err, "does not run in a data-parallel job (2 processes)"));
 
   auto too_small = run_with({"+tuner.max_memory_mb=0.01", "+tuner.init_val=64"});
   INFO(too_small.out << too_small.err);
   CHECK(too_small.exit_code != 0);
+  check_no_crash(too_small);
   CHECK(contains(too_small.err, "the first batch-size trial, a batch of 64, did not fit"));
   CHECK(contains(too_small.err, "+tuner.init_val=1"));
 
   TempDir no_target;
   auto missing = run_process({TRAINER_BINARY, "tune"}, no_target.path());
   CHECK(missing.exit_code != 0);
+  check_no_crash(missing);
 }
 
 TEST_CASE("tune batch_size: SIGTERM stops the search before its next trial, naming the largest batch that fit") {
-  if (!engine_built()) {
-    SUCCEED("engine not built in this configuration (TRAINER_LIBTORCH=none): skipped");
-    return;
-  }
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   // 20 steps a trial on up to 65,536 samples of 1x32x32: the later trials take seconds each, so
   // the search is far from done when the signal comes after the trial of 4.
   TempDir dir;
@@ -238,6 +230,7 @@ TEST_CASE("tune batch_size: SIGTERM stops the search before its next trial, nami
   INFO(result.out << result.err);
   REQUIRE(signalled);
   CHECK(result.exit_code != 0);
+  check_no_crash(result);
   CHECK(result.exit_code != 128 + SIGTERM);  // handled, not killed
   CHECK(contains(result.err, "signal 15: the batch-size search stopped before its trial of "));
   CHECK(contains(result.err, "the largest batch that fit so far was "));

@@ -19,6 +19,7 @@
 
 #include "src/formats/tensorboard_event.pb.h"
 #include "trainer/formats/crc32c.h"
+#include "skip_test.h"
 #include "trainer/util/error.h"
 
 using trainer::formats::masked_crc32c;
@@ -224,10 +225,10 @@ TEST_CASE("TensorBoard's EventAccumulator reads the scalars back", "[formats][py
 
   const std::string python = test_python();
   if (python.empty()) {
-    WARN(
-        "skipped the TensorBoard read-back: TRAINER_TEST_PYTHON is not set (configure with "
-        "-DTRAINER_TEST_PYTHON=<python with tensorboard>)");
-    return;
+    return trainer::testing::skip_test(
+        "the TensorBoard read-back: TRAINER_TEST_PYTHON is not set (configure with "
+        "-DTRAINER_TEST_PYTHON=<python with tensorboard>)",
+        trainer::testing::Skip::unexpected_in_ci);
   }
   const std::string script = std::string(TRAINER_SOURCE_DIR) + "/tests/formats/read_tensorboard.py";
   const std::string command =

@@ -15,7 +15,9 @@ python=${1:?python with hydra-core 1.3.2}
 here=$(cd "$(dirname "$0")" && pwd -P)
 root=$(cd "$here/../../.." && pwd -P)
 from=${FROM:-0}
-if [[ $from == 0 ]]; then rm -rf "$here/expected"; fi
+# expected/*.error (trainer's exit code and first line of an error) are not Hydra's: kept. The e2e
+# test rewrites them with TRAINER_UPDATE_GOLDENS=1 (tests/e2e/error_golden.h).
+if [[ $from == 0 ]]; then rm -f "$here"/expected/*.out "$here"/expected/*.status; fi
 mkdir -p "$here/expected"
 apps=$(mktemp -d)
 trap 'rm -rf "$apps"' EXIT

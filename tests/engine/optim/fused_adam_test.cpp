@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "skip_test.h"
 #include "trainer/engine/optim/fused_adam.h"
 
 namespace {
@@ -93,7 +94,7 @@ void load(torch::optim::Optimizer& optimizer, const std::string& bytes) {
 CATCH_TEST_CASE("fused Adam and AdamW take the steps LibTorch's loop takes, and share its checkpoints") {
   if (!fused_adam_available(at::kCPU)) {
     CATCH_CHECK(make_fused_adam("adam", fresh_parameters(), 1e-2, 0.8, 0.95, 1e-8, 0.1, at::kCPU) == nullptr);
-    CATCH_SUCCEED("this LibTorch has no fused CPU kernels (before 2.4): nothing more to compare here");
+    trainer::testing::skip_test("this LibTorch has no fused CPU kernels (before 2.4): nothing more to compare here", trainer::testing::Skip::expected);
     return;
   }
   CATCH_CHECK(make_fused_adam("sgd", fresh_parameters(), 1e-2, 0.8, 0.95, 1e-8, 0.1, at::kCPU) == nullptr);
