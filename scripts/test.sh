@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # README command 2: installs what is missing, then builds and runs every test against both
 # supported LibTorch builds (Debian 1.13 CPU, and the 2.11 CUDA wheel running the same CPU
-# tests), plus the sanitizer build of the unit tests and bounded fuzzing of the parsers.
-#   scripts/test.sh [--libtorch=debian|wheel|all] [--quick]   (--quick: no sanitizers, no fuzzing)
+# tests), plus the goldens regenerated with real Hydra (scripts/hydra_goldens.sh --check), the
+# sanitizer build of the unit tests and bounded fuzzing of the parsers.
+#   scripts/test.sh [--libtorch=debian|wheel|all] [--quick]   (--quick: no goldens, sanitizers or fuzzing)
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 libtorch=all
@@ -33,6 +34,8 @@ for variant in "${variants[@]}"; do
 done
 
 if ((quick == 0)); then
+  say "== goldens: regenerated with real Hydra $HYDRA_VERSION, compared with the checkout"
+  "$TRAINER_ROOT/scripts/hydra_goldens.sh" --check || failed=1
   say "== sanitizers (ASan + UBSan): config and launch unit tests, end-to-end tests"
   configure_and_build asan -DTRAINER_LIBTORCH=none -DTRAINER_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
   ctest --test-dir "$(build_dir asan)" --output-on-failure --timeout 900 || failed=1
