@@ -2,7 +2,8 @@
 # README command 2: installs what is missing, then builds and runs every test against both
 # supported LibTorch builds (Debian 1.13 CPU, and the 2.11 CUDA wheel running the same CPU
 # tests), plus the goldens regenerated with real Hydra (scripts/hydra_goldens.sh --check), the
-# sanitizer build of the unit tests and bounded fuzzing of the parsers.
+# sanitizer build (unit tests of the torch-free modules, the end-to-end tests with the engine) and
+# bounded fuzzing of the parsers.
 #   scripts/test.sh [--libtorch=debian|wheel|all] [--quick]   (--quick: no goldens, sanitizers or fuzzing)
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
@@ -36,9 +37,16 @@ done
 if ((quick == 0)); then
   say "== goldens: regenerated with real Hydra $HYDRA_VERSION, compared with the checkout"
   "$TRAINER_ROOT/scripts/hydra_goldens.sh" --check || failed=1
-  say "== sanitizers (ASan + UBSan): config and launch unit tests, end-to-end tests"
-  configure_and_build asan -DTRAINER_LIBTORCH=none -DTRAINER_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
+  # Our code instrumented (ASan + UBSan, -O1 to keep the training cases fast), Debian's LibTorch
+  # not: the end-to-end cases that train run the engine under the sanitizers. The options for an
+  # uninstrumented LibTorch are in tests/sanitizer/ (tests/CMakeLists.txt passes them to ctest).
+  say "== sanitizers (ASan + UBSan): unit tests of the torch-free modules, end-to-end tests with the engine"
+  sanitizer_start=$(date +%s)
+  configure_and_build asan -DTRAINER_LIBTORCH=debian -DTRAINER_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug \
+    "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g"
+  say "sanitizer build: $(( $(date +%s) - sanitizer_start )) s"
   ctest --test-dir "$(build_dir asan)" --output-on-failure --timeout 900 || failed=1
+  say "sanitizer build and tests: $(( $(date +%s) - sanitizer_start )) s"
   if [[ -f "$TRAINER_ROOT/tests/fuzz/CMakeLists.txt" ]]; then
     say "== fuzzing the override parser and the YAML loader (bounded)"
     CXX=clang++ configure_and_build fuzz -DTRAINER_LIBTORCH=none -DTRAINER_FUZZ=ON -DTRAINER_BUILD_TESTS=OFF
