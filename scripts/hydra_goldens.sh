@@ -59,9 +59,9 @@ for set in cli cli_trees completion; do
   pids+=($!)
 done
 failed=0
-{
-  # composer_test.cpp: the lines between the GENERATED markers are the script's output.
-  "$python" tests/data/compose/hydra_expectations.py >"$logs/compose.inc"
+# composer_test.cpp: the lines between the GENERATED markers are the script's output (the file is
+# left alone when the script fails).
+if "$python" tests/data/compose/hydra_expectations.py >"$logs/compose.inc"; then
   awk -v inc="$logs/compose.inc" '
     /^\/\/ ---- end GENERATED ----$/ { skip = 0 }
     !skip { print }
@@ -70,8 +70,10 @@ failed=0
       skip = 1
     }' tests/config/composer_test.cpp >"$logs/composer_test.cpp"
   cat "$logs/composer_test.cpp" >tests/config/composer_test.cpp
-  "$python" tests/data/interpolation/make_expected.py
-} || failed=1
+else
+  failed=1
+fi
+"$python" tests/data/interpolation/make_expected.py || failed=1
 "$python" tests/data/yaml/generators/check_tables.py || failed=1
 for i in "${!pids[@]}"; do
   wait "${pids[$i]}" || { cat "$logs"/*.log >&2; failed=1; }
