@@ -5,6 +5,13 @@ TENSORBOARD_VERSION=2.21.0
 SAFETENSORS_VERSION=0.8.0
 TRAINER_CACHE="${TRAINER_CACHE:-$HOME/.cache/trainer}"
 TORCH_VENV="$TRAINER_CACHE/venv-torch-$TORCH_WHEEL_VERSION"
+# Real Hydra, for regenerating the goldens it wrote (scripts/hydra_goldens.sh); omegaconf, PyYAML and
+# antlr pinned too, since they print what the goldens hold.
+HYDRA_VERSION=1.3.2
+OMEGACONF_VERSION=2.3.1
+PYYAML_VERSION=6.0.3
+ANTLR4_VERSION=4.9.3
+HYDRA_VENV="$TRAINER_CACHE/venv-hydra-$HYDRA_VERSION"
 export CCACHE_DIR="${CCACHE_DIR:-$TRAINER_CACHE/ccache}"
 # Let every clone share cache hits: paths relative to the checkout, the build directory not hashed.
 export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$TRAINER_ROOT}" CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-true}"

@@ -63,9 +63,13 @@ if __name__ == "__main__":
         i += 1
     sweep_dir = tempfile.mkdtemp(prefix="hydra_sweep_")
     atexit.register(shutil.rmtree, sweep_dir, True)
+    # hydra.mode=RUN on the command line makes it a single run, which writes into hydra.run.dir:
+    # the temporary directory, not outputs/ beside the trees. Only then: in a multirun the config's
+    # own hydra.run.dir is a value the jobs may print (${hydra:run.dir}).
+    single_run = any(a.lstrip("+").startswith("hydra.mode=") and a.split("=", 1)[1] == "RUN" for a in rest)
     sys.argv = [sys.argv[0]] + rest + [
         f"hydra.sweep.dir={sweep_dir}",
-        f"hydra.run.dir={sweep_dir}/run",  # when hydra.mode makes it a single run
+        *([f"hydra.run.dir={sweep_dir}/run"] if single_run else []),
         "hydra/job_logging=disabled",
         "hydra/hydra_logging=disabled",
     ]
