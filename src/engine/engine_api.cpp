@@ -79,37 +79,6 @@ std::string tune_runtime() {
   return text;
 }
 
-// A fit with trainer.auto_scale_batch_size that resumes (ckpt_path set) runs with the batch its
-// first search wrote to <run dir>/tune_batch_size.yaml instead of searching again (trainer.cpp's
-// auto_scale_before_fit, which neither searches nor reuses under fast_dev_run).
-bool resumes_auto_scaled_fit(const std::string& command, const trainer::config::Node& config) {
-  using trainer::config::NodeType;
-  if (command != "fit") return false;
-  const trainer::config::Node* scale = trainer::config::select(config, "trainer.auto_scale_batch_size");
-  if (scale == nullptr || scale->is_null() || (scale->type() == NodeType::kBool && !scale->as_bool())) return false;
-  const trainer::config::Node* fast = trainer::config::select(config, "trainer.fast_dev_run");
-  if (fast != nullptr && ((fast->type() == NodeType::kBool && fast->as_bool()) ||
-                          (fast->type() == NodeType::kInt && fast->as_int() > 0))) {
-    return false;
-  }
-  const trainer::config::Node* ckpt = trainer::config::select(config, "ckpt_path");
-  return ckpt != nullptr && !ckpt->is_null();
-}
-
-// The batch this job's search found, or the batch a resumed fit took over from the earlier search
-// (TrainerJobResult::tuned_batch_size); 0 when neither.
-long long batch_found(const std::string& run_dir, bool reuses_search) noexcept {
-  if (const int64_t found = trainer::engine::batch_size_found(); found > 0) return found;
-  if (!reuses_search) return 0;
-  try {
-    const std::string earlier = run_dir + "/tune_batch_size.yaml";
-    if (::access(earlier.c_str(), R_OK) != 0) return 0;
-    const trainer::config::YamlDocument document = trainer::config::load_yaml_file(earlier);
-    return trainer::config::ConfigView(document.root).get<long long>("batch_size");
-  } catch (const std::exception&) {
-    return 0;
-  }
-}
 
 }  // namespace
 
@@ -150,13 +119,11 @@ __attribute__((visibility("default"))) int trainer_engine_run_job(const TrainerJ
   } write_keys_read;
   trainer::engine::forget_batch_size_found();
   std::string run_dir = job->run_dir != nullptr ? job->run_dir : "";
-  bool reuses_search = false;
+  // The batch a search found, or that a resumed fit took over from its first search.
   struct ReportBatch {
     TrainerJobResult* result;
-    const std::string& run_dir;
-    const bool& reuses_search;
-    ~ReportBatch() { result->tuned_batch_size = batch_found(run_dir, reuses_search); }
-  } report_batch{result, run_dir, reuses_search};
+    ~ReportBatch() { result->tuned_batch_size = trainer::engine::batch_size_found(); }
+  } report_batch{result};
   try {
     if (job->log_file != nullptr && job->log_file[0] != '\0') trainer::log::set_file(job->log_file);
     if (trainer::engine::is_secondary_rank()) trainer::log::set_level(trainer::log::Level::kWarning);
@@ -170,7 +137,6 @@ __attribute__((visibility("default"))) int trainer_engine_run_job(const TrainerJ
       trainer::engine::export_checkpoint(document.root, run_dir);
       return 0;
     }
-    reuses_search = resumes_auto_scaled_fit(command, document.root);
     const int code = trainer::engine::run_job_ranks(std::move(document.root), run_dir, job->config_yaml, command);
     if (code != 0) return fail("the job failed (exit code " + std::to_string(code) + ")", code);
     return 0;

@@ -277,6 +277,7 @@ void Trainer::Impl::auto_scale_before_fit() {
   if (options.ckpt_path && posix::exists(earlier)) {
     const config::YamlDocument document = config::load_yaml_file(earlier);
     data_options.batch_size = config::ConfigView(document.root).get<int64_t>("batch_size");
+    record_batch_size_found(data_options.batch_size);
     log::info("resuming: batch size " + std::to_string(data_options.batch_size) + " from the earlier search (" +
               earlier + ")");
     return;

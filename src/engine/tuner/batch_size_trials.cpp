@@ -102,6 +102,8 @@ class TrialSnapshot {
 
 int64_t batch_size_found() { return g_batch_size_found.load(); }
 
+void record_batch_size_found(int64_t batch_size) { g_batch_size_found.store(batch_size); }
+
 void forget_batch_size_found() { g_batch_size_found.store(0); }
 
 int64_t run_batch_size_search(ScaleMode mode, const TunerOptions& tuner, const std::string& run_dir,

@@ -33,9 +33,11 @@ struct TrialSubject {
 int64_t run_batch_size_search(ScaleMode mode, const TunerOptions& tuner, const std::string& run_dir,
                               const TrialSubject& subject);
 
-// The batch the last search of this process found, 0 when none did since forget_batch_size_found()
-// (the engine's entry point reports it in TrainerJobResult::tuned_batch_size).
+// The batch a search found for this job, or that a resumed fit took over from its first search
+// (record_batch_size_found); 0 when none since forget_batch_size_found(). The engine's entry point
+// reports it in TrainerJobResult::tuned_batch_size.
 int64_t batch_size_found();
+void record_batch_size_found(int64_t batch_size);
 void forget_batch_size_found();
 
 }  // namespace trainer::engine
