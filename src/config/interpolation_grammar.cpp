@@ -21,26 +21,6 @@ bool equals_ignoring_case(std::string_view text, std::string_view word) {
   return true;
 }
 
-// INT_UNSIGNED: '0' | [1-9] ('_'? DIGIT)*
-bool match_unsigned(std::string_view s, size_t& i) {
-  if (i >= s.size() || !is_digit(s[i])) return false;
-  if (s[i] == '0') {
-    ++i;
-    return true;
-  }
-  ++i;
-  while (i < s.size()) {
-    if (is_digit(s[i])) {
-      ++i;
-    } else if (s[i] == '_' && i + 1 < s.size() && is_digit(s[i + 1])) {
-      i += 2;
-    } else {
-      break;
-    }
-  }
-  return true;
-}
-
 // DIGIT ('_'? DIGIT)*
 bool match_digits(std::string_view s, size_t& i) {
   if (i >= s.size() || !is_digit(s[i])) return false;
@@ -55,6 +35,15 @@ bool match_digits(std::string_view s, size_t& i) {
     }
   }
   return true;
+}
+
+// INT_UNSIGNED: '0' | [1-9] ('_'? DIGIT)*
+bool match_unsigned(std::string_view s, size_t& i) {
+  if (i < s.size() && s[i] == '0') {
+    ++i;
+    return true;
+  }
+  return match_digits(s, i);
 }
 
 bool match_exponent(std::string_view s, size_t& i) {
