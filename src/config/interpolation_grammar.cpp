@@ -21,26 +21,6 @@ bool equals_ignoring_case(std::string_view text, std::string_view word) {
   return true;
 }
 
-// INT_UNSIGNED: '0' | [1-9] ('_'? DIGIT)*
-bool match_unsigned(std::string_view s, size_t& i) {
-  if (i >= s.size() || !is_digit(s[i])) return false;
-  if (s[i] == '0') {
-    ++i;
-    return true;
-  }
-  ++i;
-  while (i < s.size()) {
-    if (is_digit(s[i])) {
-      ++i;
-    } else if (s[i] == '_' && i + 1 < s.size() && is_digit(s[i + 1])) {
-      i += 2;
-    } else {
-      break;
-    }
-  }
-  return true;
-}
-
 // DIGIT ('_'? DIGIT)*
 bool match_digits(std::string_view s, size_t& i) {
   if (i >= s.size() || !is_digit(s[i])) return false;
@@ -55,6 +35,15 @@ bool match_digits(std::string_view s, size_t& i) {
     }
   }
   return true;
+}
+
+// INT_UNSIGNED: '0' | [1-9] ('_'? DIGIT)*
+bool match_unsigned(std::string_view s, size_t& i) {
+  if (i < s.size() && s[i] == '0') {
+    ++i;
+    return true;
+  }
+  return match_digits(s, i);
 }
 
 bool match_exponent(std::string_view s, size_t& i) {
@@ -131,20 +120,7 @@ class Parser {
       if (c == '\\') {
         // Backslashes only mean something right before `${`: an odd run escapes the
         // interpolation, and either way each pair stands for one backslash.
-        const size_t run = count_backslashes();
-        const size_t after = pos_ + run;
-        if (starts_with_at(after, "${")) {
-          text.append(run / 2, '\\');
-          if (run % 2 == 1) {
-            text += "${";
-            pos_ = after + 2;
-          } else {
-            pos_ = after;
-          }
-        } else {
-          text.append(run, '\\');
-          pos_ = after;
-        }
+        if (!take_escape(text, "${")) take_backslashes(text);
         continue;
       }
       if (c == '$' && peek(1) == '{') {
@@ -176,6 +152,27 @@ class Parser {
     size_t end = pos_;
     while (end < s_.size() && s_[end] == '\\') ++end;
     return end - pos_;
+  }
+  // The run of backslashes at pos_ when `escaped` (`${`, or a closing quote) follows it: an odd run
+  // escapes it, and each pair stands for one backslash. False, taking nothing, when it does not.
+  bool take_escape(std::string& text, std::string_view escaped) {
+    const size_t run = count_backslashes();
+    const size_t after = pos_ + run;
+    if (!starts_with_at(after, escaped)) return false;
+    text.append(run / 2, '\\');
+    if (run % 2 == 1) {
+      text += escaped;
+      pos_ = after + escaped.size();
+    } else {
+      pos_ = after;
+    }
+    return true;
+  }
+  // Backslashes anywhere else stand for themselves.
+  void take_backslashes(std::string& text) {
+    const size_t run = count_backslashes();
+    text.append(run, '\\');
+    pos_ += run;
   }
   void skip_ws() {
     while (!at_end() && (s_[pos_] == ' ' || s_[pos_] == '\t')) ++pos_;
@@ -348,28 +345,8 @@ class Parser {
       if (at_end()) fail(std::string("the quoted string is not closed by ") + quote);
       const char c = s_[pos_];
       if (c == '\\') {
-        const size_t run = count_backslashes();
-        const size_t after = pos_ + run;
-        if (after < s_.size() && s_[after] == quote) {
-          text.append(run / 2, '\\');
-          if (run % 2 == 1) {
-            text += quote;
-            pos_ = after + 1;
-          } else {
-            pos_ = after;
-          }
-        } else if (starts_with_at(after, "${")) {
-          text.append(run / 2, '\\');
-          if (run % 2 == 1) {
-            text += "${";
-            pos_ = after + 2;
-          } else {
-            pos_ = after;
-          }
-        } else {
-          text.append(run, '\\');
-          pos_ = after;
-        }
+        if (!take_escape(text, std::string_view(&quote, 1)) && !take_escape(text, "${"))
+          take_backslashes(text);
         continue;
       }
       if (c == quote) {

@@ -20,33 +20,6 @@ struct Line {
 
 struct Decline {};  // thrown inside the parser to give up on the fast path
 
-bool is_indicator_start(char c) {
-  switch (c) {
-    case '-':
-    case '?':
-    case ':':
-    case ',':
-    case '[':
-    case ']':
-    case '{':
-    case '}':
-    case '#':
-    case '&':
-    case '*':
-    case '!':
-    case '|':
-    case '>':
-    case '\'':
-    case '"':
-    case '%':
-    case '@':
-    case '`':
-      return true;
-    default:
-      return false;
-  }
-}
-
 std::string_view trim_right(std::string_view s) {
   while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
   return s;
@@ -180,7 +153,7 @@ class Parser {
   }
 
   static void check_key(std::string_view key) {
-    if (key.empty() || is_indicator_start(key[0])) throw Decline{};
+    if (key.empty() || is_indicator(key[0])) throw Decline{};
     for (char c : key) {
       switch (c) {
         case '#':
@@ -217,7 +190,7 @@ class Parser {
       if (without_comment(rest) != "{}") throw Decline{};
       return Node::map();
     }
-    if (is_indicator_start(first) && !(first == '-' && rest.size() > 1 && rest[1] != ' '))
+    if (is_indicator(first) && !(first == '-' && rest.size() > 1 && rest[1] != ' '))
       throw Decline{};
     std::string_view value = without_comment(rest);
     if (key_colon(value) != std::string_view::npos) throw Decline{};
@@ -302,7 +275,7 @@ class Parser {
       size_t comma = body.find(',', start);
       if (comma == std::string_view::npos) comma = body.size();
       std::string_view item = trim(body.substr(start, comma - start));
-      if (item.empty() || is_indicator_start(item[0])) {
+      if (item.empty() || is_indicator(item[0])) {
         if (!(item.size() > 1 && item[0] == '-' && item[1] != ' ')) throw Decline{};
       }
       for (char c : item) {

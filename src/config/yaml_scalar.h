@@ -11,6 +11,35 @@
 
 namespace trainer::config::yaml_detail {
 
+// YAML's c-indicator characters (`-?:,[]{}#&*!|>'"%@` and the backquote): a plain scalar
+// starting with one is not read as plain (`-`, `?` and `:` only when followed by a space).
+constexpr bool is_indicator(char32_t c) {
+  switch (c) {
+    case '-':
+    case '?':
+    case ':':
+    case ',':
+    case '[':
+    case ']':
+    case '{':
+    case '}':
+    case '#':
+    case '&':
+    case '*':
+    case '!':
+    case '|':
+    case '>':
+    case '\'':
+    case '"':
+    case '%':
+    case '@':
+    case '`':
+      return true;
+    default:
+      return false;
+  }
+}
+
 enum class PlainKind { kString, kNull, kBool, kInt, kFloat, kMerge, kValue, kTimestamp, kYaml };
 
 struct ResolverRules {

@@ -243,32 +243,10 @@ Analysis analyze(const Text& text) {
   for (size_t index = 0; index < n; ++index) {
     char32_t ch = s[index];
     if (index == 0) {
-      switch (ch) {
-        case '#':
-        case ',':
-        case '[':
-        case ']':
-        case '{':
-        case '}':
-        case '&':
-        case '*':
-        case '!':
-        case '|':
-        case '>':
-        case '\'':
-        case '"':
-        case '%':
-        case '@':
-        case '`':
-          block_indicators = true;
-          break;
-        case '?':
-        case ':':
-        case '-':
-          if (followed_by_whitespace) block_indicators = true;
-          break;
-        default:
-          break;
+      if (ch == '?' || ch == ':' || ch == '-') {
+        if (followed_by_whitespace) block_indicators = true;
+      } else if (yaml_detail::is_indicator(ch)) {
+        block_indicators = true;
       }
     } else {
       if (ch == ':' && followed_by_whitespace) block_indicators = true;

@@ -14,6 +14,7 @@
 
 #include "trainer/data/batch_transform.h"
 #include "trainer/util/error.h"
+#include "trainer/util/usable_cores.h"
 
 // LibTorch's CPU kernels parallelise through OpenMP (libgomp, which both supported LibTorch builds
 // load). Declared weak so that a build without it still links and simply skips the call.
@@ -52,10 +53,7 @@ void yield_cores_to_training_in_this_thread() {
 int resolve_num_workers(int num_workers, const at::Device& device) {
   if (num_workers >= 0) return num_workers;
   if (!device.is_cuda()) return 0;
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  const int cores = sched_getaffinity(0, sizeof(set), &set) == 0 ? std::max(1, CPU_COUNT(&set)) : 1;
-  return std::min(4 * static_cast<int>(torch::cuda::device_count()), cores);
+  return std::min(4 * static_cast<int>(torch::cuda::device_count()), usable_cores());
 }
 
 LoaderOptions make_loader_options(const DataOptions& data, at::Device device, bool training) {

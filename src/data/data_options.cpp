@@ -2,7 +2,6 @@
 
 #include <string>
 
-#include "trainer/config/did_you_mean.h"
 #include "trainer/data/datasets.h"
 #include "trainer/options/option_reader.h"
 #include "trainer/util/error.h"
@@ -24,16 +23,7 @@ DataOptions DataOptions::from_config(const config::ConfigView& data, uint64_t se
   o.section = data;
   o.name = data.get<std::string>("name");
   const DatasetRegistry& registry = DatasetRegistry::instance();
-  if (!registry.contains(o.name)) {
-    const auto known = registry.names();
-    std::string list;
-    for (const auto& name : known) list += (list.empty() ? "" : ", ") + name;
-    std::string problem = "unknown dataset '" + o.name + "'; known datasets: " + list;
-    const std::string hint = config::did_you_mean(o.name, known);
-    if (!hint.empty()) problem += ". " + hint;
-    throw Error(where(data, "name"), problem,
-                "Pick one with data=<name> or register yours with TRAINER_REGISTER_DATASET.");
-  }
+  if (!registry.contains(o.name)) throw registry.unknown(o.name, where(data, "name"));
   // Each dataset's own keys through its declarations (src/options/data_section.cpp); a registered
   // dataset of a program built on trainer gets the loader's keys and reads the rest itself.
   const options::OptionReader r(data, o.name, "data");

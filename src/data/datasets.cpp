@@ -8,7 +8,6 @@
 #include <string>
 #include <utility>
 
-#include "trainer/config/did_you_mean.h"
 #include "trainer/data/idx_reader.h"
 #include "trainer/data/sampler.h"
 #include "trainer/util/error.h"
@@ -21,53 +20,16 @@ namespace {
 constexpr uint64_t kSplitStream = 0x73706c6974ULL;      // "split"
 constexpr uint64_t kSyntheticStream = 0x73796e7468ULL;  // "synth"
 
-std::string join(const std::vector<std::string>& names) {
-  std::string text;
-  for (const auto& name : names) text += (text.empty() ? "" : ", ") + name;
-  return text;
-}
-
 }  // namespace
 
-DatasetRegistry::DatasetRegistry() {
-  factories_.emplace("fashion_mnist", load_fashion_mnist);
-  factories_.emplace("synthetic", make_synthetic);
+DatasetRegistry::DatasetRegistry() : Registry("dataset", "TRAINER_REGISTER_DATASET", Taken::kReplace) {
+  add("fashion_mnist", load_fashion_mnist);
+  add("synthetic", make_synthetic);
 }
 
 DatasetRegistry& DatasetRegistry::instance() {
   static DatasetRegistry registry;
   return registry;
-}
-
-bool DatasetRegistry::add(const std::string& name, DatasetFactory factory) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  factories_[name] = std::move(factory);
-  return true;
-}
-
-bool DatasetRegistry::contains(const std::string& name) const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return factories_.count(name) != 0;
-}
-
-DatasetFactory DatasetRegistry::get(const std::string& name) const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  auto found = factories_.find(name);
-  if (found != factories_.end()) return found->second;
-  std::vector<std::string> known;
-  for (const auto& entry : factories_) known.push_back(entry.first);
-  std::string problem = "unknown dataset '" + name + "'; known datasets: " + join(known);
-  const std::string hint = config::did_you_mean(name, known);
-  if (!hint.empty()) problem += ". " + hint;
-  throw Error("data.name", problem,
-              "Pick one of them, or register yours with TRAINER_REGISTER_DATASET.");
-}
-
-std::vector<std::string> DatasetRegistry::names() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  std::vector<std::string> known;
-  for (const auto& entry : factories_) known.push_back(entry.first);
-  return known;
 }
 
 DataSplits load_datasets(const DataOptions& options) {

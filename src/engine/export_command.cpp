@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "trainer/config/config_view.h"
+#include "trainer/engine/checkpoint/checkpoint.h"
 #include "trainer/engine/posix_files.h"
 #include "trainer/formats/checkpoint_file.h"
 #include "trainer/formats/safetensors_writer.h"
@@ -50,16 +51,10 @@ std::string checkpoint_dir(const config::ConfigView& view, const std::string& ru
 torch::jit::Module load_archive(const std::string& path) {
   const formats::CheckpointFile file = formats::read_checkpoint_file(path);  // sizes and checksums
   torch::jit::Module root;
-  try {
+  read_checkpoint_archive(path, [&] {
     std::istringstream payload{std::string(file.payload())};
     root = torch::jit::load(payload, at::Device(at::kCPU));
-  } catch (const c10::Error& error) {  // its message without LibTorch's C++ backtrace
-    throw Error(path, std::string("not a readable checkpoint: ") + error.what_without_backtrace(),
-                "Point ckpt_path at a file written by trainer.");
-  } catch (const std::exception& error) {
-    throw Error(path, std::string("not a readable checkpoint: ") + error.what(),
-                "Point ckpt_path at a file written by trainer.");
-  }
+  });
   if (!root.hasattr("format_version") || !root.attr("format_version").isInt() ||
       root.attr("format_version").toInt() != kCheckpointFormatVersion || !root.hasattr("model")) {
     throw Error(path, "not a trainer checkpoint (no format_version 1 and model)",

@@ -1,17 +1,12 @@
 #include "trainer/formats/safetensors_writer.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
 #include <numeric>
 #include <set>
 
+#include "trainer/util/atomic_file.h"
 #include "trainer/util/error.h"
 
 namespace trainer::formats {
@@ -27,8 +22,6 @@ const std::map<std::string, size_t>& dtype_sizes() {
       {"F64", 8},  {"I64", 8}, {"U64", 8}};
   return sizes;
 }
-
-std::string system_error() { return std::strerror(errno); }
 
 // Checks every tensor and returns the order their bytes go in: widest dtype first, stable.
 std::vector<size_t> checked_layout(const std::vector<SafetensorsTensor>& tensors) {
@@ -90,26 +83,6 @@ std::string header_bytes(const std::vector<SafetensorsTensor>& tensors, const st
   return out + json;
 }
 
-void write_all(int fd, const void* data, size_t size, const std::string& path) {
-  const char* p = static_cast<const char*>(data);
-  while (size > 0) {
-    const ssize_t n = ::write(fd, p, size);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      throw Error(path, "cannot write the safetensors file: " + system_error(),
-                  "Check free disk space and the directory's permissions.");
-    }
-    p += n;
-    size -= static_cast<size_t>(n);
-  }
-}
-
-std::string parent_directory(const std::string& path) {
-  const size_t slash = path.find_last_of('/');
-  if (slash == std::string::npos) return ".";
-  return slash == 0 ? "/" : path.substr(0, slash);
-}
-
 }  // namespace
 
 size_t safetensors_dtype_size(const std::string& dtype) {
@@ -127,36 +100,12 @@ void write_safetensors(const std::string& path, const std::vector<SafetensorsTen
   const std::vector<size_t> order = checked_layout(tensors);
   const std::string header = header_bytes(tensors, order, metadata);
 
-  const std::string temporary = path + ".tmp";
-  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    throw Error(path, "cannot create " + temporary + ": " + system_error(),
-                "Check that the directory exists and is writable.");
-  }
-  try {
-    write_all(fd, header.data(), header.size(), path);
-    for (size_t index : order) write_all(fd, tensors[index].data, tensors[index].bytes, path);
-    if (::fsync(fd) != 0) {
-      throw Error(path, "cannot flush the safetensors file to disk: " + system_error(),
-                  "Check free disk space.");
-    }
-  } catch (...) {
-    ::close(fd);
-    ::unlink(temporary.c_str());
-    throw;
-  }
-  ::close(fd);
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-    const std::string reason = system_error();
-    ::unlink(temporary.c_str());
-    throw Error(path, "cannot move the new safetensors file into place: " + reason,
-                "Check the directory's permissions.");
-  }
-  const int dir = ::open(parent_directory(path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir >= 0) {
-    ::fsync(dir);
-    ::close(dir);
-  }
+  AtomicWriteOptions options;
+  options.noun = "safetensors file";
+  AtomicFile file(path, options);
+  file.append(header);
+  for (size_t index : order) file.append(tensors[index].data, tensors[index].bytes);
+  file.commit();
 }
 
 }  // namespace trainer::formats

@@ -16,35 +16,6 @@ namespace fs = std::filesystem;
 
 namespace trainer::launch {
 
-void write_file_atomically(const std::string& path, const std::string& text) {
-  const std::string temporary = path + ".tmp." + std::to_string(getpid());
-  int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    throw Error(path, std::string("cannot create file: ") + std::strerror(errno),
-                "Check that the directory is writable and the disk is not full.");
-  }
-  size_t written = 0;
-  while (written < text.size()) {
-    ssize_t n = ::write(fd, text.data() + written, text.size() - written);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      int saved = errno;
-      ::close(fd);
-      ::unlink(temporary.c_str());
-      throw Error(path, std::string("cannot write file: ") + std::strerror(saved),
-                  "Check free disk space.");
-    }
-    written += static_cast<size_t>(n);
-  }
-  ::fsync(fd);
-  ::close(fd);
-  if (::rename(temporary.c_str(), path.c_str()) != 0) {
-    int saved = errno;
-    ::unlink(temporary.c_str());
-    throw Error(path, std::string("cannot replace file: ") + std::strerror(saved));
-  }
-}
-
 void refuse_overwriting_run(const std::string& run_dir) {
   std::error_code ec;
   const fs::path checkpoints = fs::path(run_dir) / "checkpoints";

@@ -22,8 +22,10 @@
 #include "trainer/launch/asha.h"
 #include "trainer/launch/job_status.h"
 #include "trainer/launch/sweep_summary.h"
+#include "trainer/util/duration_text.h"
 #include "trainer/util/error.h"
 #include "trainer/util/log.h"
+#include "trainer/util/usable_cores.h"
 
 extern char** environ;
 
@@ -36,19 +38,6 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-std::string duration_text(double seconds) {
-  char text[48];
-  if (seconds < 60) {
-    std::snprintf(text, sizeof(text), "%.1f s", seconds);
-  } else if (seconds < 3600) {
-    std::snprintf(text, sizeof(text), "%dm%02ds", static_cast<int>(seconds) / 60, static_cast<int>(seconds) % 60);
-  } else {
-    std::snprintf(text, sizeof(text), "%dh%02dm", static_cast<int>(seconds) / 3600,
-                  (static_cast<int>(seconds) % 3600) / 60);
-  }
-  return text;
 }
 
 int int_option(const config::Node& launcher, const char* key, int fallback) {
@@ -142,19 +131,6 @@ SlotLayout slot_layout(int n_jobs, int cores, int jobs_to_run) {
   layout.slots = std::max(1, std::min(layout.slots, std::max(1, jobs_to_run)));
   layout.threads_per_job = std::max(1, cores / layout.slots);
   return layout;
-}
-
-std::vector<int> usable_cpus() {
-  std::vector<int> cpus;
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
-    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
-      if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
-    }
-  }
-  if (cpus.empty()) cpus.push_back(0);
-  return cpus;
 }
 
 std::vector<std::string> visible_gpus() {

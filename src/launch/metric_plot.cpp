@@ -10,6 +10,7 @@
 #include <cstring>
 #include <memory>
 
+#include "trainer/util/atomic_file.h"
 #include "trainer/util/error.h"
 
 namespace trainer::launch {
@@ -314,19 +315,22 @@ void write_metric_plot(const std::string& png_path, const std::string& title, co
   }
 
   cairo_surface_flush(surface.get());
-  const std::string temporary = png_path + ".tmp";
-  const cairo_status_t status = cairo_surface_write_to_png(surface.get(), temporary.c_str());
+  std::string png;
+  const cairo_status_t status = cairo_surface_write_to_png_stream(
+      surface.get(),
+      [](void* closure, const unsigned char* data, unsigned int length) {
+        static_cast<std::string*>(closure)->append(reinterpret_cast<const char*>(data), length);
+        return CAIRO_STATUS_SUCCESS;
+      },
+      &png);
   if (status != CAIRO_STATUS_SUCCESS) {
-    std::remove(temporary.c_str());
     throw Error(png_path, std::string("cannot write the metric plot: ") + cairo_status_to_string(status),
                 "check that the directory exists and is writable");
   }
-  if (std::rename(temporary.c_str(), png_path.c_str()) != 0) {
-    const std::string reason = std::strerror(errno);
-    std::remove(temporary.c_str());
-    throw Error(png_path, "cannot move the metric plot into place: " + reason,
-                "check that the directory is writable");
-  }
+  AtomicWriteOptions options;
+  options.noun = "metric plot";
+  options.fix = "check that the directory exists and is writable";
+  write_file_atomically(png_path, png, options);
 }
 
 }  // namespace trainer::launch

@@ -24,6 +24,7 @@
 #include "trainer/launch/job_status.h"
 #include "trainer/launch/slurm_script.h"
 #include "trainer/launch/sweep_summary.h"
+#include "trainer/util/duration_text.h"
 #include "trainer/util/error.h"
 
 namespace fs = std::filesystem;
@@ -110,19 +111,6 @@ bool on_path(const std::string& program) {
     start = end + 1;
   }
   return false;
-}
-
-std::string duration_text(double seconds) {
-  char text[48];
-  if (seconds < 60) {
-    std::snprintf(text, sizeof(text), "%.1f s", seconds);
-  } else if (seconds < 3600) {
-    std::snprintf(text, sizeof(text), "%dm%02ds", static_cast<int>(seconds) / 60, static_cast<int>(seconds) % 60);
-  } else {
-    std::snprintf(text, sizeof(text), "%dh%02dm", static_cast<int>(seconds) / 3600,
-                  (static_cast<int>(seconds) % 3600) / 60);
-  }
-  return text;
 }
 
 bool ended_state(JobState state) {
@@ -278,16 +266,24 @@ void SlurmLauncher::wait_for(const SweepPlan& plan, const SlurmOptions& options,
     }
   };
 
+  // Job `number`'s status file when this run's task wrote it (not an earlier attempt's); none while
+  // it is missing or being replaced (read again next time).
+  auto fresh_status = [&](int number) -> std::optional<JobStatus> {
+    std::optional<JobStatus> status;
+    try {
+      status = read_job_status(plan.sweep_dir, number);
+    } catch (const Error&) {
+      return std::nullopt;
+    }
+    if (status && old_start.count(number) && old_start[number] == status->start_time) return std::nullopt;
+    return status;
+  };
+
   auto scan = [&]() {
     for (int number : todo) {
       if (ended.count(number)) continue;
-      std::optional<JobStatus> status;
-      try {
-        status = read_job_status(plan.sweep_dir, number);
-      } catch (const Error&) {
-        continue;  // being replaced right now; read next time
-      }
-      if (!status || (old_start.count(number) && old_start[number] == status->start_time)) continue;
+      const std::optional<JobStatus> status = fresh_status(number);
+      if (!status) continue;
       if (!started.count(number)) {
         started.insert(number);
         std::cerr << "[sweep] #" << number << " started on " << status->host
@@ -335,12 +331,8 @@ void SlurmLauncher::wait_for(const SweepPlan& plan, const SlurmOptions& options,
   scan();
   for (int number : todo) {
     if (ended.count(number)) continue;
-    std::optional<JobStatus> status;
-    try {
-      status = read_job_status(plan.sweep_dir, number);
-    } catch (const Error&) {
-    }
-    const bool fresh = status && !(old_start.count(number) && old_start[number] == status->start_time);
+    const std::optional<JobStatus> status = fresh_status(number);
+    const bool fresh = status.has_value();
     JobStatus written = fresh ? *status : JobStatus{};
     if (fresh && written.state == JobState::kRunning && job_process_alive(written)) continue;
     const std::string log = slurm_log_dir(plan.sweep_dir) + "/" + std::to_string(number) + ".err";

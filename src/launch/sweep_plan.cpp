@@ -23,18 +23,10 @@ namespace {
 // Plain write (temporary + rename, no fsync): thousands of records are written at planning time,
 // and a plan cut short (no plan.yaml) is planned again.
 void write_quickly(const std::string& path, const std::string& text) {
-  const std::string temporary = path + ".tmp";
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    out << text;
-    if (!out) {
-      throw Error(path, "cannot write file: " + std::string(std::strerror(errno)),
-                  "Check that the sweep directory is writable and the disk is not full.");
-    }
-  }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-    throw Error(path, "cannot replace file: " + std::string(std::strerror(errno)));
-  }
+  AtomicWriteOptions options;
+  options.durable = false;
+  options.fix = "Check that the sweep directory is writable and the disk is not full.";
+  write_file_atomically(path, text, options);
 }
 
 Node string_list(const std::vector<std::string>& texts) {

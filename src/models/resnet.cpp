@@ -73,7 +73,26 @@ torch::nn::Sequential make_downsample(int64_t in, int64_t out, int64_t stride,
   return torch::nn::Sequential(conv1x1(in, out, stride), SyncBatchNorm2d(out));
 }
 
-class BasicBlock : public ResidualBlock {
+// What both blocks share: the shortcut (the input, or a downsample of it when the block changes
+// the shape) added to the block's output before the last ReLU.
+class ShortcutBlock : public ResidualBlock {
+ protected:
+  // Registered after the block's own layers, as torchvision does (the checkpoints' names).
+  void add_downsample(int64_t in, int64_t out, int64_t stride, FlopCounter& counter) {
+    downsample_ = make_downsample(in, out, stride, counter);
+    if (downsample_) register_module("downsample", downsample_);
+  }
+
+  at::Tensor add_shortcut(at::Tensor out, const at::Tensor& inputs) {
+    out += downsample_ ? downsample_->forward(inputs) : inputs;
+    return out.relu_();
+  }
+
+ private:
+  torch::nn::Sequential downsample_{nullptr};
+};
+
+class BasicBlock : public ShortcutBlock {
  public:
   static constexpr int64_t kExpansion = 1;
 
@@ -82,8 +101,7 @@ class BasicBlock : public ResidualBlock {
         bn1_(register_module("bn1", SyncBatchNorm2d(planes))),
         conv2_(register_module("conv2", conv3x3(planes, planes, 1))),
         bn2_(register_module("bn2", SyncBatchNorm2d(planes))) {
-    downsample_ = make_downsample(in, planes, stride, counter);
-    if (downsample_) register_module("downsample", downsample_);
+    add_downsample(in, planes, stride, counter);
     auto [h, w] = counter.conv(in, planes, 3, stride, 1, counter.height, counter.width);
     counter.conv(planes, planes, 3, 1, 1, h, w);
     counter.height = h;
@@ -92,9 +110,7 @@ class BasicBlock : public ResidualBlock {
 
   at::Tensor forward(const at::Tensor& inputs) override {
     at::Tensor out = bn1_->forward(conv1_->forward(inputs)).relu_();
-    out = bn2_->forward(conv2_->forward(out));
-    out += downsample_ ? downsample_->forward(inputs) : inputs;
-    return out.relu_();
+    return add_shortcut(bn2_->forward(conv2_->forward(out)), inputs);
   }
 
  private:
@@ -102,11 +118,10 @@ class BasicBlock : public ResidualBlock {
   SyncBatchNorm2d bn1_;
   torch::nn::Conv2d conv2_;
   SyncBatchNorm2d bn2_;
-  torch::nn::Sequential downsample_{nullptr};
 };
 
 // torchvision's "ResNet v1.5" bottleneck: the stride sits on the 3x3 conv, not the first 1x1.
-class Bottleneck : public ResidualBlock {
+class Bottleneck : public ShortcutBlock {
  public:
   static constexpr int64_t kExpansion = 4;
 
@@ -117,8 +132,7 @@ class Bottleneck : public ResidualBlock {
         bn2_(register_module("bn2", SyncBatchNorm2d(planes))),
         conv3_(register_module("conv3", conv1x1(planes, planes * kExpansion, 1))),
         bn3_(register_module("bn3", SyncBatchNorm2d(planes * kExpansion))) {
-    downsample_ = make_downsample(in, planes * kExpansion, stride, counter);
-    if (downsample_) register_module("downsample", downsample_);
+    add_downsample(in, planes * kExpansion, stride, counter);
     counter.conv(in, planes, 1, 1, 0, counter.height, counter.width);
     auto [h, w] = counter.conv(planes, planes, 3, stride, 1, counter.height, counter.width);
     counter.conv(planes, planes * kExpansion, 1, 1, 0, h, w);
@@ -129,9 +143,7 @@ class Bottleneck : public ResidualBlock {
   at::Tensor forward(const at::Tensor& inputs) override {
     at::Tensor out = bn1_->forward(conv1_->forward(inputs)).relu_();
     out = bn2_->forward(conv2_->forward(out)).relu_();
-    out = bn3_->forward(conv3_->forward(out));
-    out += downsample_ ? downsample_->forward(inputs) : inputs;
-    return out.relu_();
+    return add_shortcut(bn3_->forward(conv3_->forward(out)), inputs);
   }
 
  private:
@@ -141,7 +153,6 @@ class Bottleneck : public ResidualBlock {
   SyncBatchNorm2d bn2_;
   torch::nn::Conv2d conv3_;
   SyncBatchNorm2d bn3_;
-  torch::nn::Sequential downsample_{nullptr};
 };
 
 }  // namespace

@@ -4,12 +4,11 @@
 #pragma once
 
 #include <functional>
-#include <map>
-#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "trainer/config/registry.h"
 #include "trainer/data/data_options.h"
 #include "trainer/data/tensor_dataset.h"
 
@@ -21,24 +20,20 @@ struct DataSplits {
 
 using DatasetFactory = std::function<DataSplits(const DataOptions&)>;
 
-// Name -> factory. Thread-safe. The built-ins are registered explicitly the first time the
-// registry is used (static registration objects in a static library would be dropped by the
-// linker); a user's own registrations live in their executable, where they are kept.
-class DatasetRegistry {
+// Name -> factory: config::Registry (the one registry template). The built-ins are registered
+// explicitly the first time the registry is used (static registration objects in a static library
+// would be dropped by the linker); a user's own registrations live in their executable, where they
+// are kept. Adding a taken name replaces its factory.
+class DatasetRegistry : public config::Registry<DatasetFactory> {
  public:
   static DatasetRegistry& instance();
 
-  // Adds or replaces `name`. Returns true, so it can initialise a static.
-  bool add(const std::string& name, DatasetFactory factory);
-  bool contains(const std::string& name) const;
-  // Throws trainer::Error listing the registered names (and the closest one) when unknown.
-  DatasetFactory get(const std::string& name) const;
-  std::vector<std::string> names() const;  // sorted
+  using Registry::get;
+  // The factory of `name`; unknown names throw trainer::Error at data.name.
+  DatasetFactory get(const std::string& name) const { return get(name, "data.name"); }
 
  private:
   DatasetRegistry();
-  mutable std::mutex mutex_;
-  std::map<std::string, DatasetFactory> factories_;
 };
 
 // The splits of `options.name`, made by its registered factory.
@@ -62,11 +57,7 @@ std::pair<TensorDataset, TensorDataset> split_train_val(const TensorDataset& dat
 
 }  // namespace trainer::data
 
-#define TRAINER_DATASET_CONCAT_INNER(a, b) a##b
-#define TRAINER_DATASET_CONCAT(a, b) TRAINER_DATASET_CONCAT_INNER(a, b)
 // At namespace scope in a user's source file: TRAINER_REGISTER_DATASET("mydata", make_mydata);
 // (variadic, so a lambda with commas in its body can be passed directly).
-#define TRAINER_REGISTER_DATASET(name, ...)                                              \
-  [[maybe_unused]] static const bool TRAINER_DATASET_CONCAT(trainer_dataset_registered_, \
-                                                            __LINE__) =                  \
-      ::trainer::data::DatasetRegistry::instance().add(name, __VA_ARGS__)
+#define TRAINER_REGISTER_DATASET(name, ...) \
+  TRAINER_REGISTRY_ADD(::trainer::data::DatasetRegistry::instance(), name, __VA_ARGS__)

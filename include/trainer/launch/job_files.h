@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "trainer/config/node.h"
+#include "trainer/util/atomic_file.h"
 
 namespace trainer::launch {
 
@@ -22,8 +23,8 @@ void refuse_overwriting_run(const std::string& run_dir);
 // and the fixes.
 void refuse_overwriting_checkpoints(const std::string& checkpoint_dir, const std::string& key);
 
-// Writes `text` to `path` atomically (temporary file in the same directory, fsync, rename).
-void write_file_atomically(const std::string& path, const std::string& text);
+// The launcher's files are written with util's one atomic writer (trainer/util/atomic_file.h).
+using ::trainer::write_file_atomically;
 
 // Creates `run_dir` (and parents) and writes <run_dir>/<output_subdir>/{config,hydra,overrides}.yaml.
 // `job_config` is the config without the hydra node; `hydra` is the hydra node itself.

@@ -14,6 +14,7 @@
 
 #include "trainer/config/node.h"
 #include "trainer/launch/launcher.h"
+#include "trainer/util/usable_cores.h"
 
 namespace trainer::launch {
 
@@ -47,8 +48,8 @@ struct SlotLayout {
 };
 SlotLayout slot_layout(int n_jobs, int cores, int jobs_to_run);
 
-// The CPU ids usable by this process (its affinity mask).
-std::vector<int> usable_cpus();
+// The CPU ids usable by this process (its affinity mask): util's usable_cpus.
+using ::trainer::usable_cpus;
 
 // Device ids for CUDA_VISIBLE_DEVICES: this process's CUDA_VISIBLE_DEVICES list when set, else
 // /dev/nvidia0..N.

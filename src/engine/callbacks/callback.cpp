@@ -7,10 +7,10 @@
 
 namespace trainer::engine {
 
-Registry<CallbackFactory>& callback_registry() {
+config::Registry<CallbackFactory>& callback_registry() {
   // Never destroyed: a user's static registrations may run before or after ours.
   static auto* registry = [] {
-    auto* created = new Registry<CallbackFactory>("callback");
+    auto* created = new config::Registry<CallbackFactory>("callback", "TRAINER_REGISTER_CALLBACK");
     created->add("early_stopping", [](const config::ConfigView& section) {
       return std::unique_ptr<Callback>(std::make_unique<EarlyStopping>(EarlyStoppingOptions::from_config(section)));
     });

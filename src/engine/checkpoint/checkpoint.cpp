@@ -202,13 +202,9 @@ std::string serialize_checkpoint(models::Model& model, torch::optim::Optimizer& 
   return bytes;
 }
 
-LoopState load_checkpoint(const std::string& path, models::Model& model, torch::optim::Optimizer* optimizer,
-                          bool restore_rng, const std::string& current_config_yaml) {
-  const formats::CheckpointFile file = formats::read_checkpoint_file(path);  // sizes and checksums
-  torch::serialize::InputArchive root;
+void read_checkpoint_archive(const std::string& path, const std::function<void()>& load) {
   try {
-    const std::string_view payload = file.payload();
-    root.load_from(payload.data(), payload.size());
+    load();
   } catch (const c10::Error& error) {  // its message without LibTorch's C++ backtrace
     throw Error(path, std::string("not a readable checkpoint: ") + error.what_without_backtrace(),
                 "Point ckpt_path at a file written by trainer.");
@@ -216,6 +212,16 @@ LoopState load_checkpoint(const std::string& path, models::Model& model, torch::
     throw Error(path, std::string("not a readable checkpoint: ") + error.what(),
                 "Point ckpt_path at a file written by trainer.");
   }
+}
+
+LoopState load_checkpoint(const std::string& path, models::Model& model, torch::optim::Optimizer* optimizer,
+                          bool restore_rng, const std::string& current_config_yaml) {
+  const formats::CheckpointFile file = formats::read_checkpoint_file(path);  // sizes and checksums
+  torch::serialize::InputArchive root;
+  read_checkpoint_archive(path, [&] {
+    const std::string_view payload = file.payload();
+    root.load_from(payload.data(), payload.size());
+  });
   if (read_int(root, "format_version") != kFormatVersion) {
     throw Error(path, "not a trainer checkpoint (no format_version 1)",
                 "Point ckpt_path at a file written by trainer.");

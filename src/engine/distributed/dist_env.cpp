@@ -5,6 +5,7 @@
 
 #include "trainer/options/option_reader.h"
 #include "trainer/util/error.h"
+#include "trainer/util/secondary_rank.h"
 
 namespace trainer::engine {
 namespace {
@@ -139,14 +140,6 @@ std::optional<DistEnv> detect_dist_env(const GetEnv& get_env) {
     return env;
   }
   return std::nullopt;
-}
-
-bool is_secondary_rank() {
-  const char* rank = std::getenv("RANK");
-  if (rank != nullptr && rank[0] != '\0') return std::atoi(rank) > 0;
-  const char* procid = std::getenv("SLURM_PROCID");
-  const char* ntasks = std::getenv("SLURM_NTASKS");
-  return procid != nullptr && ntasks != nullptr && std::atoi(ntasks) > 1 && std::atoi(procid) > 0;
 }
 
 std::optional<DistEnv> detect_dist_env() {

@@ -18,15 +18,10 @@
 #include "trainer/engine/trainer.h"
 #include "trainer/util/error.h"
 #include "trainer/util/log.h"
+#include "trainer/util/usable_cores.h"
 
 namespace trainer::engine {
 namespace {
-
-int usable_cores() {
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
-  return 1;
-}
 
 bool starts_with(const std::string& text, const std::string& prefix) { return text.rfind(prefix, 0) == 0; }
 

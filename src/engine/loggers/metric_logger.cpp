@@ -6,10 +6,10 @@
 
 namespace trainer::engine {
 
-Registry<LoggerFactory>& logger_registry() {
+config::Registry<LoggerFactory>& logger_registry() {
   // Never destroyed: a user's static registrations may run before or after ours.
   static auto* registry = [] {
-    auto* created = new Registry<LoggerFactory>("logger");
+    auto* created = new config::Registry<LoggerFactory>("logger", "TRAINER_REGISTER_LOGGER");
     created->add("csv", [](const config::ConfigView& section, const std::string& run_dir) {
       const options::OptionReader r(section);
       const std::string dir = r.get_or<std::string>("save_dir", run_dir);

@@ -1,13 +1,12 @@
 #include "trainer/engine/loggers/metrics_csv.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
 
 #include "trainer/config/python_str.h"
 #include "trainer/engine/posix_files.h"
+#include "trainer/util/atomic_file.h"
 #include "trainer/util/error.h"
 #include "trainer/util/log.h"
 
@@ -64,17 +63,12 @@ void MetricsCsv::rewrite() {
     std::fclose(file_);
     file_ = nullptr;
   }
-  const std::string temporary = path_ + ".tmp";
-  std::FILE* out = std::fopen(temporary.c_str(), "w");
-  if (out == nullptr) throw Error(temporary, "cannot write metrics.csv", "Check the run directory.");
   std::string text = join_row(columns_, columns_.size());
   for (const auto& row : rows_) text += join_row(row, columns_.size());
-  const bool written = std::fwrite(text.data(), 1, text.size(), out) == text.size();
-  const bool flushed = std::fflush(out) == 0 && ::fsync(::fileno(out)) == 0;
-  std::fclose(out);
-  if (!written || !flushed || std::rename(temporary.c_str(), path_.c_str()) != 0) {
-    throw Error(path_, "cannot write metrics.csv", "Check free disk space and the directory's permissions.");
-  }
+  AtomicWriteOptions options;
+  options.noun = "metrics.csv";
+  options.fix = "Check free disk space and the directory's permissions.";
+  write_file_atomically(path_, text, options);
   open_for_append();
 }
 

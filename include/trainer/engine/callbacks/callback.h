@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "trainer/config/config_view.h"
+#include "trainer/config/registry.h"
 #include "trainer/engine/loggers/metric_logger.h"
-#include "trainer/engine/registry.h"
 
 namespace trainer::engine {
 
@@ -60,7 +60,7 @@ class Callback {
 using CallbackFactory = std::function<std::unique_ptr<Callback>(const config::ConfigView& section)>;
 
 // The process-wide registry, with early_stopping, lr_monitor and device_stats_monitor added.
-Registry<CallbackFactory>& callback_registry();
+config::Registry<CallbackFactory>& callback_registry();
 
 struct NamedCallback {
   std::string name;
@@ -74,7 +74,4 @@ std::vector<NamedCallback> make_callbacks(const config::ConfigView& root);
 }  // namespace trainer::engine
 
 // At namespace scope in a user's program: TRAINER_REGISTER_CALLBACK("mine", [](auto& cfg) {...});
-#define TRAINER_REGISTER_CALLBACK(name, factory)                                         \
-  [[maybe_unused]] static const bool TRAINER_ENGINE_CONCAT(trainer_callback_registered_, \
-                                                           __LINE__) =                   \
-      (::trainer::engine::callback_registry().add((name), (factory)), true)
+#define TRAINER_REGISTER_CALLBACK(name, ...) TRAINER_REGISTRY_ADD(::trainer::engine::callback_registry(), name, __VA_ARGS__)

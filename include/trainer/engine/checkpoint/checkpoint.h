@@ -7,6 +7,7 @@
 #include <torch/optim/optimizer.h>
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -49,5 +50,10 @@ std::string serialize_checkpoint(models::Model& model, torch::optim::Optimizer& 
 // from the config stored in the checkpoint).
 LoopState load_checkpoint(const std::string& path, models::Model& model, torch::optim::Optimizer* optimizer,
                           bool restore_rng, const std::string& current_config_yaml = {});
+
+// Runs `load`, which reads LibTorch's archive out of the checkpoint at `path` (training's loader
+// and export's TorchScript loader): LibTorch's errors become "not a readable checkpoint" naming
+// the file (without LibTorch's C++ backtrace).
+void read_checkpoint_archive(const std::string& path, const std::function<void()>& load);
 
 }  // namespace trainer::engine

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "trainer/config/config_view.h"
+#include "trainer/util/secondary_rank.h"
 
 namespace trainer::engine {
 
@@ -55,9 +56,8 @@ int slurm_port(const std::string& job_id, const std::string& step_id);
 std::optional<DistEnv> detect_dist_env(const GetEnv& get_env);
 std::optional<DistEnv> detect_dist_env();
 
-// Whether this process is rank 1 or higher (RANK, or SLURM_PROCID with SLURM_NTASKS > 1): such a
-// rank logs only warnings and errors, and writes no files of the run.
-bool is_secondary_rank();
+// Whether this process is rank 1 or higher: util's one check (trainer/util/secondary_rank.h).
+using ::trainer::is_secondary_rank;
 
 // The first host of a SLURM node list in its compressed form ("gpu[07-09,12],cpu3" -> "gpu07").
 std::string slurm_first_host(const std::string& nodelist);

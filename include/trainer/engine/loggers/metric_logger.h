@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "trainer/config/config_view.h"
-#include "trainer/engine/registry.h"
+#include "trainer/config/registry.h"
 
 namespace trainer::engine {
 
@@ -35,7 +35,7 @@ using LoggerFactory =
     std::function<std::unique_ptr<MetricLogger>(const config::ConfigView& section, const std::string& run_dir)>;
 
 // The process-wide registry, with csv and tensorboard added.
-Registry<LoggerFactory>& logger_registry();
+config::Registry<LoggerFactory>& logger_registry();
 
 // One logger per entry of the `logger` section (null or missing: none). Unknown names throw
 // trainer::Error naming `logger.<name>`.
@@ -44,7 +44,4 @@ std::vector<std::unique_ptr<MetricLogger>> make_loggers(const config::ConfigView
 }  // namespace trainer::engine
 
 // At namespace scope in a user's program: TRAINER_REGISTER_LOGGER("mine", [](auto& cfg, auto& dir) {...});
-#define TRAINER_REGISTER_LOGGER(name, factory)                                         \
-  [[maybe_unused]] static const bool TRAINER_ENGINE_CONCAT(trainer_logger_registered_, \
-                                                           __LINE__) =                 \
-      (::trainer::engine::logger_registry().add((name), (factory)), true)
+#define TRAINER_REGISTER_LOGGER(name, ...) TRAINER_REGISTRY_ADD(::trainer::engine::logger_registry(), name, __VA_ARGS__)
