@@ -3,7 +3,6 @@
 #include <c10/util/Exception.h>
 
 #include <malloc.h>
-#include <sched.h>
 #include <unistd.h>
 
 #include <ATen/Parallel.h>
@@ -23,6 +22,7 @@
 #include "trainer/engine/trainer.h"
 #include "trainer/engine/tuner/batch_size_trials.h"
 #include "trainer/options/option_reader.h"
+#include "trainer/util/usable_cores.h"
 #include "trainer/util/error.h"
 #include "trainer/util/log.h"
 
@@ -33,12 +33,6 @@ void copy_message(const std::string& text, char* out, size_t capacity) {
   size_t n = std::min(text.size(), capacity - 1);
   std::memcpy(out, text.data(), n);
   out[n] = '\0';
-}
-
-int usable_cores() {
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
-  return 1;
 }
 
 // Start-up tuning measured on this kind of machine (shared/notes/libtorch.md): LibTorch starts
@@ -64,7 +58,7 @@ std::string tune_runtime() {
     text += std::to_string(at::get_num_threads()) + " intra-op threads (" +
             (n > 0 ? "TRAINER_INTRA_OP_THREADS" : "LibTorch's default, TRAINER_INTRA_OP_THREADS=0") + ")";
   } else {
-    const int cores = usable_cores();
+    const int cores = trainer::usable_cores();
     at::set_num_threads(cores);
     text += std::to_string(cores) + " intra-op threads (cores available)";
   }

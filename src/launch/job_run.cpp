@@ -9,6 +9,7 @@
 #include "trainer/launch/job_files.h"
 #include "trainer/launch/schema_check.h"
 #include "trainer/launch/tuned_config.h"
+#include "trainer/util/secondary_rank.h"
 #include "trainer/util/error.h"
 #include "trainer/util/log.h"
 
@@ -38,13 +39,7 @@ const EngineLoader& process_engine(const EngineEntry* in_process) {
   return *engine;
 }
 
-bool is_secondary_rank() {
-  const char* rank = std::getenv("RANK");
-  if (rank != nullptr && rank[0] != '\0') return std::atoi(rank) > 0;
-  const char* procid = std::getenv("SLURM_PROCID");
-  const char* ntasks = std::getenv("SLURM_NTASKS");
-  return procid != nullptr && ntasks != nullptr && std::atoi(ntasks) > 1 && std::atoi(procid) > 0;
-}
+bool is_secondary_rank() { return trainer::is_secondary_rank(); }
 
 std::vector<std::string> job_records(const Node& config) {
   const Node* hydra = config.find("hydra");
