@@ -217,6 +217,7 @@ int run_single_job(const CliOptions& options, const CliArgs& args, const config:
   config::ComposeResult result = launch::compose_evaluation(composer, args.command, overrides, config::RunMode::kRun);
   ctx.hydra = result.config.find("hydra");
   std::vector<std::string> texts;
+  texts.reserve(overrides.size());
   for (const auto& o : overrides) texts.push_back(o.text);
   if (launch::is_evaluation_command(args.command)) {
     launch::EvaluationPlan plan =

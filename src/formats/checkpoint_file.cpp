@@ -228,7 +228,7 @@ CheckpointFile read_checkpoint_file(const std::string& path) { return read(path,
 CheckpointFile read_checkpoint_summary(const std::string& path) { return read(path, false); }
 
 std::string resolve_checkpoint_name(const std::string& wanted, const std::string& directory) {
-  const std::string last = directory + "/last.ckpt";
+  std::string last = directory + "/last.ckpt";
   if (wanted == "last") return last;
   if (wanted != "best") return wanted;
   // Every checkpoint records the best files so far; last.ckpt is the newest, and without it

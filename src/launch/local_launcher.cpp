@@ -294,7 +294,7 @@ void LocalLauncher::launch(const SweepPlan& plan, const std::vector<int>& todo) 
     if (!gpus.empty()) {
       std::string list;
       for (int i = 0; i < options_.gpus_per_job; ++i) {
-        list += (list.empty() ? "" : ",") + gpus[static_cast<size_t>(slot * options_.gpus_per_job + i)];
+        list += (list.empty() ? "" : ",") + gpus[static_cast<size_t>(slot) * static_cast<size_t>(options_.gpus_per_job) + static_cast<size_t>(i)];
       }
       image.env.push_back("CUDA_VISIBLE_DEVICES=" + list);
     }

@@ -74,6 +74,7 @@ std::vector<std::string> words(const std::string& text) {
 // "4: data=synthetic lr=0.2" become "3: lr=0.1" and "4: lr=0.2"); the shared words, in order.
 std::vector<std::string> distinct_labels(const std::vector<MetricSeries>& series, std::string& shared) {
   std::vector<std::vector<std::string>> split;
+  split.reserve(series.size());
   for (const MetricSeries& s : series) split.push_back(words(s.label));
   std::vector<std::string> common;
   if (series.size() >= 2) {

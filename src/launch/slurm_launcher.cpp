@@ -48,6 +48,7 @@ CommandResult run_command(const std::vector<std::string>& args) {
     throw Error(args[0], std::string("cannot create a pipe: ") + std::strerror(errno));
   }
   std::vector<char*> argv;
+  argv.reserve(args.size() + 1);
   std::vector<std::string> copy = args;
   for (std::string& arg : copy) argv.push_back(arg.data());
   argv.push_back(nullptr);

@@ -35,7 +35,9 @@ std::pair<std::string, std::string> split(const std::string& prefix, std::string
 }  // namespace
 
 OptionReader::OptionReader(config::ConfigView view, std::string variant, std::optional<std::string> path)
-    : view_(std::move(view)), variant_(std::move(variant)), path_(path ? std::move(*path) : view_.prefix()) {}
+    : view_(std::move(view)),
+      variant_(std::move(variant)),
+      path_(path.has_value() ? std::move(path).value() : view_.prefix()) {}
 
 const Option& OptionReader::declared(std::string_view key) const {
   const auto [path, name] = split(path_, key);
