@@ -5,15 +5,12 @@
 
 #include "trainer/engine/profiling/memory_stats.h"
 #include "trainer/util/error.h"
+#include "trainer/util/fixed_text.h"
 
 namespace trainer::engine {
 namespace {
 
-std::string fixed(double value, int digits) {
-  char text[64];
-  std::snprintf(text, sizeof text, "%.*f", digits, value);
-  return text;
-}
+std::string fixed(double value, int digits) { return fixed_text(value, digits); }
 
 }  // namespace
 

@@ -33,6 +33,7 @@
 #include "trainer/engine/distributed/process_group.h"
 #include "trainer/engine/profiling/trace_profiler.h"
 #include "trainer/engine/trainer_options.h"
+#include "trainer/util/fixed_text.h"
 #include "trainer/models/model_registry.h"
 
 namespace trainer::engine {
@@ -43,11 +44,7 @@ inline double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-inline std::string fixed(double value, int digits) {
-  std::ostringstream out;
-  out << std::fixed << std::setprecision(digits) << value;
-  return out.str();
-}
+inline std::string fixed(double value, int digits) { return fixed_text(value, digits); }
 
 // A loss scale as text: every digit a float32 needs (9 significant), short for powers of two.
 inline std::string scale_text(double scale) {

@@ -22,6 +22,7 @@
 #include "trainer/engine/stop_signal.h"
 #include "trainer/engine/tuner/trial_memory_meter.h"
 #include "trainer/util/error.h"
+#include "trainer/util/fixed_text.h"
 #include "trainer/util/log.h"
 
 namespace trainer::engine {
@@ -31,11 +32,7 @@ std::atomic<int64_t> g_batch_size_found{0};
 
 using Clock = std::chrono::steady_clock;
 
-std::string fixed(double value, int digits) {
-  std::ostringstream out;
-  out << std::fixed << std::setprecision(digits) << value;
-  return out.str();
-}
+std::string fixed(double value, int digits) { return fixed_text(value, digits); }
 
 // What a trial may take, as text for the log and the result file, and in MiB (0: no limit but
 // the device's own).
