@@ -23,22 +23,30 @@ variants=()
 case "$libtorch" in all) variants=(debian wheel) ;; *) variants=("$libtorch") ;; esac
 
 failed=0
+failures=()  # the stages that failed, listed again at the end where a CI log tail shows them
+fail() { failed=1; failures+=("$1"); }
+ctest_failed() {  # $1: stage name, $2: build dir; names the failed tests from ctest's own record
+  local names
+  names=$(sed 's/^[0-9]*://' "$2/Testing/Temporary/LastTestsFailed.log" 2>/dev/null | paste -sd' ' -)
+  fail "$1${names:+ ($names)}"
+}
 for variant in "${variants[@]}"; do
   say "== $variant: build"
   configure_and_build "$variant"
   say "== $variant: tests"
-  ctest --test-dir "$(build_dir "$variant")" --output-on-failure --timeout 900 || failed=1
+  ctest --test-dir "$(build_dir "$variant")" --output-on-failure --timeout 900 ||
+    ctest_failed "$variant: ctest" "$(build_dir "$variant")"
   if [[ "$variant" == debian ]]; then  # the wheel build installs the same way; one variant suffices
     say "== $variant: examples/custom_model built against the installed package"
-    "$TRAINER_ROOT/scripts/examples.sh" "$(build_dir "$variant")" || failed=1
+    "$TRAINER_ROOT/scripts/examples.sh" "$(build_dir "$variant")" || fail "$variant: examples"
   fi
 done
 
 if ((quick == 0)); then
   say "== lint: clang-tidy with .clang-tidy (bugprone, performance) over the torch-free modules"
-  "$TRAINER_ROOT/scripts/lint.sh" "$(build_dir "${variants[0]}")" || failed=1
+  "$TRAINER_ROOT/scripts/lint.sh" "$(build_dir "${variants[0]}")" || fail "lint"
   say "== goldens: regenerated with real Hydra $HYDRA_VERSION, compared with the checkout"
-  "$TRAINER_ROOT/scripts/hydra_goldens.sh" --check || failed=1
+  "$TRAINER_ROOT/scripts/hydra_goldens.sh" --check || fail "hydra goldens"
   # ASan + UBSan over the torch-free modules and the end-to-end tests; with TRAINER_SANITIZE_ENGINE=1
   # the engine too, built against Debian's LibTorch (ours instrumented at -O1, LibTorch not; -DNDEBUG
   # as LibTorch was built). Not the default yet: docs/testing.md.
@@ -52,14 +60,19 @@ if ((quick == 0)); then
     configure_and_build asan -DTRAINER_LIBTORCH=none -DTRAINER_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
   fi
   say "sanitizer build: $(( $(date +%s) - sanitizer_start )) s"
-  ctest --test-dir "$(build_dir asan)" --output-on-failure --timeout 900 || failed=1
+  ctest --test-dir "$(build_dir asan)" --output-on-failure --timeout 900 ||
+    ctest_failed "sanitizers: ctest" "$(build_dir asan)"
   say "sanitizer build and tests: $(( $(date +%s) - sanitizer_start )) s"
   if [[ -f "$TRAINER_ROOT/tests/fuzz/CMakeLists.txt" ]]; then
     say "== fuzzing the override parser and the YAML loader (bounded)"
     CXX=clang++ configure_and_build fuzz -DTRAINER_LIBTORCH=none -DTRAINER_FUZZ=ON -DTRAINER_BUILD_TESTS=OFF
-    "$TRAINER_ROOT/tests/fuzz/run.sh" "$(build_dir fuzz)" || failed=1
+    "$TRAINER_ROOT/tests/fuzz/run.sh" "$(build_dir fuzz)" || fail "fuzzing"
   fi
 fi
 
 say "all tests finished in $(( $(date +%s) - start )) s"
+if ((failed)); then
+  say "FAILED: ${#failures[@]} stage(s); each one's own output above says which test and why:"
+  for stage in "${failures[@]}"; do say "  - $stage"; done
+fi
 exit $failed
