@@ -4,7 +4,7 @@
 # tests), plus the goldens regenerated with real Hydra (scripts/hydra_goldens.sh --check), the
 # sanitizer build (unit tests of the torch-free modules, the end-to-end tests with the engine) and
 # bounded fuzzing of the parsers.
-#   scripts/test.sh [--libtorch=debian|wheel|all] [--quick]   (--quick: no lint, goldens, sanitizers or fuzzing)
+#   scripts/test.sh [--libtorch=debian|wheel|all] [--quick]   (--quick: no format check, lint, goldens, sanitizers or fuzzing)
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 libtorch=all
@@ -43,6 +43,8 @@ for variant in "${variants[@]}"; do
 done
 
 if ((quick == 0)); then
+  say "== format: every tracked C++ file laid out as .clang-format says"
+  "$TRAINER_ROOT/scripts/format.sh" --check || fail "format"
   say "== lint: clang-tidy with .clang-tidy (bugprone, performance) over the torch-free modules"
   "$TRAINER_ROOT/scripts/lint.sh" "$(build_dir "${variants[0]}")" || fail "lint"
   say "== goldens: regenerated with real Hydra $HYDRA_VERSION, compared with the checkout"

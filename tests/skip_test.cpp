@@ -1,10 +1,10 @@
 #include "skip_test.h"
 
-#include <catch2/catch.hpp>
-
 #include <cstdlib>
 #include <iostream>
 #include <vector>
+
+#include <catch2/catch.hpp>
 
 namespace trainer::testing {
 

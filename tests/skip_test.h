@@ -7,10 +7,10 @@ namespace trainer::testing {
 
 // Why a test may skip itself (the rest of the case, or all of it).
 enum class Skip {
-  expected,           // true of this build or machine by design: no GPU, not a CUDA build, no engine,
-                      // a LibTorch without the feature
-  unexpected_in_ci,   // something scripts/setup.sh installs (test Python, zsh, fish, SLURM): where
-                      // the environment variable CI is "true" the case fails instead of skipping
+  expected,          // true of this build or machine by design: no GPU, not a CUDA build, no engine,
+                     // a LibTorch without the feature
+  unexpected_in_ci,  // something scripts/setup.sh installs (test Python, zsh, fish, SLURM): where
+                     // the environment variable CI is "true" the case fails instead of skipping
 };
 
 // Reports `reason` as a skip: the case passes, and when the whole run passes the executable ends

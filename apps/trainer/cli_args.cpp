@@ -1,17 +1,16 @@
 #include "cli_args.h"
 
-#include <CLI/CLI.hpp>
-
 #include <iostream>
 #include <set>
+
+#include <CLI/CLI.hpp>
 
 #include "trainer/config/did_you_mean.h"
 
 namespace trainer::app {
 namespace {
 
-const std::set<std::string> kInfoKinds = {"all", "defaults", "defaults-tree", "config",
-                                          "searchpath", "plugins"};
+const std::set<std::string> kInfoKinds = {"all", "defaults", "defaults-tree", "config", "searchpath", "plugins"};
 
 // Hydra spells some short flags with two letters (-cp, -cn, -cd), which CLI11 cannot declare,
 // and `--info` takes an optional value; normalise argv to long forms first.
@@ -57,7 +56,9 @@ bool explain_missing_action(int argc, char** argv) {
   for (int i = 3; i < argc; ++i) rest += std::string(" ") + argv[i];
   std::string meant = config::closest_match(given, actions);
   if (meant.empty()) meant = actions.front();
-  std::cerr << "Error: command line: " << (given.empty() ? "trainer " + command + " needs an action" : "unknown action '" + given + "' of trainer " + command)
+  std::cerr << "Error: command line: "
+            << (given.empty() ? "trainer " + command + " needs an action"
+                              : "unknown action '" + given + "' of trainer " + command)
             << ". Did you mean `trainer " << command << " " << meant << rest << "`? " << command << " takes "
             << (command == "tune" ? "batch_size [overrides...]" : "resume DIR or summary DIR") << ".\n";
   return true;
@@ -76,9 +77,9 @@ bool explain_missing_command(int argc, char** argv) {
   std::string meant = config::closest_match(first, kCommands);
   if (meant.empty() || meant == "sweep") meant = "fit";
   if (meant == "tune") meant = "tune batch_size";
-  const std::string suggestion =
-      "trainer " + meant + (is_override ? " " + first : std::string()) + rest;
-  std::cerr << "Error: command line: " << (is_override ? "no command before '" + first + "'" : "unknown command '" + first + "'")
+  const std::string suggestion = "trainer " + meant + (is_override ? " " + first : std::string()) + rest;
+  std::cerr << "Error: command line: "
+            << (is_override ? "no command before '" + first + "'" : "unknown command '" + first + "'")
             << ". Did you mean `" << suggestion << "`? The commands are fit, validate, test, export, tune batch_size "
             << "and sweep resume|summary; trainer --help lists the config groups.\n";
   return true;
@@ -106,13 +107,11 @@ std::optional<CliArgs> parse_cli(int argc, char** argv, int& exit_code) {
   app.fallthrough();
 
   for (const char* name : {"fit", "validate", "test", "export"}) {
-    CLI::App* sub = app.add_subcommand(name, std::string(name) == "fit"
-                                                 ? "Train a model (then test it if test_after_fit)"
-                                             : std::string(name) == "validate"
-                                                 ? "Run the validation loop on a checkpoint"
-                                             : std::string(name) == "test"
-                                                 ? "Run the test loop on a checkpoint"
-                                                 : "Write a checkpoint's weights as .safetensors");
+    CLI::App* sub =
+        app.add_subcommand(name, std::string(name) == "fit"        ? "Train a model (then test it if test_after_fit)"
+                                 : std::string(name) == "validate" ? "Run the validation loop on a checkpoint"
+                                 : std::string(name) == "test"     ? "Run the test loop on a checkpoint"
+                                                                   : "Write a checkpoint's weights as .safetensors");
     sub->add_option("overrides", args.overrides,
                     "Config overrides: key=value, +key=value, ++key=value, ~key, group=option");
     sub->fallthrough();
@@ -139,16 +138,14 @@ std::optional<CliArgs> parse_cli(int argc, char** argv, int& exit_code) {
       ->check(CLI::IsMember({"job", "hydra", "all"}));
   app.add_flag("--resolve", args.resolve, "Resolve interpolations when printing with --cfg");
   app.add_option("-p,--package", args.package, "With --cfg: print only this config package");
-  app.add_option("--info", args.info,
-                 "Print information: all, defaults, defaults-tree, config, searchpath")
+  app.add_option("--info", args.info, "Print information: all, defaults, defaults-tree, config, searchpath")
       ->check(CLI::IsMember(kInfoKinds));
   app.add_flag("-m,--multirun", args.multirun, "Run a sweep: one job per value combination");
   app.add_flag("-r,--run", args.run, "Run a job (the default; not with -m, --cfg or --info)");
   app.add_flag("--shell-completion", args.shell_completion,
                "Shell completion (-sc): install=bash|zsh|fish prints the script to eval "
                "(eval \"$(trainer fit -sc install=bash)\"), uninstall=SHELL the one that removes it");
-  app.add_option("--config-path", args.config_path,
-                 "Primary config directory (-cp); default: the shipped configs/");
+  app.add_option("--config-path", args.config_path, "Primary config directory (-cp); default: the shipped configs/");
   app.add_option("--config-name", args.config_name, "Primary config name (-cn); default: config");
   app.add_option("--config-dir", args.config_dir, "Additional config directory (-cd)");
 

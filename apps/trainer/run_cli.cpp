@@ -16,7 +16,6 @@
 #include <optional>
 #include <utility>
 
-#include "cli_args.h"
 #include "trainer/config/composer.h"
 #include "trainer/config/interpolation.h"
 #include "trainer/config/override.h"
@@ -41,6 +40,8 @@
 #include "trainer/options/option_reference.h"
 #include "trainer/util/error.h"
 #include "trainer/util/log.h"
+
+#include "cli_args.h"
 
 namespace fs = std::filesystem;
 using trainer::Error;
@@ -132,8 +133,7 @@ std::string table(const std::string& title, const std::vector<std::vector<std::s
 
 // --info as Hydra 1.3 prints it: `config` is the search path, the defaults tree, the defaults
 // list and the config; `all` is the version and the plugins, then the same.
-std::string info_text(const config::Composer& composer, const config::ComposeResult& result,
-                      const std::string& kind) {
+std::string info_text(const config::Composer& composer, const config::ComposeResult& result, const std::string& kind) {
   auto searchpath = [&] {
     std::vector<std::vector<std::string>> rows = {{"Provider", "Search path"}};
     for (const auto& entry : composer.search_path()) rows.push_back({entry.provider, entry.path});
@@ -160,8 +160,7 @@ std::string info_text(const config::Composer& composer, const config::ComposeRes
   return "Hydra 1.3.2\n===========\n" + launch::installed_plugins_text() + config_info();
 }
 
-std::string help_text(const config::Composer& composer, const config::ComposeResult& result,
-                      const CliArgs& args) {
+std::string help_text(const config::Composer& composer, const config::ComposeResult& result, const CliArgs& args) {
   std::string out =
       "trainer: train LibTorch models from Hydra-style configs.\n\n"
       "Usage: trainer fit|validate|test|export [flags] [overrides...]\n"
@@ -187,8 +186,7 @@ std::string help_text(const config::Composer& composer, const config::ComposeRes
   return out;
 }
 
-std::string resolve_string(const Node& config, const std::string& path,
-                           const config::ResolveContext& ctx) {
+std::string resolve_string(const Node& config, const std::string& path, const config::ResolveContext& ctx) {
   Node value = config::resolve_path(config, path, ctx);
   if (value.type() == config::NodeType::kInt) return value.int_text();
   if (!value.is_string()) {
@@ -228,7 +226,8 @@ int run_single_job(const CliOptions& options, const CliArgs& args, const config:
     const launch::NewDirectories made(plan.run_dir);
     const std::vector<std::string> records = launch::job_records(plan.config);
     try {
-      launch::run_job(options.engine, args.command, std::move(plan.config), plan.run_dir, task_overrides_of(texts), ctx, plan.notes);
+      launch::run_job(options.engine, args.command, std::move(plan.config), plan.run_dir, task_overrides_of(texts), ctx,
+                      plan.notes);
     } catch (...) {
       if (!launch::is_secondary_rank() && made.remove_if_no_results(records)) {
         log::info(args.command + ": removed " + plan.run_dir + " again: the evaluation failed before writing a result");
@@ -484,7 +483,8 @@ int run(const CliOptions& options, const CliArgs& args) {
   if (args.shell_completion || args.run) {
     const bool other = args.cfg || args.info || args.multirun || (args.shell_completion && args.run);
     if (other) {
-      throw Error("command line", "Only one of --run, --multirun, --cfg, --info and --shell-completion can be specified",
+      throw Error("command line",
+                  "Only one of --run, --multirun, --cfg, --info and --shell-completion can be specified",
                   "Drop all but one of them.");
     }
   }
@@ -497,8 +497,7 @@ int run(const CliOptions& options, const CliArgs& args) {
                 "groups.");
   }
   if (args.resolve && !args.cfg && !args.help) {
-    throw Error("--resolve", "--resolve only works together with --cfg or --help",
-                "Add --cfg job (or hydra, all).");
+    throw Error("--resolve", "--resolve only works together with --cfg or --help", "Add --cfg job (or hydra, all).");
   }
   std::vector<config::Override> overrides = config::parse_overrides(args.overrides);
   config::ComposerOptions composer_options;
@@ -523,14 +522,16 @@ int run(const CliOptions& options, const CliArgs& args) {
     return run_sweep(options, args, composer, overrides);
   }
   if (args.cfg) {
-    config::ComposeResult result = launch::compose_evaluation(composer, args.command, overrides, config::RunMode::kShow);
+    config::ComposeResult result =
+        launch::compose_evaluation(composer, args.command, overrides, config::RunMode::kShow);
     const config::Node* ckpt = result.config.find("ckpt_path");
     if (launch::is_evaluation_command(args.command) && ckpt != nullptr && !ckpt->is_null()) {
       // What the evaluation would run: the checkpoint's model, data, precision and seed (nothing
       // is written; the directory shown is the one given).
       config::ResolveContext ctx;
       ctx.hydra = result.config.find("hydra");
-      launch::EvaluationPlan plan = launch::plan_evaluation(args.command, std::move(result.config), overrides, ctx, true);
+      launch::EvaluationPlan plan =
+          launch::plan_evaluation(args.command, std::move(result.config), overrides, ctx, true);
       std::cout << render_config(std::move(plan.config), args);
       return 0;
     }

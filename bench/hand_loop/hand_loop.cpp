@@ -28,8 +28,6 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include <torch/torch.h>
-
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -44,6 +42,8 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include <torch/torch.h>
 
 namespace {
 
@@ -176,14 +176,22 @@ int main(int argc, char** argv) {
       if (i + 1 >= argc) throw std::runtime_error(a + " needs a value");
       return argv[++i];
     };
-    if (a == "--root") root = value();
-    else if (a == "--out") out = value();
-    else if (a == "--epochs") epochs = std::stoll(value());
-    else if (a == "--seed") seed = std::stoull(value());
-    else if (a == "--threads") threads = std::stoi(value());
-    else if (a == "--save") save = value();
-    else if (a == "--fsync") do_fsync = true;
-    else if (a == "--meters") meters = true;
+    if (a == "--root")
+      root = value();
+    else if (a == "--out")
+      out = value();
+    else if (a == "--epochs")
+      epochs = std::stoll(value());
+    else if (a == "--seed")
+      seed = std::stoull(value());
+    else if (a == "--threads")
+      threads = std::stoi(value());
+    else if (a == "--save")
+      save = value();
+    else if (a == "--fsync")
+      do_fsync = true;
+    else if (a == "--meters")
+      meters = true;
     else {
       std::cerr << "unknown argument " << a << "\n";
       return 2;
@@ -274,10 +282,12 @@ int main(int argc, char** argv) {
     }
     const double val_s = since(val_start);
     const double epoch_s = since(epoch_start);
-    std::printf("epoch %lld done in %.4f s (train %.4f s, val %.4f s) at t=%.6f s: train/loss %.4f val/loss %.4f val/acc %.4f\n",
-                static_cast<long long>(epoch), epoch_s, train_s, val_s, since(g_main_start),
-                (meters ? meter_loss[1] : loss_sum).item<double>() / static_cast<double>(n_train), val_loss.item<double>() / static_cast<double>(n_val),
-                correct.item<int64_t>() / static_cast<double>(n_val));
+    std::printf(
+        "epoch %lld done in %.4f s (train %.4f s, val %.4f s) at t=%.6f s: train/loss %.4f val/loss %.4f val/acc "
+        "%.4f\n",
+        static_cast<long long>(epoch), epoch_s, train_s, val_s, since(g_main_start),
+        (meters ? meter_loss[1] : loss_sum).item<double>() / static_cast<double>(n_train),
+        val_loss.item<double>() / static_cast<double>(n_val), correct.item<int64_t>() / static_cast<double>(n_val));
     std::fflush(stdout);
 
     const auto save_start = Clock::now();

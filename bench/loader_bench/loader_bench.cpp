@@ -10,8 +10,6 @@
 //                [--batch 128] [--threads T] [--prefetch 4]
 // --threads sets the intra-op threads of the consuming thread (what the training step would
 // use); the loader's workers use one each, as in the trainer.
-#include <ATen/Parallel.h>
-
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -19,6 +17,8 @@
 #include <exception>
 #include <memory>
 #include <string>
+
+#include <ATen/Parallel.h>
 
 #include "trainer/data/batch_loader.h"
 #include "trainer/data/datasets.h"
@@ -82,14 +82,12 @@ int main(int argc, char** argv) {
     data.root = args.root;
     data.batch_size = args.batch;
     data.num_workers = args.workers;
-    auto train = std::make_shared<const trainer::data::TensorDataset>(
-        trainer::data::load_fashion_mnist(data).train);
+    auto train = std::make_shared<const trainer::data::TensorDataset>(trainer::data::load_fashion_mnist(data).train);
 
-    trainer::data::LoaderOptions options =
-        trainer::data::make_loader_options(data, at::kCPU, /*training=*/true);
+    trainer::data::LoaderOptions options = trainer::data::make_loader_options(data, at::kCPU, /*training=*/true);
     options.prefetch_batches = args.prefetch;
-    trainer::data::BatchLoader loader(
-        train, trainer::data::EpochSampler(train->size(), /*shuffle=*/true, data.seed), options);
+    trainer::data::BatchLoader loader(train, trainer::data::EpochSampler(train->size(), /*shuffle=*/true, data.seed),
+                                      options);
 
     for (int epoch = 0; epoch < args.epochs; ++epoch) {
       const auto start = std::chrono::steady_clock::now();
@@ -100,11 +98,9 @@ int main(int argc, char** argv) {
         samples += batch->targets.size(0);
         ++batches;
       }
-      const double seconds =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      std::printf("{\"epoch\": %d, \"seconds\": %.6f, \"samples\": %lld, \"batches\": %lld}\n",
-                  epoch, seconds, static_cast<long long>(samples),
-                  static_cast<long long>(batches));
+      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      std::printf("{\"epoch\": %d, \"seconds\": %.6f, \"samples\": %lld, \"batches\": %lld}\n", epoch, seconds,
+                  static_cast<long long>(samples), static_cast<long long>(batches));
       std::fflush(stdout);
     }
     return 0;

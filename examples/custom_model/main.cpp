@@ -101,8 +101,7 @@ class EpochSummary : public trainer::engine::Callback {
 };
 
 TRAINER_REGISTER_CALLBACK("epoch_summary", [](const trainer::config::ConfigView& cfg) {
-  return std::make_unique<EpochSummary>(cfg.get<std::string>("path"),
-                                        cfg.get_or<std::string>("monitor", "val/acc"));
+  return std::make_unique<EpochSummary>(cfg.get<std::string>("path"), cfg.get_or<std::string>("monitor", "val/acc"));
 });
 
 // --- A logger: every logging event as one JSON object per line. --------------------------------

@@ -100,8 +100,7 @@ bool BigInt::fits_int64(int64_t& value) const {
   for (size_t k = limbs_.size(); k-- > 0;) magnitude = magnitude * kBase + limbs_[k];
   constexpr auto kMax = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
   if (magnitude > kMax + (negative_ ? 1 : 0)) return false;
-  value = negative_ ? static_cast<int64_t>(0 - static_cast<uint64_t>(magnitude))
-                    : static_cast<int64_t>(magnitude);
+  value = negative_ ? static_cast<int64_t>(0 - static_cast<uint64_t>(magnitude)) : static_cast<int64_t>(magnitude);
   return true;
 }
 
@@ -159,8 +158,7 @@ int BigInt::compare_magnitude(const BigInt& a, const BigInt& b) {
   return 0;
 }
 
-std::vector<uint32_t> BigInt::add_magnitudes(const std::vector<uint32_t>& a,
-                                             const std::vector<uint32_t>& b) {
+std::vector<uint32_t> BigInt::add_magnitudes(const std::vector<uint32_t>& a, const std::vector<uint32_t>& b) {
   const std::vector<uint32_t>& longer = a.size() >= b.size() ? a : b;
   const std::vector<uint32_t>& shorter = a.size() >= b.size() ? b : a;
   std::vector<uint32_t> out;
@@ -175,8 +173,7 @@ std::vector<uint32_t> BigInt::add_magnitudes(const std::vector<uint32_t>& a,
   return out;
 }
 
-std::vector<uint32_t> BigInt::subtract_magnitudes(const std::vector<uint32_t>& a,
-                                                  const std::vector<uint32_t>& b) {
+std::vector<uint32_t> BigInt::subtract_magnitudes(const std::vector<uint32_t>& a, const std::vector<uint32_t>& b) {
   std::vector<uint32_t> out;
   out.reserve(a.size());
   int64_t borrow = 0;

@@ -92,7 +92,8 @@ gpus_per_job: 0
 fail_fast: false
 )";
 
-constexpr std::string_view kLauncherJoblib = R"(_target_: hydra_plugins.hydra_joblib_launcher.joblib_launcher.JoblibLauncher
+constexpr std::string_view kLauncherJoblib =
+    R"(_target_: hydra_plugins.hydra_joblib_launcher.joblib_launcher.JoblibLauncher
 n_jobs: -1
 backend: null
 prefer: processes
@@ -107,40 +108,38 @@ mmap_mode: r
 fail_fast: false
 )";
 
-#define TRAINER_SLURM_LAUNCHER_BODY \
+#define TRAINER_SLURM_LAUNCHER_BODY                    \
   "submitit_folder: ${hydra.sweep.dir}/.submitit/%j\n" \
-  "timeout_min: 60\n"                                   \
-  "cpus_per_task: null\n"                               \
-  "gpus_per_node: null\n"                               \
-  "tasks_per_node: 1\n"                                 \
-  "mem_gb: null\n"                                      \
-  "nodes: 1\n"                                          \
-  "name: ${hydra.job.name}\n"                           \
-  "partition: null\n"                                   \
-  "qos: null\n"                                         \
-  "comment: null\n"                                     \
-  "constraint: null\n"                                  \
-  "exclude: null\n"                                     \
-  "gres: null\n"                                        \
-  "cpus_per_gpu: null\n"                                \
-  "gpus_per_task: null\n"                               \
-  "mem_per_gpu: null\n"                                 \
-  "mem_per_cpu: null\n"                                 \
-  "account: null\n"                                     \
-  "signal_delay_s: 120\n"                               \
-  "max_num_timeout: 0\n"                                \
-  "additional_parameters: {}\n"                         \
-  "array_parallelism: 256\n"                            \
-  "setup: null\n"                                       \
-  "srun_args: null\n"                                   \
-  "wait: true\n"                                        \
+  "timeout_min: 60\n"                                  \
+  "cpus_per_task: null\n"                              \
+  "gpus_per_node: null\n"                              \
+  "tasks_per_node: 1\n"                                \
+  "mem_gb: null\n"                                     \
+  "nodes: 1\n"                                         \
+  "name: ${hydra.job.name}\n"                          \
+  "partition: null\n"                                  \
+  "qos: null\n"                                        \
+  "comment: null\n"                                    \
+  "constraint: null\n"                                 \
+  "exclude: null\n"                                    \
+  "gres: null\n"                                       \
+  "cpus_per_gpu: null\n"                               \
+  "gpus_per_task: null\n"                              \
+  "mem_per_gpu: null\n"                                \
+  "mem_per_cpu: null\n"                                \
+  "account: null\n"                                    \
+  "signal_delay_s: 120\n"                              \
+  "max_num_timeout: 0\n"                               \
+  "additional_parameters: {}\n"                        \
+  "array_parallelism: 256\n"                           \
+  "setup: null\n"                                      \
+  "srun_args: null\n"                                  \
+  "wait: true\n"                                       \
   "fail_fast: false\n"
 
-constexpr std::string_view kLauncherSlurm =
-    "_target_: trainer.launcher.SlurmLauncher\n" TRAINER_SLURM_LAUNCHER_BODY;
+constexpr std::string_view kLauncherSlurm = "_target_: trainer.launcher.SlurmLauncher\n" TRAINER_SLURM_LAUNCHER_BODY;
 constexpr std::string_view kLauncherSubmititSlurm =
-    "_target_: hydra_plugins.hydra_submitit_launcher.submitit_launcher.SlurmLauncher\n"
-    TRAINER_SLURM_LAUNCHER_BODY;
+    "_target_: hydra_plugins.hydra_submitit_launcher.submitit_launcher.SlurmLauncher\n" TRAINER_SLURM_LAUNCHER_BODY;
 #undef TRAINER_SLURM_LAUNCHER_BODY
 
 constexpr std::string_view kSweeperBasic = R"(_target_: hydra._internal.core_plugins.basic_sweeper.BasicSweeper

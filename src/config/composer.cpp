@@ -75,15 +75,14 @@ void check_struct_merge(const Node& destination, const Node& source, const std::
   }
 }
 
-[[noreturn]] void merge_error(const Override& override, const std::string& problem,
-                              const std::string& fix) {
+[[noreturn]] void merge_error(const Override& override, const std::string& problem, const std::string& fix) {
   throw Error(Origin::override_text(override.text).describe(),
               "Error merging override " + override.text + ": " + problem, fix);
 }
 
 // OmegaConf.update(cfg, key, value, merge=True, force_add=...) on a struct config.
-void update_value(Node& root, const std::vector<std::string>& segments, const Node& value,
-                  bool force_add, const Override& override) {
+void update_value(Node& root, const std::vector<std::string>& segments, const Node& value, bool force_add,
+                  const Override& override) {
   Node* node = &root;
   std::string path;
   for (size_t i = 0; i + 1 < segments.size(); ++i) {
@@ -93,9 +92,8 @@ void update_value(Node& root, const std::vector<std::string>& segments, const No
     if (next == nullptr || (!next->is_map() && !next->is_list())) {
       // OmegaConf replaces a missing or scalar step by {}; in struct mode only a force-add may.
       if (!force_add) {
-        throw KeyNotInStruct{path, node->is_map() && next == nullptr
-                                       ? closest_match(segment, keys_of(*node))
-                                       : std::string()};
+        throw KeyNotInStruct{
+            path, node->is_map() && next == nullptr ? closest_match(segment, keys_of(*node)) : std::string()};
       }
       if (node->is_map()) {
         Node fresh = Node::map();
@@ -105,8 +103,7 @@ void update_value(Node& root, const std::vector<std::string>& segments, const No
         *next = Node::map();
         next->set_origin(Origin::override_text(override.text));
       } else {
-        merge_error(override, "list index out of range at '" + path + "'",
-                    "use an index below the list's length");
+        merge_error(override, "list index out of range at '" + path + "'", "use an index below the list's length");
       }
     }
     node = next;
@@ -121,8 +118,7 @@ void update_value(Node& root, const std::vector<std::string>& segments, const No
     }
     if (index >= node->items().size()) {
       merge_error(override,
-                  "list index out of range: '" + full_key + "' has " +
-                      std::to_string(node->items().size()) + " items",
+                  "list index out of range: '" + full_key + "' has " + std::to_string(node->items().size()) + " items",
                   "use an index below the list's length, or replace the whole list: " +
                       (path.empty() ? std::string("key") : path) + "=[...]");
     }
@@ -138,8 +134,7 @@ void update_value(Node& root, const std::vector<std::string>& segments, const No
     return;
   }
   Node* target = node->find(last);
-  if (target != nullptr && (target->is_map() || target->is_list()) &&
-      (value.is_map() || value.is_list())) {
+  if (target != nullptr && (target->is_map() || target->is_list()) && (value.is_map() || value.is_list())) {
     if (target->is_map() && value.is_map()) {
       if (!force_add) check_struct_merge(*target, value, full_key);
       merge_into(*target, value);
@@ -150,9 +145,8 @@ void update_value(Node& root, const std::vector<std::string>& segments, const No
       return;
     }
     merge_error(override,
-                std::string("Cannot merge ") +
-                    (value.is_map() ? "a dict into the list" : "a list into the dict") + " at '" +
-                    full_key + "'",
+                std::string("Cannot merge ") + (value.is_map() ? "a dict into the list" : "a list into the dict") +
+                    " at '" + full_key + "'",
                 "give a value of the same kind, or delete the key first with ~" + full_key);
   }
   if (target == nullptr && !force_add) {
@@ -165,8 +159,7 @@ void apply_config_override(Node& config, const Override& override) {
   const std::string where = Origin::override_text(override.text).describe();
   std::vector<std::string> segments;
   if (!split_key_path(override.key, segments)) {
-    throw Error(where, "'" + override.key + "' is not a valid key path",
-                "write keys as a.b.c or list.0");
+    throw Error(where, "'" + override.key + "' is not a valid key path", "write keys as a.b.c or list.0");
   }
   if (override.kind == OverrideKind::kDelete) {
     const Node* current = select(config, override.key);
@@ -181,11 +174,10 @@ void apply_config_override(Node& config, const Override& override) {
                     return parent != nullptr ? keys_of(*parent) : std::vector<std::string>();
                   }()));
     }
-    if (override.has_value && !override.value.is_null() &&
-        !python_equal(override.value, *current)) {
+    if (override.has_value && !override.value.is_null() && !python_equal(override.value, *current)) {
       throw Error(where,
-                  "Could not delete from config. The value of '" + override.key + "' is " +
-                      python_str(*current) + " and not " + python_str(override.value) + ".",
+                  "Could not delete from config. The value of '" + override.key + "' is " + python_str(*current) +
+                      " and not " + python_str(override.value) + ".",
                   "write ~" + override.key + " to delete whatever it holds");
     }
     Node* parent = &config;
@@ -204,13 +196,11 @@ void apply_config_override(Node& config, const Override& override) {
   value.set_origin_recursive(Origin::override_text(override.text));
   if (override.kind == OverrideKind::kAdd) {
     const Node* current = select(config, override.key);
-    if (current != nullptr && !current->is_null() && !current->is_missing() && !value.is_map() &&
-        !value.is_list()) {
+    if (current != nullptr && !current->is_null() && !current->is_missing() && !value.is_map() && !value.is_list()) {
       const std::string bare = override.text.substr(1);
-      throw Error(where,
-                  "Could not append to config. An item is already at '" + override.key + "'.",
-                  "Either remove + prefix: '" + bare + "'\nOr add a second + to add or override '" +
-                      override.key + "': '+" + override.text + "'");
+      throw Error(where, "Could not append to config. An item is already at '" + override.key + "'.",
+                  "Either remove + prefix: '" + bare + "'\nOr add a second + to add or override '" + override.key +
+                      "': '+" + override.text + "'");
     }
   }
   try {
@@ -220,13 +210,10 @@ void apply_config_override(Node& config, const Override& override) {
     if (!missing.suggestion.empty()) {
       std::string path = missing.full_key;
       size_t dot = path.rfind('.');
-      path = dot == std::string::npos ? missing.suggestion
-                                      : path.substr(0, dot + 1) + missing.suggestion;
+      path = dot == std::string::npos ? missing.suggestion : path.substr(0, dot + 1) + missing.suggestion;
       fix = "Did you mean '" + path + "'? " + fix;
     }
-    throw Error(where,
-                "Could not override '" + override.key + "'. Key '" + missing.full_key +
-                    "' is not in the config",
+    throw Error(where, "Could not override '" + override.key + "'. Key '" + missing.full_key + "' is not in the config",
                 fix);
   }
 }
@@ -240,8 +227,7 @@ void embed_at_package(Node& destination, const Node& body, const std::string& pa
   size_t start = 0;
   while (true) {
     size_t dot = package.find('.', start);
-    std::string key =
-        package.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    std::string key = package.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
     Node* next = node->find(key);
     if (next == nullptr || !next->is_map()) {
       if (dot == std::string::npos && next != nullptr) {
@@ -265,16 +251,13 @@ void embed_at_package(Node& destination, const Node& body, const std::string& pa
 
 }  // namespace
 
-std::string override_dirname(const std::vector<const Override*>& task_overrides,
-                             const Node& hydra) {
+std::string override_dirname(const std::vector<const Override*>& task_overrides, const Node& hydra) {
   std::string kv_sep = "=";
   std::string item_sep = ",";
   std::vector<std::string> exclude;
   if (const Node* config = select(hydra, "job.config.override_dirname")) {
-    if (const Node* n = config->find("kv_sep"); n != nullptr && n->is_string())
-      kv_sep = n->as_string();
-    if (const Node* n = config->find("item_sep"); n != nullptr && n->is_string())
-      item_sep = n->as_string();
+    if (const Node* n = config->find("kv_sep"); n != nullptr && n->is_string()) kv_sep = n->as_string();
+    if (const Node* n = config->find("item_sep"); n != nullptr && n->is_string()) item_sep = n->as_string();
     if (const Node* n = config->find("exclude_keys"); n != nullptr && n->is_list()) {
       for (const Node& item : n->items()) {
         if (item.is_string()) exclude.push_back(item.as_string());
@@ -338,8 +321,7 @@ struct Composer::Impl {
     config_sources.push_back(std::move(schema));
   }
 
-  std::shared_ptr<const ComposedBase> base(const std::vector<const Override*>& group_overrides,
-                                           RunMode mode) const {
+  std::shared_ptr<const ComposedBase> base(const std::vector<const Override*>& group_overrides, RunMode mode) const {
     std::string key = mode == RunMode::kMultirun ? "M" : "R";
     for (const Override* override : group_overrides) {
       key += '\x1f';
@@ -350,8 +332,8 @@ struct Composer::Impl {
       auto it = bases.find(key);
       if (it != bases.end()) return it->second;
     }
-    DefaultsListResult list = create_defaults_list(repository, options.config_name, group_overrides,
-                                                   mode == RunMode::kMultirun);
+    DefaultsListResult list =
+        create_defaults_list(repository, options.config_name, group_overrides, mode == RunMode::kMultirun);
     auto composed = std::make_shared<ComposedBase>();
     composed->config = Node::map();
     for (const DefaultsEntry& entry : list.defaults) {
@@ -407,10 +389,8 @@ ComposeResult Composer::compose(const std::vector<Override>& overrides, RunMode 
     if (override.is_sweep()) {
       if (mode == RunMode::kMultirun) {
         if (is_hydra_key(override.key)) {
-          throw Error(
-              where,
-              "Sweeping over Hydra's configuration is not supported : '" + override.text + "'",
-              "sweep over your own config keys, or set hydra.* once");
+          throw Error(where, "Sweeping over Hydra's configuration is not supported : '" + override.text + "'",
+                      "sweep over your own config keys, or set hydra.* once");
         }
         continue;
       }
@@ -420,8 +400,7 @@ ComposeResult Composer::compose(const std::vector<Override>& overrides, RunMode 
                     "2. To use it as string, quote the value: key=\\'value1,value2\\'\n"
                     "3. To sweep over it, add --multirun to your command line");
       }
-      throw Error(where, "Sweep parameters '" + override.text + "' requires --multirun",
-                  "add -m/--multirun to sweep");
+      throw Error(where, "Sweep parameters '" + override.text + "' requires --multirun", "add -m/--multirun to sweep");
     }
     const bool is_group = !override.value.is_map() && repo.group_exists(override.key);
     (is_group ? group_overrides : config_overrides).push_back(&override);
@@ -438,9 +417,8 @@ ComposeResult Composer::compose(const std::vector<Override>& overrides, RunMode 
     if (override->package) {
       std::vector<std::string> groups = repo.all_groups();
       throw Error(Origin::override_text(override->text).describe(),
-                  "Override " + override->text +
-                      " looks like a config group override, but config group '" + override->key +
-                      "' does not exist.",
+                  "Override " + override->text + " looks like a config group override, but config group '" +
+                      override->key + "' does not exist.",
                   [&] {
                     std::string hint = did_you_mean(override->key, groups);
                     return hint.empty() ? std::string("check the group name (see --help)") : hint;
@@ -487,8 +465,7 @@ ComposeResult Composer::compose(const std::vector<Override>& overrides, RunMode 
   Node* name = job.find("name");
   if (name == nullptr || name->is_missing()) job.set("name", Node::string(impl_->options.job_name));
   job.set("override_dirname", Node::string(override_dirname(task_overrides, *hydra)));
-  job.set("config_name",
-          impl_->options.config_name.empty() ? Node() : Node::string(impl_->options.config_name));
+  job.set("config_name", impl_->options.config_name.empty() ? Node() : Node::string(impl_->options.config_name));
   Node* run_mode = hydra->find("mode");
   if ((run_mode == nullptr || run_mode->is_null()) && mode != RunMode::kShow && fill_mode) {
     hydra->set("mode", Node::string(mode == RunMode::kMultirun ? "MULTIRUN" : "RUN"));
@@ -511,8 +488,6 @@ std::vector<std::string> Composer::subgroups(const std::string& group) const {
   return impl_->repository.subgroups(group);
 }
 
-const std::vector<SearchPathEntry>& Composer::search_path() const {
-  return impl_->repository.search_path();
-}
+const std::vector<SearchPathEntry>& Composer::search_path() const { return impl_->repository.search_path(); }
 
 }  // namespace trainer::config

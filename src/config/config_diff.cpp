@@ -7,7 +7,9 @@ namespace {
 
 constexpr const char* kAbsent = "(absent)";
 
-std::string join(const std::string& prefix, const std::string& key) { return prefix.empty() ? key : prefix + "." + key; }
+std::string join(const std::string& prefix, const std::string& key) {
+  return prefix.empty() ? key : prefix + "." + key;
+}
 
 void compare(const Node* before, const Node* after, const std::string& path, std::vector<ValueDifference>& out) {
   if (before != nullptr && after != nullptr && before->is_map() && after->is_map()) {
@@ -20,7 +22,8 @@ void compare(const Node* before, const Node* after, const std::string& path, std
     return;
   }
   if (before != nullptr && after != nullptr && *before == *after) return;
-  out.push_back({path, before != nullptr ? python_str(*before) : kAbsent, after != nullptr ? python_str(*after) : kAbsent});
+  out.push_back(
+      {path, before != nullptr ? python_str(*before) : kAbsent, after != nullptr ? python_str(*after) : kAbsent});
 }
 
 }  // namespace

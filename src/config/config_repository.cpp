@@ -80,8 +80,7 @@ struct ConfigRepository::Source {
       const std::string name = it->path().filename().string();
       if (want_groups) {
         if (it->is_directory(ec) && name != "__pycache__") out.insert(name);
-      } else if (it->is_regular_file(ec) && name.size() > 5 &&
-                 name.compare(name.size() - 5, 5, ".yaml") == 0) {
+      } else if (it->is_regular_file(ec) && name.size() > 5 && name.compare(name.size() - 5, 5, ".yaml") == 0) {
         out.insert(name.substr(0, name.size() - 5));
       }
     }
@@ -94,8 +93,7 @@ struct ConfigRepository::Source {
   }
 };
 
-ConfigRepository::ConfigRepository(std::vector<SearchPathEntry> search_path)
-    : search_path_(std::move(search_path)) {
+ConfigRepository::ConfigRepository(std::vector<SearchPathEntry> search_path) : search_path_(std::move(search_path)) {
   bool has_builtin = false;
   for (const SearchPathEntry& entry : search_path_) {
     if (entry.path == kBuiltinHydraSearchPath) has_builtin = true;
@@ -126,8 +124,7 @@ ConfigRepository::ConfigRepository(std::vector<SearchPathEntry> search_path)
 
 ConfigRepository::~ConfigRepository() = default;
 
-const ConfigRepository::Source* ConfigRepository::find_config_source(
-    const std::string& config_path) const {
+const ConfigRepository::Source* ConfigRepository::find_config_source(const std::string& config_path) const {
   for (const auto& source : sources_) {
     if (source->is_config(config_path)) return source.get();
   }
@@ -165,8 +162,7 @@ std::shared_ptr<const LoadedConfig> ConfigRepository::load(const std::string& pa
       if (!it->value.is_list()) {
         const char* got = it->value.is_map() ? "mapping" : type_name(it->value.type());
         throw Error(it->value.origin().known() ? it->value.origin().describe() : loaded->source,
-                    "Invalid defaults list in '" + config_path +
-                        "', defaults must be a list (got " + got + ")",
+                    "Invalid defaults list in '" + config_path + "', defaults must be a list (got " + got + ")",
                     "write it as a YAML list: `defaults:` followed by `- group: option` lines");
       }
       loaded->defaults_node = std::move(it->value);

@@ -1,10 +1,11 @@
 #include "trainer/config/config_view.h"
 
-#include "interpolation_engine.h"
 #include "trainer/config/big_int.h"
-#include "trainer/config/python_str.h"
 #include "trainer/config/did_you_mean.h"
+#include "trainer/config/python_str.h"
 #include "trainer/util/error.h"
+
+#include "interpolation_engine.h"
 
 namespace trainer::config {
 
@@ -91,11 +92,9 @@ std::string shown_path(const std::string& path) { return path.empty() ? "the con
               "Set it on the command line, e.g. " + path + "=...");
 }
 
-[[noreturn]] void type_error(const Node& node, const std::string& path, const char* expected,
-                             NodeType example) {
+[[noreturn]] void type_error(const Node& node, const std::string& path, const char* expected, NodeType example) {
   if (node.is_missing()) missing_error(node, path);
-  throw Error(where_of(node, path),
-              shown_path(path) + " is " + actual(node) + ", expected " + expected,
+  throw Error(where_of(node, path), shown_path(path) + " is " + actual(node) + ", expected " + expected,
               std::string("Set it to ") + expected + ", e.g. " + path + "=" + example_of(example));
 }
 
@@ -156,20 +155,18 @@ bool to_bool(const Node& node, const std::string& path) {
 int64_t to_int(const Node& node, const std::string& path) {
   expect_type(node, path, NodeType::kInt);
   if (node.is_big_int()) {
-    throw Error(where_of(node, path),
-                shown_path(path) + " is " + node.int_text() + ", which does not fit in 64 bits",
+    throw Error(where_of(node, path), shown_path(path) + " is " + node.int_text() + ", which does not fit in 64 bits",
                 "Use a value between -9223372036854775808 and 9223372036854775807.");
   }
   return node.as_int();
 }
 
-int64_t to_int_in_range(const Node& node, const std::string& path, int64_t low, uint64_t high,
-                        const char* type) {
+int64_t to_int_in_range(const Node& node, const std::string& path, int64_t low, uint64_t high, const char* type) {
   const int64_t value = to_int(node, path);
   if (value < low || (value > 0 && static_cast<uint64_t>(value) > high)) {
     throw Error(where_of(node, path),
-                shown_path(path) + " is " + std::to_string(value) + ", which does not fit in a " +
-                    type + " (" + std::to_string(low) + " to " + std::to_string(high) + ")",
+                shown_path(path) + " is " + std::to_string(value) + ", which does not fit in a " + type + " (" +
+                    std::to_string(low) + " to " + std::to_string(high) + ")",
                 "Use a value in that range.");
   }
   return value;
@@ -196,18 +193,14 @@ std::string to_string(const Node& node, const std::string& path) {
 
 }  // namespace view_detail
 
-ConfigView::ConfigView(const Node& root, ResolveContext context)
-    : shared_(std::make_shared<Shared>()), node_(&root) {
+ConfigView::ConfigView(const Node& root, ResolveContext context) : shared_(std::make_shared<Shared>()), node_(&root) {
   shared_->original = &root;
   shared_->context = context;
 }
 
-ConfigView::ConfigView(std::shared_ptr<Shared> shared, const Node* node,
-                       std::vector<std::string> segments, std::string prefix)
-    : shared_(std::move(shared)),
-      node_(node),
-      segments_(std::move(segments)),
-      prefix_(std::move(prefix)) {}
+ConfigView::ConfigView(std::shared_ptr<Shared> shared, const Node* node, std::vector<std::string> segments,
+                       std::string prefix)
+    : shared_(std::move(shared)), node_(node), segments_(std::move(segments)), prefix_(std::move(prefix)) {}
 
 std::string ConfigView::full_path(std::string_view path) const {
   if (path.empty()) return prefix_;
@@ -262,9 +255,7 @@ const Node* ConfigView::find(std::string_view path, const Node** parent_out, siz
   return nullptr;
 }
 
-void ConfigView::throw_missing(const Node& node, const std::string& path) {
-  missing_error(node, path);
-}
+void ConfigView::throw_missing(const Node& node, const std::string& path) { missing_error(node, path); }
 
 const Node& ConfigView::node(std::string_view path) const {
   const Node* parent = nullptr;
@@ -276,8 +267,7 @@ const Node& ConfigView::node(std::string_view path) const {
     return *found;
   }
   std::string parent_path = prefix_;
-  for (size_t i = 0; i < depth; ++i)
-    parent_path = view_detail::child_path(parent_path, segments[i]);
+  for (size_t i = 0; i < depth; ++i) parent_path = view_detail::child_path(parent_path, segments[i]);
   const std::string& key = segments[depth];
   const std::string wanted = view_detail::child_path(parent_path, key);
   if (parent == nullptr || parent->is_map()) {
@@ -291,8 +281,7 @@ const Node& ConfigView::node(std::string_view path) const {
       }
     }
     fix += "If it is new, add it with +" + wanted + "=...";
-    const std::string where =
-        parent != nullptr && parent->origin().known() ? parent->origin().describe() : wanted;
+    const std::string where = parent != nullptr && parent->origin().known() ? parent->origin().describe() : wanted;
     throw Error(where, "key '" + wanted + "' not found in the config", fix);
   }
   if (parent->is_list()) {
@@ -302,8 +291,7 @@ const Node& ConfigView::node(std::string_view path) const {
                 "Use an index from 0 to " + std::to_string(parent->items().size()) + " - 1.");
   }
   throw Error(where_of(*parent, parent_path),
-              "key '" + wanted + "' not found: " + shown_path(parent_path) + " is " +
-                  actual(*parent) + ", not a dict",
+              "key '" + wanted + "' not found: " + shown_path(parent_path) + " is " + actual(*parent) + ", not a dict",
               "Fix the key path.");
 }
 

@@ -78,9 +78,11 @@ int Decimal::compare_abs(const Decimal& a, const Decimal& b) {
   int low = std::min(a.exponent, b.exponent);
   for (int pos = top_a - 1; pos >= low; --pos) {
     int da = (pos >= a.exponent && pos - a.exponent < static_cast<int>(a.digits.size()))
-                 ? a.digits[static_cast<size_t>(pos - a.exponent)] : 0;
+                 ? a.digits[static_cast<size_t>(pos - a.exponent)]
+                 : 0;
     int db = (pos >= b.exponent && pos - b.exponent < static_cast<int>(b.digits.size()))
-                 ? b.digits[static_cast<size_t>(pos - b.exponent)] : 0;
+                 ? b.digits[static_cast<size_t>(pos - b.exponent)]
+                 : 0;
     if (da != db) return da < db ? -1 : 1;
   }
   return 0;
@@ -106,8 +108,10 @@ void Decimal::round_to_precision() {
     if (first > 5 || (first == 5 && (rest || digits[0] % 2 == 1))) {
       size_t k = 0;
       while (k < digits.size() && digits[k] == 9) digits[k++] = 0;
-      if (k == digits.size()) digits.push_back(1);
-      else ++digits[k];
+      if (k == digits.size())
+        digits.push_back(1);
+      else
+        ++digits[k];
     }
   }
   trim();

@@ -184,8 +184,7 @@ struct TreeNode {
 };
 
 // Splits "group@pkg" (and Hydra 1.0's "group@pkg:pkg2" rename, whose second half is ignored).
-void split_package(const std::string& text, std::string& name,
-                   std::optional<std::string>& package) {
+void split_package(const std::string& text, std::string& name, std::optional<std::string>& package) {
   size_t at = text.find('@');
   if (at == std::string::npos) {
     name = text;
@@ -204,16 +203,14 @@ std::vector<InputDefault> parse_defaults(const LoadedConfig& loaded) {
   if (loaded.defaults == nullptr) return result;
   for (const Node& item : loaded.defaults->items()) {
     InputDefault d;
-    d.origin = item.origin().known()
-                   ? item.origin()
-                   : Origin::file(std::make_shared<const std::string>(loaded.source), 0);
+    d.origin =
+        item.origin().known() ? item.origin() : Origin::file(std::make_shared<const std::string>(loaded.source), 0);
     const std::string where = describe(d.origin, loaded.source);
     if (item.is_map()) {
       if (item.entries().size() != 1) {
         throw Error(where,
-                    item.entries().empty()
-                        ? "In '" + loaded.config_path + "': Missing group name in a defaults item"
-                        : "In '" + loaded.config_path + "': Too many keys in a defaults item",
+                    item.entries().empty() ? "In '" + loaded.config_path + "': Missing group name in a defaults item"
+                                           : "In '" + loaded.config_path + "': Too many keys in a defaults item",
                     "write each item as `- group: option` on its own line");
       }
       const Node::Entry& entry = item.entries()[0];
@@ -254,8 +251,8 @@ std::vector<InputDefault> parse_defaults(const LoadedConfig& loaded) {
           for (const Node& option : value.items()) {
             if (!option.is_string()) {
               throw Error(describe(option.origin(), where),
-                          std::string("Unsupported item value in defaults : ") +
-                              type_name(option.type()) + ", nested list items must be strings",
+                          std::string("Unsupported item value in defaults : ") + type_name(option.type()) +
+                              ", nested list items must be strings",
                           "list option names, e.g. `- " + group_text + ": [a, b]`");
             }
             d.options.push_back(option.as_string());
@@ -263,8 +260,8 @@ std::vector<InputDefault> parse_defaults(const LoadedConfig& loaded) {
           break;
         default:
           throw Error(where,
-                      std::string("Unsupported item value in defaults : ") +
-                          type_name(value.type()) + ". Supported: string or list",
+                      std::string("Unsupported item value in defaults : ") + type_name(value.type()) +
+                          ". Supported: string or list",
                       "name an option of the group, e.g. `- " + group_text + ": <option>`");
       }
       if (d.group.empty()) {
@@ -309,17 +306,15 @@ struct Deletion {
 
 class DefaultsListBuilder {
  public:
-  DefaultsListBuilder(const ConfigRepository& repo, bool skip_missing)
-      : repo_(repo), skip_missing_(skip_missing) {}
+  DefaultsListBuilder(const ConfigRepository& repo, bool skip_missing) : repo_(repo), skip_missing_(skip_missing) {}
 
   void add_command_line(const Override& override) {
     const std::string key = override.key_with_package();
     const Origin origin = Origin::override_text(override.text);
     const std::string where = origin.describe();
     if (override.kind == OverrideKind::kForceAdd) {
-      throw Error(
-          where, "force-add of config groups is not supported: '" + override.text + "'",
-          "use +" + key + "=<option> to add the group, or " + key + "=<option> to change it");
+      throw Error(where, "force-add of config groups is not supported: '" + override.text + "'",
+                  "use +" + key + "=<option> to add the group, or " + key + "=<option> to change it");
     }
     if (override.kind == OverrideKind::kDelete) {
       Deletion deletion;
@@ -354,8 +349,7 @@ class DefaultsListBuilder {
       throw Error(where,
                   std::string("Config group override must be a string or a list. Got ") +
                       (value.is_null() ? "NoneType" : type_name(value.type())),
-                  "name an option of group '" + override.key +
-                      "': " + join(repo_.group_options(override.key), ", "));
+                  "name an option of group '" + override.key + "': " + join(repo_.group_options(override.key), ", "));
     }
     if (override.kind == OverrideKind::kAdd) {
       InputDefault d;
@@ -520,8 +514,7 @@ class DefaultsListBuilder {
     }
     if (!children.empty()) {
       root.has_children = true;
-      root.children.assign(std::make_move_iterator(children.rbegin()),
-                           std::make_move_iterator(children.rend()));
+      root.children.assign(std::make_move_iterator(children.rbegin()), std::make_move_iterator(children.rend()));
     }
   }
 
@@ -533,16 +526,15 @@ class DefaultsListBuilder {
   }
 
   // Checks `_self_` appears at most once and adds it at the end when missing (Hydra 1.1+).
-  static bool validate_self(const InputDefault& parent, std::vector<InputDefault>& defaults,
-                            bool /*has_content*/, const LoadedConfig& loaded) {
+  static bool validate_self(const InputDefault& parent, std::vector<InputDefault>& defaults, bool /*has_content*/,
+                            const LoadedConfig& loaded) {
     bool has_self = false;
     bool has_non_override = false;
     for (const InputDefault& d : defaults) {
       if (!d.is_override) has_non_override = true;
       if (d.is_self()) {
         if (has_self) {
-          throw Error(describe(d.origin, loaded.source),
-                      "Duplicate _self_ defined in " + parent.config_path(),
+          throw Error(describe(d.origin, loaded.source), "Duplicate _self_ defined in " + parent.config_path(),
                       "keep one `- _self_` in its defaults list");
         }
         has_self = true;
@@ -557,8 +549,7 @@ class DefaultsListBuilder {
     return !has_self;
   }
 
-  void update_overrides(std::vector<InputDefault>& defaults, const InputDefault& parent,
-                        bool interpolated_subtree) {
+  void update_overrides(std::vector<InputDefault>& defaults, const InputDefault& parent, bool interpolated_subtree) {
     const InputDefault* last_override = nullptr;
     const std::string parent_group = parent.group_path();
     const std::string parent_package = parent.final_package();
@@ -567,10 +558,9 @@ class DefaultsListBuilder {
       d.update_parent(parent_group, parent_package);
       if (last_override != nullptr && !(d.is_override || d.external_append)) {
         throw Error(describe(last_override->origin, parent.config_path()),
-                    "In " + parent.config_path() + ": Override '" + last_override->override_key() +
-                        " : " + last_override->name().value_or("null") + "' is defined before '" +
-                        d.override_key() + ": " + d.name().value_or("null") +
-                        "'. Overrides must be at the end of the defaults list",
+                    "In " + parent.config_path() + ": Override '" + last_override->override_key() + " : " +
+                        last_override->name().value_or("null") + "' is defined before '" + d.override_key() + ": " +
+                        d.name().value_or("null") + "'. Overrides must be at the end of the defaults list",
                     "move the `override` entries after every other entry of the list");
       }
       if (d.kind == InputDefault::Kind::kGroup && d.is_override) {
@@ -630,13 +620,10 @@ class DefaultsListBuilder {
     } else if (it->second != d.name()) {
       const std::string previous = it->second.value_or("null");
       const Origin& first = known_choice_origins_[key];
-      throw Error(
-          describe(first.is_override ? first : d.value_origin, key),
-          "Multiple values for " + key + ". To override a value use 'override " + key + ": " +
-              previous + "'",
-          first.is_override
-              ? "on the command line use " + key + "=" + previous + " (without +)"
-              : "write `- override " + key + ": " + d.name().value_or("null") + "` instead");
+      throw Error(describe(first.is_override ? first : d.value_origin, key),
+                  "Multiple values for " + key + ". To override a value use 'override " + key + ": " + previous + "'",
+                  first.is_override ? "on the command line use " + key + "=" + previous + " (without +)"
+                                    : "write `- override " + key + ": " + d.name().value_or("null") + "` instead");
     }
     known_choices_per_group_[d.group_path()].insert(key);
   }
@@ -647,10 +634,9 @@ class DefaultsListBuilder {
     for (const std::string& option : repo_.group_options(d.group_path())) {
       options += "\n\t" + option;
     }
-    throw Error(
-        describe(d.value_origin, d.config_path()),
-        "You must specify '" + key + "', e.g, " + key + "=<OPTION>\nAvailable options:" + options,
-        "add " + key + "=<OPTION> to the command line");
+    throw Error(describe(d.value_origin, d.config_path()),
+                "You must specify '" + key + "', e.g, " + key + "=<OPTION>\nAvailable options:" + options,
+                "add " + key + "=<OPTION> to the command line");
   }
 
   [[noreturn]] void config_not_found(const TreeNode& tree) const {
@@ -658,15 +644,13 @@ class DefaultsListBuilder {
     std::string problem;
     std::string fix;
     if (element.primary) {
-      problem = "Cannot find primary config '" + element.config_path() +
-                "'. Check that it's in your config search path.";
+      problem =
+          "Cannot find primary config '" + element.config_path() + "'. Check that it's in your config search path.";
       fix = "pass --config-path/--config-dir with the directory holding " + element.config_path() +
             ".yaml, or --config-name with an existing config";
-      throw Error("--config-name",
-                  problem + "\nConfig search path:\n" + repo_.describe_search_path(), fix);
+      throw Error("--config-name", problem + "\nConfig search path:\n" + repo_.describe_search_path(), fix);
     }
-    const std::string parent =
-        tree.parent != nullptr ? tree.parent->node.config_path() : std::string();
+    const std::string parent = tree.parent != nullptr ? tree.parent->node.config_path() : std::string();
     if (element.kind == InputDefault::Kind::kGroup) {
       const std::string group = element.group_path();
       std::vector<std::string> options = repo_.group_options(group);
@@ -689,15 +673,15 @@ class DefaultsListBuilder {
   }
 
   // `${db}_${server}`: each `${key}` is replaced by the option chosen so far for group `key`.
-  void resolve_interpolation(InputDefault& d, const std::vector<InputDefault>& defaults,
-                             bool self_added, const std::string& containing_path) const {
+  void resolve_interpolation(InputDefault& d, const std::vector<InputDefault>& defaults, bool self_added,
+                             const std::string& containing_path) const {
     std::string text = d.kind == InputDefault::Kind::kGroup ? *d.value : d.config_path();
     if (d.kind == InputDefault::Kind::kGroup && starts_with(text, "${defaults.")) {
-      throw Error(describe(d.origin, containing_path),
-                  "Defaults list element '" + d.override_key() + "=" + text +
-                      "' is using a deprecated interpolation form",
-                  "refer to the group by name, e.g. ${db}, see "
-                  "http://hydra.cc/docs/1.1/upgrades/1.0_to_1.1/defaults_list_interpolation");
+      throw Error(
+          describe(d.origin, containing_path),
+          "Defaults list element '" + d.override_key() + "=" + text + "' is using a deprecated interpolation form",
+          "refer to the group by name, e.g. ${db}, see "
+          "http://hydra.cc/docs/1.1/upgrades/1.0_to_1.1/defaults_list_interpolation");
     }
     (void)defaults;
     (void)self_added;
@@ -730,8 +714,7 @@ class DefaultsListBuilder {
       }
       result.append(text, pos, open - pos);
       size_t close = text.find('}', open);
-      std::string key =
-          close == std::string::npos ? std::string() : text.substr(open + 2, close - open - 2);
+      std::string key = close == std::string::npos ? std::string() : text.substr(open + 2, close - open - 2);
       auto it = std::find_if(known_choices_.begin(), known_choices_.end(),
                              [&](const auto& entry) { return entry.first == key; });
       if (close == std::string::npos || key.empty() || it == known_choices_.end() || !it->second) {
@@ -799,8 +782,7 @@ class DefaultsListBuilder {
       if (!seen.insert(key).second) {
         throw Error(defaults[i].parent.empty() ? key : "'" + defaults[i].parent + "'",
                     key + " appears more than once in the final defaults list",
-                    "choose " + key + " once, or give the second one its own package (" + key +
-                        "@other_package)");
+                    "choose " + key + " once, or give the second one its own package (" + key + "@other_package)");
       }
     }
   }
@@ -811,8 +793,7 @@ class DefaultsListBuilder {
       const std::string group = key.substr(0, key.find('@'));
       auto it = known_choices_per_group_.find(group);
       std::vector<std::string> choices;
-      if (it != known_choices_per_group_.end())
-        choices.assign(it->second.begin(), it->second.end());
+      if (it != known_choices_per_group_.end()) choices.assign(it->second.begin(), it->second.end());
       std::string problem = "Could not override '" + key + "'.";
       if (choices.size() > 1) {
         problem += "\nDid you mean to override one of " + join(choices, ", ") + "?";
@@ -827,8 +808,7 @@ class DefaultsListBuilder {
       std::string fix;
       if (meta.external) {
         const OverrideChoice& choice = override_choices_.at(key);
-        std::string value = choice.is_options ? "[" + join(choice.options, ",") + "]"
-                                              : choice.value.value_or("null");
+        std::string value = choice.is_options ? "[" + join(choice.options, ",") + "]" : choice.value.value_or("null");
         fix = "To append to your default list use +" + key + "=" + value;
       } else {
         fix =
@@ -843,8 +823,7 @@ class DefaultsListBuilder {
     for (const auto& [key, deletion] : deletions_) {
       if (deletion.used) continue;
       const std::string desc = deletion.name ? key + "=" + *deletion.name : key;
-      throw Error(describe(deletion.origin, key),
-                  "Could not delete '" + desc + "'. No match in the defaults list",
+      throw Error(describe(deletion.origin, key), "Could not delete '" + desc + "'. No match in the defaults list",
                   "delete a group that the defaults list chooses (see --info defaults)");
     }
   }
@@ -881,10 +860,8 @@ class DefaultsListBuilder {
 
 }  // namespace
 
-DefaultsListResult create_defaults_list(const ConfigRepository& repo,
-                                        const std::string& config_name,
-                                        const std::vector<const Override*>& group_overrides,
-                                        bool skip_missing) {
+DefaultsListResult create_defaults_list(const ConfigRepository& repo, const std::string& config_name,
+                                        const std::vector<const Override*>& group_overrides, bool skip_missing) {
   DefaultsListResult result;
   DefaultsListBuilder builder(repo, skip_missing);
   for (const Override* override : group_overrides) builder.add_command_line(*override);

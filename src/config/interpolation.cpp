@@ -1,8 +1,9 @@
 #include "trainer/config/interpolation.h"
 
-#include "interpolation_engine.h"
 #include "trainer/config/did_you_mean.h"
 #include "trainer/util/error.h"
+
+#include "interpolation_engine.h"
 
 namespace trainer::config {
 

@@ -6,11 +6,12 @@
 #include <set>
 #include <unordered_map>
 
-#include "interpolation_grammar.h"
-#include "trainer/config/python_str.h"
 #include "trainer/config/did_you_mean.h"
+#include "trainer/config/python_str.h"
 #include "trainer/util/error.h"
 #include "trainer/util/log.h"
+
+#include "interpolation_grammar.h"
 
 namespace trainer::config {
 
@@ -46,11 +47,16 @@ std::string join_path(const std::string& prefix, const std::string& key) {
 // Python's type(value).__name__ for a value as OmegaConf holds it (containers are configs).
 std::string python_type_name(const Node& node) {
   switch (node.type()) {
-    case NodeType::kNull: return "NoneType";
-    case NodeType::kList: return "ListConfig";
-    case NodeType::kMap: return "DictConfig";
-    case NodeType::kMissing: return "str";
-    default: return type_name(node.type());
+    case NodeType::kNull:
+      return "NoneType";
+    case NodeType::kList:
+      return "ListConfig";
+    case NodeType::kMap:
+      return "DictConfig";
+    case NodeType::kMissing:
+      return "str";
+    default:
+      return type_name(node.type());
   }
 }
 
@@ -154,8 +160,7 @@ void throw_missing_value(const std::string& path, const Node& node, const std::s
               "Set it on the command line, e.g. " + path + "=...");
 }
 
-InterpolationEngine::InterpolationEngine(Node& root, const ResolveContext& context)
-    : root_(root), context_(context) {
+InterpolationEngine::InterpolationEngine(Node& root, const ResolveContext& context) : root_(root), context_(context) {
   hydra_in_root_ = context_.hydra != nullptr && root_.find("hydra") == context_.hydra;
 }
 
@@ -227,8 +232,7 @@ void InterpolationEngine::resolve_all() {
   resolve_deep(chain);
 }
 
-Node* InterpolationEngine::walk(Chain& chain, const std::string_view* keys, size_t count,
-                                size_t* found_depth) {
+Node* InterpolationEngine::walk(Chain& chain, const std::string_view* keys, size_t count, size_t* found_depth) {
   for (size_t depth = 0; depth < count; ++depth) {
     resolve_value(chain);  // a key path may pass through an interpolated container
     Node* current = chain.back().node;
@@ -260,14 +264,12 @@ Node* InterpolationEngine::walk(Chain& chain, const std::string_view* keys, size
   return chain.back().node;
 }
 
-Node* InterpolationEngine::walk(Chain& chain, const std::vector<std::string>& keys,
-                                size_t* found_depth) {
+Node* InterpolationEngine::walk(Chain& chain, const std::vector<std::string>& keys, size_t* found_depth) {
   std::vector<std::string_view> views(keys.begin(), keys.end());
   return walk(chain, views.data(), views.size(), found_depth);
 }
 
-Node* InterpolationEngine::resolve_at(const std::vector<std::string>& segments,
-                                      size_t* found_depth) {
+Node* InterpolationEngine::resolve_at(const std::vector<std::string>& segments, size_t* found_depth) {
   Chain chain{{&root_, nullptr, 0}};
   chain.reserve(segments.size() + 4);
   Node* node = walk(chain, segments, found_depth);
@@ -338,10 +340,9 @@ void InterpolationEngine::resolve_target_container(Chain& chain) {
   resolve_deep(chain);
 }
 
-InterpolationEngine::Value InterpolationEngine::evaluate(
-    const grammar::Interpolation& interpolation, const Chain& holder) {
-  return interpolation.is_resolver ? call_resolver(interpolation, holder)
-                                   : lookup(interpolation, holder);
+InterpolationEngine::Value InterpolationEngine::evaluate(const grammar::Interpolation& interpolation,
+                                                         const Chain& holder) {
+  return interpolation.is_resolver ? call_resolver(interpolation, holder) : lookup(interpolation, holder);
 }
 
 std::string InterpolationEngine::evaluate_key(const grammar::Piece& piece, const Chain& holder) {
@@ -350,15 +351,13 @@ std::string InterpolationEngine::evaluate_key(const grammar::Piece& piece, const
   if (!value.get().is_string()) {
     fail(holder,
          "the nested interpolation " + piece.interpolation->text +
-             " is used as a key name, so it must give a str, but it gave " +
-             describe_value(value.get()),
+             " is used as a key name, so it must give a str, but it gave " + describe_value(value.get()),
          "Make it refer to a string value.");
   }
   return value.get().as_string();
 }
 
-std::string InterpolationEngine::concatenate(const std::vector<grammar::Piece>& pieces,
-                                             const Chain& holder) {
+std::string InterpolationEngine::concatenate(const std::vector<grammar::Piece>& pieces, const Chain& holder) {
   std::string out;
   for (const grammar::Piece& piece : pieces) {
     if (piece.interpolation == nullptr) {
@@ -434,8 +433,7 @@ InterpolationEngine::Value InterpolationEngine::lookup(const grammar::Interpolat
     chain.push_back({&root_, nullptr, 0});
   } else {
     if (dots >= holder.size()) {
-      fail(holder,
-           "the relative interpolation " + interpolation.text + " goes above the config root",
+      fail(holder, "the relative interpolation " + interpolation.text + " goes above the config root",
            "Use fewer leading dots, or an absolute path without a leading dot.");
     }
     chain.assign(holder.begin(), holder.end() - static_cast<std::ptrdiff_t>(dots));
@@ -452,11 +450,10 @@ InterpolationEngine::Value InterpolationEngine::lookup(const grammar::Interpolat
     if (parent.is_map()) {
       const std::string match = closest_match(keys[depth], keys_of(parent));
       if (!match.empty()) fix = "Did you mean '" + join_path(parent_path, match) + "'? ";
-      fix += "Fix the interpolation, or add the key with +" +
-             join_path(parent_path, std::string(keys[depth])) + "=...";
+      fix += "Fix the interpolation, or add the key with +" + join_path(parent_path, std::string(keys[depth])) + "=...";
     } else if (parent.is_list()) {
-      problem += " (" + (parent_path.empty() ? std::string("the root") : "'" + parent_path + "'") +
-                 " is a list of " + std::to_string(parent.items().size()) + " items)";
+      problem += " (" + (parent_path.empty() ? std::string("the root") : "'" + parent_path + "'") + " is a list of " +
+                 std::to_string(parent.items().size()) + " items)";
       fix = "Use an index from 0 to " + std::to_string(parent.items().size()) + " - 1.";
     } else {
       problem += " ('" + parent_path + "' is a " + describe_value(parent) + ", not a dict)";
@@ -467,8 +464,7 @@ InterpolationEngine::Value InterpolationEngine::lookup(const grammar::Interpolat
   if (target->is_missing()) {
     const std::string target_path = path_of(chain, chain.size());
     std::string at = target->origin().known() ? " at " + target->origin().describe() : "";
-    fail(holder,
-         "missing mandatory value: the interpolation target '" + target_path + "' is \?\?\?" + at,
+    fail(holder, "missing mandatory value: the interpolation target '" + target_path + "' is \?\?\?" + at,
          "Set it on the command line, e.g. " + target_path + "=...");
   }
   if (!target->is_scalar()) resolve_target_container(chain);
@@ -500,8 +496,8 @@ Node* InterpolationEngine::select_key(std::string_view key, const Chain& holder,
   return node;
 }
 
-InterpolationEngine::Value InterpolationEngine::call_resolver(
-    const grammar::Interpolation& interpolation, const Chain& holder) {
+InterpolationEngine::Value InterpolationEngine::call_resolver(const grammar::Interpolation& interpolation,
+                                                              const Chain& holder) {
   std::string name;
   for (const grammar::Piece& part : interpolation.name) {
     if (!name.empty()) name += '.';
@@ -516,9 +512,8 @@ InterpolationEngine::Value InterpolationEngine::call_resolver(
     if (args.size() < low || args.size() > high) {
       fail(holder,
            name + " takes " +
-               (low == high ? std::to_string(low)
-                            : std::to_string(low) + " to " + std::to_string(high)) +
-               " argument" + (high == 1 ? "" : "s") + ", got " + std::to_string(args.size()),
+               (low == high ? std::to_string(low) : std::to_string(low) + " to " + std::to_string(high)) + " argument" +
+               (high == 1 ? "" : "s") + ", got " + std::to_string(args.size()),
            std::string("Write it as ") + usage + ".");
     }
   };
@@ -548,8 +543,8 @@ InterpolationEngine::Value InterpolationEngine::call_resolver(
     for (size_t i = 0; i < args.size(); ++i) {
       if (!args[i].is_string()) {
         fail(holder,
-             std::string("oc.deprecated: interpolation ") + (i == 0 ? "key" : "message") +
-                 " type is not a string (" + python_type_name(args[i]) + ")",
+             std::string("oc.deprecated: interpolation ") + (i == 0 ? "key" : "message") + " type is not a string (" +
+                 python_type_name(args[i]) + ")",
              std::string("Write it as ") + usage + ".");
       }
     }
@@ -615,8 +610,8 @@ InterpolationEngine::Value InterpolationEngine::call_resolver(
       element = grammar::parse_element(args[0].as_string());
     } catch (const grammar::SyntaxError& error) {
       fail(holder,
-           "oc.decode cannot parse " + python_string_repr(args[0].as_string()) + ": " +
-               error.what() + " (at character " + std::to_string(error.position() + 1) + ")",
+           "oc.decode cannot parse " + python_string_repr(args[0].as_string()) + ": " + error.what() +
+               " (at character " + std::to_string(error.position() + 1) + ")",
            "Pass one value: a number, true/false, null, a string, [a list] or {a: dict}.");
     }
     value.owned = evaluate_element(element, holder);
@@ -669,8 +664,7 @@ const Node* InterpolationEngine::resolve_in_hydra(const std::string& path, const
   std::vector<std::string> segments{"hydra"};
   std::vector<std::string> rest;
   if (!split_key_path(path, rest)) {
-    fail(holder, "'" + path + "' is not a valid key path",
-         "Write it as ${hydra:runtime.output_dir}.");
+    fail(holder, "'" + path + "' is not a valid key path", "Write it as ${hydra:runtime.output_dir}.");
   }
   segments.insert(segments.end(), rest.begin(), rest.end());
   InterpolationEngine* engine = this;
@@ -710,8 +704,7 @@ const Node* InterpolationEngine::resolve_in_hydra(const std::string& path, const
   return node;
 }
 
-void InterpolationEngine::fail(const Chain& holder, const std::string& problem,
-                               const std::string& fix) const {
+void InterpolationEngine::fail(const Chain& holder, const std::string& problem, const std::string& fix) const {
   const Node& node = *holder.back().node;
   std::string path = path_of(holder, holder.size());
   if (path.empty()) path = "<root>";

@@ -99,8 +99,7 @@ class InterpolationEngine {
   // The node ${hydra:path} gives: null for `???` as in Hydra, an error when absent.
   const Node* resolve_in_hydra(const std::string& path, const Chain& holder);
 
-  [[noreturn]] void fail(const Chain& holder, const std::string& problem,
-                         const std::string& fix) const;
+  [[noreturn]] void fail(const Chain& holder, const std::string& problem, const std::string& fix) const;
   [[noreturn]] void fail_cycle(const Node* node, const Chain& chain) const;
 
   Node& root_;
@@ -116,7 +115,6 @@ class InterpolationEngine {
 };
 
 // Throws a trainer::Error naming `where_path` for a value that is `???`.
-[[noreturn]] void throw_missing_value(const std::string& path, const Node& node,
-                                      const std::string& context);
+[[noreturn]] void throw_missing_value(const std::string& path, const Node& node, const std::string& context);
 
 }  // namespace trainer::config

@@ -92,9 +92,7 @@ std::string without_underscores(std::string_view s) {
 
 // Characters that may appear in an unquoted resolver argument besides letters and digits
 // (OmegaConf's ID and UNQUOTED_CHAR tokens).
-bool is_unquoted_char(char c) {
-  return is_alpha(c) || is_digit(c) || std::strchr("_-/+.$%*@?|\\", c) != nullptr;
-}
+bool is_unquoted_char(char c) { return is_alpha(c) || is_digit(c) || std::strchr("_-/+.$%*@?|\\", c) != nullptr; }
 
 // Characters that a backslash escapes in an unquoted argument.
 bool is_escapable(char c) { return c != '\0' && std::strchr("\\()[]{}:=, \t", c) != nullptr; }
@@ -223,8 +221,7 @@ class Parser {
     if (peek() == '}' && !at_end()) {
       ++pos_;
     } else if (peek() == ':') {
-      if (result->dots > 0 || used_brackets)
-        fail("a resolver name cannot start with '.' or use []");
+      if (result->dots > 0 || used_brackets) fail("a resolver name cannot start with '.' or use []");
       for (const Piece& part : result->keys) {
         if (!part.interpolation && !is_identifier(part.text)) {
           fail("'" + part.text + "' is not a valid resolver name part");
@@ -259,8 +256,7 @@ class Parser {
     const size_t start = pos_;
     while (!at_end() && !is_key_stop(s_[pos_])) ++pos_;
     if (pos_ == start) {
-      fail(at_end() ? "expected a key but the text ended"
-                    : "expected a key but found " + describe_char(peek()));
+      fail(at_end() ? "expected a key but the text ended" : "expected a key but found " + describe_char(peek()));
     }
     return Piece{std::string(s_.substr(start, pos_ - start)), nullptr};
   }
@@ -345,8 +341,7 @@ class Parser {
       if (at_end()) fail(std::string("the quoted string is not closed by ") + quote);
       const char c = s_[pos_];
       if (c == '\\') {
-        if (!take_escape(text, std::string_view(&quote, 1)) && !take_escape(text, "${"))
-          take_backslashes(text);
+        if (!take_escape(text, std::string_view(&quote, 1)) && !take_escape(text, "${")) take_backslashes(text);
         continue;
       }
       if (c == quote) {
@@ -418,8 +413,7 @@ class Parser {
       }
       if (std::strchr(",]}[{'\"", c) != nullptr) break;
       if (!is_unquoted_char(c)) {
-        fail("character " + describe_char(c) +
-             " is not allowed in an unquoted value; put the value in quotes");
+        fail("character " + describe_char(c) + " is not allowed in an unquoted value; put the value in quotes");
       }
       text += c;
       ++pos_;

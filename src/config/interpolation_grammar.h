@@ -52,16 +52,13 @@ struct Interpolation {
 // A whole config string. A value that is exactly one interpolation keeps the target's type.
 struct Template {
   std::vector<Piece> pieces;
-  bool is_single_interpolation() const {
-    return pieces.size() == 1 && pieces[0].interpolation != nullptr;
-  }
+  bool is_single_interpolation() const { return pieces.size() == 1 && pieces[0].interpolation != nullptr; }
 };
 
 // Thrown on malformed input; `position` is the byte offset where parsing stopped.
 class SyntaxError : public std::runtime_error {
  public:
-  SyntaxError(const std::string& message, size_t position)
-      : std::runtime_error(message), position_(position) {}
+  SyntaxError(const std::string& message, size_t position) : std::runtime_error(message), position_(position) {}
   size_t position() const { return position_; }
 
  private:

@@ -33,8 +33,7 @@ struct Selected {
   const Node& value() const { return node != nullptr ? *node : owned; }
 };
 
-Selected select_key(const Node& root, const Node& node, const std::string& node_path,
-                    const std::string& key) {
+Selected select_key(const Node& root, const Node& node, const std::string& node_path, const std::string& key) {
   Selected out;
   out.path = join_path(node_path, key);
   const Node* raw = select(node, key);
@@ -61,11 +60,10 @@ std::string scalar_text(const Node& value) {
   return python_str(value);
 }
 
-std::vector<std::string> key_matches(const Node& root, const Node& node,
-                                     const std::string& node_path, const std::string& word) {
+std::vector<std::string> key_matches(const Node& root, const Node& node, const std::string& node_path,
+                                     const std::string& word) {
   if (!node.is_map() && !node.is_list()) {
-    throw Error(node_path, "a key below a value that is not a config",
-                "complete the value instead");
+    throw Error(node_path, "a key below a value that is not a config", "complete the value instead");
   }
   std::vector<std::string> matches;
   if (!word.empty() && (word.back() == '.' || word.back() == '=')) {
@@ -86,12 +84,10 @@ std::vector<std::string> key_matches(const Node& root, const Node& node,
     const std::string base = word.substr(0, dot);
     const Selected selected = select_key(root, node, node_path, base);
     if (selected.kind == Selected::kScalar) {
-      throw Error(selected.path, "a key below a value that is not a config",
-                  "complete the value instead");
+      throw Error(selected.path, "a key below a value that is not a config", "complete the value instead");
     }
     if (selected.kind != Selected::kConfig) return matches;
-    for (const std::string& match :
-         key_matches(root, selected.value(), selected.path, word.substr(dot + 1))) {
+    for (const std::string& match : key_matches(root, selected.value(), selected.path, word.substr(dot + 1))) {
       matches.push_back(base + "." + match);
     }
     return matches;
@@ -99,8 +95,7 @@ std::vector<std::string> key_matches(const Node& root, const Node& node,
   if (node.is_map()) {
     for (const Node::Entry& entry : node.entries()) {
       if (!starts_with(entry.key, word)) continue;
-      matches.push_back(entry.key +
-                        (is_config_node(entry.value, join_path(node_path, entry.key)) ? "." : "="));
+      matches.push_back(entry.key + (is_config_node(entry.value, join_path(node_path, entry.key)) ? "." : "="));
     }
     return matches;
   }

@@ -3,8 +3,9 @@
 #include <cassert>
 #include <charconv>
 
-#include "entry_index.h"
 #include "trainer/config/big_int.h"
+
+#include "entry_index.h"
 
 namespace trainer::config {
 
@@ -31,14 +32,22 @@ std::string Origin::describe() const {
 
 const char* type_name(NodeType type) {
   switch (type) {
-    case NodeType::kNull: return "null";
-    case NodeType::kBool: return "bool";
-    case NodeType::kInt: return "int";
-    case NodeType::kFloat: return "float";
-    case NodeType::kString: return "str";
-    case NodeType::kList: return "list";
-    case NodeType::kMap: return "dict";
-    case NodeType::kMissing: return "missing value (\?\?\?)";
+    case NodeType::kNull:
+      return "null";
+    case NodeType::kBool:
+      return "bool";
+    case NodeType::kInt:
+      return "int";
+    case NodeType::kFloat:
+      return "float";
+    case NodeType::kString:
+      return "str";
+    case NodeType::kList:
+      return "list";
+    case NodeType::kMap:
+      return "dict";
+    case NodeType::kMissing:
+      return "missing value (\?\?\?)";
   }
   return "?";
 }
@@ -97,9 +106,7 @@ Node Node::missing() {
   return node;
 }
 
-bool Node::is_interpolation() const {
-  return type_ == NodeType::kString && string_.find("${") != std::string::npos;
-}
+bool Node::is_interpolation() const { return type_ == NodeType::kString && string_.find("${") != std::string::npos; }
 
 bool Node::as_bool() const {
   assert(type_ == NodeType::kBool);
@@ -140,9 +147,7 @@ const Node* Node::find(std::string_view key) const {
   return nullptr;
 }
 
-Node* Node::find(std::string_view key) {
-  return const_cast<Node*>(static_cast<const Node*>(this)->find(key));
-}
+Node* Node::find(std::string_view key) { return const_cast<Node*>(static_cast<const Node*>(this)->find(key)); }
 
 Node& Node::set(std::string key, Node value) {
   assert(type_ == NodeType::kMap);
@@ -182,18 +187,22 @@ bool Node::operator==(const Node& other) const {
   if (type_ != other.type_) return false;
   switch (type_) {
     case NodeType::kNull:
-    case NodeType::kMissing: return true;
-    case NodeType::kBool: return bool_ == other.bool_;
-    case NodeType::kInt: return int_ == other.int_ && string_ == other.string_;
+    case NodeType::kMissing:
+      return true;
+    case NodeType::kBool:
+      return bool_ == other.bool_;
+    case NodeType::kInt:
+      return int_ == other.int_ && string_ == other.string_;
     case NodeType::kFloat:
       return float_ == other.float_ || (float_ != float_ && other.float_ != other.float_);
-    case NodeType::kString: return string_ == other.string_;
-    case NodeType::kList: return items_ == other.items_;
+    case NodeType::kString:
+      return string_ == other.string_;
+    case NodeType::kList:
+      return items_ == other.items_;
     case NodeType::kMap:
       if (entries_.size() != other.entries_.size()) return false;
       for (size_t i = 0; i < entries_.size(); ++i) {
-        if (entries_[i].key != other.entries_[i].key ||
-            entries_[i].value != other.entries_[i].value) {
+        if (entries_[i].key != other.entries_[i].key || entries_[i].value != other.entries_[i].value) {
           return false;
         }
       }

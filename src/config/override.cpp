@@ -10,12 +10,13 @@
 #include <optional>
 #include <utility>
 
-#include "override_functions.h"
-#include "override_lexer.h"
-#include "override_value.h"
 #include "trainer/config/big_int.h"
 #include "trainer/config/python_value.h"
 #include "trainer/util/error.h"
+
+#include "override_functions.h"
+#include "override_lexer.h"
+#include "override_value.h"
 
 namespace trainer::config {
 namespace {
@@ -30,8 +31,7 @@ using namespace override_detail;
 class Parser {
  public:
   // `tokens` is scratch space reused across calls, so a plain override allocates nothing for it.
-  Parser(std::string_view text, std::vector<Token>& tokens)
-      : text_(text), tokens_(tokens) {}
+  Parser(std::string_view text, std::vector<Token>& tokens) : text_(text), tokens_(tokens) {}
 
   Override parse();
 
@@ -48,22 +48,26 @@ class Parser {
   Value parse_dict();
   Value parse_function();
   Value make_primitive(size_t first, size_t last);
-  Value call(const std::string& name, std::vector<Value>& args, KeywordArguments& kwargs,
-             size_t begin, size_t end);
+  Value call(const std::string& name, std::vector<Value>& args, KeywordArguments& kwargs, size_t begin, size_t end);
 
   const Token& peek(size_t ahead = 0) const {
     size_t k = std::min(pos_ + ahead, tokens_.size() - 1);
     return tokens_[k];
   }
-  std::string_view token_text(const Token& t) const {
-    return text_.substr(t.begin, t.end - t.begin);
-  }
+  std::string_view token_text(const Token& t) const { return text_.substr(t.begin, t.end - t.begin); }
   bool is_primitive_token(Tok t, bool dict_key) const {
     switch (t) {
-      case Tok::kId: case Tok::kNull: case Tok::kInt: case Tok::kFloat: case Tok::kBool:
-      case Tok::kUnquotedChar: case Tok::kEsc: case Tok::kWs:
+      case Tok::kId:
+      case Tok::kNull:
+      case Tok::kInt:
+      case Tok::kFloat:
+      case Tok::kBool:
+      case Tok::kUnquotedChar:
+      case Tok::kEsc:
+      case Tok::kWs:
         return true;
-      case Tok::kColon: case Tok::kInterpolation:
+      case Tok::kColon:
+      case Tok::kInterpolation:
         return !dict_key;
       default:
         return false;
@@ -107,21 +111,18 @@ void Parser::unexpected(const Token& t, const char* expected) const {
   size_t col = t.begin;
   while (col < t.end && is_ws(text_[col])) ++col;
   if (t.type == Tok::kEqual) {
-    fail("unexpected '=' in the value at " + column(col),
-         "quote it, " + quoted_suggestion() + ", or escape it as \\=");
+    fail("unexpected '=' in the value at " + column(col), "quote it, " + quoted_suggestion() + ", or escape it as \\=");
   }
   if (t.type == Tok::kQuoted) {
-    fail("a quoted string at " + column(col) +
-             " must be the whole value or a whole list/dict element",
+    fail("a quoted string at " + column(col) + " must be the whole value or a whole list/dict element",
          "quote the entire value: " + quoted_suggestion());
   }
   std::string shown = what.empty() ? std::string("whitespace") : "'" + std::string(what) + "'";
   std::string fix = "quote the value if it is meant as text: " + quoted_suggestion();
-  if (what == "[" || what == "]" || what == "{" || what == "}" || what == "(" || what == ")" ||
-      what == "," || what == ":") {
+  if (what == "[" || what == "]" || what == "{" || what == "}" || what == "(" || what == ")" || what == "," ||
+      what == ":") {
     fix = "balance the brackets, or quote the value (" + quoted_suggestion() +
-          ") or escape the character with a backslash (\\" + std::string(what) +
-          ") if it is meant as text";
+          ") or escape the character with a backslash (\\" + std::string(what) + ") if it is meant as text";
   }
   fail("unexpected " + shown + " at " + column(col) + " (expected " + expected + ")", fix);
 }
@@ -145,9 +146,7 @@ void Parser::parse_key(Override& out) {
          "no spaces around '='");
   }
   size_t k = 0;
-  auto kind_at = [&](size_t j) {
-    return j < tokens.size() ? std::optional<KeyTok>(tokens[j].kind) : std::nullopt;
-  };
+  auto kind_at = [&](size_t j) { return j < tokens.size() ? std::optional<KeyTok>(tokens[j].kind) : std::nullopt; };
   auto is_name = [](std::optional<KeyTok> kind) {
     return kind == KeyTok::kId || kind == KeyTok::kKeySpecial || kind == KeyTok::kDotPath;
   };
@@ -188,8 +187,9 @@ void Parser::parse_key(Override& out) {
   if (k < tokens.size() && tokens[k].kind != KeyTok::kEqual) {
     const KeyToken& t = tokens[k];
     std::string shown(text_.substr(t.begin, t.end - t.begin));
-    std::string fix = "a key is a dotted path (a.b.0), a config group path (server/db) or "
-                      "GROUP@PACKAGE; write it as key=value";
+    std::string fix =
+        "a key is a dotted path (a.b.0), a config group path (server/db) or "
+        "GROUP@PACKAGE; write it as key=value";
     if (t.kind == KeyTok::kSlash) {
       fix = "group paths use plain names (hydra/launcher); dotted keys cannot contain '/'";
     }
@@ -203,10 +203,9 @@ void Parser::parse_key(Override& out) {
       value_begin_ = text_.size();
       return;
     }
-    fail("missing '=' after the key",
-         "write " + std::string(out.prefix()) + out.key_with_package() + "=VALUE (or " +
-             out.key_with_package() + "= for an empty string; ~" + out.key_with_package() +
-             " deletes it)");
+    fail("missing '=' after the key", "write " + std::string(out.prefix()) + out.key_with_package() + "=VALUE (or " +
+                                          out.key_with_package() + "= for an empty string; ~" + out.key_with_package() +
+                                          " deletes it)");
   }
   out.has_value = true;
   // EQUAL: '=' WS?
@@ -231,8 +230,7 @@ void Parser::tokenize_value(size_t p) {
   }
   std::string ch(text_.substr(p, n));
   if (c0 == '\n' || c0 == '\r') ch = c0 == '\n' ? "\\n" : "\\r";
-  fail("'" + ch + "' is not allowed in an unquoted value (" + column(p) + ")",
-       "quote it: " + quoted_suggestion());
+  fail("'" + ch + "' is not allowed in an unquoted value (" + column(p) + ")", "quote it: " + quoted_suggestion());
 }
 
 Value Parser::parse_value() {
@@ -259,8 +257,10 @@ Value Parser::parse_value() {
 Value Parser::parse_element() {
   const Token& t = peek();
   switch (t.type) {
-    case Tok::kBracketOpen: return parse_list();
-    case Tok::kBraceOpen: return parse_dict();
+    case Tok::kBracketOpen:
+      return parse_list();
+    case Tok::kBraceOpen:
+      return parse_dict();
     case Tok::kQuoted: {
       ++pos_;
       // Unescape: runs of backslashes before the quote character are halved; others are kept.
@@ -313,8 +313,7 @@ Value Parser::make_primitive(size_t first, size_t last) {
   size_t b = first, e = last;
   if (tokens_[b].type == Tok::kWs) {
     if (e - b == 1) {
-      fail("a value made only of whitespace at " + column(tokens_[b].begin),
-           "quote it to keep the spaces: key=' '");
+      fail("a value made only of whitespace at " + column(tokens_[b].begin), "quote it to keep the spaces: key=' '");
     }
     ++b;
   }
@@ -341,14 +340,17 @@ Value Parser::make_primitive(size_t first, size_t last) {
         python_float_from_text(s, value);
         return Value::floating(value);
       }
-      case Tok::kBool: return Value::boolean(s[0] == 't' || s[0] == 'T');
-      case Tok::kNull: return Value();
+      case Tok::kBool:
+        return Value::boolean(s[0] == 't' || s[0] == 'T');
+      case Tok::kNull:
+        return Value();
       case Tok::kEsc: {
         std::string out;
         for (size_t k = 1; k < s.size(); k += 2) out += s[k];
         return Value::str(std::move(out));
       }
-      default: return Value::str(std::string(s));
+      default:
+        return Value::str(std::string(s));
     }
   }
   std::string out;
@@ -429,8 +431,7 @@ Value Parser::parse_dict() {
       if (peek().type == Tok::kEof) unclosed();
       Value value = parse_element();
       if (value.is_sweep()) {
-        fail("a sweep cannot be nested inside a dict",
-             "sweep over whole dicts instead: key={a:1},{a:2}");
+        fail("a sweep cannot be nested inside a dict", "sweep over whole dicts instead: key={a:1},{a:2}");
       }
       // Python's dict: a repeated key keeps its first position and takes the last value.
       size_t k = 0;
@@ -479,8 +480,7 @@ Value Parser::parse_function() {
         size_t arg_begin = peek().begin;
         Value arg = parse_element();
         if (!kwargs.empty()) {
-          fail("positional argument follows keyword argument in " + name + "() at " +
-                   column(arg_begin),
+          fail("positional argument follows keyword argument in " + name + "() at " + column(arg_begin),
                "put positional arguments first: range(1,10,step=2)");
         }
         args.push_back(std::move(arg));
@@ -501,8 +501,8 @@ Value Parser::parse_function() {
   return call(name, args, kwargs, begin, end);
 }
 
-Value Parser::call(const std::string& name, std::vector<Value>& args, KeywordArguments& kwargs,
-                   size_t begin, size_t end) {
+Value Parser::call(const std::string& name, std::vector<Value>& args, KeywordArguments& kwargs, size_t begin,
+                   size_t end) {
   std::optional<Value> result;
   try {
     result = call_function(name, args, kwargs);
@@ -517,8 +517,8 @@ Value Parser::call(const std::string& name, std::vector<Value>& args, KeywordArg
   if (result) return std::move(*result);
   fail("unknown function '" + name + "' at " + column(begin),
        "the functions are choice, range, interval, glob, sort, shuffle, tag, int, float, str and "
-       "bool; if the value is text, quote it (" + quoted_suggestion() +
-           ") or escape the parentheses with \\( \\)");
+       "bool; if the value is text, quote it (" +
+           quoted_suggestion() + ") or escape the parentheses with \\( \\)");
 }
 
 Override Parser::parse() {
@@ -574,17 +574,19 @@ Override Parser::parse() {
 
 const char* Override::prefix() const {
   switch (kind) {
-    case OverrideKind::kAdd: return "+";
-    case OverrideKind::kForceAdd: return "++";
-    case OverrideKind::kDelete: return "~";
-    case OverrideKind::kChange: return "";
+    case OverrideKind::kAdd:
+      return "+";
+    case OverrideKind::kForceAdd:
+      return "++";
+    case OverrideKind::kDelete:
+      return "~";
+    case OverrideKind::kChange:
+      return "";
   }
   return "";
 }
 
-std::string Override::key_with_package() const {
-  return package ? key + "@" + *package : key;
-}
+std::string Override::key_with_package() const { return package ? key + "@" + *package : key; }
 
 Override parse_override(std::string_view text) {
   static thread_local std::vector<Token> tokens;

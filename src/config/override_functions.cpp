@@ -26,10 +26,14 @@ enum class Cast { kInt, kFloat, kStr, kBool };
 
 const char* cast_name(Cast c) {
   switch (c) {
-    case Cast::kInt: return "int";
-    case Cast::kFloat: return "float";
-    case Cast::kStr: return "str";
-    case Cast::kBool: return "bool";
+    case Cast::kInt:
+      return "int";
+    case Cast::kFloat:
+      return "float";
+    case Cast::kStr:
+      return "str";
+    case Cast::kBool:
+      return "bool";
   }
   return "?";
 }
@@ -44,8 +48,10 @@ Value cast_scalar(const Value& v, Cast c) {
   switch (c) {
     case Cast::kInt:
       switch (v.kind) {
-        case Value::kBool: return Value::integer(v.b ? 1 : 0);
-        case Value::kInt: return v;
+        case Value::kBool:
+          return Value::integer(v.b ? 1 : 0);
+        case Value::kInt:
+          return v;
         case Value::kFloat:
           if (std::isinf(v.f)) function_fail("cannot convert float infinity to integer");
           if (std::isnan(v.f)) function_fail("cannot convert float NaN to integer");
@@ -58,12 +64,14 @@ Value cast_scalar(const Value& v, Cast c) {
           }
           return Value::integer(out);
         }
-        default: break;
+        default:
+          break;
       }
       break;
     case Cast::kFloat:
       switch (v.kind) {
-        case Value::kBool: return Value::floating(v.b ? 1.0 : 0.0);
+        case Value::kBool:
+          return Value::floating(v.b ? 1.0 : 0.0);
         case Value::kInt: {
           double out = 0;
           if (v.is_big() && !v.big().to_double(out)) {
@@ -71,7 +79,8 @@ Value cast_scalar(const Value& v, Cast c) {
           }
           return Value::floating(v.is_big() ? out : static_cast<double>(v.i));
         }
-        case Value::kFloat: return v;
+        case Value::kFloat:
+          return v;
         case Value::kStr: {
           double out = 0;
           if (!python_float_from_text(v.s, out)) {
@@ -79,23 +88,32 @@ Value cast_scalar(const Value& v, Cast c) {
           }
           return Value::floating(out);
         }
-        default: break;
+        default:
+          break;
       }
       break;
     case Cast::kStr:
       switch (v.kind) {
-        case Value::kBool: return Value::str(v.b ? "true" : "false");
-        case Value::kInt: return Value::str(v.int_text());
-        case Value::kFloat: return Value::str(python_float_repr(v.f));
-        case Value::kStr: return v;
-        default: break;
+        case Value::kBool:
+          return Value::str(v.b ? "true" : "false");
+        case Value::kInt:
+          return Value::str(v.int_text());
+        case Value::kFloat:
+          return Value::str(python_float_repr(v.f));
+        case Value::kStr:
+          return v;
+        default:
+          break;
       }
       break;
     case Cast::kBool:
       switch (v.kind) {
-        case Value::kBool: return v;
-        case Value::kInt: return Value::boolean(v.i != 0);  // a big int is never 0
-        case Value::kFloat: return Value::boolean(v.f != 0.0);
+        case Value::kBool:
+          return v;
+        case Value::kInt:
+          return Value::boolean(v.i != 0);  // a big int is never 0
+        case Value::kFloat:
+          return Value::boolean(v.f != 0.0);
         case Value::kStr: {
           std::string lowered;
           for (char ch : v.s) lowered += lower(ch);
@@ -104,7 +122,8 @@ Value cast_scalar(const Value& v, Cast c) {
           function_fail("Cannot cast " + quote_for_message(v.s) + " to bool",
                         "only true and false (any case) convert to bool");
         }
-        default: break;
+        default:
+          break;
       }
       break;
   }
@@ -114,7 +133,8 @@ Value cast_scalar(const Value& v, Cast c) {
 
 Value cast_value(const Value& v, Cast c) {
   switch (v.kind) {
-    case Value::kQuoted: return cast_value(Value::str(v.s), c);
+    case Value::kQuoted:
+      return cast_value(Value::str(v.s), c);
     case Value::kList: {
       Value out = v;
       for (Value& item : out.items) item = cast_value(item, c);
@@ -150,8 +170,10 @@ Value cast_value(const Value& v, Cast c) {
       out.int_interval = c == Cast::kInt;
       return out;
     }
-    case Value::kGlob: function_fail(std::string("glob() cannot be cast with ") + cast_name(c) + "()");
-    default: return cast_scalar(v, c);
+    case Value::kGlob:
+      function_fail(std::string("glob() cannot be cast with ") + cast_name(c) + "()");
+    default:
+      return cast_scalar(v, c);
   }
 }
 
@@ -187,8 +209,8 @@ Value as_element_list(std::vector<Value>& args, bool simple_form, const std::str
   choice.simple_form = simple_form;
   for (Value& arg : args) {
     if (arg.is_sweep()) {
-      function_fail(std::string("a ") + python_type_name(arg) + " cannot be one of several values of " +
-                    function + "()");
+      function_fail(std::string("a ") + python_type_name(arg) + " cannot be one of several values of " + function +
+                    "()");
     }
     choice.items.push_back(std::move(arg));
   }
@@ -232,8 +254,7 @@ void check_number(const Value& v, const char* name, const std::string& function)
   if (!v.is_number()) {
     function_fail("mismatch type argument " + std::string(name) + ": " + python_type_name(v) +
                       " is incompatible with Union[int, float]",
-                  function + "() takes numbers, e.g. " +
-                      (function == "range" ? "range(1,10,2)" : "interval(0.1,1.0)"));
+                  function + "() takes numbers, e.g. " + (function == "range" ? "range(1,10,2)" : "interval(0.1,1.0)"));
   }
 }
 
@@ -298,15 +319,14 @@ Value do_tag(Arguments a) {
   if (a.args.empty()) function_fail("Not enough arguments to tag, must take at least a sweep");
   for (size_t k = 0; k + 1 < a.args.size(); ++k) {
     if (a.args[k].kind != Value::kStr) {
-      function_fail("mismatch type argument args[" + std::to_string(k) + "]: " +
-                        python_type_name(a.args[k]) + " is incompatible with Union[str, Sweep]",
+      function_fail("mismatch type argument args[" + std::to_string(k) + "]: " + python_type_name(a.args[k]) +
+                        " is incompatible with Union[str, Sweep]",
                     "tags are strings: tag(log,lr,interval(0,1))");
     }
   }
   Value out = std::move(a.args.back());
   if (out.kind != Value::kChoice && out.kind != Value::kRange && out.kind != Value::kInterval) {
-    function_fail("Last argument to tag() must be a choice(), range() or interval()",
-                  "e.g. tag(log,choice(1,2))");
+    function_fail("Last argument to tag() must be a choice(), range() or interval()", "e.g. tag(log,choice(1,2))");
   }
   std::vector<std::string> tags;
   for (size_t k = 0; k + 1 < a.args.size(); ++k) tags.push_back(a.args[k].s);
@@ -345,8 +365,7 @@ Value do_shuffle(Arguments a) {
       return std::move(arg);
     }
     if (arg.is_sweep() || arg.kind == Value::kNull) {
-      function_fail(std::string("mismatch type argument args[0]: ") + python_type_name(arg) +
-                    " cannot be shuffled");
+      function_fail(std::string("mismatch type argument args[0]: ") + python_type_name(arg) + " cannot be shuffled");
     }
     if (arg.kind == Value::kList) {
       std::shuffle(arg.items.begin(), arg.items.end(), parse_time_rng());
@@ -366,8 +385,7 @@ Value do_shuffle(Arguments a) {
 void sort_items(std::vector<Value>& items, bool reverse) {
   try {
     if (reverse) {
-      std::stable_sort(items.begin(), items.end(),
-                       [](const Value& x, const Value& y) { return value_less(y, x); });
+      std::stable_sort(items.begin(), items.end(), [](const Value& x, const Value& y) { return value_less(y, x); });
     } else {
       std::stable_sort(items.begin(), items.end(), value_less);
     }
@@ -380,8 +398,7 @@ void sort_items(std::vector<Value>& items, bool reverse) {
 Value add_numbers(const Value& x, const Value& y, int sign) {
   if (x.kind == Value::kInt && y.kind == Value::kInt) {
     int64_t out = 0;
-    const bool overflow = sign > 0 ? __builtin_add_overflow(x.i, y.i, &out)
-                                   : __builtin_sub_overflow(x.i, y.i, &out);
+    const bool overflow = sign > 0 ? __builtin_add_overflow(x.i, y.i, &out) : __builtin_sub_overflow(x.i, y.i, &out);
     if (!overflow && !x.is_big() && !y.is_big()) return Value::integer(out);
     return Value::integer(sign > 0 ? x.big() + y.big() : x.big() - y.big());
   }
@@ -464,7 +481,8 @@ Value do_sort(Arguments a) {
   for (const Value& arg : a.args) {
     if (!arg.is_number() && arg.kind != Value::kStr) {
       function_fail(std::string("Invalid arguments: sort() of several values takes strings and "
-                                "numbers, not ") + python_type_name(arg));
+                                "numbers, not ") +
+                    python_type_name(arg));
     }
   }
   if (a.args.empty()) function_fail("empty sort input", "e.g. sort(3,1,2)");
@@ -504,8 +522,7 @@ Value do_glob(Arguments a) {
 
 }  // namespace
 
-std::optional<Value> call_function(const std::string& name, std::vector<Value>& args,
-                                   KeywordArguments& kwargs) {
+std::optional<Value> call_function(const std::string& name, std::vector<Value>& args, KeywordArguments& kwargs) {
   // Hydra unquotes quoted strings passed directly as arguments (not those inside lists).
   for (Value& arg : args) {
     if (arg.kind == Value::kQuoted) arg.kind = Value::kStr;

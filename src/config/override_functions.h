@@ -26,7 +26,6 @@ using KeywordArguments = std::vector<std::pair<std::string, Value>>;
 // Calls the function `name` on its positional and keyword arguments (taken over). Quoted strings
 // passed directly as arguments are unquoted first, as Hydra does (not those inside lists). nullopt
 // when there is no function of that name; throws FunctionFailure where Hydra's function raises.
-std::optional<Value> call_function(const std::string& name, std::vector<Value>& args,
-                                   KeywordArguments& kwargs);
+std::optional<Value> call_function(const std::string& name, std::vector<Value>& args, KeywordArguments& kwargs);
 
 }  // namespace trainer::config::override_detail

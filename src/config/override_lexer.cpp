@@ -28,9 +28,12 @@ class Scanner {
     if (!is_digit(at(p))) return 0;
     size_t q = p + 1;
     for (;;) {
-      if (at(q) == '_' && is_digit(at(q + 1))) q += 2;
-      else if (is_digit(at(q))) ++q;
-      else break;
+      if (at(q) == '_' && is_digit(at(q + 1)))
+        q += 2;
+      else if (is_digit(at(q)))
+        ++q;
+      else
+        break;
     }
     return q - p;
   }
@@ -84,8 +87,10 @@ class Scanner {
     size_t q = p + 1;
     for (;;) {
       c = at(q);
-      if (is_alpha(c) || is_digit(c) || c == '_' || c == '-' || (dollar && c == '$')) ++q;
-      else break;
+      if (is_alpha(c) || is_digit(c) || c == '_' || c == '-' || (dollar && c == '$'))
+        ++q;
+      else
+        break;
     }
     return q - p;
   }
@@ -135,21 +140,43 @@ class Scanner {
 size_t lex_key_token(const Scanner& scan, size_t p, KeyTok& kind) {
   char c = scan.at(p);
   switch (c) {
-    case '=': kind = KeyTok::kEqual; return 1;
-    case '~': kind = KeyTok::kTilde; return 1;
-    case '+': kind = KeyTok::kPlus; return 1;
-    case '@': kind = KeyTok::kAt; return 1;
-    case ':': kind = KeyTok::kColon; return 1;
-    case '/': kind = KeyTok::kSlash; return 1;
-    default: break;
+    case '=':
+      kind = KeyTok::kEqual;
+      return 1;
+    case '~':
+      kind = KeyTok::kTilde;
+      return 1;
+    case '+':
+      kind = KeyTok::kPlus;
+      return 1;
+    case '@':
+      kind = KeyTok::kAt;
+      return 1;
+    case ':':
+      kind = KeyTok::kColon;
+      return 1;
+    case '/':
+      kind = KeyTok::kSlash;
+      return 1;
+    default:
+      break;
   }
   size_t id = scan.id_len(p);
   size_t special = scan.id_len(p, true);
   size_t dot = scan.dot_path_len(p);
   size_t best = 0;
-  if (id > best) { best = id; kind = KeyTok::kId; }
-  if (special > best) { best = special; kind = KeyTok::kKeySpecial; }
-  if (dot > best) { best = dot; kind = KeyTok::kDotPath; }
+  if (id > best) {
+    best = id;
+    kind = KeyTok::kId;
+  }
+  if (special > best) {
+    best = special;
+    kind = KeyTok::kKeySpecial;
+  }
+  if (dot > best) {
+    best = dot;
+    kind = KeyTok::kDotPath;
+  }
   return best;
 }
 
@@ -211,8 +238,7 @@ size_t lex_value(std::string_view text, size_t p, std::vector<Token>& tokens) {
     tokens.push_back({type, static_cast<uint32_t>(p), static_cast<uint32_t>(p + best)});
     p += best;
   }
-  tokens.push_back({Tok::kEof, static_cast<uint32_t>(text.size()),
-                     static_cast<uint32_t>(text.size())});
+  tokens.push_back({Tok::kEof, static_cast<uint32_t>(text.size()), static_cast<uint32_t>(text.size())});
   return text.size();
 }
 

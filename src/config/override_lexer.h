@@ -19,9 +19,7 @@ inline bool is_ws(char c) { return c == ' ' || c == '\t'; }
 size_t whitespace_len(std::string_view text, size_t p);
 
 // KEY mode tokens, in the grammar's rule order.
-enum class KeyTok : uint8_t {
-  kEqual, kTilde, kPlus, kAt, kColon, kSlash, kId, kKeySpecial, kDotPath
-};
+enum class KeyTok : uint8_t { kEqual, kTilde, kPlus, kAt, kColon, kSlash, kId, kKeySpecial, kDotPath };
 
 struct KeyToken {
   KeyTok kind;
@@ -36,8 +34,26 @@ size_t lex_key(std::string_view text, std::vector<KeyToken>& tokens);
 // VALUE mode token types in the grammar's rule order (ties between equally long matches go to the
 // first).
 enum class Tok : uint8_t {
-  kPopen, kComma, kPclose, kBracketOpen, kBracketClose, kBraceOpen, kBraceClose, kColon, kEqual,
-  kFloat, kInt, kBool, kNull, kUnquotedChar, kId, kEsc, kWs, kQuoted, kInterpolation, kEof
+  kPopen,
+  kComma,
+  kPclose,
+  kBracketOpen,
+  kBracketClose,
+  kBraceOpen,
+  kBraceClose,
+  kColon,
+  kEqual,
+  kFloat,
+  kInt,
+  kBool,
+  kNull,
+  kUnquotedChar,
+  kId,
+  kEsc,
+  kWs,
+  kQuoted,
+  kInterpolation,
+  kEof
 };
 
 struct Token {

@@ -20,21 +20,31 @@ void append_escaped(std::string& out, std::string_view s) {
 
 std::string dict_key_text(const Value& key) {
   switch (key.kind) {
-    case Value::kNull: return "null";
-    case Value::kBool: return key.b ? "true" : "false";
-    case Value::kInt: return key.int_text();
-    case Value::kFloat: return python_float_repr(key.f);
-    default: return key.s;
+    case Value::kNull:
+      return "null";
+    case Value::kBool:
+      return key.b ? "true" : "false";
+    case Value::kInt:
+      return key.int_text();
+    case Value::kFloat:
+      return python_float_repr(key.f);
+    default:
+      return key.s;
   }
 }
 
 NodeType dict_key_type(const Value& key) {
   switch (key.kind) {
-    case Value::kNull: return NodeType::kNull;
-    case Value::kBool: return NodeType::kBool;
-    case Value::kInt: return NodeType::kInt;
-    case Value::kFloat: return NodeType::kFloat;
-    default: return NodeType::kString;
+    case Value::kNull:
+      return NodeType::kNull;
+    case Value::kBool:
+      return NodeType::kBool;
+    case Value::kInt:
+      return NodeType::kInt;
+    case Value::kFloat:
+      return NodeType::kFloat;
+    default:
+      return NodeType::kString;
   }
 }
 
@@ -42,33 +52,46 @@ NodeType dict_key_type(const Value& key) {
 
 const char* python_type_name(const Value& v) {
   switch (v.kind) {
-    case Value::kNull: return "NoneType";
-    case Value::kBool: return "bool";
-    case Value::kInt: return "int";
-    case Value::kFloat: return "float";
-    case Value::kStr: return "str";
-    case Value::kQuoted: return "QuotedString";
-    case Value::kList: return "list";
-    case Value::kDict: return "dict";
-    case Value::kChoice: return "ChoiceSweep";
-    case Value::kRange: return "RangeSweep";
-    case Value::kInterval: return "IntervalSweep";
-    case Value::kGlob: return "Glob";
+    case Value::kNull:
+      return "NoneType";
+    case Value::kBool:
+      return "bool";
+    case Value::kInt:
+      return "int";
+    case Value::kFloat:
+      return "float";
+    case Value::kStr:
+      return "str";
+    case Value::kQuoted:
+      return "QuotedString";
+    case Value::kList:
+      return "list";
+    case Value::kDict:
+      return "dict";
+    case Value::kChoice:
+      return "ChoiceSweep";
+    case Value::kRange:
+      return "RangeSweep";
+    case Value::kInterval:
+      return "IntervalSweep";
+    case Value::kGlob:
+      return "Glob";
   }
   return "?";
 }
 
-int compare_numbers(const Value& a, const Value& b) {
-  return python_compare_numbers(to_node(a), to_node(b));
-}
+int compare_numbers(const Value& a, const Value& b) { return python_compare_numbers(to_node(a), to_node(b)); }
 
 bool values_equal(const Value& a, const Value& b) {
   if (a.is_number() && b.is_number()) return compare_numbers(a, b) == 0;
   if (a.kind != b.kind) return false;
   switch (a.kind) {
-    case Value::kNull: return true;
-    case Value::kStr: return a.s == b.s;
-    case Value::kQuoted: return a.s == b.s && a.quote == b.quote;
+    case Value::kNull:
+      return true;
+    case Value::kStr:
+      return a.s == b.s;
+    case Value::kQuoted:
+      return a.s == b.s && a.quote == b.quote;
     case Value::kList:
     case Value::kDict:
       if (a.items.size() != b.items.size()) return false;
@@ -76,7 +99,8 @@ bool values_equal(const Value& a, const Value& b) {
         if (!values_equal(a.items[k], b.items[k])) return false;
       }
       return true;
-    default: return false;
+    default:
+      return false;
   }
 }
 
@@ -90,8 +114,8 @@ bool value_less(const Value& a, const Value& b) {
     }
     return a.items.size() < b.items.size();
   }
-  throw NotOrderable{std::string("'<' not supported between instances of '") + python_type_name(a) +
-                     "' and '" + python_type_name(b) + "'"};
+  throw NotOrderable{std::string("'<' not supported between instances of '") + python_type_name(a) + "' and '" +
+                     python_type_name(b) + "'"};
 }
 
 void append_with_quotes(std::string& out, const std::string& text, char qc) {
@@ -119,12 +143,24 @@ void append_with_quotes(std::string& out, const std::string& text, char qc) {
 
 void render(std::string& out, const Value& v) {
   switch (v.kind) {
-    case Value::kNull: out += "null"; return;
-    case Value::kBool: out += v.b ? "True" : "False"; return;
-    case Value::kInt: out += v.int_text(); return;
-    case Value::kFloat: out += python_float_repr(v.f); return;
-    case Value::kStr: append_escaped(out, v.s); return;
-    case Value::kQuoted: append_with_quotes(out, v.s, v.quote); return;
+    case Value::kNull:
+      out += "null";
+      return;
+    case Value::kBool:
+      out += v.b ? "True" : "False";
+      return;
+    case Value::kInt:
+      out += v.int_text();
+      return;
+    case Value::kFloat:
+      out += python_float_repr(v.f);
+      return;
+    case Value::kStr:
+      append_escaped(out, v.s);
+      return;
+    case Value::kQuoted:
+      append_with_quotes(out, v.s, v.quote);
+      return;
     case Value::kList:
       out += '[';
       for (size_t k = 0; k < v.items.size(); ++k) {
@@ -143,7 +179,8 @@ void render(std::string& out, const Value& v) {
       }
       out += '}';
       return;
-    default: return;  // sweeps are never rendered as one value
+    default:
+      return;  // sweeps are never rendered as one value
   }
 }
 
@@ -155,12 +192,17 @@ std::string render(const Value& v) {
 
 Node to_node(const Value& v) {
   switch (v.kind) {
-    case Value::kNull: return Node();
-    case Value::kBool: return Node::boolean(v.b);
-    case Value::kInt: return v.s.empty() ? Node::integer(v.i) : Node::integer_text(v.s);
-    case Value::kFloat: return Node::floating(v.f);
+    case Value::kNull:
+      return Node();
+    case Value::kBool:
+      return Node::boolean(v.b);
+    case Value::kInt:
+      return v.s.empty() ? Node::integer(v.i) : Node::integer_text(v.s);
+    case Value::kFloat:
+      return Node::floating(v.f);
     case Value::kStr:
-    case Value::kQuoted: return Node::string(v.s);
+    case Value::kQuoted:
+      return Node::string(v.s);
     case Value::kList: {
       Node list = Node::list();
       list.items().reserve(v.items.size());
@@ -178,7 +220,8 @@ Node to_node(const Value& v) {
       }
       return map;
     }
-    default: return Node();
+    default:
+      return Node();
   }
 }
 

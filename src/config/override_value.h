@@ -19,15 +19,25 @@ namespace trainer::config::override_detail {
 
 struct Value {
   enum Kind : uint8_t {
-    kNull, kBool, kInt, kFloat, kStr, kQuoted, kList, kDict,  // elements
-    kChoice, kRange, kInterval, kGlob                           // sweeps
+    kNull,
+    kBool,
+    kInt,
+    kFloat,
+    kStr,
+    kQuoted,
+    kList,
+    kDict,  // elements
+    kChoice,
+    kRange,
+    kInterval,
+    kGlob  // sweeps
   };
   Kind kind = kNull;
   bool b = false;
   bool simple_form = false;  // kChoice: `a,b` rather than choice(a,b)
   bool shuffle = false;
   bool int_interval = false;  // kInterval: cast with int()
-  char quote = 0;            // kQuoted: ' or "
+  char quote = 0;             // kQuoted: ' or "
   // kInt: the value; beyond int64 (Python ints are unbounded) the limit of its sign, with the
   // exact decimal text in `s`.
   int64_t i = 0;
@@ -77,8 +87,7 @@ struct Value {
     if (value.fits_int64(small)) return integer(small);
     Value v;
     v.kind = kInt;
-    v.i = value.negative() ? std::numeric_limits<int64_t>::min()
-                           : std::numeric_limits<int64_t>::max();
+    v.i = value.negative() ? std::numeric_limits<int64_t>::min() : std::numeric_limits<int64_t>::max();
     v.s = value.to_string();
     return v;
   }

@@ -49,8 +49,7 @@ std::string python_float_repr(double value) {
   if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
   // Shortest round-trip digits in scientific form, then laid out the way Python's repr does.
   char buffer[64];
-  auto result =
-      std::to_chars(buffer, buffer + sizeof(buffer), value, std::chars_format::scientific);
+  auto result = std::to_chars(buffer, buffer + sizeof(buffer), value, std::chars_format::scientific);
   std::string_view text(buffer, static_cast<size_t>(result.ptr - buffer));
   bool negative = false;
   if (!text.empty() && text.front() == '-') {
@@ -87,8 +86,7 @@ std::string python_float_repr(double value) {
     out += digits.substr(1);
   }
   char exp_text[16];
-  std::snprintf(exp_text, sizeof(exp_text), "e%c%02d", exponent < 0 ? '-' : '+',
-                std::abs(exponent));
+  std::snprintf(exp_text, sizeof(exp_text), "e%c%02d", exponent < 0 ? '-' : '+', std::abs(exponent));
   out += exp_text;
   return out;
 }

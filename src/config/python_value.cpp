@@ -62,8 +62,8 @@ bool beyond_largest_double(std::string_view body) {
   const size_t point = std::min(mantissa.find('.'), mantissa.size());
   const size_t first = mantissa.find_first_not_of("0.");
   if (first == std::string_view::npos) return false;
-  const int64_t position = first < point ? static_cast<int64_t>(point - first)
-                                         : -static_cast<int64_t>(first - point - 1);
+  const int64_t position =
+      first < point ? static_cast<int64_t>(point - first) : -static_cast<int64_t>(first - point - 1);
   return position + exponent > 0;
 }
 
@@ -83,8 +83,7 @@ bool python_float_syntax(std::string_view text) {
   size_t i = 0;
   if (i < text.size() && (text[i] == '+' || text[i] == '-')) ++i;
   const std::string_view rest = text.substr(i);
-  if (equals_ignore_case(rest, "inf") || equals_ignore_case(rest, "infinity") ||
-      equals_ignore_case(rest, "nan")) {
+  if (equals_ignore_case(rest, "inf") || equals_ignore_case(rest, "infinity") || equals_ignore_case(rest, "nan")) {
     return true;
   }
   const bool int_part = digits_with_underscores(text, i);
@@ -129,8 +128,7 @@ bool python_float_from_text(std::string_view text, double& value) {
   std::string lowered;
   for (char c : body) lowered += lower(c);
   if (lowered == "inf" || lowered == "infinity") {
-    value = negative ? -std::numeric_limits<double>::infinity()
-                     : std::numeric_limits<double>::infinity();
+    value = negative ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
     return true;
   }
   if (lowered == "nan") {
@@ -151,8 +149,7 @@ bool python_float_from_text(std::string_view text, double& value) {
 }
 
 bool is_python_number(const Node& value) {
-  return value.type() == NodeType::kInt || value.type() == NodeType::kFloat ||
-         value.type() == NodeType::kBool;
+  return value.type() == NodeType::kInt || value.type() == NodeType::kFloat || value.type() == NodeType::kBool;
 }
 
 int python_compare_numbers(const Node& a, const Node& b) {
@@ -163,8 +160,7 @@ int python_compare_numbers(const Node& a, const Node& b) {
     return x < y ? -1 : x > y ? 1 : 0;
   }
   auto int_vs_float = [](const Node& x, double y) {
-    return x.type() == NodeType::kBool ? compare_int_float(x.as_bool() ? 1 : 0, y)
-                                       : compare_int_float(x, y);
+    return x.type() == NodeType::kBool ? compare_int_float(x.as_bool() ? 1 : 0, y) : compare_int_float(x, y);
   };
   if (b_float) return int_vs_float(a, b.as_float());
   if (a_float) {

@@ -10,9 +10,7 @@
 
 namespace trainer::config {
 
-double SweepRandom::uniform01() {
-  return static_cast<double>(engine_() >> 11) * 0x1.0p-53;
-}
+double SweepRandom::uniform01() { return static_cast<double>(engine_() >> 11) * 0x1.0p-53; }
 
 uint64_t SweepRandom::index(uint64_t n) {
   // 2^64 mod n outputs at the bottom would favour small indices: draw again when one comes.
@@ -31,8 +29,8 @@ struct Slot {
   std::string key_element;  // "+db@src", "a.b", "~x"
   std::string where;        // "override 'lr=...'" or "hydra.sweeper.params.lr"
   SpaceKind kind = SpaceKind::kFixed;
-  std::vector<std::string> texts;  // kFixed: one; kList: the values
-  double low = 0.0, high = 0.0;    // kFloat, kLogFloat
+  std::vector<std::string> texts;     // kFixed: one; kList: the values
+  double low = 0.0, high = 0.0;       // kFloat, kLogFloat
   int64_t int_low = 0, int_high = 0;  // kInt, kLogInt
 };
 
@@ -41,8 +39,7 @@ std::string describe_interval(const Sweep& sweep) {
     return "int(interval(" + std::to_string(static_cast<int64_t>(sweep.interval_start)) + ", " +
            std::to_string(static_cast<int64_t>(sweep.interval_end)) + "))";
   }
-  return "interval(" + python_float_repr(sweep.interval_start) + ", " +
-         python_float_repr(sweep.interval_end) + ")";
+  return "interval(" + python_float_repr(sweep.interval_start) + ", " + python_float_repr(sweep.interval_end) + ")";
 }
 
 void interval_space(Slot& slot, const Override& override) {
@@ -55,13 +52,12 @@ void interval_space(Slot& slot, const Override& override) {
                 "give finite bounds, e.g. interval(0.0001, 0.1)");
   }
   if (low > high) {
-    throw Error(slot.where, describe_interval(sweep) + " starts above its end",
-                "write the smaller bound first: interval(" + python_float_repr(high) + ", " +
-                    python_float_repr(low) + ")");
+    throw Error(
+        slot.where, describe_interval(sweep) + " starts above its end",
+        "write the smaller bound first: interval(" + python_float_repr(high) + ", " + python_float_repr(low) + ")");
   }
   if (log && low <= 0.0 && !sweep.interval_int) {
-    throw Error(slot.where,
-                "a log-uniform " + describe_interval(sweep) + " needs bounds above zero",
+    throw Error(slot.where, "a log-uniform " + describe_interval(sweep) + " needs bounds above zero",
                 "start the interval above zero, e.g. tag(log, interval(1e-05, 0.1)), or drop "
                 "tag(log, ...) to sample uniformly");
   }
@@ -125,7 +121,8 @@ void add_slot(std::vector<Slot>& slots, Slot slot) {
 
 std::string draw(Slot& slot, SweepRandom& random) {
   switch (slot.kind) {
-    case SpaceKind::kFixed: return slot.texts.front();
+    case SpaceKind::kFixed:
+      return slot.texts.front();
     case SpaceKind::kList:
       return slot.texts[slot.texts.size() == 1 ? 0 : random.index(slot.texts.size())];
     case SpaceKind::kFloat: {
@@ -161,14 +158,13 @@ std::string draw(Slot& slot, SweepRandom& random) {
 
 std::vector<SweepJob> sample_sweep(const std::vector<Override>& overrides,
                                    const std::vector<std::pair<std::string, std::string>>& sweeper_params,
-                                   const GroupOptionsLookup& group_options, int64_t num_samples,
-                                   uint64_t seed) {
+                                   const GroupOptionsLookup& group_options, int64_t num_samples, uint64_t seed) {
   constexpr int64_t kMaxJobs = 100'000'000;
   if (num_samples < 1 || num_samples > kMaxJobs) {
-    throw Error("hydra.sweeper.num_samples",
-                "num_samples is " + std::to_string(num_samples) +
-                    ": random search needs between 1 and 100 million jobs",
-                "set hydra.sweeper.num_samples=N with N >= 1, e.g. hydra.sweeper.num_samples=20");
+    throw Error(
+        "hydra.sweeper.num_samples",
+        "num_samples is " + std::to_string(num_samples) + ": random search needs between 1 and 100 million jobs",
+        "set hydra.sweeper.num_samples=N with N >= 1, e.g. hydra.sweeper.num_samples=20");
   }
   std::mt19937_64 shuffle_rng(seed);  // only shuffle() uses it; the draws do not depend on it
   std::vector<Slot> slots;

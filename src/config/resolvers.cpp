@@ -5,22 +5,21 @@
 #include <cstdlib>
 #include <ctime>
 
-#include "interpolation_grammar.h"
-#include "trainer/config/python_str.h"
 #include "trainer/config/interpolation.h"
+#include "trainer/config/python_str.h"
 #include "trainer/config/yaml.h"
 #include "trainer/util/error.h"
+
+#include "interpolation_grammar.h"
 
 namespace trainer::config {
 namespace {
 
-void expect_arg_count(const char* name, const std::vector<Node>& args, size_t low, size_t high,
-                      const char* usage) {
+void expect_arg_count(const char* name, const std::vector<Node>& args, size_t low, size_t high, const char* usage) {
   if (args.size() >= low && args.size() <= high) return;
   throw Error(name,
               std::string(name) + " takes " +
-                  (low == high ? std::to_string(low)
-                               : std::to_string(low) + " to " + std::to_string(high)) +
+                  (low == high ? std::to_string(low) : std::to_string(low) + " to " + std::to_string(high)) +
                   " arguments, got " + std::to_string(args.size()),
               std::string("Write it as ") + usage + ".");
 }
@@ -31,8 +30,7 @@ Node oc_env(const std::vector<Node>& args, const ResolveContext&) {
   if (!args[0].is_string()) {
     // What os.environ[key] says, which OmegaConf's oc.env calls.
     const std::string got = args[0].is_null() ? "NoneType" : type_name(args[0].type());
-    throw Error("oc.env", "str expected, not " + got,
-                std::string("Write it as ") + usage + ".");
+    throw Error("oc.env", "str expected, not " + got, std::string("Write it as ") + usage + ".");
   }
   const std::string& name = args[0].as_string();
   if (const char* value = std::getenv(name.c_str())) return Node::string(value);
@@ -41,9 +39,8 @@ Node oc_env(const std::vector<Node>& args, const ResolveContext&) {
     if (args[1].is_null()) return Node();
     return Node::string(python_str(args[1]));
   }
-  throw Error(
-      "oc.env", "Environment variable '" + name + "' not found",
-      "Set it (export " + name + "=...) or give a default: ${oc.env:" + name + ",default}.");
+  throw Error("oc.env", "Environment variable '" + name + "' not found",
+              "Set it (export " + name + "=...) or give a default: ${oc.env:" + name + ",default}.");
 }
 
 Node oc_create(const std::vector<Node>& args, const ResolveContext&) {
@@ -71,12 +68,10 @@ Node oc_create(const std::vector<Node>& args, const ResolveContext&) {
     }
   }
   if (!arg.is_string()) {
-    throw Error("oc.create",
-                std::string("Object of unsupported type: '") + type_name(arg.type()) + "'",
+    throw Error("oc.create", std::string("Object of unsupported type: '") + type_name(arg.type()) + "'",
                 std::string("oc.create needs a dict, a list or a YAML string of one. Write it as ") + usage + ".");
   }
-  throw Error("oc.create",
-              "oc.create needs a dict, a list or a YAML string of one, got " + python_str(arg),
+  throw Error("oc.create", "oc.create needs a dict, a list or a YAML string of one, got " + python_str(arg),
               std::string("Write it as ") + usage + ".");
 }
 
@@ -90,8 +85,7 @@ Node now(const std::vector<Node>& args, const ResolveContext& context) {
   const std::string& format = args[0].as_string();
   const auto since_epoch = context.now.time_since_epoch();
   const std::time_t seconds = std::chrono::system_clock::to_time_t(context.now);
-  const auto micros =
-      std::chrono::duration_cast<std::chrono::microseconds>(since_epoch).count() % 1000000;
+  const auto micros = std::chrono::duration_cast<std::chrono::microseconds>(since_epoch).count() % 1000000;
   // Python's strftime also knows %f (microseconds); C's does not, so expand it first.
   std::string pattern;
   for (size_t i = 0; i < format.size(); ++i) {
@@ -136,8 +130,7 @@ Node hydra(const std::vector<Node>& args, const ResolveContext& context) {
   }
   const Node* node = select(*context.hydra, args[0].as_string());
   if (node == nullptr) {
-    throw Error("hydra", "hydra." + args[0].as_string() + " not found",
-                "See the hydra config with --cfg hydra.");
+    throw Error("hydra", "hydra." + args[0].as_string() + " not found", "See the hydra config with --cfg hydra.");
   }
   if (node->is_missing()) return Node();  // as OmegaConf.select, which Hydra uses
   return *node;

@@ -11,8 +11,9 @@
 
 #include "trainer/config/big_int.h"
 #include "trainer/config/python_str.h"
-#include "decimal.h"
 #include "trainer/util/error.h"
+
+#include "decimal.h"
 
 namespace trainer::config {
 namespace {
@@ -82,14 +83,13 @@ bool fnmatch(std::string_view name, std::string_view pattern) {
   return p == pattern.size();
 }
 
-
 struct Slot {
   std::string key_element;  // "+db@src", "a.b", "~x"
   std::vector<std::string> values;
 };
 
-void add_override(std::vector<Slot>& slots, const Override& override,
-                  const GroupOptionsLookup& group_options, std::mt19937_64& rng) {
+void add_override(std::vector<Slot>& slots, const Override& override, const GroupOptionsLookup& group_options,
+                  std::mt19937_64& rng) {
   Slot slot;
   slot.key_element = override.prefix() + override.key_with_package();
   if (override.is_sweep()) {
@@ -97,8 +97,7 @@ void add_override(std::vector<Slot>& slots, const Override& override,
     if (override.sweep.kind == SweepKind::kGlob && group_options) {
       options = group_options(override.key);
     }
-    std::vector<std::string> texts =
-        sweep_value_texts(override, options ? &*options : nullptr, rng);
+    std::vector<std::string> texts = sweep_value_texts(override, options ? &*options : nullptr, rng);
     slot.values.reserve(texts.size());
     for (const std::string& text : texts) slot.values.push_back(slot.key_element + "=" + text);
   } else {
@@ -115,8 +114,7 @@ void add_override(std::vector<Slot>& slots, const Override& override,
 
 }  // namespace
 
-std::vector<std::string> sweep_value_texts(const Override& override,
-                                           const std::vector<std::string>* group_options,
+std::vector<std::string> sweep_value_texts(const Override& override, const std::vector<std::string>* group_options,
                                            std::mt19937_64& rng) {
   using detail::Decimal;
   constexpr size_t kMaxValues = 10'000'000;
@@ -135,24 +133,21 @@ std::vector<std::string> sweep_value_texts(const Override& override,
       const Node& start = sweep.range_start;
       const Node& stop = sweep.range_stop;
       const Node& step = sweep.range_step;
-      if (start.type() == NodeType::kInt && stop.type() == NodeType::kInt &&
-          step.type() == NodeType::kInt) {
+      if (start.type() == NodeType::kInt && stop.type() == NodeType::kInt && step.type() == NodeType::kInt) {
         if (step.as_int() == 0) {
           throw Error("override '" + override.text + "'", "range() step must not be zero",
                       "use a positive step to count up or a negative one to count down: "
                       "range(1,10,2)");
         }
         constexpr int64_t kSafe = int64_t{1} << 62;  // v + s cannot overflow below this
-        auto safe = [](const Node& n) {
-          return !n.is_big_int() && n.as_int() > -kSafe && n.as_int() < kSafe;
-        };
+        auto safe = [](const Node& n) { return !n.is_big_int() && n.as_int() > -kSafe && n.as_int() < kSafe; };
         if (safe(start) && safe(stop) && safe(step)) {
           int64_t a = start.as_int(), b = stop.as_int(), s = step.as_int();
           long double count = s > 0 ? std::ceil((static_cast<long double>(b) - a) / s)
                                     : std::ceil((static_cast<long double>(a) - b) / -s);
           if (count > static_cast<long double>(kMaxValues)) {
-            throw Error("override '" + override.text + "'",
-                        "range() gives more than 10 million values", "use a larger step");
+            throw Error("override '" + override.text + "'", "range() gives more than 10 million values",
+                        "use a larger step");
           }
           for (int64_t v = a; s > 0 ? v < b : v > b; v += s) texts.push_back(std::to_string(v));
         } else {
@@ -162,8 +157,8 @@ std::vector<std::string> sweep_value_texts(const Override& override,
           const bool finite = (b - a).to_double(span) && s.to_double(stride);
           const double count = std::ceil(span / stride);
           if (!finite || count > static_cast<double>(kMaxValues)) {
-            throw Error("override '" + override.text + "'",
-                        "range() gives more than 10 million values", "use a larger step");
+            throw Error("override '" + override.text + "'", "range() gives more than 10 million values",
+                        "use a larger step");
           }
           const int direction = s.negative() ? 1 : -1;
           for (BigInt v = a; BigInt::compare(v, b) == direction; v = v + s) {
@@ -201,8 +196,7 @@ std::vector<std::string> sweep_value_texts(const Override& override,
         }
         // Decimal(int) is exact for ints of any size, Decimal(float) the double's exact value.
         auto decimal = [](const Node& n) {
-          return n.type() == NodeType::kInt ? Decimal::of_int(n.int_text())
-                                            : Decimal::exact(n.as_float());
+          return n.type() == NodeType::kInt ? Decimal::of_int(n.int_text()) : Decimal::exact(n.as_float());
         };
         Decimal value = decimal(start);
         Decimal end = decimal(stop);
@@ -216,8 +210,8 @@ std::vector<std::string> sweep_value_texts(const Override& override,
         int direction = increment.negative ? -1 : 1;
         while (Decimal::compare(value, end) == -direction) {
           if (texts.size() >= kMaxValues) {
-            throw Error("override '" + override.text + "'",
-                        "range() gives more than 10 million values", "use a larger step");
+            throw Error("override '" + override.text + "'", "range() gives more than 10 million values",
+                        "use a larger step");
           }
           texts.push_back(python_float_repr(value.to_double()));
           value = Decimal::add(value, increment);
@@ -233,8 +227,7 @@ std::vector<std::string> sweep_value_texts(const Override& override,
     case SweepKind::kGlob: {
       if (group_options == nullptr) {
         throw Error("override '" + override.text + "'",
-                    "glob() selects options of a config group, but '" + override.key +
-                        "' is not a config group",
+                    "glob() selects options of a config group, but '" + override.key + "' is not a config group",
                     "use glob() on a config group (db=glob(*)), or list the values with a,b,c");
       }
       std::vector<std::string> names = *group_options;
@@ -257,8 +250,7 @@ std::vector<std::string> sweep_value_texts(const Override& override,
   return texts;
 }
 
-Override parse_sweeper_param(const std::string& key, const std::string& value,
-                             const std::string& fix) {
+Override parse_sweeper_param(const std::string& key, const std::string& value, const std::string& fix) {
   try {
     return parse_override(key + "=" + value);
   } catch (const Error& e) {
@@ -273,16 +265,15 @@ bool is_hydra_override(std::string_view text) {
   return key.compare(0, 6, "hydra.") == 0 || key.compare(0, 6, "hydra/") == 0;
 }
 
-std::vector<SweepJob> expand_sweep(
-    const std::vector<Override>& overrides,
-    const std::vector<std::pair<std::string, std::string>>& sweeper_params,
-    const GroupOptionsLookup& group_options, uint64_t seed) {
+std::vector<SweepJob> expand_sweep(const std::vector<Override>& overrides,
+                                   const std::vector<std::pair<std::string, std::string>>& sweeper_params,
+                                   const GroupOptionsLookup& group_options, uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::vector<Slot> slots;
   slots.reserve(sweeper_params.size() + overrides.size());
   for (const auto& [key, value] : sweeper_params) {
-    const Override parsed = parse_sweeper_param(
-        key, value, "write the value as on the command line, e.g. 1,2,3 or range(1,4)");
+    const Override parsed =
+        parse_sweeper_param(key, value, "write the value as on the command line, e.g. 1,2,3 or range(1,4)");
     add_override(slots, parsed, group_options, rng);
   }
   for (const Override& override : overrides) add_override(slots, override, group_options, rng);

@@ -23,9 +23,10 @@ std::optional<int64_t> int_setting(const Node& sweeper, const char* key, const c
     const long long value = std::strtoll(text.c_str(), &end, 10);
     if (!text.empty() && end == text.c_str() + text.size() && errno == 0) return value;
   }
-  throw Error(std::string("hydra.sweeper.") + key, "expected an integer, got '" +
-                  (node->is_string() ? node->as_string() : std::string("a non-integer value")) + "'",
-              std::string("set it to a whole number, e.g. hydra.sweeper.") + key + "=" + example);
+  throw Error(
+      std::string("hydra.sweeper.") + key,
+      "expected an integer, got '" + (node->is_string() ? node->as_string() : std::string("a non-integer value")) + "'",
+      std::string("set it to a whole number, e.g. hydra.sweeper.") + key + "=" + example);
 }
 
 }  // namespace

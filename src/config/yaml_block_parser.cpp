@@ -30,9 +30,7 @@ std::string_view trim(std::string_view s) {
   return trim_right(s);
 }
 
-bool starts_sequence_item(std::string_view s) {
-  return !s.empty() && s[0] == '-' && (s.size() == 1 || s[1] == ' ');
-}
+bool starts_sequence_item(std::string_view s) { return !s.empty() && s[0] == '-' && (s.size() == 1 || s[1] == ' '); }
 
 // The position of the `:` that ends a mapping key (followed by a space or the end), or npos.
 size_t key_colon(std::string_view s) {
@@ -44,8 +42,7 @@ size_t key_colon(std::string_view s) {
 
 class Parser {
  public:
-  Parser(const std::shared_ptr<const std::string>& path, std::vector<Line>& lines)
-      : path_(path), lines_(lines) {}
+  Parser(const std::shared_ptr<const std::string>& path, std::vector<Line>& lines) : path_(path), lines_(lines) {}
 
   Node document() {
     if (lines_.empty()) throw Decline{};
@@ -84,8 +81,7 @@ class Parser {
       if (colon == std::string_view::npos) throw Decline{};
       std::string_view key = trim_right(text.substr(0, colon));
       check_key(key);
-      if (keys.find(map.entries(), key) != nullptr)
-        throw Decline{};  // duplicate: the full parser reports it
+      if (keys.find(map.entries(), key) != nullptr) throw Decline{};  // duplicate: the full parser reports it
       std::string_view rest = trim(text.substr(colon + 1));
       next_ = index + 1;
       Node value;
@@ -93,8 +89,7 @@ class Parser {
         int next_indent = indent_of_next();
         if (next_indent > col) {
           value = parse_node(next_, next_indent);
-        } else if (next_indent == col &&
-                   starts_sequence_item(lines_[next_].text.substr(static_cast<size_t>(col)))) {
+        } else if (next_indent == col && starts_sequence_item(lines_[next_].text.substr(static_cast<size_t>(col)))) {
           value = parse_sequence(next_, col);  // `key:` then `- item` at the same indent
         }
       } else {
@@ -135,8 +130,8 @@ class Parser {
         }
       } else if (starts_sequence_item(rest)) {
         item = parse_sequence(index, rest_col);
-      } else if (key_colon(rest) != std::string_view::npos && rest[0] != '\'' && rest[0] != '"' &&
-                 rest[0] != '[' && rest[0] != '{') {
+      } else if (key_colon(rest) != std::string_view::npos && rest[0] != '\'' && rest[0] != '"' && rest[0] != '[' &&
+                 rest[0] != '{') {
         item = parse_map(index, rest_col);
       } else {
         item = parse_inline(rest, line.number);
@@ -190,8 +185,7 @@ class Parser {
       if (without_comment(rest) != "{}") throw Decline{};
       return Node::map();
     }
-    if (is_indicator(first) && !(first == '-' && rest.size() > 1 && rest[1] != ' '))
-      throw Decline{};
+    if (is_indicator(first) && !(first == '-' && rest.size() > 1 && rest[1] != ' ')) throw Decline{};
     std::string_view value = without_comment(rest);
     if (key_colon(value) != std::string_view::npos) throw Decline{};
     return plain(value);
@@ -305,8 +299,7 @@ class Parser {
 
 }  // namespace
 
-bool parse_simple_block_yaml(std::string_view text, const std::shared_ptr<const std::string>& path,
-                             Node& root) {
+bool parse_simple_block_yaml(std::string_view text, const std::shared_ptr<const std::string>& path, Node& root) {
   thread_local std::vector<Line> lines;
   lines.clear();
   size_t pos = 0;
@@ -323,16 +316,13 @@ bool parse_simple_block_yaml(std::string_view text, const std::shared_ptr<const 
       // document markers and directives.
       if (c == '\t' || c == '\r' || (static_cast<unsigned char>(c) < 0x20)) return false;
     }
-    while (static_cast<size_t>(indent) < line.size() && line[static_cast<size_t>(indent)] == ' ')
-      ++indent;
+    while (static_cast<size_t>(indent) < line.size() && line[static_cast<size_t>(indent)] == ' ') ++indent;
     std::string_view content = line.substr(static_cast<size_t>(indent));
     if (content.empty() || content[0] == '#') continue;
-    if (indent == 0 &&
-        (content.substr(0, 3) == "---" || content.substr(0, 3) == "..." || content[0] == '%'))
+    if (indent == 0 && (content.substr(0, 3) == "---" || content.substr(0, 3) == "..." || content[0] == '%'))
       return false;
     // Characters YAML 1.1 and 1.2 disagree about (NEL, line/paragraph separators, BOM).
-    if (content.find("\xC2\x85") != std::string_view::npos ||
-        content.find("\xE2\x80\xA8") != std::string_view::npos ||
+    if (content.find("\xC2\x85") != std::string_view::npos || content.find("\xE2\x80\xA8") != std::string_view::npos ||
         content.find("\xE2\x80\xA9") != std::string_view::npos ||
         content.find("\xEF\xBB\xBF") != std::string_view::npos)
       return false;

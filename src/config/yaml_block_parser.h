@@ -16,8 +16,7 @@ namespace trainer::config::yaml_detail {
 
 // True when `text` was in the subset and `root` now holds its top-level map (with origins in
 // `path`); false to fall back to the full parser (root is then unspecified).
-bool parse_simple_block_yaml(std::string_view text, const std::shared_ptr<const std::string>& path,
-                             Node& root);
+bool parse_simple_block_yaml(std::string_view text, const std::shared_ptr<const std::string>& path, Node& root);
 
 // load_yaml_string without the fast path: always yaml-cpp. For tests that compare the two.
 YamlDocument load_yaml_string_full(std::string_view text, const std::string& name);

@@ -2,10 +2,6 @@
 // event handler types plain scalars with PyYAML's YAML 1.1 rules (plus OmegaConf's floats),
 // honours explicit tags, anchors, aliases and `<<` merge keys, rejects duplicate keys, and stamps
 // every node with file:line.
-#include <yaml-cpp/eventhandler.h>
-#include <yaml-cpp/exceptions.h>
-#include <yaml-cpp/parser.h>
-
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
@@ -15,9 +11,14 @@
 #include <utility>
 #include <vector>
 
-#include "trainer/config/yaml.h"
+#include <yaml-cpp/eventhandler.h>
+#include <yaml-cpp/exceptions.h>
+#include <yaml-cpp/parser.h>
+
 #include "trainer/config/python_str.h"
+#include "trainer/config/yaml.h"
 #include "trainer/util/error.h"
+
 #include "entry_index.h"
 #include "utf8.h"
 #include "yaml_block_parser.h"
@@ -165,11 +166,9 @@ class TreeBuilder : public YAML::EventHandler {
         }
       }
     }
-    fail(
-        line_of(mark),
-        std::string("this ") + (quote == '"' ? "double" : "single") +
-            "-quoted string has no closing quote",
-        std::string("Add the closing ") + quote + " (a quote inside single quotes is written '').");
+    fail(line_of(mark),
+         std::string("this ") + (quote == '"' ? "double" : "single") + "-quoted string has no closing quote",
+         std::string("Add the closing ") + quote + " (a quote inside single quotes is written '').");
   }
 
   // yaml-cpp 0.7 decodes the escapes `\N` (U+0085) and `\_` (U+00A0) to the single bytes 0x85
@@ -181,14 +180,9 @@ class TreeBuilder : public YAML::EventHandler {
     bool changed = false;
     while (i < value.size()) {
       const auto byte = static_cast<unsigned char>(value[i]);
-      size_t length = byte < 0x80            ? 1
-                      : (byte >> 5) == 0x6   ? 2
-                      : (byte >> 4) == 0xE   ? 3
-                      : (byte >> 3) == 0x1E  ? 4
-                                             : 0;
+      size_t length = byte < 0x80 ? 1 : (byte >> 5) == 0x6 ? 2 : (byte >> 4) == 0xE ? 3 : (byte >> 3) == 0x1E ? 4 : 0;
       bool valid = length > 0 && i + length <= value.size();
-      for (size_t k = 1; valid && k < length; ++k)
-        valid = (static_cast<unsigned char>(value[i + k]) & 0xC0) == 0x80;
+      for (size_t k = 1; valid && k < length; ++k) valid = (static_cast<unsigned char>(value[i + k]) & 0xC0) == 0x80;
       if (!changed && valid) {
         i += length;
         continue;
@@ -252,8 +246,7 @@ class TreeBuilder : public YAML::EventHandler {
       while (true) {
         std::string_view prefix = src.substr(i, 3);
         char after = at(i + 3);
-        if ((prefix == "---" || prefix == "...") &&
-            (after == '\0' || after == ' ' || after == '\t' || after == '\n'))
+        if ((prefix == "---" || prefix == "...") && (after == '\0' || after == ' ' || after == '\t' || after == '\n'))
           return false;  // "found unexpected document separator"
         while (at(i) == ' ' || at(i) == '\t') ++i;
         if (at(i) != '\n') return true;
@@ -265,8 +258,7 @@ class TreeBuilder : public YAML::EventHandler {
     auto non_spaces = [&]() -> bool {
       while (true) {
         char ch = at(i);
-        if (ch != '\'' && ch != '"' && ch != '\\' && ch != ' ' && ch != '\t' && ch != '\n' &&
-            ch != '\0') {
+        if (ch != '\'' && ch != '"' && ch != '\\' && ch != ' ' && ch != '\t' && ch != '\n' && ch != '\0') {
           out.push_back(ch);
           ++i;
           continue;
@@ -282,23 +274,57 @@ class TreeBuilder : public YAML::EventHandler {
           char e = at(i);
           const char* replacement = nullptr;
           switch (e) {
-            case 'a': replacement = "\x07"; break;
-            case 'b': replacement = "\x08"; break;
-            case 't': case '\t': replacement = "\t"; break;
-            case 'n': replacement = "\n"; break;
-            case 'v': replacement = "\x0B"; break;
-            case 'f': replacement = "\x0C"; break;
-            case 'r': replacement = "\r"; break;
-            case 'e': replacement = "\x1B"; break;
-            case ' ': replacement = " "; break;
-            case '"': replacement = "\""; break;
-            case '/': replacement = "/"; break;
-            case '\\': replacement = "\\"; break;
-            case 'N': replacement = "\xC2\x85"; break;
-            case '_': replacement = "\xC2\xA0"; break;
-            case 'L': replacement = "\xE2\x80\xA8"; break;
-            case 'P': replacement = "\xE2\x80\xA9"; break;
-            default: break;
+            case 'a':
+              replacement = "\x07";
+              break;
+            case 'b':
+              replacement = "\x08";
+              break;
+            case 't':
+            case '\t':
+              replacement = "\t";
+              break;
+            case 'n':
+              replacement = "\n";
+              break;
+            case 'v':
+              replacement = "\x0B";
+              break;
+            case 'f':
+              replacement = "\x0C";
+              break;
+            case 'r':
+              replacement = "\r";
+              break;
+            case 'e':
+              replacement = "\x1B";
+              break;
+            case ' ':
+              replacement = " ";
+              break;
+            case '"':
+              replacement = "\"";
+              break;
+            case '/':
+              replacement = "/";
+              break;
+            case '\\':
+              replacement = "\\";
+              break;
+            case 'N':
+              replacement = "\xC2\x85";
+              break;
+            case '_':
+              replacement = "\xC2\xA0";
+              break;
+            case 'L':
+              replacement = "\xE2\x80\xA8";
+              break;
+            case 'P':
+              replacement = "\xE2\x80\xA9";
+              break;
+            default:
+              break;
           }
           if (e == '0') {
             out.push_back('\0');
@@ -361,12 +387,9 @@ class TreeBuilder : public YAML::EventHandler {
     throw Error(*path_ + ":" + std::to_string(line), std::move(problem), std::move(fix));
   }
 
-  bool expecting_key() const {
-    return !stack_.empty() && stack_.back().is_map && !stack_.back().have_key;
-  }
+  bool expecting_key() const { return !stack_.empty() && stack_.back().is_map && !stack_.back().have_key; }
 
-  Node make_scalar(const std::string& tag, const std::string& value, int line, bool key_position,
-                   KeyInfo& key) {
+  Node make_scalar(const std::string& tag, const std::string& value, int line, bool key_position, KeyInfo& key) {
     if (tag == "?") {
       PlainKind kind = yaml_detail::resolve_plain(value, {});
       switch (kind) {
@@ -432,23 +455,20 @@ class TreeBuilder : public YAML::EventHandler {
     if (tag == "tag:yaml.org,2002:float") {
       double d = 0;
       if (!yaml_detail::construct_float(value, d)) {
-        fail(line, quote(value) + " is tagged !!float but is not a float",
-             "Remove the !!float tag or write a number.");
+        fail(line, quote(value) + " is tagged !!float but is not a float", "Remove the !!float tag or write a number.");
       }
       return Node::floating(d);
     }
     if (tag == "tag:yaml.org,2002:bool") {
       bool b = false;
       if (!yaml_detail::construct_bool(value, b)) {
-        fail(line, quote(value) + " is tagged !!bool but is not a boolean",
-             "Write true/false (or yes/no, on/off).");
+        fail(line, quote(value) + " is tagged !!bool but is not a boolean", "Write true/false (or yes/no, on/off).");
       }
       return Node::boolean(b);
     }
     if (tag == "tag:yaml.org,2002:null") {
       if (key_position) {
-        fail(line, "a key is null; OmegaConf keys must be strings, numbers or booleans",
-             "Give the entry a name.");
+        fail(line, "a key is null; OmegaConf keys must be strings, numbers or booleans", "Give the entry a name.");
       }
       return Node();
     }
@@ -456,13 +476,10 @@ class TreeBuilder : public YAML::EventHandler {
          "Remove the tag; only !!str, !!int, !!float, !!bool and !!null are understood.");
   }
 
-  void start_collection(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
-                        bool is_map) {
+  void start_collection(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor, bool is_map) {
     int line = line_of(mark);
     if (expecting_key()) {
-      fail(line,
-           std::string("a key is a ") + (is_map ? "mapping" : "list") +
-               "; config keys must be scalars",
+      fail(line, std::string("a key is a ") + (is_map ? "mapping" : "list") + "; config keys must be scalars",
            "Use a string, number or boolean as the key.");
     }
     const char* expected = is_map ? "tag:yaml.org,2002:map" : "tag:yaml.org,2002:seq";
@@ -537,8 +554,7 @@ class TreeBuilder : public YAML::EventHandler {
     node.set_origin(origin(parent.key_line));
     std::vector<Node::Entry>& entries = parent.node.entries();
     if (Node::Entry* existing = parent.keys.find(entries, parent.key)) {
-      bool both_strings =
-          existing->key_type == NodeType::kString && parent.key_type == NodeType::kString;
+      bool both_strings = existing->key_type == NodeType::kString && parent.key_type == NodeType::kString;
       if (both_strings && parent.key_info.plain_string) {
         fail(parent.key_line,
              "duplicate key " + quote(parent.key) + " (first defined on line " +
@@ -547,8 +563,7 @@ class TreeBuilder : public YAML::EventHandler {
       }
       if (existing->key_type != parent.key_type) {
         fail(parent.key_line,
-             "the keys " + quote(parent.key) + " and " + parent.key +
-                 " differ only in type (string vs number/boolean)",
+             "the keys " + quote(parent.key) + " and " + parent.key + " differ only in type (string vs number/boolean)",
              "Use one spelling of the key.");
       }
       // PyYAML lets a repeated non-string key (`1: a` then `1: b`) overwrite in place.
@@ -583,8 +598,7 @@ class TreeBuilder : public YAML::EventHandler {
         break;
       default:
         fail(line,
-             std::string("a key is a ") + type_name(key.type()) +
-                 "; config keys must be strings, numbers or booleans",
+             std::string("a key is a ") + type_name(key.type()) + "; config keys must be strings, numbers or booleans",
              "Use a scalar key.");
     }
   }
@@ -635,9 +649,7 @@ std::optional<std::string> parse_header(std::string_view text, const std::string
     std::string_view line = text.substr(pos, end - pos);
     pos = end + 1;
     ++line_number;
-    auto is_space = [](char c) {
-      return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v';
-    };
+    auto is_space = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v'; };
     while (!line.empty() && is_space(line.front())) line.remove_prefix(1);
     while (!line.empty() && is_space(line.back())) line.remove_suffix(1);
     if (line.empty()) continue;
@@ -656,8 +668,7 @@ std::optional<std::string> parse_header(std::string_view text, const std::string
     }
     std::string where = name + ":" + std::to_string(line_number);
     if (words.size() < 2) {
-      throw Error(where,
-                  "expected a header of the form `# @KEY VALUE`, got '" + std::string(rest) + "'",
+      throw Error(where, "expected a header of the form `# @KEY VALUE`, got '" + std::string(rest) + "'",
                   "Write e.g. `# @package db.primary`, or add text so it is not read as a header.");
     }
     if (words.size() > 2) {
@@ -704,7 +715,8 @@ void check_utf8(std::string_view text, const std::string& name) {
     }
     if (code == 0x2028 || code == 0x2029) {
       throw Error(name + ":" + std::to_string(line),
-                  std::string("the character ") + (code == 0x2028 ? "U+2028 (line separator)" : "U+2029 (paragraph separator)") +
+                  std::string("the character ") +
+                      (code == 0x2028 ? "U+2028 (line separator)" : "U+2029 (paragraph separator)") +
                       " is a line break in YAML 1.1 (PyYAML, OmegaConf) but text in YAML 1.2; a config "
                       "file with it would not read the same everywhere",
                   std::string("Replace it by a newline, or write it as the escape \\") + (code == 0x2028 ? "L" : "P") +
@@ -725,8 +737,7 @@ void check_utf8(std::string_view text, const std::string& name) {
 // for "\n"; yaml-cpp (YAML 1.2) only knows LF and CR LF and keeps a lone CR or NEL as text. Turn
 // them all into "\n" first so that both read the same document. Returns `text` or `buffer`.
 std::string_view normalize_breaks(std::string_view text, std::string& buffer) {
-  if (text.find('\r') == std::string_view::npos && text.find("\xC2\x85") == std::string_view::npos)
-    return text;
+  if (text.find('\r') == std::string_view::npos && text.find("\xC2\x85") == std::string_view::npos) return text;
   buffer.clear();
   buffer.reserve(text.size());
   for (size_t i = 0; i < text.size(); ++i) {
@@ -827,14 +838,10 @@ YamlDocument load_yaml_file(const std::string& path) {
   return load(text, path, true);
 }
 
-YamlDocument load_yaml_string(std::string_view text, const std::string& name) {
-  return load(text, name, true);
-}
+YamlDocument load_yaml_string(std::string_view text, const std::string& name) { return load(text, name, true); }
 
 namespace yaml_detail {
-YamlDocument load_yaml_string_full(std::string_view text, const std::string& name) {
-  return load(text, name, false);
-}
+YamlDocument load_yaml_string_full(std::string_view text, const std::string& name) { return load(text, name, false); }
 }  // namespace yaml_detail
 
 Node type_yaml_scalar(std::string_view text) {

@@ -2,13 +2,13 @@
 // every scalar of every loaded file goes through here).
 #include "yaml_scalar.h"
 
-#include "trainer/config/big_int.h"
-#include "trainer/config/python_str.h"
-#include "trainer/config/python_value.h"
-
 #include <charconv>
 #include <cmath>
 #include <limits>
+
+#include "trainer/config/big_int.h"
+#include "trainer/config/python_str.h"
+#include "trainer/config/python_value.h"
 
 namespace trainer::config::yaml_detail {
 namespace {
@@ -195,8 +195,7 @@ bool is_yaml11_int(std::string_view t) {
     if (next == 'x') {  // 0x[0-9a-fA-F_]+
       c.i += 2;
       if (c.done()) return false;
-      while (!c.done() && (std::isxdigit(static_cast<unsigned char>(c.peek())) || c.peek() == '_'))
-        ++c.i;
+      while (!c.done() && (std::isxdigit(static_cast<unsigned char>(c.peek())) || c.peek() == '_')) ++c.i;
       return c.done();
     }
     // 0[0-7_]+
@@ -219,8 +218,7 @@ bool is_timestamp(std::string_view t) {
       if (!is_digit(t[pos + k])) return false;
     return true;
   };
-  if (t.size() == 10 && digits_at(0, 4) && t[4] == '-' && digits_at(5, 2) && t[7] == '-' &&
-      digits_at(8, 2))
+  if (t.size() == 10 && digits_at(0, 4) && t[4] == '-' && digits_at(5, 2) && t[7] == '-' && digits_at(8, 2))
     return true;
   // [0-9]{4}-[0-9]{1,2}-[0-9]{1,2}(?:[Tt]|[ \t]+)[0-9]{1,2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]*)?
   //   (?:[ \t]*(?:Z|[-+][0-9]{1,2}(?::[0-9]{2})?))?
@@ -321,8 +319,7 @@ bool construct_int(std::string_view text, int64_t& value) {
       uint64_t part = 0;
       if (!parse_unsigned(body.substr(begin, end - begin), 10, part)) return false;
       uint64_t scaled = 0;
-      if (__builtin_mul_overflow(part, base, &scaled) ||
-          __builtin_add_overflow(magnitude, scaled, &magnitude))
+      if (__builtin_mul_overflow(part, base, &scaled) || __builtin_add_overflow(magnitude, scaled, &magnitude))
         return false;
       if (colon == std::string_view::npos) break;
       if (__builtin_mul_overflow(base, uint64_t{60}, &base)) return false;
@@ -334,8 +331,7 @@ bool construct_int(std::string_view text, int64_t& value) {
   constexpr uint64_t kMax = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
   if (negative) {
     if (magnitude > kMax + 1) return false;
-    value = magnitude == kMax + 1 ? std::numeric_limits<int64_t>::min()
-                                  : -static_cast<int64_t>(magnitude);
+    value = magnitude == kMax + 1 ? std::numeric_limits<int64_t>::min() : -static_cast<int64_t>(magnitude);
   } else {
     if (magnitude > kMax) return false;
     value = static_cast<int64_t>(magnitude);
@@ -454,7 +450,6 @@ bool construct_bool(std::string_view text, bool& value) {
   }
   return false;
 }
-
 
 std::string yaml_float_text(double value) {
   if (std::isnan(value)) return ".nan";

@@ -11,6 +11,7 @@
 
 #include "trainer/config/python_value.h"
 #include "trainer/config/yaml.h"
+
 #include "utf8.h"
 #include "yaml_scalar.h"
 
@@ -25,28 +26,25 @@ bool is_break(char32_t ch) { return ch == '\n' || ch == 0x85 || ch == 0x2028 || 
 bool is_space_or_break(char32_t ch) { return ch == ' ' || is_break(ch); }
 // PyYAML's "whitespace" set for indicator checks: '\0 \t\r\n\x85\u2028\u2029'.
 bool is_yaml_whitespace(char32_t ch) {
-  return ch == 0 || ch == ' ' || ch == '\t' || ch == '\r' || ch == '\n' || ch == 0x85 ||
-         ch == 0x2028 || ch == 0x2029;
+  return ch == 0 || ch == ' ' || ch == '\t' || ch == '\r' || ch == '\n' || ch == 0x85 || ch == 0x2028 || ch == 0x2029;
 }
 
 // Python's str.isspace().
 bool is_python_space(char32_t ch) {
-  return (ch >= 0x09 && ch <= 0x0D) || (ch >= 0x1C && ch <= 0x20) || ch == 0x85 || ch == 0xA0 ||
-         ch == 0x1680 || (ch >= 0x2000 && ch <= 0x200A) || ch == 0x2028 || ch == 0x2029 ||
-         ch == 0x202F || ch == 0x205F || ch == 0x3000;
+  return (ch >= 0x09 && ch <= 0x0D) || (ch >= 0x1C && ch <= 0x20) || ch == 0x85 || ch == 0xA0 || ch == 0x1680 ||
+         (ch >= 0x2000 && ch <= 0x200A) || ch == 0x2028 || ch == 0x2029 || ch == 0x202F || ch == 0x205F || ch == 0x3000;
 }
 
 // The value (0-9) of a Unicode decimal digit (category Nd), or -1. Python's int() and float()
 // accept any of them; every Nd block is ten consecutive code points starting at one of these.
 int unicode_digit(char32_t ch) {
   static constexpr char32_t kZeros[] = {
-      0x30,    0x660,   0x6f0,   0x7c0,   0x966,   0x9e6,   0xa66,   0xae6,   0xb66,   0xbe6,
-      0xc66,   0xce6,   0xd66,   0xde6,   0xe50,   0xed0,   0xf20,   0x1040,  0x1090,  0x17e0,
-      0x1810,  0x1946,  0x19d0,  0x1a80,  0x1a90,  0x1b50,  0x1bb0,  0x1c40,  0x1c50,  0xa620,
-      0xa8d0,  0xa900,  0xa9d0,  0xa9f0,  0xaa50,  0xabf0,  0xff10,  0x104a0, 0x10d30, 0x11066,
-      0x110f0, 0x11136, 0x111d0, 0x112f0, 0x11450, 0x114d0, 0x11650, 0x116c0, 0x11730, 0x118e0,
-      0x11950, 0x11c50, 0x11d50, 0x11da0, 0x16a60, 0x16ac0, 0x16b50, 0x1d7ce, 0x1d7d8, 0x1d7e2,
-      0x1d7ec, 0x1d7f6, 0x1e140, 0x1e2f0, 0x1e950, 0x1fbf0};
+      0x30,    0x660,   0x6f0,   0x7c0,   0x966,   0x9e6,   0xa66,   0xae6,   0xb66,   0xbe6,   0xc66,
+      0xce6,   0xd66,   0xde6,   0xe50,   0xed0,   0xf20,   0x1040,  0x1090,  0x17e0,  0x1810,  0x1946,
+      0x19d0,  0x1a80,  0x1a90,  0x1b50,  0x1bb0,  0x1c40,  0x1c50,  0xa620,  0xa8d0,  0xa900,  0xa9d0,
+      0xa9f0,  0xaa50,  0xabf0,  0xff10,  0x104a0, 0x10d30, 0x11066, 0x110f0, 0x11136, 0x111d0, 0x112f0,
+      0x11450, 0x114d0, 0x11650, 0x116c0, 0x11730, 0x118e0, 0x11950, 0x11c50, 0x11d50, 0x11da0, 0x16a60,
+      0x16ac0, 0x16b50, 0x1d7ce, 0x1d7d8, 0x1d7e2, 0x1d7ec, 0x1d7f6, 0x1e140, 0x1e2f0, 0x1e950, 0x1fbf0};
   if (ch < 0x30) return -1;
   if (ch <= 0x39) return static_cast<int>(ch - 0x30);
   if (ch < 0x80) return -1;
@@ -130,9 +128,9 @@ bool python_number_ascii(const Text& text, std::string& ascii) {
     } else if (ch < 0x80) {
       char c = static_cast<char>(ch);
       // Only these can appear in something int() or float() accepts.
-      if (!((c >= '0' && c <= '9') || c == '+' || c == '-' || c == '.' || c == '_' || c == 'e' ||
-            c == 'E' || c == 'i' || c == 'I' || c == 'n' || c == 'N' || c == 'f' || c == 'F' ||
-            c == 'a' || c == 'A' || c == 't' || c == 'T' || c == 'y' || c == 'Y'))
+      if (!((c >= '0' && c <= '9') || c == '+' || c == '-' || c == '.' || c == '_' || c == 'e' || c == 'E' ||
+            c == 'i' || c == 'I' || c == 'n' || c == 'N' || c == 'f' || c == 'F' || c == 'a' || c == 'A' || c == 't' ||
+            c == 'T' || c == 'y' || c == 'Y'))
         return false;
       ascii.push_back(c);
     } else if (int d = unicode_digit(ch); d >= 0) {
@@ -169,8 +167,8 @@ bool is_omegaconf_bool_word(std::string_view s) {
 bool trivially_plain(std::string_view s) {
   if (s.empty() || s.size() > 100) return false;
   char first = s[0];
-  if (!((first >= 'a' && first <= 'z') || (first >= 'A' && first <= 'Z') || first == '_' ||
-        first == '/' || first == '$' || first == '('))
+  if (!((first >= 'a' && first <= 'z') || (first >= 'A' && first <= 'Z') || first == '_' || first == '/' ||
+        first == '$' || first == '('))
     return false;
   for (char c : s) {
     bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
@@ -202,13 +200,10 @@ bool trivially_plain(std::string_view s) {
   if (s.back() == ':') return false;
   if (s.size() <= 8) {
     // y/n (OmegaConf), YAML 1.1 bool and null words, Python's inf/nan/infinity.
-    if (s.size() == 1 && (first == 'y' || first == 'Y' || first == 'n' || first == 'N'))
-      return false;
+    if (s.size() == 1 && (first == 'y' || first == 'Y' || first == 'n' || first == 'N')) return false;
     auto kind = yaml_detail::resolve_plain(s, {false, true});
     if (kind != yaml_detail::PlainKind::kString) return false;
-    if (equals_ignore_case(s, "inf") || equals_ignore_case(s, "nan") ||
-        equals_ignore_case(s, "infinity"))
-      return false;
+    if (equals_ignore_case(s, "inf") || equals_ignore_case(s, "nan") || equals_ignore_case(s, "infinity")) return false;
   }
   return true;
 }
@@ -233,8 +228,7 @@ Analysis analyze(const Text& text) {
   bool special_characters = false;
   bool leading_space = false, leading_break = false, trailing_space = false, trailing_break = false,
        break_space = false, space_break = false;
-  if (n >= 3 &&
-      ((s[0] == '-' && s[1] == '-' && s[2] == '-') || (s[0] == '.' && s[1] == '.' && s[2] == '.')))
+  if (n >= 3 && ((s[0] == '-' && s[1] == '-' && s[2] == '-') || (s[0] == '.' && s[1] == '.' && s[2] == '.')))
     block_indicators = true;
   bool preceded_by_whitespace = true;
   bool followed_by_whitespace = n == 1 || is_yaml_whitespace(s[1]);
@@ -259,10 +253,9 @@ Analysis analyze(const Text& text) {
     // which every reader reads back exactly.
     if (ch == 0x85 || ch == 0x2028 || ch == 0x2029) special_characters = true;
     if (!(ch == '\n' || (ch >= 0x20 && ch <= 0x7E))) {
-      bool printable_unicode =
-          (ch == 0x85 || (ch >= 0xA0 && ch <= 0xD7FF) || (ch >= 0xE000 && ch <= 0xFFFD) ||
-           (ch >= 0x10000 && ch < 0x10FFFF)) &&
-          ch != 0xFEFF;
+      bool printable_unicode = (ch == 0x85 || (ch >= 0xA0 && ch <= 0xD7FF) || (ch >= 0xE000 && ch <= 0xFFFD) ||
+                                (ch >= 0x10000 && ch < 0x10FFFF)) &&
+                               ch != 0xFEFF;
       if (!printable_unicode) special_characters = true;  // allow_unicode=True
     }
     if (ch == ' ') {
@@ -284,8 +277,7 @@ Analysis analyze(const Text& text) {
     preceded_by_whitespace = is_yaml_whitespace(ch);
     followed_by_whitespace = index + 2 >= n || is_yaml_whitespace(s[index + 2]);
   }
-  if (leading_space || leading_break || trailing_space || trailing_break)
-    a.allow_block_plain = false;
+  if (leading_space || leading_break || trailing_space || trailing_break) a.allow_block_plain = false;
   if (break_space) a.allow_block_plain = a.allow_single_quoted = false;
   if (space_break || special_characters) a.allow_block_plain = a.allow_single_quoted = false;
   if (line_breaks) a.allow_block_plain = false;
@@ -519,14 +511,10 @@ class Emitter {
     bool implicit_plain = true;  // the plain text reads back with the same tag
     if (s.is_str) {
       force_single = is_omegaconf_bool_word(s.value) ||
-                     (python_number_ascii(text_, ascii_) &&
-                      (python_int_syntax(ascii_) || python_float_syntax(ascii_)));
-      implicit_plain =
-          yaml_detail::resolve_plain(s.value, {false, true}) == yaml_detail::PlainKind::kString;
+                     (python_number_ascii(text_, ascii_) && (python_int_syntax(ascii_) || python_float_syntax(ascii_)));
+      implicit_plain = yaml_detail::resolve_plain(s.value, {false, true}) == yaml_detail::PlainKind::kString;
     }
-    if (!force_single && implicit_plain && !(simple_key && (a.empty || a.multiline)) &&
-        a.allow_block_plain)
-      return 0;
+    if (!force_single && implicit_plain && !(simple_key && (a.empty || a.multiline)) && a.allow_block_plain) return 0;
     if (a.allow_single_quoted && !(simple_key && a.multiline)) return '\'';
     return '"';
   }
@@ -666,10 +654,9 @@ class Emitter {
     size_t start = 0;
     for (size_t end = 0; end <= n; ++end) {
       char32_t ch = end < n ? text_.chars[end] : kNone;
-      bool needs_escape = ch == kNone || ch == '"' || ch == '\\' || ch == 0x85 || ch == 0x2028 ||
-                          ch == 0x2029 || ch == 0xFEFF ||
-                          !((ch >= 0x20 && ch <= 0x7E) || (ch >= 0xA0 && ch <= 0xD7FF) ||
-                            (ch >= 0xE000 && ch <= 0xFFFD));
+      bool needs_escape =
+          ch == kNone || ch == '"' || ch == '\\' || ch == 0x85 || ch == 0x2028 || ch == 0x2029 || ch == 0xFEFF ||
+          !((ch >= 0x20 && ch <= 0x7E) || (ch >= 0xA0 && ch <= 0xD7FF) || (ch >= 0xE000 && ch <= 0xFFFD));
       if (needs_escape) {
         if (start < end) {
           write(text_.slice(start, end), end - start);

@@ -1,16 +1,16 @@
 #include "trainer/data/batch_loader.h"
 
-#include <ATen/ATen.h>
-#include <ATen/CPUGeneratorImpl.h>
-#include <ATen/Parallel.h>
-#include <torch/cuda.h>
-
 #include <pthread.h>
 #include <sched.h>
 
 #include <algorithm>
 #include <string>
 #include <utility>
+
+#include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
+#include <ATen/Parallel.h>
+#include <torch/cuda.h>
 
 #include "trainer/data/batch_transform.h"
 #include "trainer/util/error.h"
@@ -71,33 +71,28 @@ LoaderOptions make_loader_options(const DataOptions& data, at::Device device, bo
   return o;
 }
 
-BatchLoader::BatchLoader(std::shared_ptr<const TensorDataset> dataset, EpochSampler sampler,
-                         LoaderOptions options)
+BatchLoader::BatchLoader(std::shared_ptr<const TensorDataset> dataset, EpochSampler sampler, LoaderOptions options)
     : dataset_(std::move(dataset)), sampler_(std::move(sampler)), options_(options) {
   if (!dataset_) throw Error("BatchLoader", "no dataset given");
   if (sampler_.dataset_size() != dataset_->size()) {
     throw Error("BatchLoader", "the sampler covers " + std::to_string(sampler_.dataset_size()) +
-                                   " samples but the dataset holds " +
-                                   std::to_string(dataset_->size()));
+                                   " samples but the dataset holds " + std::to_string(dataset_->size()));
   }
   if (options_.batch_size < 1) {
-    throw Error("data.batch_size",
-                "must be at least 1, got " + std::to_string(options_.batch_size));
+    throw Error("data.batch_size", "must be at least 1, got " + std::to_string(options_.batch_size));
   }
   options_.num_workers = resolve_num_workers(options_.num_workers, options_.device);
   if (options_.normalize && !(options_.std > 0)) {
     throw Error("data.normalize.std", "must be positive, got " + std::to_string(options_.std));
   }
   if (options_.crop_padding < 0) {
-    throw Error("data.augment.random_crop_padding",
-                "must be >= 0, got " + std::to_string(options_.crop_padding));
+    throw Error("data.augment.random_crop_padding", "must be >= 0, got " + std::to_string(options_.crop_padding));
   }
   const int64_t n = sampler_.num_samples();
   const int64_t bs = options_.batch_size;
   batches_per_epoch_ = options_.drop_last ? n / bs : (n + bs - 1) / bs;
   // At least one slot per worker, or workers would sit idle waiting for room.
-  slots_.resize(
-      static_cast<size_t>(std::max({1, options_.prefetch_batches, options_.num_workers})));
+  slots_.resize(static_cast<size_t>(std::max({1, options_.prefetch_batches, options_.num_workers})));
 }
 
 BatchLoader::~BatchLoader() { stop_workers(); }
@@ -114,11 +109,11 @@ void BatchLoader::stop_workers() {
 
 void BatchLoader::start_epoch(int64_t epoch, int64_t skip_batches) {
   if (skip_batches < 0 || skip_batches > batches_per_epoch_) {
-    throw Error("BatchLoader::start_epoch",
-                "cannot skip " + std::to_string(skip_batches) + " batches of an epoch of " +
-                    std::to_string(batches_per_epoch_),
-                "The checkpoint does not match this data configuration (batch size, dataset, "
-                "number of processes).");
+    throw Error(
+        "BatchLoader::start_epoch",
+        "cannot skip " + std::to_string(skip_batches) + " batches of an epoch of " + std::to_string(batches_per_epoch_),
+        "The checkpoint does not match this data configuration (batch size, dataset, "
+        "number of processes).");
   }
   stop_workers();
   sampler_.set_epoch(epoch);
@@ -169,8 +164,8 @@ Batch BatchLoader::make_batch(int64_t batch_number, CopyObserver* observer) cons
     }
   }
   if (options_.crop_padding > 0 || options_.flip) {
-    at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(mix_seed(
-        options_.seed, static_cast<uint64_t>(epoch_), static_cast<uint64_t>(batch_number)));
+    at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(
+        mix_seed(options_.seed, static_cast<uint64_t>(epoch_), static_cast<uint64_t>(batch_number)));
     batch.inputs = augment(batch.inputs, options_.crop_padding, options_.flip, gen);
   }
   if (options_.normalize) {
@@ -187,9 +182,8 @@ void BatchLoader::worker_loop() {
     int64_t batch_number = 0;
     {
       std::unique_lock<std::mutex> lock(mutex_);
-      space_.wait(lock, [&] {
-        return stop_ || next_claim_ >= batches_per_epoch_ || next_claim_ < delivered_ + window;
-      });
+      space_.wait(lock,
+                  [&] { return stop_ || next_claim_ >= batches_per_epoch_ || next_claim_ < delivered_ + window; });
       if (stop_ || next_claim_ >= batches_per_epoch_) return;
       batch_number = next_claim_++;
     }

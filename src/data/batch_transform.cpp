@@ -1,8 +1,8 @@
 #include "trainer/data/batch_transform.h"
 
-#include <ATen/ATen.h>
-
 #include <string>
+
+#include <ATen/ATen.h>
 
 #include "trainer/util/error.h"
 
@@ -22,14 +22,12 @@ at::Tensor to_float_normalized(const at::Tensor& uint8_batch, double mean, doubl
 
 at::Tensor augment(const at::Tensor& batch, int crop_padding, bool flip, at::Generator& gen) {
   if (crop_padding < 0) {
-    throw Error("data.augment.random_crop_padding",
-                "must be >= 0, got " + std::to_string(crop_padding));
+    throw Error("data.augment.random_crop_padding", "must be >= 0, got " + std::to_string(crop_padding));
   }
   if (crop_padding == 0 && !flip) return batch;
   if (batch.dim() != 4) {
     throw Error("data.augment",
-                "augmentation expects [N, C, H, W] image batches, got " +
-                    std::to_string(batch.dim()) + " dimensions",
+                "augmentation expects [N, C, H, W] image batches, got " + std::to_string(batch.dim()) + " dimensions",
                 "Disable data.augment for this dataset.");
   }
   const int64_t n = batch.size(0), c = batch.size(1), h = batch.size(2), w = batch.size(3);

@@ -1,12 +1,12 @@
 #include "trainer/data/datasets.h"
 
-#include <ATen/ATen.h>
-#include <ATen/CPUGeneratorImpl.h>
-
 #include <algorithm>
 #include <cmath>
 #include <string>
 #include <utility>
+
+#include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
 
 #include "trainer/data/idx_reader.h"
 #include "trainer/data/sampler.h"
@@ -32,12 +32,10 @@ DatasetRegistry& DatasetRegistry::instance() {
   return registry;
 }
 
-DataSplits load_datasets(const DataOptions& options) {
-  return DatasetRegistry::instance().get(options.name)(options);
-}
+DataSplits load_datasets(const DataOptions& options) { return DatasetRegistry::instance().get(options.name)(options); }
 
-std::pair<TensorDataset, TensorDataset> split_train_val(const TensorDataset& dataset,
-                                                        double val_fraction, uint64_t seed) {
+std::pair<TensorDataset, TensorDataset> split_train_val(const TensorDataset& dataset, double val_fraction,
+                                                        uint64_t seed) {
   if (!(val_fraction >= 0.0 && val_fraction < 1.0)) {
     throw Error("data.val_fraction", "must be in [0, 1), got " + std::to_string(val_fraction));
   }
@@ -56,18 +54,14 @@ DataSplits load_fashion_mnist(const DataOptions& options) {
     const std::string labels_path = options.root + "/" + prefix + "-labels-idx1-ubyte.gz";
     at::Tensor images = read_idx(images_path);
     at::Tensor labels = read_idx(labels_path);
-    if (images.scalar_type() != at::kByte || images.dim() != 3 || images.size(1) != 28 ||
-        images.size(2) != 28) {
+    if (images.scalar_type() != at::kByte || images.dim() != 3 || images.size(1) != 28 || images.size(2) != 28) {
       throw Error(images_path,
-                  "expected uint8 images of shape [N, 28, 28], got " +
-                      std::to_string(images.dim()) + "-D " +
+                  "expected uint8 images of shape [N, 28, 28], got " + std::to_string(images.dim()) + "-D " +
                       std::string(c10::toString(images.scalar_type())) + " data",
                   "Point data.root at the Fashion-MNIST files.");
     }
-    if (labels.scalar_type() != at::kByte || labels.dim() != 1 ||
-        labels.size(0) != images.size(0)) {
-      throw Error(labels_path,
-                  "expected " + std::to_string(images.size(0)) + " uint8 labels (one per image)",
+    if (labels.scalar_type() != at::kByte || labels.dim() != 1 || labels.size(0) != images.size(0)) {
+      throw Error(labels_path, "expected " + std::to_string(images.size(0)) + " uint8 labels (one per image)",
                   "Point data.root at the Fashion-MNIST files.");
     }
     // A label outside the classes would otherwise fail mid-epoch inside the loss.
@@ -91,8 +85,7 @@ DataSplits load_fashion_mnist(const DataOptions& options) {
 
 DataSplits make_synthetic(const DataOptions& options) {
   if (options.num_samples < 1 || options.num_classes < 1 || options.image_shape.empty()) {
-    throw Error("data",
-                "synthetic data needs num_samples >= 1, num_classes >= 1 and an image_shape");
+    throw Error("data", "synthetic data needs num_samples >= 1, num_classes >= 1 and an image_shape");
   }
   int64_t pixels = 1;
   for (int64_t d : options.image_shape) {
@@ -102,8 +95,7 @@ DataSplits make_synthetic(const DataOptions& options) {
   const int64_t test_count = std::max<int64_t>(1, options.num_samples / 8);
   const int64_t total = options.num_samples + test_count;
 
-  at::Generator gen =
-      at::make_generator<at::CPUGeneratorImpl>(mix_seed(options.seed, kSyntheticStream));
+  at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(mix_seed(options.seed, kSyntheticStream));
   const at::Tensor templates = at::rand({options.num_classes, pixels}, gen, at::kFloat);
   const at::Tensor labels = at::randint(0, options.num_classes, {total}, gen, at::kLong);
   const at::Tensor noise = at::rand({total, pixels}, gen, at::kFloat);
@@ -114,8 +106,7 @@ DataSplits make_synthetic(const DataOptions& options) {
   std::vector<int64_t> shape{total};
   shape.insert(shape.end(), options.image_shape.begin(), options.image_shape.end());
   TensorDataset all(images.view(shape), labels);
-  TensorDataset pool(all.inputs().narrow(0, 0, options.num_samples),
-                     labels.narrow(0, 0, options.num_samples));
+  TensorDataset pool(all.inputs().narrow(0, 0, options.num_samples), labels.narrow(0, 0, options.num_samples));
   TensorDataset test(all.inputs().narrow(0, options.num_samples, test_count).clone(),
                      labels.narrow(0, options.num_samples, test_count));
   auto [train, val] = split_train_val(pool, options.val_fraction, options.seed);

@@ -1,6 +1,5 @@
 #include "trainer/data/idx_reader.h"
 
-#include <ATen/ATen.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -13,6 +12,8 @@
 #include <memory>
 #include <string>
 #include <vector>
+
+#include <ATen/ATen.h>
 
 #include "trainer/util/error.h"
 
@@ -104,8 +105,7 @@ at::Tensor read_idx(const std::string& path) {
   // gzopen reads both gzipped and plain files (it passes plain ones through unchanged).
   GzFile file(gzopen(path.c_str(), "rb"));
   if (!file) {
-    throw Error(path, std::string("cannot open the file: ") + std::strerror(errno),
-                "Check the file's permissions.");
+    throw Error(path, std::string("cannot open the file: ") + std::strerror(errno), "Check the file's permissions.");
   }
   gzbuffer(file.get(), 1 << 20);  // fewer, larger reads than zlib's 8 KiB default
 
@@ -120,8 +120,7 @@ at::Tensor read_idx(const std::string& path) {
   ElementType type{};
   if (magic[0] != 0 || magic[1] != 0 || !element_type(magic[2], &type) || magic[3] == 0) {
     char got[32];
-    std::snprintf(got, sizeof got, "0x%02X 0x%02X 0x%02X 0x%02X", magic[0], magic[1], magic[2],
-                  magic[3]);
+    std::snprintf(got, sizeof got, "0x%02X 0x%02X 0x%02X 0x%02X", magic[0], magic[1], magic[2], magic[3]);
     throw Error(path, std::string("not an IDX file: it starts with ") + got + "; " + expected_magic,
                 "Use an IDX (MNIST-format) file, gzipped or not.");
   }
@@ -153,9 +152,8 @@ at::Tensor read_idx(const std::string& path) {
   const int64_t got = read_bytes(file.get(), bytes.data_ptr(), total_bytes, path);
   if (got != total_bytes) {
     throw Error(path,
-                "the file ends after " + std::to_string(got) + " of the " +
-                    std::to_string(total_bytes) + " data bytes its header announces (shape " +
-                    shape_text(dims) + ")",
+                "the file ends after " + std::to_string(got) + " of the " + std::to_string(total_bytes) +
+                    " data bytes its header announces (shape " + shape_text(dims) + ")",
                 "The file is truncated: download or install it again.");
   }
   // Reading on to the end of the stream makes zlib check the gzip trailer (CRC-32 and length):

@@ -1,9 +1,9 @@
 #include "trainer/data/sampler.h"
 
-#include <ATen/ATen.h>
-
 #include <string>
 #include <utility>
+
+#include <ATen/ATen.h>
 
 #include "trainer/util/error.h"
 
@@ -70,8 +70,7 @@ at::Tensor random_permutation(int64_t n, uint64_t seed) {
   return perm;
 }
 
-EpochSampler::EpochSampler(int64_t dataset_size, bool shuffle, uint64_t seed, int rank,
-                           int world_size, bool drop_last)
+EpochSampler::EpochSampler(int64_t dataset_size, bool shuffle, uint64_t seed, int rank, int world_size, bool drop_last)
     : dataset_size_(dataset_size),
       shuffle_(shuffle),
       seed_(seed),
@@ -80,15 +79,13 @@ EpochSampler::EpochSampler(int64_t dataset_size, bool shuffle, uint64_t seed, in
       drop_last_(drop_last) {
   if (world_size < 1 || rank < 0 || rank >= world_size) {
     throw Error("EpochSampler",
-                "rank " + std::to_string(rank) + " is not in [0, world size " +
-                    std::to_string(world_size) + ")",
+                "rank " + std::to_string(rank) + " is not in [0, world size " + std::to_string(world_size) + ")",
                 "Check the distributed environment (RANK, WORLD_SIZE).");
   }
   if (dataset_size < 0) {
     throw Error("EpochSampler", "negative dataset size " + std::to_string(dataset_size));
   }
-  num_samples_ =
-      drop_last ? dataset_size / world_size : (dataset_size + world_size - 1) / world_size;
+  num_samples_ = drop_last ? dataset_size / world_size : (dataset_size + world_size - 1) / world_size;
 }
 
 EpochSampler EpochSampler::uneven(int64_t dataset_size, int rank, int world_size) {
@@ -99,8 +96,8 @@ EpochSampler EpochSampler::uneven(int64_t dataset_size, int rank, int world_size
 }
 
 at::Tensor EpochSampler::indices() const {
-  at::Tensor order = shuffle_ ? random_permutation(dataset_size_, mix_seed(seed_, epoch_))
-                              : at::arange(dataset_size_, at::kLong);
+  at::Tensor order =
+      shuffle_ ? random_permutation(dataset_size_, mix_seed(seed_, epoch_)) : at::arange(dataset_size_, at::kLong);
   if (uneven_) return world_size_ == 1 ? order : order.slice(0, rank_, dataset_size_, world_size_).contiguous();
   const int64_t total = num_samples_ * world_size_;
   if (total < dataset_size_) {

@@ -1,9 +1,9 @@
 #include "trainer/data/tensor_dataset.h"
 
-#include <ATen/ATen.h>
-
 #include <string>
 #include <utility>
+
+#include <ATen/ATen.h>
 
 #include "trainer/util/error.h"
 

@@ -23,8 +23,9 @@ void DeviceMeter::add(const at::Tensor& loss, const at::Tensor& logits, const at
 
 DeviceMeter::Reading DeviceMeter::read() const {
   if (group != nullptr) {
-    at::Tensor all = at::stack({loss_sum, correct.to(at::kDouble), at::full_like(loss_sum, static_cast<double>(samples)),
-                                at::full_like(loss_sum, static_cast<double>(batches))});
+    at::Tensor all =
+        at::stack({loss_sum, correct.to(at::kDouble), at::full_like(loss_sum, static_cast<double>(samples)),
+                   at::full_like(loss_sum, static_cast<double>(batches))});
     group->allreduce_sum(all, "metric reduction");
     all = all.cpu();
     const double* values = all.data_ptr<double>();

@@ -1,30 +1,29 @@
 #include "trainer/engine/engine_api.h"
 
-#include <c10/util/Exception.h>
-
 #include <malloc.h>
 #include <unistd.h>
-
-#include <ATen/Parallel.h>
 
 #include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <string>
 
+#include <ATen/Parallel.h>
+#include <c10/util/Exception.h>
+
 #include "trainer/config/config_view.h"
 #include "trainer/config/yaml.h"
 #include "trainer/engine/distributed/dist_env.h"
-#include "trainer/engine/export_command.h"
 #include "trainer/engine/distributed/job_ranks.h"
+#include "trainer/engine/export_command.h"
 #include "trainer/engine/runtime_info.h"
 #include "trainer/engine/stop_signal.h"
 #include "trainer/engine/trainer.h"
 #include "trainer/engine/tuner/batch_size_trials.h"
 #include "trainer/options/option_reader.h"
-#include "trainer/util/usable_cores.h"
 #include "trainer/util/error.h"
 #include "trainer/util/log.h"
+#include "trainer/util/usable_cores.h"
 
 namespace {
 
@@ -72,7 +71,6 @@ std::string tune_runtime() {
   }
   return text;
 }
-
 
 }  // namespace
 
@@ -124,8 +122,7 @@ __attribute__((visibility("default"))) int trainer_engine_run_job(const TrainerJ
     trainer::log::info(tune_runtime());
     trainer::log::info("engine: " + std::string(trainer_engine_describe()));
     trainer::engine::install_stop_signal_handlers();
-    trainer::config::YamlDocument document =
-        trainer::config::load_yaml_string(job->config_yaml, "<job config>");
+    trainer::config::YamlDocument document = trainer::config::load_yaml_string(job->config_yaml, "<job config>");
     const std::string command = job->command;
     if (command == "export") {
       trainer::engine::export_checkpoint(document.root, run_dir);

@@ -1,14 +1,14 @@
 #include "trainer/engine/export_command.h"
 
-#include <ATen/ATen.h>
-#include <c10/util/Exception.h>
-#include <torch/csrc/jit/api/module.h>
-#include <torch/csrc/jit/serialization/import.h>
-
 #include <cstdio>
 #include <map>
 #include <sstream>
 #include <vector>
+
+#include <ATen/ATen.h>
+#include <c10/util/Exception.h>
+#include <torch/csrc/jit/api/module.h>
+#include <torch/csrc/jit/serialization/import.h>
 
 #include "trainer/config/config_view.h"
 #include "trainer/engine/checkpoint/checkpoint.h"
@@ -26,16 +26,26 @@ constexpr int64_t kCheckpointFormatVersion = 1;  // as written by save_checkpoin
 
 std::string safetensors_dtype(at::ScalarType type, const std::string& name) {
   switch (type) {
-    case at::kDouble: return "F64";
-    case at::kFloat: return "F32";
-    case at::kHalf: return "F16";
-    case at::kBFloat16: return "BF16";
-    case at::kLong: return "I64";
-    case at::kInt: return "I32";
-    case at::kShort: return "I16";
-    case at::kChar: return "I8";
-    case at::kByte: return "U8";
-    case at::kBool: return "BOOL";
+    case at::kDouble:
+      return "F64";
+    case at::kFloat:
+      return "F32";
+    case at::kHalf:
+      return "F16";
+    case at::kBFloat16:
+      return "BF16";
+    case at::kLong:
+      return "I64";
+    case at::kInt:
+      return "I32";
+    case at::kShort:
+      return "I16";
+    case at::kChar:
+      return "I8";
+    case at::kByte:
+      return "U8";
+    case at::kBool:
+      return "BOOL";
     default:
       throw Error("tensor '" + name + "'",
                   std::string("dtype ") + c10::toString(type) + " has no safetensors equivalent",
@@ -73,7 +83,8 @@ int64_t read_int(const torch::jit::Module& root, const std::string& key) {
 std::string default_output(const std::string& checkpoint, const std::string& run_dir) {
   const std::string extension = ".ckpt";
   std::string name = checkpoint.substr(checkpoint.find_last_of('/') + 1);
-  if (name.size() > extension.size() && name.compare(name.size() - extension.size(), extension.size(), extension) == 0) {
+  if (name.size() > extension.size() &&
+      name.compare(name.size() - extension.size(), extension.size(), extension) == 0) {
     name.resize(name.size() - extension.size());
   }
   return run_dir + "/" + name + ".safetensors";
@@ -102,7 +113,8 @@ std::string export_checkpoint(const config::Node& job_config, const std::string&
   torch::jit::Module root = load_archive(checkpoint);
   c10::IValue model_value = root.attr("model");
   if (!model_value.isModule()) {
-    throw Error(checkpoint, "the checkpoint's model entry is not a module", "Point ckpt_path at a file written by trainer.");
+    throw Error(checkpoint, "the checkpoint's model entry is not a module",
+                "Point ckpt_path at a file written by trainer.");
   }
   torch::jit::Module model = model_value.toModule();
 

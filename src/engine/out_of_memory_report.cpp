@@ -53,9 +53,10 @@ void throw_out_of_memory_error(const OutOfMemoryFacts& f) {
   }
   const std::string where = f.device.is_cuda() ? "the GPU (cuda:" + std::to_string(f.device.index()) + ")" : "the host";
   if (f.parameters->empty()) {
-    throw Error("model", "out of memory on " + where + " while building model=" + model_name + " (" + facts + memory +
-                             "): " + cause,
-                "Make the model smaller (its sizes under model.*), or train where there is more memory.");
+    throw Error(
+        "model",
+        "out of memory on " + where + " while building model=" + model_name + " (" + facts + memory + "): " + cause,
+        "Make the model smaller (its sizes under model.*), or train where there is more memory.");
   }
   const int64_t smaller = std::max<int64_t>(1, f.batch_size / 2);
   throw Error("data.batch_size",

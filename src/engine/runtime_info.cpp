@@ -2,13 +2,13 @@
 
 #include <link.h>
 
-#include <ATen/Parallel.h>
-#include <torch/cuda.h>
-#include <torch/version.h>
-
 #include <climits>
 #include <cstdlib>
 #include <string>
+
+#include <ATen/Parallel.h>
+#include <torch/cuda.h>
+#include <torch/version.h>
 
 namespace trainer::engine {
 namespace {

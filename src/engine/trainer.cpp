@@ -1,16 +1,16 @@
 // The loop: fit (training steps, validation, checkpoints at their moments, stop conditions),
 // validate and test, and Trainer's public entry points. State and the parts' declarations:
 // trainer_impl.h.
-#include "trainer_impl.h"
-
 #include <unistd.h>
-#include <torch/nn/functional/loss.h>
-#include <torch/utils.h>
+
 #include <atomic>
 #include <csignal>
 #include <fstream>
 #include <limits>
 #include <new>
+
+#include <torch/nn/functional/loss.h>
+#include <torch/utils.h>
 
 #include "trainer/engine/callbacks/model_summary.h"
 #include "trainer/engine/callbacks/progress_bar.h"
@@ -24,6 +24,8 @@
 #include "trainer/engine/stop_signal.h"
 #include "trainer/util/error.h"
 #include "trainer/util/log.h"
+
+#include "trainer_impl.h"
 
 namespace trainer::engine {
 namespace {
@@ -65,8 +67,9 @@ std::string copy_phase_note(const data::BatchLoader& loader) {
   const data::LoaderOptions& o = loader.options();
   if (!o.device.is_cuda()) return "none, the device is the CPU (batches stay in host memory)";
   if (o.num_workers > 0) {
-    return "made in the " + std::to_string(o.num_workers) +
-           " loader worker threads (" + (o.pin_memory ? "pinned, " : "") + "non-blocking), overlapped with training, so not timed here; "
+    return "made in the " + std::to_string(o.num_workers) + " loader worker threads (" +
+           (o.pin_memory ? "pinned, " : "") +
+           "non-blocking), overlapped with training, so not timed here; "
            "the training thread's wait for it is part of waiting for data";
   }
   return {};  // made on the training thread: the row has the numbers
@@ -114,7 +117,7 @@ int64_t Trainer::Impl::evaluation_batches(const data::TensorDataset& dataset, co
 }
 
 std::pair<double, double> Trainer::Impl::evaluate(const std::shared_ptr<const data::TensorDataset>& dataset,
-                                   const BatchLimit& limit_option, int64_t hard_limit) {
+                                                  const BatchLimit& limit_option, int64_t hard_limit) {
   if (dataset->size() == 0) return {0.0, 0.0};
   data::BatchLoader loader = make_loader(dataset, /*train=*/false);
   int64_t limit = limit_option.resolve(loader.batches_per_epoch());
@@ -170,15 +173,17 @@ int64_t Trainer::Impl::resolve_val_check_batch(int64_t train_batches) const {
   }
   if (every < train_batches && every % options.accumulate_grad_batches != 0) {
     throw Error("trainer.val_check_interval",
-                "validation every " + std::to_string(every) + " batches falls between optimizer steps "
-                "(trainer.accumulate_grad_batches=" + std::to_string(options.accumulate_grad_batches) + ")",
+                "validation every " + std::to_string(every) +
+                    " batches falls between optimizer steps "
+                    "(trainer.accumulate_grad_batches=" +
+                    std::to_string(options.accumulate_grad_batches) + ")",
                 "Use a multiple of accumulate_grad_batches.");
   }
   return every;
 }
 
-void Trainer::Impl::validate_mid_epoch(LoopState& state, Context& context, const DeviceMeter& epoch_meter, int64_t batch,
-                        int64_t train_batches) {
+void Trainer::Impl::validate_mid_epoch(LoopState& state, Context& context, const DeviceMeter& epoch_meter,
+                                       int64_t batch, int64_t train_batches) {
   check_finite_before_saving(epoch_meter, state);
   auto [val_loss, val_acc] = evaluate(val_set, options.limit_val);
   log::info("epoch " + std::to_string(context.current_epoch) + " step " + std::to_string(state.global_step) +
@@ -251,10 +256,9 @@ int Trainer::Impl::fit() {
       options.max_steps > 0 ? options.max_steps : (endless_epochs ? 0 : options.max_epochs * steps_per_epoch);
   // The schedule's horizon (t_max 0/-1, warmup_cosine's and onecycle's run) in its own unit:
   // optimizer steps for interval=step, epochs for interval=epoch.
-  const int64_t schedule_horizon =
-      options.scheduler.per_step ? total_steps
-      : options.max_steps > 0    ? (options.max_steps + steps_per_epoch - 1) / steps_per_epoch
-                                 : (endless_epochs ? 0 : options.max_epochs);
+  const int64_t schedule_horizon = options.scheduler.per_step ? total_steps
+                                   : options.max_steps > 0 ? (options.max_steps + steps_per_epoch - 1) / steps_per_epoch
+                                                           : (endless_epochs ? 0 : options.max_epochs);
   LrSchedule schedule(options.scheduler, options.optimizer.lr, schedule_horizon);
   auto apply_lr = [&] {
     if (schedule.active()) set_lr(*optimizer, schedule.lr_at(state.scheduler_count));
@@ -347,7 +351,8 @@ int Trainer::Impl::fit() {
         if (scaler && scaler->skipped_steps() > reported_skips) {
           log::info(std::to_string(scaler->skipped_steps() - reported_skips) +
                     " optimizer step(s) skipped since the last line (inf/NaN gradients under loss scaling); "
-                    "loss scale now " + scale_text(scaler->current_scale()));
+                    "loss scale now " +
+                    scale_text(scaler->current_scale()));
           reported_skips = scaler->skipped_steps();
         }
         const DeviceMeter::Reading now = epoch_meter.read();
@@ -362,9 +367,9 @@ int Trainer::Impl::fit() {
         const double interval_seconds = std::max(1e-9, seconds_since(interval_start));
         const double rate = static_cast<double>(interval_samples) / interval_seconds;
         const std::string line = "epoch " + std::to_string(epoch) + " step " + std::to_string(state.global_step) +
-                                 " batch " + std::to_string(b + 1) + "/" + std::to_string(train_batches) +
-                                 " loss " + fixed(mean_loss, 4) + " acc " + fixed(accuracy, 4) + " " +
-                                 fixed(rate, 0) + " samples/s" + throughput.text(interval_samples, interval_seconds);
+                                 " batch " + std::to_string(b + 1) + "/" + std::to_string(train_batches) + " loss " +
+                                 fixed(mean_loss, 4) + " acc " + fixed(accuracy, 4) + " " + fixed(rate, 0) +
+                                 " samples/s" + throughput.text(interval_samples, interval_seconds);
         // On a terminal the bar shows progress; the log file always gets the line.
         if (bar.active()) {
           log::write_file_only(log::Level::kInfo, line);
@@ -372,7 +377,9 @@ int Trainer::Impl::fit() {
           log::info(line);
         }
         bar.set_loss(mean_loss);
-        MetricRow row{{"train/loss", mean_loss}, {"train/acc", accuracy}, {"samples_per_sec", rate},
+        MetricRow row{{"train/loss", mean_loss},
+                      {"train/acc", accuracy},
+                      {"samples_per_sec", rate},
                       {"batches_per_sec", static_cast<double>(interval_batches) / interval_seconds}};
         throughput.add_to(row, interval_samples, interval_seconds);
         log_metrics(row, epoch, state.global_step);
@@ -395,20 +402,22 @@ int Trainer::Impl::fit() {
         if (take_stop_request(context, epoch)) stop = true;
       }
       if ((options.max_steps > 0 && state.global_step >= options.max_steps) ||
-          (options.max_time_seconds && (reducer ? reducer->out_of_time() : seconds_since(start) >= *options.max_time_seconds))) {
+          (options.max_time_seconds &&
+           (reducer ? reducer->out_of_time() : seconds_since(start) >= *options.max_time_seconds))) {
         stop = true;
       }
       // Data parallel: every rank stops after the same step (the flag rides on the all-reduce).
-      if (reducer ? (!device.is_cuda() || state.global_step % options.log_every_n_steps == 0) && reducer->stop_requested()
-                  : stop_signal_received() != 0) {
+      if (reducer
+              ? (!device.is_cuda() || state.global_step % options.log_every_n_steps == 0) && reducer->stop_requested()
+              : stop_signal_received() != 0) {
         bar.clear();
         check_finite_before_saving(epoch_meter, state);
         save_last(state);
         checkpoint_writer.wait();
-        throw Error("signal " + std::to_string(stop_signal_received() != 0 ? stop_signal_received() : SIGTERM),
-                    "stopped after step " + std::to_string(state.global_step) + "; a checkpoint was written to " +
-                        last_path(),
-                    "Resume with the same command plus ckpt_path=last and hydra.run.dir=" + run_dir + ".");
+        throw Error(
+            "signal " + std::to_string(stop_signal_received() != 0 ? stop_signal_received() : SIGTERM),
+            "stopped after step " + std::to_string(state.global_step) + "; a checkpoint was written to " + last_path(),
+            "Resume with the same command plus ckpt_path=last and hydra.run.dir=" + run_dir + ".");
       }
       if (stop) break;
     }
@@ -431,8 +440,8 @@ int Trainer::Impl::fit() {
     std::vector<std::pair<std::string, double>> row = {{"train/loss_epoch", train_loss},
                                                        {"train/acc_epoch", train_acc}};
     const double epoch_seconds = seconds_since(epoch_start);
-    std::string line = "epoch " + std::to_string(epoch) + " done in " + fixed(epoch_seconds, 2) + " s: train/loss " + fixed(train_loss, 4) +
-                       " train/acc " + fixed(train_acc, 4);
+    std::string line = "epoch " + std::to_string(epoch) + " done in " + fixed(epoch_seconds, 2) + " s: train/loss " +
+                       fixed(train_loss, 4) + " train/acc " + fixed(train_acc, 4);
     std::optional<double> monitored;
     bool validated = false;
     const bool validate_now = epoch_done && validation_runs && train_batches % val_check_batch == 0 &&
@@ -485,9 +494,10 @@ int Trainer::Impl::fit() {
                     : std::string()));
   const bool test_runs = evaluation_batches(*test_set, options.limit_test) > 0;
   if (options.test_after_fit && !test_runs && is_main) {
-    log::warning("test_after_fit: no test batch (" +
-                 std::string(test_set->size() == 0 ? "the test split is empty" : "trainer.limit_test_batches leaves none") +
-                 "), so no test runs");
+    log::warning(
+        "test_after_fit: no test batch (" +
+        std::string(test_set->size() == 0 ? "the test split is empty" : "trainer.limit_test_batches leaves none") +
+        "), so no test runs");
   }
   if (options.test_after_fit && test_runs) {
     if (options.checkpoint.enabled && !state.top_k.empty()) {

@@ -1,12 +1,12 @@
 // What a checkpoint holds (model, optimizer, loop, callback and loss-scaler state), when the loop
 // writes one (epoch end, every_n_train_steps, a signal) and where (top-k names, last.ckpt).
-#include "trainer_impl.h"
-
 #include "trainer/engine/checkpoint/checkpoint_policy.h"
 #include "trainer/engine/posix_files.h"
 #include "trainer/formats/checkpoint_file.h"
 #include "trainer/util/error.h"
 #include "trainer/util/log.h"
+
+#include "trainer_impl.h"
 
 namespace trainer::engine {
 // A non-finite training loss stops fit before anything is saved from the damaged weights: the
@@ -24,9 +24,12 @@ namespace trainer::engine {
 
 std::string Trainer::Impl::optimizer_class_name() const {
   switch (options.optimizer.kind) {
-    case OptimizerKind::kSgd: return "SGD";
-    case OptimizerKind::kAdam: return "Adam";
-    case OptimizerKind::kAdamW: return "AdamW";
+    case OptimizerKind::kSgd:
+      return "SGD";
+    case OptimizerKind::kAdam:
+      return "Adam";
+    case OptimizerKind::kAdamW:
+      return "AdamW";
   }
   return "?";
 }
@@ -63,7 +66,8 @@ std::string Trainer::Impl::resolve_ckpt_path(const std::string& wanted) const {
   return formats::resolve_checkpoint_name(wanted, checkpoint_dir());
 }
 
-std::string Trainer::Impl::update_top_k(LoopState& state, double score, int64_t epoch, std::vector<std::string>& dropped) {
+std::string Trainer::Impl::update_top_k(LoopState& state, double score, int64_t epoch,
+                                        std::vector<std::string>& dropped) {
   // The name's metric fields: the latest validation's, and the monitored value as scored now.
   std::map<std::string, double> metrics = latest_validation;
   metrics[options.checkpoint.monitor] = score;

@@ -4,37 +4,36 @@
 // checkpoint holds, when it is written and where). Private to the engine: not installed.
 #pragma once
 
-#include "trainer/engine/trainer.h"
-
-#include <ATen/ATen.h>
-#include <torch/optim/optimizer.h>
-
 #include <chrono>
 #include <cstdio>
 #include <iomanip>
 #include <map>
 #include <sstream>
 
+#include <ATen/ATen.h>
+#include <torch/optim/optimizer.h>
+
 #include "trainer/config/config_view.h"
 #include "trainer/data/batch_loader.h"
 #include "trainer/data/data_options.h"
 #include "trainer/data/datasets.h"
-#include "trainer/engine/tuner/batch_size_search.h"
 #include "trainer/engine/callbacks/callback.h"
 #include "trainer/engine/checkpoint/checkpoint.h"
 #include "trainer/engine/checkpoint/checkpoint_writer.h"
 #include "trainer/engine/device_meter.h"
-#include "trainer/engine/profiling/flops_throughput.h"
-#include "trainer/engine/precision/grad_scaler.h"
 #include "trainer/engine/distributed/grad_reducer.h"
-#include "trainer/engine/loggers/metric_logger.h"
-#include "trainer/engine/profiling/phase_profiler.h"
-#include "trainer/engine/precision/precision_setup.h"
 #include "trainer/engine/distributed/process_group.h"
+#include "trainer/engine/loggers/metric_logger.h"
+#include "trainer/engine/precision/grad_scaler.h"
+#include "trainer/engine/precision/precision_setup.h"
+#include "trainer/engine/profiling/flops_throughput.h"
+#include "trainer/engine/profiling/phase_profiler.h"
 #include "trainer/engine/profiling/trace_profiler.h"
+#include "trainer/engine/trainer.h"
 #include "trainer/engine/trainer_options.h"
-#include "trainer/util/fixed_text.h"
+#include "trainer/engine/tuner/batch_size_search.h"
 #include "trainer/models/model_registry.h"
+#include "trainer/util/fixed_text.h"
 
 namespace trainer::engine {
 
@@ -80,10 +79,10 @@ struct Trainer::Impl {
   bool autocast = false;
   at::ScalarType autocast_dtype = at::kBFloat16;
   std::unique_ptr<GradScaler> scaler;
-  std::shared_ptr<ProcessGroup> group;     // data parallel (set_distributed), else null
+  std::shared_ptr<ProcessGroup> group;  // data parallel (set_distributed), else null
   double bucket_cap_mb = 25;
   std::unique_ptr<GradReducer> reducer;
-  bool is_main = true;                     // rank 0: logs, metrics, checkpoints, progress bar
+  bool is_main = true;  // rank 0: logs, metrics, checkpoints, progress bar
   int world_size = 1;
   std::map<std::string, double> latest_validation;  // the metrics of the latest validation
   Clock::time_point fit_start = Clock::now();

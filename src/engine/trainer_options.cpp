@@ -51,9 +51,9 @@ TraceSchedule read_trace_schedule(const options::OptionReader& trainer) {
 
 void read_trainer_section(const options::OptionReader& t, TrainerOptions& o, std::string& precision) {
   const std::string accelerator = t.choice("accelerator");
-  o.accelerator = accelerator == "cpu" ? Accelerator::kCpu
+  o.accelerator = accelerator == "cpu"                            ? Accelerator::kCpu
                   : accelerator == "cuda" || accelerator == "gpu" ? Accelerator::kCuda
-                                                                 : Accelerator::kAuto;
+                                                                  : Accelerator::kAuto;
   if (t.given("precision")) precision = t.choice("precision");
   o.grad_scaler = read_grad_scaler(t);
   o.cpu_float16_autocast = t.get<bool>("cpu_float16_autocast");
@@ -63,8 +63,10 @@ void read_trainer_section(const options::OptionReader& t, TrainerOptions& o, std
   // step, last partial batch, validation) added 4-14 s: a 4-epoch fit took 1.5-2.3x as long.
   o.cudnn_benchmark = t.get<std::optional<bool>>("benchmark").value_or(false);
   if (o.cudnn_benchmark && o.deterministic) {
-    throw Error(t.where("benchmark"), "benchmark=true picks convolution algorithms by timing them, which "
-                "trainer.deterministic=true rules out", "Set one of trainer.benchmark=false or trainer.deterministic=false.");
+    throw Error(t.where("benchmark"),
+                "benchmark=true picks convolution algorithms by timing them, which "
+                "trainer.deterministic=true rules out",
+                "Set one of trainer.benchmark=false or trainer.deterministic=false.");
   }
   o.sync_batchnorm = t.get<bool>("sync_batchnorm");
   o.max_epochs = t.get<int64_t>("max_epochs");
@@ -79,7 +81,8 @@ void read_trainer_section(const options::OptionReader& t, TrainerOptions& o, std
   o.log_every_n_steps = t.get<int64_t>("log_every_n_steps");
   o.accumulate_grad_batches = t.get<int64_t>("accumulate_grad_batches");
   o.gradient_clip_val = t.get<std::optional<double>>("gradient_clip_val");
-  o.gradient_clip_algorithm = t.choice("gradient_clip_algorithm") == "value" ? ClipAlgorithm::kValue : ClipAlgorithm::kNorm;
+  o.gradient_clip_algorithm =
+      t.choice("gradient_clip_algorithm") == "value" ? ClipAlgorithm::kValue : ClipAlgorithm::kNorm;
   o.fast_dev_run = t.count("fast_dev_run");
   const options::Limit overfit = t.limit("overfit_batches");
   if (t.given("overfit_batches") && (overfit.is_fraction ? overfit.fraction > 0.0 : overfit.count > 0)) {
@@ -180,7 +183,8 @@ void read_checkpoint(const config::ConfigView& root, CheckpointOptions& c) {
 void check_run_length(TrainerOptions& o) {
   if (o.max_epochs != -1) return;
   if (o.max_steps <= 0 && !o.max_time_seconds) {
-    throw Error("trainer.max_epochs", "-1 means no epoch limit, but neither trainer.max_steps nor trainer.max_time ends the run",
+    throw Error("trainer.max_epochs",
+                "-1 means no epoch limit, but neither trainer.max_steps nor trainer.max_time ends the run",
                 "Give trainer.max_steps=N or trainer.max_time=DD:HH:MM:SS with max_epochs=-1, or set max_epochs to a "
                 "number of epochs.");
   }
@@ -201,32 +205,46 @@ void check_run_length(TrainerOptions& o) {
 
 const char* precision_name(Precision precision) {
   switch (precision) {
-    case Precision::k32True: return "32-true";
-    case Precision::k64True: return "64-true";
-    case Precision::k16Mixed: return "16-mixed";
-    case Precision::kBf16Mixed: return "bf16-mixed";
-    case Precision::k16True: return "16-true";
-    case Precision::kBf16True: return "bf16-true";
+    case Precision::k32True:
+      return "32-true";
+    case Precision::k64True:
+      return "64-true";
+    case Precision::k16Mixed:
+      return "16-mixed";
+    case Precision::kBf16Mixed:
+      return "bf16-mixed";
+    case Precision::k16True:
+      return "16-true";
+    case Precision::kBf16True:
+      return "bf16-true";
   }
   return "?";
 }
 
 const char* optimizer_name(OptimizerKind kind) {
   switch (kind) {
-    case OptimizerKind::kAdam: return "adam";
-    case OptimizerKind::kAdamW: return "adamw";
-    case OptimizerKind::kSgd: return "sgd";
+    case OptimizerKind::kAdam:
+      return "adam";
+    case OptimizerKind::kAdamW:
+      return "adamw";
+    case OptimizerKind::kSgd:
+      return "sgd";
   }
   return "?";
 }
 
 const char* schedule_name(ScheduleKind kind) {
   switch (kind) {
-    case ScheduleKind::kNone: return "none";
-    case ScheduleKind::kStep: return "step";
-    case ScheduleKind::kCosine: return "cosine";
-    case ScheduleKind::kWarmupCosine: return "warmup_cosine";
-    case ScheduleKind::kOneCycle: return "onecycle";
+    case ScheduleKind::kNone:
+      return "none";
+    case ScheduleKind::kStep:
+      return "step";
+    case ScheduleKind::kCosine:
+      return "cosine";
+    case ScheduleKind::kWarmupCosine:
+      return "warmup_cosine";
+    case ScheduleKind::kOneCycle:
+      return "onecycle";
   }
   return "?";
 }

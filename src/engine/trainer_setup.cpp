@@ -1,7 +1,5 @@
 // A job's set-up before the loop: device, precision (probed), data, model, optimizer, loggers and
 // callbacks, data parallel, FLOP counting, and the batch-size search that may precede fit.
-#include "trainer_impl.h"
-
 #include <torch/cuda.h>
 
 #include "trainer/config/yaml.h"
@@ -15,6 +13,8 @@
 #include "trainer/engine/tuner/batch_size_trials.h"
 #include "trainer/util/error.h"
 #include "trainer/util/log.h"
+
+#include "trainer_impl.h"
 
 namespace trainer::engine {
 
@@ -45,7 +45,9 @@ void Trainer::Impl::setup() {
   const int workers = data::resolve_num_workers(data_options.num_workers, device);
   log::info("data: " + std::to_string(train_set->size()) + " train / " + std::to_string(val_set->size()) + " val / " +
             std::to_string(test_set->size()) + " test samples, batch " + std::to_string(data_options.batch_size) +
-            "; loader: " + (workers == 0 ? std::string("batches made on the training thread") : std::to_string(workers) + " worker thread(s)") +
+            "; loader: " +
+            (workers == 0 ? std::string("batches made on the training thread")
+                          : std::to_string(workers) + " worker thread(s)") +
             (data_options.pin_memory && device.is_cuda() ? ", pinned memory, non-blocking copies" : ""));
 
   models::InputSpec spec;
@@ -59,7 +61,8 @@ void Trainer::Impl::setup() {
   parameters = model->parameters();
   optimizer = make_optimizer(options.optimizer, parameters, device);
   if (uses_fused_adam(options.optimizer, device)) {
-    log::info(std::string("optimizer ") + optimizer_name(options.optimizer.kind) + ": one fused kernel for all parameters (CUDA)");
+    log::info(std::string("optimizer ") + optimizer_name(options.optimizer.kind) +
+              ": one fused kernel for all parameters (CUDA)");
   }
   log::info("model: " + model->describe());
   probe_precision(spec, view.get_or<std::string>("model.name", "?"));
@@ -148,7 +151,8 @@ void Trainer::Impl::setup_throughput() {
 }
 
 c10::DeviceIndex Trainer::Impl::local_cuda_index() const {
-  return static_cast<c10::DeviceIndex>(group ? group->local_rank() % std::max<int64_t>(1, torch::cuda::device_count()) : 0);
+  return static_cast<c10::DeviceIndex>(group ? group->local_rank() % std::max<int64_t>(1, torch::cuda::device_count())
+                                             : 0);
 }
 
 void Trainer::Impl::setup_distributed() {
@@ -192,7 +196,7 @@ void Trainer::Impl::report_profile(double fit_seconds) const {
 }
 
 data::BatchLoader Trainer::Impl::make_loader(const std::shared_ptr<const data::TensorDataset>& dataset, bool train,
-                              int64_t batch_size) const {
+                                             int64_t batch_size) const {
   data::LoaderOptions lo;
   lo.batch_size = batch_size > 0 ? batch_size : data_options.batch_size;
   lo.num_workers = data_options.num_workers;
@@ -206,8 +210,9 @@ data::BatchLoader Trainer::Impl::make_loader(const std::shared_ptr<const data::T
   const int rank = group ? group->rank() : 0;
   // Training pads every rank to the same number of steps (DistributedSampler); evaluation reads
   // each sample exactly once over the ranks, so its metrics match one process's.
-  data::EpochSampler sampler = train ? data::EpochSampler(dataset->size(), options.shuffle_train, options.seed, rank, world_size)
-                                     : data::EpochSampler::uneven(dataset->size(), rank, world_size);
+  data::EpochSampler sampler =
+      train ? data::EpochSampler(dataset->size(), options.shuffle_train, options.seed, rank, world_size)
+            : data::EpochSampler::uneven(dataset->size(), rank, world_size);
   return data::BatchLoader(dataset, std::move(sampler), lo);
 }
 
@@ -249,7 +254,8 @@ void Trainer::Impl::run_trial_steps(int64_t batch_size) {
 
 int64_t Trainer::Impl::scale_batch_size(ScaleMode mode) {
   if (group) {
-    throw Error("batch size search", "cannot run in a data-parallel job (" + std::to_string(group->world_size()) + " ranks)",
+    throw Error("batch size search",
+                "cannot run in a data-parallel job (" + std::to_string(group->world_size()) + " ranks)",
                 "Search with one process (trainer.devices=1), then run the data-parallel fit with the batch it found "
                 "(data.batch_size=...), as Lightning requires.");
   }

@@ -240,7 +240,8 @@ std::string resolve_checkpoint_name(const std::string& wanted, const std::string
   }
   const CheckpointFile file = read_checkpoint_summary(source);
   if (file.legacy) {
-    throw Error("ckpt_path=best", source + " was written by an older trainer, whose best checkpoint cannot be looked up",
+    throw Error("ckpt_path=best",
+                source + " was written by an older trainer, whose best checkpoint cannot be looked up",
                 "Give the best file's path: ckpt_path=" + directory + "/<name>.ckpt.");
   }
   if (file.summary.best.empty()) {

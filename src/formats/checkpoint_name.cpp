@@ -30,11 +30,12 @@ bool parse_spec(const std::string& text, Spec& spec) {
     ++i;
     if (i >= text.size() || text[i] < '0' || text[i] > '9') return false;
     spec.precision = 0;
-    while (i < text.size() && text[i] >= '0' && text[i] <= '9') spec.precision = spec.precision * 10 + (text[i++] - '0');
+    while (i < text.size() && text[i] >= '0' && text[i] <= '9')
+      spec.precision = spec.precision * 10 + (text[i++] - '0');
   }
   if (i < text.size()) spec.type = text[i++];
-  return i == text.size() && (spec.type == 0 || spec.type == 'd' || spec.type == 'f' || spec.type == 'e' ||
-                              spec.type == 'g');
+  return i == text.size() &&
+         (spec.type == 0 || spec.type == 'd' || spec.type == 'f' || spec.type == 'e' || spec.type == 'g');
 }
 
 bool is_integer_field(const std::string& name) { return name == "epoch" || name == "step"; }
@@ -77,14 +78,18 @@ std::string render(const Field& field, double value) {
 std::string format_checkpoint_name(const std::string& pattern, int64_t epoch, int64_t step,
                                    const std::map<std::string, double>& metrics) {
   std::string out;
-  scan(pattern, [&](char c) { out += c; },
-       [&](const Field& field) {
-         double value = 0.0;
-         if (field.name == "epoch") value = static_cast<double>(epoch);
-         else if (field.name == "step") value = static_cast<double>(step);
-         else if (const auto found = metrics.find(field.name); found != metrics.end()) value = found->second;
-         out += render(field, value);
-       });
+  scan(
+      pattern, [&](char c) { out += c; },
+      [&](const Field& field) {
+        double value = 0.0;
+        if (field.name == "epoch")
+          value = static_cast<double>(epoch);
+        else if (field.name == "step")
+          value = static_cast<double>(step);
+        else if (const auto found = metrics.find(field.name); found != metrics.end())
+          value = found->second;
+        out += render(field, value);
+      });
   return out;
 }
 
@@ -92,25 +97,27 @@ std::string check_checkpoint_name(const std::string& pattern, const std::vector<
   if (pattern.empty()) return "an empty file name";
   std::string problem;
   bool slash = false;
-  const bool closed = scan(pattern, [&](char c) { slash = slash || c == '/'; },
-                           [&](const Field& field) {
-                             if (!problem.empty()) return;
-                             bool known = is_integer_field(field.name);
-                             for (const std::string& metric : metrics) known = known || metric == field.name;
-                             Spec spec;
-                             if (!known) {
-                               std::string listed = "epoch, step";
-                               for (const std::string& metric : metrics) listed += ", " + metric;
-                               problem = "{" + field.name + "} is not a field a checkpoint name can hold (" + listed + ")";
-                             } else if (!parse_spec(field.spec, spec)) {
-                               problem = "{" + field.name + ":" + field.spec + "} has a format trainer does not read "
-                                         "(use {epoch:03d} or {val/acc:.4f})";
-                             } else if (is_integer_field(field.name) && spec.type != 0 && spec.type != 'd') {
-                               problem = "{" + field.name + "} is an int: its format is d ({" + field.name + ":03d})";
-                             } else if (!is_integer_field(field.name) && spec.type == 'd') {
-                               problem = "{" + field.name + "} is a float: use f, e or g ({" + field.name + ":.4f})";
-                             }
-                           });
+  const bool closed = scan(
+      pattern, [&](char c) { slash = slash || c == '/'; },
+      [&](const Field& field) {
+        if (!problem.empty()) return;
+        bool known = is_integer_field(field.name);
+        for (const std::string& metric : metrics) known = known || metric == field.name;
+        Spec spec;
+        if (!known) {
+          std::string listed = "epoch, step";
+          for (const std::string& metric : metrics) listed += ", " + metric;
+          problem = "{" + field.name + "} is not a field a checkpoint name can hold (" + listed + ")";
+        } else if (!parse_spec(field.spec, spec)) {
+          problem = "{" + field.name + ":" + field.spec +
+                    "} has a format trainer does not read "
+                    "(use {epoch:03d} or {val/acc:.4f})";
+        } else if (is_integer_field(field.name) && spec.type != 0 && spec.type != 'd') {
+          problem = "{" + field.name + "} is an int: its format is d ({" + field.name + ":03d})";
+        } else if (!is_integer_field(field.name) && spec.type == 'd') {
+          problem = "{" + field.name + "} is a float: use f, e or g ({" + field.name + ":.4f})";
+        }
+      });
   if (!closed) return "a '{' without its '}'";
   if (!problem.empty()) return problem;
   if (slash) return "a '/' outside the {fields} would make a subdirectory";

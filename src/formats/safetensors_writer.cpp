@@ -1,10 +1,10 @@
 #include "trainer/formats/safetensors_writer.h"
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <numeric>
 #include <set>
+
+#include <nlohmann/json.hpp>
 
 #include "trainer/util/atomic_file.h"
 #include "trainer/util/error.h"
@@ -17,9 +17,8 @@ static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
 
 const std::map<std::string, size_t>& dtype_sizes() {
   static const std::map<std::string, size_t> sizes = {
-      {"BOOL", 1}, {"U8", 1},  {"I8", 1},  {"F8_E5M2", 1}, {"F8_E4M3", 1}, {"I16", 2},
-      {"U16", 2},  {"F16", 2}, {"BF16", 2}, {"I32", 4},    {"U32", 4},     {"F32", 4},
-      {"F64", 8},  {"I64", 8}, {"U64", 8}};
+      {"BOOL", 1}, {"U8", 1},  {"I8", 1},  {"F8_E5M2", 1}, {"F8_E4M3", 1}, {"I16", 2}, {"U16", 2}, {"F16", 2},
+      {"BF16", 2}, {"I32", 4}, {"U32", 4}, {"F32", 4},     {"F64", 8},     {"I64", 8}, {"U64", 8}};
   return sizes;
 }
 
@@ -46,8 +45,8 @@ std::vector<size_t> checked_layout(const std::vector<SafetensorsTensor>& tensors
     size_t expected = 0;
     if (__builtin_mul_overflow(count, element, &expected) || expected != t.bytes) {
       throw Error(where,
-                  "has " + std::to_string(t.bytes) + " bytes, but its shape and dtype " + t.dtype +
-                      " need " + std::to_string(count) + " x " + std::to_string(element),
+                  "has " + std::to_string(t.bytes) + " bytes, but its shape and dtype " + t.dtype + " need " +
+                      std::to_string(count) + " x " + std::to_string(element),
                   "Pass the contiguous data of exactly this shape.");
     }
     if (t.bytes > 0 && t.data == nullptr) throw Error(where, "has no data pointer");

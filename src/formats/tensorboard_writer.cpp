@@ -61,7 +61,9 @@ void put_varint(std::string& out, uint64_t value) {
   }
   out.push_back(static_cast<char>(value));
 }
-void put_tag(std::string& out, int field, int wire_type) { put_varint(out, static_cast<uint64_t>(field << 3 | wire_type)); }
+void put_tag(std::string& out, int field, int wire_type) {
+  put_varint(out, static_cast<uint64_t>(field << 3 | wire_type));
+}
 void put_double(std::string& out, int field, double value) {
   uint64_t bits;
   std::memcpy(&bits, &value, sizeof bits);
@@ -99,9 +101,9 @@ TensorBoardWriter::TensorBoardWriter(const std::string& directory) {
   // TensorBoard's own writers use this name; the counter keeps two writers of one process apart.
   static std::atomic<unsigned> counter{0};
   const auto seconds = static_cast<long long>(now());
-  path_ = directory + (directory.empty() || directory.back() == '/' ? "" : "/") +
-          "events.out.tfevents." + std::to_string(seconds) + "." + host_name() + "." +
-          std::to_string(::getpid()) + "." + std::to_string(counter++);
+  path_ = directory + (directory.empty() || directory.back() == '/' ? "" : "/") + "events.out.tfevents." +
+          std::to_string(seconds) + "." + host_name() + "." + std::to_string(::getpid()) + "." +
+          std::to_string(counter++);
   // "x": never append to or truncate another writer's file.
   file_ = std::fopen(path_.c_str(), "wbx");
   if (file_ == nullptr) {
@@ -126,13 +128,11 @@ double TensorBoardWriter::now() {
   return std::chrono::duration<double>(since_epoch).count();
 }
 
-void TensorBoardWriter::add_scalar(const std::string& tag, double value, int64_t step,
-                                   double wall_time) {
+void TensorBoardWriter::add_scalar(const std::string& tag, double value, int64_t step, double wall_time) {
   add_scalars(step, {{tag, value}}, wall_time);
 }
 
-void TensorBoardWriter::add_scalars(int64_t step,
-                                    const std::vector<std::pair<std::string, double>>& values,
+void TensorBoardWriter::add_scalars(int64_t step, const std::vector<std::pair<std::string, double>>& values,
                                     double wall_time) {
   if (values.empty()) return;
   std::string summary;
@@ -150,8 +150,7 @@ void TensorBoardWriter::add_scalars(int64_t step,
 void TensorBoardWriter::flush(bool durable) {
   if (file_ == nullptr) return;
   if (std::fflush(file_) != 0 || (durable && ::fsync(::fileno(file_)) != 0)) {
-    throw Error(path_, system_error("cannot write the TensorBoard event file"),
-                "Check free disk space.");
+    throw Error(path_, system_error("cannot write the TensorBoard event file"), "Check free disk space.");
   }
 }
 
@@ -163,8 +162,7 @@ void TensorBoardWriter::close() {
   file_ = nullptr;
   if (!flushed || !closed) {
     if (!flushed) errno = flush_errno;
-    throw Error(path_, system_error("cannot write the TensorBoard event file"),
-                "Check free disk space.");
+    throw Error(path_, system_error("cannot write the TensorBoard event file"), "Check free disk space.");
   }
 }
 
@@ -172,8 +170,7 @@ void TensorBoardWriter::close() {
 // the payload. Readers verify both checksums.
 void TensorBoardWriter::write_record(const std::string& payload) {
   if (file_ == nullptr) {
-    throw Error(path_, "the TensorBoard event file is already closed",
-                "Write scalars before close().");
+    throw Error(path_, "the TensorBoard event file is already closed", "Write scalars before close().");
   }
   std::string record;
   record.reserve(payload.size() + 16);
@@ -182,8 +179,7 @@ void TensorBoardWriter::write_record(const std::string& payload) {
   record += payload;
   put_le(record, masked_crc32c(payload.data(), payload.size()), 4);
   if (std::fwrite(record.data(), 1, record.size(), file_) != record.size()) {
-    throw Error(path_, system_error("cannot write the TensorBoard event file"),
-                "Check free disk space.");
+    throw Error(path_, system_error("cannot write the TensorBoard event file"), "Check free disk space.");
   }
 }
 

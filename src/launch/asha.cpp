@@ -13,9 +13,7 @@ namespace {
 using config::Node;
 using config::NodeType;
 
-const Node* child(const Node& node, const char* key) {
-  return node.is_map() ? node.find(key) : nullptr;
-}
+const Node* child(const Node& node, const char* key) { return node.is_map() ? node.find(key) : nullptr; }
 
 std::optional<std::string> string_setting(const Node& sweeper, const char* key) {
   const Node* node = child(sweeper, key);
@@ -69,7 +67,8 @@ AshaOptions asha_options(const Node& sweeper, const Node& job_config) {
   } else if (monitor && monitor->is_string()) {
     options.metric = monitor->as_string();
   } else {
-    throw Error("hydra.sweeper.metric", "ASHA needs a metric to compare jobs by, and the job has no "
+    throw Error("hydra.sweeper.metric",
+                "ASHA needs a metric to compare jobs by, and the job has no "
                 "monitored metric (callbacks.model_checkpoint.monitor)",
                 "name a metric the jobs log every epoch, e.g. hydra.sweeper.metric=val/acc "
                 "hydra.sweeper.mode=max");
@@ -153,9 +152,12 @@ size_t AshaScheduler::recorded_at(size_t k) const {
 
 const char* decision_name(AshaScheduler::Decision decision) {
   switch (decision) {
-    case AshaScheduler::Decision::kContinue: return "continue";
-    case AshaScheduler::Decision::kStop: return "stop";
-    case AshaScheduler::Decision::kComplete: return "complete";
+    case AshaScheduler::Decision::kContinue:
+      return "continue";
+    case AshaScheduler::Decision::kStop:
+      return "stop";
+    case AshaScheduler::Decision::kComplete:
+      return "complete";
   }
   return "?";
 }

@@ -68,8 +68,7 @@ functions -e hydra_fish_completion
 std::string with_program(std::string_view script, const std::string& program) {
   std::string out(script);
   const std::string mark = "@PROGRAM@";
-  for (size_t at = out.find(mark); at != std::string::npos;
-       at = out.find(mark, at + program.size())) {
+  for (size_t at = out.find(mark); at != std::string::npos; at = out.find(mark, at + program.size())) {
     out.replace(at, mark.size(), program);
   }
   return out;

@@ -27,8 +27,8 @@ std::optional<std::string> default_config_dir() {
   const fs::path exe = executable_dir();
   // Installed: <prefix>/bin/trainer -> <prefix>/share/trainer/configs. Built: build/<variant>/trainer
   // -> <source>/configs (two levels up), or one level up for a build directory at the top.
-  for (const fs::path& candidate : {exe / ".." / "share" / "trainer" / "configs",
-                                    exe / ".." / ".." / "configs", exe / ".." / "configs"}) {
+  for (const fs::path& candidate :
+       {exe / ".." / "share" / "trainer" / "configs", exe / ".." / ".." / "configs", exe / ".." / "configs"}) {
     std::error_code ec;
     if (fs::is_directory(candidate, ec)) return fs::canonical(candidate, ec).string();
   }
@@ -43,8 +43,7 @@ std::vector<config::SearchPathEntry> make_search_path(const std::optional<std::s
   if (config_path) {
     fs::path primary = fs::absolute(*config_path, ec);
     if (!fs::is_directory(primary, ec)) {
-      throw Error("--config-path " + *config_path,
-                  "primary config directory '" + primary.string() + "' not found",
+      throw Error("--config-path " + *config_path, "primary config directory '" + primary.string() + "' not found",
                   "Pass an existing directory (relative paths are taken from the current directory).");
     }
     path.push_back({"main", "file://" + fs::canonical(primary, ec).string()});
@@ -54,8 +53,7 @@ std::vector<config::SearchPathEntry> make_search_path(const std::optional<std::s
   if (config_dir) {
     fs::path extra = fs::absolute(*config_dir, ec);
     if (!fs::is_directory(extra, ec)) {
-      throw Error("--config-dir " + *config_dir,
-                  "additional config directory '" + extra.string() + "' not found",
+      throw Error("--config-dir " + *config_dir, "additional config directory '" + extra.string() + "' not found",
                   "Pass an existing directory.");
     }
     path.push_back({"command-line", "file://" + fs::canonical(extra, ec).string()});
@@ -120,7 +118,8 @@ std::vector<config::SearchPathEntry> with_hydra_searchpath(std::vector<config::S
       break;
     }
     if (override.kind != config::OverrideKind::kDelete) {
-      log::warning(override.text + ": Hydra 1.3 composes this override but does not search its directories; "
+      log::warning(override.text +
+                   ": Hydra 1.3 composes this override but does not search its directories; "
                    "write hydra.searchpath=[...] (no +) to add them to the config search path.");
     }
   }

@@ -43,8 +43,10 @@ void check_abi_version(const EngineEntry& entry, const std::string& where) {
 EngineLoader::EngineLoader() {
   const fs::path exe = executable_dir();
   // Next to the binary (the build tree), then the install's library directory.
-  std::vector<fs::path> candidates = {exe / TRAINER_ENGINE_LIBRARY, exe / TRAINER_BIN_TO_LIBDIR / TRAINER_ENGINE_LIBRARY};
-  if (fs::path(TRAINER_BIN_TO_LIBDIR) != fs::path("../lib")) candidates.push_back(exe / ".." / "lib" / TRAINER_ENGINE_LIBRARY);
+  std::vector<fs::path> candidates = {exe / TRAINER_ENGINE_LIBRARY,
+                                      exe / TRAINER_BIN_TO_LIBDIR / TRAINER_ENGINE_LIBRARY};
+  if (fs::path(TRAINER_BIN_TO_LIBDIR) != fs::path("../lib"))
+    candidates.push_back(exe / ".." / "lib" / TRAINER_ENGINE_LIBRARY);
   std::string tried;
   std::string last_error;
   for (const fs::path& candidate : candidates) {
@@ -89,12 +91,10 @@ EngineLoader::~EngineLoader() {
   // dlclose, and the process ends soon after a job anyway.
 }
 
-std::string EngineLoader::describe() const {
-  return entry_.describe();
-}
+std::string EngineLoader::describe() const { return entry_.describe(); }
 
-EngineResult EngineLoader::run(const std::string& command, const std::string& config_yaml,
-                              const std::string& run_dir, const std::string& log_file) const {
+EngineResult EngineLoader::run(const std::string& command, const std::string& config_yaml, const std::string& run_dir,
+                               const std::string& log_file) const {
   TrainerJob job{command.c_str(), config_yaml.c_str(), run_dir.c_str(), log_file.c_str()};
   auto raw = std::make_unique<TrainerJobResult>();
   raw->struct_size = sizeof(TrainerJobResult);

@@ -131,8 +131,10 @@ void take_settings(Node& composed, const Node& stored, const std::vector<config:
     taken += (taken.empty() ? "" : ", ") + section + "=" + short_value(from);
     // hydra.yaml's record of the group options should name what runs: the checkpoint's model, not
     // the default this command composed (the option is the section's `name`, as for the shipped ones).
-    if (Node* choice = config::select(composed, "hydra.runtime.choices." + section); choice != nullptr && from->is_map()) {
-      if (const Node* name = from->find("name"); name != nullptr && name->is_string()) *choice = Node::string(name->as_string());
+    if (Node* choice = config::select(composed, "hydra.runtime.choices." + section);
+        choice != nullptr && from->is_map()) {
+      if (const Node* name = from->find("name"); name != nullptr && name->is_string())
+        *choice = Node::string(name->as_string());
     }
     composed.set(section, std::move(merged));
   }
@@ -153,7 +155,8 @@ LocatedCheckpoint locate_checkpoint(const Node& composed, const std::vector<conf
   bool run_dir_given = false;
   for (const config::Override& o : overrides) run_dir_given = run_dir_given || o.key == "hydra.run.dir";
   const fs::path run_dir = fs::absolute(resolved_string(composed, "hydra.run.dir", context)).lexically_normal();
-  const std::string wanted = composed.find("ckpt_path") != nullptr ? resolved_string(composed, "ckpt_path", context) : "";
+  const std::string wanted =
+      composed.find("ckpt_path") != nullptr ? resolved_string(composed, "ckpt_path", context) : "";
   if (wanted == "best" || wanted == "last") {
     if (!run_dir_given) {
       throw Error("ckpt_path=" + wanted,
@@ -202,7 +205,8 @@ void refuse_writing_into_run(const Node& composed, const fs::path& own, const fs
   std::vector<std::string> keys;
   if (const Node* loggers = composed.find("logger"); loggers != nullptr && loggers->is_map()) {
     for (const auto& entry : loggers->entries()) {
-      if (entry.value.is_map() && entry.value.find("save_dir") != nullptr) keys.push_back("logger." + entry.key + ".save_dir");
+      if (entry.value.is_map() && entry.value.find("save_dir") != nullptr)
+        keys.push_back("logger." + entry.key + ".save_dir");
     }
   }
   keys.push_back("callbacks.model_checkpoint.dirpath");
@@ -224,7 +228,8 @@ void refuse_writing_into_run(const Node& composed, const fs::path& own, const fs
 }
 
 // A section's option as the checkpoint's config names it (its `name`), when the group has it.
-std::optional<std::string> stored_option(const config::Composer& composer, const Node& stored, const std::string& section) {
+std::optional<std::string> stored_option(const config::Composer& composer, const Node& stored,
+                                         const std::string& section) {
   const Node* name = config::select(stored, section + ".name");
   if (name == nullptr || !name->is_string()) return std::nullopt;
   const auto options = composer.group_options(section);
@@ -298,11 +303,13 @@ CheckpointDirectory job_checkpoint_directory(const Node& config, const std::stri
   CheckpointDirectory directory{(run / "checkpoints").lexically_normal().string(), "hydra.run.dir"};
   if (config::select(config, "trainer.default_root_dir") != nullptr) {  // where dirpath null puts them
     const std::string root = resolved_string(config, "trainer.default_root_dir", in_run);
-    if (!root.empty()) directory = {(fs::absolute(root) / "checkpoints").lexically_normal().string(), "trainer.default_root_dir"};
+    if (!root.empty())
+      directory = {(fs::absolute(root) / "checkpoints").lexically_normal().string(), "trainer.default_root_dir"};
   }
   if (config::select(config, "callbacks.model_checkpoint.dirpath") != nullptr) {
     const std::string dirpath = resolved_string(config, "callbacks.model_checkpoint.dirpath", in_run);
-    if (!dirpath.empty()) directory = {fs::absolute(dirpath).lexically_normal().string(), "callbacks.model_checkpoint.dirpath"};
+    if (!dirpath.empty())
+      directory = {fs::absolute(dirpath).lexically_normal().string(), "callbacks.model_checkpoint.dirpath"};
   }
   return directory;
 }
@@ -320,7 +327,8 @@ std::string checkpoint_directory(const Node& composed, const std::string& run_di
   // callbacks.model_checkpoint.dirpath (else trainer.default_root_dir) as it resolved in that run,
   // from the run's own .hydra/config.yaml when it has one (this command's config otherwise).
   const fs::path recorded = fs::path(run_dir) / ".hydra" / "config.yaml";
-  if (present(recorded)) return job_checkpoint_directory(config::load_yaml_file(recorded.string()).root, run_dir, ctx).path;
+  if (present(recorded))
+    return job_checkpoint_directory(config::load_yaml_file(recorded.string()).root, run_dir, ctx).path;
   return job_checkpoint_directory(composed, run_dir, ctx).path;
 }
 
@@ -338,26 +346,29 @@ void verify_resume_checkpoint(const Node& composed, const std::string& run_dir, 
   auto names = [&](const std::string& group) -> std::pair<std::string, std::string> {
     const Node* then = config::select(stored, group + ".name");
     if (then == nullptr || config::select(composed, group + ".name") == nullptr) return {};
-    return {then->is_string() ? then->as_string() : config::python_str(*then), resolved_string(composed, group + ".name", ctx)};
+    return {then->is_string() ? then->as_string() : config::python_str(*then),
+            resolved_string(composed, group + ".name", ctx)};
   };
   if (const auto [then, now] = names("optimizer"); then != now) {
     throw Error("optimizer=" + now,
                 "the checkpoint " + path + " was trained with optimizer=" + then + "; this run has optimizer=" + now +
                     ": its optimizer state (" + then + "'s moments and step counts) cannot be loaded into " + now +
                     "; nothing was written",
-                "Resume with optimizer=" + then + " (its settings, e.g. optimizer.lr, may change), or train with optimizer=" +
-                    now + " as a new run: another hydra.run.dir and no ckpt_path (trainer export ckpt_path=" + path +
+                "Resume with optimizer=" + then +
+                    " (its settings, e.g. optimizer.lr, may change), or train with optimizer=" + now +
+                    " as a new run: another hydra.run.dir and no ckpt_path (trainer export ckpt_path=" + path +
                     " writes the weights as .safetensors).");
   }
   if (const auto [then, now] = names("scheduler"); then != now) {
-    log::warning("ckpt_path=" + wanted + ": the checkpoint was trained with scheduler=" + then + ", this run has scheduler=" +
-                 now + ": the learning rate follows " + now + " from step " + std::to_string(file.summary.global_step) +
-                 " on");
+    log::warning("ckpt_path=" + wanted + ": the checkpoint was trained with scheduler=" + then +
+                 ", this run has scheduler=" + now + ": the learning rate follows " + now + " from step " +
+                 std::to_string(file.summary.global_step) + " on");
   }
 }
 
-EvaluationPlan plan_evaluation(const std::string& command, Node composed, const std::vector<config::Override>& overrides,
-                               const config::ResolveContext& ctx, bool keep_run_dir, std::optional<long long> now) {
+EvaluationPlan plan_evaluation(const std::string& command, Node composed,
+                               const std::vector<config::Override>& overrides, const config::ResolveContext& ctx,
+                               bool keep_run_dir, std::optional<long long> now) {
   EvaluationPlan plan;
   Node* hydra = composed.find("hydra");
   if (hydra == nullptr) throw Error("", "internal: the composed config has no hydra node");
@@ -366,7 +377,8 @@ EvaluationPlan plan_evaluation(const std::string& command, Node composed, const 
   bool run_dir_given = false;
   for (const config::Override& o : overrides) run_dir_given = run_dir_given || o.key == "hydra.run.dir";
   const fs::path run_dir = fs::absolute(resolved_string(composed, "hydra.run.dir", context)).lexically_normal();
-  const std::string wanted = composed.find("ckpt_path") != nullptr ? resolved_string(composed, "ckpt_path", context) : "";
+  const std::string wanted =
+      composed.find("ckpt_path") != nullptr ? resolved_string(composed, "ckpt_path", context) : "";
   const LocatedCheckpoint located = locate_checkpoint(composed, overrides, context);
   plan.training_run = located.training_run;
 
@@ -383,8 +395,9 @@ EvaluationPlan plan_evaluation(const std::string& command, Node composed, const 
     if (plan.training_run) loaded += " of the training run " + *plan.training_run;
     plan.notes.push_back(loaded);
     if (file.config_yaml.empty()) {
-      plan.notes.push_back("the checkpoint stores no config (written by an older trainer): model, data and precision "
-                           "come from this command's config");
+      plan.notes.push_back(
+          "the checkpoint stores no config (written by an older trainer): model, data and precision "
+          "come from this command's config");
     } else {
       take_settings(composed, config::load_yaml_string(file.config_yaml, plan.checkpoint + " (its config)").root,
                     overrides, plan.notes);

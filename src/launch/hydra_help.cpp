@@ -39,8 +39,7 @@ std::string completion_help(const std::string& program) {
   return out;
 }
 
-void collect_groups(const config::Composer& composer, const std::string& parent,
-                    std::vector<std::string>& out) {
+void collect_groups(const config::Composer& composer, const std::string& parent, std::vector<std::string>& out) {
   for (const std::string& name : composer.subgroups(parent)) {
     const std::string group = parent.empty() ? name : parent + "/" + name;
     if (!composer.configs_in(group).empty()) out.push_back(group);
@@ -85,15 +84,13 @@ std::string config_groups_help(const config::Composer& composer, bool hydra_grou
     const bool is_hydra = group == "hydra" || group.rfind("hydra/", 0) == 0;
     if (is_hydra != hydra_groups) continue;
     std::string options;
-    for (const std::string& option : composer.configs_in(group))
-      options += (options.empty() ? "" : ", ") + option;
+    for (const std::string& option : composer.configs_in(group)) options += (options.empty() ? "" : ", ") + option;
     out += group + ": " + options + "\n";
   }
   return out;
 }
 
-std::string substitute_template(const std::string& text,
-                                const std::map<std::string, std::string>& values,
+std::string substitute_template(const std::string& text, const std::map<std::string, std::string>& values,
                                 const std::string& where) {
   std::string out;
   for (size_t at = 0; at < text.size(); ++at) {
@@ -121,8 +118,7 @@ std::string substitute_template(const std::string& text,
     if (value == values.end()) {
       std::string known;
       for (const auto& [key, unused] : values) known += (known.empty() ? "$" : ", $") + key;
-      throw Error(where, "unknown placeholder $" + name + " in the template",
-                  "the template may use " + known + ".");
+      throw Error(where, "unknown placeholder $" + name + " in the template", "the template may use " + known + ".");
     }
     out += value->second;
     at = braced ? end : end - 1;
@@ -130,8 +126,7 @@ std::string substitute_template(const std::string& text,
   return out;
 }
 
-std::string hydra_help_text(const config::Composer& composer, const config::Node& config,
-                            const std::string& program) {
+std::string hydra_help_text(const config::Composer& composer, const config::Node& config, const std::string& program) {
   const config::Node* hydra = config.find("hydra");
   config::ResolveContext ctx;
   ctx.hydra = hydra;

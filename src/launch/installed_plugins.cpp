@@ -21,8 +21,7 @@ std::vector<std::string> classes_of(std::string_view group, const std::string& c
     std::string_view target = text.substr(at + key.size());
     target = target.substr(0, target.find('\n'));
     const std::string name(target.substr(target.rfind('.') + 1));
-    if (name != core && std::find(names.begin(), names.end(), name) == names.end())
-      names.push_back(name);
+    if (name != core && std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
   }
   std::sort(names.begin(), names.end());
   names.insert(names.begin(), core);
@@ -40,8 +39,7 @@ std::string kind(const std::string& title, const std::vector<std::string>& names
 std::string installed_plugins_text() {
   return "Installed Hydra Plugins\n"
          "***********************\n" +
-         kind("ConfigSource",
-              {"FileConfigSource", "ImportlibResourcesConfigSource", "StructuredConfigSource"}) +
+         kind("ConfigSource", {"FileConfigSource", "ImportlibResourcesConfigSource", "StructuredConfigSource"}) +
          kind("CompletionPlugin", {"BashCompletion", "FishCompletion", "ZshCompletion"}) +
          kind("Launcher", classes_of("hydra/launcher/", "BasicLauncher")) +
          kind("Sweeper", classes_of("hydra/sweeper/", "BasicSweeper"));

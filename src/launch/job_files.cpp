@@ -45,9 +45,8 @@ void refuse_overwriting_checkpoints(const std::string& checkpoint_dir, const std
   }
 }
 
-void write_job_files(const std::string& run_dir, const std::string& output_subdir,
-                     const config::Node& job_config, const config::Node& hydra,
-                     const std::vector<std::string>& task_overrides) {
+void write_job_files(const std::string& run_dir, const std::string& output_subdir, const config::Node& job_config,
+                     const config::Node& hydra, const std::vector<std::string>& task_overrides) {
   std::error_code ec;
   fs::create_directories(run_dir, ec);
   if (ec) {

@@ -9,9 +9,9 @@
 #include "trainer/launch/job_files.h"
 #include "trainer/launch/schema_check.h"
 #include "trainer/launch/tuned_config.h"
-#include "trainer/util/secondary_rank.h"
 #include "trainer/util/error.h"
 #include "trainer/util/log.h"
+#include "trainer/util/secondary_rank.h"
 
 namespace fs = std::filesystem;
 
@@ -79,9 +79,8 @@ EngineResult run_job(const EngineEntry* in_process, const std::string& command, 
   const std::string log_file = secondary ? std::string() : (fs::path(run_dir) / log_name_of(*hydra)).string();
   if (!secondary) log::set_file(log_file);
   if (secondary) log::set_level(log::Level::kWarning);
-  if (const Node* verbose = config::select(*hydra, "verbose"); verbose && !verbose->is_null() &&
-                                                                !(verbose->type() == config::NodeType::kBool &&
-                                                                  !verbose->as_bool())) {
+  if (const Node* verbose = config::select(*hydra, "verbose");
+      verbose && !verbose->is_null() && !(verbose->type() == config::NodeType::kBool && !verbose->as_bool())) {
     log::set_level(log::Level::kDebug);
   }
   // hydra.job.chdir=true runs the job inside its output directory, as Hydra does.

@@ -22,12 +22,18 @@ namespace trainer::launch {
 
 const char* state_name(JobState state) {
   switch (state) {
-    case JobState::kPending: return "pending";
-    case JobState::kRunning: return "running";
-    case JobState::kDone: return "done";
-    case JobState::kFailed: return "failed";
-    case JobState::kInterrupted: return "interrupted";
-    case JobState::kStoppedEarly: return "stopped_early";
+    case JobState::kPending:
+      return "pending";
+    case JobState::kRunning:
+      return "running";
+    case JobState::kDone:
+      return "done";
+    case JobState::kFailed:
+      return "failed";
+    case JobState::kInterrupted:
+      return "interrupted";
+    case JobState::kStoppedEarly:
+      return "stopped_early";
   }
   return "failed";
 }

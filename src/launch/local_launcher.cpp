@@ -36,15 +36,14 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 int int_option(const config::Node& launcher, const char* key, int fallback) {
   const config::Node* node = launcher.is_map() ? launcher.find(key) : nullptr;
   if (node == nullptr || node->is_null()) return fallback;
   if (node->type() != config::NodeType::kInt) {
-    throw Error(std::string("hydra.launcher.") + key, std::string("expected an integer, got ") + config::type_name(node->type()),
+    throw Error(std::string("hydra.launcher.") + key,
+                std::string("expected an integer, got ") + config::type_name(node->type()),
                 std::string("Set it on the command line, e.g. hydra.launcher.") + key + "=2.");
   }
   return static_cast<int>(node->as_int());
@@ -200,7 +199,7 @@ void LocalLauncher::launch(const SweepPlan& plan, const std::vector<int>& todo) 
   // last.ckpt and ends; recorded as stopped_early). Jobs that ended before (a resumed sweep) are
   // reported first, so the rungs hold their results again.
   std::unique_ptr<AshaScheduler> asha;
-  std::map<int, int64_t> asha_reported;  // job -> epochs reported
+  std::map<int, int64_t> asha_reported;                 // job -> epochs reported
   std::map<int, AshaScheduler::Decision> asha_decided;  // jobs told to stop (or complete)
   if (!plan.sweeper.is_null() && config::sweeper_kind(plan.sweeper) == config::SweeperKind::kAsha) {
     const JobRecord first = read_job_record(plan.sweep_dir, plan.jobs.front().number);
@@ -212,8 +211,9 @@ void LocalLauncher::launch(const SweepPlan& plan, const std::vector<int>& todo) 
   // Feeds the epochs job `number` finished since the last call; returns the last decision.
   auto asha_feed = [&](int number) {
     AshaScheduler::Decision decision = AshaScheduler::Decision::kContinue;
-    const MetricHistory history = read_metric_history(
-        (fs::path(by_number.at(number)->run_dir) / "metrics.csv").string(), asha->options().metric, asha->options().mode);
+    const MetricHistory history =
+        read_metric_history((fs::path(by_number.at(number)->run_dir) / "metrics.csv").string(), asha->options().metric,
+                            asha->options().mode);
     // One result per epoch: the epoch's last value (epochs are 0-based in metrics.csv).
     std::vector<std::pair<int64_t, double>> per_epoch;
     for (const auto& point : history.points) {
@@ -277,9 +277,10 @@ void LocalLauncher::launch(const SweepPlan& plan, const std::vector<int>& todo) 
     image.args = {plan.executable, "sweep", "run-job", plan.sweep_dir, std::to_string(number)};
     for (char** e = environ; *e != nullptr; ++e) {
       const std::string entry = *e;
-      const bool replaced = (shared && (entry.rfind("OMP_NUM_THREADS=", 0) == 0 || entry.rfind("MKL_NUM_THREADS=", 0) == 0)) ||
-                            (!gpus.empty() && entry.rfind("CUDA_VISIBLE_DEVICES=", 0) == 0) ||
-                            entry.rfind("TRAINER_JOB_COMMAND=", 0) == 0;
+      const bool replaced =
+          (shared && (entry.rfind("OMP_NUM_THREADS=", 0) == 0 || entry.rfind("MKL_NUM_THREADS=", 0) == 0)) ||
+          (!gpus.empty() && entry.rfind("CUDA_VISIBLE_DEVICES=", 0) == 0) ||
+          entry.rfind("TRAINER_JOB_COMMAND=", 0) == 0;
       if (!replaced) image.env.push_back(entry);
     }
     if (shared) {
@@ -294,7 +295,8 @@ void LocalLauncher::launch(const SweepPlan& plan, const std::vector<int>& todo) 
     if (!gpus.empty()) {
       std::string list;
       for (int i = 0; i < options_.gpus_per_job; ++i) {
-        list += (list.empty() ? "" : ",") + gpus[static_cast<size_t>(slot) * static_cast<size_t>(options_.gpus_per_job) + static_cast<size_t>(i)];
+        list += (list.empty() ? "" : ",") +
+                gpus[static_cast<size_t>(slot) * static_cast<size_t>(options_.gpus_per_job) + static_cast<size_t>(i)];
       }
       image.env.push_back("CUDA_VISIBLE_DEVICES=" + list);
     }
@@ -378,12 +380,11 @@ void LocalLauncher::launch(const SweepPlan& plan, const std::vector<int>& todo) 
     ++ended;
     ended_seconds += seconds;
     if (status->state == JobState::kFailed) ++failed;
-    const MetricHistory metric =
-        read_metric_history((fs::path(by_number[child.number]->run_dir) / "metrics.csv").string(), monitor.first,
-                            monitor.second);
+    const MetricHistory metric = read_metric_history(
+        (fs::path(by_number[child.number]->run_dir) / "metrics.csv").string(), monitor.first, monitor.second);
     const int remaining = static_cast<int>(todo.size()) - ended;
-    std::string line = "[sweep] #" + std::to_string(child.number) + " " + state_name(status->state) + " in " +
-                       duration_text(seconds);
+    std::string line =
+        "[sweep] #" + std::to_string(child.number) + " " + state_name(status->state) + " in " + duration_text(seconds);
     if (metric.last) line += ", " + monitor.first + " " + metric_text(metric.last);
     if (status->state == JobState::kFailed && !status->error.empty()) line += ": " + status->error;
     line += " | " + std::to_string(ended) + "/" + std::to_string(todo.size()) + " ended";

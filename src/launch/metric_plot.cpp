@@ -21,10 +21,9 @@ struct Rgb {
 };
 
 // Matplotlib's tab10: distinct, readable on white.
-constexpr Rgb kPalette[] = {
-    {0.122, 0.467, 0.706}, {1.000, 0.498, 0.055}, {0.173, 0.627, 0.173}, {0.839, 0.153, 0.157},
-    {0.580, 0.404, 0.741}, {0.549, 0.337, 0.294}, {0.890, 0.467, 0.761}, {0.498, 0.498, 0.498},
-    {0.737, 0.741, 0.133}, {0.090, 0.745, 0.812}};
+constexpr Rgb kPalette[] = {{0.122, 0.467, 0.706}, {1.000, 0.498, 0.055}, {0.173, 0.627, 0.173}, {0.839, 0.153, 0.157},
+                            {0.580, 0.404, 0.741}, {0.549, 0.337, 0.294}, {0.890, 0.467, 0.761}, {0.498, 0.498, 0.498},
+                            {0.737, 0.741, 0.133}, {0.090, 0.745, 0.812}};
 constexpr size_t kPaletteSize = sizeof(kPalette) / sizeof(kPalette[0]);
 constexpr size_t kLegendRows = 24;
 constexpr double kPi = 3.14159265358979323846;
@@ -148,8 +147,7 @@ std::string shorten(const std::string& text, size_t max_chars) {
 void show_text(cairo_t* cr, double x, double y, const std::string& text, double align_x, double align_y) {
   cairo_text_extents_t extents;
   cairo_text_extents(cr, text.c_str(), &extents);
-  cairo_move_to(cr, x - extents.x_bearing - extents.width * align_x,
-                y - extents.y_bearing - extents.height * align_y);
+  cairo_move_to(cr, x - extents.x_bearing - extents.width * align_x, y - extents.y_bearing - extents.height * align_y);
   cairo_show_text(cr, text.c_str());
 }
 

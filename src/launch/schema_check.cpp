@@ -137,9 +137,10 @@ void check_job_schema(const config::Node& job_config) {
   problems.values += check_devices(job_config);
   if (const config::Node* filename = config::select(job_config, "callbacks.model_checkpoint.filename");
       filename != nullptr && filename->is_string() && !filename->is_interpolation()) {
-    const std::string problem = formats::check_checkpoint_name(
-        filename->as_string(), {"val/acc", "val/loss", "train/acc", "train/loss"});
-    if (!problem.empty()) problems.values += "\n  " + at("callbacks.model_checkpoint.filename", *filename) + ": " + problem;
+    const std::string problem =
+        formats::check_checkpoint_name(filename->as_string(), {"val/acc", "val/loss", "train/acc", "train/loss"});
+    if (!problem.empty())
+      problems.values += "\n  " + at("callbacks.model_checkpoint.filename", *filename) + ": " + problem;
   }
   std::string listed;
   if (problems.unknown_count > 0) {

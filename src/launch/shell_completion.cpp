@@ -21,8 +21,7 @@ namespace {
 
 const std::vector<std::string> kCommands = {"export", "fit", "sweep", "test", "tune", "validate"};
 const std::vector<std::string> kCfgKinds = {"all", "hydra", "job"};
-const std::vector<std::string> kInfoKinds = {"all",           "config",  "defaults",
-                                             "defaults-tree", "plugins", "searchpath"};
+const std::vector<std::string> kInfoKinds = {"all", "config", "defaults", "defaults-tree", "plugins", "searchpath"};
 
 // trainer's flags (Hydra's, as cli_args.cpp declares them) and what their value is.
 enum class FlagValue { kNone, kRequired, kOptional };
@@ -80,8 +79,8 @@ bool looks_like_flag(const std::string& word) {
   return !number;
 }
 
-std::vector<std::string> with_prefix(const std::vector<std::string>& names,
-                                     const std::string& prefix, const std::string& before = "") {
+std::vector<std::string> with_prefix(const std::vector<std::string>& names, const std::string& prefix,
+                                     const std::string& before = "") {
   std::vector<std::string> out;
   for (const std::string& name : names) {
     if (starts_with(name, prefix)) out.push_back(before + name);
@@ -204,9 +203,8 @@ GroupMatches group_matches(const config::Composer& composer, std::string word) {
 
 // Hydra's _query: the overrides of the line (the last one being completed unless the line ends
 // with a space), then files, groups and config keys.
-std::vector<std::string> override_candidates(std::vector<std::string> words, bool new_word,
-                                             bool multirun, const CompletionTree& tree,
-                                             const ComposerForLine& composer_for) {
+std::vector<std::string> override_candidates(std::vector<std::string> words, bool new_word, bool multirun,
+                                             const CompletionTree& tree, const ComposerForLine& composer_for) {
   std::string word;
   if (!new_word && !words.empty()) {
     word = words.back();
@@ -243,9 +241,8 @@ std::vector<std::string> override_candidates(std::vector<std::string> words, boo
   return out;
 }
 
-std::vector<std::string> flag_value_candidates(const Flag& flag, const std::string& before,
-                                               const std::string& value, const CompletionTree& tree,
-                                               const ComposerForLine& composer_for) {
+std::vector<std::string> flag_value_candidates(const Flag& flag, const std::string& before, const std::string& value,
+                                               const CompletionTree& tree, const ComposerForLine& composer_for) {
   switch (flag.kind) {
     case ValueKind::kChoice:
       return with_prefix(*flag.choices, value, before);
@@ -275,8 +272,8 @@ std::vector<std::string> flag_names(const std::string& prefix) {
 
 // The words a command still needs before its overrides: an action for tune and sweep, a
 // directory for sweep's. Candidates for the next one, or nullopt when the command is whole.
-std::optional<std::vector<std::string>> command_word_candidates(
-    const std::vector<std::string>& command, const std::string& current) {
+std::optional<std::vector<std::string>> command_word_candidates(const std::vector<std::string>& command,
+                                                                const std::string& current) {
   if (command.empty()) return with_prefix(kCommands, current);
   if (command[0] == "tune") {
     if (command.size() == 1) return with_prefix({"batch_size"}, current);
@@ -350,8 +347,7 @@ std::vector<std::string> candidates_for(std::string_view line, CompletionTree tr
   if (pending != nullptr) {
     const bool exact = pending->choices != nullptr && contains(*pending->choices, current);
     if (pending->value == FlagValue::kRequired) {
-      if (new_word || !exact)
-        return flag_value_candidates(*pending, "", current, tree, composer_for);
+      if (new_word || !exact) return flag_value_candidates(*pending, "", current, tree, composer_for);
       completes_override = false;  // `-c job`: Hydra completes the last override, as below
     } else if (exact) {
       completes_override = false;
@@ -360,8 +356,7 @@ std::vector<std::string> candidates_for(std::string_view line, CompletionTree tr
       std::vector<std::string> out = with_prefix(*pending->choices, current);
       if (command_is_whole(command)) {
         overrides.push_back(current);
-        for (std::string& match :
-             override_candidates(overrides, false, multirun, tree, composer_for)) {
+        for (std::string& match : override_candidates(overrides, false, multirun, tree, composer_for)) {
           out.push_back(std::move(match));
         }
       }
@@ -373,8 +368,7 @@ std::vector<std::string> candidates_for(std::string_view line, CompletionTree tr
     const Flag* flag = find_flag(current.substr(0, eq));
     if (eq != std::string::npos) {
       if (flag == nullptr || flag->value == FlagValue::kNone) return {};
-      return flag_value_candidates(*flag, current.substr(0, eq + 1), current.substr(eq + 1), tree,
-                                   composer_for);
+      return flag_value_candidates(*flag, current.substr(0, eq + 1), current.substr(eq + 1), tree, composer_for);
     }
     // A flag that still needs its value, like one half typed, is where Hydra's parser fails.
     if (flag == nullptr || flag->value == FlagValue::kRequired || !command_is_whole(command)) {
@@ -383,8 +377,7 @@ std::vector<std::string> candidates_for(std::string_view line, CompletionTree tr
     if (flag->names[0] == "--multirun") multirun = true;
     completes_override = false;  // a whole flag: Hydra completes the last override
   }
-  if (auto words =
-          command_word_candidates(command, completes_override || new_word ? current : "")) {
+  if (auto words = command_word_candidates(command, completes_override || new_word ? current : "")) {
     return *words;
   }
   if (completes_override) overrides.push_back(current);

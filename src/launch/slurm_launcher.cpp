@@ -41,7 +41,8 @@ struct CommandResult {
 // Runs a program (found on PATH) with `args`, stdin from /dev/null, and collects its output.
 CommandResult run_command(const std::vector<std::string>& args) {
   int out_pipe[2], err_pipe[2];
-  if (pipe2(out_pipe, O_CLOEXEC) != 0) throw Error(args[0], std::string("cannot create a pipe: ") + std::strerror(errno));
+  if (pipe2(out_pipe, O_CLOEXEC) != 0)
+    throw Error(args[0], std::string("cannot create a pipe: ") + std::strerror(errno));
   if (pipe2(err_pipe, O_CLOEXEC) != 0) {
     close(out_pipe[0]);
     close(out_pipe[1]);
@@ -183,10 +184,12 @@ void SlurmLauncher::launch(const SweepPlan& plan, const std::vector<int>& todo) 
 
   const CommandResult submitted = run_command({"sbatch", "--parsable", script_path});
   if (submitted.code != 0) {
-    throw Error(submit, "sbatch refused the job array (exit code " + std::to_string(submitted.code) +
-                            "): " + trimmed(submitted.err + submitted.out),
+    throw Error(submit,
+                "sbatch refused the job array (exit code " + std::to_string(submitted.code) +
+                    "): " + trimmed(submitted.err + submitted.out),
                 "Fix the hydra.launcher options named there (partition, time, gpus, mem, ...) and run the same "
-                "command again; the script is " + script_path + ".");
+                "command again; the script is " +
+                    script_path + ".");
   }
   std::string job_id = trimmed(submitted.out);
   job_id = job_id.substr(0, job_id.find(';'));  // "<id>;<cluster>" on federated clusters
@@ -305,8 +308,8 @@ void SlurmLauncher::wait_for(const SweepPlan& plan, const SlurmOptions& options,
         if (queue.err.find("Invalid job id") != std::string::npos) break;  // gone from the controller
         if (now_epoch_s() - last_squeue_warning > 60) {
           last_squeue_warning = now_epoch_s();
-          std::cerr << "[sweep] warning: squeue failed (" << trimmed(queue.err)
-                    << "); still waiting for SLURM job " << job_id << std::endl;
+          std::cerr << "[sweep] warning: squeue failed (" << trimmed(queue.err) << "); still waiting for SLURM job "
+                    << job_id << std::endl;
         }
       }
       const timespec pause{2, 0};
@@ -314,9 +317,8 @@ void SlurmLauncher::wait_for(const SweepPlan& plan, const SlurmOptions& options,
       const int signal_number = sigtimedwait(&wanted, &info, &pause);
       if (signal_number == SIGINT || signal_number == SIGTERM) {
         interrupted_ = true;
-        std::cerr << "[sweep] stopped waiting; SLURM job " << job_id
-                  << " goes on (cancel it with: scancel " << job_id << "). Follow it with: trainer sweep summary "
-                  << shell_quote(plan.sweep_dir) << std::endl;
+        std::cerr << "[sweep] stopped waiting; SLURM job " << job_id << " goes on (cancel it with: scancel " << job_id
+                  << "). Follow it with: trainer sweep summary " << shell_quote(plan.sweep_dir) << std::endl;
         break;
       }
     }
@@ -342,7 +344,8 @@ void SlurmLauncher::wait_for(const SweepPlan& plan, const SlurmOptions& options,
       written.error = "its SLURM task ended while the job ran (time limit, scancel or a lost node); see " + log;
     } else {
       written.state = JobState::kFailed;
-      written.error = "its SLURM task ended without running the job (cancelled, or the job could not start); see " + log;
+      written.error =
+          "its SLURM task ended without running the job (cancelled, or the job could not start); see " + log;
       written.start_epoch_s = now_epoch_s();
       written.start_time = iso_time(written.start_epoch_s);
     }
@@ -360,8 +363,6 @@ void SlurmLauncher::wait_for(const SweepPlan& plan, const SlurmOptions& options,
 
 }  // namespace
 
-std::unique_ptr<Launcher> make_slurm_launcher(const SweepPlan& /*plan*/) {
-  return std::make_unique<SlurmLauncher>();
-}
+std::unique_ptr<Launcher> make_slurm_launcher(const SweepPlan& /*plan*/) { return std::make_unique<SlurmLauncher>(); }
 
 }  // namespace trainer::launch

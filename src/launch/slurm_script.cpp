@@ -21,20 +21,40 @@ std::string where(const std::string& key) { return "hydra.launcher." + key; }
 // Keys the launcher reads; the rest of submitit's options it accepts and ignores (submitit_folder:
 // trainer's files live under <sweep_dir>/.sweep/slurm).
 const std::set<std::string>& known_keys() {
-  static const std::set<std::string> keys = {
-      "_target_",       "submitit_folder", "timeout_min",   "cpus_per_task", "gpus_per_node",
-      "tasks_per_node", "mem_gb",          "nodes",         "name",          "partition",
-      "qos",            "comment",         "constraint",    "exclude",       "gres",
-      "cpus_per_gpu",   "gpus_per_task",   "mem_per_gpu",   "mem_per_cpu",   "account",
-      "signal_delay_s", "max_num_timeout", "additional_parameters",          "array_parallelism",
-      "setup",          "srun_args",       "wait",          "fail_fast"};
+  static const std::set<std::string> keys = {"_target_",
+                                             "submitit_folder",
+                                             "timeout_min",
+                                             "cpus_per_task",
+                                             "gpus_per_node",
+                                             "tasks_per_node",
+                                             "mem_gb",
+                                             "nodes",
+                                             "name",
+                                             "partition",
+                                             "qos",
+                                             "comment",
+                                             "constraint",
+                                             "exclude",
+                                             "gres",
+                                             "cpus_per_gpu",
+                                             "gpus_per_task",
+                                             "mem_per_gpu",
+                                             "mem_per_cpu",
+                                             "account",
+                                             "signal_delay_s",
+                                             "max_num_timeout",
+                                             "additional_parameters",
+                                             "array_parallelism",
+                                             "setup",
+                                             "srun_args",
+                                             "wait",
+                                             "fail_fast"};
   return keys;
 }
 
 void check_one_line(const std::string& key, const std::string& value) {
   if (value.find_first_of("\n\r") != std::string::npos) {
-    throw Error(where(key), "the value has a line break, which cannot go into an #SBATCH line",
-                "Give it on one line.");
+    throw Error(where(key), "the value has a line break, which cannot go into an #SBATCH line", "Give it on one line.");
   }
 }
 
@@ -53,9 +73,10 @@ std::string text_of(const Node& node, const std::string& key) {
 std::optional<int64_t> int_of(const Node& node, const std::string& key, int64_t min) {
   if (node.is_null()) return std::nullopt;
   if (node.type() != NodeType::kInt || node.is_big_int()) {
-    throw Error(where(key), std::string("expected an integer, got ") + config::type_name(node.type()) + " " +
-                                config::python_str(node),
-                "Set it to a whole number, e.g. hydra.launcher." + key + "=" + std::to_string(std::max<int64_t>(min, 1)) + ".");
+    throw Error(
+        where(key),
+        std::string("expected an integer, got ") + config::type_name(node.type()) + " " + config::python_str(node),
+        "Set it to a whole number, e.g. hydra.launcher." + key + "=" + std::to_string(std::max<int64_t>(min, 1)) + ".");
   }
   if (node.as_int() < min || node.as_int() > 1000000000) {
     throw Error(where(key), key + "=" + node.int_text() + " is out of range",
@@ -148,7 +169,8 @@ SlurmOptions slurm_launcher_options(const Node& launcher) {
     }
     if (key == "_target_" || key == "submitit_folder") continue;  // accepted, unused (may stay unresolved)
     if (value.is_interpolation()) {
-      throw Error(where(key), "'" + value.as_string() + "' is not resolved", "internal: resolve the launcher node first.");
+      throw Error(where(key), "'" + value.as_string() + "' is not resolved",
+                  "internal: resolve the launcher node first.");
     }
     if (key == "name") {
       const std::string name = text_of(value, key);
@@ -176,7 +198,8 @@ SlurmOptions slurm_launcher_options(const Node& launcher) {
                     "Use e.g. hydra.launcher.mem_gb=16.");
       }
       const double gb = value.type() == NodeType::kInt ? static_cast<double>(value.as_int()) : value.as_float();
-      if (!(gb > 0) || gb > 1e9) throw Error(where(key), "mem_gb must be above 0", "Use e.g. hydra.launcher.mem_gb=16.");
+      if (!(gb > 0) || gb > 1e9)
+        throw Error(where(key), "mem_gb must be above 0", "Use e.g. hydra.launcher.mem_gb=16.");
       options.mem_gb = gb;
     } else if (key == "mem_per_gpu") {
       options.mem_per_gpu = text_of(value, key);
@@ -205,7 +228,8 @@ SlurmOptions slurm_launcher_options(const Node& launcher) {
     } else if (key == "additional_parameters") {
       if (value.is_null()) continue;
       if (!value.is_map()) {
-        throw Error(where(key), std::string("expected a dict of sbatch options, got ") + config::type_name(value.type()),
+        throw Error(where(key),
+                    std::string("expected a dict of sbatch options, got ") + config::type_name(value.type()),
                     "Use e.g. hydra.launcher.additional_parameters='{mail_type: END}'.");
       }
       for (const auto& parameter : value.entries()) {

@@ -183,11 +183,10 @@ std::vector<std::string> plan_differences(const SweepPlan& on_disk, const SweepP
     const PlannedJob& b = now.jobs[i];
     // Hydra's own overrides (hydra.launcher.n_jobs=4, ...) may change between runs of a sweep.
     if (task_overrides_text(a.overrides) != task_overrides_text(b.overrides) || a.number != b.number) {
-      lines.push_back("job " + std::to_string(a.number) + ": " + task_overrides_text(a.overrides) +
-                      " on disk, " + task_overrides_text(b.overrides) + " now");
+      lines.push_back("job " + std::to_string(a.number) + ": " + task_overrides_text(a.overrides) + " on disk, " +
+                      task_overrides_text(b.overrides) + " now");
     } else if (a.run_dir != b.run_dir) {
-      lines.push_back("job " + std::to_string(a.number) + ": run dir " + a.run_dir + " on disk, " + b.run_dir +
-                      " now");
+      lines.push_back("job " + std::to_string(a.number) + ": run dir " + a.run_dir + " on disk, " + b.run_dir + " now");
     }
   }
   for (size_t i = common; i < on_disk.jobs.size(); ++i) {
@@ -204,7 +203,8 @@ std::vector<std::string> plan_differences(const SweepPlan& on_disk, const SweepP
 std::string self_executable() {
   char buffer[PATH_MAX];
   const ssize_t n = ::readlink("/proc/self/exe", buffer, sizeof(buffer) - 1);
-  if (n <= 0) throw Error("/proc/self/exe", "cannot find this program's executable", "Run trainer on Linux with /proc mounted.");
+  if (n <= 0)
+    throw Error("/proc/self/exe", "cannot find this program's executable", "Run trainer on Linux with /proc mounted.");
   return std::string(buffer, static_cast<size_t>(n));
 }
 

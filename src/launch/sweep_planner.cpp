@@ -118,8 +118,9 @@ void compose_sweep(const config::Composer& composer, const std::vector<config::O
     }
   }
   if (bad > 0) {
-    throw Error("", std::to_string(bad) + " of " + std::to_string(jobs.size()) +
-                        " sweep jobs are not valid; nothing was run:" + problems,
+    throw Error("",
+                std::to_string(bad) + " of " + std::to_string(jobs.size()) +
+                    " sweep jobs are not valid; nothing was run:" + problems,
                 "Fix the overrides or config files named above.");
   }
 }
@@ -148,7 +149,8 @@ ComposedSweep plan_sweep(const config::Composer& composer, const std::string& co
     PlannedJob planned;
     planned.number = jobs[i].number;
     planned.overrides = jobs[i].overrides;
-    planned.run_dir = (sweep_dir / resolve_path_string(sweep.configs[i], "hydra.sweep.subdir", ctx)).lexically_normal().string();
+    planned.run_dir =
+        (sweep_dir / resolve_path_string(sweep.configs[i], "hydra.sweep.subdir", ctx)).lexically_normal().string();
     sweep.plan.jobs.push_back(std::move(planned));
   }
   refuse_shared_checkpoint_directories(sweep);

@@ -75,7 +75,8 @@ int run_sweep_plan(const SweepPlan& plan) {
     std::string problem;
     if (!failed.empty()) problem = std::to_string(failed.size()) + of_all + "failed (" + number_list(failed) + ")";
     if (!not_run.empty()) {
-      problem += problem.empty() ? std::to_string(not_run.size()) + of_all : "; " + std::to_string(not_run.size()) + " ";
+      problem +=
+          problem.empty() ? std::to_string(not_run.size()) + of_all : "; " + std::to_string(not_run.size()) + " ";
       problem += "did not finish (" + number_list(not_run) + ": interrupted or never started)";
     }
     throw Error("sweep " + plan.sweep_dir, problem,

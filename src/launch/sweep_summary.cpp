@@ -169,8 +169,8 @@ SweepSummary summarize_sweep(const SweepPlan& plan) {
     }
     const bool ended = row.state == JobState::kDone || row.state == JobState::kStoppedEarly;
     if (ended && row.metric.best &&
-        (summary.best < 0 || better(*row.metric.best, *summary.jobs[static_cast<size_t>(summary.best)].metric.best,
-                                    summary.mode))) {
+        (summary.best < 0 ||
+         better(*row.metric.best, *summary.jobs[static_cast<size_t>(summary.best)].metric.best, summary.mode))) {
       summary.best = static_cast<int>(summary.jobs.size());
     }
     summary.jobs.push_back(std::move(row));
@@ -229,8 +229,8 @@ SweepSummary write_sweep_summary(const SweepPlan& plan) {
   std::vector<MetricSeries> series;
   for (const JobSummary& job : summary.jobs) {
     if (job.metric.points.empty()) continue;
-    series.push_back({std::to_string(job.job.number) + ": " + task_overrides_text(job.job.overrides),
-                      job.metric.points});
+    series.push_back(
+        {std::to_string(job.job.number) + ": " + task_overrides_text(job.job.overrides), job.metric.points});
   }
   if (!series.empty()) {
     write_metric_plot((root / "sweep_metrics.png").string(), "Sweep " + root.filename().string(), summary.metric,

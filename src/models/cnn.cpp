@@ -12,8 +12,7 @@
 
 namespace trainer::models {
 
-CnnOptions CnnOptions::from_config(const config::ConfigView& model_config,
-                                   const InputSpec& spec) {
+CnnOptions CnnOptions::from_config(const config::ConfigView& model_config, const InputSpec& spec) {
   CnnOptions options;
   const options::OptionReader r(model_config, "cnn");
   r.get<std::string>("name");
@@ -33,11 +32,9 @@ CnnOptions CnnOptions::from_config(const config::ConfigView& model_config,
     if (height < 1 || width < 1) {
       throw Error(option_where(model_config, "channels"),
                   "the cnn model has " + std::to_string(options.channels.size()) +
-                      " conv blocks, each halving the image, but the data's " +
-                      std::to_string(options.height) + "x" + std::to_string(options.width) +
-                      " images vanish after " + std::to_string(i + 1),
-                  "Use at most " + std::to_string(i) + " entries in " +
-                      model_config.full_path("channels"));
+                      " conv blocks, each halving the image, but the data's " + std::to_string(options.height) + "x" +
+                      std::to_string(options.width) + " images vanish after " + std::to_string(i + 1),
+                  "Use at most " + std::to_string(i) + " entries in " + model_config.full_path("channels"));
     }
   }
   return options;
@@ -50,8 +47,7 @@ Cnn::Cnn(const CnnOptions& options) : Model("Cnn"), options_(options) {
   int64_t width = options_.width;
   for (const int64_t out : options_.channels) {
     // No conv bias: the batch norm right after it has its own shift.
-    features->push_back(
-        torch::nn::Conv2d(torch::nn::Conv2dOptions(channels, out, 3).padding(1).bias(false)));
+    features->push_back(torch::nn::Conv2d(torch::nn::Conv2dOptions(channels, out, 3).padding(1).bias(false)));
     features->push_back(SyncBatchNorm2d(out));  // plain batch norm unless synchronised
     features->push_back(torch::nn::ReLU(torch::nn::ReLUOptions().inplace(true)));
     features->push_back(torch::nn::MaxPool2d(torch::nn::MaxPool2dOptions(2)));
@@ -61,8 +57,8 @@ Cnn::Cnn(const CnnOptions& options) : Model("Cnn"), options_(options) {
     width /= 2;
   }
   if (height < 1 || width < 1) {
-    throw Error("cnn", "the image is too small for " + std::to_string(options_.channels.size()) +
-                           " pooling blocks", "Use fewer conv blocks");
+    throw Error("cnn", "the image is too small for " + std::to_string(options_.channels.size()) + " pooling blocks",
+                "Use fewer conv blocks");
   }
   const int64_t flat = channels * height * width;
   torch::nn::Sequential classifier;
@@ -76,9 +72,7 @@ Cnn::Cnn(const CnnOptions& options) : Model("Cnn"), options_(options) {
   classifier_ = register_module("classifier", classifier);
 }
 
-at::Tensor Cnn::forward(const at::Tensor& inputs) {
-  return classifier_->forward(features_->forward(inputs));
-}
+at::Tensor Cnn::forward(const at::Tensor& inputs) { return classifier_->forward(features_->forward(inputs)); }
 
 std::string Cnn::describe() const {
   std::string channels;

@@ -12,22 +12,20 @@
 
 namespace trainer::models {
 
-MlpOptions MlpOptions::from_config(const config::ConfigView& model_config,
-                                   const InputSpec& spec) {
+MlpOptions MlpOptions::from_config(const config::ConfigView& model_config, const InputSpec& spec) {
   MlpOptions options;
-  const int64_t sample_size = std::accumulate(spec.sample_shape.begin(), spec.sample_shape.end(),
-                                              int64_t{1}, std::multiplies<int64_t>());
+  const int64_t sample_size =
+      std::accumulate(spec.sample_shape.begin(), spec.sample_shape.end(), int64_t{1}, std::multiplies<int64_t>());
   const options::OptionReader r(model_config, "mlp");
   r.get<std::string>("name");
   options.input_size = r.get_or<int64_t>("input_size", sample_size);
   if (options.input_size != sample_size) {
     throw Error(option_where(model_config, "input_size"),
                 "the mlp model expects " + std::to_string(options.input_size) +
-                    " inputs per sample, but the data gives samples of shape " +
-                    shape_string(spec.sample_shape) + " = " + std::to_string(sample_size) +
-                    " values",
-                "Set " + model_config.full_path("input_size") + "=" +
-                    std::to_string(sample_size) + " (or remove it to take the data's size)");
+                    " inputs per sample, but the data gives samples of shape " + shape_string(spec.sample_shape) +
+                    " = " + std::to_string(sample_size) + " values",
+                "Set " + model_config.full_path("input_size") + "=" + std::to_string(sample_size) +
+                    " (or remove it to take the data's size)");
   }
   options.hidden_sizes = r.get<std::vector<int64_t>>("hidden_sizes");
   options.num_classes = read_num_classes(r, spec);
@@ -55,8 +53,7 @@ std::string Mlp::describe() const {
   std::string sizes = std::to_string(options_.input_size);
   for (const int64_t hidden : options_.hidden_sizes) sizes += "-" + std::to_string(hidden);
   sizes += "-" + std::to_string(options_.num_classes);
-  return "mlp " + sizes + ": " + with_thousands_separators(parameter_count(*this)) +
-         " parameters";
+  return "mlp " + sizes + ": " + with_thousands_separators(parameter_count(*this)) + " parameters";
 }
 
 int64_t Mlp::flops_per_sample() const {

@@ -30,14 +30,12 @@ ModelRegistry& ModelRegistry::global() {
   return *registry;
 }
 
-std::shared_ptr<Model> ModelRegistry::create(const config::ConfigView& model_config,
-                                             const InputSpec& spec) const {
+std::shared_ptr<Model> ModelRegistry::create(const config::ConfigView& model_config, const InputSpec& spec) const {
   const std::string name = model_config.get<std::string>("name");
   const ModelFactory factory = get(name, option_where(model_config, "name"));
   std::shared_ptr<Model> model = factory(model_config, spec);
   if (!model) {
-    throw Error(option_where(model_config, "name"),
-                "the factory of model '" + name + "' returned no model",
+    throw Error(option_where(model_config, "name"), "the factory of model '" + name + "' returned no model",
                 "Make the factory return the model it builds");
   }
   return model;

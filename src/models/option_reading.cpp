@@ -30,8 +30,7 @@ int64_t read_positive_int(const config::ConfigView& view, std::string_view key, 
   if (value < 1) {
     throw Error(option_where(view, key),
                 view.full_path(key) + " is " + std::to_string(value) + ", but it must be at least 1",
-                "Set it to a positive size, e.g. " + view.full_path(key) + "=" +
-                    std::to_string(fallback));
+                "Set it to a positive size, e.g. " + view.full_path(key) + "=" + std::to_string(fallback));
   }
   return value;
 }
@@ -47,8 +46,8 @@ std::vector<int64_t> read_positive_int_list(const config::ConfigView& view, std:
   for (size_t i = 0; i < values.size(); ++i) {
     if (values[i] < 1) {
       throw Error(option_where(view, key),
-                  view.full_path(key) + "[" + std::to_string(i) + "] is " +
-                      std::to_string(values[i]) + ", but sizes must be at least 1",
+                  view.full_path(key) + "[" + std::to_string(i) + "] is " + std::to_string(values[i]) +
+                      ", but sizes must be at least 1",
                   "Use positive sizes, e.g. " + example);
     }
   }
@@ -59,8 +58,7 @@ double read_dropout(const config::ConfigView& view, std::string_view key, double
   const double value = view.get_or<double>(key, fallback);
   if (!(value >= 0.0 && value < 1.0)) {
     throw Error(option_where(view, key),
-                view.full_path(key) + " is " + shortest(value) +
-                    ", but a dropout probability must be in [0, 1)",
+                view.full_path(key) + " is " + shortest(value) + ", but a dropout probability must be in [0, 1)",
                 "Set e.g. " + view.full_path(key) + "=0.2 (or 0 for no dropout)");
   }
   return value;
@@ -71,8 +69,8 @@ namespace {
 int64_t agree_num_classes(const config::ConfigView& view, const InputSpec& spec, int64_t value) {
   if (value != spec.num_classes) {
     throw Error(option_where(view, "num_classes"),
-                "the model is configured for " + std::to_string(value) +
-                    " classes but the data has " + std::to_string(spec.num_classes),
+                "the model is configured for " + std::to_string(value) + " classes but the data has " +
+                    std::to_string(spec.num_classes),
                 "Set " + view.full_path("num_classes") + "=" + std::to_string(spec.num_classes) +
                     " (or remove it: the model then takes the data's class count)");
   }
@@ -89,8 +87,10 @@ void check_reported_classes(const config::ConfigView& view, const InputSpec& spe
 int64_t image_channels(const config::ConfigView& view, const InputSpec& spec, const std::string& model) {
   if (spec.sample_shape.size() != 3) {
     throw Error(view.prefix(),
-                "the " + model + " model needs image samples shaped [channels, height, width], "
-                "but the data gives samples of shape " + shape_string(spec.sample_shape),
+                "the " + model +
+                    " model needs image samples shaped [channels, height, width], "
+                    "but the data gives samples of shape " +
+                    shape_string(spec.sample_shape),
                 "Use image data (e.g. data=fashion_mnist), or model=mlp for flat samples");
   }
   return spec.sample_shape[0];
@@ -102,9 +102,8 @@ int64_t agree_in_channels(const config::ConfigView& view, const InputSpec& spec,
   if (value != channels) {
     throw Error(option_where(view, "in_channels"),
                 "the " + model + " model expects " + std::to_string(value) +
-                    " input channels, but the data gives samples of shape " +
-                    shape_string(spec.sample_shape) + " (" + std::to_string(channels) +
-                    " channels)",
+                    " input channels, but the data gives samples of shape " + shape_string(spec.sample_shape) + " (" +
+                    std::to_string(channels) + " channels)",
                 "Set " + view.full_path("in_channels") + "=" + std::to_string(channels));
   }
   return value;
@@ -127,8 +126,7 @@ int64_t read_in_channels(const options::OptionReader& reader, const InputSpec& s
   return agree_in_channels(reader.view(), spec, model, reader.get_or<int64_t>("in_channels", channels));
 }
 
-int64_t read_in_channels(const config::ConfigView& view, const InputSpec& spec,
-                         const std::string& model) {
+int64_t read_in_channels(const config::ConfigView& view, const InputSpec& spec, const std::string& model) {
   const int64_t channels = image_channels(view, spec, model);
   return agree_in_channels(view, spec, model, read_positive_int(view, "in_channels", channels));
 }

@@ -18,12 +18,23 @@ struct Layout {
 // The stage layouts of the ResNet paper (He et al. 2015, table 1).
 bool layout_for(int64_t depth, Layout& layout) {
   switch (depth) {
-    case 18: layout = {false, {2, 2, 2, 2}}; return true;
-    case 34: layout = {false, {3, 4, 6, 3}}; return true;
-    case 50: layout = {true, {3, 4, 6, 3}}; return true;
-    case 101: layout = {true, {3, 4, 23, 3}}; return true;
-    case 152: layout = {true, {3, 8, 36, 3}}; return true;
-    default: return false;
+    case 18:
+      layout = {false, {2, 2, 2, 2}};
+      return true;
+    case 34:
+      layout = {false, {3, 4, 6, 3}};
+      return true;
+    case 50:
+      layout = {true, {3, 4, 6, 3}};
+      return true;
+    case 101:
+      layout = {true, {3, 4, 23, 3}};
+      return true;
+    case 152:
+      layout = {true, {3, 8, 36, 3}};
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -46,8 +57,8 @@ struct FlopCounter {
   int64_t flops = 0;
 
   // Adds a conv from the current map and returns the output (height, width) without moving on.
-  std::pair<int64_t, int64_t> conv(int64_t in, int64_t out, int64_t kernel, int64_t stride,
-                                   int64_t padding, int64_t h, int64_t w) {
+  std::pair<int64_t, int64_t> conv(int64_t in, int64_t out, int64_t kernel, int64_t stride, int64_t padding, int64_t h,
+                                   int64_t w) {
     const int64_t oh = conv_out(h, kernel, stride, padding);
     const int64_t ow = conv_out(w, kernel, stride, padding);
     flops += 2 * in * out * kernel * kernel * oh * ow;
@@ -57,8 +68,7 @@ struct FlopCounter {
 
 torch::nn::Conv2d conv3x3(int64_t in, int64_t out, int64_t stride) {
   // Bias-free: every conv is followed by batch norm, whose shift makes a bias redundant.
-  return torch::nn::Conv2d(
-      torch::nn::Conv2dOptions(in, out, 3).stride(stride).padding(1).bias(false));
+  return torch::nn::Conv2d(torch::nn::Conv2dOptions(in, out, 3).stride(stride).padding(1).bias(false));
 }
 
 torch::nn::Conv2d conv1x1(int64_t in, int64_t out, int64_t stride) {
@@ -66,8 +76,7 @@ torch::nn::Conv2d conv1x1(int64_t in, int64_t out, int64_t stride) {
 }
 
 // 1x1 conv + batch norm on the shortcut when the block changes the shape; null otherwise.
-torch::nn::Sequential make_downsample(int64_t in, int64_t out, int64_t stride,
-                                      FlopCounter& counter) {
+torch::nn::Sequential make_downsample(int64_t in, int64_t out, int64_t stride, FlopCounter& counter) {
   if (stride == 1 && in == out) return torch::nn::Sequential(nullptr);
   counter.conv(in, out, 1, stride, 0, counter.height, counter.width);
   return torch::nn::Sequential(conv1x1(in, out, stride), SyncBatchNorm2d(out));
@@ -159,16 +168,14 @@ class Bottleneck : public ShortcutBlock {
 
 std::vector<int64_t> resnet_depths() { return {18, 34, 50, 101, 152}; }
 
-ResNetOptions ResNetOptions::from_config(const config::ConfigView& model_config,
-                                         const InputSpec& spec) {
+ResNetOptions ResNetOptions::from_config(const config::ConfigView& model_config, const InputSpec& spec) {
   ResNetOptions options;
   const options::OptionReader r(model_config, "resnet");
   r.get<std::string>("name");
   options.depth = std::stoll(r.choice("depth"));
   Layout layout;
   if (!layout_for(options.depth, layout)) {
-    throw Error(option_where(model_config, "depth"),
-                "resnet has no depth " + std::to_string(options.depth),
+    throw Error(option_where(model_config, "depth"), "resnet has no depth " + std::to_string(options.depth),
                 "Set " + model_config.full_path("depth") + " to one of " + depth_list());
   }
   options.in_channels = read_in_channels(r, spec, "resnet");
@@ -182,8 +189,7 @@ ResNetOptions ResNetOptions::from_config(const config::ConfigView& model_config,
 ResNet::ResNet(const ResNetOptions& options) : Model("ResNet"), options_(options) {
   Layout layout;
   if (!layout_for(options_.depth, layout)) {
-    throw Error("resnet", "no depth " + std::to_string(options_.depth),
-                "Use one of " + depth_list());
+    throw Error("resnet", "no depth " + std::to_string(options_.depth), "Use one of " + depth_list());
   }
   FlopCounter counter{options_.image_height, options_.image_width};
   conv1_ = register_module("conv1", conv3x3(options_.in_channels, options_.width, 1));
@@ -231,8 +237,7 @@ at::Tensor ResNet::forward(const at::Tensor& inputs) {
 
 std::string ResNet::describe() const {
   return "resnet" + std::to_string(options_.depth) + " (width " + std::to_string(options_.width) +
-         ", small-image stem): " + with_thousands_separators(parameter_count(*this)) +
-         " parameters";
+         ", small-image stem): " + with_thousands_separators(parameter_count(*this)) + " parameters";
 }
 
 std::shared_ptr<Model> make_resnet(const config::ConfigView& model_config, const InputSpec& spec) {

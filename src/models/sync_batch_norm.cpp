@@ -1,16 +1,16 @@
 #include "trainer/models/sync_batch_norm.h"
 
+#include <string>
+#include <vector>
+
 #include <ATen/Context.h>
 #include <ATen/ops/batch_norm.h>
-#include <ATen/ops/empty.h>
 #include <ATen/ops/cat.h>
+#include <ATen/ops/empty.h>
 #include <ATen/ops/var_mean.h>
 #include <ATen/ops/zeros.h>
 #include <c10/util/Exception.h>
 #include <torch/csrc/autograd/custom_function.h>
-
-#include <string>
-#include <vector>
 
 namespace trainer::models {
 namespace {
@@ -108,8 +108,14 @@ struct SyncBatchNormFunction : public torch::autograd::Function<SyncBatchNormFun
     const at::Tensor scale = per_channel(weight.defined() ? invstd * weight.to(x.scalar_type()) : invstd, x);
     at::Tensor grad_input = (dy - mean_dy - x_hat * mean_dy_xhat) * scale;
     // One entry per forward argument: input, weight, bias, the running statistics, momentum, eps, group.
-    return {grad_input.to(grad_outputs[0].scalar_type()), grad_weight, grad_bias, at::Tensor(), at::Tensor(),
-            at::Tensor(), at::Tensor(), at::Tensor()};
+    return {grad_input.to(grad_outputs[0].scalar_type()),
+            grad_weight,
+            grad_bias,
+            at::Tensor(),
+            at::Tensor(),
+            at::Tensor(),
+            at::Tensor(),
+            at::Tensor()};
   }
 };
 
@@ -121,10 +127,8 @@ at::Tensor sync_batch_norm(const at::Tensor& input, const at::Tensor& weight, co
   return SyncBatchNormFunction::apply(input, weight, bias, running_mean, running_var, momentum, eps, group);
 }
 
-
 template <size_t D>
-SyncBatchNormImpl<D>::SyncBatchNormImpl(const torch::nn::BatchNormOptions& options)
-    : options(options) {
+SyncBatchNormImpl<D>::SyncBatchNormImpl(const torch::nn::BatchNormOptions& options) : options(options) {
   reset();
 }
 
@@ -142,7 +146,8 @@ void SyncBatchNormImpl<D>::reset() {
   if (options.track_running_stats()) {
     running_mean = this->register_buffer("running_mean", at::empty({features}));
     running_var = this->register_buffer("running_var", at::empty({features}));
-    num_batches_tracked = this->register_buffer("num_batches_tracked", at::zeros(at::IntArrayRef(), at::TensorOptions().dtype(at::kLong)));
+    num_batches_tracked = this->register_buffer("num_batches_tracked",
+                                                at::zeros(at::IntArrayRef(), at::TensorOptions().dtype(at::kLong)));
   } else {
     running_mean = this->register_buffer("running_mean", at::Tensor());
     running_var = this->register_buffer("running_var", at::Tensor());
@@ -188,8 +193,8 @@ at::Tensor SyncBatchNormImpl<D>::forward(const at::Tensor& input) {
     TORCH_CHECK(input.dim() == 2 || input.dim() == 3, "SyncBatchNorm1d: expected 2D or 3D input (got ", input.dim(),
                 "D input)");
   } else {
-    TORCH_CHECK(input.dim() == static_cast<int64_t>(D) + 2, "SyncBatchNorm", D, "d: expected ", D + 2, "D input (got ", input.dim(),
-                "D input)");
+    TORCH_CHECK(input.dim() == static_cast<int64_t>(D) + 2, "SyncBatchNorm", D, "d: expected ", D + 2, "D input (got ",
+                input.dim(), "D input)");
   }
   // torch::nn::BatchNorm's rules: an exponential average, or a cumulative one when momentum is null.
   double factor = options.momentum().has_value() ? options.momentum().value() : 0.0;

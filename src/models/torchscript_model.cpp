@@ -47,8 +47,8 @@ std::string absolute_path(const std::string& path) {
 torch::jit::Module load_scripted(const std::string& path) {
   if (!is_regular_file(path)) {
     const std::string absolute = absolute_path(path);
-    throw Error(path, "no TorchScript file at '" + path + "'" +
-                          (absolute != path ? " (" + absolute + ")" : std::string()),
+    throw Error(path,
+                "no TorchScript file at '" + path + "'" + (absolute != path ? " (" + absolute + ")" : std::string()),
                 kSaveHint);
   }
   try {
@@ -79,8 +79,7 @@ void mirror_into(const torch::jit::Module& scripted, torch::nn::Module& mirror) 
 
 }  // namespace
 
-TorchScriptOptions TorchScriptOptions::from_config(const config::ConfigView& model_config,
-                                                   const InputSpec& /*spec*/) {
+TorchScriptOptions TorchScriptOptions::from_config(const config::ConfigView& model_config, const InputSpec& /*spec*/) {
   TorchScriptOptions options;
   const options::OptionReader r(model_config, "torchscript");
   r.get<std::string>("name");
@@ -139,9 +138,8 @@ void TorchScriptModel::train(bool on) {
 
 std::string TorchScriptModel::describe() const {
   const auto type_name = scripted_.type()->name();
-  return "torchscript " + (type_name ? type_name->qualifiedName() : std::string("module")) +
-         " from " + source_ + ": " + with_thousands_separators(parameter_count(*this)) +
-         " parameters";
+  return "torchscript " + (type_name ? type_name->qualifiedName() : std::string("module")) + " from " + source_ + ": " +
+         with_thousands_separators(parameter_count(*this)) + " parameters";
 }
 
 void TorchScriptModel::check_output_shape(const InputSpec& spec) {
@@ -155,34 +153,31 @@ void TorchScriptModel::check_output_shape(const InputSpec& spec) {
     try {
       // On the parameters' device and dtype, so the check also works after to(device).
       const std::vector<at::Tensor> parameters = this->parameters();
-      output = forward(parameters.empty() ? at::zeros(batch_shape)
-                                          : at::zeros(batch_shape, parameters.front().options()));
+      output =
+          forward(parameters.empty() ? at::zeros(batch_shape) : at::zeros(batch_shape, parameters.front().options()));
     } catch (const Error&) {
       train(was_training);
       throw;
     } catch (const std::exception& e) {
       train(was_training);
-      throw Error(source_,
-                  "the scripted module fails on a batch of shape " + shape_string(batch_shape) +
-                      ": " + torch_message(e),
-                  "Script a model that takes the data's samples of shape " +
-                      shape_string(spec.sample_shape));
+      throw Error(
+          source_,
+          "the scripted module fails on a batch of shape " + shape_string(batch_shape) + ": " + torch_message(e),
+          "Script a model that takes the data's samples of shape " + shape_string(spec.sample_shape));
     }
     train(was_training);
   }
   const std::vector<int64_t> expected{2, spec.num_classes};
   if (output.sizes().vec() != expected) {
     throw Error(source_,
-                "the scripted module returns shape " + shape_string(output.sizes().vec()) +
-                    " for a batch of shape " + shape_string(batch_shape) + ", expected " +
-                    shape_string(expected) + " (logits for " + std::to_string(spec.num_classes) +
-                    " classes)",
+                "the scripted module returns shape " + shape_string(output.sizes().vec()) + " for a batch of shape " +
+                    shape_string(batch_shape) + ", expected " + shape_string(expected) + " (logits for " +
+                    std::to_string(spec.num_classes) + " classes)",
                 "Script a model whose output has one logit per class of the data");
   }
 }
 
-std::shared_ptr<Model> make_torchscript(const config::ConfigView& model_config,
-                                        const InputSpec& spec) {
+std::shared_ptr<Model> make_torchscript(const config::ConfigView& model_config, const InputSpec& spec) {
   const TorchScriptOptions options = TorchScriptOptions::from_config(model_config, spec);
   std::shared_ptr<TorchScriptModel> model;
   try {

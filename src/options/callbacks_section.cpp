@@ -14,22 +14,31 @@ std::vector<Section> callbacks_sections() {
   };
   Section checkpoint{"callbacks.model_checkpoint", "", true, "Lightning's ModelCheckpoint", {}};
   checkpoint.options = {
-      text("dirpath", "${paths.output_dir}/checkpoints").or_null().computed().means(
-          "where checkpoints go (null: <default_root_dir or run>/checkpoints)"),
-      text("filename", "epoch_{epoch:03d}").means(
-          "the best files' names: {epoch}, {step} ({epoch:03d}) and the metrics ({val/acc:.4f}), no '/'"),
-      choice("monitor", "val/acc", {"val/acc", "val/loss", "train/acc", "train/loss"}).means("the metric that ranks checkpoints"),
+      text("dirpath", "${paths.output_dir}/checkpoints")
+          .or_null()
+          .computed()
+          .means("where checkpoints go (null: <default_root_dir or run>/checkpoints)"),
+      text("filename", "epoch_{epoch:03d}")
+          .means("the best files' names: {epoch}, {step} ({epoch:03d}) and the metrics ({val/acc:.4f}), no '/'"),
+      choice("monitor", "val/acc", {"val/acc", "val/loss", "train/acc", "train/loss"})
+          .means("the metric that ranks checkpoints"),
       choice("mode", "max", {"max", "min"}).means("whether a higher or lower monitored value is better"),
       integer("save_top_k", "1").at_least(-1).means("best files kept (-1: all, 0: none)"),
       flag("save_last", "true").means("also keep last.ckpt (what ckpt_path=last resumes)"),
-      integer("every_n_train_steps", "null").at_least(0).or_null().means("also check every N optimizer steps (null or 0: off)"),
+      integer("every_n_train_steps", "null")
+          .at_least(0)
+          .or_null()
+          .means("also check every N optimizer steps (null or 0: off)"),
       integer("every_n_epochs", "1").at_least(1).means("epochs between checks"),
-      flag("save_on_train_epoch_end", "null").or_null().means(
-          "true: at each training epoch's end only; false: after validations only; null: after validation, else at the epoch's end"),
+      flag("save_on_train_epoch_end", "null")
+          .or_null()
+          .means("true: at each training epoch's end only; false: after validations only; null: after validation, else "
+                 "at the epoch's end"),
   };
   Section stopping{"callbacks.early_stopping", "", true, "Lightning's EarlyStopping", {}};
   stopping.options = {
-      choice("monitor", "val/acc", {"val/acc", "val/loss", "train/acc_epoch", "train/loss_epoch"}).means("the metric watched"),
+      choice("monitor", "val/acc", {"val/acc", "val/loss", "train/acc_epoch", "train/loss_epoch"})
+          .means("the metric watched"),
       choice("mode", "max", {"max", "min"}).means("whether a higher or lower value is an improvement"),
       integer("patience", "100").at_least(0).means("checks without improvement before stopping"),
       number("min_delta", "0.0").means("the least change that counts as an improvement (its absolute value)"),
@@ -39,7 +48,9 @@ std::vector<Section> callbacks_sections() {
   };
   Section lr{"callbacks.lr_monitor", "", true, "Lightning's LearningRateMonitor", {}};
   lr.options = {
-      choice("logging_interval", "epoch", {"epoch", "step"}).or_null().means("epoch, step, or null: as the scheduler steps"),
+      choice("logging_interval", "epoch", {"epoch", "step"})
+          .or_null()
+          .means("epoch, step, or null: as the scheduler steps"),
   };
   Section stats{"callbacks.device_stats_monitor", "", true, "Lightning's DeviceStatsMonitor", {}};
   stats.options = {
@@ -63,7 +74,10 @@ std::vector<Section> logger_sections() {
   };
   Section tensorboard{"logger.tensorboard", "", true, "Lightning's TensorBoardLogger", {}};
   tensorboard.options = {
-      text("save_dir", "${paths.output_dir}/tensorboard").or_null().computed().means("the directory (absent: <run>/tensorboard)"),
+      text("save_dir", "${paths.output_dir}/tensorboard")
+          .or_null()
+          .computed()
+          .means("the directory (absent: <run>/tensorboard)"),
   };
   return {logger, csv, tensorboard};
 }

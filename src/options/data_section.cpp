@@ -9,9 +9,14 @@ std::vector<Option> loader_options(const std::string& workers, const std::string
   return {
       text("name", "???").means("the registered dataset"),
       integer("batch_size", "128").at_least(1).means("samples per batch"),
-      number("val_fraction", "0.1").at_least(0).below(1).means("the share of the training split held out for validation"),
-      integer("num_workers", workers).at_least(0).or_words({"auto"}).means(
-          "loader threads (auto: min(4 x GPUs, cores) on CUDA, none on CPU; 0: in the training thread)"),
+      number("val_fraction", "0.1")
+          .at_least(0)
+          .below(1)
+          .means("the share of the training split held out for validation"),
+      integer("num_workers", workers)
+          .at_least(0)
+          .or_words({"auto"})
+          .means("loader threads (auto: min(4 x GPUs, cores) on CUDA, none on CPU; 0: in the training thread)"),
       flag("pin_memory", pin_memory).means("page-locked host batches for CUDA copies"),
   };
 }
@@ -22,7 +27,8 @@ std::vector<Option> loader_options(const std::string& workers, const std::string
 // no declaration here, and its section is not checked.
 std::vector<Section> data_sections() {
   // Every dataset's batches are normalised and augmented by the loader (batch_loader.cpp).
-  Section normalize{"data.normalize", "", true, "pixel normalisation of every dataset's batches, on the [0, 1] scale", {}};
+  Section normalize{
+      "data.normalize", "", true, "pixel normalisation of every dataset's batches, on the [0, 1] scale", {}};
   normalize.options = {
       number("mean", "0.2860").means("subtracted from each pixel"),
       number("std", "0.3530").above(0).means("each pixel is divided by it"),
@@ -35,8 +41,10 @@ std::vector<Section> data_sections() {
   Section fashion{"data", "fashion_mnist", true, "data=fashion_mnist: the real Fashion-MNIST (gzipped IDX files)", {}};
   fashion.options = loader_options("auto", "true");
   fashion.options.front().default_text = "fashion_mnist";
-  fashion.options.push_back(text("root", "${paths.data_dir}").computed().means(
-      "the directory of the four IDX files (default paths.data_dir: Debian's dataset-fashion-mnist)"));
+  fashion.options.push_back(
+      text("root", "${paths.data_dir}")
+          .computed()
+          .means("the directory of the four IDX files (default paths.data_dir: Debian's dataset-fashion-mnist)"));
   fashion.options.push_back(section("normalize").means("per-pixel normalisation, below"));
   fashion.options.push_back(section("augment").means("training-batch augmentation, below"));
 
@@ -45,7 +53,8 @@ std::vector<Section> data_sections() {
       integers("image_shape", "[1, 28, 28]").at_least(1).means("each sample's shape"),
       integer("num_classes", "10").at_least(1).means("label classes"),
   };
-  Section synthetic{"data", "synthetic", true, "data=synthetic: random images and labels, for tests and benchmarks", {}};
+  Section synthetic{
+      "data", "synthetic", true, "data=synthetic: random images and labels, for tests and benchmarks", {}};
   synthetic.options = loader_options("0", "false");
   synthetic.options.front().default_text = "synthetic";
   synthetic.options.insert(synthetic.options.end(), shape.begin(), shape.end());

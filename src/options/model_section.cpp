@@ -41,7 +41,8 @@ std::vector<Section> model_sections() {
       integer("width", "64").at_least(1).means("channels of the first stage"),
       num_classes(),
   };
-  Section torchscript{"model", "torchscript", true, "model=torchscript: a module saved with torch.jit.script(m).save(path)", {}};
+  Section torchscript{
+      "model", "torchscript", true, "model=torchscript: a module saved with torch.jit.script(m).save(path)", {}};
   torchscript.options = {
       text("name", "torchscript").means("the registered model"),
       text("path", "???").means("the saved TorchScript file"),

@@ -36,7 +36,11 @@ std::vector<Section> scheduler_sections() {
   auto interval = [](const std::string& fallback) {
     return choice("interval", fallback, {"epoch", "step"}).means("whether the schedule advances per epoch or per step");
   };
-  Section none{"scheduler", "none", true, "scheduler=none: a constant learning rate", {text("name", "none").means("the schedule")}};
+  Section none{"scheduler",
+               "none",
+               true,
+               "scheduler=none: a constant learning rate",
+               {text("name", "none").means("the schedule")}};
   Section step{"scheduler", "step", true, "scheduler=step: PyTorch's StepLR", {}};
   step.options = {
       text("name", "step").means("the schedule"),
@@ -47,12 +51,16 @@ std::vector<Section> scheduler_sections() {
   Section cosine{"scheduler", "cosine", true, "scheduler=cosine: PyTorch's CosineAnnealingLR", {}};
   cosine.options = {
       text("name", "cosine").means("the schedule"),
-      number("t_max", "${trainer.max_epochs}").at_least(0).or_minus_one().computed().means(
-          "epochs (or steps) of one half-cosine (absent: trainer.max_epochs; 0 or -1: the whole run)"),
+      number("t_max", "${trainer.max_epochs}")
+          .at_least(0)
+          .or_minus_one()
+          .computed()
+          .means("epochs (or steps) of one half-cosine (absent: trainer.max_epochs; 0 or -1: the whole run)"),
       number("eta_min", "0.0").at_least(0).means("the last learning rate"),
       interval("epoch"),
   };
-  Section warmup{"scheduler", "warmup_cosine", true, "scheduler=warmup_cosine: linear warm-up, then cosine to eta_min", {}};
+  Section warmup{
+      "scheduler", "warmup_cosine", true, "scheduler=warmup_cosine: linear warm-up, then cosine to eta_min", {}};
   warmup.options = {
       text("name", "warmup_cosine").means("the schedule"),
       integer("warmup_steps", "500").at_least(0).means("steps of linear warm-up"),

@@ -17,24 +17,42 @@ Option make(std::string key, Type type, std::string default_text) {
 
 std::string type_text(Type type) {
   switch (type) {
-    case Type::kBool: return "bool";
-    case Type::kInt: return "int";
-    case Type::kFloat: return "float";
-    case Type::kString: return "string";
-    case Type::kChoice: return "choice";
-    case Type::kDuration: return "duration";
-    case Type::kLimit: return "float share or int count";
-    case Type::kIntList: return "list of ints";
-    case Type::kFloatList: return "list of floats";
-    case Type::kMap: return "section";
+    case Type::kBool:
+      return "bool";
+    case Type::kInt:
+      return "int";
+    case Type::kFloat:
+      return "float";
+    case Type::kString:
+      return "string";
+    case Type::kChoice:
+      return "choice";
+    case Type::kDuration:
+      return "duration";
+    case Type::kLimit:
+      return "float share or int count";
+    case Type::kIntList:
+      return "list of ints";
+    case Type::kFloatList:
+      return "list of floats";
+    case Type::kMap:
+      return "section";
   }
   return "?";
 }
 
-Option flag(std::string key, std::string default_text) { return make(std::move(key), Type::kBool, std::move(default_text)); }
-Option integer(std::string key, std::string default_text) { return make(std::move(key), Type::kInt, std::move(default_text)); }
-Option number(std::string key, std::string default_text) { return make(std::move(key), Type::kFloat, std::move(default_text)); }
-Option text(std::string key, std::string default_text) { return make(std::move(key), Type::kString, std::move(default_text)); }
+Option flag(std::string key, std::string default_text) {
+  return make(std::move(key), Type::kBool, std::move(default_text));
+}
+Option integer(std::string key, std::string default_text) {
+  return make(std::move(key), Type::kInt, std::move(default_text));
+}
+Option number(std::string key, std::string default_text) {
+  return make(std::move(key), Type::kFloat, std::move(default_text));
+}
+Option text(std::string key, std::string default_text) {
+  return make(std::move(key), Type::kString, std::move(default_text));
+}
 Option choice(std::string key, std::string default_text, std::vector<std::string> names) {
   Option option = make(std::move(key), Type::kChoice, std::move(default_text));
   option.choices = std::move(names);

@@ -45,8 +45,9 @@ const Option& OptionReader::declared(std::string_view key) const {
   const Option* option = section == nullptr ? nullptr : find_option(*section, name);
   if (option == nullptr) {
     // A programmer error: every key the code reads is declared in src/options/*_section.cpp.
-    throw std::logic_error("trainer reads the undeclared option " + path + (variant_.empty() ? "" : "[" + variant_ + "]") +
-                           "." + name + ": declare it in src/options/");
+    throw std::logic_error("trainer reads the undeclared option " + path +
+                           (variant_.empty() ? "" : "[" + variant_ + "]") + "." + name +
+                           ": declare it in src/options/");
   }
   std::lock_guard<std::mutex> lock(reads_mutex());
   reads().insert(path + (section->variant.empty() ? "" : "[" + section->variant + "]") + "." + name);
@@ -63,8 +64,9 @@ std::string OptionReader::where(std::string_view key) const {
 const config::Node* OptionReader::checked(std::string_view key, bool computed) const {
   const Option& option = declared(key);
   if (option.computed_default != computed) {
-    throw std::logic_error("option " + view_.full_path(key) +
-                           (computed ? " has a declared default: read it with get" : " is computed: read it with get_or"));
+    throw std::logic_error(
+        "option " + view_.full_path(key) +
+        (computed ? " has a declared default: read it with get" : " is computed: read it with get_or"));
   }
   if (!view_.has(key)) {
     if (computed) return nullptr;

@@ -21,8 +21,10 @@ std::string section_title(const Section& section) {
 std::string cell(const std::string& text) {
   std::string out;
   for (char c : text) {
-    if (c == '|') out += "\\|";
-    else out += c;
+    if (c == '|')
+      out += "\\|";
+    else
+      out += c;
   }
   return out;
 }
@@ -34,7 +36,8 @@ std::string reference_markdown() {
       "# Option reference\n\n"
       "Every key that trainer's own code reads, made from the declarations in `src/options/` (one\n"
       "file per config group); a test fails when this page and the declarations differ\n"
-      "(`TRAINER_UPDATE_DOCS=1 build/debian/tests/options_option_reference_test` rewrites it). The same declarations check every job before anything runs (type, range,\n"
+      "(`TRAINER_UPDATE_DOCS=1 build/debian/tests/options_option_reference_test` rewrites it). The same declarations "
+      "check every job before anything runs (type, range,\n"
       "choices; unknown keys in a closed section, with a did-you-mean) and give the engine its\n"
       "defaults, so a key listed here is always read, and a key not listed is refused.\n\n"
       "A section marked *open* also takes keys of your own (a registered dataset's, a tag for\n"
@@ -46,8 +49,9 @@ std::string reference_markdown() {
     out += "\n## " + section_title(section) + "\n" + section.about + (section.closed ? "." : " (open).") + "\n\n";
     out += "| key | default | accepts | meaning |\n|---|---|---|---|\n";
     for (const Option& option : section.options) {
-      out += "| `" + full_key(section, option) + "` | `" + cell(option.type == Type::kMap ? "{...}" : option.default_text) +
-             "`" + (option.computed_default ? " (computed)" : "") + " | " + cell(accepted(option)) + " | " +
+      out += "| `" + full_key(section, option) + "` | `" +
+             cell(option.type == Type::kMap ? "{...}" : option.default_text) + "`" +
+             (option.computed_default ? " (computed)" : "") + " | " + cell(accepted(option)) + " | " +
              cell(option.help) + " |\n";
     }
   }
@@ -63,8 +67,8 @@ std::string help_text(const config::Node& job_config) {
     if (!declared.path.empty() && config::select(job_config, declared.path) == nullptr) continue;
     for (const Option& option : declared.options) {
       if (option.type == Type::kMap) continue;
-      out += "  " + full_key(declared, option) + " = " + option.default_text + "  (" + accepted(option) + "): " +
-             option.help + "\n";
+      out += "  " + full_key(declared, option) + " = " + option.default_text + "  (" + accepted(option) +
+             "): " + option.help + "\n";
     }
   }
   return out;

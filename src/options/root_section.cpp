@@ -8,12 +8,15 @@ std::vector<Section> root_sections() {
   Section root{"", "", false, "the primary config's keys (configs/config.yaml)", {}};
   root.options = {
       integer("seed", "42").at_least(0).means("seeds LibTorch, the data split and the synthetic data"),
-      choice("precision", "32", {"32", "32-true", "64", "64-true", "16", "16-mixed", "bf16", "bf16-mixed", "16-true", "bf16-true"})
+      choice("precision", "32",
+             {"32", "32-true", "64", "64-true", "16", "16-mixed", "bf16", "bf16-mixed", "16-true", "bf16-true"})
           .means("Lightning's precision (16 = 16-mixed, bf16 = bf16-mixed; on a CPU 16-mixed runs bf16-mixed)"),
       text("ckpt_path", "null").or_null().means("checkpoint to resume from or evaluate: last, best or a path"),
       flag("test_after_fit", "true").means("fit ends with a test of the best checkpoint"),
       choice("format", "safetensors", {"safetensors"}).means("trainer export: the weights' file format"),
-      text("export_path", "null").or_null().means("trainer export: where the weights go (null: the export's run directory)"),
+      text("export_path", "null")
+          .or_null()
+          .means("trainer export: where the weights go (null: the export's run directory)"),
   };
   return {root};
 }
@@ -22,12 +25,15 @@ std::vector<Section> root_sections() {
 std::vector<Section> tuner_sections() {
   Section tuner{"tuner", "", true, "trainer tune batch_size (Lightning's scale_batch_size)", {}};
   tuner.options = {
-      choice("mode", "power", {"power", "binsearch"}).means("power: double until a trial fails; binsearch: then bisect"),
+      choice("mode", "power", {"power", "binsearch"})
+          .means("power: double until a trial fails; binsearch: then bisect"),
       integer("init_val", "2").at_least(1).means("the first batch size tried"),
       integer("max_trials", "25").at_least(1).means("most trials"),
       integer("steps_per_trial", "3").at_least(1).means("training steps per trial"),
-      number("max_memory_mb", "null").above(0).or_null().means(
-          "memory a trial may take in MiB (null: half the available memory on CPU, the device on CUDA)"),
+      number("max_memory_mb", "null")
+          .above(0)
+          .or_null()
+          .means("memory a trial may take in MiB (null: half the available memory on CPU, the device on CUDA)"),
   };
   return {tuner};
 }

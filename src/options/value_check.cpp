@@ -122,16 +122,36 @@ std::optional<double> parse_duration(const std::string& text) {
 std::string accepted(const Option& option) {
   std::string text;
   switch (option.type) {
-    case Type::kBool: text = option.bool_as_int ? "true, false or an int" : "true or false"; break;
-    case Type::kInt: text = "an int"; break;
-    case Type::kFloat: text = "a number"; break;
-    case Type::kString: text = "a string"; break;
-    case Type::kChoice: text = "one of " + join(option.choices, "or"); break;
-    case Type::kDuration: text = "DD:HH:MM:SS or a number of seconds"; break;
-    case Type::kLimit: text = "a float share in [0, 1] or an int count >= 0"; break;
-    case Type::kIntList: text = "a list of ints"; break;
-    case Type::kFloatList: text = "a list of numbers"; break;
-    case Type::kMap: text = "a section of keys"; break;
+    case Type::kBool:
+      text = option.bool_as_int ? "true, false or an int" : "true or false";
+      break;
+    case Type::kInt:
+      text = "an int";
+      break;
+    case Type::kFloat:
+      text = "a number";
+      break;
+    case Type::kString:
+      text = "a string";
+      break;
+    case Type::kChoice:
+      text = "one of " + join(option.choices, "or");
+      break;
+    case Type::kDuration:
+      text = "DD:HH:MM:SS or a number of seconds";
+      break;
+    case Type::kLimit:
+      text = "a float share in [0, 1] or an int count >= 0";
+      break;
+    case Type::kIntList:
+      text = "a list of ints";
+      break;
+    case Type::kFloatList:
+      text = "a list of numbers";
+      break;
+    case Type::kMap:
+      text = "a section of keys";
+      break;
   }
   if (option.type != Type::kLimit && option.has_range()) text += " " + range_text(option);
   if (option.type == Type::kInt && !option.choices.empty()) text += " or " + join(option.choices, "or");
@@ -169,8 +189,8 @@ std::string check_value(const Option& option, const config::Node& value) {
           if (known == *name) return "";
         }
       }
-      std::string problem = config::python_str(value) + " is not one of " + join(option.choices, "or") + " (" +
-                            option.help + ")";
+      std::string problem =
+          config::python_str(value) + " is not one of " + join(option.choices, "or") + " (" + option.help + ")";
       if (name) {
         const std::string closest = config::closest_match(*name, option.choices);
         if (!closest.empty()) problem += "; did you mean '" + closest + "'?";
@@ -187,12 +207,14 @@ std::string check_value(const Option& option, const config::Node& value) {
         return expected(option, "DD:HH:MM:SS or a number of seconds", value);
       }
       if (!std::isfinite(seconds)) return config::python_str(value) + " is not a finite duration (" + option.help + ")";
-      return in_range(option, seconds) ? "" : config::python_str(value) + " is out of range: " + option.help + ", " +
-                                                  range_text(option) + " seconds";
+      return in_range(option, seconds) ? ""
+                                       : config::python_str(value) + " is out of range: " + option.help + ", " +
+                                             range_text(option) + " seconds";
     }
     case Type::kLimit:
       if (value.type() == config::NodeType::kInt) {
-        return value.as_int() >= 0 ? "" : config::python_str(value) + " is out of range: a batch count cannot be negative";
+        return value.as_int() >= 0 ? ""
+                                   : config::python_str(value) + " is out of range: a batch count cannot be negative";
       }
       if (value.type() == config::NodeType::kFloat) {
         const double share = value.as_float();

@@ -73,8 +73,7 @@ void AtomicFile::append(const void* data, size_t size) {
 }
 
 void AtomicFile::commit() {
-  if (options_.durable && ::fsync(fd_) != 0)
-    fail("cannot flush the " + options_.noun + " to disk", errno);
+  if (options_.durable && ::fsync(fd_) != 0) fail("cannot flush the " + options_.noun + " to disk", errno);
   // close() runs on every path (discard() closes after a failed fsync); its own failure counts.
   const int fd = std::exchange(fd_, -1);
   if (::close(fd) != 0) fail("cannot flush the " + options_.noun + " to disk", errno);
@@ -85,8 +84,7 @@ void AtomicFile::commit() {
   if (options_.durable) fsync_directory(parent_directory(path_));
 }
 
-void write_file_atomically(const std::string& path, std::string_view bytes,
-                           const AtomicWriteOptions& options) {
+void write_file_atomically(const std::string& path, std::string_view bytes, const AtomicWriteOptions& options) {
   AtomicFile file(path, options);
   file.append(bytes);
   file.commit();

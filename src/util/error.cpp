@@ -3,8 +3,7 @@
 namespace trainer {
 namespace {
 
-std::string paragraph(const std::string& where, const std::string& problem,
-                      const std::string& fix) {
+std::string paragraph(const std::string& where, const std::string& problem, const std::string& fix) {
   std::string text;
   if (!where.empty()) text += where + ": ";
   text += problem;

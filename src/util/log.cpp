@@ -18,10 +18,14 @@ constexpr const char* kPattern = "[%Y-%m-%d %H:%M:%S,%e][%n][%l] - %v";
 
 spdlog::level::level_enum to_spdlog(Level level) {
   switch (level) {
-    case Level::kDebug: return spdlog::level::debug;
-    case Level::kInfo: return spdlog::level::info;
-    case Level::kWarning: return spdlog::level::warn;
-    case Level::kError: return spdlog::level::err;
+    case Level::kDebug:
+      return spdlog::level::debug;
+    case Level::kInfo:
+      return spdlog::level::info;
+    case Level::kWarning:
+      return spdlog::level::warn;
+    case Level::kError:
+      return spdlog::level::err;
   }
   return spdlog::level::info;
 }
@@ -122,9 +126,7 @@ void set_file(const std::string& path) {
   sinks.push_back(s.file);
 }
 
-void write(Level level, const std::string& message) {
-  state().logger->log(to_spdlog(level), message);
-}
+void write(Level level, const std::string& message) { state().logger->log(to_spdlog(level), message); }
 
 void write_file_only(Level level, const std::string& message) {
   State& s = state();

@@ -1,11 +1,13 @@
 // Python's unbounded ints: BigInt arithmetic and big int nodes. Expected values are Python's
 // (hydra-venv python 3.11: str(int(...)), float(...), int(float), comparisons).
-#include <catch2/catch.hpp>
+#include "trainer/config/big_int.h"
+
 #include <cmath>
 #include <limits>
 #include <string>
 
-#include "trainer/config/big_int.h"
+#include <catch2/catch.hpp>
+
 #include "trainer/config/node.h"
 #include "trainer/config/python_str.h"
 
@@ -72,10 +74,8 @@ TEST_CASE("BigInt adds, subtracts and compares with Python's results") {
   CHECK((b - a).to_string() == "-1111111110111111111011111111100");
   CHECK((a - a).to_string() == "0");
   CHECK((a - a).negative() == false);
-  CHECK((dec("999999999999999999999999999") + BigInt(1)).to_string() ==
-        "1000000000000000000000000000");
-  CHECK((dec("1000000000000000000000000000") - BigInt(1)).to_string() ==
-        "999999999999999999999999999");
+  CHECK((dec("999999999999999999999999999") + BigInt(1)).to_string() == "1000000000000000000000000000");
+  CHECK((dec("1000000000000000000000000000") - BigInt(1)).to_string() == "999999999999999999999999999");
   CHECK(BigInt::compare(a, b) == 1);
   CHECK(BigInt::compare(b, a) == -1);
   CHECK(BigInt::compare(a, dec("123456789012345678901234567890")) == 0);

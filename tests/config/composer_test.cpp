@@ -10,7 +10,7 @@
 // the rows of `--info defaults` (config_path|package|parent|self) and the `--info defaults-tree`
 // text. Its output is pasted below verbatim between the GENERATED markers. The tests never run
 // Python.
-#include <catch2/catch.hpp>
+#include "trainer/config/composer.h"
 
 #include <cmath>
 #include <cstdio>
@@ -18,7 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "trainer/config/composer.h"
+#include <catch2/catch.hpp>
+
 #include "trainer/config/override.h"
 #include "trainer/config/yaml.h"
 #include "trainer/util/error.h"
@@ -159,11 +160,16 @@ std::string python_float(double value) {
 // The same compact form the generator prints: {k: v, ...}, [a, b], 'strings', ???.
 std::string canon(const Node& node) {
   switch (node.type()) {
-    case NodeType::kNull: return "null";
-    case NodeType::kMissing: return "\?\?\?";
-    case NodeType::kBool: return node.as_bool() ? "true" : "false";
-    case NodeType::kInt: return node.int_text();
-    case NodeType::kFloat: return python_float(node.as_float());
+    case NodeType::kNull:
+      return "null";
+    case NodeType::kMissing:
+      return "\?\?\?";
+    case NodeType::kBool:
+      return node.as_bool() ? "true" : "false";
+    case NodeType::kInt:
+      return node.int_text();
+    case NodeType::kFloat:
+      return python_float(node.as_float());
     case NodeType::kString:
       return node.as_string() == "\?\?\?" ? "\?\?\?" : "'" + node.as_string() + "'";
     case NodeType::kList: {
@@ -184,9 +190,7 @@ std::string canon(const Node& node) {
   return {};
 }
 
-std::string data_dir(const std::string& tree) {
-  return std::string(TRAINER_TEST_DATA_DIR) + "/compose/" + tree;
-}
+std::string data_dir(const std::string& tree) { return std::string(TRAINER_TEST_DATA_DIR) + "/compose/" + tree; }
 
 Composer make_composer(const std::string& tree, const std::string& config_name) {
   ComposerOptions options;
@@ -201,10 +205,9 @@ std::vector<Override> parse_all(const std::vector<std::string>& texts) {
   return overrides;
 }
 
-ComposeResult compose(const std::string& tree, const std::string& config,
-                      const std::vector<std::string>& overrides, bool multirun = false) {
-  return make_composer(tree, config)
-      .compose(parse_all(overrides), multirun ? RunMode::kMultirun : RunMode::kRun);
+ComposeResult compose(const std::string& tree, const std::string& config, const std::vector<std::string>& overrides,
+                      bool multirun = false) {
+  return make_composer(tree, config).compose(parse_all(overrides), multirun ? RunMode::kMultirun : RunMode::kRun);
 }
 
 std::string job_config(const Node& config) {
@@ -219,8 +222,8 @@ std::string top_keys(const Node& config) {
   return keys;
 }
 
-std::string error_of(const std::string& tree, const std::string& config,
-                     const std::vector<std::string>& overrides, bool multirun = false) {
+std::string error_of(const std::string& tree, const std::string& config, const std::vector<std::string>& overrides,
+                     bool multirun = false) {
   try {
     compose(tree, config, overrides, multirun);
   } catch (const Error& error) {
@@ -234,8 +237,7 @@ TEST_CASE("composition matches Hydra 1.3.2 case by case", "[composer]") {
     DYNAMIC_SECTION(c.name) {
       INFO("tree " << c.tree << ", config '" << c.config << "'");
       if (*c.error != '\0') {
-        CHECK_THAT(error_of(c.tree, c.config, c.overrides, c.multirun),
-                   Catch::Matchers::Contains(c.error));
+        CHECK_THAT(error_of(c.tree, c.config, c.overrides, c.multirun), Catch::Matchers::Contains(c.error));
         continue;
       }
       ComposeResult result = compose(c.tree, c.config, c.overrides, c.multirun);
@@ -258,8 +260,8 @@ TEST_CASE("defaults list and tree match Hydra's --info output", "[composer]") {
       ComposeResult result = compose(c.tree, c.config, c.overrides);
       std::string rows;
       for (const DefaultsEntry& entry : result.defaults) {
-        rows += entry.config_path + "|" + entry.package + "|" + entry.parent + "|" +
-                (entry.is_self ? "self" : "") + "\n";
+        rows +=
+            entry.config_path + "|" + entry.package + "|" + entry.parent + "|" + (entry.is_self ? "self" : "") + "\n";
       }
       CHECK(rows == c.rows);
       CHECK(result.defaults_tree == c.tree_text);
@@ -288,8 +290,7 @@ TEST_CASE("the hydra node is filled like Hydra's", "[composer]") {
   CHECK(canon(*select(hydra, "sweeper")) ==
         "{_target_: 'hydra._internal.core_plugins.basic_sweeper.BasicSweeper', max_batch_size: "
         "null, params: null}");
-  CHECK(canon(*select(hydra, "job.config")) ==
-        "{override_dirname: {kv_sep: '=', item_sep: ',', exclude_keys: []}}");
+  CHECK(canon(*select(hydra, "job.config")) == "{override_dirname: {kv_sep: '=', item_sep: ',', exclude_keys: []}}");
   CHECK(select(hydra, "runtime.version")->as_string() == "1.3.2");
   CHECK(select(hydra, "runtime.output_dir")->is_missing());
   const Node& sources = *select(hydra, "runtime.config_sources");
@@ -309,16 +310,14 @@ TEST_CASE("hydra settings from the primary config and the command line", "[compo
   ComposeResult result = compose("order", "hydra_in_primary", {"hydra.run.dir=cli_dir"});
   CHECK(select(result.config, "hydra.job.name")->as_string() == "custom");
   CHECK(select(result.config, "hydra.run.dir")->as_string() == "cli_dir");
-  CHECK(select(result.config, "hydra.run.dir")->origin().describe() ==
-        "override 'hydra.run.dir=cli_dir'");
+  CHECK(select(result.config, "hydra.run.dir")->origin().describe() == "override 'hydra.run.dir=cli_dir'");
 
   ComposeResult named = compose("basic", "config", {"hydra.job.name=foo"});
   CHECK(select(named.config, "hydra.job.name")->as_string() == "foo");
   ComposeResult logging = compose("basic", "config", {"hydra/job_logging=disabled"});
   CHECK(canon(*select(logging.config, "hydra.job_logging")) ==
         "{version: 1, root: {level: 'ERROR'}, disable_existing_loggers: true}");
-  CHECK(select(logging.config, "hydra.runtime.choices")->find("hydra/job_logging")->as_string() ==
-        "disabled");
+  CHECK(select(logging.config, "hydra.runtime.choices")->find("hydra/job_logging")->as_string() == "disabled");
   ComposeResult launcher = compose("basic", "config", {"hydra/launcher=slurm"});
   CHECK(select(launcher.config, "hydra.launcher.array_parallelism")->as_int() == 256);
 }
@@ -328,11 +327,9 @@ TEST_CASE("nodes remember the file line or the override that set them", "[compos
   const Node* driver = select(result.config, "db.driver");
   REQUIRE(driver != nullptr);
   CHECK(driver->origin().describe() == data_dir("basic") + "/db/mysql.yaml:1");
-  CHECK(select(result.config, "db.timeout")->origin().describe() ==
-        data_dir("basic") + "/config.yaml:12");
+  CHECK(select(result.config, "db.timeout")->origin().describe() == data_dir("basic") + "/config.yaml:12");
   CHECK(select(result.config, "app.lr")->origin().describe() == "override 'app.lr=0.5'");
-  CHECK(select(result.config, "app.extra.a")->origin().describe() ==
-        "override '+app.extra={a: 1}'");
+  CHECK(select(result.config, "app.extra.a")->origin().describe() == "override '+app.extra={a: 1}'");
 }
 
 TEST_CASE("errors name the file:line or the override and the fix", "[composer]") {
@@ -387,8 +384,8 @@ TEST_CASE("errors name the file:line or the override and the fix", "[composer]")
 
 TEST_CASE("the job config prints as Hydra's --cfg job", "[composer]") {
   // OmegaConf.to_yaml of Hydra 1.3.2's job config for the same trees and overrides.
-  ComposeResult result = compose(
-      "basic", "config", {"db=postgresql", "+app.extra={a: [1, 2]}", "app.name=${db.driver}"});
+  ComposeResult result =
+      compose("basic", "config", {"db=postgresql", "+app.extra={a: [1, 2]}", "app.name=${db.driver}"});
   result.config.erase("hydra");
   CHECK(to_yaml(result.config) ==
         "db:\n  driver: postgresql\n  port: 5432\n  timeout: 10\nserver:\n  name: apache\n  "
@@ -410,8 +407,7 @@ TEST_CASE("group listing across the search path", "[composer]") {
   Composer composer(std::move(options));
   REQUIRE(composer.search_path().size() == 3);
   CHECK(composer.search_path()[0].path == "pkg://hydra.conf");
-  CHECK(*composer.group_options("db") ==
-        std::vector<std::string>{"mysql", "pg", "postgresql", "sqlite"});
+  CHECK(*composer.group_options("db") == std::vector<std::string>{"mysql", "pg", "postgresql", "sqlite"});
   CHECK(*composer.group_options("hydra/launcher") ==
         std::vector<std::string>{"basic", "joblib", "local", "slurm", "submitit_slurm"});
   CHECK(*composer.group_options("server/site") == std::vector<std::string>{"blog", "default"});
@@ -425,8 +421,7 @@ TEST_CASE("group listing across the search path", "[composer]") {
   CHECK(select(result.config, "db.user")->as_string() == "root");
 }
 
-TEST_CASE("composing again with value overrides reuses the cached files and defaults",
-          "[composer]") {
+TEST_CASE("composing again with value overrides reuses the cached files and defaults", "[composer]") {
   Composer composer = make_composer("basic", "config");
   std::vector<Override> first = parse_all({"db=postgresql", "app.lr=0.1"});
   composer.compose(first, RunMode::kRun);
@@ -454,8 +449,7 @@ TEST_CASE("defaults list interpolations may use resolvers", "[composer]") {
 }
 
 TEST_CASE("--cfg composition leaves hydra.mode null, as Hydra's show_cfg", "[composer]") {
-  ComposeResult shown =
-      make_composer("basic", "config").compose(parse_all({"db=postgresql"}), RunMode::kShow);
+  ComposeResult shown = make_composer("basic", "config").compose(parse_all({"db=postgresql"}), RunMode::kShow);
   CHECK(select(shown.config, "hydra.mode")->is_null());
   CHECK(select(shown.config, "db.driver")->as_string() == "postgresql");
 }

@@ -8,13 +8,15 @@ using trainer::config::config_differences;
 using trainer::config::load_yaml_string;
 
 TEST_CASE("config_differences lists changed, removed and added leaves by dotted key", "[config]") {
-  const auto before = load_yaml_string("model:\n  name: mlp\n  hidden_sizes: [256, 128]\n  dropout: 0.1\n"
-                                       "seed: 1\nprecision: 32-true\n",
-                                       "before")
+  const auto before = load_yaml_string(
+                          "model:\n  name: mlp\n  hidden_sizes: [256, 128]\n  dropout: 0.1\n"
+                          "seed: 1\nprecision: 32-true\n",
+                          "before")
                           .root;
-  const auto after = load_yaml_string("model:\n  name: mlp\n  hidden_sizes: [64]\n"
-                                      "seed: 1\nprecision: 32-true\nextra: {a: 1}\n",
-                                      "after")
+  const auto after = load_yaml_string(
+                         "model:\n  name: mlp\n  hidden_sizes: [64]\n"
+                         "seed: 1\nprecision: 32-true\nextra: {a: 1}\n",
+                         "after")
                          .root;
   const auto differences = config_differences(before, after);
   REQUIRE(differences.size() == 3);

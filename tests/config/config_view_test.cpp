@@ -71,8 +71,7 @@ TEST_CASE("get reads typed values") {
   CHECK(view.get<std::vector<double>>("optimizers.adam.betas") == std::vector<double>{0.9, 0.999});
   CHECK(view.get<std::optional<int>>("trainer.nothing") == std::nullopt);
   CHECK(view.get<std::optional<int>>("trainer.seed") == 42);
-  CHECK(view.get<std::map<std::string, double>>("weights") ==
-        std::map<std::string, double>{{"a", 1.5}, {"b", 2.0}});
+  CHECK(view.get<std::map<std::string, double>>("weights") == std::map<std::string, double>{{"a", 1.5}, {"b", 2.0}});
   CHECK(view.get<int>("trainer.devices[1]") == 1);
   CHECK(view.get<int>("trainer.devices.1") == 1);
   CHECK(view.node("trainer.name").origin().describe() == "configs/trainer/default.yaml:2");
@@ -87,27 +86,25 @@ TEST_CASE("a wrong type names the key, the origin and both types") {
   CHECK_THAT(message, Contains("expected an int"));
   CHECK_THAT(error_of([&] { view.get<bool>("trainer.seed"); }),
              Contains("trainer.seed is an int (42), expected a bool"));
-  CHECK_THAT(error_of([&] { view.get<std::string>("trainer.scale"); }),
-             Contains("is a float (0.5), expected a str"));
+  CHECK_THAT(error_of([&] { view.get<std::string>("trainer.scale"); }), Contains("is a float (0.5), expected a str"));
   CHECK_THAT(error_of([&] { view.get<int>("trainer.scale"); }), Contains("expected an int"));
-  CHECK_THAT(error_of([&] { view.get<std::vector<int>>("trainer.name"); }),
-             Contains("expected a list"));
+  CHECK_THAT(error_of([&] { view.get<std::vector<int>>("trainer.name"); }), Contains("expected a list"));
   // Items are named by their full path.
   CHECK_THAT(error_of([&] { view.get<std::vector<std::string>>("trainer.devices"); }),
              Contains("trainer.devices.0 is an int (0), expected a str"));
-  CHECK_THAT(error_of([&] { view.get<int>("trainer.nothing"); }),
-             Contains("trainer.nothing is null, expected an int"));
+  CHECK_THAT(error_of([&] { view.get<int>("trainer.nothing"); }), Contains("trainer.nothing is null, expected an int"));
 }
 
 TEST_CASE("ints beyond 64 bits are refused by typed access, naming the path") {
   const Node root = load_yaml_string(
-      "a: 123456789012345678901234567890\nb: -9223372036854775809\nc: ${a}\n"
-      "huge: 1" + std::string(400, '0') + "\n",
-      "big.yaml").root;
+                        "a: 123456789012345678901234567890\nb: -9223372036854775809\nc: ${a}\n"
+                        "huge: 1" +
+                            std::string(400, '0') + "\n",
+                        "big.yaml")
+                        .root;
   ConfigView view(root);
   CHECK_THAT(error_of([&] { view.get<int64_t>("a"); }),
-             Contains("big.yaml:1") &&
-                 Contains("a is 123456789012345678901234567890, which does not fit in 64 bits"));
+             Contains("big.yaml:1") && Contains("a is 123456789012345678901234567890, which does not fit in 64 bits"));
   CHECK_THAT(error_of([&] { view.get<int>("b"); }),
              Contains("b is -9223372036854775809, which does not fit in 64 bits"));
   CHECK_THAT(error_of([&] { view.get<int64_t>("c"); }), Contains("does not fit in 64 bits"));
@@ -135,10 +132,8 @@ TEST_CASE("a missing key suggests the closest key and how to add it") {
   CHECK_THAT(message, Contains("Did you mean 'trainer.max_epochs'?"));
   CHECK_THAT(message, Contains("add it with +trainer.max_epoch=..."));
   CHECK_THAT(error_of([&] { view.get<int>("trainr.seed"); }), Contains("Did you mean 'trainer'?"));
-  CHECK_THAT(error_of([&] { view.get<int>("trainer.seed.x"); }),
-             Contains("trainer.seed is an int (42), not a dict"));
-  CHECK_THAT(error_of([&] { view.get<int>("trainer.devices.5"); }),
-             Contains("trainer.devices is a list of 2 items"));
+  CHECK_THAT(error_of([&] { view.get<int>("trainer.seed.x"); }), Contains("trainer.seed is an int (42), not a dict"));
+  CHECK_THAT(error_of([&] { view.get<int>("trainer.devices.5"); }), Contains("trainer.devices is a list of 2 items"));
 }
 
 TEST_CASE("??? is a missing mandatory value") {
@@ -149,8 +144,7 @@ TEST_CASE("??? is a missing mandatory value") {
   CHECK_THAT(message, Contains("e.g. model.x=..."));
   CHECK_THAT(message, Contains("configs/trainer/default.yaml:13"));
   CHECK(view.has("model.x"));
-  CHECK_THAT(error_of([&] { view.get_or<int>("model.x", 3); }),
-             Contains("missing mandatory value"));
+  CHECK_THAT(error_of([&] { view.get_or<int>("model.x", 3); }), Contains("missing mandatory value"));
 }
 
 TEST_CASE("interpolations are resolved on access, without touching the tree") {
@@ -165,8 +159,7 @@ TEST_CASE("interpolations are resolved on access, without touching the tree") {
   CHECK(optimizer.get<std::vector<double>>("betas") == std::vector<double>{0.9, 0.999});
   // A broken interpolation elsewhere does not matter until it is read.
   CHECK(view.get<int>("trainer.seed") == 42);
-  CHECK_THAT(error_of([&] { view.get<int>("broken"); }),
-             Contains("interpolation target 'nope' not found"));
+  CHECK_THAT(error_of([&] { view.get<int>("broken"); }), Contains("interpolation target 'nope' not found"));
   CHECK(root == before);
 }
 
@@ -178,10 +171,8 @@ TEST_CASE("sub views remember their prefix") {
   CHECK(trainer.get<int>("seed") == 42);
   CHECK(trainer.keys().size() == 10);
   CHECK(trainer.keys()[0] == "name");
-  CHECK_THAT(error_of([&] { trainer.get<int64_t>("max_epochs"); }),
-             Contains("trainer.max_epochs is a str ('ten')"));
-  CHECK_THAT(error_of([&] { trainer.get<int64_t>("max_epoch"); }),
-             Contains("add it with +trainer.max_epoch=..."));
+  CHECK_THAT(error_of([&] { trainer.get<int64_t>("max_epochs"); }), Contains("trainer.max_epochs is a str ('ten')"));
+  CHECK_THAT(error_of([&] { trainer.get<int64_t>("max_epoch"); }), Contains("add it with +trainer.max_epoch=..."));
   ConfigView adam = view.sub("optimizers").sub("adam");
   CHECK(adam.prefix() == "optimizers.adam");
   CHECK(adam.get<double>("betas.0") == 0.9);

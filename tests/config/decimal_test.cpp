@@ -3,10 +3,11 @@
 // Python 3: decimal.Decimal(x), Decimal(a) + Decimal(b), float(Decimal(...)).
 #include "../../src/config/decimal.h"
 
-#include <catch2/catch.hpp>
 #include <cmath>
 #include <limits>
 #include <string>
+
+#include <catch2/catch.hpp>
 
 namespace {
 
@@ -25,8 +26,7 @@ std::string text_of(const Decimal& d) {
 
 TEST_CASE("Decimal(float) is the double's exact value") {
   // Decimal(0.1) == Decimal('0.1000000000000000055511151231257827021181583404541015625')
-  CHECK(text_of(Decimal::exact(0.1)) ==
-        "1000000000000000055511151231257827021181583404541015625E-55");
+  CHECK(text_of(Decimal::exact(0.1)) == "1000000000000000055511151231257827021181583404541015625E-55");
   CHECK(text_of(Decimal::exact(3.3)) == "329999999999999982236431605997495353221893310546875E-50");
   CHECK(text_of(Decimal::exact(-2.5)) == "-25E-1");
   CHECK(text_of(Decimal::exact(1e20)) == "1E20");
@@ -37,8 +37,7 @@ TEST_CASE("Decimal(float) is the double's exact value") {
 TEST_CASE("Decimal(int) is exact at any size") {
   CHECK(text_of(Decimal::of_int("-123")) == "-123");
   CHECK(text_of(Decimal::of_int("1200")) == "12E2");
-  CHECK(text_of(Decimal::of_int("123456789012345678901234567890")) ==
-        "12345678901234567890123456789E1");
+  CHECK(text_of(Decimal::of_int("123456789012345678901234567890")) == "12345678901234567890123456789E1");
   CHECK(text_of(Decimal::of_int("0")) == "0");
 }
 
@@ -64,10 +63,9 @@ TEST_CASE("add rounds to 28 significant digits, half even") {
   CHECK(text_of(Decimal::add(Decimal::of_int("5"), Decimal::of_int("-5"))) == "0");
   CHECK(text_of(Decimal::add(Decimal::exact(-1.5), Decimal::exact(0.25))) == "-125E-2");
   // Half even: ...5 exactly at the 29th digit rounds to the even neighbour.
-  CHECK(text_of(Decimal::add(Decimal::of_int("10000000000000000000000000005"),
-                             Decimal::of_int("0"))) == "1E28");
-  CHECK(text_of(Decimal::add(Decimal::of_int("10000000000000000000000000015"),
-                             Decimal::of_int("0"))) == "1000000000000000000000000002E1");
+  CHECK(text_of(Decimal::add(Decimal::of_int("10000000000000000000000000005"), Decimal::of_int("0"))) == "1E28");
+  CHECK(text_of(Decimal::add(Decimal::of_int("10000000000000000000000000015"), Decimal::of_int("0"))) ==
+        "1000000000000000000000000002E1");
 }
 
 TEST_CASE("to_double is the nearest double; beyond the range inf or zero") {

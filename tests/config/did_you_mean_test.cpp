@@ -2,9 +2,10 @@
 // neighbours costs one), how far a typo may go for a word's length, and case-only differences.
 #include "trainer/config/did_you_mean.h"
 
-#include <catch2/catch.hpp>
 #include <string>
 #include <vector>
+
+#include <catch2/catch.hpp>
 
 using trainer::config::closest_match;
 using trainer::config::did_you_mean;

@@ -2,9 +2,10 @@
 // value below was observed by running the same config through OmegaConf.
 #include "trainer/config/interpolation.h"
 
-#include <catch2/catch.hpp>
 #include <chrono>
 #include <ctime>
+
+#include <catch2/catch.hpp>
 
 #include "trainer/config/yaml.h"
 #include "trainer/util/error.h"
@@ -285,8 +286,7 @@ TEST_CASE("an interpolation to ??? is a missing mandatory value") {
 TEST_CASE("cycles are errors that list the cycle") {
   // OmegaConf: "Recursive interpolation detected".
   CHECK_THAT(error_of("x: ${y}\ny: ${x}\n"), Contains("interpolation cycle: x -> y -> x"));
-  CHECK_THAT(error_of("x: ${y}\ny: ${z}\nz: ${x}\n"),
-             Contains("interpolation cycle: x -> y -> z -> x"));
+  CHECK_THAT(error_of("x: ${y}\ny: ${z}\nz: ${x}\n"), Contains("interpolation cycle: x -> y -> z -> x"));
   CHECK_THAT(error_of("x: ${x}\n"), Contains("interpolation cycle: x -> x"));
   CHECK_THAT(error_of("x: a_${x}\n"), Contains("interpolation cycle"));
   // OmegaConf: "Interpolation to parent node detected".
@@ -353,7 +353,6 @@ TEST_CASE("resolving 100 nodes with 20 absolute and relative interpolations") {
   resolve_all(copy, ResolveContext{});
   CHECK(at(copy, "g3.abs") == Node::integer(3));
   CHECK(str_at(copy, "g3.rel") == "run_1_2");
-
 }
 
 TEST_CASE("a composed Hydra app config resolves exactly as Hydra resolves it") {
@@ -388,6 +387,5 @@ TEST_CASE("a composed Hydra app config resolves exactly as Hydra resolves it") {
   CHECK(at(root, "trainer") == at(expected, "trainer"));
   CHECK(at(root, "model") == at(expected, "model"));
   CHECK(at(root, "hydra") == at(expected, "hydra"));
-  CHECK(str_at(root, "hydra.job_logging.handlers.file.filename") ==
-        "/out/2024-03-05/07-08-09/myjob.log");
+  CHECK(str_at(root, "hydra.job_logging.handlers.file.filename") == "/out/2024-03-05/07-08-09/myjob.log");
 }

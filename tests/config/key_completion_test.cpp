@@ -12,9 +12,7 @@ using Words = std::vector<std::string>;
 
 namespace {
 
-Node config_of(const std::string& yaml) {
-  return trainer::config::load_yaml_string(yaml, "test").root;
-}
+Node config_of(const std::string& yaml) { return trainer::config::load_yaml_string(yaml, "test").root; }
 
 const Node kConfig = config_of(
     "dict:\n  key1: val1\n  key2: 2\n  key3: ???\n"

@@ -1,8 +1,8 @@
-#include <catch2/catch.hpp>
+#include "trainer/config/node.h"
 
 #include <string>
 
-#include "trainer/config/node.h"
+#include <catch2/catch.hpp>
 
 using trainer::config::Node;
 

@@ -5,12 +5,13 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
-#include <catch2/catch.hpp>
 #include <fstream>
 #include <random>
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include <catch2/catch.hpp>
 
 #include "trainer/config/override.h"
 #include "trainer/config/sweep.h"
@@ -57,20 +58,42 @@ std::string json_string(const std::string& s) {
     unsigned char c = static_cast<unsigned char>(s[k]);
     uint32_t code = c;
     size_t n = 1;
-    if (c >= 0xF0) { code = c & 0x07; n = 4; }
-    else if (c >= 0xE0) { code = c & 0x0F; n = 3; }
-    else if (c >= 0xC0) { code = c & 0x1F; n = 2; }
+    if (c >= 0xF0) {
+      code = c & 0x07;
+      n = 4;
+    } else if (c >= 0xE0) {
+      code = c & 0x0F;
+      n = 3;
+    } else if (c >= 0xC0) {
+      code = c & 0x1F;
+      n = 2;
+    }
     for (size_t j = 1; j < n && k + j < s.size(); ++j) code = (code << 6) | (s[k + j] & 0x3F);
     k += n;
     switch (code) {
-      case '"': out += "\\\""; continue;
-      case '\\': out += "\\\\"; continue;
-      case '\n': out += "\\n"; continue;
-      case '\r': out += "\\r"; continue;
-      case '\t': out += "\\t"; continue;
-      case '\b': out += "\\b"; continue;
-      case '\f': out += "\\f"; continue;
-      default: break;
+      case '"':
+        out += "\\\"";
+        continue;
+      case '\\':
+        out += "\\\\";
+        continue;
+      case '\n':
+        out += "\\n";
+        continue;
+      case '\r':
+        out += "\\r";
+        continue;
+      case '\t':
+        out += "\\t";
+        continue;
+      case '\b':
+        out += "\\b";
+        continue;
+      case '\f':
+        out += "\\f";
+        continue;
+      default:
+        break;
     }
     if (code < 0x20 || code >= 0x7F) {
       if (code >= 0x10000) {
@@ -94,12 +117,19 @@ std::string py_str(const std::string& s) {
   char q = (single && !dbl) ? '"' : '\'';
   std::string out(1, q);
   for (char c : s) {
-    if (c == '\\') out += "\\\\";
-    else if (c == q) { out += '\\'; out += c; }
-    else if (c == '\n') out += "\\n";
-    else if (c == '\r') out += "\\r";
-    else if (c == '\t') out += "\\t";
-    else out += c;
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == q) {
+      out += '\\';
+      out += c;
+    } else if (c == '\n')
+      out += "\\n";
+    else if (c == '\r')
+      out += "\\r";
+    else if (c == '\t')
+      out += "\\t";
+    else
+      out += c;
   }
   return out + q;
 }
@@ -111,22 +141,32 @@ std::string typed_float(double v) {
 
 std::string typed_key(const Node::Entry& e) {
   switch (e.key_type) {
-    case NodeType::kNull: return "null";
-    case NodeType::kBool: return e.key == "true" ? "True(bool)" : "False(bool)";
-    case NodeType::kInt: return e.key + "(int)";
-    case NodeType::kFloat: return e.key + "(float)";
-    default: return json_string(e.key) + "(str)";
+    case NodeType::kNull:
+      return "null";
+    case NodeType::kBool:
+      return e.key == "true" ? "True(bool)" : "False(bool)";
+    case NodeType::kInt:
+      return e.key + "(int)";
+    case NodeType::kFloat:
+      return e.key + "(float)";
+    default:
+      return json_string(e.key) + "(str)";
   }
 }
 
 // The "value=" column: 1(int), "abc"(str), [..], {k: v}.
 std::string typed(const Node& n) {
   switch (n.type()) {
-    case NodeType::kNull: return "null";
-    case NodeType::kBool: return n.as_bool() ? "True(bool)" : "False(bool)";
-    case NodeType::kInt: return n.int_text() + "(int)";
-    case NodeType::kFloat: return typed_float(n.as_float()) + "(float)";
-    case NodeType::kString: return json_string(n.as_string()) + "(str)";
+    case NodeType::kNull:
+      return "null";
+    case NodeType::kBool:
+      return n.as_bool() ? "True(bool)" : "False(bool)";
+    case NodeType::kInt:
+      return n.int_text() + "(int)";
+    case NodeType::kFloat:
+      return typed_float(n.as_float()) + "(float)";
+    case NodeType::kString:
+      return json_string(n.as_string()) + "(str)";
     case NodeType::kList: {
       std::string out = "[";
       for (size_t k = 0; k < n.items().size(); ++k) out += (k ? ", " : "") + typed(n.items()[k]);
@@ -139,28 +179,38 @@ std::string typed(const Node& n) {
       }
       return out + "}";
     }
-    default: return "?";
+    default:
+      return "?";
   }
 }
 
 std::string py_key(const Node::Entry& e) {
   switch (e.key_type) {
-    case NodeType::kNull: return "None";
-    case NodeType::kBool: return e.key == "true" ? "True" : "False";
+    case NodeType::kNull:
+      return "None";
+    case NodeType::kBool:
+      return e.key == "true" ? "True" : "False";
     case NodeType::kInt:
-    case NodeType::kFloat: return e.key;
-    default: return py_str(e.key);
+    case NodeType::kFloat:
+      return e.key;
+    default:
+      return py_str(e.key);
   }
 }
 
 // Python's repr() of a parsed value.
 std::string py(const Node& n) {
   switch (n.type()) {
-    case NodeType::kNull: return "None";
-    case NodeType::kBool: return n.as_bool() ? "True" : "False";
-    case NodeType::kInt: return n.int_text();
-    case NodeType::kFloat: return python_float_repr(n.as_float());
-    case NodeType::kString: return py_str(n.as_string());
+    case NodeType::kNull:
+      return "None";
+    case NodeType::kBool:
+      return n.as_bool() ? "True" : "False";
+    case NodeType::kInt:
+      return n.int_text();
+    case NodeType::kFloat:
+      return python_float_repr(n.as_float());
+    case NodeType::kString:
+      return py_str(n.as_string());
     case NodeType::kList: {
       std::string out = "[";
       for (size_t k = 0; k < n.items().size(); ++k) out += (k ? ", " : "") + py(n.items()[k]);
@@ -173,7 +223,8 @@ std::string py(const Node& n) {
       }
       return out + "}";
     }
-    default: return "?";
+    default:
+      return "?";
   }
 }
 
@@ -202,26 +253,26 @@ std::string sweep_repr(const Override& o) {
         std::string item = py(e.value);
         // A quoted string keeps its quotes in the element's text: Hydra's QuotedString.
         if (e.value.is_string() && !e.text.empty() && (e.text[0] == '\'' || e.text[0] == '"')) {
-          item = "QuotedString(text=" + py_str(e.value.as_string()) + ", quote=" +
-                 (e.text[0] == '\'' ? "<Quote.single: 0>" : "<Quote.double: 1>") + ")";
+          item = "QuotedString(text=" + py_str(e.value.as_string()) +
+                 ", quote=" + (e.text[0] == '\'' ? "<Quote.single: 0>" : "<Quote.double: 1>") + ")";
         }
         list += (k ? ", " : "") + item;
       }
       list += "]";
       return std::string(s.kind == SweepKind::kSimpleChoice ? "SIMPLE_CHOICE_SWEEP" : "CHOICE_SWEEP") +
-             " ChoiceSweep(tags=" + tags + ", list=" + list + ", simple_form=" +
-             py_bool(s.kind == SweepKind::kSimpleChoice) + ", shuffle=" + py_bool(s.shuffle) + ")";
+             " ChoiceSweep(tags=" + tags + ", list=" + list +
+             ", simple_form=" + py_bool(s.kind == SweepKind::kSimpleChoice) + ", shuffle=" + py_bool(s.shuffle) + ")";
     }
     case SweepKind::kRange:
-      return "RANGE_SWEEP RangeSweep(tags=" + tags + ", start=" + py(s.range_start) + ", stop=" +
-             py(s.range_stop) + ", step=" + py(s.range_step) + ", shuffle=" + py_bool(s.shuffle) + ")";
+      return "RANGE_SWEEP RangeSweep(tags=" + tags + ", start=" + py(s.range_start) + ", stop=" + py(s.range_stop) +
+             ", step=" + py(s.range_step) + ", shuffle=" + py_bool(s.shuffle) + ")";
     case SweepKind::kInterval:
-      return "INTERVAL_SWEEP IntervalSweep(tags=" + tags + ", start=" +
-             python_float_repr(s.interval_start) + ", end=" + python_float_repr(s.interval_end) + ")";
+      return "INTERVAL_SWEEP IntervalSweep(tags=" + tags + ", start=" + python_float_repr(s.interval_start) +
+             ", end=" + python_float_repr(s.interval_end) + ")";
     case SweepKind::kGlob:
-      return "GLOB_CHOICE_SWEEP Glob(include=" + py_list(s.glob_include) +
-             ", exclude=" + py_list(s.glob_exclude) + ")";
-    default: return "?";
+      return "GLOB_CHOICE_SWEEP Glob(include=" + py_list(s.glob_include) + ", exclude=" + py_list(s.glob_exclude) + ")";
+    default:
+      return "?";
   }
 }
 
@@ -238,20 +289,25 @@ std::string describe(const std::string& text) {
     try {
       strings = py_list(trainer::config::sweep_value_texts(o, nullptr, rng));
     } catch (const trainer::Error&) {
-      bool int_range = o.sweep.kind == SweepKind::kRange &&
-                       o.sweep.range_start.type() == NodeType::kInt &&
-                       o.sweep.range_stop.type() == NodeType::kInt &&
-                       o.sweep.range_step.type() == NodeType::kInt;
+      bool int_range = o.sweep.kind == SweepKind::kRange && o.sweep.range_start.type() == NodeType::kInt &&
+                       o.sweep.range_stop.type() == NodeType::kInt && o.sweep.range_step.type() == NodeType::kInt;
       strings = std::string("not iterable (") + (int_range ? "ValueError" : "HydraException") + ")";
     }
     return "SWEEP " + sweep_repr(o) + " strings=" + strings;
   }
   const char* kind = "CHANGE";
   switch (o.kind) {
-    case OverrideKind::kAdd: kind = "ADD"; break;
-    case OverrideKind::kForceAdd: kind = "FORCE_ADD"; break;
-    case OverrideKind::kDelete: kind = "DEL"; break;
-    default: break;
+    case OverrideKind::kAdd:
+      kind = "ADD";
+      break;
+    case OverrideKind::kForceAdd:
+      kind = "FORCE_ADD";
+      break;
+    case OverrideKind::kDelete:
+      kind = "DEL";
+      break;
+    default:
+      break;
   }
   std::string out = std::string(kind) + " key=" + o.key;
   if (o.package) out += " pkg='" + *o.package + "'";

@@ -4,15 +4,17 @@
 // sort's '<', bind's argument errors). The others are trainer's own, naming the fix.
 #include "../../src/config/override_functions.h"
 
-#include <catch2/catch.hpp>
 #include <cmath>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "override_value_builders.h"
+#include <catch2/catch.hpp>
+
 #include "trainer/config/node.h"
 #include "trainer/config/override.h"
+
+#include "override_value_builders.h"
 
 namespace {
 
@@ -28,8 +30,7 @@ Value call(const std::string& name, std::vector<Value> args, KeywordArguments kw
   return *out;
 }
 
-FunctionFailure failure_of(const std::string& name, std::vector<Value> args,
-                           KeywordArguments kwargs = {}) {
+FunctionFailure failure_of(const std::string& name, std::vector<Value> args, KeywordArguments kwargs = {}) {
   try {
     call_function(name, args, kwargs);
   } catch (const FunctionFailure& failure) {
@@ -71,16 +72,13 @@ TEST_CASE("casts convert values, list and dict items, and sweeps") {
   Value range = call("range", {Value::integer(1), Value::integer(3)});
   range = call("float", {range});
   CHECK(rendered(range) == std::vector<std::string>{"1.0", "3.0", "1.0"});
-  const Value interval =
-      call("int", {call("interval", {Value::floating(0.5), Value::integer(10)})});
+  const Value interval = call("int", {call("interval", {Value::floating(0.5), Value::integer(10)})});
   CHECK(interval.int_interval);
   CHECK(interval.items[0].f == 0.0);
   CHECK(interval.items[1].f == 10.0);
 
-  CHECK(failure_of("int", {Value::floating(HUGE_VAL)}).problem ==
-        "cannot convert float infinity to integer");
-  CHECK(failure_of("int", {Value::str("1.5")}).problem ==
-        "invalid literal for int() with base 10: '1.5'");
+  CHECK(failure_of("int", {Value::floating(HUGE_VAL)}).problem == "cannot convert float infinity to integer");
+  CHECK(failure_of("int", {Value::str("1.5")}).problem == "invalid literal for int() with base 10: '1.5'");
   CHECK(failure_of("float", {Value::str("x")}).problem == "could not convert string to float: 'x'");
   const FunctionFailure bad_bool = failure_of("bool", {Value::str("yes")});
   CHECK(bad_bool.problem == "Cannot cast 'yes' to bool");
@@ -101,10 +99,9 @@ TEST_CASE("choice, range and interval build their sweeps") {
   CHECK(failure_of("choice", {choice}).problem == "nesting choices is not supported");
 
   CHECK(rendered(call("range", {Value::integer(5)})) == std::vector<std::string>{"0", "5", "1"});
-  CHECK(rendered(call("range", {Value::boolean(true), Value::integer(4)},
-                      {{"step", Value::integer(2)}})) == std::vector<std::string>{"1", "4", "2"});
-  CHECK(rendered(call("range", {Value::integer(1), Value()})) ==
-        std::vector<std::string>{"0", "1", "1"});
+  CHECK(rendered(call("range", {Value::boolean(true), Value::integer(4)}, {{"step", Value::integer(2)}})) ==
+        std::vector<std::string>{"1", "4", "2"});
+  CHECK(rendered(call("range", {Value::integer(1), Value()})) == std::vector<std::string>{"0", "1", "1"});
   CHECK(failure_of("range", {}).problem == "missing a required argument: 'start'");
   CHECK(failure_of("range", {Value::integer(1)}, {{"start", Value::integer(2)}}).problem ==
         "multiple values for argument 'start'");
@@ -114,8 +111,7 @@ TEST_CASE("choice, range and interval build their sweeps") {
   const Value interval = call("interval", {Value::integer(1), Value::floating(2.5)});
   CHECK(interval.kind == Value::kInterval);
   CHECK(interval.items[0].kind == Value::kFloat);
-  CHECK(failure_of("interval", {Value::integer(1)}).problem ==
-        "missing a required argument: 'end'");
+  CHECK(failure_of("interval", {Value::integer(1)}).problem == "missing a required argument: 'end'");
 }
 
 TEST_CASE("tag, sort, shuffle and glob") {
@@ -127,11 +123,10 @@ TEST_CASE("tag, sort, shuffle and glob") {
 
   CHECK(rendered(call("sort", {Value::integer(3), Value::floating(1.5), Value::boolean(true)})) ==
         std::vector<std::string>{"True", "1.5", "3"});
-  CHECK(rendered(call("sort", {Value::str("b"), Value::str("a")},
-                      {{"reverse", Value::boolean(true)}})) == std::vector<std::string>{"b", "a"});
+  CHECK(rendered(call("sort", {Value::str("b"), Value::str("a")}, {{"reverse", Value::boolean(true)}})) ==
+        std::vector<std::string>{"b", "a"});
   // A range runs the other way instead of being listed: range(9,0,-3) sorts to range(3,12,3).
-  CHECK(rendered(call(
-            "sort", {call("range", {Value::integer(9), Value::integer(0), Value::integer(-3)})})) ==
+  CHECK(rendered(call("sort", {call("range", {Value::integer(9), Value::integer(0), Value::integer(-3)})})) ==
         std::vector<std::string>{"3", "12", "3"});
   CHECK(render(call("sort", {list_of({Value::integer(2), Value::integer(1)})})) == "[1,2]");
   CHECK(failure_of("sort", {Value::str("a"), Value::integer(1)}).problem ==
@@ -143,27 +138,21 @@ TEST_CASE("tag, sort, shuffle and glob") {
   CHECK(shuffled.kind == Value::kChoice);
   CHECK(shuffled.shuffle);
   CHECK(render(call("shuffle", {Value::str("a")})) == "[a]");
-  CHECK(failure_of("shuffle", {}, {{"list", Value::integer(1)}}).problem ==
-        "shuffle(list=...) needs a list");
+  CHECK(failure_of("shuffle", {}, {{"list", Value::integer(1)}}).problem == "shuffle(list=...) needs a list");
 
-  const Value glob = call("glob", {list_of({Value::str("m*"), quoted("p*")})},
-                          {{"exclude", Value::str("postgres")}});
+  const Value glob = call("glob", {list_of({Value::str("m*"), quoted("p*")})}, {{"exclude", Value::str("postgres")}});
   CHECK(glob.kind == Value::kGlob);
   CHECK(glob.include == std::vector<std::string>{"m*", "p*"});
   CHECK(glob.exclude == std::vector<std::string>{"postgres"});
-  CHECK(failure_of("glob", {list_of({Value::integer(1)})}).problem ==
-        "glob include patterns must be strings, got int");
+  CHECK(failure_of("glob", {list_of({Value::integer(1)})}).problem == "glob include patterns must be strings, got int");
 }
 
 TEST_CASE("casts of big ints follow Python's float(), str() and bool()") {
-  CHECK(parse_override("x=float(123456789012345678901234567890)").value ==
-        Node::floating(1.2345678901234568e+29));
-  CHECK(parse_override("x=float(123456789012345678901234567890)").value_text ==
-        "1.2345678901234568e+29");
+  CHECK(parse_override("x=float(123456789012345678901234567890)").value == Node::floating(1.2345678901234568e+29));
+  CHECK(parse_override("x=float(123456789012345678901234567890)").value_text == "1.2345678901234568e+29");
   CHECK(parse_override("x=float(12345678901234567890123456789012345678901234567890)").value_text ==
         "1.2345678901234567e+49");
-  CHECK(parse_override("x=float('123456789012345678901234567890')").value_text ==
-        "1.2345678901234568e+29");
+  CHECK(parse_override("x=float('123456789012345678901234567890')").value_text == "1.2345678901234568e+29");
   CHECK(parse_override("x=str(123456789012345678901234567890)").value ==
         Node::string("123456789012345678901234567890"));
   CHECK(parse_override("x=bool(123456789012345678901234567890)").value == Node::boolean(true));

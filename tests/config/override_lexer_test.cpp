@@ -2,9 +2,10 @@
 // OverrideLexer.g4 in each mode, and where lexing stops on a character no token matches.
 #include "../../src/config/override_lexer.h"
 
-#include <catch2/catch.hpp>
 #include <string>
 #include <vector>
+
+#include <catch2/catch.hpp>
 
 namespace {
 
@@ -59,8 +60,8 @@ TEST_CASE("value mode: the longest token wins, ties go to the grammar's first ru
 
 TEST_CASE("value mode: punctuation takes its surrounding whitespace") {
   const Lexed lexed = value_tokens("f( a , b )");
-  CHECK(lexed.types == std::vector<Tok>{Tok::kId, Tok::kPopen, Tok::kId, Tok::kComma, Tok::kId,
-                                        Tok::kPclose, Tok::kEof});
+  CHECK(lexed.types ==
+        std::vector<Tok>{Tok::kId, Tok::kPopen, Tok::kId, Tok::kComma, Tok::kId, Tok::kPclose, Tok::kEof});
   CHECK(lexed.texts == std::vector<std::string>{"f", "( ", "a", " , ", "b", " )", ""});
   const Lexed spaced = value_tokens("a b");
   CHECK(spaced.types == std::vector<Tok>{Tok::kId, Tok::kWs, Tok::kId, Tok::kEof});
@@ -80,9 +81,8 @@ TEST_CASE("value mode starts where asked and stops where nothing matches") {
 
 TEST_CASE("key mode: prefixes, names, dotted paths, packages; it ends after the first '='") {
   size_t stop = 0;
-  CHECK(key_kinds("++db@pkg=x=y", stop) == std::vector<KeyTok>{KeyTok::kPlus, KeyTok::kPlus,
-                                                               KeyTok::kId, KeyTok::kAt,
-                                                               KeyTok::kId, KeyTok::kEqual});
+  CHECK(key_kinds("++db@pkg=x=y", stop) ==
+        std::vector<KeyTok>{KeyTok::kPlus, KeyTok::kPlus, KeyTok::kId, KeyTok::kAt, KeyTok::kId, KeyTok::kEqual});
   CHECK(stop == 9);
   CHECK(key_kinds("~a.b.0", stop) == std::vector<KeyTok>{KeyTok::kTilde, KeyTok::kDotPath});
   CHECK(stop == 6);

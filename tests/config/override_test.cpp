@@ -1,13 +1,15 @@
 // Unit tests of the override API: kinds, keys and packages, typed values, value_text, sweep
 // fields (and, for big ints, what they expand to), error messages, parse_overrides and parse
 // speed. The full grammar is covered case by case against Hydra in override_conformance_test.cpp.
-#include <catch2/catch.hpp>
+#include "trainer/config/override.h"
+
 #include <limits>
 #include <random>
 #include <string>
 #include <vector>
 
-#include "trainer/config/override.h"
+#include <catch2/catch.hpp>
+
 #include "trainer/config/sweep.h"
 #include "trainer/util/error.h"
 
@@ -19,11 +21,10 @@ using trainer::config::Override;
 using trainer::config::OverrideKind;
 using trainer::config::parse_override;
 using trainer::config::parse_overrides;
-using trainer::config::SweepKind;
 using trainer::config::sweep_value_texts;
+using trainer::config::SweepKind;
 
-std::vector<std::string> texts(const std::string& text,
-                               const std::vector<std::string>* options = nullptr) {
+std::vector<std::string> texts(const std::string& text, const std::vector<std::string>* options = nullptr) {
   std::mt19937_64 rng(0);
   return sweep_value_texts(parse_override(text), options, rng);
 }
@@ -123,8 +124,7 @@ TEST_CASE("int literals beyond 64 bits stay ints, as Python's do") {
   CHECK(parse_override("x=-9223372036854775808").value == Node::integer(std::numeric_limits<int64_t>::min()));
   CHECK(parse_override("x=int(-9.3e18)").value == Node::integer_text("-9300000000000000000"));
   CHECK(parse_override("x=int(-1.5e300)").value_text.size() == 302);  // '-' and 301 digits
-  CHECK(parse_override("x=00123456789012345678901234567890").value ==
-        Node::string("00123456789012345678901234567890"));
+  CHECK(parse_override("x=00123456789012345678901234567890").value == Node::string("00123456789012345678901234567890"));
 
   const Override list = parse_override("x=[1,123456789012345678901234567890]");
   CHECK(list.value_text == "[1,123456789012345678901234567890]");
@@ -134,8 +134,7 @@ TEST_CASE("int literals beyond 64 bits stay ints, as Python's do") {
   CHECK(dict.value.entries()[0].key == "123456789012345678901234567890");
   CHECK(dict.value.entries()[0].key_type == NodeType::kInt);
   CHECK(parse_override("x=[int(1e20)]").value_text == "[100000000000000000000]");
-  CHECK(parse_override("x=shuffle(123456789012345678901234567890)").value_text ==
-        "[123456789012345678901234567890]");
+  CHECK(parse_override("x=shuffle(123456789012345678901234567890)").value_text == "[123456789012345678901234567890]");
 }
 
 // Hydra 1.3.2 (Python's float()): beyond the double range a float is inf, also without an exponent.
@@ -153,45 +152,36 @@ TEST_CASE("float literals and casts beyond the double range give inf, as Python'
 TEST_CASE("sweeps over big ints: choice, range and exact sort") {
   using V = std::vector<std::string>;
   CHECK(texts("x=1,123456789012345678901234567890") == V{"1", "123456789012345678901234567890"});
-  CHECK(texts("x=choice(1,123456789012345678901234567890)") ==
-        V{"1", "123456789012345678901234567890"});
+  CHECK(texts("x=choice(1,123456789012345678901234567890)") == V{"1", "123456789012345678901234567890"});
   CHECK(texts("x=int(choice(1e20,2.5))") == V{"100000000000000000000", "2"});
   CHECK(texts("x=range(123456789012345678901234567890,123456789012345678901234567893)") ==
-        V{"123456789012345678901234567890", "123456789012345678901234567891",
-          "123456789012345678901234567892"});
+        V{"123456789012345678901234567890", "123456789012345678901234567891", "123456789012345678901234567892"});
   CHECK(texts("x=range(9223372036854775805,9223372036854775809)") ==
-        V{"9223372036854775805", "9223372036854775806", "9223372036854775807",
-          "9223372036854775808"});
+        V{"9223372036854775805", "9223372036854775806", "9223372036854775807", "9223372036854775808"});
   CHECK(texts("x=range(-9223372036854775806,-9223372036854775810,-1)") ==
-        V{"-9223372036854775806", "-9223372036854775807", "-9223372036854775808",
-          "-9223372036854775809"});
+        V{"-9223372036854775806", "-9223372036854775807", "-9223372036854775808", "-9223372036854775809"});
   CHECK(texts("x=range(0,10,123456789012345678901234567890)") == V{"0"});
-  CHECK(texts("x=range(9223372036854775800,9223372036854775807,5)") ==
-        V{"9223372036854775800", "9223372036854775805"});
-  CHECK(texts("x=range(1.5,123456789012345678901234567890.0,123456789012345678901234567890)") ==
-        V{"1.5"});
+  CHECK(texts("x=range(9223372036854775800,9223372036854775807,5)") == V{"9223372036854775800", "9223372036854775805"});
+  CHECK(texts("x=range(1.5,123456789012345678901234567890.0,123456789012345678901234567890)") == V{"1.5"});
   CHECK(texts("x=range(0,123456789012345678901234567890.0,1e29)") == V{"0.0", "1e+29"});
   // Decimal(int) is exact: 0.5 + 123456789012345678901234567889 rounds (28 digits) above the stop.
-  CHECK(texts("x=range(0.5,123456789012345678901234567890,123456789012345678901234567889)") ==
-        V{"0.5"});
+  CHECK(texts("x=range(0.5,123456789012345678901234567890,123456789012345678901234567889)") == V{"0.5"});
   CHECK_THROWS_AS(texts("x=range(123456789012345678901234567890)"), trainer::Error);
   CHECK(texts("x=sort(range(123456789012345678901234567890,123456789012345678901234567880,-3))") ==
-        V{"123456789012345678901234567883", "123456789012345678901234567886",
-          "123456789012345678901234567889", "123456789012345678901234567892"});
+        V{"123456789012345678901234567883", "123456789012345678901234567886", "123456789012345678901234567889",
+          "123456789012345678901234567892"});
   CHECK(texts("x=sort(range(123456789012345678901234567880,123456789012345678901234567890,3),"
-              "reverse=true)") ==
-        V{"123456789012345678901234567887", "123456789012345678901234567884",
-          "123456789012345678901234567881", "123456789012345678901234567878"});
+              "reverse=true)") == V{"123456789012345678901234567887", "123456789012345678901234567884",
+                                    "123456789012345678901234567881", "123456789012345678901234567878"});
   CHECK(texts("x=sort(range(9223372036854775800,9223372036854775807,3),reverse=true)") ==
         V{"9223372036854775804", "9223372036854775801", "9223372036854775798"});
   // Python compares ints and floats exactly; sorted() is stable for equal values.
   CHECK(texts("x=sort(5,123456789012345678901234567890,-123456789012345678901234567890,1e30,1.0e29)") ==
-        V{"-123456789012345678901234567890", "5", "1e+29", "123456789012345678901234567890",
-          "1e+30"});
+        V{"-123456789012345678901234567890", "5", "1e+29", "123456789012345678901234567890", "1e+30"});
   CHECK(texts("x=sort(1000000000000000019884624838656,1e30,1000000000000000019884624838657,"
-              "1000000000000000019884624838655)") ==
-        V{"1000000000000000019884624838655", "1000000000000000019884624838656", "1e+30",
-          "1000000000000000019884624838657"});
+              "1000000000000000019884624838655)") == V{"1000000000000000019884624838655",
+                                                       "1000000000000000019884624838656", "1e+30",
+                                                       "1000000000000000019884624838657"});
   CHECK(texts("x=sort(9223372036854775808,9223372036854775807.0,9223372036854775807)") ==
         V{"9223372036854775807", "9223372036854775808", "9.223372036854776e+18"});
 }

@@ -3,14 +3,16 @@
 // 1.3.2's (Override.get_value_element_as_str), the comparisons Python's.
 #include "../../src/config/override_value.h"
 
-#include <catch2/catch.hpp>
 #include <cmath>
 #include <string>
 #include <vector>
 
-#include "override_value_builders.h"
+#include <catch2/catch.hpp>
+
 #include "trainer/config/big_int.h"
 #include "trainer/config/node.h"
+
+#include "override_value_builders.h"
 
 namespace {
 
@@ -37,8 +39,7 @@ TEST_CASE("ints: small ones stay int64, big ones keep their decimal text") {
   CHECK(huge.is_big());
   CHECK(huge.i == std::numeric_limits<int64_t>::min());
   CHECK(huge.int_text() == "-123456789012345678901234567890");
-  CHECK(Value::integer(Node::integer_text("-123456789012345678901234567890")).int_text() ==
-        huge.int_text());
+  CHECK(Value::integer(Node::integer_text("-123456789012345678901234567890")).int_text() == huge.int_text());
   CHECK(big("9223372036854775807").is_big() == false);
   CHECK(huge.number() == -1.2345678901234568e+29);
   CHECK(big(("1" + std::string(400, '0')).c_str()).number() == HUGE_VAL);
@@ -55,8 +56,7 @@ TEST_CASE("render writes values back as Hydra's sweeper does") {
   CHECK(render(quoted("a\\", '"')) == "\"a\\\\\"");
   CHECK(render(quoted("a\\b", '\'')) == "'a\\b'");
   CHECK(render(list_of({Value::integer(1), Value::str("x y")})) == "[1,x\\ y]");
-  CHECK(render(dict_of({Value::str("a"), Value::integer(1), Value::integer(2), Value()})) ==
-        "{a:1,2:null}");
+  CHECK(render(dict_of({Value::str("a"), Value::integer(1), Value::integer(2), Value()})) == "{a:1,2:null}");
   Value choice;
   choice.kind = Value::kChoice;
   CHECK(render(choice).empty());
@@ -64,11 +64,9 @@ TEST_CASE("render writes values back as Hydra's sweeper does") {
 
 TEST_CASE("to_node: strings alike, dict keys keep their type") {
   CHECK(to_node(quoted("x", '"')) == Node::string("x"));
-  CHECK(to_node(big("123456789012345678901234567890")) ==
-        Node::integer_text("123456789012345678901234567890"));
-  const Node dict = to_node(
-      dict_of({Value::integer(1), Value::str("a"), Value(), Value::str("b"), Value::floating(2.5),
-               Value::str("c"), Value::boolean(false), Value::str("d")}));
+  CHECK(to_node(big("123456789012345678901234567890")) == Node::integer_text("123456789012345678901234567890"));
+  const Node dict = to_node(dict_of({Value::integer(1), Value::str("a"), Value(), Value::str("b"), Value::floating(2.5),
+                                     Value::str("c"), Value::boolean(false), Value::str("d")}));
   REQUIRE(dict.entries().size() == 4);
   CHECK(dict.entries()[0].key == "1");
   CHECK(dict.entries()[0].key_type == NodeType::kInt);
@@ -94,8 +92,7 @@ TEST_CASE("== and < follow Python, QuotedString included") {
   CHECK(compare_numbers(Value::floating(std::nan("")), Value::integer(0)) == 2);
   CHECK(value_less(Value::integer(1), Value::floating(1.5)));
   CHECK(value_less(Value::str("B"), Value::str("a")));
-  CHECK(value_less(list_of({Value::integer(1), Value::integer(2)}),
-                   list_of({Value::integer(1), Value::integer(3)})));
+  CHECK(value_less(list_of({Value::integer(1), Value::integer(2)}), list_of({Value::integer(1), Value::integer(3)})));
   CHECK(value_less(list_of({Value::integer(1)}), list_of({Value::integer(1), Value::integer(0)})));
   try {
     value_less(Value::str("a"), Value::integer(1));

@@ -2,9 +2,10 @@
 // are what python3 prints for the same values (repr(1e-05), str([1, 'a', None]), ...).
 #include "trainer/config/python_str.h"
 
-#include <catch2/catch.hpp>
 #include <limits>
 #include <string>
+
+#include <catch2/catch.hpp>
 
 #include "trainer/config/node.h"
 #include "trainer/config/yaml.h"
@@ -18,8 +19,7 @@ namespace {
 
 // str() of the value under `v` in a one-key YAML document.
 std::string str_of(const std::string& yaml_value) {
-  const trainer::config::YamlDocument document =
-      trainer::config::load_yaml_string("v: " + yaml_value + "\n", "t.yaml");
+  const trainer::config::YamlDocument document = trainer::config::load_yaml_string("v: " + yaml_value + "\n", "t.yaml");
   const Node* value = document.root.find("v");
   REQUIRE(value != nullptr);
   return python_str(*value);
@@ -64,6 +64,5 @@ TEST_CASE("python_str is str(): scalars bare, strings inside containers quoted")
   CHECK(str_of("[1, a, null, true, 1.0e-05, {k: 1, 2: v}, \"it's\", '?\?\?']") ==
         "[1, 'a', None, True, 1e-05, {'k': 1, 2: 'v'}, \"it's\", '?\?\?']");
   CHECK(str_of("{true: 1, 1.5: []}") == "{True: 1, 1.5: []}");
-  CHECK(str_of("123456789012345678901234567890") ==
-        "123456789012345678901234567890");  // Python's ints are unbounded
+  CHECK(str_of("123456789012345678901234567890") == "123456789012345678901234567890");  // Python's ints are unbounded
 }

@@ -3,10 +3,11 @@
 // them.
 #include "trainer/config/python_value.h"
 
-#include <catch2/catch.hpp>
 #include <cmath>
 #include <limits>
 #include <string>
+
+#include <catch2/catch.hpp>
 
 #include "trainer/config/node.h"
 
@@ -67,8 +68,8 @@ TEST_CASE("float() of a text: forms, words, underscores, whitespace") {
   CHECK(float_of("-inf") == -std::numeric_limits<double>::infinity());
   CHECK(std::isnan(float_of("NaN")));
   CHECK(float_of("1e-310") == 1e-310);  // subnormal, not zero
-  for (const char* bad : {"", ".", "e5", "1e", "1.2.3", "_1.5", "1_.5", "1__0.5", "nan(1)", "0x1p3",
-                          "--5", "1,5", "infinityy", "1 .5"}) {
+  for (const char* bad :
+       {"", ".", "e5", "1e", "1.2.3", "_1.5", "1_.5", "1__0.5", "nan(1)", "0x1p3", "--5", "1,5", "infinityy", "1 .5"}) {
     INFO(bad);
     CHECK(float_fails(bad));
   }
@@ -101,8 +102,7 @@ TEST_CASE("the grammar alone: what int() and float() accept once the text is str
     CHECK(python_float_syntax(ok));
     CHECK_FALSE(python_int_syntax(ok));
   }
-  for (const char* bad :
-       {"", "+", "1_", "_1", "1__0", "1 2", " 1", "1e", ".", "e5", "1._5", "0x1"}) {
+  for (const char* bad : {"", "+", "1_", "_1", "1__0", "1 2", " 1", "1e", ".", "e5", "1._5", "0x1"}) {
     INFO(bad);
     CHECK_FALSE(python_int_syntax(bad));
     CHECK_FALSE(python_float_syntax(bad));
@@ -114,8 +114,7 @@ TEST_CASE("numbers compare exactly across bool, int and float") {
   CHECK(python_compare_numbers(Node::integer(1), Node::floating(1.0)) == 0);
   CHECK(python_compare_numbers(Node::boolean(true), Node::integer(1)) == 0);
   CHECK(python_compare_numbers(Node::boolean(false), Node::floating(-0.5)) == 1);
-  CHECK(python_compare_numbers(Node::integer(9007199254740993),
-                               Node::floating(9007199254740992.0)) == 1);
+  CHECK(python_compare_numbers(Node::integer(9007199254740993), Node::floating(9007199254740992.0)) == 1);
   CHECK(python_compare_numbers(big, Node::floating(1e30)) == 1);
   CHECK(python_compare_numbers(Node::floating(1e30), big) == -1);
   CHECK(python_compare_numbers(big, Node::integer(5)) == 1);

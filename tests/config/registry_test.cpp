@@ -1,8 +1,9 @@
 #include "trainer/config/registry.h"
 
-#include <catch2/catch.hpp>
 #include <functional>
 #include <string>
+
+#include <catch2/catch.hpp>
 
 #include "trainer/util/error.h"
 
@@ -51,12 +52,9 @@ TEST_CASE(
     "refused") {
   Registry own("widget", "TRAINER_REGISTER_WIDGET");
   own.add("gear", [] { return 1; });
-  CHECK_THAT(error_of([&] { own.add("gear", [] { return 3; }); }),
-             Catch::Contains("'gear' is already registered"));
-  CHECK_THAT(error_of([&] { own.add("", [] { return 3; }); }),
-             Catch::Contains("must not be empty"));
-  CHECK_THAT(error_of([&] { own.add("lever", nullptr); }),
-             Catch::Contains("factory for widget 'lever' is empty"));
+  CHECK_THAT(error_of([&] { own.add("gear", [] { return 3; }); }), Catch::Contains("'gear' is already registered"));
+  CHECK_THAT(error_of([&] { own.add("", [] { return 3; }); }), Catch::Contains("must not be empty"));
+  CHECK_THAT(error_of([&] { own.add("lever", nullptr); }), Catch::Contains("factory for widget 'lever' is empty"));
 
   Registry replacing("widget", "TRAINER_REGISTER_WIDGET", Registry::Taken::kReplace);
   replacing.add("gear", [] { return 1; });

@@ -1,9 +1,10 @@
 // Resolver calls: OmegaConf's argument grammar and the built-in resolvers. Every expected value
 // was observed with OmegaConf 2.3.1 / hydra-core 1.3.2 (a resolver returning its arguments).
-#include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdlib>
 #include <ctime>
+
+#include <catch2/catch.hpp>
 
 #include "trainer/config/interpolation.h"
 #include "trainer/config/yaml.h"
@@ -33,9 +34,8 @@ TRAINER_REGISTER_RESOLVER("times_two", [](const std::vector<Node>& args, const R
   }
   return Node::integer(args[0].as_int() * 2);
 });
-TRAINER_REGISTER_RESOLVER("test.literal", [](const std::vector<Node>&, const ResolveContext&) {
-  return Node::string("${x}");
-});
+TRAINER_REGISTER_RESOLVER("test.literal",
+                          [](const std::vector<Node>&, const ResolveContext&) { return Node::string("${x}"); });
 
 Node I(int64_t v) { return Node::integer(v); }
 Node F(double v) { return Node::floating(v); }
@@ -88,24 +88,18 @@ std::string error_of(const std::string& value, const ResolveContext& context = {
   return {};
 }
 
-bool is_nan(const Node& node) {
-  return node.type() == NodeType::kFloat && std::isnan(node.as_float());
-}
+bool is_nan(const Node& node) { return node.type() == NodeType::kFloat && std::isnan(node.as_float()); }
 
 }  // namespace
 
 TEST_CASE("resolver arguments are typed like OmegaConf's grammar types them") {
-  CHECK(args_of("1,2.5,true,null,abc,'q',\"dq\"") ==
-        L({I(1), F(2.5), B(true), Node(), S("abc"), S("q"), S("dq")}));
+  CHECK(args_of("1,2.5,true,null,abc,'q',\"dq\"") == L({I(1), F(2.5), B(true), Node(), S("abc"), S("q"), S("dq")}));
   CHECK(args_of("1_000, 0x10, 010, .5, 5., 1e3, 1E-05, inf, -inf, +3, -0") ==
-        L({I(1000), S("0x10"), S("010"), F(0.5), F(5.0), F(1000.0), F(1e-05), F(HUGE_VAL),
-           F(-HUGE_VAL), I(3), I(0)}));
+        L({I(1000), S("0x10"), S("010"), F(0.5), F(5.0), F(1000.0), F(1e-05), F(HUGE_VAL), F(-HUGE_VAL), I(3), I(0)}));
   CHECK(is_nan(args_of("NaN").items()[0]));
-  CHECK(args_of("TRUE, False, NULL, Null, yes") ==
-        L({B(true), B(false), Node(), Node(), S("yes")}));
-  CHECK(
-      args_of("1., 1_0.5, 1e1_0, 1__0, 0_1, 00, -.5e-3, -3, +inf") ==
-      L({F(1.0), F(10.5), F(1e10), S("1__0"), S("0_1"), S("00"), F(-0.0005), I(-3), F(HUGE_VAL)}));
+  CHECK(args_of("TRUE, False, NULL, Null, yes") == L({B(true), B(false), Node(), Node(), S("yes")}));
+  CHECK(args_of("1., 1_0.5, 1e1_0, 1__0, 0_1, 00, -.5e-3, -3, +inf") ==
+        L({F(1.0), F(10.5), F(1e10), S("1__0"), S("0_1"), S("00"), F(-0.0005), I(-3), F(HUGE_VAL)}));
 }
 
 TEST_CASE("unquoted arguments: blanks, escapes and allowed characters") {
@@ -156,11 +150,9 @@ TEST_CASE("list and dict arguments") {
         L({L({I(1), I(2), L({I(3)})}), M({{"a", I(1)}, {"b", L({S("x")})}}), M({}), L({})}));
   CHECK(args_of("[ ], { }, [1, ], [,1]") == L({L({}), M({}), L({I(1), S("")}), L({S(""), I(1)})}));
   CHECK(args_of("{a:{b:[1,{c:d}]}}") == L({M({{"a", M({{"b", L({I(1), M({{"c", S("d")}})})}})}})}));
-  CHECK(args_of("{-a.b/c:1, a b: 2, a\\,b: 3}") ==
-        L({M({{"-a.b/c", I(1)}, {"a b", I(2)}, {"a,b", I(3)}})}));
+  CHECK(args_of("{-a.b/c:1, a b: 2, a\\,b: 3}") == L({M({{"-a.b/c", I(1)}, {"a b", I(2)}, {"a,b", I(3)}})}));
   CHECK(args_of("{a:1, a:2}") == L({M({{"a", I(2)}})}));
-  CHECK(args_of("{a: ${x}}, [a, 'b c', ${x}]") ==
-        L({M({{"a", I(5)}}), L({S("a"), S("b c"), I(5)})}));
+  CHECK(args_of("{a: ${x}}, [a, 'b c', ${x}]") == L({M({{"a", I(5)}}), L({S("a"), S("b c"), I(5)})}));
 
   const Node typed_keys = args_of("{1:a, null:b, 1.5: c}").items()[0];
   REQUIRE(typed_keys.entries().size() == 3);
@@ -173,10 +165,9 @@ TEST_CASE("list and dict arguments") {
 
 TEST_CASE("malformed resolver arguments are syntax errors") {
   // OmegaConf: GrammarParseError ("token recognition error" / "mismatched input").
-  for (const char* args : {"'it''s'", "{'a':1}", "a=b", "(x)", "#", "a#b", "~", "!", "a&b", "a;b",
-                           "<>", "a^b", "'x' y", "a'b", "{a:1,}", "{a:}", "[1", "'open"}) {
-    CHECK_THAT(error_of(std::string("${test.args:") + args + "}"),
-               Contains("cannot parse the interpolation"));
+  for (const char* args : {"'it''s'", "{'a':1}", "a=b", "(x)", "#", "a#b", "~", "!", "a&b", "a;b", "<>", "a^b", "'x' y",
+                           "a'b", "{a:1,}", "{a:}", "[1", "'open"}) {
+    CHECK_THAT(error_of(std::string("${test.args:") + args + "}"), Contains("cannot parse the interpolation"));
   }
 }
 
@@ -214,14 +205,10 @@ TEST_CASE("the registry lists built-ins and refuses taken or malformed names") {
   }
   CHECK(ResolverRegistry::global().find("times_two") != nullptr);
   CHECK(ResolverRegistry::global().find("nope") == nullptr);
-  CHECK_THROWS_WITH(ResolverRegistry::global().add("times_two", echo_args),
-                    Contains("already registered"));
-  CHECK_THROWS_WITH(ResolverRegistry::global().add("oc.env", echo_args),
-                    Contains("already registered"));
-  CHECK_THROWS_WITH(ResolverRegistry::global().add("bad name", echo_args),
-                    Contains("not a valid resolver name"));
-  CHECK_THROWS_WITH(ResolverRegistry::global().add("a..b", echo_args),
-                    Contains("not a valid resolver name"));
+  CHECK_THROWS_WITH(ResolverRegistry::global().add("times_two", echo_args), Contains("already registered"));
+  CHECK_THROWS_WITH(ResolverRegistry::global().add("oc.env", echo_args), Contains("already registered"));
+  CHECK_THROWS_WITH(ResolverRegistry::global().add("bad name", echo_args), Contains("not a valid resolver name"));
+  CHECK_THROWS_WITH(ResolverRegistry::global().add("a..b", echo_args), Contains("not a valid resolver name"));
 }
 
 TEST_CASE("oc.env reads environment variables as strings") {
@@ -357,22 +344,19 @@ TEST_CASE("now formats the run's start time, the same everywhere") {
   local.tm_sec = 9;
   local.tm_isdst = -1;
   ResolveContext context;
-  context.now =
-      std::chrono::system_clock::from_time_t(std::mktime(&local)) + std::chrono::microseconds(1234);
+  context.now = std::chrono::system_clock::from_time_t(std::mktime(&local)) + std::chrono::microseconds(1234);
   CHECK(value_of("${now:%Y-%m-%d}", context) == S("2024-03-05"));
-  CHECK(value_of("outputs/${now:%Y-%m-%d}/${now:%H-%M-%S}", context) ==
-        S("outputs/2024-03-05/07-08-09"));
+  CHECK(value_of("outputs/${now:%Y-%m-%d}/${now:%H-%M-%S}", context) == S("outputs/2024-03-05/07-08-09"));
   CHECK(value_of("${now:%H:%M:%S.%f}", context) == S("07:08:09.001234"));
   CHECK(value_of("${now:%%f}", context) == S("%f"));
 }
 
 TEST_CASE("hydra reads the hydra config") {
-  Node hydra =
-      load_yaml_string(
-          "runtime:\n  output_dir: /out/run\n  choices: '\?\?\?'\njob:\n  name: train\n  num: 3\n"
-          "run:\n  dir: outputs/${sub.y}_${hydra.job.name}\n",
-          "hydra.yaml")
-          .root;
+  Node hydra = load_yaml_string(
+                   "runtime:\n  output_dir: /out/run\n  choices: '\?\?\?'\njob:\n  name: train\n  num: 3\n"
+                   "run:\n  dir: outputs/${sub.y}_${hydra.job.name}\n",
+                   "hydra.yaml")
+                   .root;
   ResolveContext context;
   context.hydra = &hydra;
   CHECK(value_of("${hydra:runtime.output_dir}", context) == S("/out/run"));

@@ -1,14 +1,16 @@
 // Multirun expansion checked against what Hydra 1.3's basic sweeper wrote into each job's
 // .hydra/overrides.yaml (observed with a small app, hydra.sweeper.params in its config), and the
 // values one sweep override enumerates (sweep_value_texts).
+#include "trainer/config/sweep.h"
+
 #include <algorithm>
-#include <catch2/catch.hpp>
 #include <optional>
 #include <random>
 #include <string>
 #include <vector>
 
-#include "trainer/config/sweep.h"
+#include <catch2/catch.hpp>
+
 #include "trainer/util/error.h"
 
 namespace {
@@ -23,8 +25,7 @@ using Params = std::vector<std::pair<std::string, std::string>>;
 using Lines = std::vector<std::string>;
 
 // The values one override enumerates, shuffle seeded with 0.
-std::vector<std::string> texts(const std::string& text,
-                               const std::vector<std::string>* options = nullptr) {
+std::vector<std::string> texts(const std::string& text, const std::vector<std::string>* options = nullptr) {
   std::mt19937_64 rng(0);
   return trainer::config::sweep_value_texts(parse_override(text), options, rng);
 }
@@ -56,8 +57,7 @@ const Params kParams = {{"b", "10,20"}, {"c", "choice(x,y)"}};
 
 TEST_CASE("sweeper params come first, then the command line; the first sweep varies slowest") {
   // python app.py -m a=1,2 'lst=[1, 2]' 'x= 5 ' hydra.sweep.dir=multirun
-  auto jobs = expand_sweep(parse_all({"a=1,2", "lst=[1, 2]", "x= 5 ", "hydra.sweep.dir=multirun"}),
-                           kParams, kGroups);
+  auto jobs = expand_sweep(parse_all({"a=1,2", "lst=[1, 2]", "x= 5 ", "hydra.sweep.dir=multirun"}), kParams, kGroups);
   std::vector<Lines> expected = {
       {"b=10", "c=x", "a=1", "lst=[1,2]", "x=5"}, {"b=10", "c=x", "a=2", "lst=[1,2]", "x=5"},
       {"b=10", "c=y", "a=1", "lst=[1,2]", "x=5"}, {"b=10", "c=y", "a=2", "lst=[1,2]", "x=5"},
@@ -93,13 +93,13 @@ TEST_CASE("glob filters the group's options; ~key is written as ~key=null") {
 TEST_CASE("values are written back the way Hydra renders them") {
   // python app.py -m a=1 a=2,3 "+y='a b'" ++z=1e3 '+w=${a}' '+v={a: 1, 2: [x]}' '+u="q\"x"'
   //   '+db@src=sqlite' hydra.job.name=foo '+k=a\,b' 'b=[1,2],[3]'
-  auto jobs = expand_sweep(parse_all({"a=1", "a=2,3", "+y='a b'", "++z=1e3", "+w=${a}",
-                                      "+v={a: 1, 2: [x]}", "+u=\"q\\\"x\"", "+db@src=sqlite",
-                                      "hydra.job.name=foo", "+k=a\\,b", "b=[1,2],[3]"}),
-                           kParams, kGroups);
+  auto jobs =
+      expand_sweep(parse_all({"a=1", "a=2,3", "+y='a b'", "++z=1e3", "+w=${a}", "+v={a: 1, 2: [x]}", "+u=\"q\\\"x\"",
+                              "+db@src=sqlite", "hydra.job.name=foo", "+k=a\\,b", "b=[1,2],[3]"}),
+                   kParams, kGroups);
   REQUIRE(jobs.size() == 8);
-  Lines tail = {"+y='a b'", "++z=1000.0", "+w=$\\{a\\}", "+v={a:1,2:[x]}", "+u=\"q\\\"x\"",
-                "+db@src=sqlite", "+k=a\\,b"};
+  Lines tail = {"+y='a b'",      "++z=1000.0",     "+w=$\\{a\\}", "+v={a:1,2:[x]}",
+                "+u=\"q\\\"x\"", "+db@src=sqlite", "+k=a\\,b"};
   auto expect = [&](const char* b, const char* c, const char* a) {
     Lines out = {b, c, a};
     out.insert(out.end(), tail.begin(), tail.end());
@@ -154,15 +154,12 @@ TEST_CASE("sweeps the basic sweeper cannot enumerate are errors with a fix") {
   }
   CHECK_THROWS_WITH(expand_sweep(parse_all({"model=glob(*)"}), {}, kGroups),
                     Catch::Contains("'model' is not a config group"));
-  CHECK_THROWS_WITH(expand_sweep(parse_all({"a=range(1,5,0)"}), {}, nullptr),
-                    Catch::Contains("step must not be zero"));
-  CHECK_THROWS_WITH(expand_sweep({}, {{"b", "1,"}}, nullptr),
-                    Catch::Contains("hydra.sweeper.params.b"));
+  CHECK_THROWS_WITH(expand_sweep(parse_all({"a=range(1,5,0)"}), {}, nullptr), Catch::Contains("step must not be zero"));
+  CHECK_THROWS_WITH(expand_sweep({}, {{"b", "1,"}}, nullptr), Catch::Contains("hydra.sweeper.params.b"));
 }
 
 TEST_CASE("sweep_value_texts enumerates like the basic sweeper") {
-  CHECK(texts("x=range(0.1,0.5,0.1)") ==
-        std::vector<std::string>{"0.1", "0.2", "0.30000000000000004", "0.4"});
+  CHECK(texts("x=range(0.1,0.5,0.1)") == std::vector<std::string>{"0.1", "0.2", "0.30000000000000004", "0.4"});
   // 3 * 3.3 is exactly halfway between two doubles; Python's 28-digit decimals round it to 9.9.
   CHECK(texts("x=range(0,10,3.3)") == std::vector<std::string>{"0.0", "3.3", "6.6", "9.9"});
   CHECK(texts("x=range(0,1,0.1)")[3] == "0.3");
@@ -172,8 +169,7 @@ TEST_CASE("sweep_value_texts enumerates like the basic sweeper") {
   CHECK(texts("x=${a},b") == std::vector<std::string>{"$\\{a\\}", "b"});
   CHECK(texts("x=a") == std::vector<std::string>{"a"});
   std::vector<std::string> options = {"postgres", "mysql", "sqlite", "mongo"};
-  CHECK(texts("db=glob(*)", &options) ==
-        std::vector<std::string>{"mongo", "mysql", "postgres", "sqlite"});
+  CHECK(texts("db=glob(*)", &options) == std::vector<std::string>{"mongo", "mysql", "postgres", "sqlite"});
   CHECK(texts("db=glob([m*,s*],exclude=*ql)", &options) == std::vector<std::string>{"mongo", "sqlite"});
   CHECK(texts("db=glob(?ysql)", &options) == std::vector<std::string>{"mysql"});
   CHECK(texts("db=glob('[ms]*',exclude='[!m]*')", &options) == std::vector<std::string>{"mongo", "mysql"});

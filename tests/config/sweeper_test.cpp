@@ -1,5 +1,6 @@
 // The sweepers behind hydra/sweeper: basic (the grid, unchanged), random and asha (sampling).
-#include <catch2/catch.hpp>
+#include "trainer/config/sweeper.h"
+
 #include <cmath>
 #include <map>
 #include <optional>
@@ -8,10 +9,11 @@
 #include <string>
 #include <vector>
 
+#include <catch2/catch.hpp>
+
 #include "trainer/config/builtin_hydra_configs.h"
 #include "trainer/config/python_str.h"
 #include "trainer/config/random_sweep.h"
-#include "trainer/config/sweeper.h"
 #include "trainer/config/yaml.h"
 #include "trainer/util/error.h"
 
@@ -55,8 +57,7 @@ Node random_sweeper(int64_t num_samples, int64_t seed = 0) {
   return sweeper_node("random", {{"num_samples", Node::integer(num_samples)}, {"seed", Node::integer(seed)}});
 }
 
-std::vector<SweepJob> sample(const Lines& overrides, int64_t num_samples, int64_t seed = 0,
-                             const Params& params = {}) {
+std::vector<SweepJob> sample(const Lines& overrides, int64_t num_samples, int64_t seed = 0, const Params& params = {}) {
   return make_sweep_jobs(random_sweeper(num_samples, seed), parse_all(overrides), params, kGroups);
 }
 
@@ -193,8 +194,8 @@ TEST_CASE("choice, a,b,c, range and glob sample one of their values uniformly") 
   for (const SweepJob& job : jobs) {
     for (const std::string& text : job.overrides) seen[text]++;
   }
-  const std::set<std::string> expected = {"a=x", "a=y", "a=z", "b=1", "b=2", "c=10", "c=15",
-                                          "model=cnn", "model=resnet"};
+  const std::set<std::string> expected = {"a=x",  "a=y",  "a=z",       "b=1",         "b=2",
+                                          "c=10", "c=15", "model=cnn", "model=resnet"};
   std::set<std::string> keys;
   for (const auto& [text, count] : seen) keys.insert(text);
   CHECK(keys == expected);
@@ -236,8 +237,11 @@ TEST_CASE("sampling errors name the setting or the override and say how to fix i
                "needs bounds of 1 or more");
   expect_error([] { sample({"n=range(5,1)"}, 3); }, "override 'n=range(5,1)'", "no values to sample");
   expect_error([] { sample({"x=glob(*)"}, 3); }, "override 'x=glob(*)'", "not a config group");
-  expect_error([] { sample({}, 3, 0, {{"lr", "tag(log,interval(-1,1))"}}); }, "hydra.sweeper.params.lr",
-               "needs bounds above zero");
+  expect_error(
+      [] {
+        sample({}, 3, 0, {{"lr", "tag(log,interval(-1,1))"}});
+      },
+      "hydra.sweeper.params.lr", "needs bounds above zero");
   expect_error(
       [] {
         make_sweep_jobs(sweeper_node("random", {{"seed", Node()}}), parse_all({"a=1,2"}), {}, kGroups);
@@ -245,8 +249,8 @@ TEST_CASE("sampling errors name the setting or the override and say how to fix i
       "hydra.sweeper.seed", "needs a seed");
   expect_error(
       [] {
-        make_sweep_jobs(sweeper_node("random", {{"num_samples", Node::string("many")}}),
-                        parse_all({"a=1,2"}), {}, kGroups);
+        make_sweep_jobs(sweeper_node("random", {{"num_samples", Node::string("many")}}), parse_all({"a=1,2"}), {},
+                        kGroups);
       },
       "hydra.sweeper.num_samples", "expected an integer");
   expect_error(

@@ -2,8 +2,9 @@
 // (surrogatepass for the lone surrogate).
 #include "../../src/config/utf8.h"
 
-#include <catch2/catch.hpp>
 #include <string>
+
+#include <catch2/catch.hpp>
 
 namespace {
 

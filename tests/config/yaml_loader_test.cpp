@@ -1,14 +1,16 @@
 // Tests of the YAML loader. Every expected typing below was observed with OmegaConf 2.3.1 /
 // PyYAML 6.0.3 (`OmegaConf.create(text)` and `OmegaConf.load(path)`), not guessed.
-#include <catch2/catch.hpp>
 #include <cmath>
-#include <string>
 #include <limits>
+#include <string>
 #include <vector>
 
-#include "../../src/config/yaml_block_parser.h"
+#include <catch2/catch.hpp>
+
 #include "trainer/config/yaml.h"
 #include "trainer/util/error.h"
+
+#include "../../src/config/yaml_block_parser.h"
 
 using trainer::Error;
 using trainer::config::load_yaml_file;
@@ -19,7 +21,6 @@ using trainer::config::type_yaml_scalar;
 using trainer::config::YamlDocument;
 
 namespace {
-
 
 Node value_of(const std::string& yaml_value) {
   auto doc = load_yaml_string("a: " + yaml_value + "\n", "t.yaml");
@@ -148,8 +149,7 @@ TEST_CASE("ints beyond 64 bits load like Python's unbounded ints", "[yaml]") {
       {"0xFFFFFFFFFFFFFFFFFFFF", "1208925819614629174706175"},
       {"-0x1_0000_0000_0000_0000", "-18446744073709551616"},
       {"0777777777777777777777777", "4722366482869645213695"},
-      {"0b11111111111111111111111111111111111111111111111111111111111111111",
-       "36893488147419103231"},
+      {"0b11111111111111111111111111111111111111111111111111111111111111111", "36893488147419103231"},
       {"1234567890123456789:59:30", "4444444404444444443970"},
       {"000000000000000000000000000000001000000000000000000000000000", "2417851639229258349412352"},
       {"!!int '123456789012345678901234567890'", "123456789012345678901234567890"},
@@ -169,8 +169,7 @@ TEST_CASE("ints beyond 64 bits load like Python's unbounded ints", "[yaml]") {
   CHECK(value_of("123456789012345678901234567890.0") == Node::floating(1.2345678901234568e+29));
   // Flow lists (yaml-cpp path) and keys.
   auto doc = load_yaml_string(
-      "l: [1, 99999999999999999999]\n123456789012345678901234567890: big\n-0x10000000000000000: n\n",
-      "t.yaml");
+      "l: [1, 99999999999999999999]\n123456789012345678901234567890: big\n-0x10000000000000000: n\n", "t.yaml");
   REQUIRE(doc.root.entries().size() == 3);
   CHECK(doc.root.find("l")->items()[1].int_text() == "99999999999999999999");
   CHECK(doc.root.entries()[1].key == "123456789012345678901234567890");
@@ -200,14 +199,12 @@ TEST_CASE("!!float reads its text (and each sexagesimal part) with Python's floa
   CHECK(value_of("!!float '1:+5'") == Node::floating(65.0));
   CHECK(value_of("!!float '1: 5'") == Node::floating(65.0));
   CHECK(value_of("!!float ' 1:30 '") == Node::floating(90.0));
-  CHECK(value_of("!!float " + std::string(400, '9') + ".0") ==
-        Node::floating(std::numeric_limits<double>::infinity()));
+  CHECK(value_of("!!float " + std::string(400, '9') + ".0") == Node::floating(std::numeric_limits<double>::infinity()));
   CHECK_THAT(error_of("f: !!float 'nan(1)'\n"), Catch::Contains("!!float"));
 }
 
 TEST_CASE("block scalars and quoted scalars are strings", "[yaml]") {
-  auto doc = load_yaml_string(
-      "a: |\n  x\n  y\nb: >\n  folded\n  text\nc: 'it''s'\nd: \"tab\\there\"\n", "t.yaml");
+  auto doc = load_yaml_string("a: |\n  x\n  y\nb: >\n  folded\n  text\nc: 'it''s'\nd: \"tab\\there\"\n", "t.yaml");
   CHECK(doc.root.find("a")->as_string() == "x\ny\n");
   CHECK(doc.root.find("b")->as_string() == "folded text\n");
   CHECK(doc.root.find("c")->as_string() == "it's");
@@ -306,8 +303,7 @@ TEST_CASE("anchors, aliases and merge keys behave as in PyYAML", "[yaml]") {
   CHECK(r.entries()[2].key == "x");
   CHECK(r.entries()[3].key == "w");
   CHECK(*r.find("y") == Node::integer(2));
-  CHECK_THAT(error_of("a: 1\nb:\n  <<: 5\n"),
-             Catch::Contains("cfg.yaml:3") && Catch::Contains("merge"));
+  CHECK_THAT(error_of("a: 1\nb:\n  <<: 5\n"), Catch::Contains("cfg.yaml:3") && Catch::Contains("merge"));
   // Quoted '<<' is an ordinary key.
   doc = load_yaml_string("'<<': 1\n", "m.yaml");
   CHECK(doc.root.entries()[0].key == "<<");
@@ -316,8 +312,7 @@ TEST_CASE("anchors, aliases and merge keys behave as in PyYAML", "[yaml]") {
 TEST_CASE("load errors name file:line and say how to fix", "[yaml]") {
   // OmegaConf: "found duplicate key a", line 2.
   std::string dup = error_of("a: 1\nb: 2\na: 3\n");
-  CHECK_THAT(dup, Catch::Contains("cfg.yaml:3") && Catch::Contains("duplicate key 'a'") &&
-                      Catch::Contains("line 1"));
+  CHECK_THAT(dup, Catch::Contains("cfg.yaml:3") && Catch::Contains("duplicate key 'a'") && Catch::Contains("line 1"));
   CHECK_THAT(error_of("x:\n  a: 1\n  a: 2\n"), Catch::Contains("cfg.yaml:3"));
   // PyYAML lets repeated int keys overwrite: {1: 'b'}
   auto doc = load_yaml_string("1: a\n1: b\n", "d.yaml");
@@ -327,8 +322,8 @@ TEST_CASE("load errors name file:line and say how to fix", "[yaml]") {
   CHECK_THAT(syntax, Catch::Contains("cfg.yaml:") && Catch::Contains("YAML syntax error"));
   std::string bad_indent = error_of("a:\n  b: 1\n c: 2\n");
   CHECK_THAT(bad_indent, Catch::Contains("cfg.yaml:3:") && Catch::Contains("indentation"));
-  CHECK_THAT(error_of("- a\n- b\n"), Catch::Contains("cfg.yaml:1") && Catch::Contains("mapping") &&
-                                         Catch::Contains("list"));
+  CHECK_THAT(error_of("- a\n- b\n"),
+             Catch::Contains("cfg.yaml:1") && Catch::Contains("mapping") && Catch::Contains("list"));
   CHECK_THAT(error_of("just a string\n"), Catch::Contains("str"));
   CHECK_THAT(error_of("a: 1\n---\nb: 2\n"), Catch::Contains("more than one YAML document"));
   CHECK_THAT(error_of("a: !foo bar\n"), Catch::Contains("!foo"));
@@ -347,8 +342,7 @@ TEST_CASE("load errors name file:line and say how to fix", "[yaml]") {
   CHECK_THAT(error_of("a: !!int 12x\n"), Catch::Contains("is tagged !!int but is not an integer"));
   CHECK_THAT(error_of("a: *nope\n"), Catch::Contains("cfg.yaml:1"));
   // PyYAML: "found unexpected end of stream"; yaml-cpp alone would accept these.
-  CHECK_THAT(error_of("a: 1\nb: 'x\n"),
-             Catch::Contains("cfg.yaml:2") && Catch::Contains("closing"));
+  CHECK_THAT(error_of("a: 1\nb: 'x\n"), Catch::Contains("cfg.yaml:2") && Catch::Contains("closing"));
   CHECK_THAT(error_of("b: \"x \\\"\n"), Catch::Contains("closing"));
   CHECK_THAT(error_of("\ta: 1\n"), Catch::Contains("tab"));
   // PyYAML: "unacceptable character #x001e: special characters are not allowed".
@@ -362,20 +356,22 @@ TEST_CASE("load errors name file:line and say how to fix", "[yaml]") {
   CHECK(load_yaml_string(trainer::config::to_yaml(escaped.root), "w.yaml").root.entries()[0].key ==
         std::string("k\x1e\0", 3));
   // Multi-line quoted strings are fine.
-  CHECK(load_yaml_string("a: 'x\n  y'\nb: \"p \\\" q\"\n", "q.yaml").root.find("b")->as_string() ==
-        "p \" q");
+  CHECK(load_yaml_string("a: 'x\n  y'\nb: \"p \\\" q\"\n", "q.yaml").root.find("b")->as_string() == "p \" q");
 }
 
 TEST_CASE("line breaks and escapes read as PyYAML reads them", "[yaml]") {
   // yaml-cpp decodes "\N" and "\_" to the lone bytes 0x85 / 0xA0; OmegaConf gives U+0085 and
   // U+00A0 (fuzz finding nel-line-break-key).
   CHECK(value_of("\"\\N\"") == Node::string("\xc2\x85"));
-  CHECK(value_of("\"a\\_b\"") == Node::string("a\xc2\xa0" "b"));
+  CHECK(value_of("\"a\\_b\"") == Node::string("a\xc2\xa0"
+                                              "b"));
   CHECK(value_of("\"\\L\\P\"") == Node::string("\xe2\x80\xa8\xe2\x80\xa9"));
   auto escaped_key = load_yaml_string("\"k\\N\": 1\n", "e.yaml");
   CHECK(escaped_key.root.entries()[0].key == "k\xc2\x85");
   // PyYAML (YAML 1.1) reads NEL, a lone CR and CR LF as "\n": {'a': 1, 'b': 2}, 'x y', 'p q'.
-  for (const char* text : {"a: 1\xc2\x85" "b: 2\n", "a: 1\rb: 2\n", "a: 1\r\nb: 2\r\n"}) {
+  for (const char* text : {"a: 1\xc2\x85"
+                           "b: 2\n",
+                           "a: 1\rb: 2\n", "a: 1\r\nb: 2\r\n"}) {
     INFO(text);
     auto doc = load_yaml_string(text, "b.yaml");
     REQUIRE(doc.root.entries().size() == 2);
@@ -437,8 +433,7 @@ TEST_CASE("the # @package header is read like Hydra reads it", "[yaml]") {
   // Hydra stops at the first line that is not a `# @` header line.
   CHECK_FALSE(load_yaml_string("# hello\n# @package x\n", "p.yaml").package.has_value());
   CHECK_FALSE(load_yaml_string("a: 1\n# @package x\n", "p.yaml").package.has_value());
-  CHECK_THAT(error_of("# @package\n"),
-             Catch::Contains("cfg.yaml:1") && Catch::Contains("@KEY VALUE"));
+  CHECK_THAT(error_of("# @package\n"), Catch::Contains("cfg.yaml:1") && Catch::Contains("@KEY VALUE"));
   CHECK_THAT(error_of("# @package a b\n"), Catch::Contains("too many"));
 }
 
@@ -466,21 +461,18 @@ bool same_tree(const Node& a, const Node& b, std::string& why, const std::string
     return false;
   }
   if (a.origin().line != b.origin().line) {
-    why = "lines differ at '" + path + "': " + std::to_string(a.origin().line) + " vs " +
-          std::to_string(b.origin().line);
+    why =
+        "lines differ at '" + path + "': " + std::to_string(a.origin().line) + " vs " + std::to_string(b.origin().line);
     return false;
   }
   for (size_t i = 0; i < a.items().size(); ++i)
-    if (!same_tree(a.items()[i], b.items()[i], why, path + "[" + std::to_string(i) + "]"))
-      return false;
+    if (!same_tree(a.items()[i], b.items()[i], why, path + "[" + std::to_string(i) + "]")) return false;
   for (size_t i = 0; i < a.entries().size(); ++i) {
     if (a.entries()[i].key_type != b.entries()[i].key_type) {
       why = "key types differ at '" + path + "'";
       return false;
     }
-    if (!same_tree(a.entries()[i].value, b.entries()[i].value, why,
-                   path + "." + a.entries()[i].key))
-      return false;
+    if (!same_tree(a.entries()[i].value, b.entries()[i].value, why, path + "." + a.entries()[i].key)) return false;
   }
   return true;
 }
@@ -500,9 +492,8 @@ struct Random {
 
 // Random block YAML in the style of config files, with tricky scalars mixed in.
 void random_block(Random& rng, std::string& out, int indent, int depth, bool is_list, bool clean) {
-  static const char* kKeys[] = {"a",    "b",         "c",      "d",   "e",     "f",   "g",
-                                "name", "lr",        "my key", "x_1", "model", "k-2", "a.b",
-                                "${k}", "h\xc3\xa9", "on",     "1",   "<<",    "~"};
+  static const char* kKeys[] = {"a",   "b",     "c",   "d",   "e",    "f",         "g",  "name", "lr", "my key",
+                                "x_1", "model", "k-2", "a.b", "${k}", "h\xc3\xa9", "on", "1",    "<<", "~"};
   static const char* kValues[] = {"1",
                                   "-2",
                                   "0x1F",
@@ -593,8 +584,7 @@ void random_block(Random& rng, std::string& out, int indent, int depth, bool is_
         out += inner.substr(static_cast<size_t>(indent) + 2);
       } else {
         out += "\n";
-        random_block(rng, out, indent + 2 + static_cast<int>(rng.below(2)) * 2, depth + 1, false,
-                     clean);
+        random_block(rng, out, indent + 2 + static_cast<int>(rng.below(2)) * 2, depth + 1, false, clean);
       }
     } else {
       // A nested list; under a key it may be indentless.
@@ -641,8 +631,8 @@ TEST_CASE("the fast block parser agrees with the full yaml-cpp path", "[yaml]") 
       CHECK(why.empty());
     }
     Node ignored;
-    if (trainer::config::yaml_detail::parse_simple_block_yaml(
-            text, std::make_shared<const std::string>("r.yaml"), ignored))
+    if (trainer::config::yaml_detail::parse_simple_block_yaml(text, std::make_shared<const std::string>("r.yaml"),
+                                                              ignored))
       ++fast_accepted;
   }
   // The fast path must actually be taken for most ordinary documents.
@@ -661,8 +651,7 @@ TEST_CASE("large maps load in order with their values and lines", "[yaml]") {
     if (i == 5000) {
       // A nested map large enough to be indexed too, written on lines 5002-5041.
       text += "nested:\n";
-      for (int j = 0; j < 40; ++j)
-        text += "  n" + std::to_string(j) + ": v" + std::to_string(j) + "\n";
+      for (int j = 0; j < 40; ++j) text += "  n" + std::to_string(j) + ": v" + std::to_string(j) + "\n";
     }
   }
   const YamlDocument doc = load_yaml_string(text, "big.yaml");
@@ -687,8 +676,8 @@ TEST_CASE("large maps read the same on the fast and the full path", "[yaml]") {
   using trainer::config::yaml_detail::load_yaml_string_full;
   std::string text;
   for (int i = 0; i < 2000; ++i) {
-    text += "k" + std::to_string(i) + ":\n  name: item" + std::to_string(i) + "\n  list: [1, " +
-            std::to_string(i) + "]\n";
+    text +=
+        "k" + std::to_string(i) + ":\n  name: item" + std::to_string(i) + "\n  list: [1, " + std::to_string(i) + "]\n";
   }
   const YamlDocument fast = load_yaml_string(text, "big.yaml");
   const YamlDocument full = load_yaml_string_full(text, "big.yaml");

@@ -1,9 +1,10 @@
 // Tests of the YAML writer. Every expected text below is the real output of OmegaConf 2.3.1's
 // OmegaConf.to_yaml (PyYAML 6.0.3) for the same value, pasted in as literal data.
-#include <catch2/catch.hpp>
 #include <cmath>
 #include <limits>
 #include <string>
+
+#include <catch2/catch.hpp>
 
 #include "trainer/config/yaml.h"
 
@@ -13,7 +14,6 @@ using trainer::config::NodeType;
 using trainer::config::to_yaml;
 
 namespace {
-
 
 struct TextCase {
   const char* input;
@@ -169,8 +169,8 @@ TEST_CASE("strings are quoted exactly when OmegaConf.to_yaml quotes them", "[yam
       {"\360\237\230\200", "k: \360\237\230\200\n"},
       {"a\360\237\230\200", "k: a\360\237\230\200\n"},
       {"\357\273\277", "k: \"\\uFEFF\"\n"},
-      {"\342\200\250", "k: \"\\L\"\n"},        // OmegaConf: k: '\342\200\250  '
-      {"a\342\200\251b", "k: \"a\\Pb\"\n"},    // OmegaConf: k: 'a\342\200\251  b'
+      {"\342\200\250", "k: \"\\L\"\n"},      // OmegaConf: k: '\342\200\250  '
+      {"a\342\200\251b", "k: \"a\\Pb\"\n"},  // OmegaConf: k: 'a\342\200\251  b'
       {"\355\237\277", "k: \355\237\277\n"},
       {"\356\200\200", "k: \356\200\200\n"},
       {"\357\277\275", "k: \357\277\275\n"},
@@ -894,13 +894,24 @@ TEST_CASE("NEL, U+2028 and U+2029 are written as double-quoted escapes", "[yaml]
     const char* key;
   };
   static const Case kCases[] = {
-      {"a\xc2\x85" "b", "k: \"a\\Nb\"\n", "\? \"a\\Nb\"\n: 1\n"},
+      {"a\xc2\x85"
+       "b",
+       "k: \"a\\Nb\"\n", "\? \"a\\Nb\"\n: 1\n"},
       {"\xc2\x85", "k: \"\\N\"\n", "\? \"\\N\"\n: 1\n"},
-      {"a \xc2\x85" "b", "k: \"a \\Nb\"\n", "\? \"a \\Nb\"\n: 1\n"},        // = OmegaConf
+      {"a \xc2\x85"
+       "b",
+       "k: \"a \\Nb\"\n", "\? \"a \\Nb\"\n: 1\n"},                          // = OmegaConf
       {"n]0 \xc2\x85 :", "k: \"n]0 \\N :\"\n", "\? \"n]0 \\N :\"\n: 1\n"},  // = OmegaConf
-      {"a\xe2\x80\xa8" "b", "k: \"a\\Lb\"\n", "\? \"a\\Lb\"\n: 1\n"},
+      {"a\xe2\x80\xa8"
+       "b",
+       "k: \"a\\Lb\"\n", "\? \"a\\Lb\"\n: 1\n"},
       {"a\xe2\x80\xa9", "k: \"a\\P\"\n", "\? \"a\\P\"\n: 1\n"},
-      {"a\xc2\xa0" "b", "k: a\xc2\xa0" "b\n", "a\xc2\xa0" "b: 1\n"},  // NBSP is no break: = OmegaConf
+      {"a\xc2\xa0"
+       "b",
+       "k: a\xc2\xa0"
+       "b\n",
+       "a\xc2\xa0"
+       "b: 1\n"},  // NBSP is no break: = OmegaConf
   };
   for (const Case& c : kCases) {
     INFO("input: [" << c.input << "]");
@@ -945,27 +956,48 @@ TEST_CASE("random strings survive to_yaml and back", "[yaml][writer]") {
   // Characters chosen to hit every quoting rule: indicators, spaces, breaks, quotes, digits,
   // escapes and multi-byte UTF-8, and the YAML 1.1 line breaks NEL, U+2028 and U+2029 (which the
   // writer, unlike PyYAML, escapes in double quotes).
-  const std::string alphabet[] = {"a",        "b",
-                                  " ",        " ",
-                                  "\n",       "-",
-                                  "?",        ":",
-                                  "#",        "'",
-                                  "\"",       "\\",
-                                  "0",        "1",
-                                  ".",        "e",
-                                  "_",        "x",
-                                  "{",        "}",
-                                  "[",        ",",
-                                  "&",        "*",
-                                  "!",        "|",
-                                  ">",        "%",
-                                  "@",        "`",
-                                  "\t",       "\xc3\xa9",
-                                  "\xc2\xa0", "\xf0\x9f\x98\x80",
-                                  "y",        "n",
-                                  "$",        "~",
-                                  "\xc2\x85", "\xe2\x80\xa8",
-                                  "\xe2\x80\xa9", "\r"};
+  const std::string alphabet[] = {"a",
+                                  "b",
+                                  " ",
+                                  " ",
+                                  "\n",
+                                  "-",
+                                  "?",
+                                  ":",
+                                  "#",
+                                  "'",
+                                  "\"",
+                                  "\\",
+                                  "0",
+                                  "1",
+                                  ".",
+                                  "e",
+                                  "_",
+                                  "x",
+                                  "{",
+                                  "}",
+                                  "[",
+                                  ",",
+                                  "&",
+                                  "*",
+                                  "!",
+                                  "|",
+                                  ">",
+                                  "%",
+                                  "@",
+                                  "`",
+                                  "\t",
+                                  "\xc3\xa9",
+                                  "\xc2\xa0",
+                                  "\xf0\x9f\x98\x80",
+                                  "y",
+                                  "n",
+                                  "$",
+                                  "~",
+                                  "\xc2\x85",
+                                  "\xe2\x80\xa8",
+                                  "\xe2\x80\xa9",
+                                  "\r"};
   uint64_t state = 12345;
   auto next = [&state]() {
     state = state * 6364136223846793005ULL + 1442695040888963407ULL;
@@ -997,4 +1029,3 @@ TEST_CASE("random strings survive to_yaml and back", "[yaml][writer]") {
     if (!s.empty() && s != "\?\?\?") CHECK(back.entries().size() == root.entries().size());
   }
 }
-

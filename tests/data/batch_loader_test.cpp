@@ -3,20 +3,20 @@
 // benchmark ([.bench]) measures samples/s over Fashion-MNIST with 0, 1 and 2 workers.
 #include "trainer/data/batch_loader.h"
 
-#include <ATen/ATen.h>
-
+#include <dirent.h>
 #include <sched.h>
 
 #include <algorithm>
-#include <dirent.h>
+#include <chrono>
+#include <cstdio>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <thread>
-#include <chrono>
-#include <cstdio>
-#include <memory>
 #include <vector>
+
+#include <ATen/ATen.h>
 
 #define CATCH_CONFIG_PREFIX_ALL
 #include <catch2/catch.hpp>
@@ -90,8 +90,7 @@ CATCH_TEST_CASE("BatchLoader yields the sampler's batches, normalised, ending wi
   const Batch expected = data->get_batch(order.narrow(0, 64, 64));
   CATCH_CHECK(at::equal(batches[1].targets, expected.targets));
   CATCH_CHECK(batches[1].inputs.scalar_type() == at::kFloat);
-  CATCH_CHECK(at::allclose(batches[1].inputs,
-                           trainer::data::to_float_normalized(expected.inputs, 0.5, 0.25)));
+  CATCH_CHECK(at::allclose(batches[1].inputs, trainer::data::to_float_normalized(expected.inputs, 0.5, 0.25)));
   // Every sample exactly once per epoch.
   std::vector<at::Tensor> targets;
   for (const auto& b : batches) targets.push_back(b.targets);
@@ -210,8 +209,7 @@ CATCH_TEST_CASE("BatchLoader drop_last, unnormalised batches and per-rank sample
 CATCH_TEST_CASE("BatchLoader rethrows a worker's error in the caller") {
   // Rows of shape [2] cannot be augmented ([N, C, H, W] expected): the worker's error must
   // reach the caller of next().
-  const auto data = std::make_shared<const TensorDataset>(at::zeros({10, 2}, at::kByte),
-                                                          at::zeros({10}, at::kLong));
+  const auto data = std::make_shared<const TensorDataset>(at::zeros({10, 2}, at::kByte), at::zeros({10}, at::kLong));
   CATCH_CHECK_THROWS_AS(BatchLoader(data, EpochSampler(11, false, 0), options(1)), trainer::Error);
   LoaderOptions o = options(1, false);
   o.crop_padding = 1;
@@ -242,8 +240,7 @@ CATCH_TEST_CASE("BatchLoader throughput on Fashion-MNIST", "[.bench]") {
         loader.start_epoch(e);
         int64_t samples = 0;
         while (auto batch = loader.next()) samples += batch->inputs.size(0);
-        const double seconds =
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         best = std::max(best, static_cast<double>(samples) / seconds);
         CATCH_CHECK(samples == 60000);
       }

@@ -2,11 +2,11 @@
 // window of the zero-padded input (mirrored or not), offsets vary, and a seed fixes the result.
 #include "trainer/data/batch_transform.h"
 
-#include <ATen/ATen.h>
-#include <ATen/CPUGeneratorImpl.h>
-
 #include <set>
 #include <utility>
+
+#include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
 
 #define CATCH_CONFIG_PREFIX_ALL
 #include <catch2/catch.hpp>
@@ -34,8 +34,7 @@ CATCH_TEST_CASE("to_float_normalized computes (x/255 - mean)/std in float") {
   CATCH_CHECK(y.sizes() == x.sizes());
   const at::Tensor expected = (x.to(at::kDouble) / 255.0 - 0.2860) / 0.3530;
   CATCH_CHECK(at::allclose(y.to(at::kDouble), expected, 1e-5, 1e-5));
-  CATCH_CHECK(to_float_normalized(at::full({1}, 255, at::kByte), 0.5, 0.25).item<double>() ==
-              Approx(2.0));
+  CATCH_CHECK(to_float_normalized(at::full({1}, 255, at::kByte), 0.5, 0.25).item<double>() == Approx(2.0));
   CATCH_CHECK_THROWS_AS(to_float_normalized(x, 0.0, 0.0), trainer::Error);
 }
 

@@ -3,10 +3,10 @@
 // DataOptions read from the shipped configs.
 #include "trainer/data/datasets.h"
 
-#include <ATen/ATen.h>
-
 #include <string>
 #include <vector>
+
+#include <ATen/ATen.h>
 
 #define CATCH_CONFIG_PREFIX_ALL
 #include <catch2/catch.hpp>
@@ -46,8 +46,7 @@ DataOptions synthetic(uint64_t seed = 42) {
 }
 
 // Accuracy on `test` of classifying each image by the nearest class mean of `train`.
-double nearest_mean_accuracy(const TensorDataset& train, const TensorDataset& test,
-                             int64_t classes) {
+double nearest_mean_accuracy(const TensorDataset& train, const TensorDataset& test, int64_t classes) {
   const at::Tensor x = train.inputs().flatten(1).to(at::kFloat);
   at::Tensor means = at::zeros({classes, x.size(1)});
   means.index_add_(0, train.targets(), x);
@@ -68,8 +67,7 @@ std::string error_text(const std::function<void()>& f) {
 DataSplits tiny_dataset(const DataOptions& o) {
   const at::Tensor x = at::zeros({o.num_samples, 2}, at::kByte);
   const at::Tensor y = at::arange(o.num_samples, at::kLong);
-  return DataSplits{TensorDataset(x, y), TensorDataset(x.narrow(0, 0, 1), y.narrow(0, 0, 1)),
-                    TensorDataset(x, y)};
+  return DataSplits{TensorDataset(x, y), TensorDataset(x.narrow(0, 0, 1), y.narrow(0, 0, 1)), TensorDataset(x, y)};
 }
 
 }  // namespace
@@ -101,8 +99,7 @@ CATCH_TEST_CASE("fashion_mnist loads Debian's files with a seeded train/val spli
   const DataSplits c = load_datasets(fashion(0.1, 7));
   CATCH_CHECK(!at::equal(a.val.inputs(), c.val.inputs()));
   const auto pixel_sum = [](const DataSplits& s) {
-    return s.train.inputs().sum(at::kLong).item<int64_t>() +
-           s.val.inputs().sum(at::kLong).item<int64_t>();
+    return s.train.inputs().sum(at::kLong).item<int64_t>() + s.val.inputs().sum(at::kLong).item<int64_t>();
   };
   CATCH_CHECK(pixel_sum(a) == pixel_sum(c));
 }
@@ -186,8 +183,7 @@ CATCH_TEST_CASE("DataOptions reads the shipped data configs") {
   CATCH_CHECK(!f.horizontal_flip);
   CATCH_CHECK(f.seed == 7);
 
-  const auto synthetic_yaml =
-      load_yaml_file(std::string(TRAINER_SOURCE_DIR) + "/configs/data/synthetic.yaml").root;
+  const auto synthetic_yaml = load_yaml_file(std::string(TRAINER_SOURCE_DIR) + "/configs/data/synthetic.yaml").root;
   const DataOptions s = DataOptions::from_config(ConfigView(synthetic_yaml), 1);
   CATCH_CHECK(s.name == "synthetic");
   CATCH_CHECK(s.num_samples == 4096);
@@ -224,8 +220,7 @@ CATCH_TEST_CASE("DataOptions reads nested keys and rejects bad values with their
   CATCH_CHECK(o.horizontal_flip);
 
   const auto unknown = load_yaml_string("name: cifar10\n", "configs/data/c.yaml").root;
-  const std::string unknown_text =
-      error_text([&] { DataOptions::from_config(ConfigView(unknown), 0); });
+  const std::string unknown_text = error_text([&] { DataOptions::from_config(ConfigView(unknown), 0); });
   CATCH_CHECK_THAT(unknown_text, Contains("configs/data/c.yaml:1"));
   CATCH_CHECK_THAT(unknown_text, Contains("unknown dataset 'cifar10'"));
   CATCH_CHECK_THAT(unknown_text, Contains("fashion_mnist, synthetic"));

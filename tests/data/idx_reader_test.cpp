@@ -2,16 +2,17 @@
 // gzipped, several element types), and on the broken files users will meet.
 #include "trainer/data/idx_reader.h"
 
-#include <ATen/ATen.h>
-#include <zlib.h>
-
-#include <cstdint>
 #include <dirent.h>
 #include <stdlib.h>
 #include <unistd.h>
+#include <zlib.h>
+
+#include <cstdint>
 #include <fstream>
 #include <string>
 #include <vector>
+
+#include <ATen/ATen.h>
 
 #define CATCH_CONFIG_PREFIX_ALL
 #include <catch2/catch.hpp>
@@ -49,15 +50,13 @@ struct TempDir {
 
 void write_raw(const std::string& path, const std::vector<uint8_t>& bytes) {
   std::ofstream out(path, std::ios::binary);
-  out.write(reinterpret_cast<const char*>(bytes.data()),
-            static_cast<std::streamsize>(bytes.size()));
+  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
 }
 
 void write_gz(const std::string& path, const std::vector<uint8_t>& bytes) {
   gzFile file = gzopen(path.c_str(), "wb");
   CATCH_REQUIRE(file != nullptr);
-  CATCH_REQUIRE(gzwrite(file, bytes.data(), static_cast<unsigned>(bytes.size())) ==
-                static_cast<int>(bytes.size()));
+  CATCH_REQUIRE(gzwrite(file, bytes.data(), static_cast<unsigned>(bytes.size())) == static_cast<int>(bytes.size()));
   gzclose(file);
 }
 
@@ -136,8 +135,7 @@ CATCH_TEST_CASE("read_idx reads small raw and gzipped IDX files of several types
   }
   CATCH_SECTION("float32 and float64, rank 2") {
     std::vector<uint8_t> f32 = header(0x0D, {1, 2});
-    for (uint8_t b : {0x3F, 0xC0, 0x00, 0x00, 0xC0, 0x20, 0x00, 0x00})
-      f32.push_back(b);  // 1.5, -2.5
+    for (uint8_t b : {0x3F, 0xC0, 0x00, 0x00, 0xC0, 0x20, 0x00, 0x00}) f32.push_back(b);  // 1.5, -2.5
     write_raw(dir.file("f32.idx"), f32);
     const at::Tensor t = read_idx(dir.file("f32.idx"));
     CATCH_CHECK(t.scalar_type() == at::kFloat);

@@ -2,10 +2,10 @@
 // DistributedSampler (disjoint, covering, equal lengths). Also the seeded permutation itself.
 #include "trainer/data/sampler.h"
 
-#include <ATen/ATen.h>
-
 #include <set>
 #include <vector>
+
+#include <ATen/ATen.h>
 
 #define CATCH_CONFIG_PREFIX_ALL
 #include <catch2/catch.hpp>

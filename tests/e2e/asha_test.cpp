@@ -2,12 +2,12 @@
 // under hydra/sweeper=asha (local launcher, two jobs at a time). The clearly bad configs (tiny
 // learning rates) are stopped at the first rung with their checkpoint kept, fewer epochs are
 // spent, and the best job is the same. Skipped in builds without the engine.
-#include <catch2/catch.hpp>
-
 #include <filesystem>
 #include <limits>
 #include <string>
 #include <vector>
+
+#include <catch2/catch.hpp>
 
 #include "e2e_support.h"
 #include "subprocess.h"
@@ -25,12 +25,21 @@ constexpr int kEpochs = 4;
 // when its SIGTERM comes (a job that already ended keeps its status). val/loss is monitored:
 // on synthetic data val/acc reaches 1.0 for every job that learns, val/loss still ranks them.
 std::vector<std::string> sweep(const std::string& sweep_dir, const std::vector<std::string>& extra) {
-  std::vector<std::string> argv = {
-      TRAINER_BINARY, "fit", "-m", "data=synthetic", "data.num_samples=16384", "data.num_workers=0",
-      "trainer.max_epochs=" + std::to_string(kEpochs), "trainer.deterministic=true", "test_after_fit=false",
-      "callbacks.model_checkpoint.monitor=val/loss", "callbacks.model_checkpoint.mode=min",
-      "optimizer.lr=0.01,0.0001,1e-7,1e-8", "hydra/launcher=local", "hydra.launcher.n_jobs=2",
-      "hydra.sweep.dir=" + sweep_dir};
+  std::vector<std::string> argv = {TRAINER_BINARY,
+                                   "fit",
+                                   "-m",
+                                   "data=synthetic",
+                                   "data.num_samples=16384",
+                                   "data.num_workers=0",
+                                   "trainer.max_epochs=" + std::to_string(kEpochs),
+                                   "trainer.deterministic=true",
+                                   "test_after_fit=false",
+                                   "callbacks.model_checkpoint.monitor=val/loss",
+                                   "callbacks.model_checkpoint.mode=min",
+                                   "optimizer.lr=0.01,0.0001,1e-7,1e-8",
+                                   "hydra/launcher=local",
+                                   "hydra.launcher.n_jobs=2",
+                                   "hydra.sweep.dir=" + sweep_dir};
   argv.insert(argv.end(), extra.begin(), extra.end());
   return argv;
 }

@@ -1,10 +1,10 @@
 // Callbacks, loggers and the console through the real trainer binary: early stopping, the
 // learning-rate monitor, TensorBoard event files read back by TensorBoard itself, and the
 // progress bar on a terminal versus plain lines elsewhere. Skipped without the engine.
-#include <catch2/catch.hpp>
-
 #include <filesystem>
 #include <sstream>
+
+#include <catch2/catch.hpp>
 
 #include "e2e_support.h"
 #include "subprocess.h"
@@ -15,8 +15,13 @@ using namespace trainer::testing;
 namespace {
 
 std::vector<std::string> small_fit(const std::string& run_dir, std::vector<std::string> extra) {
-  std::vector<std::string> argv = {TRAINER_BINARY, "fit", "data=synthetic", "data.num_samples=2048",
-                                   "data.num_workers=0", "trainer.log_every_n_steps=5", "hydra.run.dir=" + run_dir};
+  std::vector<std::string> argv = {TRAINER_BINARY,
+                                   "fit",
+                                   "data=synthetic",
+                                   "data.num_samples=2048",
+                                   "data.num_workers=0",
+                                   "trainer.log_every_n_steps=5",
+                                   "hydra.run.dir=" + run_dir};
   argv.insert(argv.end(), extra.begin(), extra.end());
   return argv;
 }
@@ -52,8 +57,8 @@ TEST_CASE("early stopping ends fit when the monitored metric stops improving, no
   CHECK(held_back.err.find("epoch 4 done") != std::string::npos);
   CHECK(held_back.err.find("epoch 5 done") == std::string::npos);
 
-  auto unknown = run_process(small_fit("bad", {"callbacks.early_stopping.monitor=val/f1", "trainer.max_epochs=1"}),
-                             dir.path());
+  auto unknown =
+      run_process(small_fit("bad", {"callbacks.early_stopping.monitor=val/f1", "trainer.max_epochs=1"}), dir.path());
   CHECK(unknown.exit_code == 1);
   check_no_crash(unknown);
   CHECK(unknown.err.find("val/f1") != std::string::npos);
@@ -64,8 +69,8 @@ TEST_CASE("metrics reach metrics.csv and TensorBoard event files, with the learn
   if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
   const fs::path run = fs::path(dir.path()) / "run";
-  auto result = run_process(small_fit("run", {"trainer.max_epochs=2", "logger=many_loggers",
-                                              "scheduler=cosine", "callbacks.lr_monitor.logging_interval=step"}),
+  auto result = run_process(small_fit("run", {"trainer.max_epochs=2", "logger=many_loggers", "scheduler=cosine",
+                                              "callbacks.lr_monitor.logging_interval=step"}),
                             dir.path());
   INFO(result.err);
   REQUIRE(result.exit_code == 0);
@@ -89,8 +94,8 @@ TEST_CASE("metrics reach metrics.csv and TensorBoard event files, with the learn
     return skip_test("TRAINER_TEST_PYTHON is empty: the event file was not read back with TensorBoard",
                      Skip::unexpected_in_ci);
   }
-  auto read = run_process({python, std::string(TRAINER_SOURCE_DIR) + "/tests/formats/read_tensorboard.py",
-                           (run / "tensorboard").string()});
+  auto read = run_process(
+      {python, std::string(TRAINER_SOURCE_DIR) + "/tests/formats/read_tensorboard.py", (run / "tensorboard").string()});
   INFO(read.err);
   REQUIRE(read.exit_code == 0);
   // Every logged value: each train/loss of metrics.csv appears with its step.
@@ -213,10 +218,10 @@ TEST_CASE("lr_monitor with logging_interval null logs at the scheduler's interva
   if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
   auto lr_rows = [&](const std::string& name, const std::string& interval) {
-    auto result = run_process(small_fit(name, {"trainer.max_epochs=2", "trainer.limit_train_batches=10",
-                                               "scheduler=cosine", "scheduler.interval=" + interval,
-                                               "callbacks.lr_monitor.logging_interval=null"}),
-                              dir.path());
+    auto result =
+        run_process(small_fit(name, {"trainer.max_epochs=2", "trainer.limit_train_batches=10", "scheduler=cosine",
+                                     "scheduler.interval=" + interval, "callbacks.lr_monitor.logging_interval=null"}),
+                    dir.path());
     INFO(result.err);
     REQUIRE(result.exit_code == 0);
     CsvTable csv = read_csv(fs::path(dir.path()) / name / "metrics.csv");

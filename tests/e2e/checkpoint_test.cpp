@@ -1,10 +1,10 @@
 // Checkpoints load only where they fit: a model of another shape, a damaged or truncated file and
 // ckpt_path=last before any checkpoint exists, each through the real binary. Skipped without the
 // engine (TRAINER_LIBTORCH=none).
-#include <catch2/catch.hpp>
-
 #include <filesystem>
 #include <fstream>
+
+#include <catch2/catch.hpp>
 
 #include "e2e_support.h"
 #include "subprocess.h"
@@ -17,9 +17,15 @@ using namespace trainer::testing;
 namespace {
 
 std::vector<std::string> mlp_fit(const std::string& run_dir, std::vector<std::string> extra = {}) {
-  std::vector<std::string> argv = {TRAINER_BINARY,          "fit", "model.hidden_sizes=[32,16]", "data=synthetic",
-                                   "data.num_samples=256",  "data.batch_size=64", "trainer.max_epochs=2",
-                                   "trainer.num_sanity_val_steps=0", "test_after_fit=false",
+  std::vector<std::string> argv = {TRAINER_BINARY,
+                                   "fit",
+                                   "model.hidden_sizes=[32,16]",
+                                   "data=synthetic",
+                                   "data.num_samples=256",
+                                   "data.batch_size=64",
+                                   "trainer.max_epochs=2",
+                                   "trainer.num_sanity_val_steps=0",
+                                   "test_after_fit=false",
                                    "hydra.run.dir=" + run_dir};
   argv.insert(argv.end(), extra.begin(), extra.end());
   return argv;
@@ -52,8 +58,8 @@ TEST_CASE("a checkpoint of another shape is refused, naming the tensors and the 
   CHECK(validate.out.find("val/acc") == std::string::npos);  // no metric from a model that did not load
 
   // Resuming with another model is refused the same way (today's fit keeps the command's config).
-  auto resume = run_process(mlp_fit("run", {"model.hidden_sizes=[64]", "trainer.max_epochs=3", "ckpt_path=last"}),
-                            dir.path());
+  auto resume =
+      run_process(mlp_fit("run", {"model.hidden_sizes=[64]", "trainer.max_epochs=3", "ckpt_path=last"}), dir.path());
   INFO(resume.err);
   check_clean_error(resume);
   CHECK(resume.err.find("layers.1.weight: checkpoint Float [32, 784] vs model Float [64, 784]") != std::string::npos);

@@ -1,10 +1,10 @@
 // The real trainer binary against what real Hydra 1.3 printed for the same command lines over
 // the shipped configs/ (tests/data/cli: cases.txt, expected/ made by make_expected.sh).
-#include <catch2/catch.hpp>
-
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+
+#include <catch2/catch.hpp>
 
 #include "e2e_support.h"
 #include "error_golden.h"
@@ -112,8 +112,8 @@ TEST_CASE("--hydra-help works without a command and names the program as it was 
 
 TEST_CASE("composing and printing configs does not load LibTorch") {
   // LD_DEBUG=files makes the dynamic loader report every library it opens.
-  auto result = run_process({TRAINER_BINARY, "fit", "--cfg", "job", "model=cnn"}, kCliData.string(),
-                            {"LD_DEBUG=files"});
+  auto result =
+      run_process({TRAINER_BINARY, "fit", "--cfg", "job", "model=cnn"}, kCliData.string(), {"LD_DEBUG=files"});
   REQUIRE(result.exit_code == 0);
   CHECK(result.err.find("libtorch") == std::string::npos);
   CHECK(result.err.find("libtrainer_engine") == std::string::npos);
@@ -121,8 +121,7 @@ TEST_CASE("composing and printing configs does not load LibTorch") {
 }
 
 TEST_CASE("errors name the problem, go to stderr and exit non-zero") {
-  auto unknown = run_process({TRAINER_BINARY, "fit", "--cfg", "job", "trainer.max_epoch=3"},
-                             kCliData.string());
+  auto unknown = run_process({TRAINER_BINARY, "fit", "--cfg", "job", "trainer.max_epoch=3"}, kCliData.string());
   CHECK(unknown.exit_code == 1);
   trainer::testing::check_no_crash(unknown);
   CHECK(unknown.err.find("trainer.max_epoch") != std::string::npos);
@@ -145,8 +144,7 @@ TEST_CASE("errors name the problem, go to stderr and exit non-zero") {
 }
 
 TEST_CASE("-m --cfg job prints every job's config in job order") {
-  auto result = run_process({TRAINER_BINARY, "fit", "-m", "--cfg", "job", "-p", "model",
-                             "model=mlp,cnn", "seed=1,2"},
+  auto result = run_process({TRAINER_BINARY, "fit", "-m", "--cfg", "job", "-p", "model", "model=mlp,cnn", "seed=1,2"},
                             kCliData.string());
   INFO(result.err);
   REQUIRE(result.exit_code == 0);
@@ -165,16 +163,14 @@ TEST_CASE("-m --cfg job prints every job's config in job order") {
 
 TEST_CASE("trainer fit writes Hydra's run directory and .hydra files") {
   trainer::testing::TempDir dir;
-  auto result = run_process({TRAINER_BINARY, "fit", "model=cnn", "data=synthetic", "debug=fdr",
-                             "hydra.run.dir=run"},
-                            dir.path());
+  auto result =
+      run_process({TRAINER_BINARY, "fit", "model=cnn", "data=synthetic", "debug=fdr", "hydra.run.dir=run"}, dir.path());
   INFO(result.err);
   // A build without LibTorch still composes and writes the run directory, then says so.
   const fs::path run = fs::path(dir.path()) / "run";
   CHECK(fs::exists(run / ".hydra" / "config.yaml"));
   CHECK(fs::exists(run / ".hydra" / "hydra.yaml"));
-  CHECK(read_file(run / ".hydra" / "overrides.yaml") ==
-        "- model=cnn\n- data=synthetic\n- debug=fdr\n");
+  CHECK(read_file(run / ".hydra" / "overrides.yaml") == "- model=cnn\n- data=synthetic\n- debug=fdr\n");
   CHECK(read_file(run / ".hydra" / "config.yaml").find("name: cnn") != std::string::npos);
   CHECK(fs::exists(run / "trainer.log"));
 }
@@ -184,7 +180,8 @@ TEST_CASE("-r/--run is a single run, as without it; with -m, --cfg or --info it 
   auto run = run_process({TRAINER_BINARY, "fit", "-r", "data=synthetic", "debug=fdr", "hydra.run.dir=run"}, dir.path());
   INFO(run.err);
   CHECK(fs::exists(fs::path(dir.path()) / "run" / ".hydra" / "config.yaml"));
-  for (const std::vector<std::string>& flags : std::vector<std::vector<std::string>>{{"-m"}, {"--cfg", "job"}, {"--info"}}) {
+  for (const std::vector<std::string>& flags :
+       std::vector<std::vector<std::string>>{{"-m"}, {"--cfg", "job"}, {"--info"}}) {
     std::vector<std::string> argv = {TRAINER_BINARY, "fit", "--run"};
     argv.insert(argv.end(), flags.begin(), flags.end());
     auto both = run_process(argv, dir.path());
@@ -198,8 +195,7 @@ TEST_CASE("unknown keys in trainer's sections stop a job at start, never under -
   trainer::testing::TempDir dir;
   auto shown = run_process({TRAINER_BINARY, "fit", "--cfg", "job", "+trainer.max_epoch=3"}, dir.path());
   CHECK(shown.exit_code == 0);
-  auto run = run_process({TRAINER_BINARY, "fit", "+trainer.max_epoch=3", "hydra.run.dir=run"},
-                         dir.path());
+  auto run = run_process({TRAINER_BINARY, "fit", "+trainer.max_epoch=3", "hydra.run.dir=run"}, dir.path());
   CHECK(run.exit_code == 1);
   trainer::testing::check_no_crash(run);
   CHECK(run.err.find("trainer.max_epoch") != std::string::npos);
@@ -227,8 +223,9 @@ TEST_CASE("a wrong action of tune or sweep, or an unknown flag, is one paragraph
   auto tune = trainer::testing::run_process({TRAINER_BINARY, "tune", "batchsize", "model=cnn"});
   CHECK(tune.exit_code == 1);
   trainer::testing::check_no_crash(tune);
-  CHECK(tune.err.find("unknown action 'batchsize' of trainer tune. Did you mean `trainer tune batch_size model=cnn`?") !=
-        std::string::npos);
+  CHECK(
+      tune.err.find("unknown action 'batchsize' of trainer tune. Did you mean `trainer tune batch_size model=cnn`?") !=
+      std::string::npos);
   auto bare = trainer::testing::run_process({TRAINER_BINARY, "tune"});
   CHECK(bare.exit_code == 1);
   trainer::testing::check_no_crash(bare);

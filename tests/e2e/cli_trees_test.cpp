@@ -3,12 +3,12 @@
 // cases.txt, expected/ made by make_expected.sh): --cfg job|hydra|all, every --info section,
 // hydra.searchpath, hydra.mode. Sweeps (-m or hydra.mode=MULTIRUN) compare every job's config.
 // Paths under the checkout are @ROOT@ in cases.txt and expected/.
-#include <catch2/catch.hpp>
-
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+
+#include <catch2/catch.hpp>
 
 #include "error_golden.h"
 #include "subprocess.h"
@@ -93,8 +93,7 @@ TEST_CASE("--cfg output and exit status match Hydra 1.3 over the feature trees")
     const std::string expected = (kTrees / "expected" / name).string();
     std::vector<std::string> words = split_case(line);
     REQUIRE(words.size() >= 2);
-    std::vector<std::string> argv = {TRAINER_BINARY, "fit", "-cp", (kTrees / words[0]).string(),
-                                     "-cn", words[1]};
+    std::vector<std::string> argv = {TRAINER_BINARY, "fit", "-cp", (kTrees / words[0]).string(), "-cn", words[1]};
     for (size_t i = 2; i < words.size(); ++i) {
       if (words[i] == "-m") ++sweeps;
       argv.push_back(with_root(words[i]));

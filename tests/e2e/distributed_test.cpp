@@ -1,8 +1,6 @@
 // Distributed data parallel with real processes on CPU (Gloo): `trainer.devices=2` starts a
 // second rank, and the same binary joins a job when torchrun's variables are set. Skipped without
 // the engine.
-#include <catch2/catch.hpp>
-
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -20,6 +18,8 @@
 #include <sstream>
 #include <thread>
 
+#include <catch2/catch.hpp>
+
 #include "e2e_support.h"
 #include "subprocess.h"
 
@@ -32,12 +32,22 @@ namespace {
 // ranks' gradients over b samples each is the gradient over the same 2b samples in one process.
 // 1024 synthetic samples, 1/8 held out: 896 training samples.
 std::vector<std::string> fit_command(const std::string& run_dir, std::vector<std::string> extra) {
-  std::vector<std::string> argv = {TRAINER_BINARY, "fit", "data=synthetic", "data.num_samples=1024",
-                                   "data.val_fraction=0.125", "model.dropout=0", "optimizer=sgd",
-                                   "optimizer.momentum=0", "optimizer.nesterov=false", "optimizer.weight_decay=0",
-                                   "trainer.num_sanity_val_steps=0", "trainer.enable_progress_bar=false",
-                                   "trainer.deterministic=true", "callbacks.model_checkpoint.save_top_k=0",
-                                   "test_after_fit=false", "hydra.run.dir=" + run_dir};
+  std::vector<std::string> argv = {TRAINER_BINARY,
+                                   "fit",
+                                   "data=synthetic",
+                                   "data.num_samples=1024",
+                                   "data.val_fraction=0.125",
+                                   "model.dropout=0",
+                                   "optimizer=sgd",
+                                   "optimizer.momentum=0",
+                                   "optimizer.nesterov=false",
+                                   "optimizer.weight_decay=0",
+                                   "trainer.num_sanity_val_steps=0",
+                                   "trainer.enable_progress_bar=false",
+                                   "trainer.deterministic=true",
+                                   "callbacks.model_checkpoint.save_top_k=0",
+                                   "test_after_fit=false",
+                                   "hydra.run.dir=" + run_dir};
   argv.insert(argv.end(), extra.begin(), extra.end());
   return argv;
 }
@@ -96,8 +106,8 @@ TEST_CASE("2 ranks x batch b end with the weights of 1 rank x batch 2b (Gloo, re
   TempDir dir;
   const fs::path root(dir.path());
   // The initial weights (the same seed): one step with a learning rate of 0.
-  auto initial = run_process(fit_command((root / "start").string(), {"data.batch_size=64", "trainer.max_steps=1",
-                                                                     "optimizer.lr=0"}));
+  auto initial = run_process(
+      fit_command((root / "start").string(), {"data.batch_size=64", "trainer.max_steps=1", "optimizer.lr=0"}));
   INFO(initial.err);
   REQUIRE(initial.exit_code == 0);
   const auto start = exported_weights(root / "start");
@@ -127,8 +137,9 @@ TEST_CASE("2 ranks x batch b end with the weights of 1 rank x batch 2b (Gloo, re
     auto one = run_process(fit_command((root / "one").string(), {"data.batch_size=64", "trainer.max_steps=6"}));
     INFO(one.err);
     REQUIRE(one.exit_code == 0);
-    auto two = run_process(fit_command((root / "acc").string(), {"data.batch_size=16", "trainer.max_steps=6",
-                                                                  "trainer.devices=2", "trainer.accumulate_grad_batches=2"}));
+    auto two =
+        run_process(fit_command((root / "acc").string(), {"data.batch_size=16", "trainer.max_steps=6",
+                                                          "trainer.devices=2", "trainer.accumulate_grad_batches=2"}));
     INFO(two.err);
     REQUIRE(two.exit_code == 0);
     CHECK(two.err.find("gradient all-reduce: 1 bucket(s), 6 steps") != std::string::npos);
@@ -138,8 +149,9 @@ TEST_CASE("2 ranks x batch b end with the weights of 1 rank x batch 2b (Gloo, re
   SECTION("small buckets: several all-reduces per step give the same weights") {
     auto one = run_process(fit_command((root / "one").string(), {"data.batch_size=64", "trainer.max_steps=5"}));
     REQUIRE(one.exit_code == 0);
-    auto two = run_process(fit_command((root / "buckets").string(), {"data.batch_size=32", "trainer.max_steps=5",
-                                                                      "trainer.devices=2", "trainer.bucket_cap_mb=0.1"}));
+    auto two =
+        run_process(fit_command((root / "buckets").string(), {"data.batch_size=32", "trainer.max_steps=5",
+                                                              "trainer.devices=2", "trainer.bucket_cap_mb=0.1"}));
     INFO(two.err);
     REQUIRE(two.exit_code == 0);
     CHECK(two.err.find("gradient all-reduce: 4 bucket(s), 5 steps") != std::string::npos);
@@ -232,10 +244,10 @@ TEST_CASE("a rank that fails with its own error: rank 0's error quotes that rank
   if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
   const fs::path run = fs::path(dir.path()) / "failed";
-  auto result = run_process(fit_command(run.string(), {"data.batch_size=32", "trainer.max_steps=10",
-                                                       "trainer.devices=2",
-                                                       "model.input_size='${oc.decode:${oc.env:RANK,784}}'"}),
-                            dir.path());
+  auto result =
+      run_process(fit_command(run.string(), {"data.batch_size=32", "trainer.max_steps=10", "trainer.devices=2",
+                                             "model.input_size='${oc.decode:${oc.env:RANK,784}}'"}),
+                  dir.path());
   INFO(result.err);
   CHECK(result.exit_code == 1);
   check_no_crash(result);
@@ -272,7 +284,8 @@ TEST_CASE("SIGINT to rank 0 alone stops both ranks after the same step, with a c
   // Both ranks report the same step (rank 1 shares the job's stderr).
   std::regex stopped("signal 2: stopped after step ([0-9]+)|signal 15: stopped after step ([0-9]+)");
   std::vector<std::string> steps;
-  for (auto it = std::sregex_iterator(result.err.begin(), result.err.end(), stopped); it != std::sregex_iterator(); ++it) {
+  for (auto it = std::sregex_iterator(result.err.begin(), result.err.end(), stopped); it != std::sregex_iterator();
+       ++it) {
     steps.push_back((*it)[1].matched ? (*it)[1].str() : (*it)[2].str());
   }
   REQUIRE(steps.size() == 2);
@@ -286,9 +299,13 @@ TEST_CASE("with torchrun's variables set the binary joins the job as it is told;
   const fs::path root(dir.path());
   const int port = free_port();
   auto env = [&](int rank) {
-    return std::vector<std::string>{"RANK=" + std::to_string(rank), "LOCAL_RANK=" + std::to_string(rank),
-                                    "WORLD_SIZE=2", "LOCAL_WORLD_SIZE=2", "MASTER_ADDR=127.0.0.1",
-                                    "MASTER_PORT=" + std::to_string(port), "TORCHELASTIC_RUN_ID=test"};
+    return std::vector<std::string>{"RANK=" + std::to_string(rank),
+                                    "LOCAL_RANK=" + std::to_string(rank),
+                                    "WORLD_SIZE=2",
+                                    "LOCAL_WORLD_SIZE=2",
+                                    "MASTER_ADDR=127.0.0.1",
+                                    "MASTER_PORT=" + std::to_string(port),
+                                    "TORCHELASTIC_RUN_ID=test"};
   };
   // Each rank composes its own run directory; rank 0's is the job's.
   ProcessResult second;
@@ -306,15 +323,15 @@ TEST_CASE("with torchrun's variables set the binary joins the job as it is told;
   CHECK(first.err.find("rank 0 of 2 (gloo, rendezvous 127.0.0.1:" + std::to_string(port) + ", torchrun)") !=
         std::string::npos);
   CHECK(first.err.find("started ranks") == std::string::npos);  // nothing spawned
-  CHECK(second.err.find("[info]") == std::string::npos);         // rank 1 logs warnings and errors only
+  CHECK(second.err.find("[info]") == std::string::npos);        // rank 1 logs warnings and errors only
   CHECK(fs::exists(root / "rank0" / "checkpoints" / "last.ckpt"));
   CHECK(fs::exists(root / "rank0" / ".hydra" / "config.yaml"));
   CHECK(!fs::exists(root / "rank1"));
 
   // The same job as trainer's own launcher runs it.
-  auto launched = run_process(fit_command((root / "launched").string(),
-                                          {"data.batch_size=32", "trainer.max_steps=10", "trainer.devices=2"}),
-                              dir.path());
+  auto launched = run_process(
+      fit_command((root / "launched").string(), {"data.batch_size=32", "trainer.max_steps=10", "trainer.devices=2"}),
+      dir.path());
   INFO(launched.err);
   REQUIRE(launched.exit_code == 0);
   const auto a = exported_weights(root / "rank0");
@@ -330,9 +347,13 @@ TEST_CASE("with torchrun's variables, rank 0's error names where a failed rank's
   const fs::path root(dir.path());
   const int port = free_port();
   auto env = [&](int rank) {
-    return std::vector<std::string>{"RANK=" + std::to_string(rank), "LOCAL_RANK=" + std::to_string(rank),
-                                    "WORLD_SIZE=2", "LOCAL_WORLD_SIZE=2", "MASTER_ADDR=127.0.0.1",
-                                    "MASTER_PORT=" + std::to_string(port), "TORCHELASTIC_RUN_ID=test"};
+    return std::vector<std::string>{"RANK=" + std::to_string(rank),
+                                    "LOCAL_RANK=" + std::to_string(rank),
+                                    "WORLD_SIZE=2",
+                                    "LOCAL_WORLD_SIZE=2",
+                                    "MASTER_ADDR=127.0.0.1",
+                                    "MASTER_PORT=" + std::to_string(port),
+                                    "TORCHELASTIC_RUN_ID=test"};
   };
   // Rank 1 alone reads model.input_size=1 (from a variable only its environment has), which the
   // data refuses after the rendezvous; its stderr goes to a file, as torchrun's --redirects or
@@ -366,7 +387,8 @@ TEST_CASE("with torchrun's variables, rank 0's error names where a failed rank's
 // The real torchrun (PyTorch's elastic agent, from the test Python's torch) starts both ranks with
 // --no-python; its agent already hosts the TCPStore at MASTER_ADDR:MASTER_PORT
 // (TORCHELASTIC_USE_AGENT_STORE), so rank 0 must join it as a client rather than serve one.
-TEST_CASE("under the real torchrun --no-python the ranks join torchrun's agent store and train as trainer's launcher", "[may-skip]") {
+TEST_CASE("under the real torchrun --no-python the ranks join torchrun's agent store and train as trainer's launcher",
+          "[may-skip]") {
   if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   const std::string python = TRAINER_TEST_PYTHON;
   if (python.empty()) {
@@ -375,9 +397,9 @@ TEST_CASE("under the real torchrun --no-python the ranks join torchrun's agent s
   TempDir dir;
   const fs::path root(dir.path());
   const std::vector<std::string> job = {"data.batch_size=32", "trainer.max_steps=10"};
-  std::vector<std::string> argv = {python, "-m", "torch.distributed.run", "--nproc-per-node", "2",
-                                   "--master-addr", "127.0.0.1", "--master-port", std::to_string(free_port()),
-                                   "--no-python"};
+  std::vector<std::string> argv = {
+      python,          "-m",        "torch.distributed.run", "--nproc-per-node",          "2",
+      "--master-addr", "127.0.0.1", "--master-port",         std::to_string(free_port()), "--no-python"};
   const std::vector<std::string> fit = fit_command((root / "torchrun").string(), job);
   argv.insert(argv.end(), fit.begin(), fit.end());
   auto launched_by_torchrun = run_process(argv, dir.path());
@@ -412,9 +434,10 @@ TEST_CASE("two torchrun agents as two nodes (--nnodes 2, trainer.num_nodes=2) tr
   const std::string port = std::to_string(free_port());
   const std::vector<std::string> job = {"data.batch_size=32", "trainer.max_steps=10", "trainer.num_nodes=2"};
   auto node = [&](int rank) {
-    std::vector<std::string> argv = {python, "-m", "torch.distributed.run", "--nnodes", "2", "--nproc-per-node", "1",
-                                     "--node-rank", std::to_string(rank), "--master-addr", "127.0.0.1",
-                                     "--master-port", port, "--no-python"};
+    std::vector<std::string> argv = {
+        python, "-m",          "torch.distributed.run", "--nnodes",      "2",         "--nproc-per-node",
+        "1",    "--node-rank", std::to_string(rank),    "--master-addr", "127.0.0.1", "--master-port",
+        port,   "--no-python"};
     const std::vector<std::string> fit = fit_command((root / ("node" + std::to_string(rank))).string(), job);
     argv.insert(argv.end(), fit.begin(), fit.end());
     return argv;
@@ -431,9 +454,9 @@ TEST_CASE("two torchrun agents as two nodes (--nnodes 2, trainer.num_nodes=2) tr
   CHECK(fs::exists(root / "node0" / "checkpoints" / "last.ckpt"));
   CHECK(!fs::exists(root / "node1" / "checkpoints"));  // global rank 1 writes nothing
 
-  auto launched = run_process(fit_command((root / "launched").string(),
-                                          {"data.batch_size=32", "trainer.max_steps=10", "trainer.devices=2"}),
-                              dir.path());
+  auto launched = run_process(
+      fit_command((root / "launched").string(), {"data.batch_size=32", "trainer.max_steps=10", "trainer.devices=2"}),
+      dir.path());
   INFO(launched.err);
   REQUIRE(launched.exit_code == 0);
   CHECK(largest_difference(exported_weights(root / "node0"), exported_weights(root / "launched")) <= 1e-5);
@@ -445,10 +468,10 @@ TEST_CASE("a data-parallel job inside a sweep starts its ranks for that job alon
   if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
   const fs::path sweep = fs::path(dir.path()) / "sweep";
-  auto result = run_process({TRAINER_BINARY, "fit", "-m", "data=synthetic", "data.num_workers=0",
-                             "data.num_samples=512", "trainer.max_epochs=1", "trainer.devices=2", "seed=1,2",
-                             "hydra.sweep.dir=sweep"},
-                            dir.path());
+  auto result =
+      run_process({TRAINER_BINARY, "fit", "-m", "data=synthetic", "data.num_workers=0", "data.num_samples=512",
+                   "trainer.max_epochs=1", "trainer.devices=2", "seed=1,2", "hydra.sweep.dir=sweep"},
+                  dir.path());
   INFO(result.err);
   REQUIRE(result.exit_code == 0);
   CHECK(result.err.find("2 job(s) ended") != std::string::npos);
@@ -496,8 +519,8 @@ std::vector<std::string> listening_sockets(const std::string& marker, int* proce
 
 bool loopback(const std::string& address) {
   const std::string host = address.substr(0, address.find(':'));
-  if (host.size() == 8) return host.substr(6, 2) == "7F";            // 127.x.x.x, little-endian hex
-  return host == "00000000000000000000000001000000" ||                    // ::1
+  if (host.size() == 8) return host.substr(6, 2) == "7F";  // 127.x.x.x, little-endian hex
+  return host == "00000000000000000000000001000000" ||     // ::1
          (host.rfind("0000000000000000FFFF0000", 0) == 0 && host.substr(30, 2) == "7F");  // ::ffff:127.x
 }
 
@@ -516,7 +539,8 @@ TEST_CASE("a local 2-rank job listens on the loopback interface only") {
     const std::string marker = "hydra.run.dir=" + run;
     bool signalled = false;
     auto result = run_and_signal(
-        fit_command(run, {"trainer.devices=2", "trainer.max_epochs=4", "data.num_samples=16384", "test_after_fit=false"}),
+        fit_command(run,
+                    {"trainer.devices=2", "trainer.max_epochs=4", "data.num_samples=16384", "test_after_fit=false"}),
         dir.path(),
         [&] {
           int processes = 0;
@@ -532,11 +556,11 @@ TEST_CASE("a local 2-rank job listens on the loopback interface only") {
     REQUIRE(result.exit_code == 0);
     CHECK(result.err.find("rendezvous through the private file") != std::string::npos);
   }
-  CHECK(most_processes >= 2);   // both ranks were looked at while they ran
-  CHECK_FALSE(seen.empty());    // Gloo's sockets were found...
+  CHECK(most_processes >= 2);  // both ranks were looked at while they ran
+  CHECK_FALSE(seen.empty());   // Gloo's sockets were found...
   for (const std::string& address : seen) {
     INFO(address);
-    CHECK(loopback(address));   // ...and every one is bound to loopback
+    CHECK(loopback(address));  // ...and every one is bound to loopback
   }
 }
 

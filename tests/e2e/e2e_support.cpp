@@ -1,13 +1,13 @@
 #include "e2e_support.h"
 
-#include <catch2/catch.hpp>
-
 #include <cmath>
 #include <csignal>
 #include <cstring>
 #include <fstream>
 #include <regex>
 #include <sstream>
+
+#include <catch2/catch.hpp>
 
 #include "subprocess.h"
 
@@ -16,8 +16,7 @@ namespace trainer::testing {
 bool engine_built() {
   static const bool built = [] {
     auto version = run_process({TRAINER_BINARY, "--version"});
-    return version.out.find("LibTorch ") != std::string::npos &&
-           version.out.find("not built") == std::string::npos;
+    return version.out.find("LibTorch ") != std::string::npos && version.out.find("not built") == std::string::npos;
   }();
   return built;
 }
@@ -76,7 +75,8 @@ Weights read_safetensors(const std::filesystem::path& path) {
   const std::string header = bytes.substr(8, header_size);
   const size_t data_start = 8 + header_size;
   Weights tensors;
-  std::regex entry("\"([^\"]+)\":\\{\"dtype\":\"F32\",\"shape\":\\[[0-9,]*\\],\"data_offsets\":\\[([0-9]+),([0-9]+)\\]\\}");
+  std::regex entry(
+      "\"([^\"]+)\":\\{\"dtype\":\"F32\",\"shape\":\\[[0-9,]*\\],\"data_offsets\":\\[([0-9]+),([0-9]+)\\]\\}");
   for (auto it = std::sregex_iterator(header.begin(), header.end(), entry); it != std::sregex_iterator(); ++it) {
     const size_t begin = std::stoull((*it)[2]);
     const size_t end = std::stoull((*it)[3]);

@@ -1,11 +1,11 @@
 #include "error_golden.h"
 
-#include <catch2/catch.hpp>
-
 #include <cstdlib>
 #include <fstream>
 #include <regex>
 #include <sstream>
+
+#include <catch2/catch.hpp>
 
 #include "e2e_support.h"
 #include "subprocess.h"
@@ -41,7 +41,8 @@ void check_error_golden(const ProcessResult& result, const std::filesystem::path
   const std::string first_line = first_message_line(result.err);
   const char* update = std::getenv("TRAINER_UPDATE_GOLDENS");
   if (update != nullptr && std::string(update) == "1") {
-    std::ofstream(golden, std::ios::binary) << result.exit_code << "\n" << replace_all(first_line, root, kRootMark) << "\n";
+    std::ofstream(golden, std::ios::binary) << result.exit_code << "\n"
+                                            << replace_all(first_line, root, kRootMark) << "\n";
   }
   std::ifstream in(golden, std::ios::binary);
   int exit_code = -1;

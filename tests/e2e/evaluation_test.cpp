@@ -2,10 +2,10 @@
 // and precision from the checkpoint's own config, resolve ckpt_path=best|last against the run given
 // explicitly, and write into a directory of their own under the run's eval/ (docs/evaluation.md).
 // Skipped without the engine (TRAINER_LIBTORCH=none).
-#include <catch2/catch.hpp>
-
 #include <filesystem>
 #include <map>
+
+#include <catch2/catch.hpp>
 
 #include "e2e_support.h"
 #include "subprocess.h"
@@ -78,21 +78,22 @@ TEST_CASE("evaluating a cnn run takes its config from the checkpoint and leaves 
   const std::string hydra_yaml = read_file(test_dir / ".hydra" / "hydra.yaml");
   CHECK(hydra_yaml.find("      model: cnn\n") != std::string::npos);  // runtime.choices: what ran
   CHECK(hydra_yaml.find("      data: synthetic\n") != std::string::npos);
-  CHECK(read_file(test_dir / "trainer.log").find("loaded " + run.string() + "/checkpoints/epoch_") != std::string::npos);
+  CHECK(read_file(test_dir / "trainer.log").find("loaded " + run.string() + "/checkpoints/epoch_") !=
+        std::string::npos);
   CHECK(read_file(test_dir / "metrics.csv").find("test/acc") != std::string::npos);
 
   // --cfg previews what the evaluation would run: the checkpoint's model, and nothing is written.
-  auto preview = run_process({TRAINER_BINARY, "test", "ckpt_path=best", "hydra.run.dir=run", "--cfg", "job", "-p", "model"},
-                             dir.path());
+  auto preview = run_process(
+      {TRAINER_BINARY, "test", "ckpt_path=best", "hydra.run.dir=run", "--cfg", "job", "-p", "model"}, dir.path());
   INFO(preview.err);
   CHECK(preview.exit_code == 0);
   CHECK(preview.out.find("name: cnn") != std::string::npos);
   CHECK(evaluations(run).size() == 1);  // only the test above
 
   // A checkpoint's path alone, from another directory; an override still wins and is reported.
-  auto validate = run_process({TRAINER_BINARY, "validate", "ckpt_path=" + (run / "checkpoints" / "last.ckpt").string(),
-                               "data.batch_size=32"},
-                              fs::path(dir.path()).string());
+  auto validate = run_process(
+      {TRAINER_BINARY, "validate", "ckpt_path=" + (run / "checkpoints" / "last.ckpt").string(), "data.batch_size=32"},
+      fs::path(dir.path()).string());
   INFO(validate.err);
   REQUIRE(validate.exit_code == 0);
   CHECK(validate.err.find("from the command line instead: data.batch_size=32") != std::string::npos);
@@ -114,14 +115,14 @@ TEST_CASE("evaluating a cnn run takes its config from the checkpoint and leaves 
 
   // An override of a model key changes that key of the checkpoint's cnn (not of the default mlp,
   // which has no model.hidden_size): the same value runs, another does not fit the checkpoint.
-  auto same = run_process({TRAINER_BINARY, "test", "ckpt_path=best", "hydra.run.dir=run", "model.hidden_size=16"},
-                          dir.path());
+  auto same =
+      run_process({TRAINER_BINARY, "test", "ckpt_path=best", "hydra.run.dir=run", "model.hidden_size=16"}, dir.path());
   INFO(same.err);
   REQUIRE(same.exit_code == 0);
   CHECK(printed(same.out, "test/acc") == fit_test_acc);
   CHECK(same.err.find("from the command line instead: model.hidden_size=16") != std::string::npos);
-  auto wider = run_process({TRAINER_BINARY, "test", "ckpt_path=best", "hydra.run.dir=run", "model.hidden_size=64"},
-                           dir.path());
+  auto wider =
+      run_process({TRAINER_BINARY, "test", "ckpt_path=best", "hydra.run.dir=run", "model.hidden_size=64"}, dir.path());
   INFO(wider.err);
   check_clean_error(wider);
   CHECK(wider.err.find("the checkpoint does not fit this model") != std::string::npos);
@@ -131,7 +132,8 @@ TEST_CASE("evaluating a cnn run takes its config from the checkpoint and leaves 
   // directory) is refused before anything is written.
   for (const std::string& into_run :
        {"logger.csv.save_dir=" + run.string(), std::string("logger.tensorboard.save_dir=run/tensorboard"),
-        std::string("callbacks.model_checkpoint.dirpath=run/checkpoints"), std::string("+trainer.default_root_dir=run")}) {
+        std::string("callbacks.model_checkpoint.dirpath=run/checkpoints"),
+        std::string("+trainer.default_root_dir=run")}) {
     auto refused = run_process({TRAINER_BINARY, "test", "ckpt_path=best", "hydra.run.dir=run", into_run}, dir.path());
     INFO(into_run << ": " << refused.err);
     check_clean_error(refused);
@@ -155,21 +157,23 @@ TEST_CASE("evaluating a cnn run takes its config from the checkpoint and leaves 
 TEST_CASE("an override of a model key applies to the checkpoint's resnet") {
   if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
-  auto fit = run_process({TRAINER_BINARY, "fit", "model=resnet", "model.width=8", "data=synthetic",
-                          "data.num_samples=256", "trainer.max_epochs=1", "test_after_fit=false", "hydra.run.dir=resnet"},
-                         dir.path());
+  auto fit =
+      run_process({TRAINER_BINARY, "fit", "model=resnet", "model.width=8", "data=synthetic", "data.num_samples=256",
+                   "trainer.max_epochs=1", "test_after_fit=false", "hydra.run.dir=resnet"},
+                  dir.path());
   INFO(fit.err);
   REQUIRE(fit.exit_code == 0);
-  auto same = run_process({TRAINER_BINARY, "test", "ckpt_path=last", "hydra.run.dir=resnet", "model.width=8"}, dir.path());
+  auto same =
+      run_process({TRAINER_BINARY, "test", "ckpt_path=last", "hydra.run.dir=resnet", "model.width=8"}, dir.path());
   INFO(same.err);
   CHECK(same.exit_code == 0);
   CHECK(same.err.find("from the checkpoint's config: model=resnet") != std::string::npos);
   const fs::path test_dir = only_evaluation(fs::path(dir.path()) / "resnet", "test");
   const std::string hydra_yaml = read_file(test_dir / ".hydra" / "hydra.yaml");
   CHECK(hydra_yaml.find("      model: resnet\n") != std::string::npos);  // runtime.choices: what ran
-  CHECK(hydra_yaml.find("    - model=resnet") == std::string::npos);    // overrides.task: what was typed
-  auto other = run_process({TRAINER_BINARY, "validate", "ckpt_path=last", "hydra.run.dir=resnet", "model.width=16"},
-                           dir.path());
+  CHECK(hydra_yaml.find("    - model=resnet") == std::string::npos);     // overrides.task: what was typed
+  auto other =
+      run_process({TRAINER_BINARY, "validate", "ckpt_path=last", "hydra.run.dir=resnet", "model.width=16"}, dir.path());
   INFO(other.err);
   check_clean_error(other);
   CHECK(other.err.find("the checkpoint does not fit this model") != std::string::npos);
@@ -194,11 +198,11 @@ TEST_CASE("evaluation takes the seed and the run's own checkpoint directory; a s
   if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
   // seed=7 and checkpoints outside the run directory; an mlp and a cnn.
-  auto mlp = run_process({TRAINER_BINARY, "fit", "data=synthetic", "data.num_samples=256", "model.hidden_sizes=[16]",
-                          "trainer.max_epochs=1", "seed=7", "test_after_fit=false", "callbacks.model_checkpoint.save_last=false",
-                          "callbacks.model_checkpoint.dirpath=" + std::string(dir.path()) + "/elsewhere",
-                          "hydra.run.dir=mlp"},
-                         dir.path());
+  auto mlp = run_process(
+      {TRAINER_BINARY, "fit", "data=synthetic", "data.num_samples=256", "model.hidden_sizes=[16]",
+       "trainer.max_epochs=1", "seed=7", "test_after_fit=false", "callbacks.model_checkpoint.save_last=false",
+       "callbacks.model_checkpoint.dirpath=" + std::string(dir.path()) + "/elsewhere", "hydra.run.dir=mlp"},
+      dir.path());
   INFO(mlp.err);
   REQUIRE(mlp.exit_code == 0);
   const std::string fit_val = mlp.err.substr(mlp.err.rfind("val/loss "), 15);
@@ -210,10 +214,10 @@ TEST_CASE("evaluation takes the seed and the run's own checkpoint directory; a s
   CHECK(validate.err.find("seed=7") != std::string::npos);
   CHECK(validate.err.find(fit_val) != std::string::npos);
 
-  auto cnn = run_process({TRAINER_BINARY, "fit", "model=cnn", "model.channels=[4,8]", "model.hidden_size=16",
-                          "data=synthetic", "data.num_samples=256", "trainer.max_epochs=1", "test_after_fit=false",
-                          "hydra.run.dir=cnn"},
-                         dir.path());
+  auto cnn =
+      run_process({TRAINER_BINARY, "fit", "model=cnn", "model.channels=[4,8]", "model.hidden_size=16", "data=synthetic",
+                   "data.num_samples=256", "trainer.max_epochs=1", "test_after_fit=false", "hydra.run.dir=cnn"},
+                  dir.path());
   INFO(cnn.err);
   REQUIRE(cnn.exit_code == 0);
   const std::string mlp_best = [&] {
@@ -223,16 +227,16 @@ TEST_CASE("evaluation takes the seed and the run's own checkpoint directory; a s
     return std::string();
   }();
   REQUIRE_FALSE(mlp_best.empty());
-  auto sweep = run_process({TRAINER_BINARY, "test", "-m", "ckpt_path=" + mlp_best + "," + std::string(dir.path()) +
-                                                             "/cnn/checkpoints/last.ckpt",
+  auto sweep = run_process({TRAINER_BINARY, "test", "-m",
+                            "ckpt_path=" + mlp_best + "," + std::string(dir.path()) + "/cnn/checkpoints/last.ckpt",
                             "hydra.sweep.dir=sweval"},
                            dir.path());
   INFO(sweep.err);
   REQUIRE(sweep.exit_code == 0);
-  CHECK(read_file(fs::path(dir.path()) / "sweval" / "0" / "trainer.log").find("from the checkpoint's config: model=mlp") !=
-        std::string::npos);
-  CHECK(read_file(fs::path(dir.path()) / "sweval" / "1" / "trainer.log").find("from the checkpoint's config: model=cnn") !=
-        std::string::npos);
+  CHECK(read_file(fs::path(dir.path()) / "sweval" / "0" / "trainer.log")
+            .find("from the checkpoint's config: model=mlp") != std::string::npos);
+  CHECK(read_file(fs::path(dir.path()) / "sweval" / "1" / "trainer.log")
+            .find("from the checkpoint's config: model=cnn") != std::string::npos);
 
   auto directory = run_process({TRAINER_BINARY, "test", "ckpt_path=cnn/checkpoints"}, dir.path());
   CHECK(directory.exit_code == 1);

@@ -2,12 +2,12 @@
 // safetensors and torch (tests/python/check_safetensors_export.py). Skipped without the engine
 // (TRAINER_LIBTORCH=none); the Python check is skipped with a warning when TRAINER_TEST_PYTHON is
 // empty.
-#include <catch2/catch.hpp>
-
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+
+#include <catch2/catch.hpp>
 
 #include "e2e_support.h"
 #include "subprocess.h"
@@ -21,9 +21,18 @@ namespace {
 
 // One short epoch of a small CNN (batch norm: float parameters plus float and int64 buffers).
 std::vector<std::string> tiny_fit(const std::string& run_dir) {
-  return {TRAINER_BINARY, "fit", "data=synthetic", "data.num_samples=320", "data.batch_size=64",
-          "data.num_workers=0", "model=cnn", "model.channels=[4,8]", "model.hidden_size=16",
-          "trainer.max_epochs=1", "trainer.num_sanity_val_steps=0", "test_after_fit=false",
+  return {TRAINER_BINARY,
+          "fit",
+          "data=synthetic",
+          "data.num_samples=320",
+          "data.batch_size=64",
+          "data.num_workers=0",
+          "model=cnn",
+          "model.channels=[4,8]",
+          "model.hidden_size=16",
+          "trainer.max_epochs=1",
+          "trainer.num_sanity_val_steps=0",
+          "test_after_fit=false",
           "hydra.run.dir=" + run_dir};
 }
 
@@ -101,9 +110,9 @@ TEST_CASE("export writes a checkpoint's weights as safetensors that Python's tor
   }
 
   {  // a checkpoint given by path, exported from another run directory
-    auto exported = run_process(
-        export_command("elsewhere", {"ckpt_path=" + last.string(), "++export_path=" + (run / "w.safetensors").string()}),
-        dir.path());
+    auto exported = run_process(export_command("elsewhere", {"ckpt_path=" + last.string(),
+                                                             "++export_path=" + (run / "w.safetensors").string()}),
+                                dir.path());
     INFO(exported.err);
     CHECK(exported.exit_code == 0);
     check_with_python(run / "w.safetensors", last);

@@ -15,12 +15,12 @@
 //
 // Without the dataset the test fails where CI=true (CI installs it: scripts/setup.sh) and reports
 // itself skipped elsewhere (skip_test, docs/testing.md).
-#include <catch2/catch.hpp>
-
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <string>
+
+#include <catch2/catch.hpp>
 
 #include "e2e_support.h"
 #include "subprocess.h"
@@ -35,14 +35,13 @@ const char* const kDataDir = "/usr/share/datasets/fashion-mnist";  // configs/pa
 
 // The four files of Debian's dataset-fashion-mnist that data=fashion_mnist reads; "" when all are there.
 std::string missing_dataset_file() {
-  for (const char* name : {"train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz",
-                           "t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz"}) {
+  for (const char* name : {"train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz", "t10k-images-idx3-ubyte.gz",
+                           "t10k-labels-idx1-ubyte.gz"}) {
     const fs::path path = fs::path(kDataDir) / name;
     if (!fs::exists(path)) return path.string();
   }
   return "";
 }
-
 
 }  // namespace
 
@@ -55,9 +54,9 @@ TEST_CASE("a short fit on the real Fashion-MNIST reaches the stated test accurac
   }
   TempDir dir;
   const std::string run = (fs::path(dir.path()) / "run").string();
-  auto fit = run_process({TRAINER_BINARY, "fit", "data=fashion_mnist", "model=mlp", "seed=1",
-                          "trainer.max_epochs=1", "trainer.limit_train_batches=150",
-                          "trainer.limit_val_batches=5", "test_after_fit=false", "hydra.run.dir=" + run},
+  auto fit = run_process({TRAINER_BINARY, "fit", "data=fashion_mnist", "model=mlp", "seed=1", "trainer.max_epochs=1",
+                          "trainer.limit_train_batches=150", "trainer.limit_val_batches=5", "test_after_fit=false",
+                          "hydra.run.dir=" + run},
                          dir.path());
   INFO(fit.err);
   REQUIRE(fit.exit_code == 0);

@@ -2,12 +2,12 @@
 // appears here as the dataset missing from a data.root (the error). Training on the real
 // Fashion-MNIST is fashion_mnist_accuracy_test.cpp. Skipped in builds without the engine
 // (TRAINER_LIBTORCH=none).
-#include <catch2/catch.hpp>
-
 #include <filesystem>
 #include <fstream>
 #include <regex>
 #include <sstream>
+
+#include <catch2/catch.hpp>
 
 #include "e2e_support.h"
 #include "subprocess.h"
@@ -20,8 +20,14 @@ using namespace trainer::testing;
 namespace {
 
 std::vector<std::string> fast_fit(const std::string& run_dir) {
-  return {TRAINER_BINARY, "fit", "data=synthetic", "data.num_samples=2048", "data.num_workers=0",
-          "trainer.max_epochs=2", "trainer.deterministic=true", "trainer.log_every_n_steps=5",
+  return {TRAINER_BINARY,
+          "fit",
+          "data=synthetic",
+          "data.num_samples=2048",
+          "data.num_workers=0",
+          "trainer.max_epochs=2",
+          "trainer.deterministic=true",
+          "trainer.log_every_n_steps=5",
           "hydra.run.dir=" + run_dir};
 }
 
@@ -77,29 +83,26 @@ TEST_CASE("a run stopped mid-epoch and resumed ends with exactly the same test m
 TEST_CASE("bad input stops with a clear error and a non-zero exit") {
   if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
-  auto missing = run_process({TRAINER_BINARY, "fit", "data.root=/nonexistent", "hydra.run.dir=r"},
-                             dir.path());
+  auto missing = run_process({TRAINER_BINARY, "fit", "data.root=/nonexistent", "hydra.run.dir=r"}, dir.path());
   CHECK(missing.exit_code == 1);
   check_no_crash(missing);
   CHECK(missing.err.find("dataset-fashion-mnist") != std::string::npos);
 
-  auto optimizer = run_process({TRAINER_BINARY, "fit", "data=synthetic", "optimizer.name=adagrad",
-                                "hydra.run.dir=r2"},
-                               dir.path());
+  auto optimizer =
+      run_process({TRAINER_BINARY, "fit", "data=synthetic", "optimizer.name=adagrad", "hydra.run.dir=r2"}, dir.path());
   CHECK(optimizer.exit_code == 1);
   check_no_crash(optimizer);
   CHECK(optimizer.err.find("adagrad") != std::string::npos);
 
-  auto shape = run_process({TRAINER_BINARY, "fit", "data=synthetic", "model.input_size=100",
-                            "hydra.run.dir=r3"},
-                           dir.path());
+  auto shape =
+      run_process({TRAINER_BINARY, "fit", "data=synthetic", "model.input_size=100", "hydra.run.dir=r3"}, dir.path());
   CHECK(shape.exit_code == 1);
   check_no_crash(shape);
   CHECK(shape.err.find("784") != std::string::npos);
 
-  auto nesterov = run_process({TRAINER_BINARY, "fit", "data=synthetic", "optimizer=sgd", "optimizer.momentum=0",
-                               "hydra.run.dir=r6"},
-                              dir.path());
+  auto nesterov = run_process(
+      {TRAINER_BINARY, "fit", "data=synthetic", "optimizer=sgd", "optimizer.momentum=0", "hydra.run.dir=r6"},
+      dir.path());
   CHECK(nesterov.exit_code == 1);
   check_no_crash(nesterov);
   CHECK(nesterov.err.find("optimizer.nesterov") != std::string::npos);
@@ -115,10 +118,10 @@ TEST_CASE("bad input stops with a clear error and a non-zero exit") {
 
   // Epoch 0 trains well; then the learning rate jumps by 1e9 and the loss turns NaN. Fit stops
   // with a clear error, and last.ckpt still holds the good weights of epoch 0.
-  auto diverged = run_process({TRAINER_BINARY, "fit", "data=synthetic", "data.num_samples=2048", "data.num_workers=0",
-                               "optimizer=sgd", "scheduler=step", "scheduler.step_size=1", "scheduler.gamma=1e9",
-                               "trainer.max_epochs=3", "hydra.run.dir=r4"},
-                              dir.path());
+  auto diverged = run_process(
+      {TRAINER_BINARY, "fit", "data=synthetic", "data.num_samples=2048", "data.num_workers=0", "optimizer=sgd",
+       "scheduler=step", "scheduler.step_size=1", "scheduler.gamma=1e9", "trainer.max_epochs=3", "hydra.run.dir=r4"},
+      dir.path());
   CHECK(diverged.exit_code == 1);
   check_no_crash(diverged);
   CHECK(diverged.err.find("not finite") != std::string::npos);
@@ -135,9 +138,9 @@ TEST_CASE("bad input stops with a clear error and a non-zero exit") {
 TEST_CASE("-m runs every job in hydra.sweep.dir/subdir, and a failing job does not stop the rest") {
   if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
-  auto result = run_process({TRAINER_BINARY, "fit", "-m", "data=synthetic", "debug=fdr",
-                             "model.input_size=5,784", "hydra.sweep.dir=sweep"},
-                            dir.path());
+  auto result = run_process(
+      {TRAINER_BINARY, "fit", "-m", "data=synthetic", "debug=fdr", "model.input_size=5,784", "hydra.sweep.dir=sweep"},
+      dir.path());
   INFO(result.err);
   CHECK(result.exit_code == 1);  // one job failed
   check_no_crash(result);
@@ -150,6 +153,6 @@ TEST_CASE("-m runs every job in hydra.sweep.dir/subdir, and a failing job does n
   CHECK(result.err.find("#0 failed") != std::string::npos);
   CHECK(result.err.find("#1 done") != std::string::npos);
   CHECK(result.err.find("expects 5 inputs per sample") != std::string::npos);
-  CHECK(read_file(sweep / "1" / "trainer.log").find("test/acc") != std::string::npos);  // job 1 ran to the end
+  CHECK(read_file(sweep / "1" / "trainer.log").find("test/acc") != std::string::npos);          // job 1 ran to the end
   CHECK(read_file(sweep / "1" / "trainer.log").find("expects 5 inputs") == std::string::npos);  // own log per job
 }

@@ -1,10 +1,10 @@
 // What the byte-for-byte comparison with Hydra (cli_trees_test.cpp) does not show: the errors,
 // warnings and files behind hydra.searchpath, hydra.mode and oc.deprecated, with the real binary.
-#include <catch2/catch.hpp>
-
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+
+#include <catch2/catch.hpp>
 
 #include "e2e_support.h"
 #include "subprocess.h"
@@ -76,8 +76,9 @@ TEST_CASE("hydra.searchpath: pkg:// is refused in one paragraph, + and ++ forms 
   auto plus = run_process(trainer_fit("search", "bare", {"--cfg", "job", "+hydra.searchpath=[file://extra_dir]"}),
                           kTrees.string());
   CHECK(plus.exit_code == 0);  // as in Hydra 1.3: composed, not searched
-  CHECK(contains(plus.err, "+hydra.searchpath=[file://extra_dir]: Hydra 1.3 composes this override but does not "
-                           "search its directories"));
+  CHECK(contains(plus.err,
+                 "+hydra.searchpath=[file://extra_dir]: Hydra 1.3 composes this override but does not "
+                 "search its directories"));
 
   auto not_a_list =
       run_process(trainer_fit("search", "bare", {"--cfg", "job", "hydra.searchpath=file://x"}), kTrees.string());
@@ -104,9 +105,8 @@ TEST_CASE("hydra.mode=MULTIRUN, as an override or in the primary config, plans a
 
 TEST_CASE("-m with hydra.mode=RUN is a multirun with Hydra's warning and its hydra.mode=MULTIRUN override") {
   TempDir dir;
-  auto result =
-      run_process(trainer_fit("sweep", "plain", {"-m", "hydra.mode=RUN", "lr=0.1,0.2", "hydra.sweep.dir=sweep"}),
-                  dir.path());
+  auto result = run_process(
+      trainer_fit("sweep", "plain", {"-m", "hydra.mode=RUN", "lr=0.1,0.2", "hydra.sweep.dir=sweep"}), dir.path());
   INFO(result.err);
   CHECK(contains(result.err, "Running with --multirun, overriding with `hydra.mode=MULTIRUN`."));
   const std::string multirun = read_file(fs::path(dir.path()) / "sweep" / "multirun.yaml");
@@ -125,15 +125,17 @@ TEST_CASE("oc.deprecated: the new key's value, OmegaConf's warning once per key"
   INFO(result.err);
   CHECK(result.exit_code == 0);
   CHECK(contains(result.out, "old_name: 5\n"));
-  CHECK(count_of(result.err, "UserWarning: 'old_name' is deprecated. Change your code and config to use "
-                             "'new_name'") == 1);
-  CHECK(count_of(result.err, "UserWarning: 'nested.old_lr' is deprecated. Change your code and config to use "
-                             "'nested.lr'") == 1);
+  CHECK(count_of(result.err,
+                 "UserWarning: 'old_name' is deprecated. Change your code and config to use "
+                 "'new_name'") == 1);
+  CHECK(count_of(result.err,
+                 "UserWarning: 'nested.old_lr' is deprecated. Change your code and config to use "
+                 "'nested.lr'") == 1);
   CHECK(count_of(result.err, "UserWarning: custom moved to nested.lr ($5, $OTHER)") == 1);
   CHECK(count_of(result.err, "UserWarning: 'items[0]' is deprecated.") == 1);
 
-  auto missing = run_process(trainer_fit("types", "deprecated", {"--cfg", "job", "--resolve", "~new_name"}),
-                             kTrees.string());
+  auto missing =
+      run_process(trainer_fit("types", "deprecated", {"--cfg", "job", "--resolve", "~new_name"}), kTrees.string());
   CHECK(missing.exit_code == 1);
   trainer::testing::check_no_crash(missing);
   CHECK(contains(missing.err, "In oc.deprecated resolver at 'old_name': Key not found: 'new_name'"));

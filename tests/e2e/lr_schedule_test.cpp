@@ -2,12 +2,12 @@
 // (onecycle, warmup_cosine, cosine with t_max<=0) uses the run's length in its own unit, so with
 // interval=epoch it rises and falls over the epochs (it used to take the run's optimizer steps
 // as its horizon and barely move), and with interval=step over the steps.
-#include <catch2/catch.hpp>
-
 #include <cmath>
 #include <filesystem>
 #include <string>
 #include <vector>
+
+#include <catch2/catch.hpp>
 
 #include "e2e_support.h"
 #include "subprocess.h"
@@ -19,9 +19,16 @@ namespace {
 
 // lr-SGD at each logged row of `run`'s metrics.csv, in order.
 std::vector<double> learning_rates(const TempDir& dir, const std::string& run, const std::vector<std::string>& extra) {
-  std::vector<std::string> argv = {TRAINER_BINARY, "fit", "data=synthetic", "data.num_samples=512", "data.num_workers=0",
-                                   "optimizer=sgd", "optimizer.lr=0.1", "trainer.limit_train_batches=5",
-                                   "trainer.limit_val_batches=0", "hydra.run.dir=" + run};
+  std::vector<std::string> argv = {TRAINER_BINARY,
+                                   "fit",
+                                   "data=synthetic",
+                                   "data.num_samples=512",
+                                   "data.num_workers=0",
+                                   "optimizer=sgd",
+                                   "optimizer.lr=0.1",
+                                   "trainer.limit_train_batches=5",
+                                   "trainer.limit_val_batches=0",
+                                   "hydra.run.dir=" + run};
   argv.insert(argv.end(), extra.begin(), extra.end());
   auto result = run_process(argv, dir.path());
   INFO(result.err);
@@ -42,10 +49,10 @@ std::vector<double> learning_rates(const TempDir& dir, const std::string& run, c
 TEST_CASE("onecycle per epoch rises to max_lr and falls over the run's epochs") {
   if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
-  const auto rates = learning_rates(dir, "onecycle_epoch",
-                                    {"scheduler=onecycle", "scheduler.interval=epoch", "scheduler.max_lr=1.0",
-                                     "scheduler.pct_start=0.6", "trainer.max_epochs=5",
-                                     "callbacks.lr_monitor.logging_interval=epoch"});
+  const auto rates = learning_rates(
+      dir, "onecycle_epoch",
+      {"scheduler=onecycle", "scheduler.interval=epoch", "scheduler.max_lr=1.0", "scheduler.pct_start=0.6",
+       "trainer.max_epochs=5", "callbacks.lr_monitor.logging_interval=epoch"});
   REQUIRE(rates.size() == 5);
   // Epoch 0 starts at max_lr/25 (PyTorch's div_factor), the peak comes at epoch 2 (0.6 * 5 - 1), the last
   // epoch is far below it.
@@ -59,10 +66,10 @@ TEST_CASE("onecycle per epoch rises to max_lr and falls over the run's epochs") 
 TEST_CASE("cosine with t_max=-1 per epoch anneals to eta_min over the run's epochs") {
   if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
-  const auto rates = learning_rates(dir, "cosine_epoch",
-                                    {"scheduler=cosine", "scheduler.interval=epoch", "scheduler.t_max=-1",
-                                     "scheduler.eta_min=0.0", "trainer.max_epochs=4",
-                                     "callbacks.lr_monitor.logging_interval=epoch"});
+  const auto rates =
+      learning_rates(dir, "cosine_epoch",
+                     {"scheduler=cosine", "scheduler.interval=epoch", "scheduler.t_max=-1", "scheduler.eta_min=0.0",
+                      "trainer.max_epochs=4", "callbacks.lr_monitor.logging_interval=epoch"});
   REQUIRE(rates.size() == 4);
   CHECK(rates[0] == Approx(0.1));
   // cos over 4 epochs: 0.1, 0.0854, 0.05, 0.0146.

@@ -4,12 +4,12 @@
 // and refuses a profiler that does not exist (trainer.profiler=pytorch: trace_profiler_test.cpp);
 // the throughput columns (samples, batches and FLOPs per second) and callbacks.device_stats_monitor
 // land in metrics.csv; a CPU run has no MFU and says nothing about NVML.
-#include <catch2/catch.hpp>
-
 #include <filesystem>
 #include <regex>
 #include <string>
 #include <vector>
+
+#include <catch2/catch.hpp>
 
 #include "e2e_support.h"
 #include "subprocess.h"
@@ -51,7 +51,7 @@ TEST_CASE("profiler=simple: a table of time per phase, in the log and in the run
   CHECK(phase_count(table, "optimizer step") == 12);
   CHECK(phase_count(table, "logging") == 3);
   CHECK(phase_count(table, "validation") == 2);
-  CHECK(phase_count(table, "checkpoint") >= 2);        // last.ckpt and the best, every epoch
+  CHECK(phase_count(table, "checkpoint") >= 2);            // last.ckpt and the best, every epoch
   CHECK(phase_count(table, "gradient all-reduce") == -1);  // one process: no such phase
   // The copy to the device has its own row where the training thread makes it; on the CPU there
   // is no copy, and the table says so instead of showing a number.
@@ -68,9 +68,8 @@ TEST_CASE("profiler=simple: a table of time per phase, in the log and in the run
 TEST_CASE("profiler: off by default, and an unknown profiler is refused before training") {
   if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir plain;
-  auto result = run_process({TRAINER_BINARY, "fit", "data=synthetic", "data.num_workers=0", "debug=fdr",
-                             "hydra.run.dir=run"},
-                            plain.path());
+  auto result = run_process(
+      {TRAINER_BINARY, "fit", "data=synthetic", "data.num_workers=0", "debug=fdr", "hydra.run.dir=run"}, plain.path());
   REQUIRE(result.exit_code == 0);
   CHECK_FALSE(fs::exists(fs::path(plain.path()) / "run" / "fit-profiler.txt"));
 
@@ -140,9 +139,10 @@ TEST_CASE("monitors: batches/s beside samples/s, and device_stats_monitor's memo
   CHECK(stats_rows == 2);
 
   TempDir bad;
-  result = run_process({TRAINER_BINARY, "fit", "data=synthetic", "data.num_workers=0", "trainer.max_epochs=1",
-                        "trainer.limit_train_batches=2", "+callbacks.device_stats_monitor.cpu_stats=maybe", "hydra.run.dir=run"},
-                       bad.path());
+  result = run_process(
+      {TRAINER_BINARY, "fit", "data=synthetic", "data.num_workers=0", "trainer.max_epochs=1",
+       "trainer.limit_train_batches=2", "+callbacks.device_stats_monitor.cpu_stats=maybe", "hydra.run.dir=run"},
+      bad.path());
   CHECK(result.exit_code != 0);
   check_no_crash(result);
   CHECK(contains(result.err, "callbacks.device_stats_monitor.cpu_stats"));
@@ -155,20 +155,20 @@ TEST_CASE("throughput: flops_per_sec is 3 x the counted forward FLOPs x samples/
     double forward_flops;  // per sample, by hand
     std::string log_text;
   };
-  const std::vector<Case> cases = {
-      // 784 -> 256 -> 128 -> 10
-      {"mlp", 2.0 * (784 * 256 + 256 * 128 + 128 * 10), "model: 470 kFLOPs per sample forward, 1.41 MFLOPs per sample per training step"},
-      // conv 1->32 and 32->64 (3x3, 28x28 then 14x14), linear 3136->128->10
-      {"cnn", 2.0 * (32 * 9 * 28 * 28 + 32 * 64 * 9 * 14 * 14 + 3136 * 128 + 128 * 10),
-       "model: 8.48 MFLOPs per sample forward, 25.4 MFLOPs per sample per training step"}};
+  const std::vector<Case> cases = {// 784 -> 256 -> 128 -> 10
+                                   {"mlp", 2.0 * (784 * 256 + 256 * 128 + 128 * 10),
+                                    "model: 470 kFLOPs per sample forward, 1.41 MFLOPs per sample per training step"},
+                                   // conv 1->32 and 32->64 (3x3, 28x28 then 14x14), linear 3136->128->10
+                                   {"cnn", 2.0 * (32 * 9 * 28 * 28 + 32 * 64 * 9 * 14 * 14 + 3136 * 128 + 128 * 10),
+                                    "model: 8.48 MFLOPs per sample forward, 25.4 MFLOPs per sample per training step"}};
   for (const Case& c : cases) {
     INFO(c.model);
     TempDir dir;
-    auto result = run_process({TRAINER_BINARY, "fit", "data=synthetic", "data.num_workers=0", "data.batch_size=32",
-                               "model=" + c.model, "trainer.max_epochs=1", "trainer.limit_train_batches=4",
-                               "trainer.log_every_n_steps=2", "test_after_fit=false",
-                               "+callbacks.device_stats_monitor={}", "hydra.run.dir=run"},
-                              dir.path());
+    auto result = run_process(
+        {TRAINER_BINARY, "fit", "data=synthetic", "data.num_workers=0", "data.batch_size=32", "model=" + c.model,
+         "trainer.max_epochs=1", "trainer.limit_train_batches=4", "trainer.log_every_n_steps=2", "test_after_fit=false",
+         "+callbacks.device_stats_monitor={}", "hydra.run.dir=run"},
+        dir.path());
     INFO(result.out << result.err);
     REQUIRE(result.exit_code == 0);
     const std::string log = read_file(fs::path(dir.path()) / "run" / "trainer.log");

@@ -1,10 +1,10 @@
 // No fake numbers: zero validation batches mean no validation (no val/* metric, no "best"), zero
 // test batches are an error, negative epoch counts follow Lightning, and distributed evaluation
 // counts every sample exactly once. Skipped without the engine (TRAINER_LIBTORCH=none).
-#include <catch2/catch.hpp>
-
 #include <filesystem>
 #include <fstream>
+
+#include <catch2/catch.hpp>
 
 #include "e2e_support.h"
 #include "subprocess.h"
@@ -17,9 +17,10 @@ using namespace trainer::testing;
 namespace {
 
 std::vector<std::string> small_fit(const std::string& run_dir, std::vector<std::string> extra = {}) {
-  std::vector<std::string> argv = {TRAINER_BINARY,         "fit", "data=synthetic", "data.num_samples=256",
-                                   "data.batch_size=64",   "model.hidden_sizes=[16]", "trainer.max_epochs=2",
-                                   "hydra.run.dir=" + run_dir};
+  std::vector<std::string> argv = {TRAINER_BINARY,         "fit",
+                                   "data=synthetic",       "data.num_samples=256",
+                                   "data.batch_size=64",   "model.hidden_sizes=[16]",
+                                   "trainer.max_epochs=2", "hydra.run.dir=" + run_dir};
   argv.insert(argv.end(), extra.begin(), extra.end());
   return argv;
 }
@@ -58,8 +59,8 @@ TEST_CASE("validate or test over zero batches is an error, not a metric of 0") {
   auto fit = run_process(small_fit("run", {"trainer.max_epochs=1"}), dir.path());
   INFO(fit.err);
   REQUIRE(fit.exit_code == 0);
-  auto test = run_process({TRAINER_BINARY, "test", "ckpt_path=last", "hydra.run.dir=run", "trainer.limit_test_batches=0"},
-                          dir.path());
+  auto test = run_process(
+      {TRAINER_BINARY, "test", "ckpt_path=last", "hydra.run.dir=run", "trainer.limit_test_batches=0"}, dir.path());
   check_clean_error(test);
   CHECK(test.err.find("Error: trainer.limit_test_batches: test has no batch to evaluate") != std::string::npos);
   CHECK(test.out.find("test/acc") == std::string::npos);
@@ -97,8 +98,8 @@ TEST_CASE("testing on 2 ranks counts every sample once: the same metrics as 1 ra
                          dir.path());
   INFO(fit.err);
   REQUIRE(fit.exit_code == 0);
-  auto one = run_process({TRAINER_BINARY, "test", "ckpt_path=last", "hydra.run.dir=run", "data.batch_size=8"},
-                         dir.path());
+  auto one =
+      run_process({TRAINER_BINARY, "test", "ckpt_path=last", "hydra.run.dir=run", "data.batch_size=8"}, dir.path());
   INFO(one.err);
   REQUIRE(one.exit_code == 0);
   auto two = run_process(
@@ -117,8 +118,8 @@ TEST_CASE("a value out of range in one job of a sweep is refused when the sweep 
                            dir.path());
   check_clean_error(sweep);
   CHECK(sweep.err.find("job 1") != std::string::npos);
-  CHECK(sweep.err.find("optimizer.lr (override 'optimizer.lr=-1'): -1 is out of range: the learning rate (0 freezes the weights, as in PyTorch), at least 0") !=
-        std::string::npos);
+  CHECK(sweep.err.find("optimizer.lr (override 'optimizer.lr=-1'): -1 is out of range: the learning rate (0 freezes "
+                       "the weights, as in PyTorch), at least 0") != std::string::npos);
   CHECK_FALSE(fs::exists(fs::path(dir.path()) / "sw"));
 
   auto typed = run_process({TRAINER_BINARY, "fit", "trainer.max_epochs=abc", "hydra.run.dir=run"}, dir.path());
@@ -126,9 +127,9 @@ TEST_CASE("a value out of range in one job of a sweep is refused when the sweep 
   CHECK(typed.err.find("trainer.max_epochs (override 'trainer.max_epochs=abc'): expected an int") != std::string::npos);
   CHECK_FALSE(fs::exists(fs::path(dir.path()) / "run"));
 
-  auto data = run_process({TRAINER_BINARY, "fit", "data=synthetic", "data.val_fraction=1.5", "data.num_samples=0",
-                           "hydra.run.dir=run"},
-                          dir.path());
+  auto data = run_process(
+      {TRAINER_BINARY, "fit", "data=synthetic", "data.val_fraction=1.5", "data.num_samples=0", "hydra.run.dir=run"},
+      dir.path());
   check_clean_error(data);
   CHECK(data.err.find("data.val_fraction (override 'data.val_fraction=1.5'): 1.5 is out of range: the share of the "
                       "training split held out for validation, in [0, 1)") != std::string::npos);

@@ -35,7 +35,8 @@ int NVTX_API record_pop() {
 
 }  // namespace
 
-extern "C" __attribute__((visibility("default"))) int NVTX_API InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_table) {
+extern "C" __attribute__((visibility("default"))) int NVTX_API
+InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_table) {
   const char* path = std::getenv("TRAINER_NVTX_RECORD");
   if (path == nullptr || get_table == nullptr) return 0;
   const auto* callbacks = static_cast<const NvtxExportTableCallbacks*>(get_table(NVTX_ETID_CALLBACKS));

@@ -1,10 +1,10 @@
 // The option declarations at work through the real binary: before anything runs, a key of
 // another variant, a typo, a value outside its choices and a wrong type are reported at once with
 // where they were set; --help lists what the chosen variants' keys accept.
-#include <catch2/catch.hpp>
-
 #include <filesystem>
 #include <fstream>
+
+#include <catch2/catch.hpp>
 
 #include "e2e_support.h"
 #include "subprocess.h"
@@ -57,36 +57,35 @@ TEST_CASE("--help lists what the keys of the chosen variants accept") {
   CHECK(help.out.find("  trainer.max_epochs = 10  (an int at least 0 or -1)") != std::string::npos);
 }
 
-TEST_CASE("values that come from interpolations, cross-key rules and file-name patterns are checked before any "
-          "run directory") {
+TEST_CASE(
+    "values that come from interpolations, cross-key rules and file-name patterns are checked before any "
+    "run directory") {
   TempDir dir;
-  auto env = run_process({TRAINER_BINARY, "fit", "optimizer.lr=${oc.env:TRAINER_TEST_UNSET_VAR,-1}", "hydra.run.dir=run"},
-                         dir.path());
+  auto env = run_process(
+      {TRAINER_BINARY, "fit", "optimizer.lr=${oc.env:TRAINER_TEST_UNSET_VAR,-1}", "hydra.run.dir=run"}, dir.path());
   check_clean_error(env);
   CHECK(env.err.find("optimizer.lr (override 'optimizer.lr=${oc.env:TRAINER_TEST_UNSET_VAR,-1}'): expected a number") !=
         std::string::npos);
   // In a sweep, the job whose value comes from an interpolation fails the planning: no job runs.
-  auto sweep = run_process({TRAINER_BINARY, "fit", "-m", "+myneg=-1", "optimizer.lr=0.01,${myneg}",
-                            "hydra.sweep.dir=sweep"},
-                           dir.path());
+  auto sweep = run_process(
+      {TRAINER_BINARY, "fit", "-m", "+myneg=-1", "optimizer.lr=0.01,${myneg}", "hydra.sweep.dir=sweep"}, dir.path());
   check_clean_error(sweep);
   CHECK(sweep.err.find("-1 is out of range: the learning rate") != std::string::npos);
-  auto devices = run_process({TRAINER_BINARY, "fit", "trainer.devices=2", "trainer.strategy=single_device",
-                              "hydra.run.dir=run"},
-                             dir.path());
+  auto devices = run_process(
+      {TRAINER_BINARY, "fit", "trainer.devices=2", "trainer.strategy=single_device", "hydra.run.dir=run"}, dir.path());
   check_clean_error(devices);
   CHECK(devices.err.find("trainer.strategy=single_device runs one process, but 2 devices were asked for") !=
         std::string::npos);
-  auto name = run_process({TRAINER_BINARY, "fit", "callbacks.model_checkpoint.filename='{epoch}-{bogus}'",
-                           "hydra.run.dir=run"},
-                          dir.path());
+  auto name =
+      run_process({TRAINER_BINARY, "fit", "callbacks.model_checkpoint.filename='{epoch}-{bogus}'", "hydra.run.dir=run"},
+                  dir.path());
   check_clean_error(name);
   CHECK(name.err.find("{bogus} is not a field a checkpoint name can hold") != std::string::npos);
   auto inf = run_process({TRAINER_BINARY, "fit", "optimizer.lr=inf", "hydra.run.dir=run"}, dir.path());
   check_clean_error(inf);
   CHECK(inf.err.find("inf is not a finite number") != std::string::npos);
-  auto callback = run_process({TRAINER_BINARY, "fit", "+callbacks.model_checkpiont.save_top_k=3", "hydra.run.dir=run"},
-                              dir.path());
+  auto callback =
+      run_process({TRAINER_BINARY, "fit", "+callbacks.model_checkpiont.save_top_k=3", "hydra.run.dir=run"}, dir.path());
   check_clean_error(callback);
   CHECK(callback.err.find("callbacks.model_checkpiont (override '+callbacks.model_checkpiont.save_top_k=3'): Did you "
                           "mean 'model_checkpoint'?") != std::string::npos);

@@ -2,15 +2,16 @@
 // that honours it. The real binary runs every model, dataset, optimizer and schedule with
 // TRAINER_OPTION_READS set, and the keys its jobs read must cover the declarations. A key that
 // is declared but never read fails this test by name.
-#include <catch2/catch.hpp>
-
 #include <filesystem>
 #include <set>
 #include <sstream>
 
+#include <catch2/catch.hpp>
+
+#include "trainer/options/option_table.h"
+
 #include "e2e_support.h"
 #include "subprocess.h"
-#include "trainer/options/option_table.h"
 
 namespace fs = std::filesystem;
 using namespace trainer::testing;
@@ -18,9 +19,9 @@ using namespace trainer::testing;
 namespace {
 
 std::vector<std::string> small(std::vector<std::string> argv) {
-  for (const char* arg : {"data.batch_size=16", "trainer.max_epochs=1", "trainer.limit_train_batches=2",
-                          "trainer.limit_val_batches=2", "trainer.limit_test_batches=2",
-                          "trainer.num_sanity_val_steps=1", "trainer.enable_progress_bar=false"}) {
+  for (const char* arg :
+       {"data.batch_size=16", "trainer.max_epochs=1", "trainer.limit_train_batches=2", "trainer.limit_val_batches=2",
+        "trainer.limit_test_batches=2", "trainer.num_sanity_val_steps=1", "trainer.enable_progress_bar=false"}) {
     argv.push_back(arg);
   }
   return argv;
@@ -55,9 +56,8 @@ TEST_CASE("every declared option is read by the code that honours it") {
   // Every schedule, with SGD, the mlp, synthetic data, the tuner, the profiler schedule and the
   // device stats monitor.
   run(small({"fit", "-m", "scheduler=none,step,cosine,warmup_cosine,onecycle", "optimizer=sgd", "data=synthetic",
-             "data.num_samples=96", "model.hidden_sizes=[8]", "+tuner.mode=power",
-             "+trainer.profiler_schedule.wait=0", "+callbacks.device_stats_monitor.cpu_stats=true",
-             "hydra.sweep.dir=schedules"}));
+             "data.num_samples=96", "model.hidden_sizes=[8]", "+tuner.mode=power", "+trainer.profiler_schedule.wait=0",
+             "+callbacks.device_stats_monitor.cpu_stats=true", "hydra.sweep.dir=schedules"}));
   // The image models on the real Fashion-MNIST (normalize, augment, root), with AdamW and Adam.
   run(small({"fit", "-m", "model=cnn,resnet", "optimizer=adamw", "hydra.sweep.dir=images"}));
   run(small({"fit", "data=synthetic", "data.num_samples=96", "hydra.run.dir=adam"}));

@@ -3,11 +3,11 @@
 // refused naming `precision` where it has not (1.13); inf gradients under loss scaling skip the
 // optimizer step and the LR schedule; a resumed run restores the scaler's state exactly.
 // Skipped without the engine.
-#include <catch2/catch.hpp>
-
 #include <cmath>
 #include <filesystem>
 #include <regex>
+
+#include <catch2/catch.hpp>
 
 #include "e2e_support.h"
 #include "subprocess.h"
@@ -27,7 +27,8 @@ int torch_major() {
 }
 
 std::vector<std::string> fit(const std::string& run_dir, std::vector<std::string> extra) {
-  std::vector<std::string> argv = {TRAINER_BINARY, "fit", "data=synthetic", "data.num_samples=1024",
+  std::vector<std::string> argv = {TRAINER_BINARY,         "fit",
+                                   "data=synthetic",       "data.num_samples=1024",
                                    "trainer.max_epochs=1", "hydra.run.dir=" + run_dir};
   argv.insert(argv.end(), extra.begin(), extra.end());
   return argv;
@@ -66,7 +67,8 @@ struct FitSummary {
 FitSummary summary(const std::string& err) {
   FitSummary s;
   std::smatch match;
-  std::regex pattern("fit finished in [0-9.]+ s, ([0-9]+) steps \\(([0-9]+) skipped for inf/NaN gradients, loss scale ([^)]+)\\)");
+  std::regex pattern(
+      "fit finished in [0-9.]+ s, ([0-9]+) steps \\(([0-9]+) skipped for inf/NaN gradients, loss scale ([^)]+)\\)");
   if (std::regex_search(err, match, pattern)) {
     s.steps = std::stoll(match[1]);
     s.skipped = std::stoll(match[2]);
@@ -161,8 +163,8 @@ TEST_CASE("precision=16-mixed with the CPU float16 opt-in: loss scaling where th
   if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
   const fs::path run = fs::path(dir.path()) / "fp16";
-  auto result = run_process(
-      fit(run.string(), {"precision=16", "trainer.accelerator=cpu", "+trainer.cpu_float16_autocast=true"}));
+  auto result =
+      run_process(fit(run.string(), {"precision=16", "trainer.accelerator=cpu", "+trainer.cpu_float16_autocast=true"}));
   INFO(result.err);
   if (torch_major() < 2) {
     // LibTorch 1.13's CPU autocast runs in bfloat16 only: refused before any training.

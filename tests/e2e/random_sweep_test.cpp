@@ -1,10 +1,10 @@
 // hydra/sweeper=random through the real binary: the sampled values reach each job's composed
 // config, the same seed gives the same jobs, and bad settings stop the sweep before anything runs.
-#include <catch2/catch.hpp>
-
 #include <regex>
 #include <string>
 #include <vector>
+
+#include <catch2/catch.hpp>
 
 #include "e2e_support.h"
 #include "subprocess.h"
@@ -14,8 +14,15 @@ using namespace trainer::testing;
 namespace {
 
 ProcessResult list_jobs(const std::vector<std::string>& extra) {
-  std::vector<std::string> argv = {TRAINER_BINARY, "fit", "-m", "--cfg", "job", "-p", "optimizer",
-                                   "hydra/sweeper=random", "hydra.sweeper.num_samples=6"};
+  std::vector<std::string> argv = {TRAINER_BINARY,
+                                   "fit",
+                                   "-m",
+                                   "--cfg",
+                                   "job",
+                                   "-p",
+                                   "optimizer",
+                                   "hydra/sweeper=random",
+                                   "hydra.sweeper.num_samples=6"};
   argv.insert(argv.end(), extra.begin(), extra.end());
   TempDir dir;
   return run_process(argv, dir.path());
@@ -37,7 +44,8 @@ TEST_CASE("random search: sampled values reach each job's config, reproducibly f
   CHECK(list_jobs(other).out != first.out);
 
   // Six jobs; each job line's lr is the lr in that job's printed optimizer config.
-  const std::regex job_line(R"(# job (\d+): optimizer\.lr=(\S+) optimizer=(adam|sgd)\n# @package optimizer\nname: (\w+)\nlr: (\S+))");
+  const std::regex job_line(
+      R"(# job (\d+): optimizer\.lr=(\S+) optimizer=(adam|sgd)\n# @package optimizer\nname: (\w+)\nlr: (\S+))");
   int jobs = 0;
   for (std::sregex_iterator it(first.out.begin(), first.out.end(), job_line), end; it != end; ++it) {
     const std::smatch& m = *it;

@@ -1,11 +1,11 @@
 // Killed runs resume exactly: the real trainer binary is SIGKILLed (or interrupted) in the middle
 // of a deterministic CPU run, resumed with ckpt_path=last, and must end with the same weights and
 // metrics as a run that was never interrupted. Skipped without the engine.
-#include <catch2/catch.hpp>
-
 #include <csignal>
 #include <filesystem>
 #include <regex>
+
+#include <catch2/catch.hpp>
 
 #include "e2e_support.h"
 #include "subprocess.h"
@@ -18,9 +18,14 @@ namespace {
 // 4096 synthetic samples, 10% held out, batch 128: 29 batches an epoch, 3 epochs; loader workers
 // on, as by default.
 std::vector<std::string> run_command(const std::string& run_dir, std::vector<std::string> extra = {}) {
-  std::vector<std::string> argv = {TRAINER_BINARY, "fit", "data=synthetic", "data.num_samples=4096",
-                                   "trainer.max_epochs=3", "trainer.deterministic=true",
-                                   "trainer.log_every_n_steps=7", "hydra.run.dir=" + run_dir};
+  std::vector<std::string> argv = {TRAINER_BINARY,
+                                   "fit",
+                                   "data=synthetic",
+                                   "data.num_samples=4096",
+                                   "trainer.max_epochs=3",
+                                   "trainer.deterministic=true",
+                                   "trainer.log_every_n_steps=7",
+                                   "hydra.run.dir=" + run_dir};
   argv.insert(argv.end(), extra.begin(), extra.end());
   return argv;
 }
@@ -82,8 +87,8 @@ TEST_CASE("a run killed with SIGKILL resumes exactly: at an epoch boundary and m
   SECTION("killed after the first epoch's checkpoint: resumes at the next epoch's first batch") {
     const fs::path last = root / "boundary" / "checkpoints" / "last.ckpt";
     bool killed = false;
-    auto first = run_and_signal(run_command("boundary", final_model), dir.path(),
-                                [&] { return fs::exists(last); }, SIGKILL, &killed);
+    auto first = run_and_signal(
+        run_command("boundary", final_model), dir.path(), [&] { return fs::exists(last); }, SIGKILL, &killed);
     REQUIRE(killed);
     CHECK(first.exit_code == 128 + SIGKILL);
     Resumed resumed = resume("boundary", dir.path(), final_model);
@@ -99,8 +104,8 @@ TEST_CASE("a run killed with SIGKILL resumes exactly: at an epoch boundary and m
     extra.push_back("callbacks.model_checkpoint.every_n_train_steps=10");
     const fs::path last = root / "mid" / "checkpoints" / "last.ckpt";
     bool killed = false;
-    auto first = run_and_signal(run_command("mid", extra), dir.path(), [&] { return fs::exists(last); }, SIGKILL,
-                                &killed);
+    auto first = run_and_signal(
+        run_command("mid", extra), dir.path(), [&] { return fs::exists(last); }, SIGKILL, &killed);
     REQUIRE(killed);
     CHECK(first.exit_code == 128 + SIGKILL);
     Resumed resumed = resume("mid", dir.path(), extra);
@@ -119,9 +124,9 @@ TEST_CASE("SIGINT finishes the step, writes a checkpoint, exits non-zero saying 
   const fs::path log = root / "run" / "trainer.log";
   bool interrupted = false;
   // Interrupt once training has logged its first steps.
-  auto first = run_and_signal(run_command("run"), dir.path(),
-                              [&] { return read_file(log).find(" step 7 ") != std::string::npos; }, SIGINT,
-                              &interrupted);
+  auto first = run_and_signal(
+      run_command("run"), dir.path(), [&] { return read_file(log).find(" step 7 ") != std::string::npos; }, SIGINT,
+      &interrupted);
   INFO(first.err);
   REQUIRE(interrupted);
   CHECK(first.exit_code != 0);

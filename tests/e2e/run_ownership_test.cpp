@@ -2,10 +2,10 @@
 // fit: a new fit (no ckpt_path) whose checkpoint directory holds another run's *.ckpt files, a
 // sweep whose jobs share one, and a resume with another optimizer are refused before anything is
 // written. Skipped without the engine (TRAINER_LIBTORCH=none).
-#include <catch2/catch.hpp>
-
 #include <filesystem>
 #include <map>
+
+#include <catch2/catch.hpp>
 
 #include "e2e_support.h"
 #include "subprocess.h"
@@ -26,8 +26,13 @@ std::map<std::string, std::string> tree(const fs::path& root) {
 }
 
 std::vector<std::string> fit(std::vector<std::string> extra) {
-  std::vector<std::string> argv = {TRAINER_BINARY,           "fit", "data=synthetic", "data.num_samples=256",
-                                   "model.hidden_sizes=[16]", "trainer.max_epochs=1", "test_after_fit=false"};
+  std::vector<std::string> argv = {TRAINER_BINARY,
+                                   "fit",
+                                   "data=synthetic",
+                                   "data.num_samples=256",
+                                   "model.hidden_sizes=[16]",
+                                   "trainer.max_epochs=1",
+                                   "test_after_fit=false"};
   argv.insert(argv.end(), extra.begin(), extra.end());
   return argv;
 }
@@ -66,8 +71,8 @@ TEST_CASE("a new fit or a sweep never writes into another run's checkpoint direc
 
   // A sweep whose jobs share one directory is refused when it is planned, before any job runs.
   const std::string shared = (base / "shared").string();
-  auto sweep = run_process(fit({"-m", "seed=1,2", "callbacks.model_checkpoint.dirpath=" + shared, "hydra.sweep.dir=sw"}),
-                           dir.path());
+  auto sweep = run_process(
+      fit({"-m", "seed=1,2", "callbacks.model_checkpoint.dirpath=" + shared, "hydra.sweep.dir=sw"}), dir.path());
   INFO(sweep.err);
   check_clean_error(sweep);
   CHECK(sweep.err.find("Error: callbacks.model_checkpoint.dirpath (checkpoint directory " + shared +
@@ -76,9 +81,10 @@ TEST_CASE("a new fit or a sweep never writes into another run's checkpoint direc
   CHECK_FALSE(fs::exists(base / "sw"));
   CHECK_FALSE(fs::exists(shared));
   // ... and so is a new sweep whose job would write into the other run's checkpoints.
-  auto into_run = run_process(
-      fit({"-m", "seed=3", "callbacks.model_checkpoint.dirpath=" + (run / "checkpoints").string(), "hydra.sweep.dir=sw2"}),
-      dir.path());
+  auto into_run =
+      run_process(fit({"-m", "seed=3", "callbacks.model_checkpoint.dirpath=" + (run / "checkpoints").string(),
+                       "hydra.sweep.dir=sw2"}),
+                  dir.path());
   INFO(into_run.err);
   check_clean_error(into_run);
   CHECK(into_run.err.find("this directory already holds checkpoints") != std::string::npos);

@@ -1,11 +1,11 @@
 // The engine's start-up tuning and its two diagnostic knobs (src/engine/engine_api.cpp), as the
 // real trainer binary reports them in trainer.log: TRAINER_MALLOC_TUNING=0 and
 // TRAINER_INTRA_OP_THREADS=<n> (0 = LibTorch's default), and a clear error for a bad value.
-#include <catch2/catch.hpp>
-
 #include <filesystem>
 #include <string>
 #include <vector>
+
+#include <catch2/catch.hpp>
 
 #include "e2e_support.h"
 #include "subprocess.h"

@@ -6,12 +6,13 @@
 // installed; scripts/setup.sh installs both).
 #include <unistd.h>
 
-#include <catch2/catch.hpp>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
+
+#include <catch2/catch.hpp>
 
 #include "e2e_support.h"
 #include "pty_session.h"
@@ -30,8 +31,7 @@ const std::string kTrainer = TRAINER_BINARY;
 std::string with_root(std::string text) {
   const std::string mark = "@ROOT@";
   const std::string root = fs::canonical(fs::path(TRAINER_SOURCE_DIR)).string();
-  for (size_t at = text.find(mark); at != std::string::npos;
-       at = text.find(mark, at + root.size())) {
+  for (size_t at = text.find(mark); at != std::string::npos; at = text.find(mark, at + root.size())) {
     text.replace(at, mark.size(), root);
   }
   return text;
@@ -54,8 +54,7 @@ trainer::testing::ProcessResult query(const std::string& line, const std::string
   return run_process({kTrainer, "-sc", "query=" + shell}, cwd, env);
 }
 
-std::vector<std::string> candidates(const std::string& line,
-                                    const std::string& cwd = kCompletion.string(),
+std::vector<std::string> candidates(const std::string& line, const std::string& cwd = kCompletion.string(),
                                     std::vector<std::string> env = {}) {
   auto result = query(line, "bash", cwd, std::move(env));
   INFO("COMP_LINE=" << line << "\nstderr: " << result.err);
@@ -77,8 +76,9 @@ std::string find_program(const std::string& name) {
 // Reported as a skip (skip_test), or a failure under CI=true.
 bool shell_missing(const std::string& shell) {
   if (!find_program(shell).empty()) return false;
-  trainer::testing::skip_test(shell + " is not installed, so its completion was not tested (scripts/setup.sh installs it)",
-                              trainer::testing::Skip::unexpected_in_ci);
+  trainer::testing::skip_test(
+      shell + " is not installed, so its completion was not tested (scripts/setup.sh installs it)",
+      trainer::testing::Skip::unexpected_in_ci);
   return true;
 }
 
@@ -141,15 +141,12 @@ TEST_CASE(
     words >> tree >> config;
     const size_t open = case_line.find('|');
     const std::string line = with_root(case_line.substr(open + 1, case_line.rfind('|') - open - 1));
-    const std::string typed = tree == "-"
-                                  ? "trainer fit " + line
-                                  : "trainer fit -cp " + tree + " -cn " + config + " " + line;
+    const std::string typed =
+        tree == "-" ? "trainer fit " + line : "trainer fit -cp " + tree + " -cn " + config + " " + line;
     const std::string expected_path = (kCompletion / "expected" / name).string();
-    const bool hydra_answered =
-        std::stoi(trainer::testing::read_file(expected_path + ".status")) == 0;
+    const bool hydra_answered = std::stoi(trainer::testing::read_file(expected_path + ".status")) == 0;
     // Where Hydra's completion fails it prints nothing (the function then offers file names).
-    const std::string expected =
-        hydra_answered ? with_root(trainer::testing::read_file(expected_path + ".out")) : "\n";
+    const std::string expected = hydra_answered ? with_root(trainer::testing::read_file(expected_path + ".out")) : "\n";
 
     auto bash = query(typed);
     INFO("case " << name << ": COMP_LINE='" << typed << "'\nstderr: " << bash.err);
@@ -182,12 +179,10 @@ TEST_CASE("completion knows trainer's commands, flags and their values", "[compl
             Words{"model=cnn", "model=mlp", "model=resnet", "model=torchscript"});
     }
     CHECK(candidates("trainer fit --cfg job model=cnn model.ch") == Words{"model.channels."});
-    CHECK(candidates("trainer fit data.root=./e") ==
-          Words{"data.root=./expected", "data.root=./extra"});
+    CHECK(candidates("trainer fit data.root=./e") == Words{"data.root=./expected", "data.root=./extra"});
   }
   SECTION("flags, and the values of the flags that take one") {
-    CHECK(candidates("trainer fit --c") ==
-          Words{"--cfg", "--config-dir", "--config-name", "--config-path"});
+    CHECK(candidates("trainer fit --c") == Words{"--cfg", "--config-dir", "--config-name", "--config-path"});
     CHECK(candidates("trainer fit -c") == Words{"-c", "-cd", "-cn", "-cp"});
     CHECK(candidates("trainer fit --shell") == Words{"--shell-completion"});
     CHECK(candidates("trainer --hy") == Words{"--hydra-help"});
@@ -196,48 +191,42 @@ TEST_CASE("completion knows trainer's commands, flags and their values", "[compl
     CHECK(candidates("trainer fit --cfg=h") == Words{"--cfg=hydra"});
     CHECK(candidates("trainer fit --info def") == Words{"defaults", "defaults-tree"});
     CHECK(candidates("trainer fit -cp ") == Words{"app/", "expected/", "extra/"});
-    CHECK(candidates("trainer fit -cp app -cn ") ==
-          Words{"additional_searchpath", "config", "missing_default"});
+    CHECK(candidates("trainer fit -cp app -cn ") == Words{"additional_searchpath", "config", "missing_default"});
     CHECK(candidates("trainer fit -cp app -cn m") == Words{"missing_default"});
   }
   SECTION("the line's own -cp, -cn and -cd choose the tree; the query's flags are the default") {
     CHECK(candidates("trainer fit -cp app gro") == Words{"group="});
     CHECK(candidates("trainer fit -cp app -cd extra add") == Words{"additional_group="});
-    auto from_query = run_process({kTrainer, "-cp", "app", "-sc", "query=bash"},
-                                  kCompletion.string(), {"COMP_LINE=trainer fit gro"});
+    auto from_query =
+        run_process({kTrainer, "-cp", "app", "-sc", "query=bash"}, kCompletion.string(), {"COMP_LINE=trainer fit gro"});
     CHECK(from_query.out == "group=\n");
   }
   SECTION("only the line up to the cursor (COMP_POINT) counts") {
     const std::string line = "trainer fit model=c seed=1";
-    CHECK(candidates(line, kCompletion.string(),
-                     {"COMP_POINT=" + std::to_string(line.find(" seed"))}) == Words{"model=cnn"});
+    CHECK(candidates(line, kCompletion.string(), {"COMP_POINT=" + std::to_string(line.find(" seed"))}) ==
+          Words{"model=cnn"});
   }
   SECTION("fish gets one candidate a line, zsh what bash gets") {
     CHECK(query("trainer fit trainer.max_", "fish").out ==
           "trainer.max_epochs=\ntrainer.max_steps=\ntrainer.max_time=\n");
-    CHECK(query("trainer fit trainer.max_", "zsh").out ==
-          "trainer.max_epochs= trainer.max_steps= trainer.max_time=\n");
+    CHECK(query("trainer fit trainer.max_", "zsh").out == "trainer.max_epochs= trainer.max_steps= trainer.max_time=\n");
   }
 }
 
-TEST_CASE("-sc takes exactly one of install, uninstall or query, for bash, zsh or fish",
-          "[completion]") {
+TEST_CASE("-sc takes exactly one of install, uninstall or query, for bash, zsh or fish", "[completion]") {
   auto none = run_process({kTrainer, "fit", "-sc"});
   trainer::testing::check_clean_error(none);
-  CHECK(
-      none.err.find("Expecting one subcommand from ['install', 'uninstall', 'query'] to be set") !=
-      std::string::npos);
+  CHECK(none.err.find("Expecting one subcommand from ['install', 'uninstall', 'query'] to be set") !=
+        std::string::npos);
   CHECK(none.err.find("eval \"$(trainer fit -sc install=bash)\"") != std::string::npos);
   auto two = run_process({kTrainer, "fit", "-sc", "install=bash", "query=bash"});
   trainer::testing::check_clean_error(two);
   auto tcsh = run_process({kTrainer, "fit", "--shell-completion", "install=tcsh"});
   trainer::testing::check_clean_error(tcsh);
-  CHECK(tcsh.err.find("No completion plugin for 'tcsh' found, available : bash, fish, zsh") !=
-        std::string::npos);
+  CHECK(tcsh.err.find("No completion plugin for 'tcsh' found, available : bash, fish, zsh") != std::string::npos);
   auto with_cfg = run_process({kTrainer, "fit", "--cfg", "job", "-sc", "install=bash"});
   trainer::testing::check_clean_error(with_cfg);
-  CHECK(with_cfg.err.find("Only one of --run, --multirun, --cfg, --info and --shell-completion") !=
-        std::string::npos);
+  CHECK(with_cfg.err.find("Only one of --run, --multirun, --cfg, --info and --shell-completion") != std::string::npos);
   auto no_line = run_process({"/usr/bin/env", "-u", "COMP_LINE", kTrainer, "-sc", "query=bash"});
   trainer::testing::check_clean_error(no_line);
   CHECK(no_line.err.find("COMP_LINE") != std::string::npos);
@@ -245,8 +234,7 @@ TEST_CASE("-sc takes exactly one of install, uninstall or query, for bash, zsh o
   auto bash = run_process({kTrainer, "fit", "-sc", "install=bash"});
   CHECK(bash.exit_code == 0);
   CHECK(bash.out == run_process({kTrainer, "-sc", "install=bash"}).out);
-  CHECK(bash.out.find("complete -o nospace -o default -F hydra_bash_completion trainer\n") !=
-        std::string::npos);
+  CHECK(bash.out.find("complete -o nospace -o default -F hydra_bash_completion trainer\n") != std::string::npos);
   auto zsh = run_process({kTrainer, "fit", "-sc", "install=zsh"});
   CHECK(zsh.out == "autoload -Uz bashcompinit && bashcompinit\n" + bash.out);
   CHECK(run_process({kTrainer, "fit", "-sc", "install=fish"})
@@ -275,15 +263,13 @@ ask "$1 fit model=c seed=1" $(( ${#1} + 12 ))
 ask "$1 fit hydra.run.dir=./runs/a:b"
 HYDRA_COMP_DEBUG=1 ask "$1 fit seed="
 )SH";
-  auto result =
-      run_process({bash, "--norc", "--noprofile", "-c", script, "bash", kTrainer}, dir.path());
+  auto result = run_process({bash, "--norc", "--noprofile", "-c", script, "bash", kTrainer}, dir.path());
   INFO(result.out << result.err);
   REQUIRE(result.exit_code == 0);
   CHECK(result.err.empty());
   CHECK(result.out.find("complete -o default -o nospace -F hydra_bash_completion trainer\n") == 0);
   CHECK(result.out.find("fit model=c] model=cnn\n") != std::string::npos);
-  CHECK(result.out.find(
-            "fit trainer.max_] trainer.max_epochs= trainer.max_steps= trainer.max_time=\n") !=
+  CHECK(result.out.find("fit trainer.max_] trainer.max_epochs= trainer.max_steps= trainer.max_time=\n") !=
         std::string::npos);
   CHECK(result.out.find("batch_size optimizer.l] optimizer.lr=\n") != std::string::npos);
   CHECK(result.out.find("fit model=c seed=1] model=cnn\n") != std::string::npos);
@@ -293,8 +279,7 @@ HYDRA_COMP_DEBUG=1 ask "$1 fit seed="
   CHECK(result.out.find("fit seed=] seed=42\n") != std::string::npos);
 }
 
-TEST_CASE("bash: uninstall puts back the completion install replaced, or removes it",
-          "[completion][bash]") {
+TEST_CASE("bash: uninstall puts back the completion install replaced, or removes it", "[completion][bash]") {
   const std::string bash = find_program("bash");
   REQUIRE_FALSE(bash.empty());
   const std::string script = R"SH(
@@ -326,8 +311,7 @@ TEST_CASE("bash: TAB in an interactive shell completes and lists", "[completion]
   shell.send("eval \"$(" + kTrainer + " fit -sc install=bash)\"\r");
   REQUIRE(shell.wait_for("PROMPT> "));
   check_tab_completes(shell, kTrainer + " fit model=c", kTrainer + " fit model=cnn");
-  check_tab_completes(shell, kTrainer + " fit hydra/launcher=lo",
-                      kTrainer + " fit hydra/launcher=local");
+  check_tab_completes(shell, kTrainer + " fit hydra/launcher=lo", kTrainer + " fit hydra/launcher=local");
   check_tab_completes(shell, kTrainer + " tune b", kTrainer + " tune batch_size");
   check_tab_lists(shell, kTrainer + " fit trainer.max_",
                   {"trainer.max_epochs=", "trainer.max_steps=", "trainer.max_time="});
@@ -345,8 +329,7 @@ TEST_CASE("zsh: TAB completes through bashcompinit, and uninstall removes it", "
   shell.send("eval \"$(" + kTrainer + " fit -sc install=zsh)\"\r");
   REQUIRE(shell.wait_for("PROMPT> "));
   check_tab_completes(shell, kTrainer + " fit model=c", kTrainer + " fit model=cnn");
-  check_tab_completes(shell, kTrainer + " fit hydra/launcher=lo",
-                      kTrainer + " fit hydra/launcher=local");
+  check_tab_completes(shell, kTrainer + " fit hydra/launcher=lo", kTrainer + " fit hydra/launcher=local");
   check_tab_completes(shell, kTrainer + " tune b", kTrainer + " tune batch_size");
   check_tab_lists(shell, kTrainer + " fit trainer.max_",
                   {"trainer.max_epochs=", "trainer.max_steps=", "trainer.max_time="});
@@ -382,16 +365,14 @@ complete -c trainer
 functions -q hydra_fish_completion; and echo "function still defined"
 echo "--- end"
 )SH";
-  auto result = run_process({find_program("fish"), "--no-config", "-c", script, kTrainer},
-                            home.path(), {"HOME=" + home.path()});
+  auto result =
+      run_process({find_program("fish"), "--no-config", "-c", script, kTrainer}, home.path(), {"HOME=" + home.path()});
   INFO(result.out << result.err);
   REQUIRE(result.exit_code == 0);
-  const std::string registered =
-      result.out.substr(0, result.out.find('\n'));  // fish 3.6: complete --exclusive ...
+  const std::string registered = result.out.substr(0, result.out.find('\n'));  // fish 3.6: complete --exclusive ...
   CHECK(registered.find(" trainer ") != std::string::npos);
   CHECK(registered.find("-a '(hydra_fish_completion)'") != std::string::npos);
-  CHECK(result.out.find(
-            "--- model=c\nmodel=cnn\n--- trainer.max_\ntrainer.max_epochs=\ntrainer.max_steps=\n"
-            "trainer.max_time=\n--- tune\nbatch_size\n--- after uninstall\n--- end\n") !=
+  CHECK(result.out.find("--- model=c\nmodel=cnn\n--- trainer.max_\ntrainer.max_epochs=\ntrainer.max_steps=\n"
+                        "trainer.max_time=\n--- tune\nbatch_size\n--- after uninstall\n--- end\n") !=
         std::string::npos);
 }

@@ -1,10 +1,10 @@
 // Every shipped key does what Lightning (or lightning-hydra-template) says: each test sets one key
 // and checks its effect against the same run without it. Skipped without the engine
 // (TRAINER_LIBTORCH=none), except the config-only paths.data_dir check.
-#include <catch2/catch.hpp>
-
 #include <filesystem>
 #include <set>
+
+#include <catch2/catch.hpp>
 
 #include "e2e_support.h"
 #include "subprocess.h"
@@ -17,10 +17,11 @@ using namespace trainer::testing;
 namespace {
 
 std::vector<std::string> small_fit(const std::string& run_dir, std::vector<std::string> extra = {}) {
-  std::vector<std::string> argv = {TRAINER_BINARY,          "fit", "data=synthetic", "data.num_samples=512",
-                                   "data.batch_size=32",    "model.hidden_sizes=[16]", "trainer.max_epochs=2",
-                                   "trainer.num_sanity_val_steps=0", "test_after_fit=false",
-                                   "hydra.run.dir=" + run_dir};
+  std::vector<std::string> argv = {TRAINER_BINARY,         "fit",
+                                   "data=synthetic",       "data.num_samples=512",
+                                   "data.batch_size=32",   "model.hidden_sizes=[16]",
+                                   "trainer.max_epochs=2", "trainer.num_sanity_val_steps=0",
+                                   "test_after_fit=false", "hydra.run.dir=" + run_dir};
   argv.insert(argv.end(), extra.begin(), extra.end());
   return argv;
 }
@@ -83,11 +84,11 @@ TEST_CASE("model_checkpoint.every_n_train_steps writes top-k files, not only las
   if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
   // 15 steps an epoch; train/loss has a value at every step, so each save ranks a top-k file.
-  auto fit = run_process(small_fit("run", {"trainer.max_epochs=1", "callbacks.model_checkpoint.every_n_train_steps=5",
-                                           "callbacks.model_checkpoint.monitor=train/loss",
-                                           "callbacks.model_checkpoint.mode=min", "callbacks.model_checkpoint.save_top_k=-1",
-                                           "callbacks.model_checkpoint.filename='s{step}'"}),
-                         dir.path());
+  auto fit = run_process(
+      small_fit("run", {"trainer.max_epochs=1", "callbacks.model_checkpoint.every_n_train_steps=5",
+                        "callbacks.model_checkpoint.monitor=train/loss", "callbacks.model_checkpoint.mode=min",
+                        "callbacks.model_checkpoint.save_top_k=-1", "callbacks.model_checkpoint.filename='s{step}'"}),
+      dir.path());
   INFO(fit.err);
   REQUIRE(fit.exit_code == 0);
   const std::set<std::string> files = checkpoint_files(fs::path(dir.path()) / "run" / "checkpoints");
@@ -102,8 +103,8 @@ TEST_CASE("model_checkpoint.save_on_train_epoch_end chooses between validation-t
   TempDir dir;
   // 16 batches an epoch, validated after batch 8 and at the end; every best file is kept, so each
   // save shows up as a file.
-  const std::vector<std::string> twice = {"data.num_samples=560", "trainer.max_epochs=1", "trainer.val_check_interval=0.5",
-                                          "callbacks.model_checkpoint.save_top_k=-1",
+  const std::vector<std::string> twice = {"data.num_samples=560", "trainer.max_epochs=1",
+                                          "trainer.val_check_interval=0.5", "callbacks.model_checkpoint.save_top_k=-1",
                                           "callbacks.model_checkpoint.filename='s{step}'"};
   auto by_default = run_process(small_fit("auto", twice), dir.path());
   INFO(by_default.err);
@@ -122,11 +123,11 @@ TEST_CASE("model_checkpoint.save_on_train_epoch_end chooses between validation-t
   CHECK(end_files.count("s16.ckpt") == 1);
 
   // false with validation every other epoch: the epochs without one save nothing.
-  auto val_only = run_process(small_fit("val", {"trainer.max_epochs=3", "trainer.check_val_every_n_epoch=2",
-                                                "callbacks.model_checkpoint.save_on_train_epoch_end=false",
-                                                "callbacks.model_checkpoint.save_top_k=-1",
-                                                "callbacks.model_checkpoint.filename='e{epoch}'"}),
-                              dir.path());
+  auto val_only = run_process(
+      small_fit("val", {"trainer.max_epochs=3", "trainer.check_val_every_n_epoch=2",
+                        "callbacks.model_checkpoint.save_on_train_epoch_end=false",
+                        "callbacks.model_checkpoint.save_top_k=-1", "callbacks.model_checkpoint.filename='e{epoch}'"}),
+      dir.path());
   INFO(val_only.err);
   REQUIRE(val_only.exit_code == 0);
   const auto val_files = checkpoint_files(fs::path(dir.path()) / "val" / "checkpoints");
@@ -136,9 +137,9 @@ TEST_CASE("model_checkpoint.save_on_train_epoch_end chooses between validation-t
 
 TEST_CASE("data.root comes from paths.data_dir, as in lightning-hydra-template") {
   TempDir dir;
-  auto shown = run_process({TRAINER_BINARY, "fit", "--cfg", "job", "--resolve", "-p", "data.root",
-                            "paths.data_dir=/somewhere/else"},
-                           dir.path());
+  auto shown = run_process(
+      {TRAINER_BINARY, "fit", "--cfg", "job", "--resolve", "-p", "data.root", "paths.data_dir=/somewhere/else"},
+      dir.path());
   INFO(shown.err);
   REQUIRE(shown.exit_code == 0);
   CHECK(shown.out == "/somewhere/else\n");

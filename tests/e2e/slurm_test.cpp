@@ -3,11 +3,11 @@
 // The real trainer binary submits the job array with sbatch; SLURM runs each array task, which
 // runs `trainer sweep run-job DIR N`. Skipped, saying so, where SLURM is not installed
 // (scripts/setup.sh installs it, so CI runs these).
-#include <catch2/catch.hpp>
-
 #include <chrono>
 #include <filesystem>
 #include <thread>
+
+#include <catch2/catch.hpp>
 
 #include "e2e_support.h"
 #include "subprocess.h"
@@ -61,8 +61,14 @@ class SlurmCluster {
 };
 
 std::vector<std::string> slurm_sweep(std::vector<std::string> extra) {
-  std::vector<std::string> argv = {TRAINER_BINARY,         "fit", "-m", "data=synthetic", "data.num_workers=0",
-                                   "data.num_samples=512", "trainer.max_epochs=1", "hydra/launcher=slurm",
+  std::vector<std::string> argv = {TRAINER_BINARY,
+                                   "fit",
+                                   "-m",
+                                   "data=synthetic",
+                                   "data.num_workers=0",
+                                   "data.num_samples=512",
+                                   "trainer.max_epochs=1",
+                                   "hydra/launcher=slurm",
                                    "hydra.sweep.dir=sweep"};
   argv.insert(argv.end(), extra.begin(), extra.end());
   return argv;
@@ -83,7 +89,8 @@ bool usable() {
 
 }  // namespace
 
-TEST_CASE("slurm: a sweep runs as a real SLURM job array; a failing job is recorded and the others finish", "[may-skip]") {
+TEST_CASE("slurm: a sweep runs as a real SLURM job array; a failing job is recorded and the others finish",
+          "[may-skip]") {
   if (!usable()) return;
   SlurmCluster cluster;
   TempDir dir;
@@ -111,8 +118,7 @@ TEST_CASE("slurm: a sweep runs as a real SLURM job array; a failing job is recor
     CHECK(fs::exists(run / "checkpoints" / "last.ckpt"));
     CHECK(fs::exists(run / ".hydra" / "config.yaml"));
     // The array task's own log, written by SLURM from the script's lines.
-    CHECK(contains(read_file(sweep / ".sweep" / "slurm" / "logs" / (std::to_string(job) + ".out")),
-                   "[slurm]"));
+    CHECK(contains(read_file(sweep / ".sweep" / "slurm" / "logs" / (std::to_string(job) + ".out")), "[slurm]"));
   }
   CHECK(contains(read_file(sweep / ".sweep" / "status" / "1.yaml"), "the loss was not finite"));
   CsvTable table = read_csv(sweep / "sweep_summary.csv");
@@ -120,7 +126,8 @@ TEST_CASE("slurm: a sweep runs as a real SLURM job array; a failing job is recor
   CHECK(contains(read_file(sweep / "sweep_summary.md"), "Best job: #"));
 }
 
-TEST_CASE("slurm: wait=false submits and returns; the array finishes on its own; sweep summary reports it", "[may-skip]") {
+TEST_CASE("slurm: wait=false submits and returns; the array finishes on its own; sweep summary reports it",
+          "[may-skip]") {
   if (!usable()) return;
   SlurmCluster cluster;
   TempDir dir;
@@ -154,11 +161,20 @@ TEST_CASE("slurm: srun --ntasks 2 runs one data-parallel job with the weights of
   TempDir dir;
   const fs::path root(dir.path());
   auto fit = [&](const std::string& run, std::vector<std::string> extra) {
-    std::vector<std::string> argv = {TRAINER_BINARY,         "fit", "data=synthetic", "data.num_samples=1024",
-                                     "data.val_fraction=0.125", "model.dropout=0", "optimizer=sgd",
-                                     "optimizer.momentum=0",  "optimizer.nesterov=false", "data.batch_size=32",
-                                     "trainer.max_steps=10",  "trainer.num_sanity_val_steps=0",
-                                     "trainer.deterministic=true", "test_after_fit=false",
+    std::vector<std::string> argv = {TRAINER_BINARY,
+                                     "fit",
+                                     "data=synthetic",
+                                     "data.num_samples=1024",
+                                     "data.val_fraction=0.125",
+                                     "model.dropout=0",
+                                     "optimizer=sgd",
+                                     "optimizer.momentum=0",
+                                     "optimizer.nesterov=false",
+                                     "data.batch_size=32",
+                                     "trainer.max_steps=10",
+                                     "trainer.num_sanity_val_steps=0",
+                                     "trainer.deterministic=true",
+                                     "test_after_fit=false",
                                      "hydra.run.dir=" + (root / run).string()};
     argv.insert(argv.end(), extra.begin(), extra.end());
     return argv;

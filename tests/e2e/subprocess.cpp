@@ -1,7 +1,5 @@
 #include "subprocess.h"
 
-#include <catch2/catch.hpp>
-
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/wait.h>
@@ -15,6 +13,8 @@
 #include <sstream>
 #include <stdexcept>
 #include <thread>
+
+#include <catch2/catch.hpp>
 
 namespace trainer::testing {
 
@@ -43,7 +43,8 @@ void fail_timed_out(pid_t pid, const std::vector<std::string>& argv, std::chrono
   int status = 0;
   waitpid(pid, &status, 0);
   FAIL("timed out after " << timeout.count() << " s (its process group was killed): " << command_line(argv)
-                          << "\n--- stdout (tail) ---\n" << tail_of(out) << "\n--- stderr (tail) ---\n"
+                          << "\n--- stdout (tail) ---\n"
+                          << tail_of(out) << "\n--- stderr (tail) ---\n"
                           << tail_of(err));
 }
 
@@ -119,8 +120,10 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::strin
   int status = 0;
   // Both pipes closed: the process is ending, or closed them and goes on.
   while (!timed_out && waitpid(pid, &status, WNOHANG) == 0) {
-    if (Clock::now() >= deadline) timed_out = true;
-    else std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    if (Clock::now() >= deadline)
+      timed_out = true;
+    else
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   if (timed_out) fail_timed_out(pid, argv, timeout, result.out, result.err);
   record_run_time(argv, started);

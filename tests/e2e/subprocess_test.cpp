@@ -1,6 +1,6 @@
 // run_process's timeout (subprocess.h): a run past it fails the test, naming the command, the
 // timeout and the tail of its output, and its whole process group is killed.
-#include <catch2/catch.hpp>
+#include "subprocess.h"
 
 #include <signal.h>
 
@@ -9,7 +9,7 @@
 #include <fstream>
 #include <thread>
 
-#include "subprocess.h"
+#include <catch2/catch.hpp>
 
 using namespace trainer::testing;
 
@@ -25,8 +25,8 @@ TEST_CASE("a run that ends before its timeout is left alone") {
 TEST_CASE("a run past its timeout (fails by design)", "[.timeout]") {
   const char* pid_file = std::getenv("TIMEOUT_PID_FILE");
   REQUIRE(pid_file != nullptr);
-  run_process({"/bin/sh", "-c", "sleep 60 & echo $! > " + std::string(pid_file) + "; echo started; exec sleep 60"},
-              "", {}, std::chrono::seconds(1));
+  run_process({"/bin/sh", "-c", "sleep 60 & echo $! > " + std::string(pid_file) + "; echo started; exec sleep 60"}, "",
+              {}, std::chrono::seconds(1));
 }
 
 TEST_CASE("a run past its timeout fails the test, saying why, and its whole process group is killed") {
@@ -35,7 +35,8 @@ TEST_CASE("a run past its timeout fails the test, saying why, and its whole proc
   auto demo = run_process({"/proc/self/exe", "[.timeout]"}, "", {"TIMEOUT_PID_FILE=" + pid_file});
   INFO(demo.out);
   CHECK(demo.exit_code == 1);
-  CHECK(demo.out.find("timed out after 1 s (its process group was killed): /bin/sh -c sleep 60 &") != std::string::npos);
+  CHECK(demo.out.find("timed out after 1 s (its process group was killed): /bin/sh -c sleep 60 &") !=
+        std::string::npos);
   CHECK(demo.out.find("--- stdout (tail) ---\n  started\n") != std::string::npos);
 
   std::ifstream in(pid_file);

@@ -1,8 +1,6 @@
 // Sweeps (-m) with the real trainer binary: every job checked before any runs, job processes run
 // by the basic and local launchers, failures isolated, fail_fast, resume after the sweep process
 // was killed, refusal of a changed job list, and the summary files. Tiny synthetic runs.
-#include <catch2/catch.hpp>
-
 #include <unistd.h>
 
 #include <chrono>
@@ -10,6 +8,8 @@
 #include <filesystem>
 #include <fstream>
 #include <thread>
+
+#include <catch2/catch.hpp>
 
 #include "e2e_support.h"
 #include "subprocess.h"
@@ -42,9 +42,9 @@ TEST_CASE("sweep: every job is checked before any runs; all bad jobs are listed 
   fs::create_directories(fs::path(dir.path()) / "extra" / "debug");
   std::ofstream(fs::path(dir.path()) / "extra" / "debug" / "typo.yaml")
       << "# @package _global_\ntrainer:\n  max_epoch: 1\n";
-  auto result = run_process(sweep_command({"--config-dir", "extra", "debug=fdr,typo", "model=mlp,bogus",
-                                           "hydra.sweep.dir=sweep"}),
-                            dir.path());
+  auto result = run_process(
+      sweep_command({"--config-dir", "extra", "debug=fdr,typo", "model=mlp,bogus", "hydra.sweep.dir=sweep"}),
+      dir.path());
   INFO(result.err);
   CHECK(result.exit_code == 1);
   check_no_crash(result);
@@ -91,9 +91,9 @@ TEST_CASE("sweep: the local launcher runs n_jobs=2 job processes, each with its 
 TEST_CASE("sweep: a failing job does not stop the others, the sweep exits non-zero, the summary says so") {
   if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
-  const auto command = sweep_command({"data.num_samples=512", "trainer.max_epochs=2", "hydra/launcher=local",
-                                      "hydra.launcher.n_jobs=2", "model.input_size=5,784,784",
-                                      "hydra.sweep.dir=sweep"});
+  const auto command =
+      sweep_command({"data.num_samples=512", "trainer.max_epochs=2", "hydra/launcher=local", "hydra.launcher.n_jobs=2",
+                     "model.input_size=5,784,784", "hydra.sweep.dir=sweep"});
   auto result = run_process(command, dir.path());
   INFO(result.err);
   CHECK(result.exit_code == 1);
@@ -110,8 +110,9 @@ TEST_CASE("sweep: a failing job does not stop the others, the sweep exits non-ze
   // The summary: one row per job with the monitored metric (val/acc, max) read from metrics.csv.
   const std::string csv = read_file(sweep / "sweep_summary.csv");
   CHECK(contains(csv, "job,status,overrides,metric,mode,best,final,test/acc,test/loss,epochs,duration_s\n"));
-  CHECK(contains(csv, "\n0,failed,data=synthetic data.num_workers=0 data.num_samples=512 trainer.max_epochs=2 "
-                      "model.input_size=5,val/acc,max,,,,,0,"));
+  CHECK(contains(csv,
+                 "\n0,failed,data=synthetic data.num_workers=0 data.num_samples=512 trainer.max_epochs=2 "
+                 "model.input_size=5,val/acc,max,,,,,0,"));
   CsvTable table = read_csv(sweep / "sweep_summary.csv");
   REQUIRE(table.rows.size() == 3);
   for (int job : {1, 2}) {
@@ -149,9 +150,9 @@ TEST_CASE("sweep: a failing job does not stop the others, the sweep exits non-ze
 TEST_CASE("sweep: fail_fast=true stops launching at the first failure") {
   if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
-  auto result = run_process(sweep_command({"debug=fdr", "+hydra.launcher.fail_fast=true", "model.input_size=5,784",
-                                           "hydra.sweep.dir=sweep"}),
-                            dir.path());
+  auto result = run_process(
+      sweep_command({"debug=fdr", "+hydra.launcher.fail_fast=true", "model.input_size=5,784", "hydra.sweep.dir=sweep"}),
+      dir.path());
   INFO(result.err);
   CHECK(result.exit_code == 1);
   check_no_crash(result);
@@ -196,10 +197,11 @@ TEST_CASE("sweep: killed with SIGKILL mid-way, the same command resumes it; a ch
   CHECK(changed.exit_code == 1);
   check_no_crash(changed);
   CHECK(contains(changed.err, "different job list"));
-  CHECK(contains(changed.err, "job 2: data=synthetic data.num_workers=0 data.num_samples=1024 trainer.max_epochs=6 "
-                              "callbacks.model_checkpoint.save_top_k=0 seed=3 on disk, data=synthetic "
-                              "data.num_workers=0 data.num_samples=1024 trainer.max_epochs=6 "
-                              "callbacks.model_checkpoint.save_top_k=0 seed=4 now"));
+  CHECK(contains(changed.err,
+                 "job 2: data=synthetic data.num_workers=0 data.num_samples=1024 trainer.max_epochs=6 "
+                 "callbacks.model_checkpoint.save_top_k=0 seed=3 on disk, data=synthetic "
+                 "data.num_workers=0 data.num_samples=1024 trainer.max_epochs=6 "
+                 "callbacks.model_checkpoint.save_top_k=0 seed=4 now"));
   CHECK_FALSE(fs::exists(sweep / ".sweep" / "status" / "2.yaml"));
 
   // The same command: job 0 skipped, job 1 resumed from its last.ckpt, job 2 run; numbers kept.
@@ -227,13 +229,14 @@ TEST_CASE("sweep: ASHA stops the clearly bad jobs early and keeps the best one")
   // lr=1e-7 barely moves from chance: cut at the first rung by job 0's result there. Epochs of
   // 256 small steps (~0.25 s) so a job cannot finish all 10 between two of the launcher's
   // 0.5 s looks at its metrics.csv.
-  auto result = run_process(sweep_command({"data.num_samples=4096", "data.batch_size=16", "trainer.max_epochs=10", "hydra/sweeper=asha",
-                                           "hydra.sweeper.max_t=10", "hydra.sweeper.reduction_factor=2",
-                                           "optimizer.lr=0.001,1e-7,1e-7", "hydra.sweep.dir=sweep"}),
-                            dir.path(), {},
-                            // 4.5 min for job 0 alone on the 2-core machine at load 13 (epochs of
-                            // 27 s): more than the default timeout.
-                            std::chrono::seconds(900));
+  auto result =
+      run_process(sweep_command({"data.num_samples=4096", "data.batch_size=16", "trainer.max_epochs=10",
+                                 "hydra/sweeper=asha", "hydra.sweeper.max_t=10", "hydra.sweeper.reduction_factor=2",
+                                 "optimizer.lr=0.001,1e-7,1e-7", "hydra.sweep.dir=sweep"}),
+                  dir.path(), {},
+                  // 4.5 min for job 0 alone on the 2-core machine at load 13 (epochs of
+                  // 27 s): more than the default timeout.
+                  std::chrono::seconds(900));
   INFO(result.err);
   CHECK(result.exit_code == 0);
   const fs::path sweep = fs::path(dir.path()) / "sweep";
@@ -262,8 +265,8 @@ TEST_CASE("sweep: SIGTERM to the sweep stops its jobs with a checkpoint; trainer
   const fs::path sweep = fs::path(dir.path()) / "sweep";
   bool signalled = false;
   auto stopped = run_and_signal(
-      sweep_command({"data.num_samples=1024", "trainer.max_epochs=12", "hydra/launcher=local", "hydra.launcher.n_jobs=2",
-                     "seed=1,2,3", "hydra.sweep.dir=sweep"}),
+      sweep_command({"data.num_samples=1024", "trainer.max_epochs=12", "hydra/launcher=local",
+                     "hydra.launcher.n_jobs=2", "seed=1,2,3", "hydra.sweep.dir=sweep"}),
       dir.path(),
       [&] {
         std::error_code ec;
@@ -302,8 +305,8 @@ TEST_CASE("sweep: a job forked from the sweep process ends with the same weights
   REQUIRE(swept.exit_code == 0);
   CHECK(contains(swept.err, "each forked from this process with the engine loaded"));
 
-  std::vector<std::string> single = {TRAINER_BINARY, "fit", "data=synthetic", "data.num_workers=0", "seed=6",
-                                     "hydra.run.dir=single"};
+  std::vector<std::string> single = {TRAINER_BINARY,       "fit",    "data=synthetic",
+                                     "data.num_workers=0", "seed=6", "hydra.run.dir=single"};
   single.insert(single.end(), settings.begin(), settings.end());
   auto plain = run_process(single, dir.path());
   INFO(plain.err);

@@ -4,14 +4,15 @@
 // operators inside forward. A window fit never reaches, and a bad schedule, are reported.
 #include <algorithm>
 #include <cstdlib>
-#include <catch2/catch.hpp>
 #include <filesystem>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include "e2e_support.h"
 #include "subprocess.h"
@@ -21,9 +22,7 @@ using namespace trainer::testing;
 
 namespace {
 
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 struct Range {
   std::string name;
@@ -60,10 +59,18 @@ std::vector<Range> complete_events(const nlohmann::json& trace) {
 // debug=trace turns the profiler on; the schedule here: 2 steps waiting, 1 warming up, 2 recorded
 // (steps 3 and 4 of 8).
 std::vector<std::string> window_fit() {
-  return {TRAINER_BINARY, "fit", "data=synthetic", "data.num_workers=0", "debug=trace",
-          "trainer.profiler_schedule.wait=2", "trainer.profiler_schedule.active=2",
-          "trainer.limit_train_batches=8", "trainer.limit_val_batches=2",
-          "trainer.log_every_n_steps=100", "test_after_fit=false", "hydra.run.dir=run"};
+  return {TRAINER_BINARY,
+          "fit",
+          "data=synthetic",
+          "data.num_workers=0",
+          "debug=trace",
+          "trainer.profiler_schedule.wait=2",
+          "trainer.profiler_schedule.active=2",
+          "trainer.limit_train_batches=8",
+          "trainer.limit_val_batches=2",
+          "trainer.log_every_n_steps=100",
+          "test_after_fit=false",
+          "hydra.run.dir=run"};
 }
 
 }  // namespace
@@ -73,16 +80,13 @@ TEST_CASE(
     "LibTorch's operators") {
   if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
-  auto result =
-      run_process(window_fit(),
-                  dir.path());
+  auto result = run_process(window_fit(), dir.path());
   INFO(result.out << result.err);
   REQUIRE(result.exit_code == 0);
   const fs::path trace_file = fs::path(dir.path()) / "run" / "fit-trace.json";
   REQUIRE(fs::exists(trace_file));
   CHECK_FALSE(fs::exists(fs::path(dir.path()) / "run" / "fit-trace.json.partial"));
-  CHECK_FALSE(
-      fs::exists(fs::path(dir.path()) / "run" / "fit-profiler.txt"));  // that is profiler=simple
+  CHECK_FALSE(fs::exists(fs::path(dir.path()) / "run" / "fit-profiler.txt"));  // that is profiler=simple
   const std::string log = read_file(fs::path(dir.path()) / "run" / "trainer.log");
   CHECK(contains(log, "profiler (pytorch): training steps 3-4 traced to"));
 
@@ -92,15 +96,13 @@ TEST_CASE(
 
   std::vector<Range> steps;
   std::map<std::string, std::vector<Range>> phases;
-  const std::set<std::string> phase_names = {"data",       "h2d_copy",   "forward",
-                                             "backward",   "optimizer",  "logging",
-                                             "validation", "checkpoint", "all_reduce_wait"};
+  const std::set<std::string> phase_names = {"data",    "h2d_copy",   "forward",    "backward",       "optimizer",
+                                             "logging", "validation", "checkpoint", "all_reduce_wait"};
   for (const Range& e : events) {
     if (e.name.rfind("train_step#", 0) == 0) steps.push_back(e);
     if (phase_names.count(e.name) != 0) phases[e.name].push_back(e);
   }
-  std::sort(steps.begin(), steps.end(),
-            [](const Range& a, const Range& b) { return a.start < b.start; });
+  std::sort(steps.begin(), steps.end(), [](const Range& a, const Range& b) { return a.start < b.start; });
   std::vector<std::string> step_names;
   for (const Range& s : steps) step_names.push_back(s.name);
   CHECK(step_names == std::vector<std::string>{"train_step#3", "train_step#4"});
@@ -156,29 +158,29 @@ TEST_CASE(
     "refused") {
   if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir late;
-  auto result =
-      run_process({TRAINER_BINARY, "fit", "data=synthetic", "data.num_workers=0", "debug=trace",
-                   "trainer.profiler_schedule.wait=10", "trainer.limit_train_batches=4",
-                   "trainer.limit_val_batches=1", "test_after_fit=false", "hydra.run.dir=run"},
-                  late.path());
+  auto result = run_process({TRAINER_BINARY, "fit", "data=synthetic", "data.num_workers=0", "debug=trace",
+                             "trainer.profiler_schedule.wait=10", "trainer.limit_train_batches=4",
+                             "trainer.limit_val_batches=1", "test_after_fit=false", "hydra.run.dir=run"},
+                            late.path());
   INFO(result.out << result.err);
   REQUIRE(result.exit_code == 0);
   CHECK_FALSE(fs::exists(fs::path(late.path()) / "run" / "fit-trace.json"));
   const std::string log = read_file(fs::path(late.path()) / "run" / "trainer.log");
-  CHECK(
-      contains(log, "fit ended after 4 training step(s), before the traced window (steps 11-13)"));
+  CHECK(contains(log, "fit ended after 4 training step(s), before the traced window (steps 11-13)"));
 
   TempDir bad;
-  result = run_process({TRAINER_BINARY, "fit", "data=synthetic", "data.num_workers=0",
-                        "debug=trace", "trainer.profiler_schedule.active=0", "hydra.run.dir=run"},
+  result = run_process({TRAINER_BINARY, "fit", "data=synthetic", "data.num_workers=0", "debug=trace",
+                        "trainer.profiler_schedule.active=0", "hydra.run.dir=run"},
                        bad.path());
   CHECK(result.exit_code != 0);
   check_no_crash(result);
-  CHECK(contains(result.err, "trainer.profiler_schedule.active (override 'trainer.profiler_schedule.active=0'): 0 is out of range: steps recorded, at least 1"));
+  CHECK(contains(result.err,
+                 "trainer.profiler_schedule.active (override 'trainer.profiler_schedule.active=0'): 0 is out of range: "
+                 "steps recorded, at least 1"));
 
   TempDir typo;
-  result = run_process({TRAINER_BINARY, "fit", "data=synthetic", "data.num_workers=0",
-                        "debug=trace", "+trainer.profiler_schedule.activ=2", "hydra.run.dir=run"},
+  result = run_process({TRAINER_BINARY, "fit", "data=synthetic", "data.num_workers=0", "debug=trace",
+                        "+trainer.profiler_schedule.activ=2", "hydra.run.dir=run"},
                        typo.path());
   CHECK(result.exit_code != 0);
   check_no_crash(result);
@@ -196,9 +198,7 @@ TEST_CASE("profiler=pytorch in a CUDA build: the same steps and phases as nested
   // first NVTX call, as Nsight Systems does; the child inherits this process's environment.
   ::setenv("NVTX_INJECTION64_PATH", TRAINER_NVTX_RECORDER, 1);
   ::setenv("TRAINER_NVTX_RECORD", record.c_str(), 1);
-  auto result =
-      run_process(window_fit(),
-                  dir.path());
+  auto result = run_process(window_fit(), dir.path());
   ::unsetenv("NVTX_INJECTION64_PATH");
   ::unsetenv("TRAINER_NVTX_RECORD");
   INFO(result.out << result.err);

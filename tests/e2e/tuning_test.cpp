@@ -4,13 +4,13 @@
 // dominated by its float input batch (4 KiB a sample): the batch found is bounded by
 // limit / 4 KiB, every trial's measured memory is at least its input batch, the search's last
 // trials bracket the result, a larger limit gives a larger batch, and tuning changes no weights.
-#include <catch2/catch.hpp>
-
 #include <csignal>
 #include <filesystem>
 #include <regex>
 #include <string>
 #include <vector>
+
+#include <catch2/catch.hpp>
 
 #include "e2e_support.h"
 #include "subprocess.h"
@@ -31,7 +31,8 @@ std::vector<std::string> tune_command(const std::string& mode, const std::string
           "data=synthetic",
           "data.num_samples=1024",
           "data.image_shape=[1,32,32]",
-          "model.hidden_sizes=[4]", "model.input_size=1024",
+          "model.hidden_sizes=[4]",
+          "model.input_size=1024",
           "+tuner.mode=" + mode,
           "+tuner.max_memory_mb=" + limit_mb,
           "+tuner.steps_per_trial=2",
@@ -122,9 +123,9 @@ TEST_CASE("tune batch_size: power and binsearch under a CPU memory limit") {
 TEST_CASE("fit with trainer.auto_scale_batch_size: searches, fits with the batch found, changes no weights") {
   if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   // Adam (state made in every trial) and dropout (the RNG drawn in every trial): tuning must undo both.
-  const std::vector<std::string> common = {"data=synthetic", "data.num_samples=1024", "data.image_shape=[1,32,32]",
-                                           "model.hidden_sizes=[4]", "model.input_size=1024", "trainer.max_epochs=1",
-                                           "trainer.enable_progress_bar=false", "hydra.run.dir=run"};
+  const std::vector<std::string> common = {
+      "data=synthetic",        "data.num_samples=1024", "data.image_shape=[1,32,32]",        "model.hidden_sizes=[4]",
+      "model.input_size=1024", "trainer.max_epochs=1",  "trainer.enable_progress_bar=false", "hydra.run.dir=run"};
   TempDir tuned_dir;
   std::vector<std::string> auto_scaled = {TRAINER_BINARY, "fit", "+trainer.auto_scale_batch_size=binsearch",
                                           "+tuner.max_memory_mb=1"};
@@ -152,9 +153,10 @@ TEST_CASE("fit with trainer.auto_scale_batch_size: searches, fits with the batch
 TEST_CASE("tune batch_size: no limit on the CPU means half of MemAvailable; the training set caps the batch") {
   if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
-  auto result = run_process({TRAINER_BINARY, "tune", "batch_size", "data=synthetic", "data.num_samples=300",
-                             "data.image_shape=[1,8,8]", "model.hidden_sizes=[4]", "model.input_size=64", "hydra.run.dir=run"},
-                            dir.path());
+  auto result =
+      run_process({TRAINER_BINARY, "tune", "batch_size", "data=synthetic", "data.num_samples=300",
+                   "data.image_shape=[1,8,8]", "model.hidden_sizes=[4]", "model.input_size=64", "hydra.run.dir=run"},
+                  dir.path());
   INFO(result.out << result.err);
   REQUIRE(result.exit_code == 0);
   // 300 samples, val_fraction 0.1: 270 to train on; 2, 4, ..., 256, then 270 itself.
@@ -165,8 +167,8 @@ TEST_CASE("tune batch_size: no limit on the CPU means half of MemAvailable; the 
 
 TEST_CASE("tune batch_size: bad modes and values, DDP, and a first trial that does not fit are refused") {
   if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
-  const std::vector<std::string> base = {TRAINER_BINARY, "tune", "batch_size", "data=synthetic",
-                                         "data.num_samples=256", "hydra.run.dir=run"};
+  const std::vector<std::string> base = {
+      TRAINER_BINARY, "tune", "batch_size", "data=synthetic", "data.num_samples=256", "hydra.run.dir=run"};
   auto run_with = [&](const std::vector<std::string>& extra) {
     std::vector<std::string> args = base;
     args.insert(args.end(), extra.begin(), extra.end());
@@ -190,7 +192,9 @@ TEST_CASE("tune batch_size: bad modes and values, DDP, and a first trial that do
   auto zero = run_with({"+tuner.init_val=0"});
   CHECK(zero.exit_code != 0);
   check_no_crash(zero);
-  CHECK(contains(zero.err, "tuner.init_val (override '+tuner.init_val=0'): 0 is out of range: the first batch size tried, at least 1"));
+  CHECK(contains(
+      zero.err,
+      "tuner.init_val (override '+tuner.init_val=0'): 0 is out of range: the first batch size tried, at least 1"));
 
   auto typo = run_with({"+tuner.max_memory=10"});
   CHECK(typo.exit_code != 0);

@@ -1,12 +1,12 @@
 // Engine tests use Catch's prefixed macros: Debian's LibTorch pulls in glog, whose CHECK macro
 // would otherwise silently replace Catch's CHECK.
 #define CATCH_CONFIG_PREFIX_ALL
-#include <catch2/catch.hpp>
+#include "trainer/engine/runtime_info.h"
 
+#include <catch2/catch.hpp>
 #include <torch/torch.h>
 
 #include "trainer/engine/engine_api.h"
-#include "trainer/engine/runtime_info.h"
 #include "trainer/engine/torch_compat.h"
 
 CATCH_TEST_CASE("runtime_info reports the LibTorch the engine was built against") {

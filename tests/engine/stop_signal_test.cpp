@@ -2,11 +2,11 @@
 // number after one, and the process survives it (the handler records, the loop decides). The
 // e2e tests send real signals to a training run (resume_test.cpp); this is the flag alone.
 #define CATCH_CONFIG_PREFIX_ALL
-#include <catch2/catch.hpp>
+#include "trainer/engine/stop_signal.h"
 
 #include <csignal>
 
-#include "trainer/engine/stop_signal.h"
+#include <catch2/catch.hpp>
 
 CATCH_TEST_CASE("a stop signal is recorded, not fatal, and the latest one is reported") {
   using trainer::engine::stop_signal_received;

@@ -5,11 +5,12 @@
 #define CATCH_CONFIG_PREFIX_ALL
 #include "trainer/engine/trainer_options.h"
 
-#include <catch2/catch.hpp>
 #include <cstdint>
 #include <limits>
 #include <string>
 #include <vector>
+
+#include <catch2/catch.hpp>
 
 #include "trainer/config/config_view.h"
 #include "trainer/config/yaml.h"
@@ -25,8 +26,7 @@ using trainer::engine::TrainerOptions;
 namespace {
 
 TrainerOptions options_of(const std::string& yaml) {
-  const trainer::config::YamlDocument document =
-      trainer::config::load_yaml_string(yaml, "job.yaml");
+  const trainer::config::YamlDocument document = trainer::config::load_yaml_string(yaml, "job.yaml");
   return TrainerOptions::from_config(trainer::config::ConfigView(document.root), "/runs/r1");
 }
 
@@ -41,9 +41,7 @@ trainer::Error error_of(const std::string& yaml) {
   return trainer::Error("(no error)", "");
 }
 
-bool starts_with(const std::string& text, const std::string& prefix) {
-  return text.rfind(prefix, 0) == 0;
-}
+bool starts_with(const std::string& text, const std::string& prefix) { return text.rfind(prefix, 0) == 0; }
 
 }  // namespace
 
@@ -120,31 +118,23 @@ CATCH_TEST_CASE("the accelerator's names: gpu is cuda") {
   CATCH_CHECK(options_of("trainer: {accelerator: cpu}\n").accelerator == Accelerator::kCpu);
   CATCH_CHECK(options_of("trainer: {accelerator: gpu}\n").accelerator == Accelerator::kCuda);
   CATCH_CHECK(options_of("trainer: {accelerator: cuda}\n").accelerator == Accelerator::kCuda);
-  CATCH_CHECK(
-      starts_with(error_of("trainer: {accelerator: tpu}\n").where(), "trainer.accelerator"));
+  CATCH_CHECK(starts_with(error_of("trainer: {accelerator: tpu}\n").where(), "trainer.accelerator"));
 }
 
-CATCH_TEST_CASE(
-    "precision: Lightning's short names, the trainer key over the top-level one, the loss scaler") {
+CATCH_TEST_CASE("precision: Lightning's short names, the trainer key over the top-level one, the loss scaler") {
   const struct {
     const char* given;
     Precision precision;
     const char* canonical;
-  } names[] = {{"32", Precision::k32True, "32-true"},
-               {"32-true", Precision::k32True, "32-true"},
-               {"64", Precision::k64True, "64-true"},
-               {"64-true", Precision::k64True, "64-true"},
-               {"16", Precision::k16Mixed, "16-mixed"},
-               {"16-mixed", Precision::k16Mixed, "16-mixed"},
-               {"bf16", Precision::kBf16Mixed, "bf16-mixed"},
-               {"bf16-mixed", Precision::kBf16Mixed, "bf16-mixed"},
-               {"16-true", Precision::k16True, "16-true"},
-               {"bf16-true", Precision::kBf16True, "bf16-true"}};
+  } names[] = {{"32", Precision::k32True, "32-true"},         {"32-true", Precision::k32True, "32-true"},
+               {"64", Precision::k64True, "64-true"},         {"64-true", Precision::k64True, "64-true"},
+               {"16", Precision::k16Mixed, "16-mixed"},       {"16-mixed", Precision::k16Mixed, "16-mixed"},
+               {"bf16", Precision::kBf16Mixed, "bf16-mixed"}, {"bf16-mixed", Precision::kBf16Mixed, "bf16-mixed"},
+               {"16-true", Precision::k16True, "16-true"},    {"bf16-true", Precision::kBf16True, "bf16-true"}};
   for (const auto& name : names) {
     CATCH_INFO("precision " << name.given);
     // optimizer=sgd: 16-true refuses Adam (below).
-    const TrainerOptions o =
-        options_of(std::string("precision: '") + name.given + "'\noptimizer: {name: sgd}\n");
+    const TrainerOptions o = options_of(std::string("precision: '") + name.given + "'\noptimizer: {name: sgd}\n");
     CATCH_CHECK(o.precision == name.precision);
     CATCH_CHECK(std::string(trainer::engine::precision_name(o.precision)) == name.canonical);
     // PyTorch's GradScaler is on exactly for float16 autocast unless set.
@@ -154,10 +144,8 @@ CATCH_TEST_CASE(
   CATCH_CHECK(trainer::engine::is_mixed(Precision::kBf16Mixed));
   CATCH_CHECK_FALSE(trainer::engine::is_mixed(Precision::kBf16True));
 
-  CATCH_CHECK(options_of("precision: 32\ntrainer: {precision: bf16}\n").precision ==
-              Precision::kBf16Mixed);
-  const TrainerOptions unscaled =
-      options_of("precision: 16\ntrainer: {grad_scaler: {enabled: false}}\n");
+  CATCH_CHECK(options_of("precision: 32\ntrainer: {precision: bf16}\n").precision == Precision::kBf16Mixed);
+  const TrainerOptions unscaled = options_of("precision: 16\ntrainer: {grad_scaler: {enabled: false}}\n");
   CATCH_CHECK_FALSE(unscaled.grad_scaler_enabled);
   const TrainerOptions scaled =
       options_of("precision: bf16\ntrainer: {grad_scaler: {enabled: true, init_scale: 1024.0}}\n");
@@ -170,23 +158,21 @@ CATCH_TEST_CASE(
   CATCH_CHECK(adam16.where() == "precision");
   CATCH_CHECK_THAT(adam16.problem(), Catch::Contains("optimizer=adam diverges"));
   CATCH_CHECK(
-      error_of(
-          "precision: 16-true\noptimizer: {name: sgd}\ntrainer: {grad_scaler: {enabled: true}}\n")
-          .where() == "trainer.grad_scaler.enabled");
-  CATCH_CHECK(starts_with(error_of("trainer: {grad_scaler: {init_scale: .inf}}\n").where(),
-                          "trainer.grad_scaler.init_scale"));
+      error_of("precision: 16-true\noptimizer: {name: sgd}\ntrainer: {grad_scaler: {enabled: true}}\n").where() ==
+      "trainer.grad_scaler.enabled");
+  CATCH_CHECK(
+      starts_with(error_of("trainer: {grad_scaler: {init_scale: .inf}}\n").where(), "trainer.grad_scaler.init_scale"));
 }
 
-CATCH_TEST_CASE(
-    "fast_dev_run: n batches of each phase, one epoch, no checkpoints, loggers or callbacks") {
+CATCH_TEST_CASE("fast_dev_run: n batches of each phase, one epoch, no checkpoints, loggers or callbacks") {
   const struct {
     const char* given;
     int64_t batches;
   } cases[] = {{"true", 1}, {"5", 5}};
   for (const auto& [given, batches] : cases) {
     CATCH_INFO("fast_dev_run " << given);
-    const TrainerOptions o = options_of(std::string("trainer:\n  fast_dev_run: ") + given +
-                                        "\n  max_epochs: 20\n  max_steps: 1000\n");
+    const TrainerOptions o =
+        options_of(std::string("trainer:\n  fast_dev_run: ") + given + "\n  max_epochs: 20\n  max_steps: 1000\n");
     CATCH_CHECK(o.fast_dev_run == batches);
     CATCH_CHECK(o.max_epochs == 1);
     CATCH_CHECK(o.max_steps == batches);
@@ -204,10 +190,8 @@ CATCH_TEST_CASE(
   CATCH_CHECK(off.checkpoint.enabled);
 }
 
-CATCH_TEST_CASE(
-    "overfit_batches: the same share or count of batches for training and validation, unshuffled") {
-  const TrainerOptions share =
-      options_of("trainer: {overfit_batches: 0.1, limit_val_batches: 0.5}\n");
+CATCH_TEST_CASE("overfit_batches: the same share or count of batches for training and validation, unshuffled") {
+  const TrainerOptions share = options_of("trainer: {overfit_batches: 0.1, limit_val_batches: 0.5}\n");
   CATCH_CHECK(share.overfit);
   CATCH_CHECK_FALSE(share.shuffle_train);
   CATCH_CHECK(share.limit_train.is_fraction);
@@ -240,16 +224,11 @@ CATCH_TEST_CASE("max_epochs=-1: no epoch limit, but something must end the run")
 
   // A schedule over the whole run needs its length: max_time alone leaves it open.
   const std::string timed_only = "trainer: {max_epochs: -1, max_time: '00:00:10:00'}\n";
-  CATCH_CHECK(error_of(timed_only + "scheduler: {name: onecycle}\n").where() ==
-              "scheduler=onecycle");
-  CATCH_CHECK(error_of(timed_only + "scheduler: {name: warmup_cosine}\n").where() ==
-              "scheduler=warmup_cosine");
-  CATCH_CHECK(error_of(timed_only + "scheduler: {name: cosine, t_max: 0}\n").where() ==
-              "scheduler=cosine");
-  CATCH_CHECK(options_of(timed_only + "scheduler: {name: cosine, t_max: 5}\n").scheduler.t_max ==
-              5.0);
-  CATCH_CHECK(options_of(timed_only + "scheduler: {name: step}\n").scheduler.kind ==
-              ScheduleKind::kStep);
+  CATCH_CHECK(error_of(timed_only + "scheduler: {name: onecycle}\n").where() == "scheduler=onecycle");
+  CATCH_CHECK(error_of(timed_only + "scheduler: {name: warmup_cosine}\n").where() == "scheduler=warmup_cosine");
+  CATCH_CHECK(error_of(timed_only + "scheduler: {name: cosine, t_max: 0}\n").where() == "scheduler=cosine");
+  CATCH_CHECK(options_of(timed_only + "scheduler: {name: cosine, t_max: 5}\n").scheduler.t_max == 5.0);
+  CATCH_CHECK(options_of(timed_only + "scheduler: {name: step}\n").scheduler.kind == ScheduleKind::kStep);
 }
 
 CATCH_TEST_CASE("optimizer: the name becomes an enum, each optimizer's declared defaults apply") {
@@ -260,8 +239,7 @@ CATCH_TEST_CASE("optimizer: the name becomes an enum, each optimizer's declared 
   CATCH_CHECK(sgd.optimizer.nesterov);
   CATCH_CHECK(sgd.optimizer.weight_decay == 5.0e-4);
 
-  const TrainerOptions adamw =
-      options_of("optimizer: {name: adamw, lr: 0.002, betas: [0.8, 0.99]}\n");
+  const TrainerOptions adamw = options_of("optimizer: {name: adamw, lr: 0.002, betas: [0.8, 0.99]}\n");
   CATCH_CHECK(adamw.optimizer.kind == OptimizerKind::kAdamW);
   CATCH_CHECK(adamw.optimizer.lr == 0.002);
   CATCH_CHECK(adamw.optimizer.weight_decay == 0.01);
@@ -271,17 +249,16 @@ CATCH_TEST_CASE("optimizer: the name becomes an enum, each optimizer's declared 
   CATCH_CHECK(adam.optimizer.kind == OptimizerKind::kAdam);
   CATCH_CHECK(adam.optimizer.weight_decay == 0.0);
   for (OptimizerKind kind : {OptimizerKind::kAdam, OptimizerKind::kAdamW, OptimizerKind::kSgd}) {
-    CATCH_CHECK(options_of(std::string("optimizer: {name: ") +
-                           trainer::engine::optimizer_name(kind) + "}\n")
-                    .optimizer.kind == kind);
+    CATCH_CHECK(
+        options_of(std::string("optimizer: {name: ") + trainer::engine::optimizer_name(kind) + "}\n").optimizer.kind ==
+        kind);
   }
 
   const trainer::Error unknown = error_of("optimizer: {name: lamb}\n");
   CATCH_CHECK(unknown.where() == "optimizer.name");
   CATCH_CHECK_THAT(unknown.problem(), Catch::Contains("'lamb'"));
   CATCH_CHECK(
-      starts_with(error_of("optimizer: {name: sgd, nesterov: true, momentum: 0.0}\n").where(),
-                  "optimizer.nesterov"));
+      starts_with(error_of("optimizer: {name: sgd, nesterov: true, momentum: 0.0}\n").where(), "optimizer.nesterov"));
   CATCH_CHECK(starts_with(error_of("optimizer: {name: adam, lr: -1.0}\n").where(), "optimizer.lr"));
 }
 
@@ -307,31 +284,26 @@ CATCH_TEST_CASE("scheduler: the name becomes an enum, with each schedule's keys 
   CATCH_CHECK(warmup.scheduler.eta_min == 0.001);
   CATCH_CHECK(warmup.scheduler.per_step);
 
-  const TrainerOptions onecycle =
-      options_of("optimizer: {name: adam, lr: 0.004}\nscheduler: {name: onecycle}\n");
+  const TrainerOptions onecycle = options_of("optimizer: {name: adam, lr: 0.004}\nscheduler: {name: onecycle}\n");
   CATCH_CHECK(onecycle.scheduler.kind == ScheduleKind::kOneCycle);
   CATCH_CHECK(onecycle.scheduler.max_lr == 0.004);  // absent: optimizer.lr
   CATCH_CHECK(onecycle.scheduler.pct_start == 0.3);
   CATCH_CHECK(onecycle.scheduler.per_step);
-  CATCH_CHECK_FALSE(
-      options_of("scheduler: {name: onecycle, max_lr: 0.1, interval: epoch}\n").scheduler.per_step);
+  CATCH_CHECK_FALSE(options_of("scheduler: {name: onecycle, max_lr: 0.1, interval: epoch}\n").scheduler.per_step);
 
   for (ScheduleKind kind : {ScheduleKind::kNone, ScheduleKind::kStep, ScheduleKind::kCosine,
                             ScheduleKind::kWarmupCosine, ScheduleKind::kOneCycle}) {
     CATCH_CHECK(
-        options_of(std::string("scheduler: {name: ") + trainer::engine::schedule_name(kind) + "}\n")
-            .scheduler.kind == kind);
+        options_of(std::string("scheduler: {name: ") + trainer::engine::schedule_name(kind) + "}\n").scheduler.kind ==
+        kind);
   }
 
   const trainer::Error unknown = error_of("scheduler: {name: plateau}\n");
   CATCH_CHECK(unknown.where() == "scheduler.name");
   CATCH_CHECK_THAT(unknown.fix(), Catch::Contains("warmup_cosine"));
-  CATCH_CHECK(starts_with(error_of("scheduler: {name: step, step_size: 0}\n").where(),
-                          "scheduler.step_size"));
-  CATCH_CHECK(starts_with(error_of("scheduler: {name: onecycle, pct_start: 1.5}\n").where(),
-                          "scheduler.pct_start"));
-  CATCH_CHECK(starts_with(error_of("scheduler: {name: step, interval: batch}\n").where(),
-                          "scheduler.interval"));
+  CATCH_CHECK(starts_with(error_of("scheduler: {name: step, step_size: 0}\n").where(), "scheduler.step_size"));
+  CATCH_CHECK(starts_with(error_of("scheduler: {name: onecycle, pct_start: 1.5}\n").where(), "scheduler.pct_start"));
+  CATCH_CHECK(starts_with(error_of("scheduler: {name: step, interval: batch}\n").where(), "scheduler.interval"));
 }
 
 CATCH_TEST_CASE("the model checkpoint callback's keys, and its absence") {
@@ -357,11 +329,10 @@ CATCH_TEST_CASE("the model checkpoint callback's keys, and its absence") {
 }
 
 CATCH_TEST_CASE("trainer's own cross-key rules name the key") {
-  CATCH_CHECK(starts_with(error_of("trainer: {benchmark: true, deterministic: true}\n").where(),
-                          "trainer.benchmark"));
+  CATCH_CHECK(starts_with(error_of("trainer: {benchmark: true, deterministic: true}\n").where(), "trainer.benchmark"));
   CATCH_CHECK(options_of("trainer: {benchmark: true}\n").cudnn_benchmark);
   const trainer::Error range = error_of("trainer: {max_epochs: -5}\n");
   CATCH_CHECK(range.where() == "trainer.max_epochs (job.yaml:1)");
-  CATCH_CHECK(starts_with(error_of("trainer: {accumulate_grad_batches: 0}\n").where(),
-                          "trainer.accumulate_grad_batches"));
+  CATCH_CHECK(
+      starts_with(error_of("trainer: {accumulate_grad_batches: 0}\n").where(), "trainer.accumulate_grad_batches"));
 }

@@ -1,14 +1,16 @@
 #include "trainer/formats/checkpoint_file.h"
 
-#include <catch2/catch.hpp>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <thread>
 
-#include "../launch/temp_dir.h"
+#include <catch2/catch.hpp>
+
 #include "trainer/util/error.h"
+
+#include "../launch/temp_dir.h"
 
 namespace fs = std::filesystem;
 using namespace trainer::formats;
@@ -23,9 +25,7 @@ std::string make_file(const std::string& archive, const CheckpointSummary& summa
   return file;
 }
 
-void write(const fs::path& path, const std::string& bytes) {
-  std::ofstream(path, std::ios::binary) << bytes;
-}
+void write(const fs::path& path, const std::string& bytes) { std::ofstream(path, std::ios::binary) << bytes; }
 
 std::string error_of(const std::function<void()>& call) {
   try {
@@ -112,8 +112,9 @@ TEST_CASE("damage anywhere in a checkpoint file is caught and names the newest i
   write(newer, bytes.substr(0, 500));
   CHECK(newest_intact_checkpoint(dir.path) == older.string());
   CHECK(newest_intact_checkpoint(dir.path, older.string()) == std::nullopt);
-  CHECK(error_of([&] { read_checkpoint_file((fs::path(dir.path) / "none.ckpt").string()); })
-            .find("checkpoint not found") != std::string::npos);
+  CHECK(error_of([&] {
+          read_checkpoint_file((fs::path(dir.path) / "none.ckpt").string());
+        }).find("checkpoint not found") != std::string::npos);
 }
 
 TEST_CASE("a bare LibTorch archive (checkpoint format 1) still reads, without checks", "[formats]") {

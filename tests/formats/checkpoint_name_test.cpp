@@ -1,11 +1,11 @@
 // Checkpoint file names from Lightning's filename patterns, and the check the launcher runs first.
-#include <catch2/catch.hpp>
-
 #include "trainer/formats/checkpoint_name.h"
 
+#include <catch2/catch.hpp>
+
+using Catch::Contains;
 using trainer::formats::check_checkpoint_name;
 using trainer::formats::format_checkpoint_name;
-using Catch::Contains;
 
 TEST_CASE("names fill {epoch} and {step} with their widths and metrics with their float formats") {
   CHECK(format_checkpoint_name("epoch_{epoch:03d}", 7, 120, {}) == "epoch_007");

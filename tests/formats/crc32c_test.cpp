@@ -1,7 +1,8 @@
 #include "trainer/formats/crc32c.h"
 
-#include <catch2/catch.hpp>
 #include <string>
+
+#include <catch2/catch.hpp>
 
 using trainer::formats::crc32c;
 

@@ -1,8 +1,5 @@
 #include "trainer/formats/safetensors_writer.h"
 
-#include <catch2/catch.hpp>
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
@@ -12,6 +9,9 @@
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include "trainer/util/error.h"
 

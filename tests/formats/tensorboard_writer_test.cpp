@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -17,10 +16,13 @@
 #include <string>
 #include <vector>
 
-#include "src/formats/tensorboard_event.pb.h"
+#include <catch2/catch.hpp>
+
 #include "trainer/formats/crc32c.h"
-#include "skip_test.h"
 #include "trainer/util/error.h"
+
+#include "skip_test.h"
+#include "src/formats/tensorboard_event.pb.h"
 
 using trainer::formats::masked_crc32c;
 using trainer::formats::TensorBoardWriter;
@@ -37,8 +39,7 @@ struct TempDir {
   }
   ~TempDir() {
     ::nftw(
-        path.c_str(),
-        [](const char* name, const struct stat*, int, struct FTW*) { return ::remove(name); }, 16,
+        path.c_str(), [](const char* name, const struct stat*, int, struct FTW*) { return ::remove(name); }, 16,
         FTW_DEPTH | FTW_PHYS);
   }
 };
@@ -196,8 +197,7 @@ TEST_CASE("a log directory that cannot be created is a trainer::Error", "[format
     TensorBoardWriter writer(file + "/tb");
     FAIL("no error for a log directory below a file");
   } catch (const trainer::Error& error) {
-    CHECK(error.problem().find("not_a_directory exists but is not a directory") !=
-          std::string::npos);
+    CHECK(error.problem().find("not_a_directory exists but is not a directory") != std::string::npos);
     CHECK(error.where() == file + "/tb");
   }
 }
@@ -231,8 +231,7 @@ TEST_CASE("TensorBoard's EventAccumulator reads the scalars back", "[formats][py
         trainer::testing::Skip::unexpected_in_ci);
   }
   const std::string script = std::string(TRAINER_SOURCE_DIR) + "/tests/formats/read_tensorboard.py";
-  const std::string command =
-      shell_quote(python) + " " + shell_quote(script) + " " + shell_quote(temp.path);
+  const std::string command = shell_quote(python) + " " + shell_quote(script) + " " + shell_quote(temp.path);
   std::FILE* pipe = ::popen(command.c_str(), "r");
   REQUIRE(pipe != nullptr);
   std::string output;

@@ -24,8 +24,10 @@ double as_number(const trainer::config::Node& node) {
       // has ~1e54 elements, not a handful).
       if (node.is_big_int()) return node.int_text()[0] == '-' ? -HUGE_VAL : HUGE_VAL;
       return static_cast<double>(node.as_int());
-    case trainer::config::NodeType::kFloat: return node.as_float();
-    default: return 0.0;
+    case trainer::config::NodeType::kFloat:
+      return node.as_float();
+    default:
+      return 0.0;
   }
 }
 

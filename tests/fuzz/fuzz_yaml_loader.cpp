@@ -16,8 +16,8 @@
 namespace {
 
 [[noreturn]] void fail(const char* what, const std::string& yaml, const char* detail) {
-  std::fprintf(stderr, "fuzz_yaml_loader: %s\n%s\n--- to_yaml output ---\n%s\n--- end ---\n", what,
-               detail, yaml.c_str());
+  std::fprintf(stderr, "fuzz_yaml_loader: %s\n%s\n--- to_yaml output ---\n%s\n--- end ---\n", what, detail,
+               yaml.c_str());
   std::abort();
 }
 

@@ -1,11 +1,12 @@
 // ASHA's rung decisions, worked by hand from Ray Tune's definition (numpy linear percentiles).
 #include "trainer/launch/asha.h"
 
-#include <catch2/catch.hpp>
 #include <cmath>
 #include <limits>
 #include <string>
 #include <vector>
+
+#include <catch2/catch.hpp>
 
 #include "trainer/config/builtin_hydra_configs.h"
 #include "trainer/config/yaml.h"
@@ -70,7 +71,7 @@ TEST_CASE("a job is cut at a rung when it is not in the top 1/reduction_factor r
   CHECK(asha.on_result(1, 1, 0.3) == Decision::kStop);      // below 0.5
   CHECK(asha.on_result(2, 1, 0.7) == Decision::kContinue);  // above median(0.5, 0.3) = 0.4
   CHECK(asha.on_result(3, 1, 0.45) == Decision::kStop);     // below median(0.3, 0.5, 0.7) = 0.5
-  CHECK(asha.recorded_at(0) == 4);                           // stopped jobs are recorded too
+  CHECK(asha.recorded_at(0) == 4);                          // stopped jobs are recorded too
   // Between rungs nothing is judged or recorded.
   CHECK(asha.on_result(0, 2 - 1, 0.1) == Decision::kContinue);  // already recorded at rung 1
   CHECK(asha.recorded_at(0) == 4);
@@ -118,9 +119,9 @@ TEST_CASE("max_t completes a job; a NaN metric stops it") {
   CHECK(asha.on_result(0, 3, 0.6) == Decision::kContinue);
   CHECK(asha.on_result(0, 4, 0.7) == Decision::kComplete);  // first at rung 4, and at max_t
   CHECK(asha.on_result(1, 1, 0.6) == Decision::kContinue);
-  CHECK(asha.on_result(1, 4, 0.1) == Decision::kStop);      // cut beats complete
+  CHECK(asha.on_result(1, 4, 0.1) == Decision::kStop);  // cut beats complete
   CHECK(asha.on_result(2, 1, std::numeric_limits<double>::quiet_NaN()) == Decision::kStop);
-  CHECK(asha.recorded_at(0) == 2);                            // NaN not recorded
+  CHECK(asha.recorded_at(0) == 2);  // NaN not recorded
   CHECK(std::string(trainer::launch::decision_name(Decision::kComplete)) == "complete");
 }
 

@@ -18,16 +18,12 @@ TEST_CASE("the scripts register Hydra's completion functions for the program") {
   CHECK(bash.find("export _HYDRA_OLD_COMP=\"$(complete -p my_trainer 2> /dev/null)\"\n") == 0);
   CHECK(bash.find("\"$helper\" -sc query=bash") != std::string::npos);
   CHECK(bash.find("COMP_WORDBREAKS=\"${COMP_WORDBREAKS//=}\"\n") != std::string::npos);
-  CHECK(bash.find("complete -o nospace -o default -F hydra_bash_completion my_trainer\n") !=
-        std::string::npos);
-  CHECK(completion_install_script(Shell::kZsh, "my_trainer") ==
-        "autoload -Uz bashcompinit && bashcompinit\n" + bash);
+  CHECK(bash.find("complete -o nospace -o default -F hydra_bash_completion my_trainer\n") != std::string::npos);
+  CHECK(completion_install_script(Shell::kZsh, "my_trainer") == "autoload -Uz bashcompinit && bashcompinit\n" + bash);
   CHECK(completion_install_script(Shell::kFish, "my_trainer")
             .find("complete -c my_trainer -x -a '(hydra_fish_completion)'\n") != std::string::npos);
-  CHECK(completion_uninstall_script(Shell::kBash, "my_trainer").find("complete -r my_trainer") !=
-        std::string::npos);
-  CHECK(completion_uninstall_script(Shell::kZsh, "t") ==
-        completion_uninstall_script(Shell::kBash, "t"));
+  CHECK(completion_uninstall_script(Shell::kBash, "my_trainer").find("complete -r my_trainer") != std::string::npos);
+  CHECK(completion_uninstall_script(Shell::kZsh, "t") == completion_uninstall_script(Shell::kBash, "t"));
   CHECK(completion_uninstall_script(Shell::kFish, "my_trainer") ==
         "complete -e -c my_trainer\nfunctions -e hydra_fish_completion\n");
 }

@@ -1,15 +1,16 @@
 // The engine's TrainerJobResult read into the launcher's EngineResult: fields as the engine set
 // them, and an engine whose fields contradict each other (or that speaks another version of the
 // interface) is not believed.
-#include <catch2/catch.hpp>
+#include "trainer/launch/engine_result.h"
 
 #include <csignal>
 #include <cstring>
 #include <string>
 
+#include <catch2/catch.hpp>
+
 #include "trainer/engine/engine_api.h"
 #include "trainer/launch/engine_loader.h"
-#include "trainer/launch/engine_result.h"
 #include "trainer/util/error.h"
 
 using namespace trainer::launch;
@@ -65,13 +66,15 @@ TEST_CASE("a finished job's result: exit code 0, the batch found, no message") {
 }
 
 TEST_CASE("interrupted comes from the outcome and the signal fields, not from the message") {
-  const EngineResult stopped = engine_result_of(raw_result(1, TRAINER_JOB_INTERRUPTED, SIGTERM, 0, "stopped after step 4"));
+  const EngineResult stopped =
+      engine_result_of(raw_result(1, TRAINER_JOB_INTERRUPTED, SIGTERM, 0, "stopped after step 4"));
   CHECK(stopped.outcome == JobOutcome::kInterrupted);
   CHECK(stopped.stop_signal == SIGTERM);
   CHECK(stopped.exit_code == 1);
   CHECK(stopped.message == "stopped after step 4");
 
-  const EngineResult failed = engine_result_of(raw_result(1, TRAINER_JOB_FAILED, 0, 0, "signal 15: stopped after step 4"));
+  const EngineResult failed =
+      engine_result_of(raw_result(1, TRAINER_JOB_FAILED, 0, 0, "signal 15: stopped after step 4"));
   CHECK(failed.outcome == JobOutcome::kFailed);
   CHECK(failed.stop_signal == 0);
 }

@@ -10,9 +10,8 @@ using namespace trainer::launch;
 
 TEST_CASE("the flags name the program in the completion commands") {
   const std::string flags = hydra_flags_help("my_trainer");
-  CHECK(flags.find(
-            "--shell-completion,-sc : Install or Uninstall shell completion:\n    Bash - Install:\n"
-            "    eval \"$(my_trainer -sc install=bash)\"\n") != std::string::npos);
+  CHECK(flags.find("--shell-completion,-sc : Install or Uninstall shell completion:\n    Bash - Install:\n"
+                   "    eval \"$(my_trainer -sc install=bash)\"\n") != std::string::npos);
   CHECK(flags.find("    my_trainer -sc uninstall=fish | source\n") != std::string::npos);
   CHECK(flags.rfind("Overrides : ", std::string::npos) != std::string::npos);
   CHECK(flags.back() != '\n');  // the template puts the line break after $FLAGS_HELP
@@ -20,15 +19,12 @@ TEST_CASE("the flags name the program in the completion commands") {
 
 TEST_CASE("the config groups: hydra's and the app's apart, with their options") {
   trainer::config::ComposerOptions options;
-  options.search_path = {
-      {"main", std::string("file://") + TRAINER_TEST_DATA_DIR + "/completion/app"}};
+  options.search_path = {{"main", std::string("file://") + TRAINER_TEST_DATA_DIR + "/completion/app"}};
   trainer::config::Composer composer(std::move(options));
   const std::string hydra = config_groups_help(composer, true);
   CHECK(hydra.find("hydra: config\nhydra/env: default\n") == 0);
-  CHECK(hydra.find("hydra/launcher: basic, fairtask, joblib, local, slurm, submitit_slurm\n") !=
-        std::string::npos);
-  CHECK(config_groups_help(composer, false) ==
-        "group: dict, list\ntest_hydra/launcher: fairtask\n");
+  CHECK(hydra.find("hydra/launcher: basic, fairtask, joblib, local, slurm, submitit_slurm\n") != std::string::npos);
+  CHECK(config_groups_help(composer, false) == "group: dict, list\ntest_hydra/launcher: fairtask\n");
 }
 
 TEST_CASE("the template is substituted as Python's string.Template does") {

@@ -2,15 +2,17 @@
 // left), and the refusal to start a new fit over a directory that holds a training run.
 #include "trainer/launch/job_files.h"
 
-#include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
 
-#include "temp_dir.h"
+#include <catch2/catch.hpp>
+
 #include "trainer/config/yaml.h"
 #include "trainer/util/error.h"
+
+#include "temp_dir.h"
 
 namespace fs = std::filesystem;
 using Catch::Contains;
@@ -64,12 +66,10 @@ TEST_CASE("write_file_atomically replaces a file whole") {
   trainer::launch::write_file_atomically(path, "a: 3\n");
   CHECK(read(path) == "a: 3\n");
   CHECK(std::distance(fs::directory_iterator(dir.path), fs::directory_iterator()) == 1);
-  CHECK_THROWS_AS(trainer::launch::write_file_atomically(dir.path + "/missing/config.yaml", "x"),
-                  trainer::Error);
+  CHECK_THROWS_AS(trainer::launch::write_file_atomically(dir.path + "/missing/config.yaml", "x"), trainer::Error);
 }
 
-TEST_CASE(
-    "a new fit is refused where checkpoints/ holds a checkpoint, allowed where it holds none") {
+TEST_CASE("a new fit is refused where checkpoints/ holds a checkpoint, allowed where it holds none") {
   trainer::testing::TempDir dir("job_files_test");
   CHECK_NOTHROW(trainer::launch::refuse_overwriting_run(dir.path));  // no checkpoints/ at all
   fs::create_directories(dir.path + "/checkpoints");

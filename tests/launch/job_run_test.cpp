@@ -1,7 +1,7 @@
 // One job run through a stand-in engine: the .hydra files and log written before it runs, the
 // batch it reports written into .hydra/config.yaml (after a failure too), and a job that did not
 // finish thrown as EngineFailure carrying the engine's fields.
-#include <catch2/catch.hpp>
+#include "trainer/launch/job_run.h"
 
 #include <csignal>
 #include <cstring>
@@ -10,10 +10,12 @@
 #include <sstream>
 #include <string>
 
+#include <catch2/catch.hpp>
+
 #include "trainer/config/yaml.h"
 #include "trainer/engine/engine_api.h"
 #include "trainer/launch/engine_result.h"
-#include "trainer/launch/job_run.h"
+
 #include "temp_dir.h"
 
 namespace fs = std::filesystem;

@@ -1,18 +1,20 @@
 // A sweep's job process records how its job ended from the engine's fields (EngineFailure's
 // result), never from the words of its message: an error that merely reads "signal 15: ..." is a
 // failure, an interrupted result is `interrupted` with exit code 128+signal whatever its text.
-#include <catch2/catch.hpp>
+#include "trainer/launch/job_runner.h"
 
 #include <csignal>
 #include <filesystem>
 #include <fstream>
 
+#include <catch2/catch.hpp>
+
 #include "trainer/config/yaml.h"
 #include "trainer/launch/engine_result.h"
-#include "trainer/launch/job_runner.h"
 #include "trainer/launch/job_status.h"
 #include "trainer/launch/sweep_plan.h"
 #include "trainer/util/error.h"
+
 #include "temp_dir.h"
 
 namespace fs = std::filesystem;
@@ -29,7 +31,8 @@ JobRecord planned_job(const std::string& sweep_dir) {
   record.job.number = 0;
   record.job.overrides = {"optimizer.lr=0.1"};
   record.job.run_dir = (fs::path(sweep_dir) / "0").string();
-  record.config = trainer::config::load_yaml_string("ckpt_path: null\nseed: 1\nhydra:\n  output_subdir: .hydra\n", "test").root;
+  record.config =
+      trainer::config::load_yaml_string("ckpt_path: null\nseed: 1\nhydra:\n  output_subdir: .hydra\n", "test").root;
   write_job_record(sweep_dir, record);
   return record;
 }

@@ -1,5 +1,5 @@
 // Job status files: written and read back; a `running` job whose process is gone is interrupted.
-#include <catch2/catch.hpp>
+#include "trainer/launch/job_status.h"
 
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -7,7 +7,8 @@
 
 #include <filesystem>
 
-#include "trainer/launch/job_status.h"
+#include <catch2/catch.hpp>
+
 #include "temp_dir.h"
 
 namespace fs = std::filesystem;

@@ -1,6 +1,6 @@
 // The local launcher with real child processes: a small shell script stands in for the job
 // process (`<exe> sweep run-job DIR N`) and writes its status file as the real one does.
-#include <catch2/catch.hpp>
+#include "trainer/launch/local_launcher.h"
 
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -9,11 +9,13 @@
 #include <fstream>
 #include <sstream>
 
+#include <catch2/catch.hpp>
+
 #include "trainer/config/yaml.h"
 #include "trainer/launch/job_status.h"
 #include "trainer/launch/launcher.h"
-#include "trainer/launch/local_launcher.h"
 #include "trainer/util/error.h"
+
 #include "temp_dir.h"
 
 namespace fs = std::filesystem;
@@ -69,7 +71,9 @@ SweepPlan fake_sweep(const std::string& dir, int jobs, const std::string& launch
   return plan;
 }
 
-void job_does(const std::string& dir, int n, const std::string& what) { std::ofstream(dir + "/what-" + std::to_string(n)) << what; }
+void job_does(const std::string& dir, int n, const std::string& what) {
+  std::ofstream(dir + "/what-" + std::to_string(n)) << what;
+}
 
 JobState state_of(const std::string& dir, int n) { return effective_state(read_job_status(dir, n)); }
 

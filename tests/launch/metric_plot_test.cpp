@@ -5,7 +5,6 @@
 #include <cairo.h>
 #include <unistd.h>
 
-#include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -13,6 +12,8 @@
 #include <limits>
 #include <string>
 #include <vector>
+
+#include <catch2/catch.hpp>
 
 #include "trainer/util/error.h"
 

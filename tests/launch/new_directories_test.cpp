@@ -1,11 +1,12 @@
 // A failed evaluation takes back the directories it made for its run directory, but only when
 // they hold nothing but its own records; whatever else is there keeps them.
-#include <catch2/catch.hpp>
+#include "trainer/launch/new_directories.h"
 
 #include <filesystem>
 #include <fstream>
 
-#include "trainer/launch/new_directories.h"
+#include <catch2/catch.hpp>
+
 #include "temp_dir.h"
 
 namespace fs = std::filesystem;

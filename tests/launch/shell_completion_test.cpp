@@ -5,8 +5,9 @@
 
 #include <unistd.h>
 
-#include <catch2/catch.hpp>
 #include <filesystem>
+
+#include <catch2/catch.hpp>
 
 #include "trainer/util/error.h"
 
@@ -17,13 +18,11 @@ using Words = std::vector<std::string>;
 namespace {
 
 // The composer a line would get: the tree under tests/data/completion (-cp app by default).
-trainer::config::Composer composer_for(const CompletionTree& tree,
-                                       const std::vector<trainer::config::Override>&) {
+trainer::config::Composer composer_for(const CompletionTree& tree, const std::vector<trainer::config::Override>&) {
   const fs::path root = fs::path(TRAINER_TEST_DATA_DIR) / "completion";
   trainer::config::ComposerOptions options;
   options.search_path = {{"main", "file://" + (root / tree.config_path.value_or("app")).string()}};
-  if (tree.config_dir)
-    options.search_path.push_back({"command-line", "file://" + (root / *tree.config_dir).string()});
+  if (tree.config_dir) options.search_path.push_back({"command-line", "file://" + (root / *tree.config_dir).string()});
   options.config_name = tree.config_name.value_or("config");
   return trainer::config::Composer(std::move(options));
 }
@@ -33,15 +32,14 @@ Words complete(const std::string& line) { return completion_candidates(line, {},
 }  // namespace
 
 TEST_CASE("a line: groups, their options, keys of the config it composes, and files") {
-  CHECK(complete("trainer fit ") == Words{"dict.", "dict_prefix=", "group=", "hydra", "hydra.",
-                                          "list.", "list_prefix=", "test_hydra/"});
+  CHECK(complete("trainer fit ") ==
+        Words{"dict.", "dict_prefix=", "group=", "hydra", "hydra.", "list.", "list_prefix=", "test_hydra/"});
   CHECK(complete("trainer fit group=") == Words{"group=dict", "group=list"});
   CHECK(complete("trainer fit +gro") == Words{"+group="});
   CHECK(complete("trainer fit ~gro") == Words{"~group"});
   CHECK(complete("trainer fit test_hydra/") == Words{"test_hydra/launcher="});
   // The group chosen earlier on the line is composed in.
-  CHECK(complete("trainer fit group=dict toys.") ==
-        Words{"toys.andy=", "toys.list.", "toys.slinky="});
+  CHECK(complete("trainer fit group=dict toys.") == Words{"toys.andy=", "toys.list.", "toys.slinky="});
   // A sweep composes only as a multirun, without its values.
   CHECK(complete("trainer fit group=dict,list list.").empty());
   CHECK(complete("trainer fit -m group=dict,list list.") == Words{"list.0=", "list.1=", "list.2="});
@@ -50,8 +48,7 @@ TEST_CASE("a line: groups, their options, keys of the config it composes, and fi
   // The line's -cn and -cd.
   CHECK(complete("trainer fit -cn missing_default ") == Words{"group=", "hydra", "test_hydra/"});
   CHECK(complete("trainer fit -cd extra gro") == Words{"group="});
-  CHECK(complete("trainer fit -cd extra group=") ==
-        Words{"group=dict", "group=file_opt", "group=list"});
+  CHECK(complete("trainer fit -cd extra group=") == Words{"group=dict", "group=file_opt", "group=list"});
 }
 
 TEST_CASE("a line: commands, flags and their values where Hydra's parser gives up") {

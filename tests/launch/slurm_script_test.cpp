@@ -1,7 +1,7 @@
 // The SLURM launcher's files: the job-array script (#SBATCH lines from hydra.launcher, the body
 // run by bash for real with a stand-in job program to check the pre-emption signal is passed on),
 // the job list, option errors, and the launcher on a machine without sbatch.
-#include <catch2/catch.hpp>
+#include "trainer/launch/slurm_script.h"
 
 #include <signal.h>
 #include <stdlib.h>
@@ -15,11 +15,13 @@
 #include <sstream>
 #include <thread>
 
+#include <catch2/catch.hpp>
+
 #include "trainer/config/yaml.h"
 #include "trainer/launch/launcher.h"
 #include "trainer/launch/slurm_launcher.h"
-#include "trainer/launch/slurm_script.h"
 #include "trainer/util/error.h"
+
 #include "temp_dir.h"
 
 namespace fs = std::filesystem;
@@ -77,8 +79,8 @@ SweepPlan plan_in(const std::string& sweep_dir, int jobs) {
   plan.command = "fit";
   plan.executable = "/opt/my trainer/bin/trainer";
   for (int i = 0; i < jobs; ++i) {
-    plan.jobs.push_back({i, {"seed=" + std::to_string(i + 1), "hydra.launcher.partition=x"},
-                         sweep_dir + "/" + std::to_string(i)});
+    plan.jobs.push_back(
+        {i, {"seed=" + std::to_string(i + 1), "hydra.launcher.partition=x"}, sweep_dir + "/" + std::to_string(i)});
   }
   return plan;
 }
@@ -209,8 +211,8 @@ TEST_CASE("the job list names each job's overrides and command line", "[slurm]")
 TEST_CASE("bad launcher options are refused naming the key", "[slurm]") {
   Node launcher = yaml(kDefaults);
   launcher.set("timeout_mins", Node::integer(5));
-  CHECK_THAT(error_of(launcher), Catch::Contains("hydra.launcher.timeout_mins") &&
-                                     Catch::Contains("no option 'timeout_mins'"));
+  CHECK_THAT(error_of(launcher),
+             Catch::Contains("hydra.launcher.timeout_mins") && Catch::Contains("no option 'timeout_mins'"));
   launcher = yaml(kDefaults);
   launcher.set("timeout_min", Node::string("an hour"));
   CHECK_THAT(error_of(launcher), Catch::Contains("hydra.launcher.timeout_min") && Catch::Contains("integer"));

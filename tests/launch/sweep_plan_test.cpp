@@ -1,13 +1,15 @@
 // The sweep's plan on disk: job records and plan.yaml read back as written; plan differences.
-#include <catch2/catch.hpp>
+#include "trainer/launch/sweep_plan.h"
 
 #include <stdlib.h>
 
 #include <filesystem>
 
+#include <catch2/catch.hpp>
+
 #include "trainer/config/yaml.h"
-#include "trainer/launch/sweep_plan.h"
 #include "trainer/util/error.h"
+
 #include "temp_dir.h"
 
 namespace fs = std::filesystem;

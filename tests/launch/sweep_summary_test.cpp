@@ -1,14 +1,16 @@
 // The sweep summary: metrics.csv read as the CSV logger writes it, the table and the best job.
-#include <catch2/catch.hpp>
+#include "trainer/launch/sweep_summary.h"
 
 #include <stdlib.h>
 
 #include <filesystem>
 #include <fstream>
 
+#include <catch2/catch.hpp>
+
 #include "trainer/config/yaml.h"
 #include "trainer/launch/job_status.h"
-#include "trainer/launch/sweep_summary.h"
+
 #include "temp_dir.h"
 
 namespace fs = std::filesystem;

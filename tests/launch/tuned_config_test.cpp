@@ -1,6 +1,6 @@
 // The run directory's side of the batch-size search: which jobs search, a stale result dropped
 // (but kept for a resume), and .hydra/config.yaml rewritten with the data.batch_size the engine reported.
-#include <catch2/catch.hpp>
+#include "trainer/launch/tuned_config.h"
 
 #include <stdlib.h>
 
@@ -8,9 +8,11 @@
 #include <fstream>
 #include <sstream>
 
+#include <catch2/catch.hpp>
+
 #include "trainer/config/yaml.h"
-#include "trainer/launch/tuned_config.h"
 #include "trainer/util/error.h"
+
 #include "temp_dir.h"
 
 namespace fs = std::filesystem;
@@ -52,7 +54,8 @@ TEST_CASE("the batch the engine reports goes into .hydra/config.yaml; a stale re
   const fs::path result = fs::path(dir.path) / kTuneResultFile;
   Node config = yaml("data:\n  name: synthetic\n  batch_size: 128\nseed: 1\n");
   record_tuned_batch_size(dir.path, ".hydra", config, 512);
-  CHECK(read(fs::path(dir.path) / ".hydra" / "config.yaml") == "data:\n  name: synthetic\n  batch_size: 512\nseed: 1\n");
+  CHECK(read(fs::path(dir.path) / ".hydra" / "config.yaml") ==
+        "data:\n  name: synthetic\n  batch_size: 512\nseed: 1\n");
 
   Node no_data = yaml("seed: 1\n");
   CHECK_THROWS_AS(record_tuned_batch_size(dir.path, ".hydra", no_data, 512), trainer::Error);

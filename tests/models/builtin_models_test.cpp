@@ -1,12 +1,11 @@
 // The built-in models (mlp, cnn, resnet) built through the registry from the shipped
 // configs/model/*.yaml: output shapes, parameter counts, FLOPs and the errors users see.
 #define CATCH_CONFIG_PREFIX_ALL
-#include <catch2/catch.hpp>
-
-#include <ATen/ATen.h>
-
 #include <functional>
 #include <string>
+
+#include <ATen/ATen.h>
+#include <catch2/catch.hpp>
 
 #include "trainer/config/config_view.h"
 #include "trainer/config/yaml.h"
@@ -26,9 +25,7 @@ const InputSpec kCifar{{3, 32, 32}, 10};
 
 // The shipped config of a model, as `model=<name>` would compose it.
 Node shipped_config(const std::string& name) {
-  return trainer::config::load_yaml_file(std::string(TRAINER_SOURCE_DIR) + "/configs/model/" +
-                                         name + ".yaml")
-      .root;
+  return trainer::config::load_yaml_file(std::string(TRAINER_SOURCE_DIR) + "/configs/model/" + name + ".yaml").root;
 }
 
 // As the engine does: the `model` section of a whole config.
@@ -86,8 +83,7 @@ CATCH_TEST_CASE("mlp: input_size must match the data", "[models][mlp]") {
 }
 
 CATCH_TEST_CASE("mlp: no hidden layer, no dropout", "[models][mlp]") {
-  const Node config =
-      trainer::config::load_yaml_string("name: mlp\nhidden_sizes: [7]\ndropout: 0\n", "m.yaml").root;
+  const Node config = trainer::config::load_yaml_string("name: mlp\nhidden_sizes: [7]\ndropout: 0\n", "m.yaml").root;
   auto model = create(config, kFashionMnist);
   CATCH_CHECK(trainer::models::parameter_count(*model) == 784 * 7 + 7 + 7 * 10 + 10);
   // Without dropout, train mode is deterministic.
@@ -102,8 +98,7 @@ CATCH_TEST_CASE("cnn: shipped config, both image shapes", "[models][cnn]") {
   CATCH_CHECK(logits_shape(*model, kFashionMnist) == std::vector<int64_t>{4, 10});
   // convs 1*32*9 + 32*64*9 (no bias), batch norms 2*(32+64), 64*7*7*128+128, 128*10+10.
   CATCH_CHECK(trainer::models::parameter_count(*model) == 421738);
-  CATCH_CHECK(model->flops_per_sample() ==
-              2 * (1 * 32 * 9 * 28 * 28 + 32 * 64 * 9 * 14 * 14 + 3136 * 128 + 128 * 10));
+  CATCH_CHECK(model->flops_per_sample() == 2 * (1 * 32 * 9 * 28 * 28 + 32 * 64 * 9 * 14 * 14 + 3136 * 128 + 128 * 10));
 
   config.set("in_channels", Node::integer(3));
   auto cifar = create(config, kCifar);
@@ -126,8 +121,7 @@ CATCH_TEST_CASE("cnn: wrong in_channels and too many blocks are reported", "[mod
   CATCH_CHECK_THAT(vanish, Catch::Contains("at most 4"));
 
   const InputSpec flat{{784}, 10};
-  CATCH_CHECK_THAT(error_of([&] { create(shipped_config("cnn"), flat); }),
-                   Catch::Contains("model=mlp"));
+  CATCH_CHECK_THAT(error_of([&] { create(shipped_config("cnn"), flat); }), Catch::Contains("model=mlp"));
 }
 
 CATCH_TEST_CASE("resnet18: the torchvision-style CIFAR parameter count", "[models][resnet]") {

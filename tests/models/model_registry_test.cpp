@@ -1,16 +1,16 @@
 // ModelRegistry: built-ins present, a user's model registered with TRAINER_REGISTER_MODEL (as a
 // user's own binary would), unknown names with a suggestion, duplicate names refused.
 #define CATCH_CONFIG_PREFIX_ALL
-#include <catch2/catch.hpp>
-
-#include <ATen/ATen.h>
-#include <torch/nn/modules/linear.h>
+#include "trainer/models/model_registry.h"
 
 #include <numeric>
 
+#include <ATen/ATen.h>
+#include <catch2/catch.hpp>
+#include <torch/nn/modules/linear.h>
+
 #include "trainer/config/config_view.h"
 #include "trainer/config/yaml.h"
-#include "trainer/models/model_registry.h"
 #include "trainer/util/error.h"
 
 namespace {
@@ -25,12 +25,8 @@ using trainer::models::ModelRegistry;
 class ScaledLinear : public Model {
  public:
   ScaledLinear(int64_t inputs, int64_t classes, double scale)
-      : Model("ScaledLinear"),
-        linear_(register_module("linear", torch::nn::Linear(inputs, classes))),
-        scale_(scale) {}
-  at::Tensor forward(const at::Tensor& inputs) override {
-    return linear_->forward(inputs.flatten(1)) * scale_;
-  }
+      : Model("ScaledLinear"), linear_(register_module("linear", torch::nn::Linear(inputs, classes))), scale_(scale) {}
+  at::Tensor forward(const at::Tensor& inputs) override { return linear_->forward(inputs.flatten(1)) * scale_; }
   double scale() const { return scale_; }
 
  private:
@@ -39,8 +35,8 @@ class ScaledLinear : public Model {
 };
 
 std::shared_ptr<Model> make_scaled_linear(const ConfigView& config, const InputSpec& spec) {
-  const int64_t inputs = std::accumulate(spec.sample_shape.begin(), spec.sample_shape.end(),
-                                         int64_t{1}, std::multiplies<int64_t>());
+  const int64_t inputs =
+      std::accumulate(spec.sample_shape.begin(), spec.sample_shape.end(), int64_t{1}, std::multiplies<int64_t>());
   return std::make_shared<ScaledLinear>(inputs, spec.num_classes, config.get<double>("scale"));
 }
 
@@ -69,8 +65,7 @@ std::string error_of(const std::function<void()>& action) {
 
 CATCH_TEST_CASE("registry lists the built-ins and the macro-registered model", "[models][registry]") {
   const std::vector<std::string> names = ModelRegistry::global().names();
-  CATCH_CHECK(names == std::vector<std::string>{"cnn", "mlp", "resnet", "scaled_linear",
-                                                "torchscript"});
+  CATCH_CHECK(names == std::vector<std::string>{"cnn", "mlp", "resnet", "scaled_linear", "torchscript"});
 }
 
 CATCH_TEST_CASE("a user's model is created from its config", "[models][registry]") {
@@ -92,8 +87,9 @@ CATCH_TEST_CASE("a user's model is created from its config", "[models][registry]
 
 CATCH_TEST_CASE("an unknown model name suggests the closest", "[models][registry]") {
   const Node root = model_section("name: mpl\n");
-  const std::string message = error_of(
-      [&] { ModelRegistry::global().create(ConfigView(root).sub("model"), {{1, 28, 28}, 10}); });
+  const std::string message = error_of([&] {
+    ModelRegistry::global().create(ConfigView(root).sub("model"), {{1, 28, 28}, 10});
+  });
   CATCH_CHECK_THAT(message, Catch::StartsWith("configs/model/test.yaml:1"));
   CATCH_CHECK_THAT(message, Catch::Contains("unknown model 'mpl'"));
   CATCH_CHECK_THAT(message, Catch::Contains("Did you mean 'mlp'?"));
@@ -127,6 +123,8 @@ CATCH_TEST_CASE("names are taken once; a registry can be private", "[models][reg
   // A factory returning null is reported rather than handed to the trainer.
   own.add("broken", [](const ConfigView&, const InputSpec&) { return std::shared_ptr<Model>(); });
   const Node root = model_section("name: broken\n");
-  CATCH_CHECK_THAT(error_of([&] { own.create(ConfigView(root).sub("model"), {{4}, 2}); }),
+  CATCH_CHECK_THAT(error_of([&] {
+                     own.create(ConfigView(root).sub("model"), {{4}, 2});
+                   }),
                    Catch::Contains("returned no model"));
 }

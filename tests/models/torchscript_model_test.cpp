@@ -1,13 +1,7 @@
 // model=torchscript: a TorchScript module built and saved here in C++ (no Python needed), loaded
 // through the registry and trained in place; train/eval, dtype moves and checkpoints reach it.
 #define CATCH_CONFIG_PREFIX_ALL
-#include <catch2/catch.hpp>
-
-#include <ATen/ATen.h>
-#include <torch/csrc/jit/api/module.h>
-#include <torch/optim/sgd.h>
-#include <torch/serialize/input-archive.h>
-#include <torch/serialize/output-archive.h>
+#include "trainer/models/torchscript_model.h"
 
 #include <dirent.h>
 #include <unistd.h>
@@ -16,10 +10,16 @@
 #include <fstream>
 #include <stdexcept>
 
+#include <ATen/ATen.h>
+#include <catch2/catch.hpp>
+#include <torch/csrc/jit/api/module.h>
+#include <torch/optim/sgd.h>
+#include <torch/serialize/input-archive.h>
+#include <torch/serialize/output-archive.h>
+
 #include "trainer/config/config_view.h"
 #include "trainer/config/yaml.h"
 #include "trainer/models/model_registry.h"
-#include "trainer/models/torchscript_model.h"
 #include "trainer/util/error.h"
 
 namespace {
@@ -84,9 +84,8 @@ def forward(self, x):
 
 Node torchscript_config(const std::string& path) {
   Node root = Node::map();
-  Node model = trainer::config::load_yaml_file(std::string(TRAINER_SOURCE_DIR) +
-                                               "/configs/model/torchscript.yaml")
-                   .root;
+  Node model =
+      trainer::config::load_yaml_file(std::string(TRAINER_SOURCE_DIR) + "/configs/model/torchscript.yaml").root;
   model.set("path", Node::string(path));
   root.set("model", model);
   return root;
@@ -103,15 +102,13 @@ std::string error_of(const std::function<void()>& action) {
 
 }  // namespace
 
-CATCH_TEST_CASE("a saved TorchScript module trains in place through the registry",
-                "[models][torchscript]") {
+CATCH_TEST_CASE("a saved TorchScript module trains in place through the registry", "[models][torchscript]") {
   TempDir dir;
   const std::string path = dir.file("tiny.pt");
   tiny_scripted_module().save(path);
 
   const Node config = torchscript_config(path);
-  std::shared_ptr<Model> model =
-      ModelRegistry::global().create(ConfigView(config).sub("model"), kFashionMnist);
+  std::shared_ptr<Model> model = ModelRegistry::global().create(ConfigView(config).sub("model"), kFashionMnist);
   auto* wrapper = dynamic_cast<TorchScriptModel*>(model.get());
   CATCH_REQUIRE(wrapper != nullptr);
   torch::jit::Module& scripted = wrapper->scripted();
@@ -203,20 +200,17 @@ CATCH_TEST_CASE("torchscript errors name the file and say how to fix", "[models]
   TempDir dir;
   const std::string missing = dir.file("nope.pt");
   const Node missing_config = torchscript_config(missing);
-  const std::string no_file = error_of([&] {
-    ModelRegistry::global().create(ConfigView(missing_config).sub("model"), kFashionMnist);
-  });
+  const std::string no_file =
+      error_of([&] { ModelRegistry::global().create(ConfigView(missing_config).sub("model"), kFashionMnist); });
   CATCH_CHECK_THAT(no_file, Catch::Contains("no TorchScript file at '" + missing + "'"));
   CATCH_CHECK_THAT(no_file, Catch::Contains("torch.jit.script(model).save(path)"));
 
   const std::string garbage = dir.file("garbage.pt");
   std::ofstream(garbage) << "not a zip archive";
   const Node garbage_config = torchscript_config(garbage);
-  CATCH_CHECK_THAT(error_of([&] {
-                     ModelRegistry::global().create(ConfigView(garbage_config).sub("model"),
-                                                    kFashionMnist);
-                   }),
-                   Catch::Contains("cannot load this file as a TorchScript module"));
+  CATCH_CHECK_THAT(
+      error_of([&] { ModelRegistry::global().create(ConfigView(garbage_config).sub("model"), kFashionMnist); }),
+      Catch::Contains("cannot load this file as a TorchScript module"));
 
   // A model saved for other data fails at creation, not in the loss.
   const std::string path = dir.file("tiny.pt");
@@ -232,11 +226,8 @@ CATCH_TEST_CASE("torchscript errors name the file and say how to fix", "[models]
   });
   CATCH_CHECK_THAT(shape, Catch::Contains("fails on a batch of shape [2, 3, 32, 32]"));
 
-  const Node unset = trainer::config::load_yaml_string("model:\n  name: torchscript\n  path: ???\n",
-                                                       "config.yaml")
-                         .root;
-  CATCH_CHECK_THAT(error_of([&] {
-                     ModelRegistry::global().create(ConfigView(unset).sub("model"), kFashionMnist);
-                   }),
+  const Node unset =
+      trainer::config::load_yaml_string("model:\n  name: torchscript\n  path: ???\n", "config.yaml").root;
+  CATCH_CHECK_THAT(error_of([&] { ModelRegistry::global().create(ConfigView(unset).sub("model"), kFashionMnist); }),
                    Catch::Contains("model.path"));
 }

@@ -1,9 +1,8 @@
 // A few SGD steps on a fixed batch must reduce the loss of every built-in: the models' gradients
 // reach all their parameters and the layers are wired to learn.
 #define CATCH_CONFIG_PREFIX_ALL
-#include <catch2/catch.hpp>
-
 #include <ATen/ATen.h>
+#include <catch2/catch.hpp>
 #include <torch/optim/sgd.h>
 #include <torch/utils.h>
 
@@ -20,9 +19,8 @@ using trainer::models::Model;
 
 std::shared_ptr<Model> shipped_model(const std::string& name, const InputSpec& spec) {
   Node root = Node::map();
-  Node model = trainer::config::load_yaml_file(std::string(TRAINER_SOURCE_DIR) + "/configs/model/" +
-                                               name + ".yaml")
-                   .root;
+  Node model =
+      trainer::config::load_yaml_file(std::string(TRAINER_SOURCE_DIR) + "/configs/model/" + name + ".yaml").root;
   model.set("in_channels", Node::integer(spec.sample_shape[0]));
   if (name == "mlp") model.erase("input_size");
   root.set("model", model);
@@ -38,8 +36,8 @@ double eval_loss(Model& model, const at::Tensor& inputs, const at::Tensor& label
 }
 
 // Trains `steps` SGD steps on one batch; returns the eval-mode loss before and after.
-std::pair<double, double> fit_batch(Model& model, const at::Tensor& inputs, const at::Tensor& labels,
-                                    int steps, double lr) {
+std::pair<double, double> fit_batch(Model& model, const at::Tensor& inputs, const at::Tensor& labels, int steps,
+                                    double lr) {
   const double before = eval_loss(model, inputs, labels);
   torch::optim::SGD optimizer(model.parameters(), torch::optim::SGDOptions(lr).momentum(0.9));
   model.train();

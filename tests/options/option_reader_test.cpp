@@ -1,10 +1,11 @@
-#include <catch2/catch.hpp>
+#include "trainer/options/option_reader.h"
 
 #include <algorithm>
 #include <stdexcept>
 
+#include <catch2/catch.hpp>
+
 #include "trainer/config/yaml.h"
-#include "trainer/options/option_reader.h"
 #include "trainer/util/error.h"
 
 using namespace trainer;
@@ -28,7 +29,7 @@ TEST_CASE("the reader gives the declared default for an absent key and checks a 
   const config::ConfigView root(document.root);
   const options::OptionReader trainer(root.sub("trainer"));
   CHECK(trainer.get<int64_t>("max_steps") == 7);
-  CHECK(trainer.get<int64_t>("log_every_n_steps") == 50);                 // declared default
+  CHECK(trainer.get<int64_t>("log_every_n_steps") == 50);  // declared default
   CHECK(trainer.get<std::optional<double>>("gradient_clip_val") == std::nullopt);
   CHECK(trainer.choice("gradient_clip_algorithm") == "norm");
   CHECK(trainer.seconds("dist_timeout") == 1800.0);

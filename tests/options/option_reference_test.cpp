@@ -1,13 +1,14 @@
 // docs/options.md is the declarations, printed: a key added, removed or changed in src/options/
 // without the page fails here. TRAINER_UPDATE_DOCS=1 rewrites the page.
-#include <catch2/catch.hpp>
+#include "trainer/options/option_reference.h"
 
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 
+#include <catch2/catch.hpp>
+
 #include "trainer/config/yaml.h"
-#include "trainer/options/option_reference.h"
 
 using namespace trainer;
 
@@ -21,7 +22,8 @@ TEST_CASE("docs/options.md is what the declarations say") {
   std::ifstream in(path);
   std::stringstream text;
   text << in.rdbuf();
-  INFO("regenerate with TRAINER_UPDATE_DOCS=1 " << "build/<variant>/tests/options_option_reference_test");
+  INFO("regenerate with TRAINER_UPDATE_DOCS=1 "
+       << "build/<variant>/tests/options_option_reference_test");
   CHECK(text.str() == expected);
   CHECK(expected.find("| `trainer.max_epochs` | `10` | an int at least 0 or -1 |") != std::string::npos);
 }
@@ -30,7 +32,8 @@ TEST_CASE("--help's options section lists the keys of the variants a config pick
   config::YamlDocument document =
       config::load_yaml_string("model:\n  name: cnn\noptimizer:\n  name: sgd\ntrainer:\n  max_epochs: 3\n", "job.yaml");
   const std::string help = options::help_text(document.root);
-  CHECK(help.find("  model.hidden_size = 128  (an int at least 1): width of the hidden linear layer\n") != std::string::npos);
+  CHECK(help.find("  model.hidden_size = 128  (an int at least 1): width of the hidden linear layer\n") !=
+        std::string::npos);
   CHECK(help.find("model.hidden_sizes") == std::string::npos);  // the mlp's key
   CHECK(help.find("optimizer.momentum") != std::string::npos);
   CHECK(help.find("optimizer.betas") == std::string::npos);

@@ -1,14 +1,15 @@
 // The declarations against the shipped configs: every key a shipped group file sets is declared
 // with that file's value as its default, every declared default passes its own check, and every
 // section a shipped file fills is closed against typos.
-#include <catch2/catch.hpp>
+#include "trainer/options/option_table.h"
 
 #include <filesystem>
 #include <set>
 
+#include <catch2/catch.hpp>
+
 #include "trainer/config/python_str.h"
 #include "trainer/config/yaml.h"
-#include "trainer/options/option_table.h"
 #include "trainer/options/value_check.h"
 
 namespace fs = std::filesystem;
@@ -32,7 +33,8 @@ void compare(const config::Node& shipped, const std::string& path, const std::st
       continue;
     }
     if (option->type == options::Type::kMap) {
-      if (entry.value.is_map()) compare(entry.value, path.empty() ? entry.key : path + "." + entry.key, variant, file, compared);
+      if (entry.value.is_map())
+        compare(entry.value, path.empty() ? entry.key : path + "." + entry.key, variant, file, compared);
       continue;
     }
     ++compared;

@@ -1,16 +1,15 @@
+#include "trainer/options/value_check.h"
+
 #include <catch2/catch.hpp>
 
 #include "trainer/config/yaml.h"
-#include "trainer/options/value_check.h"
 
 using namespace trainer;
 using Catch::Contains;
 
 namespace {
 
-config::Node yaml(const std::string& text) {
-  return *config::load_yaml_string("v: " + text, "test").root.find("v");
-}
+config::Node yaml(const std::string& text) { return *config::load_yaml_string("v: " + text, "test").root.find("v"); }
 
 }  // namespace
 

@@ -4,12 +4,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <catch2/catch.hpp>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include <catch2/catch.hpp>
 
 #include "trainer/util/error.h"
 
@@ -96,8 +97,8 @@ TEST_CASE("a write into a missing directory names the path and the system's reas
     FAIL("no error");
   } catch (const trainer::Error& error) {
     CHECK(error.where() == path);
-    CHECK_THAT(error.problem(), Catch::Contains("cannot create the checkpoint") &&
-                                    Catch::Contains("No such file or directory"));
+    CHECK_THAT(error.problem(),
+               Catch::Contains("cannot create the checkpoint") && Catch::Contains("No such file or directory"));
     CHECK(error.fix() == "Check the run.");
   }
   CHECK(scratch.names().empty());

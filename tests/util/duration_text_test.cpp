@@ -4,8 +4,7 @@
 
 using trainer::duration_text;
 
-TEST_CASE(
-    "duration_text: seconds with a tenth under a minute, then minutes and seconds, then hours") {
+TEST_CASE("duration_text: seconds with a tenth under a minute, then minutes and seconds, then hours") {
   CHECK(duration_text(0) == "0.0 s");
   CHECK(duration_text(12.34) == "12.3 s");
   CHECK(duration_text(59.9) == "59.9 s");

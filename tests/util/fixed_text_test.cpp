@@ -1,9 +1,9 @@
 // fixed_text: a fixed count of decimals, rounded, as the log lines print numbers.
-#include <catch2/catch.hpp>
+#include "trainer/util/fixed_text.h"
 
 #include <limits>
 
-#include "trainer/util/fixed_text.h"
+#include <catch2/catch.hpp>
 
 TEST_CASE("numbers get exactly the decimals asked for") {
   CHECK(trainer::fixed_text(12.3456, 2) == "12.35");

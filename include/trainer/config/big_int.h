@@ -53,11 +53,9 @@ class BigInt {
 
  private:
   static int compare_magnitude(const BigInt& a, const BigInt& b);
-  static std::vector<uint32_t> add_magnitudes(const std::vector<uint32_t>& a,
-                                              const std::vector<uint32_t>& b);
+  static std::vector<uint32_t> add_magnitudes(const std::vector<uint32_t>& a, const std::vector<uint32_t>& b);
   // a - b with |a| >= |b|.
-  static std::vector<uint32_t> subtract_magnitudes(const std::vector<uint32_t>& a,
-                                                   const std::vector<uint32_t>& b);
+  static std::vector<uint32_t> subtract_magnitudes(const std::vector<uint32_t>& a, const std::vector<uint32_t>& b);
   void trim();
 
   bool negative_ = false;

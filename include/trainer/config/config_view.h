@@ -23,8 +23,7 @@ namespace view_detail {
 // Conversions that throw trainer::Error naming `path`, the node's origin and both types.
 bool to_bool(const Node& node, const std::string& path);
 int64_t to_int(const Node& node, const std::string& path);
-int64_t to_int_in_range(const Node& node, const std::string& path, int64_t low, uint64_t high,
-                        const char* type);
+int64_t to_int_in_range(const Node& node, const std::string& path, int64_t low, uint64_t high, const char* type);
 double to_double(const Node& node, const std::string& path);
 std::string to_string(const Node& node, const std::string& path);
 void expect_type(const Node& node, const std::string& path, NodeType type);
@@ -77,13 +76,11 @@ class ConfigView {
 
  private:
   struct Shared;
-  ConfigView(std::shared_ptr<Shared> shared, const Node* node, std::vector<std::string> segments,
-             std::string prefix);
+  ConfigView(std::shared_ptr<Shared> shared, const Node* node, std::vector<std::string> segments, std::string prefix);
 
   // The resolved node or nullptr when absent; `*parent_out` gets the deepest node found and
   // `*depth_out` the index of the first missing segment.
-  const Node* find(std::string_view path, const Node** parent_out = nullptr,
-                   size_t* depth_out = nullptr,
+  const Node* find(std::string_view path, const Node** parent_out = nullptr, size_t* depth_out = nullptr,
                    std::vector<std::string>* segments_out = nullptr) const;
   [[noreturn]] static void throw_missing(const Node& node, const std::string& path);
 
@@ -95,9 +92,7 @@ class ConfigView {
 
 template <>
 struct ConfigConverter<bool> {
-  static bool convert(const Node& node, const std::string& path) {
-    return view_detail::to_bool(node, path);
-  }
+  static bool convert(const Node& node, const std::string& path) { return view_detail::to_bool(node, path); }
 };
 
 template <typename T>
@@ -107,9 +102,9 @@ struct ConfigConverter<T, std::enable_if_t<std::is_integral_v<T> && !std::is_sam
       return view_detail::to_int(node, path);
     } else {
       const char* name = std::is_signed_v<T> ? "signed int" : "non-negative int";
-      return static_cast<T>(view_detail::to_int_in_range(
-          node, path, static_cast<int64_t>(std::numeric_limits<T>::min()),
-          static_cast<uint64_t>(std::numeric_limits<T>::max()), name));
+      return static_cast<T>(view_detail::to_int_in_range(node, path,
+                                                         static_cast<int64_t>(std::numeric_limits<T>::min()),
+                                                         static_cast<uint64_t>(std::numeric_limits<T>::max()), name));
     }
   }
 };
@@ -123,9 +118,7 @@ struct ConfigConverter<T, std::enable_if_t<std::is_floating_point_v<T>>> {
 
 template <>
 struct ConfigConverter<std::string> {
-  static std::string convert(const Node& node, const std::string& path) {
-    return view_detail::to_string(node, path);
-  }
+  static std::string convert(const Node& node, const std::string& path) { return view_detail::to_string(node, path); }
 };
 
 template <typename T>
@@ -143,8 +136,7 @@ struct ConfigConverter<std::vector<T>> {
     std::vector<T> out;
     out.reserve(node.items().size());
     for (size_t i = 0; i < node.items().size(); ++i) {
-      out.push_back(ConfigConverter<T>::convert(node.items()[i],
-                                                view_detail::child_path(path, std::to_string(i))));
+      out.push_back(ConfigConverter<T>::convert(node.items()[i], view_detail::child_path(path, std::to_string(i))));
     }
     return out;
   }
@@ -156,8 +148,7 @@ struct ConfigConverter<std::map<std::string, T>> {
     view_detail::expect_type(node, path, NodeType::kMap);
     std::map<std::string, T> out;
     for (const Node::Entry& entry : node.entries()) {
-      out.emplace(entry.key, ConfigConverter<T>::convert(entry.value,
-                                                         view_detail::child_path(path, entry.key)));
+      out.emplace(entry.key, ConfigConverter<T>::convert(entry.value, view_detail::child_path(path, entry.key)));
     }
     return out;
   }

@@ -27,9 +27,7 @@ struct DefaultsListResult {
 // value is not a dict): `db=mysql`, `+db=pg`, `~db`, `db@backup=pg`. `config_name` empty means no
 // primary config. `skip_missing` leaves `???` group choices unselected (multirun), else it is an
 // error. Throws trainer::Error naming the defaults-list line or override at fault.
-DefaultsListResult create_defaults_list(const ConfigRepository& repo,
-                                        const std::string& config_name,
-                                        const std::vector<const Override*>& group_overrides,
-                                        bool skip_missing);
+DefaultsListResult create_defaults_list(const ConfigRepository& repo, const std::string& config_name,
+                                        const std::vector<const Override*>& group_overrides, bool skip_missing);
 
 }  // namespace trainer::config

@@ -26,9 +26,9 @@ struct SweepElement {
 
 struct Sweep {
   SweepKind kind = SweepKind::kNone;
-  std::vector<std::string> tags;        // from tag(...), e.g. {"log"}
-  std::vector<SweepElement> choices;    // kSimpleChoice / kChoice
-  Node range_start, range_stop, range_step;  // kRange: ints or floats
+  std::vector<std::string> tags;                    // from tag(...), e.g. {"log"}
+  std::vector<SweepElement> choices;                // kSimpleChoice / kChoice
+  Node range_start, range_stop, range_step;         // kRange: ints or floats
   double interval_start = 0.0, interval_end = 0.0;  // kInterval
   bool interval_int = false;  // kInterval under int(): sampled as integers (Hydra's Optuna sweeper)
   std::vector<std::string> glob_include, glob_exclude;  // kGlob

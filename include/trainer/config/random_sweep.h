@@ -28,8 +28,7 @@ namespace trainer::config {
 
 std::vector<SweepJob> sample_sweep(const std::vector<Override>& overrides,
                                    const std::vector<std::pair<std::string, std::string>>& sweeper_params,
-                                   const GroupOptionsLookup& group_options, int64_t num_samples,
-                                   uint64_t seed);
+                                   const GroupOptionsLookup& group_options, int64_t num_samples, uint64_t seed);
 
 // The draws sample_sweep makes, for tests and for other samplers.
 class SweepRandom {

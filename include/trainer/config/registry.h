@@ -31,8 +31,7 @@ class Registry {
   // Throws trainer::Error when `name` is empty, `factory` is empty, or (kRefuse) `name` is taken.
   void add(const std::string& name, Factory factory) {
     if (name.empty()) {
-      throw Error("register " + kind_, "a " + kind_ + " name must not be empty",
-                  "Give the " + kind_ + " a name.");
+      throw Error("register " + kind_, "a " + kind_ + " name must not be empty", "Give the " + kind_ + " a name.");
     }
     if (!factory) {
       throw Error("register " + kind_, "the factory for " + kind_ + " '" + name + "' is empty",
@@ -80,8 +79,7 @@ class Registry {
     const std::string hint = did_you_mean(name, known);
     return Error(where, "unknown " + kind_ + " '" + name + "'",
                  (hint.empty() ? std::string() : hint + " ") + "Known " + kind_ + "s: " + list +
-                     ". A C++ program adds its own with " + macro_ +
-                     " before calling trainer::run_cli.");
+                     ". A C++ program adds its own with " + macro_ + " before calling trainer::run_cli.");
   }
 
  private:

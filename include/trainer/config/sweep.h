@@ -27,22 +27,19 @@ bool is_hydra_override(std::string_view override_text);
 
 // Returns the options of a config group ("model" -> {"cnn","mlp"}), or nullopt if `group` is not
 // a config group. Used by glob().
-using GroupOptionsLookup =
-    std::function<std::optional<std::vector<std::string>>(const std::string& group)>;
+using GroupOptionsLookup = std::function<std::optional<std::vector<std::string>>(const std::string& group)>;
 
 // The values Hydra's basic sweeper enumerates for a sweep, as override value texts, in order.
 // `group_options` lists the options of the config group named by the key (for glob); `rng`
 // is used by shuffle (Hydra's order is random too). A non-sweep override gives its one value_text.
 // Throws trainer::Error for sweeps that cannot be enumerated (interval, a zero range step, glob
 // on a key that is not a config group).
-std::vector<std::string> sweep_value_texts(const Override& override,
-                                           const std::vector<std::string>* group_options,
+std::vector<std::string> sweep_value_texts(const Override& override, const std::vector<std::string>* group_options,
                                            std::mt19937_64& rng);
 
 // One entry of hydra.sweeper.params (a key and its value text) parsed as the override `key=value`.
 // A parse error names hydra.sweeper.params.KEY and gives `fix` where the parser has none of its own.
-Override parse_sweeper_param(const std::string& key, const std::string& value,
-                             const std::string& fix);
+Override parse_sweeper_param(const std::string& key, const std::string& value, const std::string& fix);
 
 // `overrides` are the command-line overrides; `sweeper_params` the (key, value-text) pairs of
 // `hydra.sweeper.params`. As in Hydra 1.3 (observed): the params come first, in their order, then

@@ -19,8 +19,7 @@ namespace trainer::config {
 
 enum class SweeperKind { kBasic, kRandom, kAsha };
 
-inline constexpr std::string_view kBasicSweeperTarget =
-    "hydra._internal.core_plugins.basic_sweeper.BasicSweeper";
+inline constexpr std::string_view kBasicSweeperTarget = "hydra._internal.core_plugins.basic_sweeper.BasicSweeper";
 inline constexpr std::string_view kRandomSweeperTarget = "trainer.sweeper.RandomSweeper";
 inline constexpr std::string_view kAshaSweeperTarget = "trainer.sweeper.AshaSweeper";
 
@@ -32,8 +31,7 @@ SweeperKind sweeper_kind(const Node& hydra_sweeper_node);
 // arguments are those of expand_sweep (sweep.h). Throws trainer::Error naming the setting or the
 // override at fault (num_samples < 1, interval() under the basic sweeper, log of a non-positive
 // bound, ...).
-std::vector<SweepJob> make_sweep_jobs(const Node& hydra_sweeper_node,
-                                      const std::vector<Override>& overrides,
+std::vector<SweepJob> make_sweep_jobs(const Node& hydra_sweeper_node, const std::vector<Override>& overrides,
                                       const std::vector<std::pair<std::string, std::string>>& sweeper_params,
                                       const GroupOptionsLookup& group_options);
 

@@ -4,9 +4,6 @@
 // The batches are the same, in the same order, whatever the number of workers.
 #pragma once
 
-#include <ATen/core/Tensor.h>
-#include <c10/core/Device.h>
-
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
@@ -15,6 +12,9 @@
 #include <optional>
 #include <thread>
 #include <vector>
+
+#include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
 
 #include "trainer/data/data_options.h"
 #include "trainer/data/sampler.h"
@@ -58,8 +58,7 @@ class CopyObserver {
 
 class BatchLoader {
  public:
-  BatchLoader(std::shared_ptr<const TensorDataset> dataset, EpochSampler sampler,
-              LoaderOptions options);
+  BatchLoader(std::shared_ptr<const TensorDataset> dataset, EpochSampler sampler, LoaderOptions options);
   ~BatchLoader();  // stops and joins the workers
   BatchLoader(const BatchLoader&) = delete;
   BatchLoader& operator=(const BatchLoader&) = delete;

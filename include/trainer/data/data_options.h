@@ -21,11 +21,11 @@ struct DataOptions {
   // the shipped default) lets the loader pick: min(4 x GPUs, cores) on CUDA, the cores on CPU.
   static constexpr int kAutoWorkers = -1;
   int num_workers = kAutoWorkers;
-  bool pin_memory = true;     // only used when batches go to a CUDA device
-  double mean = 0.2860, std = 0.3530;  // normalize.{mean,std}, on the [0, 1] pixel scale
-  int random_crop_padding = 0;         // augment.random_crop_padding (training batches only)
-  bool horizontal_flip = false;        // augment.horizontal_flip (training batches only)
-  int64_t num_samples = 4096;          // synthetic: training + validation images
+  bool pin_memory = true;                       // only used when batches go to a CUDA device
+  double mean = 0.2860, std = 0.3530;           // normalize.{mean,std}, on the [0, 1] pixel scale
+  int random_crop_padding = 0;                  // augment.random_crop_padding (training batches only)
+  bool horizontal_flip = false;                 // augment.horizontal_flip (training batches only)
+  int64_t num_samples = 4096;                   // synthetic: training + validation images
   std::vector<int64_t> image_shape{1, 28, 28};  // synthetic: [C, H, W]
   int64_t num_classes = 10;
   uint64_t seed = 42;  // the run's seed: fixes the validation split and synthetic data

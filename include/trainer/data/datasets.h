@@ -52,8 +52,8 @@ DataSplits make_synthetic(const DataOptions& options);
 
 // Splits `dataset` into (train, val): round(val_fraction * size) samples chosen by a
 // permutation seeded from `seed` go to val. Both keep the original relative order.
-std::pair<TensorDataset, TensorDataset> split_train_val(const TensorDataset& dataset,
-                                                        double val_fraction, uint64_t seed);
+std::pair<TensorDataset, TensorDataset> split_train_val(const TensorDataset& dataset, double val_fraction,
+                                                        uint64_t seed);
 
 }  // namespace trainer::data
 

@@ -2,9 +2,9 @@
 // rank, big-endian dimension sizes, then big-endian data), gzipped or raw, of any rank and size.
 #pragma once
 
-#include <ATen/core/Tensor.h>
-
 #include <string>
+
+#include <ATen/core/Tensor.h>
 
 namespace trainer::data {
 

@@ -3,9 +3,9 @@
 // multiple of the world size and dealt out round-robin, as PyTorch's DistributedSampler does.
 #pragma once
 
-#include <ATen/core/Tensor.h>
-
 #include <cstdint>
+
+#include <ATen/core/Tensor.h>
 
 namespace trainer::data {
 

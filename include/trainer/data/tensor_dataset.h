@@ -3,9 +3,9 @@
 // four times smaller than float; batches are converted on their device (batch_transform.h).
 #pragma once
 
-#include <ATen/core/Tensor.h>
-
 #include <cstdint>
+
+#include <ATen/core/Tensor.h>
 
 namespace trainer::data {
 

@@ -3,10 +3,10 @@
 // ranks (one all-reduce).
 #pragma once
 
-#include <ATen/ATen.h>
-
 #include <cmath>
 #include <cstdint>
+
+#include <ATen/ATen.h>
 
 #include "trainer/engine/distributed/process_group.h"
 

@@ -34,11 +34,11 @@ struct TrainerJobResult {
   size_t struct_size;
   int abi_version;
   // Filled by the engine.
-  int exit_code;              // the process exit code of a single run (0, or 1 for failed/interrupted)
-  int outcome;                // a TrainerJobOutcome
-  int stop_signal;            // the signal the job stopped for (SIGINT, SIGTERM); 0 unless interrupted
-  long long tuned_batch_size; // the batch the batch-size search found (or a resumed fit reused); 0: no search
-  char message[4096];         // one paragraph when failed or interrupted, NUL-terminated; else empty
+  int exit_code;               // the process exit code of a single run (0, or 1 for failed/interrupted)
+  int outcome;                 // a TrainerJobOutcome
+  int stop_signal;             // the signal the job stopped for (SIGINT, SIGTERM); 0 unless interrupted
+  long long tuned_batch_size;  // the batch the batch-size search found (or a resumed fit reused); 0: no search
+  char message[4096];          // one paragraph when failed or interrupted, NUL-terminated; else empty
 };
 
 // TRAINER_ENGINE_ABI_VERSION as the engine library was compiled.

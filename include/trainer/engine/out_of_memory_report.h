@@ -3,18 +3,18 @@
 // LibTorch's own first line, and what to change.
 #pragma once
 
-#include <ATen/ATen.h>
-#include <c10/util/Exception.h>
-
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include <ATen/ATen.h>
+#include <c10/util/Exception.h>
+
 namespace trainer::engine {
 
 struct OutOfMemoryFacts {
-  std::string command;     // fit, validate, test, tune_batch_size
-  std::string cause;       // LibTorch's message (its first line is quoted)
+  std::string command;  // fit, validate, test, tune_batch_size
+  std::string cause;    // LibTorch's message (its first line is quoted)
   std::string model_name;
   int64_t batch_size = 0;
   int64_t accumulate_grad_batches = 1;

@@ -12,7 +12,7 @@ struct RuntimeInfo {
   bool cuda_available = false;
   int cuda_devices = 0;
   int intra_op_threads = 1;
-  std::string blas_library;   // resolved path of the loaded libblas, or "" when none is mapped
+  std::string blas_library;  // resolved path of the loaded libblas, or "" when none is mapped
   bool reference_blas = false;
 };
 

@@ -1,7 +1,7 @@
 // SIGINT and SIGTERM (Ctrl-C, `kill`, SLURM's pre-emption notice): the handler only records the
 // signal; the training loop reads it once per step, finishes that step, writes a checkpoint and
-// stops with an error that names the checkpoint and how to resume; the batch-size search starts no new trial. Under data
-// parallel the flag travels with the gradients (grad_reducer.h) so every rank stops at the same step.
+// stops with an error that names the checkpoint and how to resume; the batch-size search starts no new trial. Under
+// data parallel the flag travels with the gradients (grad_reducer.h) so every rank stops at the same step.
 #pragma once
 
 namespace trainer::engine {

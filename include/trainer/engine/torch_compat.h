@@ -2,17 +2,15 @@
 // wheel). Code elsewhere calls these wrappers instead of testing versions itself.
 #pragma once
 
-#include <torch/version.h>
-
 #include <cstdint>
 
 #include <ATen/autocast_mode.h>
 #include <c10/core/DeviceType.h>
 #include <c10/core/ScalarType.h>
+#include <torch/version.h>
 
 #define TRAINER_TORCH_AT_LEAST(major, minor) \
-  (TORCH_VERSION_MAJOR > (major) ||          \
-   (TORCH_VERSION_MAJOR == (major) && TORCH_VERSION_MINOR >= (minor)))
+  (TORCH_VERSION_MAJOR > (major) || (TORCH_VERSION_MAJOR == (major) && TORCH_VERSION_MINOR >= (minor)))
 
 namespace trainer::engine::compat {
 

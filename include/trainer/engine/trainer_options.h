@@ -42,10 +42,10 @@ struct SchedulerOptions {
   bool per_step = false;  // interval: step (else epoch)
   int64_t step_size = 10;
   double gamma = 0.1;
-  double t_max = 0;        // cosine: epochs (or steps when interval=step)
+  double t_max = 0;  // cosine: epochs (or steps when interval=step)
   double eta_min = 0.0;
   int64_t warmup_steps = 0;
-  double max_lr = 0.0;     // onecycle
+  double max_lr = 0.0;  // onecycle
   double pct_start = 0.3;
 };
 
@@ -83,7 +83,7 @@ struct GradScalerOptions {
 };
 
 enum class Accelerator { kAuto, kCpu, kCuda };  // trainer.accelerator (gpu is cuda)
-enum class ClipAlgorithm { kNorm, kValue };      // trainer.gradient_clip_algorithm
+enum class ClipAlgorithm { kNorm, kValue };     // trainer.gradient_clip_algorithm
 
 struct TrainerOptions {
   Accelerator accelerator = Accelerator::kAuto;
@@ -96,7 +96,7 @@ struct TrainerOptions {
   uint64_t seed = 42;
   bool deterministic = false;
   bool cudnn_benchmark = false;  // trainer.benchmark (null: off, as in Lightning 2.x); CUDA only
-  bool sync_batchnorm = false;  // batch_norm_sync.h; plain batch norm without data parallel
+  bool sync_batchnorm = false;   // batch_norm_sync.h; plain batch norm without data parallel
   int64_t max_epochs = 10;
   int64_t min_epochs = 1;  // early stopping is held back until this many epochs ran
   int64_t max_steps = -1;
@@ -121,8 +121,8 @@ struct TrainerOptions {
   // the job is ended with every rank's phase and step (hang_watchdog.h); 0 = never.
   double hang_timeout_seconds = 300;
   bool enable_progress_bar = true;
-  bool profile_simple = false;  // trainer.profiler=simple (phase_profiler.h)
-  bool profile_trace = false;   // trainer.profiler=pytorch (trace_profiler.h)
+  bool profile_simple = false;   // trainer.profiler=simple (phase_profiler.h)
+  bool profile_trace = false;    // trainer.profiler=pytorch (trace_profiler.h)
   TraceSchedule trace_schedule;  // trainer.profiler_schedule.* (defaults: wait 1, warmup 1, active 3)
   bool enable_loggers = true;    // off under fast_dev_run, as in Lightning
   bool enable_callbacks = true;  // off under fast_dev_run, as in Lightning
@@ -135,6 +135,5 @@ struct TrainerOptions {
   // Throws trainer::Error naming the key for values out of range or of the wrong type.
   static TrainerOptions from_config(const config::ConfigView& root, const std::string& run_dir);
 };
-
 
 }  // namespace trainer::engine

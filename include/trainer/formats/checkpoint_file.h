@@ -36,12 +36,12 @@ void finish_checkpoint_file(std::string& file, const CheckpointSummary& summary,
 
 // A checkpoint read from disk and verified (sizes and both checksums).
 struct CheckpointFile {
-  std::string bytes;           // the whole file
-  size_t payload_offset = 0;   // the LibTorch archive: bytes[payload_offset, +payload_size)
+  std::string bytes;          // the whole file
+  size_t payload_offset = 0;  // the LibTorch archive: bytes[payload_offset, +payload_size)
   size_t payload_size = 0;
   CheckpointSummary summary;
-  std::string config_yaml;     // the run's resolved config; empty in files from before it was stored
-  bool legacy = false;         // a bare LibTorch archive (format 1): nothing to verify
+  std::string config_yaml;  // the run's resolved config; empty in files from before it was stored
+  bool legacy = false;      // a bare LibTorch archive (format 1): nothing to verify
 
   std::string_view payload() const { return std::string_view(bytes).substr(payload_offset, payload_size); }
 };

@@ -17,7 +17,7 @@ struct SafetensorsTensor {
   std::string dtype;           // F64, F32, F16, BF16, I64, I32, I16, I8, U64, U32, U16, U8, BOOL, ...
   std::vector<int64_t> shape;  // {} for a scalar
   const void* data = nullptr;
-  size_t bytes = 0;            // must equal product(shape) * dtype size
+  size_t bytes = 0;  // must equal product(shape) * dtype size
 };
 
 // Bytes per element of a safetensors dtype; throws trainer::Error for unknown names.

@@ -27,8 +27,7 @@ class TensorBoardWriter {
   // Values are stored as float, as TensorBoard's simple_value; NaN and infinities are kept.
   void add_scalar(const std::string& tag, double value, int64_t step, double wall_time = now());
   // One event holding several scalars of the same step.
-  void add_scalars(int64_t step, const std::vector<std::pair<std::string, double>>& values,
-                   double wall_time = now());
+  void add_scalars(int64_t step, const std::vector<std::pair<std::string, double>>& values, double wall_time = now());
 
   // Hands buffered records to the OS (TensorBoard polls the file); `durable` also fsyncs.
   void flush(bool durable = false);

@@ -21,11 +21,11 @@
 namespace trainer::launch {
 
 struct AshaOptions {
-  std::string metric;          // a logged metric name, e.g. "val/acc"
-  std::string mode = "min";    // "min" or "max"
-  int64_t max_t = 100;         // epochs: the most any job is given
-  int64_t grace_period = 1;    // epochs before the first cut
-  double reduction_factor = 4; // keep the top 1/reduction_factor at each rung (> 1)
+  std::string metric;           // a logged metric name, e.g. "val/acc"
+  std::string mode = "min";     // "min" or "max"
+  int64_t max_t = 100;          // epochs: the most any job is given
+  int64_t grace_period = 1;     // epochs before the first cut
+  double reduction_factor = 4;  // keep the top 1/reduction_factor at each rung (> 1)
 };
 
 // hydra.sweeper's ASHA settings (hydra/sweeper=asha). metric and mode null: the job's monitored

@@ -17,9 +17,9 @@ enum class JobOutcome { kFinished, kFailed, kInterrupted };
 struct EngineResult {
   int exit_code = 0;
   JobOutcome outcome = JobOutcome::kFinished;
-  int stop_signal = 0;                         // SIGINT/SIGTERM when interrupted, else 0
-  std::optional<long long> tuned_batch_size;   // the batch-size search's result, when the job searched
-  std::string message;                         // one paragraph when failed or interrupted
+  int stop_signal = 0;                        // SIGINT/SIGTERM when interrupted, else 0
+  std::optional<long long> tuned_batch_size;  // the batch-size search's result, when the job searched
+  std::string message;                        // one paragraph when failed or interrupted
 };
 
 // The engine's fields, checked: an outcome the launcher does not know is a failure that says so.

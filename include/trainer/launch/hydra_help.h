@@ -21,13 +21,11 @@ std::string config_groups_help(const config::Composer& composer, bool hydra_grou
 
 // Python's string.Template.substitute: `$name`, `${name}`, `$$`. Throws trainer::Error naming
 // `where` for a name not in `values` or a stray `$`.
-std::string substitute_template(const std::string& text,
-                                const std::map<std::string, std::string>& values,
+std::string substitute_template(const std::string& text, const std::map<std::string, std::string>& values,
                                 const std::string& where);
 
 // The whole text: `config` is what Hydra composes for it (no primary config, the overrides),
 // `composer` lists the groups.
-std::string hydra_help_text(const config::Composer& composer, const config::Node& config,
-                            const std::string& program);
+std::string hydra_help_text(const config::Composer& composer, const config::Node& config, const std::string& program);
 
 }  // namespace trainer::launch

@@ -29,8 +29,7 @@ using ::trainer::write_file_atomically;
 // Creates `run_dir` (and parents) and writes <run_dir>/<output_subdir>/{config,hydra,overrides}.yaml.
 // `job_config` is the config without the hydra node; `hydra` is the hydra node itself.
 // An empty output_subdir (hydra.output_subdir=null) writes no files, as in Hydra.
-void write_job_files(const std::string& run_dir, const std::string& output_subdir,
-                     const config::Node& job_config, const config::Node& hydra,
-                     const std::vector<std::string>& task_overrides);
+void write_job_files(const std::string& run_dir, const std::string& output_subdir, const config::Node& job_config,
+                     const config::Node& hydra, const std::vector<std::string>& task_overrides);
 
 }  // namespace trainer::launch

@@ -20,13 +20,13 @@ struct JobStatus {
   JobState state = JobState::kPending;
   int pid = 0;
   std::string host;
-  std::string start_time;       // ISO 8601 UTC
-  double start_epoch_s = 0;     // seconds since 1970, for durations
-  std::string end_time;         // empty while running
+  std::string start_time;    // ISO 8601 UTC
+  double start_epoch_s = 0;  // seconds since 1970, for durations
+  std::string end_time;      // empty while running
   double duration_s = 0;
   int exit_code = 0;
-  std::string error;            // the job's one-paragraph error, when it failed
-  bool resumed = false;         // started from the run dir's last checkpoint
+  std::string error;     // the job's one-paragraph error, when it failed
+  bool resumed = false;  // started from the run dir's last checkpoint
 };
 
 std::string job_status_path(const std::string& sweep_dir, int number);

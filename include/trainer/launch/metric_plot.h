@@ -20,12 +20,12 @@ inline constexpr int kMetricPlotWidth = 1000;
 inline constexpr int kMetricPlotHeight = 600;
 
 struct MetricSeries {
-  std::string label;                               // e.g. "3: optimizer.lr=0.01 model=cnn"
-  std::vector<std::pair<double, double>> points;   // (epoch, value)
+  std::string label;                              // e.g. "3: optimizer.lr=0.01 model=cnn"
+  std::vector<std::pair<double, double>> points;  // (epoch, value)
 };
 
 // Throws trainer::Error naming png_path when the file cannot be written.
-void write_metric_plot(const std::string& png_path, const std::string& title,
-                       const std::string& y_label, const std::vector<MetricSeries>& series);
+void write_metric_plot(const std::string& png_path, const std::string& title, const std::string& y_label,
+                       const std::vector<MetricSeries>& series);
 
 }  // namespace trainer::launch

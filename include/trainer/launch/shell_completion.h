@@ -26,8 +26,8 @@ struct CompletionTree {
 
 // Builds the composer the completed command would use: the tree its flags name, and the
 // hydra.searchpath of its overrides. Throws trainer::Error when it cannot (a missing directory).
-using ComposerForLine = std::function<config::Composer(
-    const CompletionTree& tree, const std::vector<config::Override>& overrides)>;
+using ComposerForLine =
+    std::function<config::Composer(const CompletionTree& tree, const std::vector<config::Override>& overrides)>;
 
 // The candidates for `line` (the program's words as typed, the program itself first; a trailing
 // space starts a new word), sorted and without duplicates. Lines Hydra cannot complete (a

@@ -28,19 +28,19 @@ struct SlurmOptions {
   int nodes = 1;
   int tasks_per_node = 1;
   std::optional<int> cpus_per_task, gpus_per_node, cpus_per_gpu, gpus_per_task;
-  std::optional<double> mem_gb;      // --mem
+  std::optional<double> mem_gb;          // --mem
   std::string mem_per_gpu, mem_per_cpu;  // SLURM's own syntax (e.g. 4G); empty: not set
   std::string partition, qos, comment, constraint, exclude, gres, account;
-  int signal_delay_s = 120;          // --signal=B:USR1@signal_delay_s; 0: no pre-emption signal
-  int max_num_timeout = 0;           // times a task stopped by that signal requeues itself
-  int array_parallelism = 256;       // %N on --array (at most N tasks at once)
+  int signal_delay_s = 120;     // --signal=B:USR1@signal_delay_s; 0: no pre-emption signal
+  int max_num_timeout = 0;      // times a task stopped by that signal requeues itself
+  int array_parallelism = 256;  // %N on --array (at most N tasks at once)
   // additional_parameters: extra sbatch options, key (underscores become dashes) and value;
   // a value of true gives a bare flag (--key).
   std::vector<std::pair<std::string, std::string>> additional_parameters;
-  std::vector<std::string> setup;     // shell lines run before the job (module load, source ...)
-  std::vector<std::string> srun_args; // when given, the job runs under `srun <srun_args>`
-  bool wait = true;                   // wait for the array to end (print progress), or submit and return
-  bool fail_fast = false;             // while waiting: cancel the tasks not started at the first failure
+  std::vector<std::string> setup;      // shell lines run before the job (module load, source ...)
+  std::vector<std::string> srun_args;  // when given, the job runs under `srun <srun_args>`
+  bool wait = true;                    // wait for the array to end (print progress), or submit and return
+  bool fail_fast = false;              // while waiting: cancel the tasks not started at the first failure
 };
 
 // Reads a hydra.launcher node whose interpolations are resolved. Throws trainer::Error naming
@@ -53,10 +53,10 @@ SlurmOptions slurm_launcher_options(const config::Node& launcher);
 std::string slurm_array_indices(std::vector<int> numbers);
 
 // The files of a sweep's SLURM launch.
-std::string slurm_dir(const std::string& sweep_dir);           // <sweep_dir>/.sweep/slurm
-std::string slurm_script_path(const std::string& sweep_dir);   // .../array.sbatch
-std::string slurm_commands_path(const std::string& sweep_dir); // .../commands.txt
-std::string slurm_log_dir(const std::string& sweep_dir);       // .../logs
+std::string slurm_dir(const std::string& sweep_dir);            // <sweep_dir>/.sweep/slurm
+std::string slurm_script_path(const std::string& sweep_dir);    // .../array.sbatch
+std::string slurm_commands_path(const std::string& sweep_dir);  // .../commands.txt
+std::string slurm_log_dir(const std::string& sweep_dir);        // .../logs
 
 // The job-array script running the jobs numbered in `todo` (array index = job number).
 std::string slurm_array_script(const SlurmOptions& options, const SweepPlan& plan, const std::vector<int>& todo);

@@ -21,8 +21,8 @@ struct PlannedJob {
 };
 
 struct SweepPlan {
-  std::string sweep_dir;   // absolute
-  std::string command;     // fit | validate | test
+  std::string sweep_dir;  // absolute
+  std::string command;    // fit | validate | test
   std::vector<PlannedJob> jobs;
   config::Node launcher;   // hydra.launcher of the first job
   config::Node sweeper;    // hydra.sweeper of the first job

@@ -15,8 +15,8 @@ namespace trainer::models {
 
 // Builds a model from its config node (the `model` section) and the data's shape. Throws
 // trainer::Error naming the config path on bad options.
-using ModelFactory = std::function<std::shared_ptr<Model>(const config::ConfigView& model_config,
-                                                          const InputSpec& spec)>;
+using ModelFactory =
+    std::function<std::shared_ptr<Model>(const config::ConfigView& model_config, const InputSpec& spec)>;
 
 // config::Registry (the one registry template) plus create(), which reads `name` and checks the
 // factory's result.
@@ -29,8 +29,7 @@ class ModelRegistry : public config::Registry<ModelFactory> {
 
   // Reads `name` from `model_config` and calls that factory. An unknown name throws
   // trainer::Error listing the known names with a did-you-mean suggestion.
-  std::shared_ptr<Model> create(const config::ConfigView& model_config,
-                                const InputSpec& spec) const;
+  std::shared_ptr<Model> create(const config::ConfigView& model_config, const InputSpec& spec) const;
 };
 
 // The built-ins, also usable without the registry.
@@ -40,4 +39,5 @@ void register_builtin_models(ModelRegistry& registry);
 
 // At namespace scope in a user's binary (not in a static library, whose unreferenced objects the
 // linker drops): TRAINER_REGISTER_MODEL("mymodel", [](const auto& cfg, const auto& spec) {...});
-#define TRAINER_REGISTER_MODEL(name, ...) TRAINER_REGISTRY_ADD(::trainer::models::ModelRegistry::global(), name, __VA_ARGS__)
+#define TRAINER_REGISTER_MODEL(name, ...) \
+  TRAINER_REGISTRY_ADD(::trainer::models::ModelRegistry::global(), name, __VA_ARGS__)

@@ -31,8 +31,7 @@ int64_t read_num_classes(const config::ConfigView& view, const InputSpec& spec);
 
 // `in_channels` from the model config when set, which must then equal sample_shape[0] of an image
 // sample shape [C, H, W] (checked too). `model` names the model in messages.
-int64_t read_in_channels(const config::ConfigView& view, const InputSpec& spec,
-                         const std::string& model);
+int64_t read_in_channels(const config::ConfigView& view, const InputSpec& spec, const std::string& model);
 
 // The same two, for the built-in models, through their declarations (src/options/model_section.cpp).
 int64_t read_num_classes(const options::OptionReader& reader, const InputSpec& spec);

@@ -6,12 +6,12 @@
 // computes exactly what torch::nn::BatchNorm1d/2d does, with the same parameter and buffer names.
 #pragma once
 
+#include <cstddef>
+#include <ostream>
+
 #include <ATen/core/Tensor.h>
 #include <ATen/core/ivalue.h>
 #include <c10/util/intrusive_ptr.h>
-
-#include <cstddef>
-#include <ostream>
 #include <torch/nn/cloneable.h>
 #include <torch/nn/options/batchnorm.h>
 #include <torch/nn/pimpl.h>

@@ -19,8 +19,7 @@ struct TorchScriptOptions {
   std::string path;  // relative paths are relative to the working directory
 
   // Keys: path (mandatory).
-  static TorchScriptOptions from_config(const config::ConfigView& model_config,
-                                        const InputSpec& spec);
+  static TorchScriptOptions from_config(const config::ConfigView& model_config, const InputSpec& spec);
 };
 
 class TorchScriptModel : public Model {
@@ -52,7 +51,6 @@ class TorchScriptModel : public Model {
   std::string source_;
 };
 
-std::shared_ptr<Model> make_torchscript(const config::ConfigView& model_config,
-                                        const InputSpec& spec);
+std::shared_ptr<Model> make_torchscript(const config::ConfigView& model_config, const InputSpec& spec);
 
 }  // namespace trainer::models

@@ -13,48 +13,82 @@ namespace trainer::options {
 enum class Type {
   kBool,
   kInt,
-  kFloat,      // an int is accepted too, as OmegaConf's float does
+  kFloat,  // an int is accepted too, as OmegaConf's float does
   kString,
-  kChoice,     // one of `choices` (an int is read as its text: precision=16)
-  kDuration,   // "DD:HH:MM:SS" (or fewer fields) or a number of seconds
-  kLimit,      // Lightning's batch limits: a float share in [0, 1] or an int count >= 0
+  kChoice,    // one of `choices` (an int is read as its text: precision=16)
+  kDuration,  // "DD:HH:MM:SS" (or fewer fields) or a number of seconds
+  kLimit,     // Lightning's batch limits: a float share in [0, 1] or an int count >= 0
   kIntList,
   kFloatList,
-  kMap,        // a nested section with declarations of its own (trainer.grad_scaler)
+  kMap,  // a nested section with declarations of its own (trainer.grad_scaler)
 };
 
 // "int", "float", "one of epoch|step", ... as the reference and the messages name it.
 std::string type_text(Type type);
 
 struct Option {
-  std::string key;           // relative to its section: "max_epochs"
+  std::string key;  // relative to its section: "max_epochs"
   Type type = Type::kString;
   std::string default_text;  // the default as YAML text, exactly as the shipped config has it
   bool nullable = false;     // null is a valid value (it means what `help` says)
   // The default is an interpolation (${paths.output_dir}/checkpoints) that the reading code
   // computes itself when the key is absent (the run directory, another key's value).
   bool computed_default = false;
-  bool mandatory = false;    // `???` by default: the user must give it
+  bool mandatory = false;  // `???` by default: the user must give it
   double minimum = -HUGE_VAL;
   double maximum = HUGE_VAL;
   bool minimum_open = false;  // minimum itself is not allowed
   bool maximum_open = false;
-  bool minus_one = false;     // -1 is allowed besides the range (Lightning's "no limit")
-  bool bool_as_int = false;   // true/false are read as 1/0 (fast_dev_run)
+  bool minus_one = false;            // -1 is allowed besides the range (Lightning's "no limit")
+  bool bool_as_int = false;          // true/false are read as 1/0 (fast_dev_run)
   std::vector<std::string> choices;  // kChoice: the names; kInt: words allowed instead (auto)
   std::string help;
 
   // Builders, so a declaration reads as one line.
-  Option& at_least(double value) { minimum = value; minimum_open = false; return *this; }
-  Option& above(double value) { minimum = value; minimum_open = true; return *this; }
-  Option& at_most(double value) { maximum = value; maximum_open = false; return *this; }
-  Option& below(double value) { maximum = value; maximum_open = true; return *this; }
-  Option& or_minus_one() { minus_one = true; return *this; }
-  Option& or_null() { nullable = true; return *this; }
-  Option& or_words(std::vector<std::string> words) { choices = std::move(words); return *this; }
-  Option& computed() { computed_default = true; return *this; }
-  Option& accepts_bool() { bool_as_int = true; return *this; }
-  Option& means(std::string text) { help = std::move(text); return *this; }
+  Option& at_least(double value) {
+    minimum = value;
+    minimum_open = false;
+    return *this;
+  }
+  Option& above(double value) {
+    minimum = value;
+    minimum_open = true;
+    return *this;
+  }
+  Option& at_most(double value) {
+    maximum = value;
+    maximum_open = false;
+    return *this;
+  }
+  Option& below(double value) {
+    maximum = value;
+    maximum_open = true;
+    return *this;
+  }
+  Option& or_minus_one() {
+    minus_one = true;
+    return *this;
+  }
+  Option& or_null() {
+    nullable = true;
+    return *this;
+  }
+  Option& or_words(std::vector<std::string> words) {
+    choices = std::move(words);
+    return *this;
+  }
+  Option& computed() {
+    computed_default = true;
+    return *this;
+  }
+  Option& accepts_bool() {
+    bool_as_int = true;
+    return *this;
+  }
+  Option& means(std::string text) {
+    help = std::move(text);
+    return *this;
+  }
   bool has_range() const { return minimum != -HUGE_VAL || maximum != HUGE_VAL; }
 };
 

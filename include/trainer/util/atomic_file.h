@@ -14,8 +14,7 @@ struct AtomicWriteOptions {
   // Named in errors: "cannot create the <noun>", "cannot move the new <noun> into place".
   std::string noun = "file";
   // The error's fix, where the caller knows better than "check the directory".
-  std::string fix =
-      "Check that the directory exists and is writable and that the disk is not full.";
+  std::string fix = "Check that the directory exists and is writable and that the disk is not full.";
   // false: rename only, no fsync (files written by the thousand that are rewritten when lost).
   bool durable = true;
 };
@@ -48,7 +47,6 @@ class AtomicFile {
 };
 
 // Writes `bytes` to `path` atomically (the directory must exist).
-void write_file_atomically(const std::string& path, std::string_view bytes,
-                           const AtomicWriteOptions& options = {});
+void write_file_atomically(const std::string& path, std::string_view bytes, const AtomicWriteOptions& options = {});
 
 }  // namespace trainer

@@ -1,11 +1,10 @@
 #include "trainer/engine/callbacks/early_stopping.h"
 
-#include "trainer/options/option_reader.h"
-
 #include <cmath>
 #include <cstdio>
 #include <sstream>
 
+#include "trainer/options/option_reader.h"
 #include "trainer/util/error.h"
 #include "trainer/util/log.h"
 
@@ -55,10 +54,10 @@ std::string EarlyStopping::evaluate(double current) {
   }
   const double shifted = max ? current - options_.min_delta : current + options_.min_delta;
   if (better(shifted, best_)) {
-    log::info(std::isfinite(best_) ? "Metric " + name + " improved by " + number(std::fabs(best_ - current)) +
-                                         " >= min_delta = " + number(options_.min_delta) + ". New best score: " +
-                                         number(current)
-                                   : "Metric " + name + " improved. New best score: " + number(current));
+    log::info(std::isfinite(best_)
+                  ? "Metric " + name + " improved by " + number(std::fabs(best_ - current)) +
+                        " >= min_delta = " + number(options_.min_delta) + ". New best score: " + number(current)
+                  : "Metric " + name + " improved. New best score: " + number(current));
     best_ = current;
     wait_ = 0;
     return "";
@@ -71,8 +70,7 @@ std::string EarlyStopping::evaluate(double current) {
   return "";
 }
 
-void EarlyStopping::on_epoch_end(FitContext& context, const std::map<std::string, double>& metrics,
-                                 bool validated) {
+void EarlyStopping::on_epoch_end(FitContext& context, const std::map<std::string, double>& metrics, bool validated) {
   auto found = metrics.find(options_.monitor);
   if (found == metrics.end()) {
     const bool is_val = options_.monitor.rfind("val/", 0) == 0;

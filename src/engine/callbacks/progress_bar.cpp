@@ -63,8 +63,7 @@ void ProgressBar::draw(std::chrono::steady_clock::time_point now) {
 }
 
 std::string ProgressBar::render(int64_t epoch, int64_t max_epochs, int64_t done, int64_t total,
-                                std::optional<double> loss, double samples_per_second, double eta_seconds,
-                                int width) {
+                                std::optional<double> loss, double samples_per_second, double eta_seconds, int width) {
   char head[64];
   if (max_epochs > 0) {
     std::snprintf(head, sizeof(head), "Epoch %lld/%lld ", static_cast<long long>(epoch),
@@ -78,10 +77,13 @@ std::string ProgressBar::render(int64_t epoch, int64_t max_epochs, int64_t done,
   std::snprintf(tail, sizeof(tail), " %lld/%lld%s %.0f samples/s ETA %s", static_cast<long long>(done),
                 static_cast<long long>(total), loss_text, samples_per_second, clock_text(eta_seconds).c_str());
   std::string line = head;
-  const int bar_width = std::max(10, std::min(40, width - static_cast<int>(line.size() + std::string(tail).size()) - 3));
-  const double fraction = total > 0 ? std::clamp(static_cast<double>(done) / static_cast<double>(total), 0.0, 1.0) : 0.0;
+  const int bar_width =
+      std::max(10, std::min(40, width - static_cast<int>(line.size() + std::string(tail).size()) - 3));
+  const double fraction =
+      total > 0 ? std::clamp(static_cast<double>(done) / static_cast<double>(total), 0.0, 1.0) : 0.0;
   const int filled = static_cast<int>(fraction * bar_width);
-  line += "|" + std::string(static_cast<size_t>(filled), '#') + std::string(static_cast<size_t>(bar_width - filled), '-') + "|";
+  line += "|" + std::string(static_cast<size_t>(filled), '#') +
+          std::string(static_cast<size_t>(bar_width - filled), '-') + "|";
   line += tail;
   if (static_cast<int>(line.size()) >= width) line.resize(static_cast<size_t>(width - 1));
   return line;

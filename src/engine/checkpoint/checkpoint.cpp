@@ -1,15 +1,15 @@
 #include "trainer/engine/checkpoint/checkpoint.h"
 
-#include <ATen/ATen.h>
-#include <c10/util/Exception.h>
-#include <ATen/CPUGeneratorImpl.h>
-#include <torch/serialize/input-archive.h>
-#include <torch/serialize/output-archive.h>
-
 #include <algorithm>
 #include <map>
-#include <optional>
 #include <mutex>
+#include <optional>
+
+#include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
+#include <c10/util/Exception.h>
+#include <torch/serialize/input-archive.h>
+#include <torch/serialize/output-archive.h>
 
 #include "trainer/config/config_diff.h"
 #include "trainer/config/yaml.h"
@@ -20,7 +20,6 @@
 
 namespace trainer::engine {
 namespace {
-
 
 constexpr int64_t kFormatVersion = 1;
 
@@ -110,15 +109,16 @@ void check_fits(const std::string& path, models::Model& model, torch::serialize:
   for (const auto& parameter : model.named_parameters(/*recurse=*/true)) check(parameter.key(), parameter.value());
   for (const auto& buffer : model.named_buffers(/*recurse=*/true)) check(buffer.key(), buffer.value());
   for (const auto& [name, tensor] : stored) {
-    if (seen.count(name) == 0) problems.push_back(name + ": in the checkpoint (" + describe(tensor) + "), not in the model");
+    if (seen.count(name) == 0)
+      problems.push_back(name + ": in the checkpoint (" + describe(tensor) + "), not in the model");
   }
   if (problems.empty()) return;
   std::string listed;
   for (size_t i = 0; i < problems.size() && i < 4; ++i) listed += (i == 0 ? "" : "; ") + problems[i];
   if (problems.size() > 4) listed += "; and " + std::to_string(problems.size() - 4) + " more";
   throw Error(path,
-              "the checkpoint does not fit this model (" + std::to_string(problems.size()) + " of its tensors differ): " +
-                  listed + "." + likely_keys(stored_config, current_config),
+              "the checkpoint does not fit this model (" + std::to_string(problems.size()) +
+                  " of its tensors differ): " + listed + "." + likely_keys(stored_config, current_config),
               "Evaluate or resume with the model config (and, for 64-true, 16-true and bf16-true, the precision) of "
               "the run that wrote it: validate/test/export take it from the checkpoint unless an override changes "
               "it.");
@@ -138,9 +138,11 @@ void check_finite(const std::string& path, models::Model& model) {
   for (size_t i = 0; i < bad.size() && i < 4; ++i) listed += (i == 0 ? "" : ", ") + bad[i];
   if (bad.size() > 4) listed += " and " + std::to_string(bad.size() - 4) + " more";
   const std::optional<std::string> intact = formats::newest_intact_checkpoint(posix::parent(path), path);
-  throw Error(path, "the checkpoint holds non-finite weights (NaN or inf) in " + listed + ": the run that wrote it had diverged",
-              "Use an earlier checkpoint" + (intact ? " (" + *intact + " is the newest other one)" : std::string()) +
-                  ", and lower optimizer.lr or set trainer.gradient_clip_val for the next run.");
+  throw Error(
+      path,
+      "the checkpoint holds non-finite weights (NaN or inf) in " + listed + ": the run that wrote it had diverged",
+      "Use an earlier checkpoint" + (intact ? " (" + *intact + " is the newest other one)" : std::string()) +
+          ", and lower optimizer.lr or set trainer.gradient_clip_val for the next run.");
 }
 
 }  // namespace

@@ -7,7 +7,8 @@
 namespace trainer::engine {
 
 std::string update_top_k(std::vector<TopKEntry>& top_k, const CheckpointOptions& c, double score, int64_t epoch,
-                         int64_t step, const std::map<std::string, double>& metrics, std::vector<std::string>& dropped) {
+                         int64_t step, const std::map<std::string, double>& metrics,
+                         std::vector<std::string>& dropped) {
   if (c.save_top_k == 0) return {};
   auto better = [&](double a, double b) { return c.mode_max ? a > b : a < b; };
   const bool keep_all = c.save_top_k < 0;

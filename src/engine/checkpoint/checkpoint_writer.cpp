@@ -40,11 +40,11 @@ CheckpointWriter::~CheckpointWriter() {
 void CheckpointWriter::write(std::shared_ptr<const std::string> bytes, std::vector<std::string> paths,
                              std::vector<std::string> remove) {
   wait();
-  pending_ = std::async(std::launch::async, [bytes = std::move(bytes), paths = std::move(paths),
-                                             remove = std::move(remove)] {
-    for (const std::string& path : paths) write_file_durably(path, *bytes);
-    for (const std::string& old : remove) posix::remove_file(old);
-  });
+  pending_ =
+      std::async(std::launch::async, [bytes = std::move(bytes), paths = std::move(paths), remove = std::move(remove)] {
+        for (const std::string& path : paths) write_file_durably(path, *bytes);
+        for (const std::string& old : remove) posix::remove_file(old);
+      });
 }
 
 void CheckpointWriter::wait() {

@@ -15,8 +15,11 @@ std::vector<models::SynchronisableBatchNorm*> synchronisable_batch_norms(torch::
   // TorchScript runs its own batch norm kernels, out of reach of the C++ module tree (the
   // parameters we see are mirrors of the scripted module's).
   if (model.name() == "TorchScript") {
-    throw Error("trainer.sync_batchnorm=true", "model=" + model_name + " is a TorchScript module, whose batch norms "
-                "cannot be synchronised across ranks", fix);
+    throw Error("trainer.sync_batchnorm=true",
+                "model=" + model_name +
+                    " is a TorchScript module, whose batch norms "
+                    "cannot be synchronised across ranks",
+                fix);
   }
   std::vector<models::SynchronisableBatchNorm*> layers;
   for (const auto& item : model.named_modules(/*name_prefix=*/"", /*include_self=*/false)) {
@@ -55,8 +58,10 @@ void synchronise_batch_norms_over(torch::nn::Module& model, const std::string& m
   }
   auto batch_norm_group = c10::make_intrusive<ProcessGroupBatchNorm>(group.sibling("batchnorm"));
   for (models::SynchronisableBatchNorm* layer : layers) layer->set_group(batch_norm_group);
-  log::info("sync_batchnorm: " + std::to_string(layers.size()) + " batch norm layer(s) normalise over the global "
-            "batch of " + std::to_string(world_size) + " ranks (their own " + group.backend_name() +
+  log::info("sync_batchnorm: " + std::to_string(layers.size()) +
+            " batch norm layer(s) normalise over the global "
+            "batch of " +
+            std::to_string(world_size) + " ranks (their own " + group.backend_name() +
             " group; one all-reduce per layer in forward and one in backward)");
 }
 

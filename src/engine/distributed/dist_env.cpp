@@ -102,8 +102,8 @@ std::optional<DistEnv> detect_dist_env(const GetEnv& get_env) {
     env.local_world_size = int_of(get_env, "LOCAL_WORLD_SIZE", env.world_size);
     env.node_rank = int_of(get_env, "GROUP_RANK", 0);
     if (env.world_size < 1 || env.rank >= env.world_size) {
-      throw Error("environment variable RANK", "rank " + std::to_string(env.rank) + " is outside WORLD_SIZE=" +
-                                                   std::to_string(env.world_size),
+      throw Error("environment variable RANK",
+                  "rank " + std::to_string(env.rank) + " is outside WORLD_SIZE=" + std::to_string(env.world_size),
                   "Fix the launcher's environment.");
     }
     if (env.world_size == 1) return std::nullopt;
@@ -112,9 +112,9 @@ std::optional<DistEnv> detect_dist_env(const GetEnv& get_env) {
     env.master_port = int_of(get_env, "MASTER_PORT");
     const std::string agent = value_of(get_env, "TORCHELASTIC_USE_AGENT_STORE").value_or("");
     env.agent_store = agent == "True" || agent == "true" || agent == "1";
-    env.source = value_of(get_env, "TRAINER_DDP_LAUNCHER") ? "trainer"
+    env.source = value_of(get_env, "TRAINER_DDP_LAUNCHER")  ? "trainer"
                  : value_of(get_env, "TORCHELASTIC_RUN_ID") ? "torchrun"
-                                                             : "environment";
+                                                            : "environment";
     if (env.source == "trainer") env.store_file = value_of(get_env, "TRAINER_STORE_FILE").value_or("");
     return env;
   }
@@ -127,14 +127,15 @@ std::optional<DistEnv> detect_dist_env(const GetEnv& get_env) {
     env.node_rank = int_of(get_env, "SLURM_NODEID", 0);
     const int nodes = int_of(get_env, "SLURM_NNODES", 1);
     env.local_world_size = std::max(1, env.world_size / std::max(1, nodes));
-    std::string nodelist = value_of(get_env, "SLURM_STEP_NODELIST").value_or(value_of(get_env, "SLURM_NODELIST").value_or(""));
+    std::string nodelist =
+        value_of(get_env, "SLURM_STEP_NODELIST").value_or(value_of(get_env, "SLURM_NODELIST").value_or(""));
     env.master_addr = value_of(get_env, "MASTER_ADDR").value_or(slurm_first_host(nodelist));
     if (env.master_addr.empty()) env.master_addr = "127.0.0.1";
     if (value_of(get_env, "MASTER_PORT")) {
       env.master_port = int_of(get_env, "MASTER_PORT");
     } else {
-      env.master_port = slurm_port(value_of(get_env, "SLURM_JOB_ID").value_or("0"),
-                                   value_of(get_env, "SLURM_STEP_ID").value_or("0"));
+      env.master_port =
+          slurm_port(value_of(get_env, "SLURM_JOB_ID").value_or("0"), value_of(get_env, "SLURM_STEP_ID").value_or("0"));
     }
     env.source = "slurm";
     return env;

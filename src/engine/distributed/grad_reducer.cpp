@@ -1,13 +1,13 @@
 #include "trainer/engine/distributed/grad_reducer.h"
 
+#include <chrono>
+#include <cstdio>
+#include <mutex>
+
 #include <ATen/ATen.h>
 #include <torch/csrc/autograd/function.h>
 #include <torch/csrc/autograd/function_hook.h>
 #include <torch/csrc/autograd/variable.h>
-
-#include <chrono>
-#include <cstdio>
-#include <mutex>
 
 #include "trainer/engine/stop_signal.h"
 #include "trainer/util/error.h"
@@ -27,7 +27,7 @@ struct GradReducer::State {
   struct Bucket {
     std::vector<size_t> members;  // parameter indices
     std::vector<int64_t> offsets;
-    int64_t numel = 0;            // gradients only; bucket 0 holds two more elements, the flags
+    int64_t numel = 0;  // gradients only; bucket 0 holds two more elements, the flags
     at::Tensor flat;
     int pending = 0;
     bool launched = false;

@@ -9,8 +9,8 @@
 #include <exception>
 #include <sstream>
 
-#include "trainer/engine/profiling/phase_profiler.h"
 #include "trainer/engine/distributed/progress_beacon.h"
+#include "trainer/engine/profiling/phase_profiler.h"
 #include "trainer/util/log.h"
 
 namespace trainer::engine {
@@ -20,7 +20,9 @@ using Clock = std::chrono::steady_clock;
 
 std::string key_of(int rank) { return "heartbeat/" + std::to_string(rank); }
 
-double seconds_between(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
+double seconds_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
 
 // "<heartbeat count> <pid> <batches> <step> <phase>": the count changes every beat, so a frozen
 // value means a frozen process.
@@ -37,7 +39,8 @@ std::string state_of(const std::string& heartbeat) {
   long long beat = 0, pid = 0, ticks = 0, step = 0;
   int phase = -1;
   if (!(in >> beat >> pid >> ticks >> step >> phase)) return "no heartbeat yet";
-  const std::string where = phase >= 0 && phase < kPhaseCount ? phase_name(static_cast<Phase>(phase)) : "between phases";
+  const std::string where =
+      phase >= 0 && phase < kPhaseCount ? phase_name(static_cast<Phase>(phase)) : "between phases";
   return "pid " + std::to_string(pid) + ", step " + std::to_string(step) + ", " + where;
 }
 
@@ -69,12 +72,13 @@ std::string HangWatchdog::describe(int reporter, const std::vector<std::string>&
   std::snprintf(limit, sizeof(limit), "%.0f s", timeout_seconds);
   std::string silent;
   for (size_t r = 0; r < silent_seconds.size(); ++r) {
-    if (silent_seconds[r] >= timeout_seconds) silent += (silent.empty() ? "" : ", ") + std::string("rank ") + std::to_string(r);
+    if (silent_seconds[r] >= timeout_seconds)
+      silent += (silent.empty() ? "" : ", ") + std::string("rank ") + std::to_string(r);
   }
   std::string text = "distributed job stalled (rank " + std::to_string(reporter) + " reports): ";
   if (!silent.empty()) {
-    text += silent + " sent no heartbeat for " + limit +
-            " (stopped with SIGSTOP, frozen, or its machine unreachable), ";
+    text +=
+        silent + " sent no heartbeat for " + limit + " (stopped with SIGSTOP, frozen, or its machine unreachable), ";
   } else {
     char own[32];
     std::snprintf(own, sizeof(own), "%.0f s", own_stall_seconds);
@@ -137,8 +141,9 @@ void HangWatchdog::run() {
         const std::string output = output_of_(r);
         if (!output.empty()) outputs += "\n" + output;
       }
-      std::fprintf(stderr, "Error: %s. Fix: see what that rank was doing (a debugger, py-spy dump, or its log); "
-                           "trainer.hang_timeout sets how long a silent or stuck rank is waited for.%s\n",
+      std::fprintf(stderr,
+                   "Error: %s. Fix: see what that rank was doing (a debugger, py-spy dump, or its log); "
+                   "trainer.hang_timeout sets how long a silent or stuck rank is waited for.%s\n",
                    message.c_str(), outputs.c_str());
       std::fflush(stderr);
       std::_Exit(1);  // the training thread is stuck in a collective: nothing else can end it

@@ -3,19 +3,19 @@
 #include <sched.h>
 #include <signal.h>
 
-#include <ATen/Parallel.h>
-#include <torch/cuda.h>
-
 #include <memory>
 #include <optional>
 
+#include <ATen/Parallel.h>
+#include <torch/cuda.h>
+
 #include "trainer/config/config_view.h"
-#include "trainer/engine/tuner/batch_size_search.h"
 #include "trainer/engine/distributed/dist_env.h"
 #include "trainer/engine/distributed/local_ranks.h"
-#include "trainer/options/option_reader.h"
 #include "trainer/engine/distributed/process_group.h"
 #include "trainer/engine/trainer.h"
+#include "trainer/engine/tuner/batch_size_search.h"
+#include "trainer/options/option_reader.h"
 #include "trainer/util/error.h"
 #include "trainer/util/log.h"
 #include "trainer/util/usable_cores.h"
@@ -64,14 +64,17 @@ int run_job_ranks(config::Node job_config, const std::string& run_dir, const std
   const config::ConfigView view(job_config);
   const DistOptions dist = DistOptions::from_config(view);
   std::optional<DistEnv> env = detect_dist_env();
-  const std::string accelerator = view.has("trainer") ? options::OptionReader(view.sub("trainer")).choice("accelerator") : "auto";
-  const bool cuda = accelerator == "cuda" || accelerator == "gpu" || (accelerator == "auto" && torch::cuda::is_available());
+  const std::string accelerator =
+      view.has("trainer") ? options::OptionReader(view.sub("trainer")).choice("accelerator") : "auto";
+  const bool cuda =
+      accelerator == "cuda" || accelerator == "gpu" || (accelerator == "auto" && torch::cuda::is_available());
   const int cuda_devices = cuda ? static_cast<int>(torch::cuda::device_count()) : 0;
   const int per_node = dist.processes_per_node(cuda_devices);
 
   // Lightning refuses the batch-size search under DDP: each rank would search on its own shard
   // and the ranks could settle on different batches.
-  const bool searches = command == "tune_batch_size" || (command == "fit" && TunerOptions::from_config(view).auto_scale);
+  const bool searches =
+      command == "tune_batch_size" || (command == "fit" && TunerOptions::from_config(view).auto_scale);
   const int world_size = env ? env->world_size : (dist.strategy == "single_device" ? 1 : per_node * dist.num_nodes);
   if (searches && world_size > 1) {
     throw Error(command == "fit" ? "trainer.auto_scale_batch_size" : "trainer tune batch_size",
@@ -139,7 +142,8 @@ int run_job_ranks(config::Node job_config, const std::string& run_dir, const std
         group.reset();
         throw rank_failed(*local, *cause, env->world_size, "",
                           "The other ranks were stopped. Resume with the same command plus ckpt_path=last and "
-                          "hydra.run.dir=" + run_dir + ".");
+                          "hydra.run.dir=" +
+                              run_dir + ".");
       }
     }
     group.reset();  // the other ranks' collectives fail now, and they exit

@@ -86,7 +86,8 @@ std::vector<std::string> LocalRanks::own_command_line() {
 
 int LocalRanks::free_port() {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) throw Error("trainer.master_port", "cannot open a socket to find a free port: " + std::string(strerror(errno)));
+  if (fd < 0)
+    throw Error("trainer.master_port", "cannot open a socket to find a free port: " + std::string(strerror(errno)));
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -99,7 +100,8 @@ int LocalRanks::free_port() {
   }
   ::close(fd);
   if (port <= 0) {
-    throw Error("trainer.master_port", "no free TCP port found on 127.0.0.1", "Set trainer.master_port to a free port.");
+    throw Error("trainer.master_port", "no free TCP port found on 127.0.0.1",
+                "Set trainer.master_port to a free port.");
   }
   return port;
 }
@@ -119,16 +121,15 @@ LocalRanks::LocalRanks(int world_size, const std::vector<std::string>& args, con
   const char* nccl_interface = std::getenv("NCCL_SOCKET_IFNAME");
   const bool keep_nccl_interface = nccl_interface != nullptr && nccl_interface[0] != '\0';
   auto common = [&](int rank) {
-    std::vector<std::pair<std::string, std::string>> variables = {
-        {"RANK", std::to_string(rank)},
-        {"LOCAL_RANK", std::to_string(rank)},
-        {"WORLD_SIZE", std::to_string(world_size)},
-        {"LOCAL_WORLD_SIZE", std::to_string(world_size)},
-        {"GROUP_RANK", "0"},
-        {"MASTER_ADDR", master_addr},
-        {"MASTER_PORT", std::to_string(master_port)},
-        {"TRAINER_DDP_LAUNCHER", std::to_string(parent)},
-        {"TRAINER_STORE_FILE", store_file_}};
+    std::vector<std::pair<std::string, std::string>> variables = {{"RANK", std::to_string(rank)},
+                                                                  {"LOCAL_RANK", std::to_string(rank)},
+                                                                  {"WORLD_SIZE", std::to_string(world_size)},
+                                                                  {"LOCAL_WORLD_SIZE", std::to_string(world_size)},
+                                                                  {"GROUP_RANK", "0"},
+                                                                  {"MASTER_ADDR", master_addr},
+                                                                  {"MASTER_PORT", std::to_string(master_port)},
+                                                                  {"TRAINER_DDP_LAUNCHER", std::to_string(parent)},
+                                                                  {"TRAINER_STORE_FILE", store_file_}};
     if (!keep_nccl_interface) variables.emplace_back("NCCL_SOCKET_IFNAME", "lo");
     return variables;
   };
@@ -155,8 +156,8 @@ LocalRanks::LocalRanks(int world_size, const std::vector<std::string>& args, con
       // that no other child holds it open; dup2 makes the rank's own copy, fd 2, inheritable.
       int output[2];
       if (::pipe2(output, O_CLOEXEC) != 0) {
-        throw Error("trainer.devices", "cannot make a pipe for rank " + std::to_string(rank) + "'s output: " +
-                                           strerror(errno),
+        throw Error("trainer.devices",
+                    "cannot make a pipe for rank " + std::to_string(rank) + "'s output: " + strerror(errno),
                     "Lower trainer.devices, or check the open-file limit (ulimit -n).");
       }
       ::fcntl(output[0], F_SETPIPE_SZ, 1 << 20);  // room for a burst while this process is busy (best effort)
@@ -193,7 +194,7 @@ LocalRanks::~LocalRanks() {
   stop();
   quit_ = true;
   if (supervisor_.joinable()) supervisor_.join();
-  relay_.finish(1.0);  // the ranks have ended: pass on the rest of what they wrote
+  relay_.finish(1.0);             // the ranks have ended: pass on the rest of what they wrote
   ::unlink(store_file_.c_str());  // FileStore removes it when every rank ends cleanly; a crash leaves it
 }
 

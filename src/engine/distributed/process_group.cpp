@@ -1,9 +1,9 @@
 #include "trainer/engine/distributed/process_group.h"
 
 #include <c10/util/Exception.h>
+#include <torch/csrc/distributed/c10d/FileStore.hpp>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
-#include <torch/csrc/distributed/c10d/FileStore.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #ifdef USE_C10D_NCCL
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
@@ -83,12 +83,13 @@ ProcessGroup::ProcessGroup(const DistEnv& env, const DistOptions& options, const
       base = c10::make_intrusive<c10d::TCPStore>(env.master_addr, store_options);
     }
     const char* restart = std::getenv("TORCHELASTIC_RESTART_COUNT");
-    handles_->store = c10::make_intrusive<c10d::PrefixStore>(
-        std::string("trainer/") + (restart != nullptr ? restart : "0"), base);
+    handles_->store =
+        c10::make_intrusive<c10d::PrefixStore>(std::string("trainer/") + (restart != nullptr ? restart : "0"), base);
   } catch (const std::exception& error) {
     const std::string message = message_of(error);
     if (store_options.isServer && message.find("ddress already in use") != std::string::npos) {
-      throw Error(where, "port " + std::to_string(port) + " is taken on this node (another job's rendezvous?): " + message,
+      throw Error(where,
+                  "port " + std::to_string(port) + " is taken on this node (another job's rendezvous?): " + message,
                   "Give this job another port: MASTER_PORT (or trainer.master_port) set to a free one.");
     }
     throw Error(where, "cannot reach the TCPStore: " + message,
@@ -128,9 +129,8 @@ ProcessGroup::ProcessGroup(const DistEnv& env, const DistOptions& options, const
     }
   }
   handles_->backend = make_backend("", where);
-  log::info("distributed: rank " + std::to_string(rank_) + " of " + std::to_string(world_size_) + " (" +
-            backend_name_ + ", rendezvous " + meeting + ", " +
-            (env.source.empty() ? "environment" : env.source) + ")");
+  log::info("distributed: rank " + std::to_string(rank_) + " of " + std::to_string(world_size_) + " (" + backend_name_ +
+            ", rendezvous " + meeting + ", " + (env.source.empty() ? "environment" : env.source) + ")");
 }
 
 ProcessGroup::~ProcessGroup() = default;
@@ -161,7 +161,7 @@ std::string ProcessGroup::fix_text() const {
 }
 
 c10::intrusive_ptr<compat::CollectiveBackend> ProcessGroup::make_backend(const std::string& name,
-                                                                        const std::string& where) const {
+                                                                         const std::string& where) const {
   const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout_seconds_ * 1000.0));
   // Each group has its own key space in the store: "gloo"/"nccl", plus the name of a sibling.
   const std::string prefix = backend_name_ + (name.empty() ? "" : "/" + name);
@@ -176,8 +176,8 @@ c10::intrusive_ptr<compat::CollectiveBackend> ProcessGroup::make_backend(const s
       } else {
         gloo_options->devices.push_back(c10d::ProcessGroupGloo::createDefaultDevice());
       }
-      return c10::make_intrusive<c10d::ProcessGroupGloo>(c10::make_intrusive<c10d::PrefixStore>(prefix, handles_->store),
-                                                         rank_, world_size_, gloo_options);
+      return c10::make_intrusive<c10d::ProcessGroupGloo>(
+          c10::make_intrusive<c10d::PrefixStore>(prefix, handles_->store), rank_, world_size_, gloo_options);
     }
 #ifdef USE_C10D_NCCL
     auto nccl_options = c10d::ProcessGroupNCCL::Options::create();
@@ -191,8 +191,7 @@ c10::intrusive_ptr<compat::CollectiveBackend> ProcessGroup::make_backend(const s
   } catch (const Error&) {
     throw;
   } catch (const std::exception& error) {
-    throw Error(where, "cannot create the " + backend_name_ + " process group: " + message_of(error),
-                fix_text());
+    throw Error(where, "cannot create the " + backend_name_ + " process group: " + message_of(error), fix_text());
   }
 }
 
@@ -237,9 +236,7 @@ void ProcessGroup::wait(const c10::intrusive_ptr<c10d::Work>& work, const std::s
   }
 }
 
-void ProcessGroup::allreduce_sum(at::Tensor& tensor, const std::string& what) {
-  wait(allreduce_async(tensor), what);
-}
+void ProcessGroup::allreduce_sum(at::Tensor& tensor, const std::string& what) { wait(allreduce_async(tensor), what); }
 
 void ProcessGroup::broadcast_from_main(const std::vector<at::Tensor>& tensors, const std::string& what) {
   for (const at::Tensor& tensor : tensors) {

@@ -39,14 +39,17 @@ std::string describe_stderr_location(const StderrLocation& location, const Stder
   const std::string on = location.host.empty() ? std::string() : " on " + location.host;
   const bool same = location == own;
   if (starts_with(location.target, "pipe:")) {
-    return same ? "with this message (a pipe" + on + ")" : "a pipe" + on + " (its launcher's output, or a program reading it)";
+    return same ? "with this message (a pipe" + on + ")"
+                : "a pipe" + on + " (its launcher's output, or a program reading it)";
   }
   if (starts_with(location.target, "socket:")) {
-    return same ? "with this message (a socket" + on + ")" : "a socket" + on + " (its launcher's output: srun passes output through one)";
+    return same ? "with this message (a socket" + on + ")"
+                : "a socket" + on + " (its launcher's output: srun passes output through one)";
   }
   if (location.target == "/dev/null") return "/dev/null" + on + ": discarded";
   std::string what = location.target + on;
-  if (starts_with(location.target, "/dev/pts/") || starts_with(location.target, "/dev/tty")) what = "the terminal " + what;
+  if (starts_with(location.target, "/dev/pts/") || starts_with(location.target, "/dev/tty"))
+    what = "the terminal " + what;
   return same ? "with this message (" + what + ")" : what;
 }
 
@@ -62,7 +65,8 @@ std::string describe_stderr_locations(const std::vector<StderrLocation>& locatio
       text += "; and " + std::to_string(locations.size() - first) + " more rank(s)";
       break;
     }
-    text += (text.empty() ? "" : "; ") + rank_range(first, last) + ": " + describe_stderr_location(locations[first], own);
+    text +=
+        (text.empty() ? "" : "; ") + rank_range(first, last) + ": " + describe_stderr_location(locations[first], own);
     ++listed;
     first = last + 1;
   }

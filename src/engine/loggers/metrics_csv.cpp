@@ -105,7 +105,8 @@ void MetricsCsv::on_fit_start(std::optional<int64_t> resumed_step) {
       throw Error(path_, "cannot move an earlier attempt's metrics aside", "Check the run directory's permissions.");
     }
     log::warning(path_ + " held " + std::to_string(rows_.size()) +
-                 " rows of an earlier attempt that left no checkpoint; kept as " + kept + ", this fit starts a new one");
+                 " rows of an earlier attempt that left no checkpoint; kept as " + kept +
+                 ", this fit starts a new one");
     rows_.clear();
     columns_ = {"epoch", "step"};
     rewrite();

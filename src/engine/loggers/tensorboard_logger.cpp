@@ -1,9 +1,8 @@
 // logger.tensorboard: scalars into TensorBoard event files under `save_dir`.
 #include "trainer/engine/loggers/tensorboard_logger.h"
 
-#include "trainer/options/option_reader.h"
-
 #include "trainer/formats/tensorboard_writer.h"
+#include "trainer/options/option_reader.h"
 
 namespace trainer::engine {
 namespace {

@@ -1,11 +1,11 @@
 #include "trainer/engine/optim/fused_adam.h"
 
+#include <type_traits>
+#include <unordered_map>
+
 #include <ATen/ATen.h>
 #include <torch/optim/adam.h>
 #include <torch/optim/adamw.h>
-
-#include <type_traits>
-#include <unordered_map>
 
 #include "trainer/engine/torch_compat.h"
 

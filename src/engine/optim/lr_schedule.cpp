@@ -18,14 +18,14 @@ double cosine(double start, double end, double fraction) {
 }  // namespace
 
 LrSchedule::LrSchedule(SchedulerOptions options, double base_lr, int64_t total_steps)
-    : options_(std::move(options)), base_lr_(base_lr), total_steps_(std::max<int64_t>(1, total_steps)) {
-}
+    : options_(std::move(options)), base_lr_(base_lr), total_steps_(std::max<int64_t>(1, total_steps)) {}
 
 double LrSchedule::lr_at(int64_t count) const {
   const double t = static_cast<double>(count);
   const ScheduleKind n = options_.kind;
   if (n == ScheduleKind::kStep) {
-    return base_lr_ * std::pow(options_.gamma, std::floor(t / static_cast<double>(std::max<int64_t>(1, options_.step_size))));
+    return base_lr_ *
+           std::pow(options_.gamma, std::floor(t / static_cast<double>(std::max<int64_t>(1, options_.step_size))));
   }
   if (n == ScheduleKind::kCosine) {
     double horizon = options_.t_max > 0 ? options_.t_max : static_cast<double>(total_steps_);

@@ -15,18 +15,22 @@ bool uses_fused_adam(const OptimizerOptions& o, const at::Device& device) {
 std::unique_ptr<torch::optim::Optimizer> make_optimizer(const OptimizerOptions& o, std::vector<at::Tensor> parameters,
                                                         const at::Device& device) {
   if (uses_fused_adam(o, device)) {
-    return make_fused_adam(optimizer_name(o.kind), parameters, o.lr, o.betas[0], o.betas[1], 1e-8, o.weight_decay, device);
+    return make_fused_adam(optimizer_name(o.kind), parameters, o.lr, o.betas[0], o.betas[1], 1e-8, o.weight_decay,
+                           device);
   }
   if (o.kind == OptimizerKind::kSgd) {
     return std::make_unique<torch::optim::SGD>(
-        parameters, torch::optim::SGDOptions(o.lr).momentum(o.momentum).nesterov(o.nesterov).weight_decay(o.weight_decay));
+        parameters,
+        torch::optim::SGDOptions(o.lr).momentum(o.momentum).nesterov(o.nesterov).weight_decay(o.weight_decay));
   }
   if (o.kind == OptimizerKind::kAdam) {
     return std::make_unique<torch::optim::Adam>(
-        parameters, torch::optim::AdamOptions(o.lr).betas(std::make_tuple(o.betas[0], o.betas[1])).weight_decay(o.weight_decay));
+        parameters,
+        torch::optim::AdamOptions(o.lr).betas(std::make_tuple(o.betas[0], o.betas[1])).weight_decay(o.weight_decay));
   }
   return std::make_unique<torch::optim::AdamW>(
-      parameters, torch::optim::AdamWOptions(o.lr).betas(std::make_tuple(o.betas[0], o.betas[1])).weight_decay(o.weight_decay));
+      parameters,
+      torch::optim::AdamWOptions(o.lr).betas(std::make_tuple(o.betas[0], o.betas[1])).weight_decay(o.weight_decay));
 }
 
 void set_lr(torch::optim::Optimizer& optimizer, double lr) {

@@ -1,21 +1,24 @@
 #include "trainer/engine/precision/grad_scaler.h"
 
-#include <ATen/ATen.h>
-
 #include <cmath>
 #include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include <ATen/ATen.h>
+
 #include "trainer/engine/torch_compat.h"
 
 namespace trainer::engine {
 
 GradScaler::GradScaler(Options options, at::Device device)
-    : options_(options), device_(device), fused_(options.allow_fused && compat::fused_amp_ops_available(device.type())) {
+    : options_(options),
+      device_(device),
+      fused_(options.allow_fused && compat::fused_amp_ops_available(device.type())) {
   if (!(options_.init_scale > 0.0) || !std::isfinite(options_.init_scale)) {
-    throw std::invalid_argument("init_scale must be a finite number above 0, got " + std::to_string(options_.init_scale));
+    throw std::invalid_argument("init_scale must be a finite number above 0, got " +
+                                std::to_string(options_.init_scale));
   }
   if (!(options_.growth_factor > 1.0)) {
     throw std::invalid_argument("growth_factor must be above 1, got " + std::to_string(options_.growth_factor));
@@ -49,8 +52,9 @@ void GradScaler::unscale_(torch::optim::Optimizer& optimizer) {
       if (!grad.defined()) continue;
       if (grad.scalar_type() == at::kHalf) {
         // As PyTorch: float16 gradients lose too much when scaled and unscaled in place.
-        throw std::invalid_argument("GradScaler cannot unscale float16 gradients: keep the weights in float32 "
-                                    "(precision=16-mixed, not 16-true)");
+        throw std::invalid_argument(
+            "GradScaler cannot unscale float16 gradients: keep the weights in float32 "
+            "(precision=16-mixed, not 16-true)");
       }
       grads[grad.scalar_type()].push_back(grad);
     }

@@ -12,9 +12,10 @@ bool falls_back_to_bf16(const TrainerOptions& options, const at::Device& device,
   // has no float16 CPU autocast at all, and 2.x's trained ResNet-18 ~19x slower than precision=32
   // on 2 cores. The run's checkpoints and their stored config say what ran.
   if (warn) {
-    log::warning("precision=16-mixed on the CPU: running precision=bf16-mixed instead, as Lightning does "
-                 "(float16 autocast has few fast CPU kernels: ResNet-18 trained ~19x slower than precision=32 "
-                 "on 2 cores). Set +trainer.cpu_float16_autocast=true to run float16 anyway.");
+    log::warning(
+        "precision=16-mixed on the CPU: running precision=bf16-mixed instead, as Lightning does "
+        "(float16 autocast has few fast CPU kernels: ResNet-18 trained ~19x slower than precision=32 "
+        "on 2 cores). Set +trainer.cpu_float16_autocast=true to run float16 anyway.");
   }
   return true;
 }
@@ -23,12 +24,25 @@ PrecisionDtypes precision_dtypes(const TrainerOptions& options, const at::Device
   PrecisionDtypes d;
   const std::string name = precision_name(options.precision);
   switch (options.precision) {
-    case Precision::k32True: break;
-    case Precision::k64True: d.param = at::kDouble; break;
-    case Precision::k16True: d.param = at::kHalf; break;
-    case Precision::kBf16True: d.param = at::kBFloat16; break;
-    case Precision::k16Mixed: d.autocast = true; d.autocast_dtype = at::kHalf; break;
-    case Precision::kBf16Mixed: d.autocast = true; d.autocast_dtype = at::kBFloat16; break;
+    case Precision::k32True:
+      break;
+    case Precision::k64True:
+      d.param = at::kDouble;
+      break;
+    case Precision::k16True:
+      d.param = at::kHalf;
+      break;
+    case Precision::kBf16True:
+      d.param = at::kBFloat16;
+      break;
+    case Precision::k16Mixed:
+      d.autocast = true;
+      d.autocast_dtype = at::kHalf;
+      break;
+    case Precision::kBf16Mixed:
+      d.autocast = true;
+      d.autocast_dtype = at::kBFloat16;
+      break;
   }
   if (d.autocast && !compat::autocast_supported(device.type(), d.autocast_dtype)) {
     throw Error("precision",
@@ -39,13 +53,15 @@ PrecisionDtypes precision_dtypes(const TrainerOptions& options, const at::Device
                 "or build against LibTorch 2.x (the wheel variant), whose CPU autocast has float16.");
   }
   if (options.precision == Precision::k16Mixed && device.is_cpu() && warn) {
-    log::warning("precision=16-mixed on the CPU with trainer.cpu_float16_autocast=true runs float16 autocast, "
-                 "which has few fast CPU kernels (ResNet-18 trained ~19x slower than with precision=32 on a "
-                 "2-core machine). For speed use precision=bf16-mixed or 32.");
+    log::warning(
+        "precision=16-mixed on the CPU with trainer.cpu_float16_autocast=true runs float16 autocast, "
+        "which has few fast CPU kernels (ResNet-18 trained ~19x slower than with precision=32 on a "
+        "2-core machine). For speed use precision=bf16-mixed or 32.");
   }
   if (options.precision == Precision::k16Mixed && !options.grad_scaler_enabled && warn) {
-    log::warning("precision=16-mixed with trainer.grad_scaler.enabled=false: small float16 gradients may "
-                 "underflow to zero without loss scaling");
+    log::warning(
+        "precision=16-mixed with trainer.grad_scaler.enabled=false: small float16 gradients may "
+        "underflow to zero without loss scaling");
   }
   return d;
 }

@@ -1,12 +1,12 @@
 #include "trainer/engine/profiling/flop_counter.h"
 
-#include <ATen/core/ivalue.h>
-#include <ATen/record_function.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <vector>
+
+#include <ATen/core/ivalue.h>
+#include <ATen/record_function.h>
 
 namespace trainer::engine {
 
@@ -104,8 +104,10 @@ int64_t convolution_flops(c10::ArrayRef<const c10::IValue> in) {
 
 int64_t op_flops(OpKind kind, c10::ArrayRef<const c10::IValue> in) {
   switch (kind) {
-    case OpKind::kMatmul: return in.size() >= 2 ? matmul_flops(sizes_of(in[0]), sizes_of(in[1])) : 0;
-    case OpKind::kAddMatmul: return in.size() >= 3 ? matmul_flops(sizes_of(in[1]), sizes_of(in[2])) : 0;
+    case OpKind::kMatmul:
+      return in.size() >= 2 ? matmul_flops(sizes_of(in[0]), sizes_of(in[1])) : 0;
+    case OpKind::kAddMatmul:
+      return in.size() >= 3 ? matmul_flops(sizes_of(in[1]), sizes_of(in[2])) : 0;
     case OpKind::kLinear: {
       if (in.size() < 2) return 0;
       const std::vector<int64_t> x = sizes_of(in[0]);
@@ -113,8 +115,10 @@ int64_t op_flops(OpKind kind, c10::ArrayRef<const c10::IValue> in) {
       if (x.empty() || w.size() != 2) return 0;
       return 2 * product(x) * w[0];
     }
-    case OpKind::kConvolution: return convolution_flops(in);
-    case OpKind::kOther: return 0;
+    case OpKind::kConvolution:
+      return convolution_flops(in);
+    case OpKind::kOther:
+      return 0;
   }
   return 0;
 }
@@ -148,9 +152,8 @@ FlopCounter::FlopCounter() {
   // One observer per thread serves nested counters (it writes to whichever is innermost): a
   // second one would count every operator twice.
   if (previous_ != nullptr) return;
-  handle_ = at::addThreadLocalCallback(at::RecordFunctionCallback(&on_op_start, &on_op_end)
-                                           .needsInputs(true)
-                                           .scopes({at::RecordScope::FUNCTION}));
+  handle_ = at::addThreadLocalCallback(
+      at::RecordFunctionCallback(&on_op_start, &on_op_end).needsInputs(true).scopes({at::RecordScope::FUNCTION}));
 }
 
 FlopCounter::~FlopCounter() {
@@ -172,7 +175,10 @@ std::string flops_text(double flops, const std::string& suffix) {
     ++index;
   }
   char text[64];
-  std::snprintf(text, sizeof text, flops >= 100 ? "%.0f %sFLOP%s" : flops >= 10 ? "%.1f %sFLOP%s" : "%.2f %sFLOP%s",
+  std::snprintf(text, sizeof text,
+                flops >= 100  ? "%.0f %sFLOP%s"
+                : flops >= 10 ? "%.1f %sFLOP%s"
+                              : "%.2f %sFLOP%s",
                 flops, prefixes[index], suffix.c_str());
   return text;
 }

@@ -57,23 +57,32 @@ std::set<std::string> words_of(const std::string& name) {
 
 const char* math_mode_name(MathMode mode) {
   switch (mode) {
-    case MathMode::kFloat64: return "fp64";
-    case MathMode::kFloat32: return "fp32";
-    case MathMode::kTf32: return "tf32";
-    case MathMode::kBFloat16: return "bf16";
-    case MathMode::kFloat16: return "fp16";
+    case MathMode::kFloat64:
+      return "fp64";
+    case MathMode::kFloat32:
+      return "fp32";
+    case MathMode::kTf32:
+      return "tf32";
+    case MathMode::kBFloat16:
+      return "bf16";
+    case MathMode::kFloat16:
+      return "fp16";
   }
   return "?";
 }
 
 MathMode math_mode_for(Precision precision, bool tf32_allowed) {
   switch (precision) {
-    case Precision::k64True: return MathMode::kFloat64;
-    case Precision::k32True: return tf32_allowed ? MathMode::kTf32 : MathMode::kFloat32;
+    case Precision::k64True:
+      return MathMode::kFloat64;
+    case Precision::k32True:
+      return tf32_allowed ? MathMode::kTf32 : MathMode::kFloat32;
     case Precision::k16Mixed:
-    case Precision::k16True: return MathMode::kFloat16;
+    case Precision::k16True:
+      return MathMode::kFloat16;
     case Precision::kBf16Mixed:
-    case Precision::kBf16True: return MathMode::kBFloat16;
+    case Precision::kBf16True:
+      return MathMode::kBFloat16;
   }
   return MathMode::kFloat32;
 }
@@ -81,11 +90,21 @@ MathMode math_mode_for(Precision precision, bool tf32_allowed) {
 std::optional<double> GpuPeak::flops(MathMode mode) const {
   double tflops = 0;
   switch (mode) {
-    case MathMode::kFloat64: tflops = fp64; break;
-    case MathMode::kFloat32: tflops = fp32; break;
-    case MathMode::kTf32: tflops = tf32; break;
-    case MathMode::kBFloat16: tflops = bf16; break;
-    case MathMode::kFloat16: tflops = fp16; break;
+    case MathMode::kFloat64:
+      tflops = fp64;
+      break;
+    case MathMode::kFloat32:
+      tflops = fp32;
+      break;
+    case MathMode::kTf32:
+      tflops = tf32;
+      break;
+    case MathMode::kBFloat16:
+      tflops = bf16;
+      break;
+    case MathMode::kFloat16:
+      tflops = fp16;
+      break;
   }
   if (tflops <= 0) return std::nullopt;
   return tflops * 1e12;

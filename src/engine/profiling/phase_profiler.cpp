@@ -1,10 +1,10 @@
 #include "trainer/engine/profiling/phase_profiler.h"
 
-#include <ATen/record_function.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <string>
+
+#include <ATen/record_function.h>
 
 #if defined(TRAINER_WITH_CUDA)
 // Header-only NVTX 3: without a tool (Nsight Systems) attached, a push/pop is a call through a
@@ -116,19 +116,17 @@ std::string PhaseProfiler::table(double fit_seconds) const {
     const Entry& e = entries_[static_cast<size_t>(i)];
     if (e.count == 0) {
       if (!e.note.empty())
-        out +=
-            "| " + std::string(phase_name(static_cast<Phase>(i))) + ": " + e.note + " | | | | |\n";
+        out += "| " + std::string(phase_name(static_cast<Phase>(i))) + ": " + e.note + " | | | | |\n";
       continue;
     }
     accounted += e.total;
-    std::snprintf(row, sizeof row, "| %s | %lld | %.3f ms | %.3f s | %.1f %% |\n",
-                  phase_name(static_cast<Phase>(i)), static_cast<long long>(e.count),
-                  1e3 * e.total / static_cast<double>(e.count), e.total, 100.0 * e.total / whole);
+    std::snprintf(row, sizeof row, "| %s | %lld | %.3f ms | %.3f s | %.1f %% |\n", phase_name(static_cast<Phase>(i)),
+                  static_cast<long long>(e.count), 1e3 * e.total / static_cast<double>(e.count), e.total,
+                  100.0 * e.total / whole);
     out += row;
   }
   const double other = std::max(0.0, fit_seconds - accounted);
-  std::snprintf(row, sizeof row,
-                "| other (progress bar, callbacks, loop) | | | %.3f s | %.1f %% |\n", other,
+  std::snprintf(row, sizeof row, "| other (progress bar, callbacks, loop) | | | %.3f s | %.1f %% |\n", other,
                 100.0 * other / whole);
   out += row;
   std::snprintf(row, sizeof row, "| fit | | | %.3f s | 100 %% |\n", fit_seconds);

@@ -1,8 +1,8 @@
 #include "trainer/engine/profiling/throughput_setup.h"
 
-#include <torch/utils.h>
-
 #include <cstdio>
+
+#include <torch/utils.h>
 
 #include "trainer/engine/profiling/cuda_device_info.h"
 #include "trainer/engine/profiling/flop_counter.h"
@@ -44,7 +44,8 @@ FlopsThroughput make_flops_throughput(const ForwardFlops& forward, const at::Dev
   throughput.flops_per_sample = 3.0 * static_cast<double>(forward.total);
   if (is_main) {
     log::info("model: " + flops_text(static_cast<double>(forward.total)) + " per sample forward, " +
-              flops_text(throughput.flops_per_sample) + " per sample per training step (3x forward; " + forward.source + ")");
+              flops_text(throughput.flops_per_sample) + " per sample per training step (3x forward; " + forward.source +
+              ")");
   }
   if (!device.is_cuda()) return throughput;  // no MFU on the CPU: its peak depends on too much
   const auto info = cuda_device_info(device.index());
@@ -56,8 +57,9 @@ FlopsThroughput make_flops_throughput(const ForwardFlops& forward, const at::Dev
   const double peak_flops =
       peak ? peak->blended_flops(convolution_mode, matmul_mode, convolution_share).value_or(0.0) : 0.0;
   const bool two_modes = convolution_mode != matmul_mode && convolution_share > 0 && convolution_share < 1;
-  const std::string mode_text = two_modes ? std::string(math_mode_name(convolution_mode)) + "/" + math_mode_name(matmul_mode)
-                                : math_mode_name(convolution_share > 0 ? convolution_mode : matmul_mode);
+  const std::string mode_text = two_modes
+                                    ? std::string(math_mode_name(convolution_mode)) + "/" + math_mode_name(matmul_mode)
+                                    : math_mode_name(convolution_share > 0 ? convolution_mode : matmul_mode);
   if (peak_flops <= 0) {
     if (is_main) {
       log::info("MFU unavailable: no dense " + mode_text + " peak FLOP/s known for '" + name +
@@ -71,17 +73,19 @@ FlopsThroughput make_flops_throughput(const ForwardFlops& forward, const at::Dev
   if (two_modes) {
     char share[32];
     std::snprintf(share, sizeof share, "%.1f %%", 100 * convolution_share);
-    against = "the " + std::string(peak->model) + "'s dense peaks, " + flops_text(*peak->flops(convolution_mode), "/s") +
-              " " + math_mode_name(convolution_mode) + " for convolutions (" + share + " of the FLOPs) and " +
-              flops_text(*peak->flops(matmul_mode), "/s") + " " + math_mode_name(matmul_mode) +
-              " for matrix products: " + flops_text(peak_flops, "/s") + " for this model";
+    against = "the " + std::string(peak->model) + "'s dense peaks, " +
+              flops_text(*peak->flops(convolution_mode), "/s") + " " + math_mode_name(convolution_mode) +
+              " for convolutions (" + share + " of the FLOPs) and " + flops_text(*peak->flops(matmul_mode), "/s") +
+              " " + math_mode_name(matmul_mode) + " for matrix products: " + flops_text(peak_flops, "/s") +
+              " for this model";
   } else {
     against = "the " + std::string(peak->model) + " dense " + mode_text + " peak of " + flops_text(peak_flops, "/s");
   }
-  const bool tf32_convolutions = precision == Precision::k32True && convolution_share > 0 &&
-                                 convolution_mode == MathMode::kTf32;
-  log::info("MFU: against " + against + " per device ('" + name + "', precision=" + precision_name(precision) +
-            ")" + (tf32_convolutions ? "; float32 convolutions run in TF32 (cuDNN's default in LibTorch, as in PyTorch)" : ""));
+  const bool tf32_convolutions =
+      precision == Precision::k32True && convolution_share > 0 && convolution_mode == MathMode::kTf32;
+  log::info(
+      "MFU: against " + against + " per device ('" + name + "', precision=" + precision_name(precision) + ")" +
+      (tf32_convolutions ? "; float32 convolutions run in TF32 (cuDNN's default in LibTorch, as in PyTorch)" : ""));
   return throughput;
 }
 

@@ -1,16 +1,17 @@
 #include "trainer/engine/profiling/trace_profiler.h"
 
-#include <ATen/record_function.h>
-#include <c10/util/Exception.h>
-#include <torch/csrc/autograd/profiler_kineto.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <exception>
 #include <filesystem>
-#include <sstream>
 #include <set>
+#include <sstream>
 #include <string>
+
+#include <ATen/record_function.h>
+#include <c10/util/Exception.h>
+#include <torch/csrc/autograd/profiler_kineto.h>
 
 #include "trainer/engine/checkpoint/checkpoint_writer.h"
 #include "trainer/engine/torch_compat.h"
@@ -78,8 +79,8 @@ std::string chrome_trace_json(const profiler::ProfilerResult& result) {
         << ",\"ts\":" << microseconds(compat::profiler_event_start_ns(event))
         << ",\"dur\":" << microseconds(compat::profiler_event_duration_ns(event)) << "}";
   }
-  out << "\n],\"displayTimeUnit\":\"ms\",\"otherData\":{\"writer\":\"trainer (LibTorch "
-      << compat::torch_version_text() << " without Kineto)\"}}\n";
+  out << "\n],\"displayTimeUnit\":\"ms\",\"otherData\":{\"writer\":\"trainer (LibTorch " << compat::torch_version_text()
+      << " without Kineto)\"}}\n";
   return out.str();
 }
 
@@ -88,8 +89,7 @@ std::string chrome_trace_json(const profiler::ProfilerResult& result) {
 TraceProfiler::TraceProfiler() = default;
 TraceProfiler::~TraceProfiler() { abandon(); }
 
-void TraceProfiler::start(const TraceSchedule& schedule, std::string path, bool cuda,
-                          PhaseProfiler& phases) {
+void TraceProfiler::start(const TraceSchedule& schedule, std::string path, bool cuda, PhaseProfiler& phases) {
   schedule_ = schedule;
   path_ = std::move(path);
   cuda_ = cuda;
@@ -170,14 +170,13 @@ void TraceProfiler::stop_and_write(const std::string& why) {
     write_file_durably(path_, chrome_trace_json(*result));
     writer = "trainer, no Kineto in this LibTorch";
   }
-  const double megabytes =
-      static_cast<double>(std::filesystem::file_size(path_, error)) / (1024.0 * 1024.0);
+  const double megabytes = static_cast<double>(std::filesystem::file_size(path_, error)) / (1024.0 * 1024.0);
   char size[32];
   std::snprintf(size, sizeof size, "%.2f MB", error ? 0.0 : megabytes);
   log::info("profiler (pytorch): training steps " + std::to_string(first_recorded_) + "-" +
             std::to_string(last_recorded_) + why + " traced to " + path_ + " (" +
-            std::to_string(result->events().size()) + " LibTorch events, " + size +
-            ", written by " + writer + "; open it in ui.perfetto.dev or chrome://tracing)");
+            std::to_string(result->events().size()) + " LibTorch events, " + size + ", written by " + writer +
+            "; open it in ui.perfetto.dev or chrome://tracing)");
 }
 
 void TraceProfiler::finish() {
@@ -194,9 +193,8 @@ void TraceProfiler::finish() {
     profiler::disableProfiler();
   }
   log::warning("profiler (pytorch): fit ended after " + std::to_string(next_step_) +
-               " training step(s), before the traced window (steps " +
-               std::to_string(schedule_.first_recorded()) + "-" +
-               std::to_string(schedule_.last_recorded()) +
+               " training step(s), before the traced window (steps " + std::to_string(schedule_.first_recorded()) +
+               "-" + std::to_string(schedule_.last_recorded()) +
                "); no trace written. Lower trainer.profiler_schedule.skip_first/wait/warmup or run "
                "more steps.");
 }

@@ -23,7 +23,9 @@ const char* scale_mode_name(ScaleMode mode) { return mode == ScaleMode::kPower ?
 
 TunerOptions TunerOptions::from_config(const config::ConfigView& root) {
   TunerOptions o;
-  auto mode_of = [](const std::string& name) { return name == "binsearch" ? ScaleMode::kBinsearch : ScaleMode::kPower; };
+  auto mode_of = [](const std::string& name) {
+    return name == "binsearch" ? ScaleMode::kBinsearch : ScaleMode::kPower;
+  };
   if (root.has("trainer")) {
     // Lightning 1.x: true means power; false and null: no search before fit.
     const std::string automatic = options::OptionReader(root.sub("trainer")).choice("auto_scale_batch_size");
@@ -46,8 +48,8 @@ BatchSizeSearchResult search_batch_size(ScaleMode mode, int64_t init_val, int64_
   BatchSizeSearchResult result;
   result.mode = mode;
   int64_t size = std::max<int64_t>(1, std::min(init_val, max_batch));
-  int64_t fits = 0;    // the largest batch that fit so far
-  int64_t fails = 0;   // the smallest batch that did not (0: none yet)
+  int64_t fits = 0;   // the largest batch that fit so far
+  int64_t fails = 0;  // the smallest batch that did not (0: none yet)
   result.stopped_because = "max_trials (" + std::to_string(max_trials) + ") reached";
   while (static_cast<int64_t>(result.trials.size()) < max_trials) {
     BatchSizeTrial outcome = trial(size);
@@ -75,8 +77,8 @@ BatchSizeSearchResult search_batch_size(ScaleMode mode, int64_t init_val, int64_
       break;
     }
     if (fails - fits <= 1) {
-      result.stopped_because = "the bisection closed in (" + std::to_string(fits) + " fits, " +
-                               std::to_string(fails) + " does not)";
+      result.stopped_because =
+          "the bisection closed in (" + std::to_string(fits) + " fits, " + std::to_string(fails) + " does not)";
       break;
     }
     size = fits + (fails - fits) / 2;
@@ -86,7 +88,8 @@ BatchSizeSearchResult search_batch_size(ScaleMode mode, int64_t init_val, int64_
 }
 
 std::string describe_search(const BatchSizeSearchResult& result, const std::string& limit_text) {
-  std::string text = "batch size search (" + std::string(scale_mode_name(result.mode)) + ", limit " + limit_text + "): ";
+  std::string text =
+      "batch size search (" + std::string(scale_mode_name(result.mode)) + ", limit " + limit_text + "): ";
   text += result.batch_size > 0 ? "the largest batch that fit is " + std::to_string(result.batch_size)
                                 : std::string("no batch fit");
   text += " after " + std::to_string(result.trials.size()) + " trial(s); stopped because " + result.stopped_because +

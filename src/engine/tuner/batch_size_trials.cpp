@@ -144,8 +144,8 @@ int64_t run_batch_size_search(ScaleMode mode, const TunerOptions& tuner, const s
       }
       snapshot.restore_model();
       if (outcome.fits) largest_fit = std::max(largest_fit, batch_size);
-      log::info("batch size trial " + std::to_string(batch_size) + ": " + (outcome.fits ? "fits" : "failed, " + outcome.failure) +
-                " (" + fixed(outcome.memory_mb, 3) + " MiB)");
+      log::info("batch size trial " + std::to_string(batch_size) + ": " +
+                (outcome.fits ? "fits" : "failed, " + outcome.failure) + " (" + fixed(outcome.memory_mb, 3) + " MiB)");
       return outcome;
     };
     result = search_batch_size(mode, tuner.init_val, tuner.max_trials, subject.train_samples, trial);

@@ -1,9 +1,5 @@
 #include "trainer/engine/tuner/trial_memory_meter.h"
 
-#include <c10/core/Allocator.h>
-#include <c10/core/CPUAllocator.h>
-#include <c10/util/Exception.h>
-
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
@@ -12,6 +8,10 @@
 #include <limits>
 #include <mutex>
 #include <unordered_map>
+
+#include <c10/core/Allocator.h>
+#include <c10/core/CPUAllocator.h>
+#include <c10/util/Exception.h>
 
 #include "trainer/engine/torch_compat.h"
 #include "trainer/util/error.h"
@@ -69,8 +69,8 @@ class CountingCpuAllocator final : public c10::Allocator {
       live_.fetch_sub(size, std::memory_order_relaxed);
       refused_.store(true, std::memory_order_relaxed);
       // The wording of LibTorch's own CPU allocator failure, which callers recognise.
-      TORCH_CHECK(false, "DefaultCPUAllocator: not enough memory: tensors would take ",
-                  static_cast<double>(now) / kMiB, " MiB in all, above the batch-size trial's limit");
+      TORCH_CHECK(false, "DefaultCPUAllocator: not enough memory: tensors would take ", static_cast<double>(now) / kMiB,
+                  " MiB in all, above the batch-size trial's limit");
     }
     void* data = nullptr;
     try {
@@ -89,9 +89,7 @@ class CountingCpuAllocator final : public c10::Allocator {
   }
   c10::DeleterFnPtr raw_deleter() const override { return &release; }
 #if TRAINER_ALLOCATOR_HAS_COPY_DATA
-  void copy_data(void* dest, const void* src, std::size_t count) const override {
-    default_copy_data(dest, src, count);
-  }
+  void copy_data(void* dest, const void* src, std::size_t count) const override { default_copy_data(dest, src, count); }
 #endif
 
  private:

@@ -5,12 +5,13 @@
 #define CATCH_CONFIG_PREFIX_ALL
 #include "trainer/engine/callbacks/early_stopping.h"
 
-#include <catch2/catch.hpp>
 #include <limits>
 #include <map>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include <catch2/catch.hpp>
 
 #include "trainer/config/config_view.h"
 #include "trainer/config/yaml.h"
@@ -44,8 +45,8 @@ EarlyStoppingOptions options(const std::string& monitor, bool mode_max, int64_t 
 
 // Feeds `values` of `monitor` as epoch ends that validated; the 1-based epoch of the first stop
 // request, or 0 when none came.
-int stop_epoch(EarlyStopping& stopping, const std::string& monitor,
-               const std::vector<double>& values, RecordingContext& context) {
+int stop_epoch(EarlyStopping& stopping, const std::string& monitor, const std::vector<double>& values,
+               RecordingContext& context) {
   for (size_t i = 0; i < values.size(); ++i) {
     stopping.on_epoch_end(context, {{monitor, values[i]}}, true);
     if (!context.stops.empty()) return static_cast<int>(i + 1);
@@ -68,8 +69,7 @@ CATCH_TEST_CASE("patience: stop after that many checks without an improvement") 
 
   RecordingContext max_context;
   EarlyStopping accuracy(options("val/acc", true, 1));
-  CATCH_CHECK(stop_epoch(accuracy, "val/acc", {0.5, 0.6, 0.6}, max_context) ==
-              3);  // equal is no improvement
+  CATCH_CHECK(stop_epoch(accuracy, "val/acc", {0.5, 0.6, 0.6}, max_context) == 3);  // equal is no improvement
 }
 
 CATCH_TEST_CASE("min_delta: an improvement must exceed it, and its sign does not matter") {
@@ -79,10 +79,9 @@ CATCH_TEST_CASE("min_delta: an improvement must exceed it, and its sign does not
         "callbacks:\n  early_stopping:\n    monitor: val/acc\n    mode: max\n    patience: 2\n"
         "    min_delta: " +
         std::to_string(delta) + "\n";
-    const trainer::config::YamlDocument document =
-        trainer::config::load_yaml_string(yaml, "job.yaml");
-    const EarlyStoppingOptions o = EarlyStoppingOptions::from_config(
-        trainer::config::ConfigView(document.root).sub("callbacks.early_stopping"));
+    const trainer::config::YamlDocument document = trainer::config::load_yaml_string(yaml, "job.yaml");
+    const EarlyStoppingOptions o =
+        EarlyStoppingOptions::from_config(trainer::config::ConfigView(document.root).sub("callbacks.early_stopping"));
     CATCH_CHECK(o.min_delta == 0.05);
     RecordingContext context;
     EarlyStopping stopping(o);
@@ -96,17 +95,14 @@ CATCH_TEST_CASE("a metric that is not finite stops at once, unless check_finite 
   EarlyStoppingOptions o = options("val/loss", false, 5);
   RecordingContext context;
   EarlyStopping stopping(o);
-  CATCH_CHECK(stop_epoch(stopping, "val/loss", {0.9, std::numeric_limits<double>::quiet_NaN()},
-                         context) == 2);
+  CATCH_CHECK(stop_epoch(stopping, "val/loss", {0.9, std::numeric_limits<double>::quiet_NaN()}, context) == 2);
   CATCH_CHECK(
-      context.stops[0].rfind(
-          "Monitored metric val/loss = nan is not finite. Previous best value was 0.900.", 0) == 0);
+      context.stops[0].rfind("Monitored metric val/loss = nan is not finite. Previous best value was 0.900.", 0) == 0);
 
   o.check_finite = false;
   RecordingContext lenient;
   EarlyStopping unchecked(o);
-  CATCH_CHECK(stop_epoch(unchecked, "val/loss", {0.9, std::numeric_limits<double>::infinity()},
-                         lenient) == 0);
+  CATCH_CHECK(stop_epoch(unchecked, "val/loss", {0.9, std::numeric_limits<double>::infinity()}, lenient) == 0);
   CATCH_CHECK(unchecked.wait() == 1);
 }
 
@@ -117,18 +113,15 @@ CATCH_TEST_CASE(
   o.stopping_threshold = 0.9;
   RecordingContext reached;
   EarlyStopping good(o);
-  CATCH_CHECK(stop_epoch(good, "val/acc", {0.5, 0.9, 0.91}, reached) ==
-              3);  // strictly better than it
-  CATCH_CHECK(
-      reached.stops[0].rfind("Stopping threshold reached: val/acc = 0.910000 > 0.900000.", 0) == 0);
+  CATCH_CHECK(stop_epoch(good, "val/acc", {0.5, 0.9, 0.91}, reached) == 3);  // strictly better than it
+  CATCH_CHECK(reached.stops[0].rfind("Stopping threshold reached: val/acc = 0.910000 > 0.900000.", 0) == 0);
 
   EarlyStoppingOptions d = options("val/loss", false, 100);
   d.divergence_threshold = 5.0;
   RecordingContext diverged;
   EarlyStopping bad(d);
   CATCH_CHECK(stop_epoch(bad, "val/loss", {2.0, 5.0, 6.0}, diverged) == 3);
-  CATCH_CHECK(diverged.stops[0].rfind(
-                  "Divergence threshold reached: val/loss = 6.000000 > 5.000000.", 0) == 0);
+  CATCH_CHECK(diverged.stops[0].rfind("Divergence threshold reached: val/loss = 6.000000 > 5.000000.", 0) == 0);
 }
 
 CATCH_TEST_CASE(

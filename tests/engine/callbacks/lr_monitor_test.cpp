@@ -4,10 +4,11 @@
 #define CATCH_CONFIG_PREFIX_ALL
 #include "trainer/engine/callbacks/lr_monitor.h"
 
-#include <catch2/catch.hpp>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include <catch2/catch.hpp>
 
 #include "trainer/util/error.h"
 
@@ -50,8 +51,7 @@ size_t rows_logged(const std::string& interval, bool scheduler_per_step) {
 
 }  // namespace
 
-CATCH_TEST_CASE(
-    "epoch logs at each epoch's start, step at each logging step, whatever the scheduler does") {
+CATCH_TEST_CASE("epoch logs at each epoch's start, step at each logging step, whatever the scheduler does") {
   CATCH_CHECK(rows_logged("epoch", true) == 2);
   CATCH_CHECK(rows_logged("epoch", false) == 2);
   CATCH_CHECK(rows_logged("step", false) == 6);

@@ -1,12 +1,11 @@
 // The model summary fit opens with: top-level modules, their types and counts, the totals.
 #define CATCH_CONFIG_PREFIX_ALL
-#include <catch2/catch.hpp>
+#include "trainer/engine/callbacks/model_summary.h"
 
+#include <catch2/catch.hpp>
 #include <torch/nn/modules/linear.h>
 
 #include "trainer/models/sync_batch_norm.h"
-
-#include "trainer/engine/callbacks/model_summary.h"
 
 using trainer::engine::model_summary;
 using trainer::engine::short_count;
@@ -25,7 +24,7 @@ CATCH_TEST_CASE("model_summary lists each top-level module and the trainable, fr
     Net() {
       hidden = register_module("hidden", torch::nn::Linear(784, 16));  // 12,560
       head = register_module("head", torch::nn::Linear(16, 10));       // 170
-      head->weight.set_requires_grad(false);                            // 160 frozen
+      head->weight.set_requires_grad(false);                           // 160 frozen
     }
   };
   Net net;

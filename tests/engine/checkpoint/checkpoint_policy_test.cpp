@@ -1,8 +1,8 @@
 // The model-checkpoint callback's top-k bookkeeping (Lightning's ModelCheckpoint).
 #define CATCH_CONFIG_PREFIX_ALL
-#include <catch2/catch.hpp>
-
 #include "trainer/engine/checkpoint/checkpoint_policy.h"
+
+#include <catch2/catch.hpp>
 
 using trainer::engine::CheckpointOptions;
 using trainer::engine::TopKEntry;

@@ -2,20 +2,21 @@
 // optimizer's state, the precision and the RNG, and the checks on load (shape, dtype, missing and
 // extra tensors, a file that is not trainer's, non-finite weights naming the intact file beside).
 #define CATCH_CONFIG_PREFIX_ALL
-#include <catch2/catch.hpp>
+#include "trainer/engine/checkpoint/checkpoint.h"
 
-#include <ATen/ATen.h>
-#include <torch/optim/adam.h>
-#include <torch/serialize/output-archive.h>
 #include <unistd.h>
 
 #include <functional>
 #include <limits>
 #include <string>
 
+#include <ATen/ATen.h>
+#include <catch2/catch.hpp>
+#include <torch/optim/adam.h>
+#include <torch/serialize/output-archive.h>
+
 #include "trainer/config/config_view.h"
 #include "trainer/config/yaml.h"
-#include "trainer/engine/checkpoint/checkpoint.h"
 #include "trainer/engine/checkpoint/checkpoint_writer.h"
 #include "trainer/models/model_registry.h"
 #include "trainer/util/error.h"
@@ -24,9 +25,9 @@ namespace {
 
 std::shared_ptr<trainer::models::Model> mlp(const std::string& hidden_sizes) {
   trainer::config::Node root = trainer::config::Node::map();
-  root.set("model", trainer::config::load_yaml_string("name: mlp\nhidden_sizes: " + hidden_sizes + "\ndropout: 0.0\n",
-                                                      "model")
-                        .root);
+  root.set(
+      "model",
+      trainer::config::load_yaml_string("name: mlp\nhidden_sizes: " + hidden_sizes + "\ndropout: 0.0\n", "model").root);
   return trainer::models::ModelRegistry::global().create(trainer::config::ConfigView(root).sub("model"),
                                                          trainer::models::InputSpec{{1, 28, 28}, 10});
 }

@@ -9,7 +9,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <catch2/catch.hpp>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -17,6 +16,8 @@
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include <catch2/catch.hpp>
 
 #include "trainer/util/error.h"
 
@@ -34,8 +35,7 @@ struct Scratch {
   }
   ~Scratch() {
     ::nftw(
-        dir.c_str(),
-        [](const char* path, const struct stat*, int, struct FTW*) { return ::remove(path); }, 8,
+        dir.c_str(), [](const char* path, const struct stat*, int, struct FTW*) { return ::remove(path); }, 8,
         FTW_DEPTH | FTW_PHYS);
   }
 };
@@ -52,14 +52,11 @@ std::string read(const std::string& path) {
   return text.str();
 }
 
-std::shared_ptr<const std::string> bytes(const std::string& text) {
-  return std::make_shared<const std::string>(text);
-}
+std::shared_ptr<const std::string> bytes(const std::string& text) { return std::make_shared<const std::string>(text); }
 
 }  // namespace
 
-CATCH_TEST_CASE(
-    "write_file_durably creates the directories, replaces the file whole, leaves no temporary") {
+CATCH_TEST_CASE("write_file_durably creates the directories, replaces the file whole, leaves no temporary") {
   Scratch scratch;
   const std::string path = scratch.dir + "/run/checkpoints/last.ckpt";
   const std::string first(1 << 20, 'a');  // several write() calls' worth on some systems
@@ -73,8 +70,7 @@ CATCH_TEST_CASE(
   CATCH_CHECK(read(path).empty());
 }
 
-CATCH_TEST_CASE(
-    "a write that cannot finish names the file and leaves the previous file as it was") {
+CATCH_TEST_CASE("a write that cannot finish names the file and leaves the previous file as it was") {
   Scratch scratch;
   // A checkpoint directory that is a regular file.
   const std::string blocker = scratch.dir + "/checkpoints";
@@ -85,8 +81,7 @@ CATCH_TEST_CASE(
   } catch (const trainer::Error& error) {
     CATCH_CHECK_THAT(error.where(), Catch::Contains(blocker + "/last.ckpt"));
     CATCH_CHECK_THAT(error.problem(), Catch::Contains("cannot create the checkpoint"));
-    CATCH_CHECK_THAT(error.fix(),
-                     Catch::Contains("previous checkpoint file, if any, is unchanged"));
+    CATCH_CHECK_THAT(error.fix(), Catch::Contains("previous checkpoint file, if any, is unchanged"));
   }
 
   // The final name taken by a non-empty directory: the rename fails after the temporary file was
@@ -105,8 +100,7 @@ CATCH_TEST_CASE(
   CATCH_CHECK(read(taken + "/keep") == "kept");
 }
 
-CATCH_TEST_CASE(
-    "the writer writes every path in the order queued, then deletes the files that fell out") {
+CATCH_TEST_CASE("the writer writes every path in the order queued, then deletes the files that fell out") {
   Scratch scratch;
   const std::string last = scratch.dir + "/last.ckpt";
   const std::string epoch0 = scratch.dir + "/epoch_000.ckpt";
@@ -125,8 +119,7 @@ CATCH_TEST_CASE(
   CATCH_CHECK(read(epoch1) == "epoch 1");
 }
 
-CATCH_TEST_CASE(
-    "a failed background write is rethrown by wait or the next write, then the writer goes on") {
+CATCH_TEST_CASE("a failed background write is rethrown by wait or the next write, then the writer goes on") {
   Scratch scratch;
   const std::string blocker = scratch.dir + "/file";
   write_file_durably(blocker, "x");

@@ -4,18 +4,18 @@
 // weight and bias gradients (summed over the ranks, as the gradient all-reduce does) and running
 // statistics. Float64 throughout, so the tolerance is tight.
 #define CATCH_CONFIG_PREFIX_ALL
-#include <catch2/catch.hpp>
-
-#include <ATen/ATen.h>
-#include <torch/nn/modules/batchnorm.h>
-#include <torch/nn/modules/linear.h>
+#include "trainer/engine/distributed/batch_norm_sync.h"
 
 #include <exception>
 #include <memory>
 #include <thread>
 #include <vector>
 
-#include "trainer/engine/distributed/batch_norm_sync.h"
+#include <ATen/ATen.h>
+#include <catch2/catch.hpp>
+#include <torch/nn/modules/batchnorm.h>
+#include <torch/nn/modules/linear.h>
+
 #include "trainer/engine/distributed/local_ranks.h"
 #include "trainer/engine/distributed/process_group.h"
 #include "trainer/models/cnn.h"
@@ -69,8 +69,13 @@ RankResult run_rank(int rank, int port, const Reference& ref) {
   at::Tensor input = ref.input.narrow(0, start, kSplit[rank]).clone().requires_grad_(true);
   at::Tensor output = layer(input);
   (output * ref.upstream.narrow(0, start, kSplit[rank])).sum().backward();
-  RankResult result{output.detach(), input.grad(), layer->weight.grad(), layer->bias.grad(),
-                    layer->running_mean.clone(), layer->running_var.clone(), layer->num_batches_tracked.clone(),
+  RankResult result{output.detach(),
+                    input.grad(),
+                    layer->weight.grad(),
+                    layer->bias.grad(),
+                    layer->running_mean.clone(),
+                    layer->running_var.clone(),
+                    layer->num_batches_tracked.clone(),
                     at::Tensor()};
   layer->eval();
   result.eval_output = layer(ref.input).detach();
@@ -127,7 +132,8 @@ CATCH_TEST_CASE("synchronised batch norm over 2 ranks (3 + 5 samples) equals bat
   // The comparison can fail: each rank normalising with its own 3 or 5 samples is far from it.
   torch::nn::BatchNorm2d local(kChannels);
   load_affine(local, ref);
-  const at::Tensor per_rank = at::cat({local(ref.input.narrow(0, 0, kSplit[0])), local(ref.input.narrow(0, kSplit[0], kSplit[1]))});
+  const at::Tensor per_rank =
+      at::cat({local(ref.input.narrow(0, 0, kSplit[0])), local(ref.input.narrow(0, kSplit[0], kSplit[1]))});
   CATCH_CHECK((per_rank - expected).abs().max().item<double>() > 1e-2);
 }
 
@@ -197,7 +203,6 @@ CATCH_TEST_CASE("the engine finds the built-in models' batch norms and refuses t
   scripted.register_parameter("weight", at::ones({2}), /*is_buffer=*/false);
   scripted.define("def forward(self, x):\n    return x * self.weight\n");
   trainer::models::TorchScriptModel torchscript(scripted);
-  CATCH_CHECK_THAT(error_of(torchscript, "torchscript"),
-                   Catch::Contains("model=torchscript is a TorchScript module") &&
-                       Catch::Contains("trainer.sync_batchnorm=false"));
+  CATCH_CHECK_THAT(error_of(torchscript, "torchscript"), Catch::Contains("model=torchscript is a TorchScript module") &&
+                                                             Catch::Contains("trainer.sync_batchnorm=false"));
 }

@@ -2,13 +2,14 @@
 // trainer section's distributed options.
 // Engine tests use Catch's prefixed macros (docs/architecture.md).
 #define CATCH_CONFIG_PREFIX_ALL
-#include <catch2/catch.hpp>
+#include "trainer/engine/distributed/dist_env.h"
 
 #include <map>
 #include <string>
 
+#include <catch2/catch.hpp>
+
 #include "trainer/config/yaml.h"
-#include "trainer/engine/distributed/dist_env.h"
 #include "trainer/util/error.h"
 
 using trainer::engine::detect_dist_env;
@@ -32,9 +33,14 @@ DistOptions options_of(const std::string& yaml) {
 }  // namespace
 
 CATCH_TEST_CASE("torchrun's variables give the rank, world and rendezvous") {
-  auto env = detect_dist_env(environment({{"RANK", "3"}, {"LOCAL_RANK", "1"}, {"WORLD_SIZE", "4"},
-                                          {"LOCAL_WORLD_SIZE", "2"}, {"GROUP_RANK", "1"}, {"MASTER_ADDR", "node7"},
-                                          {"MASTER_PORT", "29500"}, {"TORCHELASTIC_RUN_ID", "x"},
+  auto env = detect_dist_env(environment({{"RANK", "3"},
+                                          {"LOCAL_RANK", "1"},
+                                          {"WORLD_SIZE", "4"},
+                                          {"LOCAL_WORLD_SIZE", "2"},
+                                          {"GROUP_RANK", "1"},
+                                          {"MASTER_ADDR", "node7"},
+                                          {"MASTER_PORT", "29500"},
+                                          {"TORCHELASTIC_RUN_ID", "x"},
                                           {"TORCHELASTIC_USE_AGENT_STORE", "True"}}));
   CATCH_REQUIRE(env.has_value());
   CATCH_CHECK(env->rank == 3);
@@ -64,9 +70,13 @@ CATCH_TEST_CASE("an incomplete or inconsistent torchrun environment is an error 
 }
 
 CATCH_TEST_CASE("SLURM's variables: rank, world, node and the first host of the node list") {
-  auto env = detect_dist_env(environment({{"SLURM_PROCID", "5"}, {"SLURM_NTASKS", "8"}, {"SLURM_LOCALID", "1"},
-                                          {"SLURM_NODEID", "2"}, {"SLURM_NNODES", "4"},
-                                          {"SLURM_NODELIST", "gpu[07-09,12]"}, {"SLURM_JOB_ID", "1234567"}}));
+  auto env = detect_dist_env(environment({{"SLURM_PROCID", "5"},
+                                          {"SLURM_NTASKS", "8"},
+                                          {"SLURM_LOCALID", "1"},
+                                          {"SLURM_NODEID", "2"},
+                                          {"SLURM_NNODES", "4"},
+                                          {"SLURM_NODELIST", "gpu[07-09,12]"},
+                                          {"SLURM_JOB_ID", "1234567"}}));
   CATCH_REQUIRE(env.has_value());
   CATCH_CHECK(env->rank == 5);
   CATCH_CHECK(env->world_size == 8);
@@ -123,5 +133,6 @@ CATCH_TEST_CASE("distributed options from the trainer section") {
   CATCH_CHECK_THROWS_WITH(options_of("trainer: {devices: 0}\n"), Catch::Contains("trainer.devices"));
   CATCH_CHECK_NOTHROW(options_of("trainer: {devices: 2, sync_batchnorm: true}\n"));  // batch_norm_sync.h
   CATCH_CHECK_THROWS_WITH(options_of("trainer: {dist_timeout: soon}\n"), Catch::Contains("trainer.dist_timeout"));
-  CATCH_CHECK_THROWS_WITH(options_of("trainer: {strategy: fsdp}\n"), Catch::Contains("fsdp is not one of auto, ddp or single_device"));
+  CATCH_CHECK_THROWS_WITH(options_of("trainer: {strategy: fsdp}\n"),
+                          Catch::Contains("fsdp is not one of auto, ddp or single_device"));
 }

@@ -2,7 +2,7 @@
 // rank, and the last lines kept for the job's error, also those a rank wrote just before dying.
 // Engine tests use Catch's prefixed macros (docs/architecture.md).
 #define CATCH_CONFIG_PREFIX_ALL
-#include <catch2/catch.hpp>
+#include "trainer/engine/distributed/rank_stderr_relay.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -12,7 +12,8 @@
 #include <sstream>
 #include <string>
 
-#include "trainer/engine/distributed/rank_stderr_relay.h"
+#include <catch2/catch.hpp>
+
 #include "trainer/util/log.h"
 
 using trainer::engine::RankStderrRelay;

@@ -1,20 +1,25 @@
 // Where each rank's stderr went, in the words rank 0's error uses under torchrun or srun.
 // Engine tests use Catch's prefixed macros (docs/architecture.md).
 #define CATCH_CONFIG_PREFIX_ALL
-#include <catch2/catch.hpp>
+#include "trainer/engine/distributed/stderr_location.h"
 
 #include <unistd.h>
 
-#include "trainer/engine/distributed/stderr_location.h"
+#include <catch2/catch.hpp>
 
 using trainer::engine::describe_stderr_locations;
 using trainer::engine::StderrLocation;
 
 CATCH_TEST_CASE("stderr locations: files by path, the reporter's own stream, pipes, terminals; ranks grouped") {
   const StderrLocation own{"n1", "pipe:[77]"};
-  const std::vector<StderrLocation> locations = {
-      own, own, {"n1", "/logs/2/stderr.log"}, {"n2", "socket:[5]"}, {"n2", "socket:[5]"}, {"n2", "socket:[5]"},
-      {"n3", "/dev/pts/4"}, {}};
+  const std::vector<StderrLocation> locations = {own,
+                                                 own,
+                                                 {"n1", "/logs/2/stderr.log"},
+                                                 {"n2", "socket:[5]"},
+                                                 {"n2", "socket:[5]"},
+                                                 {"n2", "socket:[5]"},
+                                                 {"n3", "/dev/pts/4"},
+                                                 {}};
   CATCH_CHECK(describe_stderr_locations(locations, own) ==
               "ranks 0, 1: with this message (a pipe on n1); rank 2: /logs/2/stderr.log on n1; ranks 3-5: a socket on "
               "n2 (its launcher's output: srun passes output through one); rank 6: the terminal /dev/pts/4 on n3; "

@@ -9,11 +9,12 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
-#include <catch2/catch.hpp>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <string>
+
+#include <catch2/catch.hpp>
 
 #include "trainer/util/error.h"
 
@@ -30,8 +31,7 @@ struct Scratch {
   }
   ~Scratch() {
     ::nftw(
-        dir.c_str(),
-        [](const char* path, const struct stat*, int, struct FTW*) { return ::remove(path); }, 8,
+        dir.c_str(), [](const char* path, const struct stat*, int, struct FTW*) { return ::remove(path); }, 8,
         FTW_DEPTH | FTW_PHYS);
   }
 };
@@ -45,8 +45,7 @@ std::string read(const std::string& path) {
 
 }  // namespace
 
-CATCH_TEST_CASE(
-    "rows hold epoch, step and the metrics in the order first logged; new names widen the header") {
+CATCH_TEST_CASE("rows hold epoch, step and the metrics in the order first logged; new names widen the header") {
   Scratch scratch;
   const std::string path = scratch.dir + "/run/metrics.csv";  // the directory is created
   {
@@ -57,9 +56,9 @@ CATCH_TEST_CASE(
     CATCH_CHECK(read(path) == "epoch,step,train/loss,lr-Adam\n0,49,0.5,1e-05\n");
     csv.log_metrics({{"lr-Adam", 0.001}}, 0, 99);
     csv.log_metrics({{"val/acc", 0.75}, {"train/loss", 0.25}}, 0, 100);  // a new column: rewritten
-    csv.log_metrics({{"test/acc", 0.5}}, -1, -1);  // outside fit: no epoch, no step
-    CATCH_CHECK(csv.columns() == std::vector<std::string>{"epoch", "step", "train/loss", "lr-Adam",
-                                                          "val/acc", "test/acc"});
+    csv.log_metrics({{"test/acc", 0.5}}, -1, -1);                        // outside fit: no epoch, no step
+    CATCH_CHECK(csv.columns() ==
+                std::vector<std::string>{"epoch", "step", "train/loss", "lr-Adam", "val/acc", "test/acc"});
   }
   CATCH_CHECK(read(path) ==
               "epoch,step,train/loss,lr-Adam,val/acc,test/acc\n"

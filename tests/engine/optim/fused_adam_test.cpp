@@ -4,20 +4,20 @@
 // on one resumes on the other. Runs on the CPU where LibTorch has the fused CPU kernels (2.4+: the
 // wheel build); the engine itself uses them on CUDA, whose kernels compute the same formula.
 #define CATCH_CONFIG_PREFIX_ALL
-#include <catch2/catch.hpp>
-
-#include <ATen/ATen.h>
-#include <torch/optim/adam.h>
-#include <torch/optim/adamw.h>
-#include <torch/serialize/archive.h>
+#include "trainer/engine/optim/fused_adam.h"
 
 #include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include <ATen/ATen.h>
+#include <catch2/catch.hpp>
+#include <torch/optim/adam.h>
+#include <torch/optim/adamw.h>
+#include <torch/serialize/archive.h>
+
 #include "skip_test.h"
-#include "trainer/engine/optim/fused_adam.h"
 
 namespace {
 
@@ -94,7 +94,8 @@ void load(torch::optim::Optimizer& optimizer, const std::string& bytes) {
 CATCH_TEST_CASE("fused Adam and AdamW take the steps LibTorch's loop takes, and share its checkpoints") {
   if (!fused_adam_available(at::kCPU)) {
     CATCH_CHECK(make_fused_adam("adam", fresh_parameters(), 1e-2, 0.8, 0.95, 1e-8, 0.1, at::kCPU) == nullptr);
-    trainer::testing::skip_test("this LibTorch has no fused CPU kernels (before 2.4): nothing more to compare here", trainer::testing::Skip::expected);
+    trainer::testing::skip_test("this LibTorch has no fused CPU kernels (before 2.4): nothing more to compare here",
+                                trainer::testing::Skip::expected);
     return;
   }
   CATCH_CHECK(make_fused_adam("sgd", fresh_parameters(), 1e-2, 0.8, 0.95, 1e-8, 0.1, at::kCPU) == nullptr);

@@ -3,17 +3,16 @@
 // every parameter group, and clipping by value clamps while clipping by norm scales all gradients
 // together to the global norm asked for, in the same direction.
 #define CATCH_CONFIG_PREFIX_ALL
-#include <catch2/catch.hpp>
-
-#include <ATen/ATen.h>
-#include <torch/optim/adam.h>
-#include <torch/optim/adamw.h>
-#include <torch/optim/sgd.h>
+#include "trainer/engine/optim/optimizer_factory.h"
 
 #include <cmath>
 #include <vector>
 
-#include "trainer/engine/optim/optimizer_factory.h"
+#include <ATen/ATen.h>
+#include <catch2/catch.hpp>
+#include <torch/optim/adam.h>
+#include <torch/optim/adamw.h>
+#include <torch/optim/sgd.h>
 
 namespace {
 

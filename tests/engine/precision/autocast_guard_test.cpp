@@ -1,14 +1,14 @@
 // AutocastGuard on the CPU: matrix products run in bfloat16 inside and float32 outside, guards
 // nest, the state before the guard comes back, and the state belongs to the thread that set it.
 #define CATCH_CONFIG_PREFIX_ALL
-#include <catch2/catch.hpp>
-
-#include <ATen/ATen.h>
+#include "trainer/engine/precision/autocast_guard.h"
 
 #include <stdexcept>
 #include <thread>
 
-#include "trainer/engine/precision/autocast_guard.h"
+#include <ATen/ATen.h>
+#include <catch2/catch.hpp>
+
 #include "trainer/engine/torch_compat.h"
 
 namespace {

@@ -3,23 +3,24 @@
 // divides exactly; the state survives a checkpoint. Where this LibTorch has the fused CPU kernels
 // (2.3+), the plain-op path is checked against them.
 #define CATCH_CONFIG_PREFIX_ALL
-#include <catch2/catch.hpp>
+#include "trainer/engine/precision/grad_scaler.h"
 
-#include <ATen/ATen.h>
-#include <torch/optim/adam.h>
-#include <torch/optim/sgd.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdlib>
 #include <limits>
 #include <string>
-#include <unistd.h>
+
+#include <ATen/ATen.h>
+#include <catch2/catch.hpp>
+#include <torch/optim/adam.h>
+#include <torch/optim/sgd.h>
 
 #include "trainer/config/config_view.h"
 #include "trainer/config/yaml.h"
 #include "trainer/engine/checkpoint/checkpoint.h"
 #include "trainer/engine/checkpoint/checkpoint_writer.h"
-#include "trainer/engine/precision/grad_scaler.h"
 #include "trainer/engine/torch_compat.h"
 #include "trainer/models/model_registry.h"
 
@@ -68,7 +69,8 @@ CATCH_TEST_CASE("a finite step: gradients come back unscaled, the optimizer step
   CATCH_CHECK(scaler.skipped_steps() == 0);
 }
 
-CATCH_TEST_CASE("an inf or NaN gradient: the step is skipped, parameters and optimizer state untouched, scale backed off") {
+CATCH_TEST_CASE(
+    "an inf or NaN gradient: the step is skipped, parameters and optimizer state untouched, scale backed off") {
   const float bad = GENERATE(std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
                              std::numeric_limits<float>::quiet_NaN());
   const bool allow_fused = GENERATE(true, false);

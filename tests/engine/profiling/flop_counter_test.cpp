@@ -3,19 +3,19 @@
 // each operator counted once however it dispatches (linear -> addmm, conv2d -> convolution ->
 // mkldnn, autocast's re-dispatch), nothing counted outside the counter or on other threads.
 #define CATCH_CONFIG_PREFIX_ALL
-#include <catch2/catch.hpp>
-
-#include <ATen/ATen.h>
-#include <torch/csrc/jit/api/module.h>
+#include "trainer/engine/profiling/flop_counter.h"
 
 #include <map>
 #include <thread>
 #include <vector>
 
+#include <ATen/ATen.h>
+#include <catch2/catch.hpp>
+#include <torch/csrc/jit/api/module.h>
+
 #include "trainer/config/config_view.h"
 #include "trainer/config/yaml.h"
 #include "trainer/engine/precision/autocast_guard.h"
-#include "trainer/engine/profiling/flop_counter.h"
 #include "trainer/models/model_registry.h"
 
 namespace {
@@ -31,9 +31,8 @@ std::shared_ptr<trainer::models::Model> create(const std::string& yaml, const In
 
 std::shared_ptr<trainer::models::Model> shipped(const std::string& name, const InputSpec& spec) {
   trainer::config::Node root = trainer::config::Node::map();
-  root.set("model", trainer::config::load_yaml_file(std::string(TRAINER_SOURCE_DIR) + "/configs/model/" + name +
-                                                    ".yaml")
-                        .root);
+  root.set("model",
+           trainer::config::load_yaml_file(std::string(TRAINER_SOURCE_DIR) + "/configs/model/" + name + ".yaml").root);
   return trainer::models::ModelRegistry::global().create(trainer::config::ConfigView(root).sub("model"), spec);
 }
 
@@ -68,7 +67,7 @@ CATCH_TEST_CASE("matrix products: 2*M*N*K, counted once at the outermost operato
 
   FlopCounter matmul;
   at::matmul(at::ones({7, 3, 4}), at::ones({4, 5}));  // batch broadcast over 7
-  at::matmul(at::ones({4}), at::ones({4, 5}));         // a vector: one row
+  at::matmul(at::ones({4}), at::ones({4, 5}));        // a vector: one row
   CATCH_CHECK(matmul.by_operator() == std::map<std::string, int64_t>{{"aten::matmul", 2 * 7 * 3 * 4 * 5 + 2 * 4 * 5}});
 
   FlopCounter added;
@@ -84,7 +83,8 @@ CATCH_TEST_CASE("convolutions: 2*N*Cout*Hout*Wout*(Cin/groups)*kh*kw, transposed
   FlopCounter strided;
   // 10x10, kernel 3, padding 1, stride 2: 5x5 outputs.
   at::conv2d(at::ones({2, 3, 10, 10}), at::ones({8, 3, 3, 3}), {}, /*stride=*/two, /*padding=*/one);
-  CATCH_CHECK(strided.by_operator() == std::map<std::string, int64_t>{{"aten::convolution", 2 * 2 * 8 * 5 * 5 * 3 * 3 * 3}});
+  CATCH_CHECK(strided.by_operator() ==
+              std::map<std::string, int64_t>{{"aten::convolution", 2 * 2 * 8 * 5 * 5 * 3 * 3 * 3}});
 
   FlopCounter grouped;
   // depthwise: 4 groups of one channel, 6x6 -> 4x4, dilation 1.

@@ -1,12 +1,13 @@
 // The peak FLOP/s table by the names CUDA reports for real GPUs (as torch.cuda.get_device_name
 // prints them), the math mode each precision trains in, and FlopsThroughput's FLOP/s and MFU.
 #define CATCH_CONFIG_PREFIX_ALL
-#include <catch2/catch.hpp>
+#include "trainer/engine/profiling/gpu_peak_flops.h"
 
 #include <string>
 
+#include <catch2/catch.hpp>
+
 #include "trainer/engine/profiling/flops_throughput.h"
-#include "trainer/engine/profiling/gpu_peak_flops.h"
 
 namespace {
 
@@ -97,7 +98,8 @@ CATCH_TEST_CASE("a model of convolutions and matrix products in two math modes: 
   CATCH_CHECK(*h100->blended_flops(MathMode::kTf32, MathMode::kFloat32, 1.0) == Approx(494.5e12));  // resnet-like
   CATCH_CHECK(*h100->blended_flops(MathMode::kTf32, MathMode::kFloat32, 0.0) == Approx(67e12));     // mlp
   // 90 % convolutions at 494.5 and 10 % products at 67 TFLOP/s: 1 / (0.9/494.5 + 0.1/67).
-  CATCH_CHECK(*h100->blended_flops(MathMode::kTf32, MathMode::kFloat32, 0.9) == Approx(1e12 / (0.9 / 494.5 + 0.1 / 67)));
+  CATCH_CHECK(*h100->blended_flops(MathMode::kTf32, MathMode::kFloat32, 0.9) ==
+              Approx(1e12 / (0.9 / 494.5 + 0.1 / 67)));
   // Between the two peaks, and below the faster one.
   const double mixed = *h100->blended_flops(MathMode::kTf32, MathMode::kFloat32, 0.5);
   CATCH_CHECK(mixed > 67e12);

@@ -4,13 +4,13 @@
 // PCI bus id or by its CUDA_VISIBLE_DEVICES position, the readings in their units, a reading the
 // board lacks left out, and NVML shut down when the device goes.
 #define CATCH_CONFIG_PREFIX_ALL
-#include <catch2/catch.hpp>
+#include "trainer/engine/profiling/nvml_device.h"
 
 #include <dlfcn.h>
 
 #include <cstdlib>
 
-#include "trainer/engine/profiling/nvml_device.h"
+#include <catch2/catch.hpp>
 
 using trainer::engine::NvmlDevice;
 

@@ -5,17 +5,17 @@
 #define CATCH_CONFIG_PREFIX_ALL
 #include "trainer/engine/profiling/phase_profiler.h"
 
-#include <ATen/ATen.h>
-#include <torch/csrc/autograd/profiler_kineto.h>
-
-#include <catch2/catch.hpp>
 #include <chrono>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "trainer/engine/torch_compat.h"
+#include <ATen/ATen.h>
+#include <catch2/catch.hpp>
+#include <torch/csrc/autograd/profiler_kineto.h>
+
 #include "trainer/engine/profiling/trace_schedule.h"
+#include "trainer/engine/torch_compat.h"
 
 using trainer::engine::Phase;
 using trainer::engine::PhaseProfiler;
@@ -76,8 +76,7 @@ CATCH_TEST_CASE(
   CATCH_CHECK(text.find("| backward") == std::string::npos);
 }
 
-CATCH_TEST_CASE(
-    "phase profiler: with ranges on, phases are user-scope ranges around their operators") {
+CATCH_TEST_CASE("phase profiler: with ranges on, phases are user-scope ranges around their operators") {
   namespace profiler = torch::autograd::profiler;
   namespace impl = torch::profiler::impl;
   PhaseProfiler phases;  // no table: ranges only

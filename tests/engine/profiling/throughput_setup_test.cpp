@@ -3,21 +3,22 @@
 // when the probe counts nothing or fails; and on the CPU a training step's FLOPs (3x forward)
 // without a peak, so flops_per_sec is logged and MFU is not.
 #define CATCH_CONFIG_PREFIX_ALL
-#include <catch2/catch.hpp>
-
-#include <ATen/ATen.h>
-#include <torch/nn/modules/linear.h>
+#include "trainer/engine/profiling/throughput_setup.h"
 
 #include <stdexcept>
 
-#include "trainer/engine/profiling/throughput_setup.h"
+#include <ATen/ATen.h>
+#include <catch2/catch.hpp>
+#include <torch/nn/modules/linear.h>
 
 namespace {
 
 // A linear classifier of 6 features into 4 classes; `own_count` is what it claims for itself.
 class Linear final : public trainer::models::Model {
  public:
-  explicit Linear(int64_t own_count) : own_count_(own_count) { layer_ = register_module("layer", torch::nn::Linear(6, 4)); }
+  explicit Linear(int64_t own_count) : own_count_(own_count) {
+    layer_ = register_module("layer", torch::nn::Linear(6, 4));
+  }
   at::Tensor forward(const at::Tensor& inputs) override { return layer_->forward(inputs); }
   int64_t flops_per_sample() const override { return own_count_; }
 
@@ -65,7 +66,7 @@ CATCH_TEST_CASE("on the CPU a training step counts 3x forward and there is no pe
   CATCH_CHECK(throughput.peak_flops == 0);
   CATCH_CHECK(throughput.flops_per_sec(10, 2.0) == 3.0 * 48 * 10 / 2.0);
 
-  const auto unknown = trainer::engine::make_flops_throughput({}, at::Device(at::kCPU),
-                                                              trainer::engine::Precision::k32True, 1, true);
+  const auto unknown =
+      trainer::engine::make_flops_throughput({}, at::Device(at::kCPU), trainer::engine::Precision::k32True, 1, true);
   CATCH_CHECK(unknown.flops_per_sample == 0);
 }

@@ -2,16 +2,16 @@
 // against a trial that fits exactly the batches up to a known size; the tuner options' checks; and
 // the counting CPU allocator of TrialMemoryMeter on real tensors.
 #define CATCH_CONFIG_PREFIX_ALL
-#include <catch2/catch.hpp>
-
-#include <ATen/ATen.h>
+#include "trainer/engine/tuner/batch_size_search.h"
 
 #include <string>
 #include <vector>
 
+#include <ATen/ATen.h>
+#include <catch2/catch.hpp>
+
 #include "trainer/config/config_view.h"
 #include "trainer/config/yaml.h"
-#include "trainer/engine/tuner/batch_size_search.h"
 #include "trainer/engine/tuner/trial_memory_meter.h"
 #include "trainer/util/error.h"
 
@@ -90,8 +90,8 @@ CATCH_TEST_CASE("tuner options: defaults, Lightning's spellings, and refusals na
   CATCH_CHECK_FALSE(options_from("trainer: {auto_scale_batch_size: false}\n").auto_scale.has_value());
   CATCH_CHECK(options_from("trainer: {auto_scale_batch_size: binsearch}\n").auto_scale == ScaleMode::kBinsearch);
   CATCH_CHECK(options_from("tuner: {mode: binsearch, max_memory_mb: 64}\n").max_memory_mb == 64.0);
-  CATCH_CHECK_THROWS_WITH(options_from("tuner: {mode: triple}\n"), Catch::Contains("tuner.mode") &&
-                                                                       Catch::Contains("triple is not one of power or binsearch"));
+  CATCH_CHECK_THROWS_WITH(options_from("tuner: {mode: triple}\n"),
+                          Catch::Contains("tuner.mode") && Catch::Contains("triple is not one of power or binsearch"));
   CATCH_CHECK_THROWS_WITH(options_from("trainer: {auto_scale_batch_size: exhaustive}\n"),
                           Catch::Contains("trainer.auto_scale_batch_size"));
   CATCH_CHECK_THROWS_WITH(options_from("tuner: {init_val: 0}\n"), Catch::Contains("tuner.init_val"));

@@ -3,19 +3,20 @@
 // is undone (weights, gradients, a fresh optimizer each time), the random generator is back where
 // it was, and the result file and the `tuned_batch_size=` line are written.
 #define CATCH_CONFIG_PREFIX_ALL
-#include <catch2/catch.hpp>
+#include "trainer/engine/tuner/batch_size_trials.h"
 
-#include <ATen/ATen.h>
-#include <torch/nn/modules/linear.h>
-#include <torch/utils.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
-#include <unistd.h>
 
-#include "trainer/engine/tuner/batch_size_trials.h"
+#include <ATen/ATen.h>
+#include <catch2/catch.hpp>
+#include <torch/nn/modules/linear.h>
+#include <torch/utils.h>
+
 #include "trainer/util/error.h"
 
 namespace {
@@ -74,7 +75,8 @@ CATCH_TEST_CASE("trials fit up to the memory limit, each is undone, and the gene
   at::manual_seed(11);
   const at::Tensor expected_draw = at::rand({3});
   at::manual_seed(11);
-  const int64_t found = trainer::engine::run_batch_size_search(trainer::engine::ScaleMode::kPower, tuner, run_dir, subject);
+  const int64_t found =
+      trainer::engine::run_batch_size_search(trainer::engine::ScaleMode::kPower, tuner, run_dir, subject);
 
   CATCH_CHECK(found == 8);
   CATCH_CHECK(fresh_optimizers == 4);  // 2, 4, 8, 16: each trial undone

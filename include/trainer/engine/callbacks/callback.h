@@ -74,4 +74,5 @@ std::vector<NamedCallback> make_callbacks(const config::ConfigView& root);
 }  // namespace trainer::engine
 
 // At namespace scope in a user's program: TRAINER_REGISTER_CALLBACK("mine", [](auto& cfg) {...});
-#define TRAINER_REGISTER_CALLBACK(name, ...) TRAINER_REGISTRY_ADD(::trainer::engine::callback_registry(), name, __VA_ARGS__)
+#define TRAINER_REGISTER_CALLBACK(name, ...) \
+  TRAINER_REGISTRY_ADD(::trainer::engine::callback_registry(), name, __VA_ARGS__)

@@ -3,9 +3,9 @@
 // weights' size in MB.
 #pragma once
 
-#include <torch/nn/module.h>
-
 #include <string>
+
+#include <torch/nn/module.h>
 
 namespace trainer::engine {
 

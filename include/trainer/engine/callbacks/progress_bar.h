@@ -34,8 +34,8 @@ class ProgressBar {
   void clear();
 
   // The bar's text for the given state (public for tests).
-  static std::string render(int64_t epoch, int64_t max_epochs, int64_t done, int64_t total,
-                            std::optional<double> loss, double samples_per_second, double eta_seconds, int width);
+  static std::string render(int64_t epoch, int64_t max_epochs, int64_t done, int64_t total, std::optional<double> loss,
+                            double samples_per_second, double eta_seconds, int width);
 
  private:
   void draw(std::chrono::steady_clock::time_point now);

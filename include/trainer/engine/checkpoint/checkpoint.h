@@ -4,14 +4,14 @@
 // good checkpoint intact.
 #pragma once
 
-#include <torch/optim/optimizer.h>
-
 #include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include <torch/optim/optimizer.h>
 
 #include "trainer/engine/precision/grad_scaler.h"
 #include "trainer/models/model.h"
@@ -24,10 +24,10 @@ struct TopKEntry {
 };
 
 struct LoopState {
-  int64_t epoch = 0;            // the epoch in progress (or the next one at a boundary)
-  int64_t global_step = 0;      // optimizer steps taken
-  int64_t batch_in_epoch = 0;   // batches of `epoch` already trained
-  int64_t scheduler_count = 0;  // epochs or steps the LR schedule has advanced
+  int64_t epoch = 0;             // the epoch in progress (or the next one at a boundary)
+  int64_t global_step = 0;       // optimizer steps taken
+  int64_t batch_in_epoch = 0;    // batches of `epoch` already trained
+  int64_t scheduler_count = 0;   // epochs or steps the LR schedule has advanced
   std::vector<TopKEntry> top_k;  // model-checkpoint callback: best files, best first
   // Other callbacks' state, by config name (callbacks.<name>), as each callback serialised it.
   std::vector<std::pair<std::string, std::string>> callback_states;

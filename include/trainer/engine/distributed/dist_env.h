@@ -20,8 +20,8 @@ struct DistOptions {
   std::string backend;            // process_group_backend: "" (gloo on CPU, nccl on CUDA) | gloo | nccl
   double timeout_seconds = 1800;  // dist_timeout
   double bucket_cap_mb = 25;
-  std::string master_addr;        // "" = 127.0.0.1 (one node) or the environment's
-  int master_port = 0;            // 0 = a free port (one node) or the environment's
+  std::string master_addr;  // "" = 127.0.0.1 (one node) or the environment's
+  int master_port = 0;      // 0 = a free port (one node) or the environment's
 
   // Throws trainer::Error naming the key for a wrong value.
   static DistOptions from_config(const config::ConfigView& root);

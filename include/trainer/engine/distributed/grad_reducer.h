@@ -9,13 +9,13 @@
 // after the same step.
 #pragma once
 
-#include <ATen/core/Tensor.h>
-
 #include <atomic>
 #include <functional>
 #include <memory>
 #include <string>
 #include <vector>
+
+#include <ATen/core/Tensor.h>
 
 #include "trainer/engine/distributed/process_group.h"
 

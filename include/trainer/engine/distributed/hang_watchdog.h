@@ -7,9 +7,6 @@
 // (their last lines on stderr, or where it went), and exits 1 (the other ranks die with the job).
 #pragma once
 
-#include <c10/util/intrusive_ptr.h>
-#include <torch/csrc/distributed/c10d/Store.hpp>
-
 #include <atomic>
 #include <condition_variable>
 #include <functional>
@@ -17,6 +14,9 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <c10/util/intrusive_ptr.h>
+#include <torch/csrc/distributed/c10d/Store.hpp>
 
 namespace trainer::engine {
 

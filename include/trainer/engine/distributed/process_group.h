@@ -3,16 +3,16 @@
 // trainer.dist_timeout. Collective failures become trainer::Error naming this rank.
 #pragma once
 
-#include <ATen/core/Tensor.h>
-#include <c10/core/Device.h>
-#include <c10/util/intrusive_ptr.h>
-#include <torch/csrc/distributed/c10d/Work.hpp>
-
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
+#include <c10/util/intrusive_ptr.h>
+#include <torch/csrc/distributed/c10d/Work.hpp>
 
 #include "trainer/engine/distributed/dist_env.h"
 #include "trainer/engine/distributed/hang_watchdog.h"
@@ -81,7 +81,7 @@ class ProcessGroup {
   std::string master_addr_;
   PeerOutput peer_output_;
   std::vector<StderrLocation> stderr_locations_;  // every rank's, on rank 0 of a launcher's job
-  struct Handles;  // the store and the backend
+  struct Handles;                                 // the store and the backend
   std::unique_ptr<Handles> handles_;
 };
 

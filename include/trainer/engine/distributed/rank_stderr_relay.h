@@ -16,7 +16,7 @@ namespace trainer::engine {
 
 class RankStderrRelay {
  public:
-  static constexpr size_t kTailLines = 10;       // lines kept per rank for the job's error
+  static constexpr size_t kTailLines = 10;        // lines kept per rank for the job's error
   static constexpr size_t kTailLineChars = 2000;  // a longer kept line is cut (relayed whole)
 
   RankStderrRelay() = default;

@@ -8,13 +8,12 @@
 // arithmetic order differs from the loop's by float rounding.
 #pragma once
 
-#include <torch/optim/optimizer.h>
-
 #include <memory>
 #include <string>
 #include <vector>
 
 #include <c10/core/Device.h>
+#include <torch/optim/optimizer.h>
 
 namespace trainer::engine {
 

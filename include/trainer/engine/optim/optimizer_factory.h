@@ -3,11 +3,11 @@
 // or by norm without a host sync (torch::nn::utils::clip_grad_norm_ returns a double).
 #pragma once
 
-#include <ATen/ATen.h>
-#include <torch/optim/optimizer.h>
-
 #include <memory>
 #include <vector>
+
+#include <ATen/ATen.h>
+#include <torch/optim/optimizer.h>
 
 #include "trainer/engine/trainer_options.h"
 

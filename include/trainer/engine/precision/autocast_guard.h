@@ -10,11 +10,11 @@
 // trainer checks the combination earlier and names the `precision` setting).
 #pragma once
 
-#include <c10/core/DeviceType.h>
-#include <c10/core/ScalarType.h>
-
 #include <stdexcept>
 #include <string>
+
+#include <c10/core/DeviceType.h>
+#include <c10/core/ScalarType.h>
 
 #include "trainer/engine/torch_compat.h"
 

@@ -20,11 +20,11 @@
 // on the fused path; the plain path (CPU only) reuses the flag step() already read.
 #pragma once
 
+#include <cstdint>
+
 #include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>
 #include <torch/optim/optimizer.h>
-
-#include <cstdint>
 
 namespace trainer::engine {
 

@@ -3,9 +3,9 @@
 // bf16-mixed (Lightning 2.x's rule). What cannot run here is refused naming `precision`.
 #pragma once
 
-#include <ATen/ATen.h>
-
 #include <memory>
+
+#include <ATen/ATen.h>
 
 #include "trainer/engine/precision/grad_scaler.h"
 #include "trainer/engine/trainer_options.h"

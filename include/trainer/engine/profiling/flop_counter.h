@@ -30,7 +30,7 @@ class FlopCounter {
   // The observer's per-thread bookkeeping (public for the callbacks in flop_counter.cpp).
   struct State {
     std::map<std::string, int64_t>* counts = nullptr;
-    int depth = 0;  // counted operators open on this thread
+    int depth = 0;            // counted operators open on this thread
     int64_t convolution = 0;  // FLOPs of the convolutions among counts
   };
 

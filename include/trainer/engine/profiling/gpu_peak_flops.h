@@ -22,7 +22,7 @@ const char* math_mode_name(MathMode mode);  // "fp64", "fp32", "tf32", "bf16", "
 MathMode math_mode_for(Precision precision, bool tf32_allowed);
 
 struct GpuPeak {
-  const char* model;  // the table's entry, e.g. "H100 SXM"
+  const char* model;                    // the table's entry, e.g. "H100 SXM"
   double fp64, fp32, tf32, bf16, fp16;  // TFLOP/s, dense; 0 where the GPU has no such math
   // FLOP/s in `mode`; nullopt where the GPU lacks it (bf16 on a V100).
   std::optional<double> flops(MathMode mode) const;

@@ -33,8 +33,8 @@ class NvmlDevice {
   NvmlDevice(const NvmlDevice&) = delete;
   NvmlDevice& operator=(const NvmlDevice&) = delete;
 
-  NvmlReading read() const;  // a field NVML cannot give (power on some boards) stays empty
-  const std::string& name() const { return name_; }      // NVML's name of the GPU
+  NvmlReading read() const;                          // a field NVML cannot give (power on some boards) stays empty
+  const std::string& name() const { return name_; }  // NVML's name of the GPU
   const std::string& found_by() const { return found_by_; }  // "PCI bus id 0000:3B:00.0", ...
 
   struct Api;  // the NVML functions used, resolved with dlsym (nvml_device.cpp)

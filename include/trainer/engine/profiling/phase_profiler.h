@@ -12,13 +12,13 @@
 // host spent in it (launching work, or waiting where the phase synchronises), as in Lightning.
 #pragma once
 
-#include "trainer/engine/distributed/progress_beacon.h"
-
 #include <array>
 #include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
+
+#include "trainer/engine/distributed/progress_beacon.h"
 
 namespace at {
 struct RecordFunction;

@@ -4,11 +4,11 @@
 // the training precision. Logs what it found and why an MFU is unavailable.
 #pragma once
 
-#include <ATen/ATen.h>
-
 #include <cstdint>
 #include <functional>
 #include <string>
+
+#include <ATen/ATen.h>
 
 #include "trainer/engine/profiling/flops_throughput.h"
 #include "trainer/engine/trainer_options.h"

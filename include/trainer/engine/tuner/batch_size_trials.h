@@ -5,12 +5,12 @@
 // of trials and the result file are batch_size_search.h's; SIGINT/SIGTERM start no new trial.
 #pragma once
 
-#include <ATen/ATen.h>
-
 #include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
+
+#include <ATen/ATen.h>
 
 #include "trainer/engine/tuner/batch_size_search.h"
 #include "trainer/models/model.h"
@@ -22,9 +22,9 @@ struct TrialSubject {
   models::Model* model = nullptr;
   std::vector<at::Tensor>* parameters = nullptr;
   at::Device device = at::kCPU;
-  int64_t train_samples = 0;                      // caps every candidate batch
-  std::function<void(int64_t)> run_steps;         // tuner.steps_per_trial training steps at this batch
-  std::function<void()> fresh_optimizer;          // a new optimizer and loss scaler (no state yet)
+  int64_t train_samples = 0;               // caps every candidate batch
+  std::function<void(int64_t)> run_steps;  // tuner.steps_per_trial training steps at this batch
+  std::function<void()> fresh_optimizer;   // a new optimizer and loss scaler (no state yet)
 };
 
 // Runs the search, logs each trial and one closing paragraph, writes <run_dir>/tune_batch_size.yaml
