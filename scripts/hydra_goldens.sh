@@ -85,12 +85,18 @@ done
 # tests compare table rows ("| ...") and rules ("----") with runs of spaces and dashes collapsed
 # (cli_trees_test.cpp); a golden that differs from the committed one only there is kept as committed.
 collapse_tables() { sed -E '/^\|/s/ +/ /g; /^\|/s/-+/-/g; /^-{4,}$/s/-+/-/' "$1"; }
-while IFS= read -r file; do
+# The list is read whole before the loop: a `git diff` still running while `git checkout` writes
+# the index makes one of them fail on .git/index.lock.
+mapfile -t regenerated < <(git diff --name-only -- tests/data/cli/expected tests/data/cli_trees/expected \
+  tests/data/completion/expected)
+padding_only=()
+for file in "${regenerated[@]}"; do
   [[ -f "$file" ]] || continue
   if cmp -s <(collapse_tables "$file") <(git show "HEAD:$file" | collapse_tables /dev/stdin); then
-    git checkout -q -- "$file"
+    padding_only+=("$file")
   fi
-done < <(git diff --name-only -- tests/data/cli/expected tests/data/cli_trees/expected tests/data/completion/expected)
+done
+((${#padding_only[@]} == 0)) || git checkout -q -- "${padding_only[@]}"
 say "goldens regenerated with hydra-core $HYDRA_VERSION in $(( $(date +%s) - start )) s"
 
 if ((check)); then
