@@ -37,7 +37,7 @@ trainer_add_module(models LINKS torch trainer_options trainer_config trainer_uti
 
 # The engine's parts live in sub-folders named after them (checkpoint/, distributed/, ...).
 file(GLOB_RECURSE engine_sources CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/engine/*.cpp)
-list(FILTER engine_sources EXCLUDE REGEX "engine_api\\.cpp$")
+list(FILTER engine_sources EXCLUDE REGEX "engine_c_abi\\.cpp$")
 # trainer_engine_core: everything but the C entry points; engine tests link it directly.
 add_library(trainer_engine_core STATIC ${engine_sources})
 target_include_directories(trainer_engine_core PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>)
@@ -53,7 +53,7 @@ if(TARGET c10_cuda)
 endif()
 
 # trainer_engine: the shared library the trainer binary dlopens; only the C entry points exported.
-add_library(trainer_engine SHARED ${PROJECT_SOURCE_DIR}/src/engine/engine_api.cpp)
+add_library(trainer_engine SHARED ${PROJECT_SOURCE_DIR}/src/engine/engine_c_abi.cpp)
 target_link_libraries(trainer_engine PRIVATE trainer_engine_core)
 target_compile_options(trainer_engine PRIVATE ${TRAINER_WARNINGS})
 set_target_properties(trainer_engine PROPERTIES CXX_VISIBILITY_PRESET hidden
@@ -66,6 +66,6 @@ install(TARGETS trainer_engine LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 
 # trainer_engine_static: the same entry points linked into a C++ program (trainer::engine in the
 # installed package), which runs jobs in-process with its own registered models and callbacks.
-add_library(trainer_engine_static STATIC ${PROJECT_SOURCE_DIR}/src/engine/engine_api.cpp)
+add_library(trainer_engine_static STATIC ${PROJECT_SOURCE_DIR}/src/engine/engine_c_abi.cpp)
 target_link_libraries(trainer_engine_static PUBLIC trainer_engine_core)
 target_compile_options(trainer_engine_static PRIVATE ${TRAINER_WARNINGS})

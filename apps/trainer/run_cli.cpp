@@ -20,7 +20,7 @@
 #include "trainer/config/interpolation.h"
 #include "trainer/config/override.h"
 #include "trainer/config/python_str.h"
-#include "trainer/config/sweep.h"
+#include "trainer/config/sweep_expansion.h"
 #include "trainer/config/yaml.h"
 #include "trainer/launch/completion_scripts.h"
 #include "trainer/launch/config_locations.h"

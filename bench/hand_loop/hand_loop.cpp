@@ -198,7 +198,7 @@ int main(int argc, char** argv) {
     }
   }
 
-  // The trainer's engine start-up tuning (src/engine/engine_api.cpp).
+  // The trainer's engine start-up tuning (src/engine/engine_c_abi.cpp).
   mallopt(M_MMAP_THRESHOLD, 32 << 20);
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
   if (threads <= 0) {

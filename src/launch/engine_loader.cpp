@@ -6,7 +6,7 @@
 #include <memory>
 #include <vector>
 
-#include "trainer/engine/engine_api.h"
+#include "trainer/engine/engine_c_abi.h"
 #include "trainer/launch/config_locations.h"
 #include "trainer/util/error.h"
 

@@ -3,7 +3,7 @@
 #include <cstring>
 #include <utility>
 
-#include "trainer/engine/engine_api.h"
+#include "trainer/engine/engine_c_abi.h"
 
 namespace trainer::launch {
 

@@ -5,7 +5,7 @@
 #include <filesystem>
 
 #include "trainer/config/python_str.h"
-#include "trainer/config/sweep.h"
+#include "trainer/config/sweep_expansion.h"
 #include "trainer/config/yaml.h"
 #include "trainer/formats/checkpoint_file.h"
 #include "trainer/util/error.h"

@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "trainer/config/sweep.h"
+#include "trainer/config/sweep_expansion.h"
 #include "trainer/config/yaml.h"
 #include "trainer/launch/job_files.h"
 #include "trainer/util/error.h"

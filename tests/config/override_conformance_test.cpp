@@ -14,7 +14,7 @@
 #include <catch2/catch.hpp>
 
 #include "trainer/config/override.h"
-#include "trainer/config/sweep.h"
+#include "trainer/config/sweep_expansion.h"
 #include "trainer/util/error.h"
 
 namespace {

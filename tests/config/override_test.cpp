@@ -10,7 +10,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "trainer/config/sweep.h"
+#include "trainer/config/sweep_expansion.h"
 #include "trainer/util/error.h"
 
 namespace {

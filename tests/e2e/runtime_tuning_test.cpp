@@ -1,4 +1,4 @@
-// The engine's start-up tuning and its two diagnostic knobs (src/engine/engine_api.cpp), as the
+// The engine's start-up tuning and its two diagnostic knobs (src/engine/engine_c_abi.cpp), as the
 // real trainer binary reports them in trainer.log: TRAINER_MALLOC_TUNING=0 and
 // TRAINER_INTRA_OP_THREADS=<n> (0 = LibTorch's default), and a clear error for a bad value.
 #include <filesystem>

@@ -6,7 +6,7 @@
 #include <catch2/catch.hpp>
 #include <torch/torch.h>
 
-#include "trainer/engine/engine_api.h"
+#include "trainer/engine/engine_c_abi.h"
 #include "trainer/engine/torch_compat.h"
 
 CATCH_TEST_CASE("runtime_info reports the LibTorch the engine was built against") {

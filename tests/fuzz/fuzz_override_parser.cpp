@@ -12,7 +12,7 @@
 #include <string_view>
 
 #include "trainer/config/override.h"
-#include "trainer/config/sweep.h"
+#include "trainer/config/sweep_expansion.h"
 #include "trainer/util/error.h"
 
 namespace {

@@ -9,7 +9,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "trainer/engine/engine_api.h"
+#include "trainer/engine/engine_c_abi.h"
 #include "trainer/launch/engine_loader.h"
 #include "trainer/util/error.h"
 

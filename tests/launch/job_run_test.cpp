@@ -13,7 +13,7 @@
 #include <catch2/catch.hpp>
 
 #include "trainer/config/yaml.h"
-#include "trainer/engine/engine_api.h"
+#include "trainer/engine/engine_c_abi.h"
 #include "trainer/launch/engine_result.h"
 
 #include "temp_dir.h"

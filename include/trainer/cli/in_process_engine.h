@@ -3,7 +3,7 @@
 // registers itself. Pass &trainer::kInProcessEngine to trainer::run_cli.
 #pragma once
 
-#include "trainer/engine/engine_api.h"
+#include "trainer/engine/engine_c_abi.h"
 #include "trainer/launch/engine_loader.h"
 
 namespace trainer {

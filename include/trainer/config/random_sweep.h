@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "trainer/config/override.h"
-#include "trainer/config/sweep.h"
+#include "trainer/config/sweep_expansion.h"
 
 namespace trainer::config {
 

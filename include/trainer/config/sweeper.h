@@ -13,7 +13,7 @@
 
 #include "trainer/config/node.h"
 #include "trainer/config/override.h"
-#include "trainer/config/sweep.h"
+#include "trainer/config/sweep_expansion.h"
 
 namespace trainer::config {
 
@@ -28,7 +28,7 @@ inline constexpr std::string_view kAshaSweeperTarget = "trainer.sweeper.AshaSwee
 SweeperKind sweeper_kind(const Node& hydra_sweeper_node);
 
 // The jobs of a multirun. `hydra_sweeper_node` is the composed hydra.sweeper node; the other
-// arguments are those of expand_sweep (sweep.h). Throws trainer::Error naming the setting or the
+// arguments are those of expand_sweep (sweep_expansion.h). Throws trainer::Error naming the setting or the
 // override at fault (num_samples < 1, interval() under the basic sweeper, log of a non-positive
 // bound, ...).
 std::vector<SweepJob> make_sweep_jobs(const Node& hydra_sweeper_node, const std::vector<Override>& overrides,

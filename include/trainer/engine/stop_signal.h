@@ -10,7 +10,7 @@ namespace trainer::engine {
 void install_stop_signal_handlers();
 
 // The signal received (SIGINT or SIGTERM), 0 when none. A relaxed atomic load: cheap in the loop.
-// The engine's entry point reports it in TrainerJobResult::stop_signal (engine_api.h).
+// The engine's entry point reports it in TrainerJobResult::stop_signal (engine_c_abi.h).
 int stop_signal_received();
 
 // Under data parallel, a stop another rank received: this rank stops with it, as if SIGTERM had

@@ -5,12 +5,12 @@
 #include <cstddef>
 #include <string>
 
-#include "trainer/engine/engine_api.h"
+#include "trainer/engine/engine_c_abi.h"
 #include "trainer/launch/engine_result.h"
 
 namespace trainer::launch {
 
-// The engine's C entry points (engine_api.h). A program that links the engine in (CMake target
+// The engine's C entry points (engine_c_abi.h). A program that links the engine in (CMake target
 // trainer::engine) passes its own, trainer::kInProcessEngine, instead of loading the library.
 struct EngineEntry {
   int (*abi_version)();

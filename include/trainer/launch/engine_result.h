@@ -1,5 +1,5 @@
 // How a job's engine run ended, as the launcher sees it: the fields of the engine's
-// TrainerJobResult (engine_api.h) in C++ types, and the error a failed or interrupted job throws
+// TrainerJobResult (engine_c_abi.h) in C++ types, and the error a failed or interrupted job throws
 // up to whoever records its status (a sweep's job process keeps the fields, not the text).
 #pragma once
 

@@ -8,7 +8,7 @@
 
 #include "trainer/config/composer.h"
 #include "trainer/config/override.h"
-#include "trainer/config/sweep.h"
+#include "trainer/config/sweep_expansion.h"
 #include "trainer/launch/sweep_plan.h"
 
 namespace trainer::launch {

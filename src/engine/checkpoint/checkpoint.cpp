@@ -89,8 +89,9 @@ std::string likely_keys(const std::string& stored_yaml, const std::string& curre
 // Lightning's strict loading: every tensor of the model must be in the checkpoint with the same
 // shape and dtype, and the checkpoint may hold no tensor the model lacks. LibTorch's Module::load
 // would otherwise replace a parameter of another shape without a word.
-void check_fits(const std::string& path, models::Model& model, torch::serialize::InputArchive& archive,
-                const std::string& stored_config, const std::string& current_config) {
+void check_tensor_shapes_and_dtypes(const std::string& path, models::Model& model,
+                                    torch::serialize::InputArchive& archive, const std::string& stored_config,
+                                    const std::string& current_config) {
   std::map<std::string, StoredTensor> stored;
   collect_tensors(archive, "", stored);
   std::vector<std::string> problems;
@@ -230,7 +231,7 @@ LoopState load_checkpoint(const std::string& path, models::Model& model, torch::
   }
   torch::serialize::InputArchive model_archive;
   root.read("model", model_archive);
-  check_fits(path, model, model_archive, file.config_yaml, current_config_yaml);
+  check_tensor_shapes_and_dtypes(path, model, model_archive, file.config_yaml, current_config_yaml);
   try {
     model.load(model_archive);
   } catch (const c10::Error& error) {

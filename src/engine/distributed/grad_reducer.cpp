@@ -216,7 +216,7 @@ void GradReducer::finish() {
 bool GradReducer::stop_requested() const {
   const State& s = *state_;
   const bool stop = s.flags.defined() && s.flags.is_cuda() ? s.flags[0].item<double>() > 0.0 : s.stop;
-  // A peer's stop is this job's stop too: the result says interrupted, not failed (engine_api.h).
+  // A peer's stop is this job's stop too: the result says interrupted, not failed (engine_c_abi.h).
   if (stop) record_stop_from_peer();
   return stop;
 }

@@ -1,7 +1,7 @@
 // Multirun expansion checked against what Hydra 1.3's basic sweeper wrote into each job's
 // .hydra/overrides.yaml (observed with a small app, hydra.sweeper.params in its config), and the
 // values one sweep override enumerates (sweep_value_texts).
-#include "trainer/config/sweep.h"
+#include "trainer/config/sweep_expansion.h"
 
 #include <algorithm>
 #include <optional>

@@ -1,4 +1,4 @@
-#include "trainer/engine/engine_api.h"
+#include "trainer/engine/engine_c_abi.h"
 
 #include <malloc.h>
 #include <unistd.h>

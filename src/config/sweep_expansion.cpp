@@ -3,7 +3,7 @@
 // full override strings, and the jobs are the cartesian product of the slots. A slot's values are
 // what the sweep override enumerates (sweep_value_texts): choices as written, range() stepped as
 // Python steps it, glob() matched against the group's options.
-#include "trainer/config/sweep.h"
+#include "trainer/config/sweep_expansion.h"
 
 #include <algorithm>
 #include <cmath>
