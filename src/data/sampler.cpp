@@ -6,63 +6,14 @@
 #include <ATen/ATen.h>
 
 #include "trainer/util/error.h"
+#include "trainer/util/seeded_random.h"
 
 namespace trainer::data {
-namespace {
-
-uint64_t splitmix64(uint64_t* state) {
-  uint64_t z = (*state += 0x9E3779B97F4A7C15ULL);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
-}
-
-// xoshiro256** : fast, high quality, and fully specified (unlike std::uniform_int_distribution,
-// whose output differs between standard libraries).
-class Xoshiro256 {
- public:
-  explicit Xoshiro256(uint64_t seed) {
-    for (auto& word : s_) word = splitmix64(&seed);
-  }
-  uint64_t next() {
-    const uint64_t result = rotl(s_[1] * 5, 7) * 9;
-    const uint64_t t = s_[1] << 17;
-    s_[2] ^= s_[0];
-    s_[3] ^= s_[1];
-    s_[1] ^= s_[2];
-    s_[0] ^= s_[3];
-    s_[2] ^= t;
-    s_[3] = rotl(s_[3], 45);
-    return result;
-  }
-  // Uniform in [0, bound): rejecting the first (2^64 mod bound) values removes modulo bias.
-  uint64_t below(uint64_t bound) {
-    const uint64_t threshold = (0 - bound) % bound;
-    uint64_t r = next();
-    while (r < threshold) r = next();
-    return r % bound;
-  }
-
- private:
-  static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
-  uint64_t s_[4];
-};
-
-}  // namespace
-
-uint64_t mix_seed(uint64_t a, uint64_t b) {
-  uint64_t state = a;
-  const uint64_t first = splitmix64(&state);
-  state = first ^ b;
-  return splitmix64(&state);
-}
-
-uint64_t mix_seed(uint64_t a, uint64_t b, uint64_t c) { return mix_seed(mix_seed(a, b), c); }
 
 at::Tensor random_permutation(int64_t n, uint64_t seed) {
   at::Tensor perm = at::arange(n, at::kLong);
   int64_t* p = perm.data_ptr<int64_t>();
-  Xoshiro256 rng(seed);
+  SeededRandom rng(seed);
   for (int64_t i = n - 1; i > 0; --i) {
     const auto j = static_cast<int64_t>(rng.below(static_cast<uint64_t>(i) + 1));
     std::swap(p[i], p[j]);

@@ -7,16 +7,16 @@
 
 #include <ATen/core/Tensor.h>
 
+#include "trainer/util/seeded_random.h"
+
 namespace trainer::data {
 
 // A uniformly random permutation of 0..n-1 (int64, CPU) that depends only on `seed`: our own
 // generator and Fisher-Yates shuffle, so orders and splits survive a change of LibTorch version.
 at::Tensor random_permutation(int64_t n, uint64_t seed);
 
-// Mixes values into a well-spread 64-bit seed (SplitMix64 steps), for per-epoch and per-batch
-// seeds derived from the run's seed.
-uint64_t mix_seed(uint64_t a, uint64_t b);
-uint64_t mix_seed(uint64_t a, uint64_t b, uint64_t c);
+// Per-epoch and per-batch seeds derived from the run's seed (util/seeded_random.h).
+using trainer::mix_seed;
 
 class EpochSampler {
  public:
