@@ -3,6 +3,8 @@ TRAINER_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 TORCH_WHEEL_VERSION=2.11.0
 TENSORBOARD_VERSION=2.21.0
 SAFETENSORS_VERSION=0.8.0
+TORCHVISION_VERSION=0.26.0  # the release made for torch 2.11.0
+PILLOW_VERSION=12.0.0
 TRAINER_CACHE="${TRAINER_CACHE:-$HOME/.cache/trainer}"
 TORCH_VENV="$TRAINER_CACHE/venv-torch-$TORCH_WHEEL_VERSION"
 # Real Hydra, for regenerating the goldens it wrote (scripts/hydra_goldens.sh); omegaconf, PyYAML and

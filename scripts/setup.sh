@@ -24,6 +24,8 @@ packages=(
   libprotobuf-dev protobuf-compiler               # tests decode our TensorBoard events with protobuf
   nlohmann-json3-dev                              # safetensors headers
   libcairo2-dev                                   # the sweep's metric plot (PNG)
+  libjpeg62-turbo-dev libpng-dev libwebp-dev      # image decoders (bench/image_decode: measured fastest)
+  libopencv-imgcodecs-dev                         # BMP and TIFF decoding
   libtorch-dev libgloo-dev libopenblas0-pthread   # Debian's LibTorch + Gloo headers + a fast BLAS
   dataset-fashion-mnist                           # the real Fashion-MNIST, gzipped IDX files
   slurmctld slurmd slurm-client munge             # a real one-node SLURM cluster for the SLURM launcher's tests
@@ -55,12 +57,18 @@ if [[ "$libtorch" == wheel || "$libtorch" == all ]]; then
     python3 -m venv "$TORCH_VENV"
     "$TORCH_VENV/bin/pip" install -q --disable-pip-version-check "torch==$TORCH_WHEEL_VERSION"
   fi
-  # What the tests read our outputs with: TensorBoard's own event reader, Python's safetensors.
+  # What the tests read our outputs with: TensorBoard's own event reader, Python's safetensors;
+  # and what they compare the image data with: torchvision (ImageFolder, transforms) and Pillow,
+  # which also writes the test image trees from Fashion-MNIST.
   if ! compgen -G "$TORCH_VENV/lib/python3*/site-packages/tensorboard-$TENSORBOARD_VERSION.dist-info" >/dev/null ||
-     ! compgen -G "$TORCH_VENV/lib/python3*/site-packages/safetensors-$SAFETENSORS_VERSION.dist-info" >/dev/null; then
-    say "installing tensorboard==$TENSORBOARD_VERSION safetensors==$SAFETENSORS_VERSION into $TORCH_VENV"
-    "$TORCH_VENV/bin/pip" install -q --disable-pip-version-check \
-      "tensorboard==$TENSORBOARD_VERSION" "safetensors==$SAFETENSORS_VERSION"
+     ! compgen -G "$TORCH_VENV/lib/python3*/site-packages/safetensors-$SAFETENSORS_VERSION.dist-info" >/dev/null ||
+     ! compgen -G "$TORCH_VENV/lib/python3*/site-packages/torchvision-$TORCHVISION_VERSION.dist-info" >/dev/null ||
+     ! compgen -G "$TORCH_VENV/lib/python3*/site-packages/pillow-$PILLOW_VERSION.dist-info" >/dev/null; then
+    say "installing tensorboard==$TENSORBOARD_VERSION safetensors==$SAFETENSORS_VERSION" \
+      "torchvision==$TORCHVISION_VERSION pillow==$PILLOW_VERSION into $TORCH_VENV"
+    "$TORCH_VENV/bin/pip" install -q --disable-pip-version-check "torch==$TORCH_WHEEL_VERSION" \
+      "tensorboard==$TENSORBOARD_VERSION" "safetensors==$SAFETENSORS_VERSION" \
+      "torchvision==$TORCHVISION_VERSION" "pillow==$PILLOW_VERSION"
   fi
   [[ -x /usr/local/cuda/bin/nvcc ]] ||
     die "the torch wheel is a CUDA 13.0 build and needs the CUDA 13.0 toolkit at /usr/local/cuda to configure"

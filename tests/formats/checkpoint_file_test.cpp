@@ -10,7 +10,7 @@
 
 #include "trainer/util/error.h"
 
-#include "../launch/temp_dir.h"
+#include "temp_dir.h"
 
 namespace fs = std::filesystem;
 using namespace trainer::formats;

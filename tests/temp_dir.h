@@ -1,5 +1,5 @@
 // A fresh directory /tmp/<prefix>-XXXXXX for one test, removed with everything in it when the object
-// goes out of scope. Shared by the launch module's unit tests.
+// goes out of scope. Shared by the unit tests.
 #pragma once
 
 #include <stdlib.h>

@@ -1,0 +1,112 @@
+// JPEG through libjpeg-turbo's libjpeg API. Errors come back through longjmp from libjpeg's error
+// handler into decode_into (which holds no object with a destructor across the jump); warnings,
+// which libjpeg gives for truncated or corrupt data while still returning an image, count as
+// errors too, as Pillow refuses a truncated JPEG.
+#include <jpeglib.h>
+
+#include <csetjmp>
+#include <cstdio>
+#include <cstring>
+
+#include "decoders.h"
+
+namespace trainer::image::detail {
+namespace {
+
+struct ErrorManager {
+  jpeg_error_mgr base;
+  std::jmp_buf jump;
+  char message[JMSG_LENGTH_MAX];
+};
+
+void on_error(j_common_ptr info) {
+  auto* errors = reinterpret_cast<ErrorManager*>(info->err);
+  (*info->err->format_message)(info, errors->message);
+  std::longjmp(errors->jump, 1);
+}
+
+void on_message(j_common_ptr info, int level) {
+  if (level >= 0) return;  // trace messages
+  // A warning: the data is corrupt or ends early. Stop here rather than hand back a damaged image.
+  on_error(info);
+}
+
+// The largest libjpeg scale 1/denominator (1, 2, 4, 8) that keeps both sides at least the minimum.
+unsigned scale_denominator(unsigned height, unsigned width, int min_height, int min_width) {
+  if (min_height <= 0 || min_width <= 0) return 1;
+  unsigned chosen = 1;
+  for (unsigned denominator : {2u, 4u, 8u}) {
+    const unsigned h = (height + denominator - 1) / denominator, w = (width + denominator - 1) / denominator;
+    if (h >= static_cast<unsigned>(min_height) && w >= static_cast<unsigned>(min_width)) chosen = denominator;
+  }
+  return chosen;
+}
+
+// Pillow's CMYK -> RGB (after undoing Adobe's inversion): each channel (255 - K) scaled by
+// (255 - C), with its rounding of x * y / 255.
+inline uint8_t cmyk_channel(int c, int k) {
+  const int nk = 255 - k;
+  const int t = c * nk + 128;
+  const int product = ((t >> 8) + t) >> 8;
+  const int v = nk - product;
+  return static_cast<uint8_t>(v < 0 ? 0 : (v > 255 ? 255 : v));
+}
+
+// 0 on success; else libjpeg's message is in errors.message. Plain data only in this frame.
+int decode_into(const uint8_t* data, size_t size, const DecodeRequest& request, Image& out, ErrorManager& errors,
+                jpeg_decompress_struct& info) {
+  if (setjmp(errors.jump) != 0) return 1;
+  jpeg_create_decompress(&info);
+  jpeg_mem_src(&info, data, static_cast<unsigned long>(size));
+  jpeg_read_header(&info, TRUE);
+  const bool cmyk = info.jpeg_color_space == JCS_CMYK || info.jpeg_color_space == JCS_YCCK;
+  const bool gray_source = info.jpeg_color_space == JCS_GRAYSCALE;
+  if (cmyk) {
+    info.out_color_space = JCS_CMYK;
+  } else {
+    // Gray files decode to gray; colour files to RGB, then to luma if gray is asked for (Pillow
+    // decodes to RGB and converts, which differs slightly from taking libjpeg's Y channel).
+    info.out_color_space = gray_source ? JCS_GRAYSCALE : JCS_RGB;
+  }
+  info.scale_num = 1;
+  info.scale_denom = scale_denominator(info.image_height, info.image_width, request.min_height, request.min_width);
+  jpeg_start_decompress(&info);
+  const int channels = info.output_components;
+  out.reshape(static_cast<int>(info.output_height), static_cast<int>(info.output_width), channels);
+  while (info.output_scanline < info.output_height) {
+    JSAMPROW row = out.row(static_cast<int>(info.output_scanline));
+    jpeg_read_scanlines(&info, &row, 1);
+  }
+  jpeg_finish_decompress(&info);
+  if (cmyk) {
+    const bool inverted = info.saw_Adobe_marker != 0;  // Adobe writes CMYK inverted
+    const size_t pixels = static_cast<size_t>(out.height) * static_cast<size_t>(out.width);
+    uint8_t* p = out.pixels.data();
+    for (size_t i = 0; i < pixels; ++i) {
+      uint8_t* q = p + i * 4;
+      const int c = inverted ? 255 - q[0] : q[0], m = inverted ? 255 - q[1] : q[1];
+      const int y = inverted ? 255 - q[2] : q[2], k = inverted ? 255 - q[3] : q[3];
+      q[0] = cmyk_channel(c, k);
+      q[1] = cmyk_channel(m, k);
+      q[2] = cmyk_channel(y, k);
+      q[3] = 255;
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+void decode_jpeg(const uint8_t* data, size_t size, const DecodeRequest& request, Image& out, const std::string& name) {
+  ErrorManager errors{};
+  jpeg_decompress_struct info{};
+  info.err = jpeg_std_error(&errors.base);
+  errors.base.error_exit = on_error;
+  errors.base.emit_message = on_message;
+  const int failed = decode_into(data, size, request, out, errors, info);
+  jpeg_destroy_decompress(&info);
+  if (failed != 0) bad_image(name, "JPEG", errors.message);
+  convert_channels(out, request.channels);
+}
+
+}  // namespace trainer::image::detail

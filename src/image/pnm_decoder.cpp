@@ -1,0 +1,96 @@
+// PPM and PGM (netpbm P6/P5 binary, P3/P2 plain text), read here: the format is a short text
+// header and raw samples, and this reader is 10-20x faster than OpenCV's on it
+// (bench/image_decode). Samples scale to 0..255 from the file's maxval (rounded); 255 reads as is.
+#include <algorithm>
+#include <cctype>
+#include <string>
+
+#include "decoders.h"
+
+namespace trainer::image::detail {
+namespace {
+
+class Cursor {
+ public:
+  Cursor(const uint8_t* data, size_t size) : data_(data), size_(size) {}
+
+  // Whitespace and # comments (to the end of the line) before the next token.
+  void skip_space() {
+    while (at_ < size_) {
+      if (data_[at_] == '#') {
+        while (at_ < size_ && data_[at_] != '\n') ++at_;
+      } else if (std::isspace(data_[at_]) != 0) {
+        ++at_;
+      } else {
+        break;
+      }
+    }
+  }
+  // A decimal number, or -1 when there is none (or it is absurdly long).
+  long number() {
+    skip_space();
+    long value = -1;
+    int digits = 0;
+    while (at_ < size_ && std::isdigit(data_[at_]) != 0 && digits < 9) {
+      value = (value < 0 ? 0 : value * 10) + (data_[at_] - '0');
+      ++at_;
+      ++digits;
+    }
+    return value;
+  }
+  size_t at() const { return at_; }
+  void advance(size_t n) { at_ += n; }
+  size_t left() const { return size_ - at_; }
+  const uint8_t* here() const { return data_ + at_; }
+  bool at_space() const { return at_ < size_ && std::isspace(data_[at_]) != 0; }
+
+ private:
+  const uint8_t* data_;
+  size_t size_;
+  size_t at_ = 0;
+};
+
+inline uint8_t scaled(long value, long maxval) {
+  if (value > maxval) value = maxval;
+  return static_cast<uint8_t>((value * 255 + maxval / 2) / maxval);
+}
+
+}  // namespace
+
+void decode_pnm(const uint8_t* data, size_t size, const DecodeRequest& request, Image& out, const std::string& name) {
+  const char kind = static_cast<char>(data[1]);
+  const int channels = kind == '3' || kind == '6' ? 3 : 1;
+  const bool plain = kind == '2' || kind == '3';
+  Cursor cursor(data, size);
+  cursor.advance(2);
+  const long width = cursor.number(), height = cursor.number(), maxval = cursor.number();
+  if (width <= 0 || height <= 0 || maxval <= 0 || maxval > 65535) {
+    bad_image(name, "PPM/PGM", "its header does not give a positive width, height and maxval (up to 65535)");
+  }
+  out.reshape(static_cast<int>(height), static_cast<int>(width), channels);
+  const size_t samples = out.pixels.size();
+  uint8_t* p = out.pixels.data();
+  if (plain) {
+    for (size_t i = 0; i < samples; ++i) {
+      const long value = cursor.number();
+      if (value < 0) bad_image(name, "PPM/PGM", "it ends early or holds a sample that is not a number");
+      p[i] = scaled(value, maxval);
+    }
+  } else {
+    if (!cursor.at_space()) bad_image(name, "PPM/PGM", "no whitespace after the header");
+    cursor.advance(1);  // exactly one whitespace byte before the samples
+    const size_t bytes_per_sample = maxval > 255 ? 2 : 1;
+    if (cursor.left() < samples * bytes_per_sample) bad_image(name, "PPM/PGM", "the file ends early (truncated)");
+    const uint8_t* in = cursor.here();
+    if (bytes_per_sample == 1 && maxval == 255) {
+      std::copy(in, in + samples, p);
+    } else if (bytes_per_sample == 1) {
+      for (size_t i = 0; i < samples; ++i) p[i] = scaled(in[i], maxval);
+    } else {
+      for (size_t i = 0; i < samples; ++i) p[i] = scaled((long{in[2 * i]} << 8) | in[2 * i + 1], maxval);
+    }
+  }
+  convert_channels(out, request.channels);
+}
+
+}  // namespace trainer::image::detail
