@@ -2,11 +2,12 @@
 // handler into decode_into (which holds no object with a destructor across the jump); warnings,
 // which libjpeg gives for truncated or corrupt data while still returning an image, count as
 // errors too, as Pillow refuses a truncated JPEG.
-#include <jpeglib.h>
-
 #include <csetjmp>
 #include <cstdio>
 #include <cstring>
+
+// jpeglib.h uses FILE and size_t without including their headers: it must come after <cstdio>.
+#include <jpeglib.h>
 
 #include "decoders.h"
 
