@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -144,6 +145,47 @@ TEST_CASE("the same classes and samples as torchvision's ImageFolder on the same
   mine << "--\n";
   for (size_t i = 0; i < folder.files.size(); ++i) mine << folder.labels[i] << " " << folder.files[i] << "\n";
   CHECK(mine.str() == output);
+}
+
+TEST_CASE("a Fashion-MNIST image tree: the same samples and labels as torchvision's ImageFolder", "[image][python]") {
+  const std::string python = test_python(TRAINER_TEST_PYTHON);
+  if (!python_has(python, "torchvision")) {
+    return trainer::testing::skip_test("torchvision comparison: no TRAINER_TEST_PYTHON with torchvision",
+                                       trainer::testing::Skip::unexpected_in_ci);
+  }
+  TempDir temp("trainer-image-folder");
+  int status = -1;
+  const std::string make = shell_quote(python) + " " +
+                           shell_quote(std::string(TRAINER_SOURCE_DIR) + "/tests/data/images/make_images.py") +
+                           " tree " + shell_quote(temp.path) + " --split --mixed --damaged --per-class 8 2>&1";
+  INFO(command_output(make, status));
+  REQUIRE(status == 0);
+  const auto splits = scan_image_folder_splits(temp.path, "data.root");
+  REQUIRE(splits.split_layout);
+  REQUIRE(splits.test);
+  // Sorted folder names, not Fashion-MNIST's label order: ankle_boot is class 0 here.
+  CHECK(splits.train.classes.front() == "ankle_boot");
+  CHECK(splits.train.classes.size() == 10);
+  const std::string script =
+      "import sys, torchvision\n"
+      "d = torchvision.datasets.ImageFolder(sys.argv[1], loader=lambda p: p)\n"
+      "for path, label in d.samples: print(f'{label} {path}')\n";
+  for (const auto* split : {&splits.train, &*splits.test}) {
+    const std::string output =
+        command_output(shell_quote(python) + " -c " + shell_quote(script) + " " + shell_quote(split->root), status);
+    REQUIRE(status == 0);
+    std::ostringstream mine;
+    for (size_t i = 0; i < split->files.size(); ++i) mine << split->labels[i] << " " << split->files[i] << "\n";
+    CHECK(mine.str() == output);
+  }
+  // The damaged files have image extensions, so they are samples (decoding refuses them later);
+  // README.txt and thumbs.db are not.
+  const auto& files = splits.train.files;
+  CHECK(std::count_if(files.begin(), files.end(), [](const std::string& f) {
+          return f.find("truncated.png") != std::string::npos || f.find("corrupt.jpg") != std::string::npos;
+        }) == 2);
+  CHECK(std::none_of(files.begin(), files.end(),
+                     [](const std::string& f) { return f.find("README") != std::string::npos; }));
 }
 
 TEST_CASE("train/, val/ and test/ folders are the splits, with train/'s classes", "[image]") {

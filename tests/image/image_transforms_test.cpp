@@ -18,6 +18,7 @@
 #include <catch2/catch.hpp>
 
 #include "trainer/image/image_resize.h"
+#include "trainer/image/transform_pipeline.h"
 
 #include "skip_test.h"
 #include "temp_dir.h"
@@ -105,6 +106,13 @@ std::map<std::string, Image> ours(const Image& img) {
   center_crop(img, 20, 20, out["center_crop_20x20"], tmp);
   center_crop(img, img.height + 5, img.width + 8, out["center_crop_padded"], tmp);
   crop(img, CropBox{3, 5, 10, 12}, out["crop"]);
+  SeededRandom unused(0);
+  TransformScratch pipeline_scratch;
+  out["preset_none_36"] = img;
+  TransformPipeline::preset("none", true, 36, 36, "test").apply(out["preset_none_36"], unused, pipeline_scratch);
+  out["preset_imagenet_eval_28"] = img;
+  TransformPipeline::preset("imagenet", false, 28, 28, "test")
+      .apply(out["preset_imagenet_eval_28"], unused, pipeline_scratch);
   out["hflip"] = img;
   horizontal_flip(out["hflip"]);
   // The factors as Python prints them in the file names.

@@ -30,6 +30,10 @@ save("resize_shorter_24", F.resize(img, 24, bilinear, antialias=True))
 save("center_crop_20x20", F.center_crop(img, [20, 20]))
 save("center_crop_padded", F.center_crop(img, [img.height + 5, img.width + 8]))
 save("crop", F.crop(img, 3, 5, 10, 12))
+# The presets' deterministic pipelines: augment=none at 36, augment=imagenet's evaluation at 28
+# (resize the shorter side to 28 * 8 / 7 = 32, then crop), as torchvision's Compose runs them.
+save("preset_none_36", F.center_crop(F.resize(img, 36, bilinear, antialias=True), [36, 36]))
+save("preset_imagenet_eval_28", F.center_crop(F.resize(img, 32, bilinear, antialias=True), [28, 28]))
 save("hflip", F.hflip(img))
 for factor in (0.6, 1.4):
     save(f"brightness_{factor}", F.adjust_brightness(img, factor))

@@ -6,6 +6,13 @@ image tests, with Pillow. Nothing here is committed: the tests run it into a tem
       gray/RGB/RGBA/gray+alpha/palette/1-bit/16-bit, WebP, BMP, TIFF, PPM, PGM), Pillow's own
       decodes of each as references (convert("RGB") -> NAME.rgb.ppm, convert("L") -> NAME.l.pgm),
       damaged files, and cases.txt: one line per file, "NAME ok" or "NAME bad".
+
+  make_images.py tree OUT_DIR [--per-class N] [--split] [--mixed] [--damaged] [--idx IDX_DIR]
+      an ImageFolder tree of Fashion-MNIST images, OUT_DIR/<class>/<n>.png, one folder per class
+      (the dataset's ten class names); --split: OUT_DIR/{train,val,test}/<class>/ from the training
+      and test files; --mixed: PNG and JPEG, gray and RGB, several sizes, nested folders and
+      upper-case extensions; --damaged: also a truncated PNG, a corrupt JPEG and files that are
+      not images (ignored by extension). Writes labels.txt: "<path relative to OUT_DIR> <label>".
 """
 import gzip
 import os
@@ -109,7 +116,105 @@ def formats(out, idx_dir):
             f.write(f"{name} {kind}\n")
 
 
+CLASSES = ["tshirt_top", "trouser", "pullover", "dress", "coat", "sandal", "shirt", "sneaker", "bag",
+           "ankle_boot"]
+
+
+def fashion_split(idx_dir, prefix, count):
+    """The first `count` images and labels of Fashion-MNIST's train or t10k files."""
+    with gzip.open(os.path.join(idx_dir, f"{prefix}-images-idx3-ubyte.gz"), "rb") as f:
+        _, n, rows, cols = struct.unpack(">IIII", f.read(16))
+        data = f.read(min(count, n) * rows * cols)
+    with gzip.open(os.path.join(idx_dir, f"{prefix}-labels-idx1-ubyte.gz"), "rb") as f:
+        f.read(8)
+        labels = f.read(min(count, n))
+    size = rows * cols
+    return [(Image.frombytes("L", (cols, rows), data[i * size:(i + 1) * size]), labels[i]) for i in range(len(labels))]
+
+
+def write_tree(out, samples, per_class, mixed, listing, prefix=""):
+    written = {c: 0 for c in range(10)}
+    for i, (image, label) in enumerate(samples):
+        if written[label] >= per_class:
+            continue
+        n = written[label]
+        written[label] += 1
+        folder = os.path.join(out, CLASSES[label])
+        name = f"{n:05d}.png"
+        if mixed:
+            kind = n % 4
+            if kind == 1:
+                image = image.convert("RGB")
+                name = f"{n:05d}.jpg"
+            elif kind == 2:
+                image = image.resize((36, 36), Image.BILINEAR)
+                name = f"{n:05d}.PNG"
+            elif kind == 3:
+                folder = os.path.join(folder, "more")
+                image = image.convert("RGB").resize((40, 32), Image.BILINEAR)
+                name = f"{n:05d}.jpeg"
+        os.makedirs(folder, exist_ok=True)
+        path = os.path.join(folder, name)
+        if name.lower().endswith((".jpg", ".jpeg")):
+            image.save(path, format="JPEG", quality=95)
+        else:
+            image.save(path, format="PNG")
+        listing.append((os.path.join(prefix, os.path.relpath(path, out)), label))
+    return written
+
+
+def tree(args):
+    out = args[0]
+    per_class, split, mixed, damaged, idx_dir = 20, False, False, False, DEFAULT_IDX
+    rest = args[1:]
+    while rest:
+        flag = rest.pop(0)
+        if flag == "--per-class":
+            per_class = int(rest.pop(0))
+        elif flag == "--split":
+            split = True
+        elif flag == "--mixed":
+            mixed = True
+        elif flag == "--damaged":
+            damaged = True
+        elif flag == "--idx":
+            idx_dir = rest.pop(0)
+        else:
+            sys.exit(f"unknown option {flag}\n{__doc__}")
+    listing = []
+    train = fashion_split(idx_dir, "train", per_class * 10 * 3)
+    if split:
+        write_tree(os.path.join(out, "train"), train, per_class, mixed, listing, "train")
+        val = train[per_class * 10 * 2:]
+        write_tree(os.path.join(out, "val"), val, max(1, per_class // 4), mixed, listing, "val")
+        test = fashion_split(idx_dir, "t10k", per_class * 10 * 3)
+        write_tree(os.path.join(out, "test"), test, max(1, per_class // 2), mixed, listing, "test")
+    else:
+        write_tree(out, train, per_class, mixed, listing)
+    root = os.path.join(out, "train") if split else out
+    if damaged:
+        with open(os.path.join(root, CLASSES[0], "README.txt"), "w") as f:
+            f.write("not an image: ignored by its extension\n")
+        with open(os.path.join(root, CLASSES[1], "thumbs.db"), "wb") as f:
+            f.write(b"\0" * 64)
+        good = os.path.join(root, CLASSES[2], "00000.png")
+        with open(good, "rb") as f:
+            data = f.read()
+        with open(os.path.join(root, CLASSES[2], "truncated.png"), "wb") as f:
+            f.write(data[: len(data) // 2])
+        listing.append((os.path.relpath(os.path.join(root, CLASSES[2], "truncated.png"), out), -1))
+        with open(os.path.join(root, CLASSES[3], "corrupt.jpg"), "wb") as f:
+            f.write(b"\xff\xd8\xff\xe0" + bytes(range(256)) * 4)
+        listing.append((os.path.relpath(os.path.join(root, CLASSES[3], "corrupt.jpg"), out), -1))
+    with open(os.path.join(out, "labels.txt"), "w") as f:
+        for path, label in listing:
+            f.write(f"{path} {label}\n")
+
+
 if __name__ == "__main__":
-    if len(sys.argv) < 3 or sys.argv[1] != "formats":
+    if len(sys.argv) >= 3 and sys.argv[1] == "formats":
+        formats(sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else DEFAULT_IDX)
+    elif len(sys.argv) >= 3 and sys.argv[1] == "tree":
+        tree(sys.argv[2:])
+    else:
         sys.exit(__doc__)
-    formats(sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else DEFAULT_IDX)
