@@ -39,9 +39,9 @@ Coefficients coefficients(int in_size, int out_size) {
     const double center = (xx + 0.5) * scale;
     const double inverse = 1.0 / filter_scale;
     // C's (int) truncates toward zero; both bounds are clamped as Pillow clamps them.
-    int xmin = static_cast<int>(center - support + 0.5);
+    int xmin = static_cast<int>(std::trunc(center - support + 0.5));
     if (xmin < 0) xmin = 0;
-    int xmax = static_cast<int>(center + support + 0.5);
+    int xmax = static_cast<int>(std::trunc(center + support + 0.5));
     if (xmax > in_size) xmax = in_size;
     xmax -= xmin;
     double total = 0.0;

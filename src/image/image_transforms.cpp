@@ -83,8 +83,9 @@ CropBox random_resized_crop_box(int height, int width, double scale_min, double 
     const int h = round_half_even(std::sqrt(target_area / aspect));
     if (0 < w && w <= width && 0 < h && h <= height) {
       CropBox box;
-      box.top = static_cast<int>(random.below(static_cast<uint64_t>(height - h + 1)));
-      box.left = static_cast<int>(random.below(static_cast<uint64_t>(width - w + 1)));
+      const int rows = height - h + 1, columns = width - w + 1;  // the offsets that fit
+      box.top = static_cast<int>(random.below(static_cast<uint64_t>(rows)));
+      box.left = static_cast<int>(random.below(static_cast<uint64_t>(columns)));
       box.height = h;
       box.width = w;
       return box;
@@ -121,7 +122,7 @@ void adjust_contrast(Image& image, double factor) {
   } else {
     for (size_t i = 0; i < pixels; ++i) sum += image.pixels[i];
   }
-  const int mean = static_cast<int>(static_cast<double>(sum) / static_cast<double>(pixels) + 0.5);
+  const int mean = static_cast<int>(std::floor(static_cast<double>(sum) / static_cast<double>(pixels) + 0.5));
   const auto alpha = static_cast<float>(factor);
   for (uint8_t& v : image.pixels) v = blend(mean, v, alpha);
 }

@@ -149,8 +149,9 @@ void TransformPipeline::apply(Image& image, SeededRandom& random, TransformScrat
                       "Resize before cropping, or crop less.");
         }
         CropBox box;
-        box.top = static_cast<int>(random.below(static_cast<uint64_t>(source->height - s.height + 1)));
-        box.left = static_cast<int>(random.below(static_cast<uint64_t>(source->width - s.width + 1)));
+        const int rows = source->height - s.height + 1, columns = source->width - s.width + 1;
+        box.top = static_cast<int>(random.below(static_cast<uint64_t>(rows)));
+        box.left = static_cast<int>(random.below(static_cast<uint64_t>(columns)));
         box.height = s.height;
         box.width = s.width;
         crop(*source, box, scratch.a);
