@@ -56,7 +56,7 @@ if ((quick == 0)); then
   if [[ "${TRAINER_SANITIZE_ENGINE:-0}" == 1 ]]; then
     say "== sanitizers (ASan + UBSan): unit tests of the torch-free modules, end-to-end tests with the engine"
     configure_and_build asan -DTRAINER_LIBTORCH=debian -DTRAINER_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug \
-      "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g -DNDEBUG"
+      "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g1 -DNDEBUG"
   else
     say "== sanitizers (ASan + UBSan): unit tests of the torch-free modules, end-to-end tests without the engine"
     configure_and_build asan -DTRAINER_LIBTORCH=none -DTRAINER_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
