@@ -27,4 +27,10 @@ void convert_channels(Image& image, int channels);
 // The error for a file the decoder refused: "<name>: cannot decode this <format> file (<why>)".
 [[noreturn]] void bad_image(const std::string& name, const std::string& format, const std::string& why);
 
+// Refuses sizes a sane image does not have, before anything is allocated for it: a side of 0, or
+// more pixels than Pillow opens (2 x Image.MAX_IMAGE_PIXELS, its "decompression bomb" limit), which a
+// corrupt or hostile header can claim in a few bytes.
+void check_size(const std::string& name, const std::string& format, int64_t height, int64_t width);
+constexpr int64_t kMaxPixels = 2 * int64_t{89478485};
+
 }  // namespace trainer::image::detail

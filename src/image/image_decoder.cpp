@@ -143,6 +143,15 @@ void convert_channels(Image& image, int channels) {
   image.pixels.resize(pixels * static_cast<size_t>(channels));
 }
 
+void check_size(const std::string& name, const std::string& format, int64_t height, int64_t width) {
+  if (height <= 0 || width <= 0) bad_image(name, format, "its header gives a size of 0");
+  if (height > kMaxPixels / width) {
+    bad_image(name, format,
+              "its header claims " + std::to_string(width) + " x " + std::to_string(height) + " pixels, more than " +
+                  std::to_string(kMaxPixels) + " (Pillow's limit against decompression bombs)");
+  }
+}
+
 void bad_image(const std::string& name, const std::string& format, const std::string& why) {
   throw BadImage(name, "cannot decode this " + format + " file: " + why,
                  "The file is truncated, corrupt or not what its extension says; replace or remove it.");

@@ -60,6 +60,10 @@ int decode_into(const uint8_t* data, size_t size, const DecodeRequest& request, 
   jpeg_create_decompress(&info);
   jpeg_mem_src(&info, data, static_cast<unsigned long>(size));
   jpeg_read_header(&info, TRUE);
+  if (info.image_height == 0 || info.image_width == 0 ||
+      static_cast<int64_t>(info.image_height) > kMaxPixels / static_cast<int64_t>(info.image_width)) {
+    return 2;  // refused by size (check_size says why, outside this frame)
+  }
   const bool cmyk = info.jpeg_color_space == JCS_CMYK || info.jpeg_color_space == JCS_YCCK;
   const bool gray_source = info.jpeg_color_space == JCS_GRAYSCALE;
   if (cmyk) {
@@ -106,6 +110,7 @@ void decode_jpeg(const uint8_t* data, size_t size, const DecodeRequest& request,
   errors.base.emit_message = on_message;
   const int failed = decode_into(data, size, request, out, errors, info);
   jpeg_destroy_decompress(&info);
+  if (failed == 2) check_size(name, "JPEG", info.image_height, info.image_width);
   if (failed != 0) bad_image(name, "JPEG", errors.message);
   convert_channels(out, request.channels);
 }

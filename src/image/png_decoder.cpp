@@ -39,6 +39,9 @@ void on_warning(png_structp, png_const_charp) {}  // ancillary-chunk trouble: th
 int decode_into(png_structp png, png_infop info, Image& out, std::vector<png_bytep>& rows) {
   if (setjmp(png_jmpbuf(png)) != 0) return 1;
   png_read_info(png, info);
+  const auto stored_height = static_cast<int64_t>(png_get_image_height(png, info));
+  const auto stored_width = static_cast<int64_t>(png_get_image_width(png, info));
+  if (stored_height <= 0 || stored_width <= 0 || stored_height > kMaxPixels / stored_width) return 2;
   const png_byte color = png_get_color_type(png, info);
   if (color == PNG_COLOR_TYPE_PALETTE) png_set_palette_to_rgb(png);
   if (color == PNG_COLOR_TYPE_GRAY && png_get_bit_depth(png, info) < 8) png_set_expand_gray_1_2_4_to_8(png);
@@ -70,7 +73,10 @@ void decode_png(const uint8_t* data, size_t size, const DecodeRequest& request, 
   png_set_read_fn(png, &source, read_bytes);
   std::vector<png_bytep> rows;
   const int failed = decode_into(png, info, out, rows);
+  const auto height = static_cast<int64_t>(png_get_image_height(png, info));
+  const auto width = static_cast<int64_t>(png_get_image_width(png, info));
   png_destroy_read_struct(&png, &info, nullptr);
+  if (failed == 2) check_size(name, "PNG", height, width);
   if (failed != 0) bad_image(name, "PNG", source.message);
   convert_channels(out, request.channels);
 }

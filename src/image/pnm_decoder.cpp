@@ -67,6 +67,7 @@ void decode_pnm(const uint8_t* data, size_t size, const DecodeRequest& request, 
   if (width <= 0 || height <= 0 || maxval <= 0 || maxval > 65535) {
     bad_image(name, "PPM/PGM", "its header does not give a positive width, height and maxval (up to 65535)");
   }
+  check_size(name, "PPM/PGM", height, width);
   out.reshape(static_cast<int>(height), static_cast<int>(width), channels);
   const size_t samples = out.pixels.size();
   uint8_t* p = out.pixels.data();

@@ -16,6 +16,7 @@ void decode_webp(const uint8_t* data, size_t size, const DecodeRequest& request,
         status == VP8_STATUS_NOT_ENOUGH_DATA ? "the file ends early (truncated)" : "its header is not valid WebP");
   }
   if (features.has_animation != 0) bad_image(name, "WebP", "it is animated; only still images are read");
+  check_size(name, "WebP", features.height, features.width);
   out.reshape(features.height, features.width, 3);
   if (WebPDecodeRGBInto(data, size, out.pixels.data(), out.pixels.size(), static_cast<int>(out.row_bytes())) ==
       nullptr) {

@@ -101,6 +101,42 @@ TEST_CASE("damaged, empty and unknown files are BadImage naming the file", "[ima
         std::string::npos);
 }
 
+namespace {
+
+uint32_t crc32(const std::string& bytes) {
+  uint32_t crc = 0xFFFFFFFFu;
+  for (unsigned char byte : bytes) {
+    crc ^= byte;
+    for (int k = 0; k < 8; ++k) crc = (crc >> 1) ^ (0xEDB88320u & (0u - (crc & 1u)));
+  }
+  return ~crc;
+}
+
+std::string big_endian(uint32_t v) {
+  return {static_cast<char>(v >> 24), static_cast<char>(v >> 16), static_cast<char>(v >> 8), static_cast<char>(v)};
+}
+
+// A PNG signature, a valid IHDR chunk claiming width x height (8-bit RGB) and an empty IDAT chunk.
+std::vector<uint8_t> png_header(uint32_t width, uint32_t height) {
+  const std::string ihdr = "IHDR" + big_endian(width) + big_endian(height) + std::string("\x08\x02\0\0\0", 5);
+  const std::string idat = "IDAT";  // empty: libpng reads the header up to the first IDAT
+  return bytes_of(std::string("\x89PNG\r\n\x1A\n", 8) + big_endian(13) + ihdr + big_endian(crc32(ihdr)) +
+                  big_endian(0) + idat + big_endian(crc32(idat)));
+}
+
+}  // namespace
+
+TEST_CASE("a header claiming a gigantic image is refused before anything is allocated", "[image]") {
+  CHECK(bad_image_message([] {
+          decode_bytes(bytes_of("P5 60000 60000 255\n"), 1);
+        }).find("claims 60000 x 60000 pixels, more than 178956970") != std::string::npos);
+  CHECK(bad_image_message([] { decode_bytes(png_header(60000, 60000), 3); }).find("claims 60000 x 60000 pixels") !=
+        std::string::npos);
+  // A sane header with no data after it: truncated, not a bomb.
+  CHECK(bad_image_message([] { decode_bytes(png_header(16, 16), 3); }).find("cannot decode this PNG file") !=
+        std::string::npos);
+}
+
 TEST_CASE("every format decodes to Pillow's pixels, and damaged files are refused", "[image][python]") {
   const std::string python = test_python(TRAINER_TEST_PYTHON);
   if (!python_has(python, "PIL")) {
