@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <system_error>
 
 #include "decoders.h"
 
@@ -85,14 +86,14 @@ void decode_image(const uint8_t* data, size_t size, const DecodeRequest& request
 void read_image(const std::string& path, const DecodeRequest& request, std::vector<uint8_t>& buffer, Image& out) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
-    throw BadImage(path, std::string("cannot open the image: ") + std::strerror(errno),
+    throw BadImage(path, "cannot open the image: " + std::generic_category().message(errno),
                    "Check that the file exists and that this user may read it.");
   }
   struct stat info {};
   if (::fstat(fd, &info) != 0) {
     const int error = errno;
     ::close(fd);
-    throw BadImage(path, std::string("cannot read the image: ") + std::strerror(error));
+    throw BadImage(path, "cannot read the image: " + std::generic_category().message(error));
   }
   buffer.resize(static_cast<size_t>(info.st_size));
   size_t done = 0;
@@ -102,8 +103,8 @@ void read_image(const std::string& path, const DecodeRequest& request, std::vect
     if (n <= 0) {
       const int error = n < 0 ? errno : 0;
       ::close(fd);
-      throw BadImage(path, "cannot read the image: " +
-                               (error != 0 ? std::string(std::strerror(error)) : std::string("it shrank while read")));
+      throw BadImage(path, "cannot read the image: " + (error != 0 ? std::generic_category().message(error)
+                                                                   : std::string("it shrank while read")));
     }
     done += static_cast<size_t>(n);
   }

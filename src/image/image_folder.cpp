@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 #include <set>
+#include <system_error>
 #include <utility>
 
 #include "trainer/util/error.h"
@@ -45,7 +46,7 @@ struct Entry {
 std::vector<Entry> read_directory(const std::string& dir, const std::string& where) {
   DIR* handle = ::opendir(dir.c_str());
   if (handle == nullptr) {
-    throw Error(where, "cannot read the folder '" + dir + "': " + std::strerror(errno),
+    throw Error(where, "cannot read the folder '" + dir + "': " + std::generic_category().message(errno),
                 "Check that it exists and that this user may list it (ls -ld '" + dir + "').");
   }
   std::vector<Entry> entries;
@@ -55,13 +56,17 @@ std::vector<Entry> read_directory(const std::string& dir, const std::string& whe
     if (name == "." || name == "..") continue;
     Entry entry;
     entry.name = name;
-    struct stat info {};
-    // Through symlinks, as os.scandir's is_dir() and os.walk(followlinks=True); a dangling link is
-    // a file here, as there.
-    if (::stat(join(dir, name).c_str(), &info) == 0 && S_ISDIR(info.st_mode)) {
-      entry.is_dir = true;
-      entry.dev = info.st_dev;
-      entry.ino = info.st_ino;
+    // A regular file needs no stat() (a million of them on a network file system take minutes);
+    // links and entries of unknown type are stat()ed through, as os.scandir's is_dir() and
+    // os.walk(followlinks=True) do: a dangling link is a file here, as there.
+    const unsigned char type = item->d_type;
+    if (type == DT_DIR || type == DT_LNK || type == DT_UNKNOWN) {
+      struct stat info {};
+      if (::stat(join(dir, name).c_str(), &info) == 0 && S_ISDIR(info.st_mode)) {
+        entry.is_dir = true;
+        entry.dev = info.st_dev;
+        entry.ino = info.st_ino;
+      }
     }
     entries.push_back(std::move(entry));
     errno = 0;
@@ -69,7 +74,7 @@ std::vector<Entry> read_directory(const std::string& dir, const std::string& whe
   const int read_error = errno;
   ::closedir(handle);
   if (read_error != 0) {
-    throw Error(where, "cannot read the folder '" + dir + "': " + std::strerror(read_error));
+    throw Error(where, "cannot read the folder '" + dir + "': " + std::generic_category().message(read_error));
   }
   return entries;
 }
@@ -110,7 +115,7 @@ void walk(const std::string& dir, std::vector<std::pair<dev_t, ino_t>>& ancestor
 std::vector<Folder> sorted_walk(const std::string& dir, const std::string& where) {
   struct stat info {};
   if (::stat(dir.c_str(), &info) != 0) {
-    throw Error(where, "the folder '" + dir + "' does not exist (" + std::strerror(errno) + ")");
+    throw Error(where, "the folder '" + dir + "' does not exist (" + std::generic_category().message(errno) + ")");
   }
   std::vector<std::pair<dev_t, ino_t>> ancestors{{info.st_dev, info.st_ino}};
   std::vector<Folder> folders;
@@ -122,7 +127,8 @@ std::vector<Folder> sorted_walk(const std::string& dir, const std::string& where
 void require_directory(const std::string& root, const std::string& where) {
   struct stat info {};
   if (::stat(root.c_str(), &info) != 0) {
-    throw Error(where, "the image folder '" + root + "' does not exist (" + std::strerror(errno) + ")",
+    throw Error(where,
+                "the image folder '" + root + "' does not exist (" + std::generic_category().message(errno) + ")",
                 "Set " + where + " to a folder laid out as <root>/<class>/<image> (torchvision's ImageFolder).");
   }
   if (!S_ISDIR(info.st_mode)) {

@@ -1,13 +1,17 @@
 // JPEG through libjpeg-turbo's libjpeg API. Errors come back through longjmp from libjpeg's error
-// handler into decode_into (which holds no object with a destructor across the jump); warnings,
-// which libjpeg gives for truncated or corrupt data while still returning an image, count as
-// errors too, as Pillow refuses a truncated JPEG.
+// handler into decode_into (which holds no object with a destructor across the jump); the warnings
+// libjpeg gives for truncated or corrupt pixel data, while still returning an image, count as
+// errors too (on_message).
 #include <csetjmp>
 #include <cstdio>
 #include <cstring>
 
-// jpeglib.h uses FILE and size_t without including their headers: it must come after <cstdio>.
+// jpeglib.h uses FILE and size_t without including their headers: it must come after <cstdio>;
+// jerror.h (the message codes) after jpeglib.h.
 #include <jpeglib.h>
+// clang-format off
+#include <jerror.h>
+// clang-format on
 
 #include "decoders.h"
 
@@ -26,10 +30,22 @@ void on_error(j_common_ptr info) {
   std::longjmp(errors->jump, 1);
 }
 
+// libjpeg's warnings that mean the pixels are damaged: the entropy-coded data is corrupt, or the
+// file ends before the last row. These stop the decode, so a damaged image is never handed on as
+// if it were sound (Pillow ignores them, except running out of data, and returns garbled pixels).
+// Other warnings concern metadata or stray bytes between markers ("extraneous bytes", unknown
+// JFIF or Adobe versions): the image is intact, and Pillow reads it too.
 void on_message(j_common_ptr info, int level) {
   if (level >= 0) return;  // trace messages
-  // A warning: the data is corrupt or ends early. Stop here rather than hand back a damaged image.
-  on_error(info);
+  const int code = info->err->msg_code;
+  bool damaged =
+      code == JWRN_HIT_MARKER || code == JWRN_HUFF_BAD_CODE || code == JWRN_MUST_RESYNC || code == JWRN_ARITH_BAD_CODE;
+  if (code == JWRN_JPEG_EOF) {
+    // Missing only the end marker after the last row is harmless; missing rows is truncation.
+    const auto* decompress = reinterpret_cast<j_decompress_ptr>(info);
+    damaged = decompress->output_height == 0 || decompress->output_scanline < decompress->output_height;
+  }
+  if (damaged) on_error(info);
 }
 
 // The largest libjpeg scale 1/denominator (1, 2, 4, 8) that keeps both sides at least the minimum.
@@ -84,7 +100,7 @@ int decode_into(const uint8_t* data, size_t size, const DecodeRequest& request, 
   }
   jpeg_finish_decompress(&info);
   if (cmyk) {
-    const bool inverted = info.saw_Adobe_marker != 0;  // Adobe writes CMYK inverted
+    const bool inverted = true;  // as Pillow, which assumes Adobe's inverted CMYK for every file
     const size_t pixels = static_cast<size_t>(out.height) * static_cast<size_t>(out.width);
     uint8_t* p = out.pixels.data();
     for (size_t i = 0; i < pixels; ++i) {
@@ -108,7 +124,13 @@ void decode_jpeg(const uint8_t* data, size_t size, const DecodeRequest& request,
   info.err = jpeg_std_error(&errors.base);
   errors.base.error_exit = on_error;
   errors.base.emit_message = on_message;
-  const int failed = decode_into(data, size, request, out, errors, info);
+  int failed = 0;
+  try {
+    failed = decode_into(data, size, request, out, errors, info);
+  } catch (...) {  // std::bad_alloc from the image's buffer: free libjpeg's state too
+    jpeg_destroy_decompress(&info);
+    throw;
+  }
   jpeg_destroy_decompress(&info);
   if (failed == 2) check_size(name, "JPEG", info.image_height, info.image_width);
   if (failed != 0) bad_image(name, "JPEG", errors.message);

@@ -1,6 +1,7 @@
 // BMP and TIFF through OpenCV's imgcodecs: the rarer formats, where a well-kept decoder of every
 // variant matters more than speed. OpenCV hands back BGR(A); EXIF orientation is not applied
 // (IMREAD_IGNORE_ORIENTATION), as Pillow does not apply it either.
+#include <climits>
 #include <utility>
 
 #include <opencv2/core.hpp>
@@ -27,12 +28,14 @@ void decode_with_opencv(const uint8_t* data, size_t size, const DecodeRequest& r
         uint32_t{data[2]} | uint32_t{data[3]} << 8 | uint32_t{data[4]} << 16 | uint32_t{data[5]} << 24;
     if (declared > size) bad_image(name, format, "the file ends early (truncated)");
   }
+  if (size > static_cast<size_t>(INT_MAX)) bad_image(name, format, "it is larger than 2 GiB, more than OpenCV reads");
   cv::Mat decoded;
   try {
     const cv::Mat bytes(1, static_cast<int>(size), CV_8UC1, const_cast<uint8_t*>(data));
     decoded = cv::imdecode(bytes, cv::IMREAD_UNCHANGED | cv::IMREAD_IGNORE_ORIENTATION);
   } catch (const cv::Exception& e) {
-    bad_image(name, format, e.what());
+    const std::string what = e.what();  // OpenCV's text runs over several lines: the first says it
+    bad_image(name, format, what.substr(0, what.find('\n')));
   }
   if (decoded.empty())
     bad_image(name, format, "OpenCV could not read it (truncated, corrupt or an unsupported variant)");

@@ -56,7 +56,8 @@ int decode_into(png_structp png, png_infop info, Image& out, std::vector<png_byt
   rows.resize(static_cast<size_t>(height));
   for (int y = 0; y < height; ++y) rows[static_cast<size_t>(y)] = out.row(y);
   png_read_image(png, rows.data());
-  png_read_end(png, nullptr);
+  // No png_read_end: once every row has decoded (the last IDAT's checksum checked), a missing or
+  // damaged trailer (IEND, chunks after the data) loses nothing, and Pillow reads such files too.
   return 0;
 }
 
@@ -72,7 +73,13 @@ void decode_png(const uint8_t* data, size_t size, const DecodeRequest& request, 
   }
   png_set_read_fn(png, &source, read_bytes);
   std::vector<png_bytep> rows;
-  const int failed = decode_into(png, info, out, rows);
+  int failed = 0;
+  try {
+    failed = decode_into(png, info, out, rows);
+  } catch (...) {  // std::bad_alloc from the image's buffer: free libpng's state too
+    png_destroy_read_struct(&png, &info, nullptr);
+    throw;
+  }
   const auto height = static_cast<int64_t>(png_get_image_height(png, info));
   const auto width = static_cast<int64_t>(png_get_image_width(png, info));
   png_destroy_read_struct(&png, &info, nullptr);

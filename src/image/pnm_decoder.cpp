@@ -50,9 +50,13 @@ class Cursor {
   size_t at_ = 0;
 };
 
+// round(value * 255 / maxval), halves to even as Python's round (Pillow scales this way).
 inline uint8_t scaled(long value, long maxval) {
-  if (value > maxval) value = maxval;
-  return static_cast<uint8_t>((value * 255 + maxval / 2) / maxval);
+  if (value > maxval) value = maxval;  // binary samples only; a plain one above maxval is refused
+  const long twice = 2 * value * 255, quotient = twice / (2 * maxval), remainder = twice % (2 * maxval);
+  long result = quotient;
+  if (remainder > maxval || (remainder == maxval && (quotient % 2) == 1)) ++result;
+  return static_cast<uint8_t>(result);
 }
 
 }  // namespace
@@ -68,13 +72,18 @@ void decode_pnm(const uint8_t* data, size_t size, const DecodeRequest& request, 
     bad_image(name, "PPM/PGM", "its header does not give a positive width, height and maxval (up to 65535)");
   }
   check_size(name, "PPM/PGM", height, width);
+  const size_t samples = static_cast<size_t>(height) * static_cast<size_t>(width) * static_cast<size_t>(channels);
+  // Enough bytes for the samples before anything is allocated for them (a plain sample takes at
+  // least a digit and a separator).
+  const size_t needed = plain ? 2 * samples - 1 : (cursor.at_space() ? 1 : 0) + samples * (maxval > 255 ? 2 : 1);
+  if (cursor.left() < needed) bad_image(name, "PPM/PGM", "the file ends early (truncated)");
   out.reshape(static_cast<int>(height), static_cast<int>(width), channels);
-  const size_t samples = out.pixels.size();
   uint8_t* p = out.pixels.data();
   if (plain) {
     for (size_t i = 0; i < samples; ++i) {
       const long value = cursor.number();
       if (value < 0) bad_image(name, "PPM/PGM", "it ends early or holds a sample that is not a number");
+      if (value > maxval) bad_image(name, "PPM/PGM", "a sample is above the maxval of its header");
       p[i] = scaled(value, maxval);
     }
   } else {

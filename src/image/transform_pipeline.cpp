@@ -52,7 +52,7 @@ std::string TransformStep::describe() const {
 }
 
 TransformPipeline::TransformPipeline(std::vector<TransformStep> steps, const std::string& where)
-    : steps_(std::move(steps)) {
+    : steps_(std::move(steps)), where_(where) {
   for (const TransformStep& s : steps_) {
     using Kind = TransformStep::Kind;
     switch (s.kind) {
@@ -89,6 +89,13 @@ TransformPipeline TransformPipeline::preset(const std::string& name, bool traini
     s.width = w;
     steps.push_back(s);
   };
+  if (height != width) {
+    throw Error(where,
+                "the " + name + " preset crops squares, and " + std::to_string(height) + " x " + std::to_string(width) +
+                    " is not one",
+                "Use one size (data.image_size=" + std::to_string(std::max(height, width)) +
+                    "), or list the steps in data.transforms.");
+  }
   if (name == "none") {
     if (height > 0) {
       step(Kind::kResize, std::min(height, width), 0);

@@ -49,21 +49,21 @@ TEST_CASE("the presets are torchvision's recipes", "[image]") {
         "RandomResizedCrop(size=(224, 224), scale=(0.08, 1), ratio=(0.75, 1.333)) -> RandomHorizontalFlip(p=0.5)");
   CHECK(TransformPipeline::preset("imagenet", false, 224, 224, "data.augment").describe() ==
         "Resize(size=256) -> CenterCrop(size=(224, 224))");
-  CHECK(TransformPipeline::preset("imagenet", true, 64, 48, "data.augment").output_size()->width == 48);
+  CHECK(TransformPipeline::preset("imagenet", true, 48, 48, "data.augment").output_size()->width == 48);
   CHECK_FALSE(TransformPipeline::preset("none", false, 0, 0, "data.augment").random());
   CHECK(TransformPipeline::preset("imagenet", true, 64, 64, "data.augment").random());
 }
 
 TEST_CASE("every image leaves a sized pipeline at its size, whatever it came in as", "[image]") {
-  const auto train = TransformPipeline::preset("imagenet", true, 32, 24, "data.augment");
-  const auto eval = TransformPipeline::preset("imagenet", false, 32, 24, "data.augment");
+  const auto train = TransformPipeline::preset("imagenet", true, 24, 24, "data.augment");
+  const auto eval = TransformPipeline::preset("imagenet", false, 24, 24, "data.augment");
   TransformScratch scratch;
   SeededRandom random(1);
   for (auto [h, w, c] : {std::tuple{28, 28, 1}, std::tuple{375, 500, 3}, std::tuple{20, 90, 3}, std::tuple{7, 5, 1}}) {
     for (const auto* pipeline : {&train, &eval}) {
       Image image = noise(h, w, c, 2);
       pipeline->apply(image, random, scratch);
-      CHECK(image.height == 32);
+      CHECK(image.height == 24);
       CHECK(image.width == 24);
       CHECK(image.channels == c);
     }
@@ -97,6 +97,9 @@ TEST_CASE("steps torchvision would refuse are errors naming the step", "[image]"
         }).find("data.augment: unknown augmentation preset 'fancy'") != std::string::npos);
   CHECK(error_of([] { TransformPipeline::preset("imagenet", true, 0, 0, "data.augment"); }).find("data.image_size") !=
         std::string::npos);
+  CHECK(error_of([] {
+          TransformPipeline::preset("none", true, 64, 48, "data.augment");
+        }).find("the none preset crops squares, and 64 x 48 is not one") != std::string::npos);
   TransformStep bad_scale = step(Kind::kRandomResizedCrop, 8, 8);
   bad_scale.scale_min = 0.9;
   bad_scale.scale_max = 0.1;

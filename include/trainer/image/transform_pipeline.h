@@ -47,7 +47,9 @@ class TransformPipeline {
   //   "imagenet": training: random_resized_crop + horizontal_flip; evaluation: resize the shorter
   //               side to 8/7 of the size (256 for 224, as torchvision's reference recipes) and
   //               center crop
-  // With height 0 (no size given), "none" is empty: the images must already share one size.
+  // With height 0 (no size given), "none" is empty: the images must already share one size. The
+  // sizes must be square (height == width): a shorter-side resize and a non-square crop would add
+  // black bars at evaluation that training never shows.
   static TransformPipeline preset(const std::string& name, bool training, int height, int width,
                                   const std::string& where);
 
@@ -63,6 +65,7 @@ class TransformPipeline {
 
  private:
   std::vector<TransformStep> steps_;
+  std::string where_;  // the config key the steps came from, for errors while applying them
 };
 
 }  // namespace trainer::image

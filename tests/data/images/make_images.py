@@ -101,7 +101,19 @@ def formats(out, idx_dir):
 
     jpg, png, webp = read("rgb.jpg"), read("rgb.png"), read("rgb.webp")
     damaged("truncated.jpg", jpg[: len(jpg) // 2])
-    damaged("corrupt.jpg", jpg[: len(jpg) // 2] + bytes(range(200, 232)) + jpg[len(jpg) // 2 + 32:])
+    # An end-of-image marker in the middle of the compressed data: the rows after it are lost
+    # (libjpeg: "premature end of data segment"; Pillow would return them gray).
+    damaged("corrupt.jpg", jpg[: len(jpg) // 2] + b"\xff\xd9" + jpg[len(jpg) // 2 + 2:])
+    # Stray bytes between two markers: libjpeg warns ("extraneous bytes"), the pixels are intact,
+    # and Pillow reads the file; so do we.
+    start_of_scan = jpg.index(b"\xff\xda")
+    with open(os.path.join(out, "extraneous.jpg"), "wb") as f:
+        f.write(jpg[:start_of_scan] + b"\x00\x01\x02" + jpg[start_of_scan:])
+    cases.append(("extraneous.jpg", "ok"))
+    decoded = Image.open(os.path.join(out, "extraneous.jpg"))
+    decoded.load()
+    decoded.convert("RGB").save(os.path.join(out, "extraneous.jpg.rgb.ppm"))
+    decoded.convert("L").save(os.path.join(out, "extraneous.jpg.l.pgm"))
     damaged("header_only.jpg", jpg[:300])
     damaged("truncated.png", png[: len(png) * 2 // 3])
     damaged("corrupt.png", png[:60] + bytes(b ^ 0x5A for b in png[60:120]) + png[120:])
