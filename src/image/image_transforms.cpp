@@ -155,11 +155,13 @@ void gray_to_rgb(const Image& in, Image& out) {
 void normalize_to_chw(const Image& image, const float* mean, const float* std, float* out) {
   const size_t plane = static_cast<size_t>(image.height) * static_cast<size_t>(image.width);
   const int c = image.channels;
+  float table[256];  // the 256 possible results, each computed exactly as below would compute it
   for (int k = 0; k < c; ++k) {
-    float* dst = out + static_cast<size_t>(k) * plane;
     const float m = mean[k], s = std[k];
+    for (int v = 0; v < 256; ++v) table[v] = (static_cast<float>(v) / 255.0f - m) / s;
+    float* dst = out + static_cast<size_t>(k) * plane;
     const uint8_t* src = image.pixels.data() + k;
-    for (size_t i = 0; i < plane; ++i) dst[i] = (static_cast<float>(src[i * c]) / 255.0f - m) / s;
+    for (size_t i = 0; i < plane; ++i) dst[i] = table[src[i * c]];
   }
 }
 

@@ -128,11 +128,13 @@ void TransformPipeline::apply(Image& image, SeededRandom& random, TransformScrat
       case Kind::kResize: {
         const Size size =
             s.width == 0 ? shorter_side_resized(image.height, image.width, s.height) : Size{s.height, s.width};
+        if (size.height == image.height && size.width == image.width) break;  // Pillow returns a copy
         resize_bilinear(image, size.height, size.width, scratch.a, scratch.b);
         std::swap(image, scratch.a);
         break;
       }
       case Kind::kCenterCrop:
+        if (s.height == image.height && s.width == image.width) break;  // the whole image
         center_crop(image, s.height, s.width, scratch.a, scratch.b);
         std::swap(image, scratch.a);
         break;

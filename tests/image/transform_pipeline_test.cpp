@@ -115,3 +115,18 @@ TEST_CASE("steps torchvision would refuse are errors naming the step", "[image]"
   TransformScratch scratch;
   CHECK(error_of([&] { crop.apply(small, random, scratch); }).find("smaller than the crop") != std::string::npos);
 }
+
+TEST_CASE("an image already at the preset's size passes through unchanged", "[image]") {
+  const auto none = TransformPipeline::preset("none", false, 24, 24, "data.augment");
+  const Image source = noise(24, 24, 3, 5);
+  Image image = source;
+  SeededRandom random(1);
+  TransformScratch scratch;
+  none.apply(image, random, scratch);
+  CHECK(image.pixels == source.pixels);
+  // The shorter side already at the size: no resize, only the crop.
+  Image wide = noise(24, 40, 1, 6);
+  none.apply(wide, random, scratch);
+  CHECK(wide.height == 24);
+  CHECK(wide.width == 24);
+}
