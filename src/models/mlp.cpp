@@ -18,7 +18,7 @@ MlpOptions MlpOptions::from_config(const config::ConfigView& model_config, const
       std::accumulate(spec.sample_shape.begin(), spec.sample_shape.end(), int64_t{1}, std::multiplies<int64_t>());
   const options::OptionReader r(model_config, "mlp");
   r.get<std::string>("name");
-  options.input_size = r.get_or<int64_t>("input_size", sample_size);
+  options.input_size = r.get<std::optional<int64_t>>("input_size").value_or(sample_size);
   if (options.input_size != sample_size) {
     throw Error(option_where(model_config, "input_size"),
                 "the mlp model expects " + std::to_string(options.input_size) +

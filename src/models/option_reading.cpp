@@ -69,8 +69,8 @@ namespace {
 int64_t agree_num_classes(const config::ConfigView& view, const InputSpec& spec, int64_t value) {
   if (value != spec.num_classes) {
     throw Error(option_where(view, "num_classes"),
-                "the model is configured for " + std::to_string(value) + " classes but the data has " +
-                    std::to_string(spec.num_classes),
+                view.full_path("num_classes") + " is " + std::to_string(value) + ", but the data has " +
+                    std::to_string(spec.num_classes) + " classes (" + spec.num_classes_key + ")",
                 "Set " + view.full_path("num_classes") + "=" + std::to_string(spec.num_classes) +
                     " (or remove it: the model then takes the data's class count)");
   }
@@ -101,9 +101,9 @@ int64_t agree_in_channels(const config::ConfigView& view, const InputSpec& spec,
   const int64_t channels = spec.sample_shape[0];
   if (value != channels) {
     throw Error(option_where(view, "in_channels"),
-                "the " + model + " model expects " + std::to_string(value) +
-                    " input channels, but the data gives samples of shape " + shape_string(spec.sample_shape) + " (" +
-                    std::to_string(channels) + " channels)",
+                view.full_path("in_channels") + " is " + std::to_string(value) + " (the " + model +
+                    " model's input channels), but the data gives samples of shape " + shape_string(spec.sample_shape) +
+                    " (" + std::to_string(channels) + " channels, " + spec.channels_key + ")",
                 "Set " + view.full_path("in_channels") + "=" + std::to_string(channels));
   }
   return value;
@@ -118,12 +118,14 @@ int64_t read_num_classes(const config::ConfigView& view, const InputSpec& spec) 
 
 int64_t read_num_classes(const options::OptionReader& reader, const InputSpec& spec) {
   check_reported_classes(reader.view(), spec);
-  return agree_num_classes(reader.view(), spec, reader.get_or<int64_t>("num_classes", spec.num_classes));
+  return agree_num_classes(reader.view(), spec,
+                           reader.get<std::optional<int64_t>>("num_classes").value_or(spec.num_classes));
 }
 
 int64_t read_in_channels(const options::OptionReader& reader, const InputSpec& spec, const std::string& model) {
   const int64_t channels = image_channels(reader.view(), spec, model);
-  return agree_in_channels(reader.view(), spec, model, reader.get_or<int64_t>("in_channels", channels));
+  return agree_in_channels(reader.view(), spec, model,
+                           reader.get<std::optional<int64_t>>("in_channels").value_or(channels));
 }
 
 int64_t read_in_channels(const config::ConfigView& view, const InputSpec& spec, const std::string& model) {

@@ -5,10 +5,10 @@ namespace trainer::options {
 namespace {
 
 Option num_classes() {
-  return integer("num_classes", "10").at_least(1).computed().means("output classes (absent: the data's)");
+  return integer("num_classes", "null").at_least(1).or_null().means("output classes (null: the data's)");
 }
 Option in_channels() {
-  return integer("in_channels", "1").at_least(1).computed().means("input channels (absent: the data's)");
+  return integer("in_channels", "null").at_least(1).or_null().means("input channels (null: the data's)");
 }
 
 }  // namespace
@@ -19,7 +19,7 @@ std::vector<Section> model_sections() {
   Section mlp{"model", "mlp", true, "model=mlp: a multilayer perceptron on flattened samples", {}};
   mlp.options = {
       text("name", "mlp").means("the registered model"),
-      integer("input_size", "784").at_least(1).computed().means("inputs per sample (absent: the data's sample size)"),
+      integer("input_size", "null").at_least(1).or_null().means("inputs per sample (null: the data's sample size)"),
       integers("hidden_sizes", "[256, 128]").at_least(1).means("hidden layer widths"),
       num_classes(),
       number("dropout", "0.2").at_least(0).below(1).means("dropout probability after each hidden layer"),

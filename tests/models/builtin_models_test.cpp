@@ -65,9 +65,14 @@ CATCH_TEST_CASE("mlp: shipped config on Fashion-MNIST", "[models][mlp]") {
 }
 
 CATCH_TEST_CASE("mlp: input_size must match the data", "[models][mlp]") {
-  Node config = shipped_config("mlp");
+  // The shipped config takes the data's size (input_size: null)...
+  CATCH_CHECK(logits_shape(*create(shipped_config("mlp"), kCifar), kCifar) == std::vector<int64_t>{4, 10});
+  // ...and a size set in the config must match it.
+  Node config = trainer::config::load_yaml_string("name: mlp\ninput_size: 784\nhidden_sizes: [256, 128]\ndropout: 0\n",
+                                                  "configs/model/my_mlp.yaml")
+                    .root;
   const std::string message = error_of([&] { create(config, kCifar); });
-  CATCH_CHECK_THAT(message, Catch::Contains("mlp.yaml:2"));
+  CATCH_CHECK_THAT(message, Catch::Contains("my_mlp.yaml:2"));
   CATCH_CHECK_THAT(message, Catch::Contains("expects 784 inputs"));
   CATCH_CHECK_THAT(message, Catch::Contains("[3, 32, 32] = 3072"));
   CATCH_CHECK_THAT(message, Catch::Contains("model.input_size=3072"));
@@ -108,9 +113,13 @@ CATCH_TEST_CASE("cnn: shipped config, both image shapes", "[models][cnn]") {
 
 CATCH_TEST_CASE("cnn: wrong in_channels and too many blocks are reported", "[models][cnn]") {
   Node config = shipped_config("cnn");
-  const std::string channels = error_of([&] { create(config, kCifar); });
-  CATCH_CHECK_THAT(channels, Catch::Contains("cnn.yaml:3"));
-  CATCH_CHECK_THAT(channels, Catch::Contains("expects 1 input channels"));
+  CATCH_CHECK(logits_shape(*create(config, kCifar), kCifar) == std::vector<int64_t>{4, 10});  // the data's
+  config.set("in_channels", Node::integer(1));
+  InputSpec cifar = kCifar;
+  cifar.channels_key = "data.channels";
+  const std::string channels = error_of([&] { create(config, cifar); });
+  CATCH_CHECK_THAT(channels, Catch::Contains("model.in_channels is 1 (the cnn model's input channels)"));
+  CATCH_CHECK_THAT(channels, Catch::Contains("3 channels, data.channels"));  // both keys named
   CATCH_CHECK_THAT(channels, Catch::Contains("in_channels=3"));
 
   Node five_blocks = Node::list();
@@ -186,17 +195,24 @@ CATCH_TEST_CASE("resnet: unknown depth and channel mismatch are reported", "[mod
   CATCH_CHECK_THAT(depth, Catch::Contains("model.depth"));
   CATCH_CHECK_THAT(depth, Catch::Contains("20 is not one of 18, 34, 50, 101 or 152"));
 
-  const std::string channels = error_of([&] { create(shipped_config("resnet"), kCifar); });
-  CATCH_CHECK_THAT(channels, Catch::Contains("resnet.yaml:4"));
+  const Node mine = trainer::config::load_yaml_string("name: resnet\ndepth: 18\nin_channels: 1\nwidth: 8\n",
+                                                      "configs/model/my_resnet.yaml")
+                        .root;
+  const std::string channels = error_of([&] { create(mine, kCifar); });
+  CATCH_CHECK_THAT(channels, Catch::Contains("my_resnet.yaml:3"));
   CATCH_CHECK_THAT(channels, Catch::Contains("in_channels=3"));
 }
 
 CATCH_TEST_CASE("num_classes must agree with the data", "[models]") {
   const InputSpec five{{1, 28, 28}, 5};
-  const std::string message = error_of([&] { create(shipped_config("mlp"), five); });
-  CATCH_CHECK_THAT(message, Catch::Contains("configured for 10 classes but the data has 5"));
+  Node ten = shipped_config("mlp");
+  ten.set("num_classes", Node::integer(10));
+  const std::string message = error_of([&] { create(ten, five); });
+  CATCH_CHECK_THAT(message, Catch::Contains("model.num_classes is 10, but the data has 5 classes (data.num_classes)"));
   CATCH_CHECK_THAT(message, Catch::Contains("model.num_classes=5"));
 
+  // The shipped configs take the data's count (num_classes: null), as does a config without it.
+  CATCH_CHECK(logits_shape(*create(shipped_config("cnn"), five), five) == std::vector<int64_t>{4, 5});
   Node config = shipped_config("cnn");
   config.erase("num_classes");
   auto model = create(config, five);

@@ -16,6 +16,9 @@ namespace trainer::models {
 struct InputSpec {
   std::vector<int64_t> sample_shape;  // one sample without the batch dimension, e.g. {1, 28, 28}
   int64_t num_classes = 10;
+  // The config keys the data took these from, for errors that name both sides of a mismatch.
+  std::string num_classes_key = "data.num_classes";
+  std::string channels_key = "data";
 };
 
 class Model : public torch::nn::Module {
