@@ -13,7 +13,7 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/configs/ DESTINATION ${CMAKE_INSTALL_DAT
 
 set(trainer_exported trainer_util trainer_config trainer_options trainer_launch trainer_formats trainer_cli)
 if(TARGET trainer_engine_core)
-  list(APPEND trainer_exported trainer_data trainer_models trainer_engine_core trainer_engine_static)
+  list(APPEND trainer_exported trainer_image trainer_data trainer_models trainer_engine_core trainer_engine_static)
   set_target_properties(trainer_engine_static PROPERTIES EXPORT_NAME engine)
   # The wheel's libraries are found through the build's RUNPATH; keep it in the installed copy.
   set_target_properties(trainer_engine PROPERTIES INSTALL_RPATH_USE_LINK_PATH ON)

@@ -82,7 +82,7 @@ int main(int argc, char** argv) {
     data.root = args.root;
     data.batch_size = args.batch;
     data.num_workers = args.workers;
-    auto train = std::make_shared<const trainer::data::TensorDataset>(trainer::data::load_fashion_mnist(data).train);
+    auto train = trainer::data::load_fashion_mnist(data).train;
 
     trainer::data::LoaderOptions options = trainer::data::make_loader_options(data, at::kCPU, /*training=*/true);
     options.prefetch_batches = args.prefetch;

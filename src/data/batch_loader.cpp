@@ -50,8 +50,14 @@ void yield_cores_to_training_in_this_thread() {
 // every core, and an in-memory batch is an index gather of ~0.1 ms: measured on 2 cores
 // (bench/engine_bench.sh, BENCHMARKS.md), 2 workers made an MLP epoch 7.6 % slower than loading in
 // the training thread, 1 worker 7.9 %; so auto is 0 there (min(4 x 0 GPUs, cores)).
-int resolve_num_workers(int num_workers, const at::Device& device) {
+// A dataset that decodes files is another matter: there the loader's threads do the real work
+// and the step waits on them, so they get this process's share of the cores.
+int resolve_num_workers(int num_workers, const at::Device& device, bool reads_files) {
   if (num_workers >= 0) return num_workers;
+  if (reads_files) {
+    const int share = std::max(1, std::min(usable_cores(), at::get_num_threads()));
+    return device.is_cuda() ? std::min(4 * static_cast<int>(torch::cuda::device_count()), share) : share;
+  }
   if (!device.is_cuda()) return 0;
   return std::min(4 * static_cast<int>(torch::cuda::device_count()), usable_cores());
 }
@@ -71,7 +77,7 @@ LoaderOptions make_loader_options(const DataOptions& data, at::Device device, bo
   return o;
 }
 
-BatchLoader::BatchLoader(std::shared_ptr<const TensorDataset> dataset, EpochSampler sampler, LoaderOptions options)
+BatchLoader::BatchLoader(std::shared_ptr<const Dataset> dataset, EpochSampler sampler, LoaderOptions options)
     : dataset_(std::move(dataset)), sampler_(std::move(sampler)), options_(options) {
   if (!dataset_) throw Error("BatchLoader", "no dataset given");
   if (sampler_.dataset_size() != dataset_->size()) {
@@ -81,10 +87,8 @@ BatchLoader::BatchLoader(std::shared_ptr<const TensorDataset> dataset, EpochSamp
   if (options_.batch_size < 1) {
     throw Error("data.batch_size", "must be at least 1, got " + std::to_string(options_.batch_size));
   }
-  options_.num_workers = resolve_num_workers(options_.num_workers, options_.device);
-  if (options_.normalize && !(options_.std > 0)) {
-    throw Error("data.normalize.std", "must be positive, got " + std::to_string(options_.std));
-  }
+  options_.num_workers = resolve_num_workers(options_.num_workers, options_.device, dataset_->reads_files());
+  if (options_.normalize) check_normalization();
   if (options_.crop_padding < 0) {
     throw Error("data.augment.random_crop_padding", "must be >= 0, got " + std::to_string(options_.crop_padding));
   }
@@ -96,6 +100,39 @@ BatchLoader::BatchLoader(std::shared_ptr<const TensorDataset> dataset, EpochSamp
 }
 
 BatchLoader::~BatchLoader() { stop_workers(); }
+
+void BatchLoader::check_normalization() {
+  const size_t channels = options_.mean.size();
+  if (channels == 0 || options_.std.size() != channels) {
+    throw Error("data.normalize", "mean and std must have the same number of values (one, or one per channel)");
+  }
+  for (const double s : options_.std) {
+    if (!(s > 0)) throw Error("data.normalize.std", "must be positive, got " + std::to_string(s));
+  }
+  if (channels == 1) return;
+  const std::vector<int64_t> shape = dataset_->sample_shape();
+  if (shape.empty() || shape[0] != static_cast<int64_t>(channels)) {
+    throw Error("data.normalize",
+                "mean and std give " + std::to_string(channels) + " values, but the samples have " +
+                    (shape.empty() ? std::string("no channel dimension") : std::to_string(shape[0]) + " channels"),
+                "Give one value per channel, or one value for all of them.");
+  }
+  // [1, C, 1, ...]: broadcast over the batch and every position.
+  std::vector<int64_t> view(shape.size() + 1, 1);
+  view[1] = static_cast<int64_t>(channels);
+  std::vector<float> shift, scale;
+  for (size_t c = 0; c < channels; ++c) {
+    shift.push_back(static_cast<float>(-options_.mean[c] / options_.std[c]));
+    scale.push_back(static_cast<float>(1.0 / (255.0 * options_.std[c])));
+  }
+  const auto f32 = at::TensorOptions().dtype(at::kFloat);
+  shift_ = at::tensor(shift, f32).view(view);
+  scale_ = at::tensor(scale, f32).view(view);
+  if (options_.device.is_cuda()) {
+    shift_ = shift_.to(options_.device);
+    scale_ = scale_.to(options_.device);
+  }
+}
 
 void BatchLoader::stop_workers() {
   {
@@ -136,7 +173,7 @@ void BatchLoader::start_epoch(int64_t epoch, int64_t skip_batches) {
 Batch BatchLoader::make_batch(int64_t batch_number, CopyObserver* observer) const {
   const int64_t start = batch_number * options_.batch_size;
   const int64_t count = std::min(options_.batch_size, indices_.size(0) - start);
-  Batch batch = dataset_->get_batch(indices_.narrow(0, start, count));
+  Batch batch = dataset_->get_batch(indices_.narrow(0, start, count), epoch_);
   // Tells the observer when the copy starts and ends; a null observer is told nothing.
   struct CopyReport {
     CopyObserver* observer;
@@ -169,7 +206,8 @@ Batch BatchLoader::make_batch(int64_t batch_number, CopyObserver* observer) cons
     batch.inputs = augment(batch.inputs, options_.crop_padding, options_.flip, gen);
   }
   if (options_.normalize) {
-    batch.inputs = to_float_normalized(batch.inputs, options_.mean, options_.std);
+    batch.inputs = shift_.defined() ? to_float_normalized(batch.inputs, shift_, scale_)
+                                    : to_float_normalized(batch.inputs, options_.mean[0], options_.std[0]);
   }
   return batch;
 }

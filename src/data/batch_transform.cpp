@@ -20,6 +20,10 @@ at::Tensor to_float_normalized(const at::Tensor& uint8_batch, double mean, doubl
   return at::add(shift, uint8_batch, scale);
 }
 
+at::Tensor to_float_normalized(const at::Tensor& uint8_batch, const at::Tensor& shift, const at::Tensor& scale) {
+  return at::addcmul(shift, uint8_batch.to(at::kFloat), scale);
+}
+
 at::Tensor augment(const at::Tensor& batch, int crop_padding, bool flip, at::Generator& gen) {
   if (crop_padding < 0) {
     throw Error("data.augment.random_crop_padding", "must be >= 0, got " + std::to_string(crop_padding));

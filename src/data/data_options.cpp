@@ -32,13 +32,38 @@ DataOptions DataOptions::from_config(const config::ConfigView& data, uint64_t se
   o.val_fraction = r.get<double>("val_fraction");
   if (r.word("num_workers") != "auto") o.num_workers = r.get<int>("num_workers");
   o.pin_memory = r.get<bool>("pin_memory");
-  if (r.declares("root")) o.root = r.get_or<std::string>("root", o.root);
+  if (r.declares("root")) {  // image_folder's is mandatory; fashion_mnist's has a computed default
+    o.root = o.name == "image_folder" ? r.get<std::string>("root") : r.get_or<std::string>("root", o.root);
+  }
+  const bool image_folder = o.name == "image_folder";
+  if (image_folder) {
+    o.channels = r.word("channels") == "1" ? 1 : 3;
+    o.image_size = r.get<std::optional<int>>("image_size").value_or(0);
+    o.augment_preset = r.get<std::string>("augment");
+    o.skip_bad_samples = r.get<std::string>("on_bad_sample") == "skip";
+    o.mean = {0.5};
+    o.std = {0.5};
+  }
   if (r.declares("normalize") && r.given("normalize")) {
     const options::OptionReader normalize = r.sub("normalize");
-    o.mean = normalize.get<double>("mean");
-    o.std = normalize.get<double>("std");
+    if (image_folder) {
+      o.mean = normalize.get<std::vector<double>>("mean");
+      o.std = normalize.get<std::vector<double>>("std");
+      for (const char* key : {"mean", "std"}) {
+        const size_t count = normalize.get<std::vector<double>>(key).size();
+        if (count != 1 && count != static_cast<size_t>(o.channels)) {
+          throw Error(where(data, std::string("normalize.") + key),
+                      "gives " + std::to_string(count) + " values, but the images have " + std::to_string(o.channels) +
+                          " channels (data.channels)",
+                      "Give one value per channel, or one value for all of them.");
+        }
+      }
+    } else {
+      o.mean = {normalize.get<double>("mean")};
+      o.std = {normalize.get<double>("std")};
+    }
   }
-  if (r.declares("augment") && r.given("augment")) {
+  if (!image_folder && r.declares("augment") && r.given("augment")) {
     const options::OptionReader augment = r.sub("augment");
     o.random_crop_padding = augment.get<int>("random_crop_padding");
     o.horizontal_flip = augment.get<bool>("horizontal_flip");

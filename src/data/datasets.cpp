@@ -9,6 +9,7 @@
 #include <ATen/CPUGeneratorImpl.h>
 
 #include "trainer/data/idx_reader.h"
+#include "trainer/data/image_folder_dataset.h"
 #include "trainer/data/sampler.h"
 #include "trainer/util/error.h"
 
@@ -22,8 +23,21 @@ constexpr uint64_t kSyntheticStream = 0x73796e7468ULL;  // "synth"
 
 }  // namespace
 
+DataSplits::DataSplits(std::shared_ptr<const Dataset> train_split, std::shared_ptr<const Dataset> val_split,
+                       std::shared_ptr<const Dataset> test_split)
+    : train(std::move(train_split)), val(std::move(val_split)), test(std::move(test_split)) {
+  if (!train || !val || !test)
+    throw Error("DataSplits", "a split is missing", "Give all three splits (an empty TensorDataset for none).");
+}
+
+DataSplits::DataSplits(TensorDataset train_split, TensorDataset val_split, TensorDataset test_split)
+    : DataSplits(std::make_shared<const TensorDataset>(std::move(train_split)),
+                 std::make_shared<const TensorDataset>(std::move(val_split)),
+                 std::make_shared<const TensorDataset>(std::move(test_split))) {}
+
 DatasetRegistry::DatasetRegistry() : Registry("dataset", "TRAINER_REGISTER_DATASET", Taken::kReplace) {
   add("fashion_mnist", load_fashion_mnist);
+  add("image_folder", load_image_folder);
   add("synthetic", make_synthetic);
 }
 
@@ -34,17 +48,21 @@ DatasetRegistry& DatasetRegistry::instance() {
 
 DataSplits load_datasets(const DataOptions& options) { return DatasetRegistry::instance().get(options.name)(options); }
 
-std::pair<TensorDataset, TensorDataset> split_train_val(const TensorDataset& dataset, double val_fraction,
-                                                        uint64_t seed) {
+std::pair<at::Tensor, at::Tensor> split_indices(int64_t size, double val_fraction, uint64_t seed) {
   if (!(val_fraction >= 0.0 && val_fraction < 1.0)) {
     throw Error("data.val_fraction", "must be in [0, 1), got " + std::to_string(val_fraction));
   }
-  const int64_t n = dataset.size();
-  const auto val_count = static_cast<int64_t>(std::llround(val_fraction * static_cast<double>(n)));
-  const at::Tensor perm = random_permutation(n, mix_seed(seed, kSplitStream));
+  const auto val_count = static_cast<int64_t>(std::llround(val_fraction * static_cast<double>(size)));
+  const at::Tensor perm = random_permutation(size, mix_seed(seed, kSplitStream));
   // Sorted, so both splits keep the source order (sequential reads, stable across fractions).
   at::Tensor val_indices = std::get<0>(perm.narrow(0, 0, val_count).sort());
-  at::Tensor train_indices = std::get<0>(perm.narrow(0, val_count, n - val_count).sort());
+  at::Tensor train_indices = std::get<0>(perm.narrow(0, val_count, size - val_count).sort());
+  return {train_indices, val_indices};
+}
+
+std::pair<TensorDataset, TensorDataset> split_train_val(const TensorDataset& dataset, double val_fraction,
+                                                        uint64_t seed) {
+  const auto [train_indices, val_indices] = split_indices(dataset.size(), val_fraction, seed);
   return {dataset.subset(train_indices), dataset.subset(val_indices)};
 }
 

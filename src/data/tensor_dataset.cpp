@@ -28,9 +28,24 @@ Batch TensorDataset::get_batch(const at::Tensor& indices) const {
   return Batch{inputs_.index_select(0, indices), targets_.index_select(0, indices)};
 }
 
+std::vector<int64_t> TensorDataset::sample_shape() const {
+  if (!inputs_.defined()) return {};
+  const auto sizes = inputs_.sizes();
+  return {sizes.begin() + 1, sizes.end()};
+}
+
 TensorDataset TensorDataset::subset(const at::Tensor& indices) const {
   auto batch = get_batch(indices);
   return TensorDataset(std::move(batch.inputs), std::move(batch.targets));
+}
+
+const TensorDataset& as_tensors(const Dataset& dataset) {
+  const auto* tensors = dynamic_cast<const TensorDataset*>(&dataset);
+  if (tensors == nullptr) {
+    throw Error("data", "this dataset reads its samples from files, not from tensors in memory",
+                "Read it batch by batch with get_batch().");
+  }
+  return *tensors;
 }
 
 }  // namespace trainer::data

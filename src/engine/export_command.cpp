@@ -111,6 +111,7 @@ std::string export_checkpoint(const config::Node& job_config, const std::string&
   }
 
   torch::jit::Module root = load_archive(checkpoint);
+  const std::vector<std::string> class_names = formats::read_checkpoint_summary(checkpoint).summary.class_names;
   c10::IValue model_value = root.attr("model");
   if (!model_value.isModule()) {
     throw Error(checkpoint, "the checkpoint's model entry is not a module",
@@ -144,11 +145,13 @@ std::string export_checkpoint(const config::Node& job_config, const std::string&
 
   const int64_t epoch = read_int(root, "epoch");
   const int64_t global_step = read_int(root, "global_step");
-  const std::map<std::string, std::string> metadata = {
+  std::map<std::string, std::string> metadata = {
       {"format", "pt"},
       {"trainer_epoch", std::to_string(epoch)},
       {"trainer_global_step", std::to_string(global_step)},
   };
+  // The class names in label order, so a prediction maps back to a name without the data.
+  if (!class_names.empty()) metadata["trainer_class_names"] = formats::json_string_array(class_names);
   if (!posix::make_directories(posix::parent(output))) {
     throw Error(output, "cannot create the export's directory", "Check the directory's permissions.");
   }

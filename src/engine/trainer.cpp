@@ -111,12 +111,12 @@ at::Tensor Trainer::Impl::forward_loss(const data::Batch& batch, at::Tensor& log
   return torch::nn::functional::cross_entropy(autocast ? logits.to(at::kFloat) : logits, batch.targets);
 }
 
-int64_t Trainer::Impl::evaluation_batches(const data::TensorDataset& dataset, const BatchLimit& limit) const {
+int64_t Trainer::Impl::evaluation_batches(const data::Dataset& dataset, const BatchLimit& limit) const {
   const int64_t per_rank = (dataset.size() + world_size - 1) / world_size;
   return limit.resolve((per_rank + data_options.batch_size - 1) / data_options.batch_size);
 }
 
-std::pair<double, double> Trainer::Impl::evaluate(const std::shared_ptr<const data::TensorDataset>& dataset,
+std::pair<double, double> Trainer::Impl::evaluate(const std::shared_ptr<const data::Dataset>& dataset,
                                                   const BatchLimit& limit_option, int64_t hard_limit) {
   if (dataset->size() == 0) return {0.0, 0.0};
   data::BatchLoader loader = make_loader(dataset, /*train=*/false);
@@ -290,6 +290,7 @@ int Trainer::Impl::fit() {
     state.epoch = epoch;
     context.current_epoch = epoch;
     epoch_start = Clock::now();
+    const int64_t skipped_before = train_set->skipped_samples() + val_set->skipped_samples();
     train_loader.start_epoch(epoch, state.batch_in_epoch);
     DeviceMeter epoch_meter;
     epoch_meter.reset(device, group.get());
@@ -457,6 +458,10 @@ int Trainer::Impl::fit() {
       if (options.checkpoint.monitor == "val/loss") monitored = val_loss;
       latest_validation = {{"val/loss", val_loss}, {"val/acc", val_acc}};
     }
+    if (const int64_t skipped = train_set->skipped_samples() + val_set->skipped_samples() - skipped_before;
+        skipped > 0) {
+      line += "; " + std::to_string(skipped) + " unreadable sample(s) left out (data.on_bad_sample=skip)";
+    }
     if (options.checkpoint.monitor == "train/loss") monitored = train_loss;
     if (options.checkpoint.monitor == "train/acc") monitored = train_acc;
     log::info(line);
@@ -530,7 +535,7 @@ void Trainer::Impl::run_test(const std::string& split) {
 
 int Trainer::Impl::evaluate_command(const std::string& split) {
   const bool is_test = split == "test";
-  const data::TensorDataset& dataset = is_test ? *test_set : *val_set;
+  const data::Dataset& dataset = is_test ? *test_set : *val_set;
   if (evaluation_batches(dataset, is_test ? options.limit_test : options.limit_val) == 0) {
     const std::string limit = is_test ? "trainer.limit_test_batches" : "trainer.limit_val_batches";
     throw Error(dataset.size() == 0 ? std::string("data") : limit,

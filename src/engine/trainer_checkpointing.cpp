@@ -82,6 +82,7 @@ void Trainer::Impl::save(LoopState& state, std::vector<std::string> paths, std::
   state.precision = precision_name(options.precision);
   state.grad_scaler.reset();
   if (scaler) state.grad_scaler = scaler->state();
+  state.class_names = class_names;
   auto bytes = std::make_shared<const std::string>(serialize_checkpoint(*model, *optimizer, state, config_yaml));
   checkpoint_writer.write(std::move(bytes), std::move(paths), std::move(dropped));
 }

@@ -70,7 +70,8 @@ struct Trainer::Impl {
   FlopsThroughput throughput;  // flops_per_sec and mfu at logging steps (set up by fit)
   std::unique_ptr<torch::optim::Optimizer> optimizer;
   std::vector<at::Tensor> parameters;
-  std::shared_ptr<const data::TensorDataset> train_set, val_set, test_set;
+  std::shared_ptr<const data::Dataset> train_set, val_set, test_set;
+  std::vector<std::string> class_names;  // the data's, in label order (empty: it names none)
   std::vector<std::unique_ptr<MetricLogger>> loggers;
   std::vector<NamedCallback> callbacks;
   // Precision, resolved once in setup: the dtype of weights and inputs (float32 but for 64-true and
@@ -176,7 +177,7 @@ struct Trainer::Impl {
   void restore_callback_states(const LoopState& state);
 
   // `batch_size` 0: data.batch_size.
-  data::BatchLoader make_loader(const std::shared_ptr<const data::TensorDataset>& dataset, bool train,
+  data::BatchLoader make_loader(const std::shared_ptr<const data::Dataset>& dataset, bool train,
                                 int64_t batch_size = 0) const;
 
   // The forward pass (under autocast in the mixed modes: autocast state is per thread, and this
@@ -186,13 +187,13 @@ struct Trainer::Impl {
   // Batches one validation (or test) pass runs on rank 0, the rank with the most samples: the
   // same number on every rank. Zero means no validation at all (limit_val_batches=0, an empty
   // split), as in Lightning.
-  int64_t evaluation_batches(const data::TensorDataset& dataset, const BatchLimit& limit) const;
+  int64_t evaluation_batches(const data::Dataset& dataset, const BatchLimit& limit) const;
 
   // Says once, before fit, what a run without validation gives up.
   void warn_no_validation() const;
 
   // Runs an evaluation loop over up to `limit` batches; returns (loss, accuracy).
-  std::pair<double, double> evaluate(const std::shared_ptr<const data::TensorDataset>& dataset,
+  std::pair<double, double> evaluate(const std::shared_ptr<const data::Dataset>& dataset,
                                      const BatchLimit& limit_option, int64_t hard_limit = -1);
 
   void restore_precision_state(const LoopState& state);

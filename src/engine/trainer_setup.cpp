@@ -39,10 +39,10 @@ void Trainer::Impl::setup() {
 
   data_options = data::DataOptions::from_config(view.sub("data"), options.seed);
   data::DataSplits splits = data::load_datasets(data_options);
-  train_set = std::make_shared<const data::TensorDataset>(std::move(splits.train));
-  val_set = std::make_shared<const data::TensorDataset>(std::move(splits.val));
-  test_set = std::make_shared<const data::TensorDataset>(std::move(splits.test));
-  const int workers = data::resolve_num_workers(data_options.num_workers, device);
+  train_set = std::move(splits.train);
+  val_set = std::move(splits.val);
+  test_set = std::move(splits.test);
+  const int workers = data::resolve_num_workers(data_options.num_workers, device, train_set->reads_files());
   log::info("data: " + std::to_string(train_set->size()) + " train / " + std::to_string(val_set->size()) + " val / " +
             std::to_string(test_set->size()) + " test samples, batch " + std::to_string(data_options.batch_size) +
             "; loader: " +
@@ -51,9 +51,19 @@ void Trainer::Impl::setup() {
             (data_options.pin_memory && device.is_cuda() ? ", pinned memory, non-blocking copies" : ""));
 
   models::InputSpec spec;
-  auto sizes = train_set->inputs().sizes();
-  spec.sample_shape.assign(sizes.begin() + 1, sizes.end());
-  spec.num_classes = data_options.num_classes;
+  spec.sample_shape = train_set->sample_shape();
+  class_names = train_set->class_names();
+  spec.num_classes = class_names.empty() ? data_options.num_classes : static_cast<int64_t>(class_names.size());
+  if (!class_names.empty()) {
+    spec.num_classes_key = "the class folders of data.root";
+    // Kept with the run, in label order, one per line (checkpoints carry them too).
+    if (is_main) {
+      std::string text;
+      for (const std::string& name : class_names) text += name + "\n";
+      write_file_durably(run_dir + "/class_names.txt", text);
+    }
+  }
+  spec.channels_key = data_options.name == "image_folder" ? "data.channels" : "data=" + data_options.name;
   input_spec = spec;
   model = models::ModelRegistry::global().create(view.sub("model"), spec);
   if (param_dtype != at::kFloat) model->to(param_dtype);
@@ -195,7 +205,7 @@ void Trainer::Impl::report_profile(double fit_seconds) const {
   write_file_durably(run_dir + "/fit-profiler.txt", text);
 }
 
-data::BatchLoader Trainer::Impl::make_loader(const std::shared_ptr<const data::TensorDataset>& dataset, bool train,
+data::BatchLoader Trainer::Impl::make_loader(const std::shared_ptr<const data::Dataset>& dataset, bool train,
                                              int64_t batch_size) const {
   data::LoaderOptions lo;
   lo.batch_size = batch_size > 0 ? batch_size : data_options.batch_size;

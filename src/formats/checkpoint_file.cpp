@@ -53,6 +53,34 @@ bool parse_header(std::string_view line, Header& h) {
   return true;
 }
 
+// A value on one summary line: backslash and newline escaped (a folder name may hold either).
+std::string escape_line(const std::string& value) {
+  std::string out;
+  for (const char c : value) {
+    if (c == '\\') {
+      out += "\\\\";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string unescape_line(const std::string& value) {
+  std::string out;
+  for (size_t i = 0; i < value.size(); ++i) {
+    if (value[i] == '\\' && i + 1 < value.size()) {
+      out += value[i + 1] == 'n' ? '\n' : value[i + 1];
+      ++i;
+    } else {
+      out += value[i];
+    }
+  }
+  return out;
+}
+
 std::string summary_text(const CheckpointSummary& s) {
   std::string text = "epoch " + std::to_string(s.epoch) + "\nglobal_step " + std::to_string(s.global_step) +
                      "\nprecision " + s.precision + "\n";
@@ -61,6 +89,7 @@ std::string summary_text(const CheckpointSummary& s) {
     std::snprintf(number, sizeof(number), "%.17g", score);
     text += "best " + std::string(number) + " " + path + "\n";
   }
+  for (const std::string& name : s.class_names) text += "class " + escape_line(name) + "\n";
   return text;
 }
 
@@ -79,6 +108,7 @@ CheckpointSummary parse_summary(std::string_view text) {
     if (key == "epoch") s.epoch = std::strtoll(value.c_str(), nullptr, 10);
     if (key == "global_step") s.global_step = std::strtoll(value.c_str(), nullptr, 10);
     if (key == "precision") s.precision = value;
+    if (key == "class") s.class_names.push_back(unescape_line(value));
     if (key == "best") {
       const size_t gap = value.find(' ');
       if (gap != std::string::npos) s.best.emplace_back(std::strtod(value.c_str(), nullptr), value.substr(gap + 1));

@@ -107,4 +107,9 @@ void write_safetensors(const std::string& path, const std::vector<SafetensorsTen
   file.commit();
 }
 
+std::string json_string_array(const std::vector<std::string>& values) {
+  // A name that is not UTF-8 (folder names are bytes) gets U+FFFD instead of failing the export.
+  return nlohmann::json(values).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 }  // namespace trainer::formats

@@ -48,6 +48,36 @@ std::vector<Section> data_sections() {
   fashion.options.push_back(section("normalize").means("per-pixel normalisation, below"));
   fashion.options.push_back(section("augment").means("training-batch augmentation, below"));
 
+  // data=image_folder: image files in class folders (src/data/image_folder_dataset.cpp).
+  Section folder{"data",
+                 "image_folder",
+                 true,
+                 "data=image_folder: images in class folders, read as torchvision's ImageFolder reads them",
+                 {}};
+  folder.options = loader_options("auto", "true");
+  folder.options.front().default_text = "image_folder";
+  folder.options.insert(
+      folder.options.end(),
+      {
+          text("root", "???").means("root/<class>/**/<image>, or root/train, root/val, root/test holding such folders"),
+          choice("channels", "3", {"1", "3"}).means("1 (gray) or 3 (RGB): every image is converted to it"),
+          integer("image_size", "null")
+              .at_least(1)
+              .or_null()
+              .means("the square side the transforms bring images to (null: the images' own, all the same size)"),
+          choice("augment", "none", {"none", "imagenet"})
+              .means("none: resize + center crop; imagenet: random resized crop + flip for training"),
+          choice("on_bad_sample", "error", {"error", "skip"})
+              .means("an unreadable image stops the run (error) or is logged once and left out (skip)"),
+          section("normalize").means("per-channel normalisation, below"),
+      });
+  Section folder_normalize{
+      "data.normalize", "image_folder", true, "data=image_folder: per-channel normalisation, on the [0, 1] scale", {}};
+  folder_normalize.options = {
+      numbers("mean", "[0.485, 0.456, 0.406]").means("subtracted per channel (one value, or one per channel)"),
+      numbers("std", "[0.229, 0.224, 0.225]").above(0).means("divides per channel (one value, or one per channel)"),
+  };
+
   const std::vector<Option> shape = {
       integer("num_samples", "4096").at_least(1).means("training + validation samples"),
       integers("image_shape", "[1, 28, 28]").at_least(1).means("each sample's shape"),
@@ -68,7 +98,7 @@ std::vector<Section> data_sections() {
   registered.options.insert(registered.options.end(), shape.begin(), shape.end());
   registered.options.push_back(section("normalize").means("per-pixel normalisation, below"));
   registered.options.push_back(section("augment").means("training-batch augmentation, below"));
-  return {fashion, synthetic, registered, normalize, augment};
+  return {fashion, folder, synthetic, registered, folder_normalize, normalize, augment};
 }
 
 }  // namespace trainer::options

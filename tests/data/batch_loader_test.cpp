@@ -34,12 +34,12 @@ using trainer::data::TensorDataset;
 
 namespace {
 
-std::shared_ptr<const TensorDataset> synthetic_train(int64_t samples = 1000) {
+std::shared_ptr<const trainer::data::Dataset> synthetic_train(int64_t samples = 1000) {
   DataOptions o;
   o.name = "synthetic";
   o.num_samples = samples;
   o.val_fraction = 0.0;
-  return std::make_shared<const TensorDataset>(trainer::data::load_datasets(o).train);
+  return trainer::data::load_datasets(o).train;
 }
 
 LoaderOptions options(int workers, bool augment = true) {
@@ -47,8 +47,8 @@ LoaderOptions options(int workers, bool augment = true) {
   o.batch_size = 64;
   o.num_workers = workers;
   o.prefetch_batches = 3;
-  o.mean = 0.5;
-  o.std = 0.25;
+  o.mean = {0.5};
+  o.std = {0.25};
   o.crop_padding = augment ? 3 : 0;
   o.flip = augment;
   o.seed = 17;
@@ -87,7 +87,7 @@ CATCH_TEST_CASE("BatchLoader yields the sampler's batches, normalised, ending wi
 
   sampler.set_epoch(3);
   const at::Tensor order = sampler.indices();
-  const Batch expected = data->get_batch(order.narrow(0, 64, 64));
+  const Batch expected = data->get_batch(order.narrow(0, 64, 64), 3);
   CATCH_CHECK(at::equal(batches[1].targets, expected.targets));
   CATCH_CHECK(batches[1].inputs.scalar_type() == at::kFloat);
   CATCH_CHECK(at::allclose(batches[1].inputs, trainer::data::to_float_normalized(expected.inputs, 0.5, 0.25)));
@@ -202,7 +202,7 @@ CATCH_TEST_CASE("BatchLoader drop_last, unnormalised batches and per-rank sample
   const auto batches = epoch(loader, 0);
   CATCH_REQUIRE(batches.size() == 7);
   CATCH_CHECK(batches[0].inputs.scalar_type() == at::kByte);
-  CATCH_CHECK(batches[0].targets[0].item<int64_t>() == data->targets()[1].item<int64_t>());
+  CATCH_CHECK(batches[0].targets[0].item<int64_t>() == trainer::data::as_tensors(*data).targets()[1].item<int64_t>());
   CATCH_CHECK(batches[6].inputs.size(0) == 64);
 }
 
@@ -225,7 +225,7 @@ CATCH_TEST_CASE("BatchLoader throughput on Fashion-MNIST", "[.bench]") {
   d.name = "fashion_mnist";
   d.root = "/usr/share/datasets/fashion-mnist";
   d.val_fraction = 0.0;
-  const auto train = std::make_shared<const TensorDataset>(trainer::data::load_datasets(d).train);
+  const auto train = trainer::data::load_datasets(d).train;
   for (bool augment : {false, true}) {
     for (int workers : {0, 1, 2}) {
       LoaderOptions o = trainer::data::make_loader_options(d, at::kCPU, true);

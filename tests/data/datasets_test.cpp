@@ -20,6 +20,7 @@ using Catch::Matchers::Contains;
 using trainer::config::ConfigView;
 using trainer::config::load_yaml_file;
 using trainer::config::load_yaml_string;
+using trainer::data::as_tensors;
 using trainer::data::DataOptions;
 using trainer::data::DatasetRegistry;
 using trainer::data::DataSplits;
@@ -77,38 +78,40 @@ TRAINER_REGISTER_DATASET("tiny_test_dataset", tiny_dataset);
 
 CATCH_TEST_CASE("fashion_mnist loads Debian's files with a seeded train/val split") {
   const DataSplits a = load_datasets(fashion());
-  CATCH_CHECK(a.train.size() == 54000);
-  CATCH_CHECK(a.val.size() == 6000);
-  CATCH_CHECK(a.test.size() == 10000);
-  CATCH_CHECK(a.train.inputs().sizes().vec() == std::vector<int64_t>{54000, 1, 28, 28});
-  CATCH_CHECK(a.train.inputs().scalar_type() == at::kByte);
-  CATCH_CHECK(a.train.targets().scalar_type() == at::kLong);
-  CATCH_CHECK(a.test.inputs().sizes().vec() == std::vector<int64_t>{10000, 1, 28, 28});
+  CATCH_CHECK(a.train->size() == 54000);
+  CATCH_CHECK(a.val->size() == 6000);
+  CATCH_CHECK(a.test->size() == 10000);
+  CATCH_CHECK(as_tensors(*a.train).inputs().sizes().vec() == std::vector<int64_t>{54000, 1, 28, 28});
+  CATCH_CHECK(as_tensors(*a.train).inputs().scalar_type() == at::kByte);
+  CATCH_CHECK(as_tensors(*a.train).targets().scalar_type() == at::kLong);
+  CATCH_CHECK(as_tensors(*a.test).inputs().sizes().vec() == std::vector<int64_t>{10000, 1, 28, 28});
   // The two splits partition the 60000 training images: every class still has 6000 images.
-  const at::Tensor counts = a.train.targets().bincount({}, 10) + a.val.targets().bincount({}, 10);
+  const at::Tensor counts =
+      as_tensors(*a.train).targets().bincount({}, 10) + as_tensors(*a.val).targets().bincount({}, 10);
   CATCH_CHECK(at::equal(counts, at::full({10}, 6000, at::kLong)));
   // A random split, not the first or last 6000: classes are about evenly represented in val.
-  const at::Tensor val_counts = a.val.targets().bincount({}, 10);
+  const at::Tensor val_counts = as_tensors(*a.val).targets().bincount({}, 10);
   CATCH_CHECK(val_counts.min().item<int64_t>() > 500);
   CATCH_CHECK(val_counts.max().item<int64_t>() < 700);
 
   // Same seed, same split; another seed, another split; both keep the pixel total.
   const DataSplits b = load_datasets(fashion());
-  CATCH_CHECK(at::equal(a.val.inputs(), b.val.inputs()));
-  CATCH_CHECK(at::equal(a.train.targets(), b.train.targets()));
+  CATCH_CHECK(at::equal(as_tensors(*a.val).inputs(), as_tensors(*b.val).inputs()));
+  CATCH_CHECK(at::equal(as_tensors(*a.train).targets(), as_tensors(*b.train).targets()));
   const DataSplits c = load_datasets(fashion(0.1, 7));
-  CATCH_CHECK(!at::equal(a.val.inputs(), c.val.inputs()));
+  CATCH_CHECK(!at::equal(as_tensors(*a.val).inputs(), as_tensors(*c.val).inputs()));
   const auto pixel_sum = [](const DataSplits& s) {
-    return s.train.inputs().sum(at::kLong).item<int64_t>() + s.val.inputs().sum(at::kLong).item<int64_t>();
+    return as_tensors(*s.train).inputs().sum(at::kLong).item<int64_t>() +
+           as_tensors(*s.val).inputs().sum(at::kLong).item<int64_t>();
   };
   CATCH_CHECK(pixel_sum(a) == pixel_sum(c));
 }
 
 CATCH_TEST_CASE("fashion_mnist with val_fraction 0 has an empty validation set") {
   const DataSplits s = load_datasets(fashion(0.0));
-  CATCH_CHECK(s.train.size() == 60000);
-  CATCH_CHECK(s.val.size() == 0);
-  CATCH_CHECK(s.train.targets()[0].item<int64_t>() == 9);  // file order kept
+  CATCH_CHECK(s.train->size() == 60000);
+  CATCH_CHECK(s.val->size() == 0);
+  CATCH_CHECK(as_tensors(*s.train).targets()[0].item<int64_t>() == 9);  // file order kept
 }
 
 CATCH_TEST_CASE("fashion_mnist names the missing file and how to install it") {
@@ -121,21 +124,21 @@ CATCH_TEST_CASE("fashion_mnist names the missing file and how to install it") {
 
 CATCH_TEST_CASE("synthetic data is seeded and its labels are learnable") {
   const DataSplits a = load_datasets(synthetic());
-  CATCH_CHECK(a.train.size() + a.val.size() == 4096);
-  CATCH_CHECK(a.val.size() == 410);
-  CATCH_CHECK(a.test.size() == 512);
-  CATCH_CHECK(a.train.inputs().sizes().vec() == std::vector<int64_t>{3686, 1, 28, 28});
-  CATCH_CHECK(a.train.inputs().scalar_type() == at::kByte);
-  CATCH_CHECK(a.train.targets().min().item<int64_t>() == 0);
-  CATCH_CHECK(a.train.targets().max().item<int64_t>() == 9);
-  CATCH_CHECK(at::equal(a.train.inputs(), load_datasets(synthetic()).train.inputs()));
-  CATCH_CHECK(!at::equal(a.train.inputs(), load_datasets(synthetic(43)).train.inputs()));
+  CATCH_CHECK(a.train->size() + a.val->size() == 4096);
+  CATCH_CHECK(a.val->size() == 410);
+  CATCH_CHECK(a.test->size() == 512);
+  CATCH_CHECK(as_tensors(*a.train).inputs().sizes().vec() == std::vector<int64_t>{3686, 1, 28, 28});
+  CATCH_CHECK(as_tensors(*a.train).inputs().scalar_type() == at::kByte);
+  CATCH_CHECK(as_tensors(*a.train).targets().min().item<int64_t>() == 0);
+  CATCH_CHECK(as_tensors(*a.train).targets().max().item<int64_t>() == 9);
+  CATCH_CHECK(at::equal(as_tensors(*a.train).inputs(), as_tensors(*load_datasets(synthetic()).train).inputs()));
+  CATCH_CHECK(!at::equal(as_tensors(*a.train).inputs(), as_tensors(*load_datasets(synthetic(43)).train).inputs()));
 
   // Learnable: class means from the training split classify the held-out test split...
-  CATCH_CHECK(nearest_mean_accuracy(a.train, a.test, 10) > 0.9);
+  CATCH_CHECK(nearest_mean_accuracy(as_tensors(*a.train), as_tensors(*a.test), 10) > 0.9);
   // ...while the same classifier is at chance when the training labels are shuffled.
-  const TensorDataset shuffled(a.train.inputs(), a.train.targets().flip({0}));
-  CATCH_CHECK(nearest_mean_accuracy(shuffled, a.test, 10) < 0.3);
+  const TensorDataset shuffled(as_tensors(*a.train).inputs(), as_tensors(*a.train).targets().flip({0}));
+  CATCH_CHECK(nearest_mean_accuracy(shuffled, as_tensors(*a.test), 10) < 0.3);
 }
 
 CATCH_TEST_CASE("synthetic data follows image_shape and num_classes") {
@@ -145,23 +148,23 @@ CATCH_TEST_CASE("synthetic data follows image_shape and num_classes") {
   o.num_samples = 100;
   o.val_fraction = 0.0;
   const DataSplits s = load_datasets(o);
-  CATCH_CHECK(s.train.inputs().sizes().vec() == std::vector<int64_t>{100, 3, 8, 6});
-  CATCH_CHECK(s.val.size() == 0);
-  CATCH_CHECK(s.test.size() == 12);
-  CATCH_CHECK(s.train.targets().max().item<int64_t>() == 3);
+  CATCH_CHECK(as_tensors(*s.train).inputs().sizes().vec() == std::vector<int64_t>{100, 3, 8, 6});
+  CATCH_CHECK(s.val->size() == 0);
+  CATCH_CHECK(s.test->size() == 12);
+  CATCH_CHECK(as_tensors(*s.train).targets().max().item<int64_t>() == 3);
 }
 
 CATCH_TEST_CASE("the dataset registry lists built-ins and user datasets") {
   const auto names = DatasetRegistry::instance().names();
-  CATCH_CHECK(names == std::vector<std::string>{"fashion_mnist", "synthetic", "tiny_test_dataset"});
+  CATCH_CHECK(names == std::vector<std::string>{"fashion_mnist", "image_folder", "synthetic", "tiny_test_dataset"});
   DataOptions o;
   o.name = "tiny_test_dataset";
   o.num_samples = 5;
-  CATCH_CHECK(load_datasets(o).train.size() == 5);
+  CATCH_CHECK(load_datasets(o).train->size() == 5);
   o.name = "fashion_mnst";
   const std::string text = error_text([&] { load_datasets(o); });
   CATCH_CHECK_THAT(text, Contains("unknown dataset 'fashion_mnst'"));
-  CATCH_CHECK_THAT(text, Contains("fashion_mnist, synthetic, tiny_test_dataset"));
+  CATCH_CHECK_THAT(text, Contains("fashion_mnist, image_folder, synthetic, tiny_test_dataset"));
   CATCH_CHECK_THAT(text, Contains("Did you mean 'fashion_mnist'?"));
 }
 
@@ -177,8 +180,8 @@ CATCH_TEST_CASE("DataOptions reads the shipped data configs") {
   CATCH_CHECK(f.val_fraction == 0.1);
   CATCH_CHECK(f.num_workers == DataOptions::kAutoWorkers);  // num_workers: auto
   CATCH_CHECK(f.pin_memory);
-  CATCH_CHECK(f.mean == 0.2860);
-  CATCH_CHECK(f.std == 0.3530);
+  CATCH_CHECK(f.mean == std::vector<double>{0.2860});
+  CATCH_CHECK(f.std == std::vector<double>{0.3530});
   CATCH_CHECK(f.random_crop_padding == 0);
   CATCH_CHECK(!f.horizontal_flip);
   CATCH_CHECK(f.seed == 7);
@@ -214,8 +217,8 @@ CATCH_TEST_CASE("DataOptions reads nested keys and rejects bad values with their
                         "x.yaml")
                         .root;
   const DataOptions o = DataOptions::from_config(ConfigView(good), 0);
-  CATCH_CHECK(o.mean == 0.5);
-  CATCH_CHECK(o.std == 0.25);
+  CATCH_CHECK(o.mean == std::vector<double>{0.5});
+  CATCH_CHECK(o.std == std::vector<double>{0.25});
   CATCH_CHECK(o.random_crop_padding == 4);
   CATCH_CHECK(o.horizontal_flip);
 
@@ -223,5 +226,5 @@ CATCH_TEST_CASE("DataOptions reads nested keys and rejects bad values with their
   const std::string unknown_text = error_text([&] { DataOptions::from_config(ConfigView(unknown), 0); });
   CATCH_CHECK_THAT(unknown_text, Contains("configs/data/c.yaml:1"));
   CATCH_CHECK_THAT(unknown_text, Contains("unknown dataset 'cifar10'"));
-  CATCH_CHECK_THAT(unknown_text, Contains("fashion_mnist, synthetic"));
+  CATCH_CHECK_THAT(unknown_text, Contains("fashion_mnist, image_folder, synthetic"));
 }

@@ -3,6 +3,7 @@
 // TRAINER_OPTION_READS set, and the keys its jobs read must cover the declarations. A key that
 // is declared but never read fails this test by name.
 #include <filesystem>
+#include <fstream>
 #include <set>
 #include <sstream>
 
@@ -63,6 +64,16 @@ TEST_CASE("every declared option is read by the code that honours it") {
   run(small({"fit", "data=synthetic", "data.num_samples=96", "hydra.run.dir=adam"}));
   // export reads format, export_path and ckpt_path.
   run({"export", "ckpt_path=last", "hydra.run.dir=adam"});
+  // An image folder: two classes of small gray PGM files written here, decoded to RGB.
+  for (const char* label : {"a", "b"}) {
+    fs::create_directories(fs::path(dir.path()) / "folder" / label);
+    for (int i = 0; i < 6; ++i) {
+      std::ofstream pgm(fs::path(dir.path()) / "folder" / label / (std::to_string(i) + ".pgm"), std::ios::binary);
+      pgm << "P5\n10 12\n255\n" << std::string(120, static_cast<char>(label[0] == 'a' ? 40 + i : 200 - i));
+    }
+  }
+  run(small({"fit", "data=image_folder", "data.root=folder", "data.image_size=8", "data.augment=imagenet",
+             "data.on_bad_sample=skip", "data.batch_size=4", "hydra.run.dir=images_folder"}));
   // A TorchScript model whose file is missing: its keys are read before the load fails cleanly.
   run(small({"fit", "model=torchscript", "model.path=missing.pt", "data=synthetic", "hydra.run.dir=ts"}), false);
 

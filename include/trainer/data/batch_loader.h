@@ -1,7 +1,8 @@
-// Turns a TensorDataset and an EpochSampler into ready-to-use batches: worker threads gather
-// batches (one index_select each), move them to the device (pinned, non-blocking on CUDA),
-// augment and normalise them there, and hand them over in order through a bounded queue.
-// The batches are the same, in the same order, whatever the number of workers.
+// Turns a Dataset and an EpochSampler into ready-to-use batches: worker threads make batches (an
+// index_select for tensors in memory; reading, decoding and transforming each sample for image
+// files), move them to the device (pinned, non-blocking on CUDA), augment and normalise them
+// there, and hand them over in order through a bounded queue. The batches are the same, in the
+// same order, whatever the number of workers.
 #pragma once
 
 #include <condition_variable>
@@ -17,30 +18,34 @@
 #include <c10/core/Device.h>
 
 #include "trainer/data/data_options.h"
+#include "trainer/data/dataset.h"
 #include "trainer/data/sampler.h"
-#include "trainer/data/tensor_dataset.h"
 
 namespace trainer::data {
 
 struct LoaderOptions {
   int64_t batch_size = 128;
-  // 0: batches are made in the thread that calls next(); -1 (auto): min(4 x GPUs, cores) on a
-  // CUDA device, the cores this process may use on CPU (workers there run at idle priority).
+  // 0: batches are made in the thread that calls next(); -1 (auto): see resolve_num_workers.
   int num_workers = 2;
   int prefetch_batches = 4;  // batches made ahead of the consumer (bounds memory)
   bool drop_last = false;    // drop a last, smaller batch
   bool pin_memory = false;   // pin host batches before copying them to a CUDA device
   at::Device device = at::kCPU;
   bool normalize = true;  // float (x/255 - mean)/std; false: inputs keep their dtype
-  double mean = 0, std = 1;
+  // One value for every channel, or one per channel (inputs [N, C, ...] with C of them).
+  std::vector<double> mean{0}, std{1};
   int crop_padding = 0;  // augmentation (batch_transform.h); 0 and false: none
   bool flip = false;
   uint64_t seed = 0;  // augmentation seed; each batch's generator is seeded from
                       // (seed, epoch, batch number), so thread timing cannot matter
 };
 
-// What num_workers=auto (-1) means for `device`; other values are returned as they are.
-int resolve_num_workers(int num_workers, const at::Device& device);
+// What num_workers=auto (-1) means; other values are returned as they are. For tensors in memory:
+// min(4 x GPUs, cores) on a CUDA device, none on a CPU (the step's threads use every core and a
+// batch is one gather). For a dataset that reads files: this process's share of the cores
+// (at::get_num_threads(), which data parallel ranks on one machine divide), at most 4 x GPUs on
+// CUDA. Loader threads on a CPU device run at idle priority.
+int resolve_num_workers(int num_workers, const at::Device& device, bool reads_files = false);
 
 // LoaderOptions from the data options: `training` turns augmentation on (when configured);
 // evaluation loaders never augment.
@@ -58,7 +63,7 @@ class CopyObserver {
 
 class BatchLoader {
  public:
-  BatchLoader(std::shared_ptr<const TensorDataset> dataset, EpochSampler sampler, LoaderOptions options);
+  BatchLoader(std::shared_ptr<const Dataset> dataset, EpochSampler sampler, LoaderOptions options);
   ~BatchLoader();  // stops and joins the workers
   BatchLoader(const BatchLoader&) = delete;
   BatchLoader& operator=(const BatchLoader&) = delete;
@@ -82,12 +87,14 @@ class BatchLoader {
     std::exception_ptr error;
   };
 
+  void check_normalization();  // and makes shift_ / scale_ for per-channel values
   // `observer`: told about the copy to the device (null in worker threads).
   Batch make_batch(int64_t batch_number, CopyObserver* observer) const;
   void worker_loop();
   void stop_workers();
 
-  std::shared_ptr<const TensorDataset> dataset_;
+  std::shared_ptr<const Dataset> dataset_;
+  at::Tensor shift_, scale_;  // per-channel normalisation, [1, C, 1...] (undefined: one value)
   EpochSampler sampler_;
   LoaderOptions options_;
   int64_t batches_per_epoch_ = 0;

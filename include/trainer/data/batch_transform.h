@@ -10,6 +10,9 @@ namespace trainer::data {
 
 // (x / 255 - mean) / std as float32, computed in one pass over a uint8 batch.
 at::Tensor to_float_normalized(const at::Tensor& uint8_batch, double mean, double std);
+// The same per channel: x * scale + shift as float32, with `shift` = -mean/std and `scale` =
+// 1/(255 std) shaped to broadcast over the batch ([1, C, 1, 1] for images).
+at::Tensor to_float_normalized(const at::Tensor& uint8_batch, const at::Tensor& shift, const at::Tensor& scale);
 
 // Pads each image of `batch` ([N, C, H, W], any dtype) with `crop_padding` zeros on every side
 // and crops an H x W window at a random offset, then mirrors it left-right with probability 1/2

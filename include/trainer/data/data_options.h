@@ -21,14 +21,20 @@ struct DataOptions {
   // the shipped default) lets the loader pick: min(4 x GPUs, cores) on CUDA, the cores on CPU.
   static constexpr int kAutoWorkers = -1;
   int num_workers = kAutoWorkers;
-  bool pin_memory = true;                       // only used when batches go to a CUDA device
-  double mean = 0.2860, std = 0.3530;           // normalize.{mean,std}, on the [0, 1] pixel scale
+  bool pin_memory = true;  // only used when batches go to a CUDA device
+  // normalize.{mean,std} on the [0, 1] pixel scale: one value for every channel, or one per channel.
+  std::vector<double> mean{0.2860}, std{0.3530};
   int random_crop_padding = 0;                  // augment.random_crop_padding (training batches only)
   bool horizontal_flip = false;                 // augment.horizontal_flip (training batches only)
   int64_t num_samples = 4096;                   // synthetic: training + validation images
   std::vector<int64_t> image_shape{1, 28, 28};  // synthetic: [C, H, W]
   int64_t num_classes = 10;
-  uint64_t seed = 42;  // the run's seed: fixes the validation split and synthetic data
+  // image_folder (image_folder_dataset.h):
+  int channels = 3;                     // 1 (gray) or 3 (RGB): every image is converted to it
+  int image_size = 0;                   // square side after the transforms; 0 (null): the images' own size
+  std::string augment_preset = "none";  // augment: none | imagenet (transform_pipeline.h)
+  bool skip_bad_samples = false;        // on_bad_sample: skip (true) or error
+  uint64_t seed = 42;                   // the run's seed: fixes the validation split and synthetic data
   // The whole `data` section, for a registered dataset's own keys (`section->get<double>("noise")`).
   // Set by from_config; it views the job's config, so read it inside the dataset factory only.
   std::optional<config::ConfigView> section;

@@ -1,9 +1,11 @@
 // Loading a dataset by name into train / validation / test splits, through a registry that
 // users extend: TRAINER_REGISTER_DATASET("mydata", my_factory) in their own binary makes
-// `data.name=mydata` work. Built-ins: "fashion_mnist" (IDX files) and "synthetic".
+// `data.name=mydata` work. Built-ins: "fashion_mnist" (IDX files), "image_folder"
+// (image_folder_dataset.h) and "synthetic".
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -15,7 +17,13 @@
 namespace trainer::data {
 
 struct DataSplits {
-  TensorDataset train, val, test;
+  std::shared_ptr<const Dataset> train, val, test;
+
+  DataSplits() = default;
+  DataSplits(std::shared_ptr<const Dataset> train_split, std::shared_ptr<const Dataset> val_split,
+             std::shared_ptr<const Dataset> test_split);
+  // Splits held in memory, as a registered factory usually makes them.
+  DataSplits(TensorDataset train_split, TensorDataset val_split, TensorDataset test_split);
 };
 
 using DatasetFactory = std::function<DataSplits(const DataOptions&)>;
@@ -49,6 +57,11 @@ DataSplits load_fashion_mnist(const DataOptions& options);
 // template blended with noise, so labels are learnable from the pixels (a nearest-class-mean
 // classifier scores well above 90%). Everything depends only on options.seed.
 DataSplits make_synthetic(const DataOptions& options);
+
+// The (train, val) indices of a dataset of `size` samples: round(val_fraction * size) of them,
+// chosen by a permutation seeded from `seed`, go to val; both sorted. Every dataset kind splits
+// this way, so the same seed holds out the same samples.
+std::pair<at::Tensor, at::Tensor> split_indices(int64_t size, double val_fraction, uint64_t seed);
 
 // Splits `dataset` into (train, val): round(val_fraction * size) samples chosen by a
 // permutation seeded from `seed` go to val. Both keep the original relative order.

@@ -4,25 +4,25 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include <ATen/core/Tensor.h>
 
+#include "trainer/data/dataset.h"
+
 namespace trainer::data {
 
-struct Batch {
-  at::Tensor inputs;
-  at::Tensor targets;
-};
-
-class TensorDataset {
+class TensorDataset : public Dataset {
  public:
   TensorDataset() = default;  // empty; make real ones with the constructor below
   // `inputs` and `targets` must have the same size along dimension 0 (else trainer::Error).
   TensorDataset(at::Tensor inputs, at::Tensor targets);
 
-  int64_t size() const { return size_; }
+  int64_t size() const override { return size_; }
   // Rows `indices` (int64, 1-D) of both tensors, in that order.
   Batch get_batch(const at::Tensor& indices) const;
+  Batch get_batch(const at::Tensor& indices, int64_t /*epoch*/) const override { return get_batch(indices); }
+  std::vector<int64_t> sample_shape() const override;
   // A dataset holding copies of the rows `indices`.
   TensorDataset subset(const at::Tensor& indices) const;
 
@@ -34,5 +34,8 @@ class TensorDataset {
   at::Tensor targets_;
   int64_t size_ = 0;
 };
+
+// `dataset` as the TensorDataset it is; trainer::Error when it is another kind (an image folder).
+const TensorDataset& as_tensors(const Dataset& dataset);
 
 }  // namespace trainer::data

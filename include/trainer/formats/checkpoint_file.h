@@ -21,6 +21,8 @@ struct CheckpointSummary {
   std::string precision;
   // The model-checkpoint callback's best files, best first, with their monitored scores.
   std::vector<std::pair<double, std::string>> best;
+  // The data's class names in label order (empty: the data names none).
+  std::vector<std::string> class_names;
 };
 
 // The file's first line has this many bytes (its newline included).

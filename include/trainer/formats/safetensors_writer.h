@@ -32,4 +32,7 @@ size_t safetensors_dtype_size(const std::string& dtype);
 void write_safetensors(const std::string& path, const std::vector<SafetensorsTensor>& tensors,
                        const std::map<std::string, std::string>& metadata);
 
+// `values` as a JSON array of strings, for a metadata value that holds a list (the class names).
+std::string json_string_array(const std::vector<std::string>& values);
+
 }  // namespace trainer::formats

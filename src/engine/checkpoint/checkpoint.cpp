@@ -201,6 +201,7 @@ std::string serialize_checkpoint(models::Model& model, torch::optim::Optimizer& 
   summary.global_step = state.global_step;
   summary.precision = state.precision;
   for (const TopKEntry& entry : state.top_k) summary.best.emplace_back(entry.score, entry.path);
+  summary.class_names = state.class_names;
   formats::finish_checkpoint_file(bytes, summary, config_yaml);
   return bytes;
 }

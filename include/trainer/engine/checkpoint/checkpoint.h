@@ -35,6 +35,9 @@ struct LoopState {
   // scaler's state when loss scaling was on.
   std::string precision = "32-true";
   std::optional<GradScalerState> grad_scaler;
+  // The data's class names in label order (an image folder's), so a prediction can be named
+  // without the folder; empty when the data names none. Kept in the file's torch-free summary.
+  std::vector<std::string> class_names;
 };
 
 // The checkpoint file as bytes (formats/checkpoint_file.h: a checksummed LibTorch archive plus a

@@ -1,0 +1,43 @@
+// What the loader reads batches from: a numbered collection of (input, label) samples. Two kinds
+// ship: TensorDataset (tensors in memory, a batch is one index_select) and ImageFolderDataset
+// (image files decoded and transformed per sample). A user's registered dataset returns either,
+// or its own subclass.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <ATen/core/Tensor.h>
+
+namespace trainer::data {
+
+struct Batch {
+  at::Tensor inputs;
+  at::Tensor targets;
+};
+
+class Dataset {
+ public:
+  virtual ~Dataset() = default;
+
+  virtual int64_t size() const = 0;
+  // The samples `indices` (int64, 1-D, CPU), in that order, as one CPU batch: inputs [N, ...]
+  // (uint8 images are normalised by the loader), targets int64 [N]. `epoch` seeds per-sample
+  // random transforms together with each sample's index, so a batch depends only on (run seed,
+  // epoch, indices), never on which thread makes it. May be called from several threads at once.
+  // A dataset that skips unreadable samples returns fewer than indices.size(0).
+  virtual Batch get_batch(const at::Tensor& indices, int64_t epoch) const = 0;
+  // One input's shape without the batch dimension ([C, H, W] for images), known without loading.
+  virtual std::vector<int64_t> sample_shape() const = 0;
+  // The class names in label order when the data names its classes (an image folder's
+  // sub-folders); empty otherwise.
+  virtual std::vector<std::string> class_names() const { return {}; }
+  // True when making a batch reads and decodes files: loader threads then earn their keep even on
+  // a CPU device (num_workers=auto).
+  virtual bool reads_files() const { return false; }
+  // Samples skipped as unreadable so far (data.on_bad_sample=skip), over every epoch.
+  virtual int64_t skipped_samples() const { return 0; }
+};
+
+}  // namespace trainer::data

@@ -1,0 +1,241 @@
+#include "trainer/data/image_folder_dataset.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <utility>
+
+#include <ATen/ATen.h>
+
+#include "trainer/data/datasets.h"
+#include "trainer/image/image_decoder.h"
+#include "trainer/util/error.h"
+#include "trainer/util/log.h"
+#include "trainer/util/seeded_random.h"
+
+namespace trainer::data {
+
+struct ImageFolderDataset::Scratch {
+  std::vector<uint8_t> file;  // the encoded bytes
+  image::Image image;
+  image::TransformScratch transform;
+};
+
+ImageFolderDataset::ImageFolderDataset(std::vector<std::string> files, std::vector<int64_t> labels,
+                                       std::vector<std::string> classes, ImageFolderOptions options)
+    : files_(std::move(files)), labels_(std::move(labels)), classes_(std::move(classes)), options_(std::move(options)) {
+  if (files_.size() != labels_.size()) {
+    throw Error("ImageFolderDataset", std::to_string(files_.size()) + " files but " +
+                                          std::to_string(labels_.size()) + " labels");
+  }
+  if (options_.channels != 1 && options_.channels != 3) {
+    throw Error("data.channels", "must be 1 or 3, got " + std::to_string(options_.channels));
+  }
+  options_.decode.channels = options_.channels;
+}
+
+ImageFolderDataset::~ImageFolderDataset() = default;
+
+std::unique_ptr<ImageFolderDataset::Scratch> ImageFolderDataset::take_scratch() const {
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    if (!free_scratch_.empty()) {
+      std::unique_ptr<Scratch> scratch = std::move(free_scratch_.back());
+      free_scratch_.pop_back();
+      return scratch;
+    }
+  }
+  return std::make_unique<Scratch>();
+}
+
+void ImageFolderDataset::give_back(std::unique_ptr<Scratch> scratch) const {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  free_scratch_.push_back(std::move(scratch));
+}
+
+void ImageFolderDataset::note_skipped(const std::string& file, const std::string& why) const {
+  skipped_.fetch_add(1);
+  bool first = false;
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    first = reported_.insert(file).second;
+  }
+  if (first) log::warning("data.on_bad_sample=skip: left out " + file + " (" + why + "); logged once, counted per epoch");
+}
+
+Batch ImageFolderDataset::get_batch(const at::Tensor& indices, int64_t epoch) const {
+  const at::Tensor order = indices.to(at::kLong).contiguous();
+  const int64_t n = order.numel();
+  const int64_t* index = order.data_ptr<int64_t>();
+  const int64_t c = options_.channels, h = options_.height, w = options_.width;
+  at::Tensor inputs = at::empty({n, c, h, w}, at::TensorOptions().dtype(at::kByte));
+  at::Tensor targets = at::empty({n}, at::TensorOptions().dtype(at::kLong));
+  uint8_t* out = inputs.data_ptr<uint8_t>();
+  int64_t* label_out = targets.data_ptr<int64_t>();
+  const auto plane = static_cast<size_t>(h * w);
+
+  std::unique_ptr<Scratch> scratch = take_scratch();
+  struct GiveBack {  // the scratch goes back to the pool also when a sample throws
+    const ImageFolderDataset* dataset;
+    std::unique_ptr<Scratch>& scratch;
+    ~GiveBack() { dataset->give_back(std::move(scratch)); }
+  } give_back_on_exit{this, scratch};
+
+  int64_t kept = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t sample = index[i];
+    if (sample < 0 || sample >= size()) {
+      throw Error("ImageFolderDataset", "sample " + std::to_string(sample) + " is outside the " +
+                                            std::to_string(size()) + " samples of the " + options_.split + " split");
+    }
+    const std::string& file = files_[static_cast<size_t>(sample)];
+    image::Image& img = scratch->image;
+    try {
+      image::read_image(file, options_.decode, scratch->file, img);
+    } catch (const image::BadImage& bad) {
+      if (!options_.skip_bad_samples) throw;
+      note_skipped(file, bad.problem());
+      continue;
+    }
+    SeededRandom random(mix_seed(options_.seed, static_cast<uint64_t>(epoch), static_cast<uint64_t>(sample)));
+    options_.transforms.apply(img, random, scratch->transform);
+    if (img.height != h || img.width != w) {
+      throw Error(file,
+                  "is " + std::to_string(img.height) + "x" + std::to_string(img.width) + " after the transforms (" +
+                      options_.transforms.describe() + "), but the batch holds " + std::to_string(h) + "x" +
+                      std::to_string(w) + " images",
+                  "Set data.image_size (e.g. data.image_size=" + std::to_string(std::max(h, w)) +
+                      ") so that every image is resized and cropped to one size.");
+    }
+    // HWC -> CHW.
+    uint8_t* dst = out + static_cast<size_t>(kept) * static_cast<size_t>(c) * plane;
+    const uint8_t* src = img.pixels.data();
+    if (c == 1) {
+      std::memcpy(dst, src, plane);
+    } else {
+      uint8_t* r = dst;
+      uint8_t* g = dst + plane;
+      uint8_t* b = dst + 2 * plane;
+      for (size_t p = 0; p < plane; ++p) {
+        r[p] = src[3 * p];
+        g[p] = src[3 * p + 1];
+        b[p] = src[3 * p + 2];
+      }
+    }
+    label_out[kept] = labels_[static_cast<size_t>(sample)];
+    ++kept;
+  }
+  if (kept == n) return {inputs, targets};
+  if (kept == 0) {
+    throw Error("data.on_bad_sample",
+                "every image of a batch of " + std::to_string(n) + " from the " + options_.split +
+                    " split is unreadable (data.on_bad_sample=skip left none)",
+                "Check the files under data.root (the warnings above name them), or use a larger data.batch_size.");
+  }
+  return {inputs.narrow(0, 0, kept), targets.narrow(0, 0, kept)};
+}
+
+namespace {
+
+// The shrinking floor for JPEG's DCT-domain scaling: when the first step resizes, the decoder
+// may hand over any size whose sides are still at least the resize's target.
+image::DecodeRequest decode_request(const image::TransformPipeline& transforms, int channels) {
+  image::DecodeRequest request;
+  request.channels = channels;
+  if (!transforms.empty() && transforms.steps().front().kind == image::TransformStep::Kind::kResize) {
+    const image::TransformStep& resize = transforms.steps().front();
+    request.min_height = resize.height;
+    request.min_width = resize.width == 0 ? resize.height : resize.width;
+  }
+  return request;
+}
+
+std::shared_ptr<const Dataset> make_split(std::vector<std::string> files, std::vector<int64_t> labels,
+                                          const std::vector<std::string>& classes, const DataOptions& options,
+                                          bool training, int height, int width, const std::string& split) {
+  ImageFolderOptions o;
+  o.channels = options.channels;
+  o.height = height;
+  o.width = width;
+  o.transforms = image::TransformPipeline::preset(options.augment_preset, training, options.image_size,
+                                                  options.image_size, "data.augment");
+  o.decode = decode_request(o.transforms, options.channels);
+  o.seed = options.seed;
+  o.skip_bad_samples = options.skip_bad_samples;
+  o.split = split;
+  return std::make_shared<const ImageFolderDataset>(std::move(files), std::move(labels), classes, std::move(o));
+}
+
+// The part of `folder` at `indices` (sorted, int64).
+std::pair<std::vector<std::string>, std::vector<int64_t>> pick(const image::ImageFolder& folder,
+                                                              const at::Tensor& indices) {
+  std::pair<std::vector<std::string>, std::vector<int64_t>> out;
+  const at::Tensor order = indices.contiguous();
+  const int64_t* index = order.data_ptr<int64_t>();
+  for (int64_t i = 0; i < order.numel(); ++i) {
+    out.first.push_back(folder.files[static_cast<size_t>(index[i])]);
+    out.second.push_back(folder.labels[static_cast<size_t>(index[i])]);
+  }
+  return out;
+}
+
+// `~` and `~/...` as the shell would expand them: data.root=~/photos reaches us unexpanded (bash
+// expands a tilde after `=` only in variable assignments, and data.root is not a variable name).
+std::string expand_home(const std::string& path) {
+  if (path != "~" && path.rfind("~/", 0) != 0) return path;
+  const char* home = std::getenv("HOME");
+  if (home == nullptr || *home == '\0') return path;
+  return std::string(home) + path.substr(1);
+}
+
+}  // namespace
+
+DataSplits load_image_folder(const DataOptions& options) {
+  if (options.root.empty()) {
+    throw Error("data.root", "no image folder given",
+                "Set data.root to a folder of class sub-folders: data.root=~/photos (root/<class>/<image>).");
+  }
+  const image::ImageFolderSplits scan = image::scan_image_folder_splits(expand_home(options.root), "data.root");
+  const std::vector<std::string>& classes = scan.train.classes;
+
+  // The samples' size: fixed by the transforms when data.image_size is set, else the first
+  // training image's own (every image must then have it).
+  int height = options.image_size, width = options.image_size;
+  if (options.image_size == 0) {
+    image::DecodeRequest request;
+    request.channels = options.channels;
+    std::vector<uint8_t> buffer;
+    image::Image first;
+    try {
+      image::read_image(scan.train.files.front(), request, buffer, first);
+    } catch (const image::BadImage& bad) {
+      throw Error(bad.where(), bad.problem(),
+                  "data.image_size is null, so the first training image gives every sample's size: fix or remove "
+                  "that file, or set data.image_size.");
+    }
+    height = first.height;
+    width = first.width;
+  }
+
+  std::shared_ptr<const Dataset> train, val, test;
+  if (scan.split_layout && scan.val) {
+    train = make_split(scan.train.files, scan.train.labels, classes, options, true, height, width, "train");
+    val = make_split(scan.val->files, scan.val->labels, classes, options, false, height, width, "val");
+  } else {
+    const auto [train_indices, val_indices] =
+        split_indices(static_cast<int64_t>(scan.train.files.size()), options.val_fraction, options.seed);
+    auto [train_files, train_labels] = pick(scan.train, train_indices);
+    auto [val_files, val_labels] = pick(scan.train, val_indices);
+    train = make_split(std::move(train_files), std::move(train_labels), classes, options, true, height, width, "train");
+    val = make_split(std::move(val_files), std::move(val_labels), classes, options, false, height, width, "val");
+  }
+  if (scan.test) {
+    test = make_split(scan.test->files, scan.test->labels, classes, options, false, height, width, "test");
+  } else {
+    test = make_split({}, {}, classes, options, false, height, width, "test");
+  }
+  return DataSplits(std::move(train), std::move(val), std::move(test));
+}
+
+}  // namespace trainer::data

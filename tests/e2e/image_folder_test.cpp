@@ -1,0 +1,237 @@
+// data=image_folder end to end: image trees written from the real Fashion-MNIST at test time
+// (tests/data/images/make_images.py, with Pillow from the test Python), trained on by the real
+// binary with the cnn and the resnet; the class names kept with the run, in the checkpoint and in
+// the export (read back by Python's safetensors); batches that do not depend on the number of
+// loader threads; and the user's mistakes: a model that disagrees with the data, a missing root,
+// damaged images with on_bad_sample=error and skip.
+#include <csignal>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "e2e_support.h"
+#include "subprocess.h"
+
+namespace fs = std::filesystem;
+using namespace trainer::testing;
+
+namespace {
+
+// make_images.py's class folders, in sorted order (a label is the position here).
+const std::vector<std::string> kClasses = {"ankle_boot", "bag",   "coat",    "dress",   "pullover",
+                                           "sandal",     "shirt", "sneaker", "trouser", "tshirt_top"};
+
+// Writes an image tree (make_images.py tree OUT ARGS...) into `out`; false (after a skip) when the
+// test Python or its Pillow is missing.
+bool make_tree(const fs::path& out, const std::vector<std::string>& args) {
+  const std::string python = TRAINER_TEST_PYTHON;
+  if (python.empty()) {
+    skip_test("TRAINER_TEST_PYTHON is empty: no Pillow to write the image tree with", Skip::unexpected_in_ci);
+    return false;
+  }
+  std::vector<std::string> argv = {python, std::string(TRAINER_SOURCE_DIR) + "/tests/data/images/make_images.py",
+                                    "tree", out.string()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  const ProcessResult made = run_process(argv);
+  INFO(made.out << made.err);
+  REQUIRE(made.exit_code == 0);
+  return true;
+}
+
+// A short fit of a small cnn on the gray tree at `root`, plus `extra` overrides.
+std::vector<std::string> fit_command(const fs::path& root, const std::string& run_dir,
+                                     const std::vector<std::string>& extra = {}) {
+  std::vector<std::string> argv = {TRAINER_BINARY,
+                                   "fit",
+                                   "data=image_folder",
+                                   "data.root=" + root.string(),
+                                   "data.channels=1",
+                                   "data.normalize.mean=[0.286]",
+                                   "data.normalize.std=[0.353]",
+                                   "data.batch_size=32",
+                                   "model=cnn",
+                                   "model.channels=[8,16]",
+                                   "model.hidden_size=32",
+                                   "trainer.max_epochs=1",
+                                   "trainer.enable_progress_bar=false",
+                                   "hydra.run.dir=" + run_dir};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  return argv;
+}
+
+std::string class_lines() {
+  std::string text;
+  for (const std::string& name : kClasses) text += name + "\n";
+  return text;
+}
+
+}  // namespace
+
+TEST_CASE("image_folder: a cnn trains on a split tree; class names kept with the run, checkpoint and export",
+          "[may-skip]") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  TempDir dir;
+  const fs::path tree = fs::path(dir.path()) / "photos";
+  if (!make_tree(tree, {"--per-class", "40", "--split"})) return;
+  const std::string run = (fs::path(dir.path()) / "run").string();
+
+  const ProcessResult fit = run_process(fit_command(tree, run, {"trainer.max_epochs=3"}), dir.path());
+  INFO(fit.out << fit.err);
+  REQUIRE(fit.exit_code == 0);
+  // The split layout: train/ 400 images, val/ 100, test/ 200 (make_images.py).
+  CHECK(fit.err.find("data: 400 train / 100 val / 200 test samples") != std::string::npos);
+  // The loader's threads decode: num_workers=auto gives them the cores on a CPU.
+  CHECK(fit.err.find("worker thread(s)") != std::string::npos);
+  // Ten classes of real images: well above chance (10 %) after three short epochs.
+  CHECK(printed(fit.out, "test/acc") > 0.5);
+
+  CHECK(read_file(fs::path(run) / "class_names.txt") == class_lines());
+  const std::string checkpoint = read_file(fs::path(run) / "checkpoints" / "last.ckpt");
+  for (const std::string& name : kClasses) CHECK(checkpoint.find("\nclass " + name + "\n") != std::string::npos);
+
+  const fs::path file = fs::path(run) / "model.safetensors";
+  const ProcessResult exported = run_process(
+      {TRAINER_BINARY, "export", "ckpt_path=last", "hydra.run.dir=" + run, "export_path=" + file.string()}, dir.path());
+  INFO(exported.err);
+  REQUIRE(exported.exit_code == 0);
+  const std::string python = TRAINER_TEST_PYTHON;
+  REQUIRE(fs::exists(file));
+  const ProcessResult read =
+      run_process({python, "-c",
+                   "import json, sys\n"
+                   "from safetensors import safe_open\n"
+                   "with safe_open(sys.argv[1], 'pt') as f:\n"
+                   "    print('\\n'.join(json.loads(f.metadata()['trainer_class_names'])))\n",
+                   file.string()});
+  INFO(read.err);
+  CHECK(read.exit_code == 0);
+  CHECK(read.out == class_lines());
+}
+
+// docs/data.md's second command with two depths, and the root given as '~/mixed' (quoted: Hydra's
+// grammar refuses an unquoted ~; a config file may say root: ~/mixed too), which is the home folder.
+TEST_CASE("image_folder: resnet sweep on mixed RGB and gray files of several sizes, imagenet augmentation",
+          "[may-skip]") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  TempDir dir;
+  const fs::path tree = fs::path(dir.path()) / "mixed";
+  if (!make_tree(tree, {"--per-class", "8", "--mixed"})) return;
+  const std::string sweep = (fs::path(dir.path()) / "sweep").string();
+  const ProcessResult fit = run_process(
+      {TRAINER_BINARY, "fit", "data=image_folder", "data.root='~/mixed'", "data.image_size=32", "data.augment=imagenet",
+       "-m", "model=resnet", "model.depth=18,34", "model.width=8", "data.batch_size=16", "trainer.max_epochs=1",
+       "trainer.limit_train_batches=2", "trainer.enable_progress_bar=false", "test_after_fit=false",
+       "hydra.sweep.dir=" + sweep},
+      dir.path(), {"HOME=" + dir.path()});
+  INFO(fit.out << fit.err);
+  REQUIRE(fit.exit_code == 0);
+  // Each job's log: no train/ folder, so data.val_fraction (0.1) of the 80 images holds out 8.
+  const std::string log18 = read_file(fs::path(sweep) / "0" / "trainer.log");
+  const std::string log34 = read_file(fs::path(sweep) / "1" / "trainer.log");
+  CHECK(log18.find("data: 72 train / 8 val / 0 test samples") != std::string::npos);
+  CHECK(log18.find("model: resnet18 (width 8") != std::string::npos);
+  CHECK(log34.find("model: resnet34 (width 8") != std::string::npos);
+  CHECK(fs::exists(fs::path(sweep) / "0" / "checkpoints" / "last.ckpt"));
+  CHECK(fs::exists(fs::path(sweep) / "1" / "checkpoints" / "last.ckpt"));
+}
+
+TEST_CASE("image_folder: augmented batches do not depend on the number of loader threads", "[may-skip]") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  TempDir dir;
+  const fs::path tree = fs::path(dir.path()) / "photos";
+  if (!make_tree(tree, {"--per-class", "6"})) return;
+  const std::vector<std::string> common = {"data.image_size=24", "data.augment=imagenet", "data.batch_size=8",
+                                           "trainer.max_epochs=2", "test_after_fit=false"};
+  auto run_with = [&](const std::string& name, const std::string& workers) {
+    std::vector<std::string> extra = common;
+    extra.push_back("data.num_workers=" + workers);
+    const ProcessResult fit =
+        run_process(fit_command(tree, (fs::path(dir.path()) / name).string(), extra), dir.path());
+    INFO(fit.out << fit.err);
+    REQUIRE(fit.exit_code == 0);
+    return exported_weights(fs::path(dir.path()) / name);
+  };
+  const Weights in_training_thread = run_with("w0", "0");
+  const Weights three_threads = run_with("w3", "3");
+  CHECK(largest_difference(in_training_thread, three_threads) == 0.0);
+}
+
+TEST_CASE("image_folder: a run killed with SIGKILL mid-epoch, augmentation on, resumes to the same weights",
+          "[may-skip]") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  TempDir dir;
+  const fs::path tree = fs::path(dir.path()) / "photos";
+  if (!make_tree(tree, {"--per-class", "20"})) return;
+  // 180 training images in batches of 16: 12 steps an epoch, a checkpoint every 5.
+  const std::vector<std::string> extra = {"data.image_size=24",
+                                          "data.augment=imagenet",
+                                          "data.batch_size=16",
+                                          "trainer.max_epochs=2",
+                                          "trainer.deterministic=true",
+                                          "test_after_fit=false",
+                                          "callbacks.model_checkpoint.save_top_k=0",
+                                          "callbacks.model_checkpoint.every_n_train_steps=5"};
+  const ProcessResult whole = run_process(fit_command(tree, (fs::path(dir.path()) / "whole").string(), extra),
+                                          dir.path());
+  INFO(whole.err);
+  REQUIRE(whole.exit_code == 0);
+
+  const fs::path killed_run = fs::path(dir.path()) / "killed";
+  const fs::path last = killed_run / "checkpoints" / "last.ckpt";
+  bool killed = false;
+  const ProcessResult first = run_and_signal(
+      fit_command(tree, killed_run.string(), extra), dir.path(), [&] { return fs::exists(last); }, SIGKILL, &killed);
+  REQUIRE(killed);
+  CHECK(first.exit_code == 128 + SIGKILL);
+  std::vector<std::string> again = extra;
+  again.push_back("ckpt_path=last");
+  const ProcessResult resumed = run_process(fit_command(tree, killed_run.string(), again), dir.path());
+  INFO(resumed.err);
+  REQUIRE(resumed.exit_code == 0);
+  CHECK(resumed.err.find("resumed from") != std::string::npos);
+  CHECK(largest_difference(exported_weights(fs::path(dir.path()) / "whole"), exported_weights(killed_run)) == 0.0);
+}
+
+TEST_CASE("image_folder: mistakes are one-paragraph errors naming the place and the fix", "[may-skip]") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  TempDir dir;
+  const fs::path tree = fs::path(dir.path()) / "photos";
+  if (!make_tree(tree, {"--per-class", "4", "--damaged"})) return;
+  const std::string run = (fs::path(dir.path()) / "run").string();
+
+  // A model whose class count disagrees with the folders: both sides named.
+  const ProcessResult classes =
+      run_process(fit_command(tree, run, {"model.num_classes=3", "data.on_bad_sample=skip"}), dir.path());
+  check_clean_error(classes);
+  CHECK(classes.err.find("model.num_classes is 3, but the data has 10 classes (the class folders of data.root)") !=
+        std::string::npos);
+
+  // A damaged image stops the run, naming the file.
+  const ProcessResult damaged = run_process(fit_command(tree, run), dir.path());
+  check_clean_error(damaged);
+  CHECK((damaged.err.find("truncated.png") != std::string::npos ||
+         damaged.err.find("corrupt.jpg") != std::string::npos));
+
+  // With on_bad_sample=skip: logged once per file, left out, and the run finishes.
+  const ProcessResult skipped =
+      run_process(fit_command(tree, run + "_skip", {"data.on_bad_sample=skip", "data.val_fraction=0"}), dir.path());
+  INFO(skipped.out << skipped.err);
+  CHECK(skipped.exit_code == 0);
+  CHECK(skipped.err.find("left out " + (tree / "pullover" / "truncated.png").string()) != std::string::npos);
+  CHECK(skipped.err.find("left out " + (tree / "dress" / "corrupt.jpg").string()) != std::string::npos);
+  CHECK(skipped.err.find("2 unreadable sample(s) left out (data.on_bad_sample=skip)") != std::string::npos);
+
+  // A root that does not exist.
+  const ProcessResult missing =
+      run_process(fit_command(fs::path(dir.path()) / "no_such_folder", run + "_missing"), dir.path());
+  check_clean_error(missing);
+  CHECK(missing.err.find("no_such_folder") != std::string::npos);
+  CHECK(missing.err.find("data.root") != std::string::npos);
+
+  // data=image_folder without data.root: the mandatory key is named before anything runs.
+  const ProcessResult no_root = run_process({TRAINER_BINARY, "fit", "data=image_folder"}, dir.path());
+  check_clean_error(no_root);
+  CHECK(no_root.err.find("data.root") != std::string::npos);
+}
