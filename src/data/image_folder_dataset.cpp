@@ -26,8 +26,8 @@ ImageFolderDataset::ImageFolderDataset(std::vector<std::string> files, std::vect
                                        std::vector<std::string> classes, ImageFolderOptions options)
     : files_(std::move(files)), labels_(std::move(labels)), classes_(std::move(classes)), options_(std::move(options)) {
   if (files_.size() != labels_.size()) {
-    throw Error("ImageFolderDataset", std::to_string(files_.size()) + " files but " +
-                                          std::to_string(labels_.size()) + " labels");
+    throw Error("ImageFolderDataset",
+                std::to_string(files_.size()) + " files but " + std::to_string(labels_.size()) + " labels");
   }
   if (options_.channels != 1 && options_.channels != 3) {
     throw Error("data.channels", "must be 1 or 3, got " + std::to_string(options_.channels));
@@ -61,7 +61,8 @@ void ImageFolderDataset::note_skipped(const std::string& file, const std::string
     const std::lock_guard<std::mutex> lock(mutex_);
     first = reported_.insert(file).second;
   }
-  if (first) log::warning("data.on_bad_sample=skip: left out " + file + " (" + why + "); logged once, counted per epoch");
+  if (first)
+    log::warning("data.on_bad_sample=skip: left out " + file + " (" + why + "); logged once, counted per epoch");
 }
 
 Batch ImageFolderDataset::get_batch(const at::Tensor& indices, int64_t epoch) const {
@@ -169,7 +170,7 @@ std::shared_ptr<const Dataset> make_split(std::vector<std::string> files, std::v
 
 // The part of `folder` at `indices` (sorted, int64).
 std::pair<std::vector<std::string>, std::vector<int64_t>> pick(const image::ImageFolder& folder,
-                                                              const at::Tensor& indices) {
+                                                               const at::Tensor& indices) {
   std::pair<std::vector<std::string>, std::vector<int64_t>> out;
   const at::Tensor order = indices.contiguous();
   const int64_t* index = order.data_ptr<int64_t>();

@@ -32,7 +32,7 @@ bool make_tree(const fs::path& out, const std::vector<std::string>& args) {
     return false;
   }
   std::vector<std::string> argv = {python, std::string(TRAINER_SOURCE_DIR) + "/tests/data/images/make_images.py",
-                                    "tree", out.string()};
+                                   "tree", out.string()};
   argv.insert(argv.end(), args.begin(), args.end());
   const ProcessResult made = run_process(argv);
   INFO(made.out << made.err);
@@ -98,13 +98,12 @@ TEST_CASE("image_folder: a cnn trains on a split tree; class names kept with the
   REQUIRE(exported.exit_code == 0);
   const std::string python = TRAINER_TEST_PYTHON;
   REQUIRE(fs::exists(file));
-  const ProcessResult read =
-      run_process({python, "-c",
-                   "import json, sys\n"
-                   "from safetensors import safe_open\n"
-                   "with safe_open(sys.argv[1], 'pt') as f:\n"
-                   "    print('\\n'.join(json.loads(f.metadata()['trainer_class_names'])))\n",
-                   file.string()});
+  const ProcessResult read = run_process({python, "-c",
+                                          "import json, sys\n"
+                                          "from safetensors import safe_open\n"
+                                          "with safe_open(sys.argv[1], 'pt') as f:\n"
+                                          "    print('\\n'.join(json.loads(f.metadata()['trainer_class_names'])))\n",
+                                          file.string()});
   INFO(read.err);
   CHECK(read.exit_code == 0);
   CHECK(read.out == class_lines());
@@ -119,12 +118,12 @@ TEST_CASE("image_folder: resnet sweep on mixed RGB and gray files of several siz
   const fs::path tree = fs::path(dir.path()) / "mixed";
   if (!make_tree(tree, {"--per-class", "8", "--mixed"})) return;
   const std::string sweep = (fs::path(dir.path()) / "sweep").string();
-  const ProcessResult fit = run_process(
-      {TRAINER_BINARY, "fit", "data=image_folder", "data.root='~/mixed'", "data.image_size=32", "data.augment=imagenet",
-       "-m", "model=resnet", "model.depth=18,34", "model.width=8", "data.batch_size=16", "trainer.max_epochs=1",
-       "trainer.limit_train_batches=2", "trainer.enable_progress_bar=false", "test_after_fit=false",
-       "hydra.sweep.dir=" + sweep},
-      dir.path(), {"HOME=" + dir.path()});
+  const ProcessResult fit =
+      run_process({TRAINER_BINARY, "fit", "data=image_folder", "data.root='~/mixed'", "data.image_size=32",
+                   "data.augment=imagenet", "-m", "model=resnet", "model.depth=18,34", "model.width=8",
+                   "data.batch_size=16", "trainer.max_epochs=1", "trainer.limit_train_batches=2",
+                   "trainer.enable_progress_bar=false", "test_after_fit=false", "hydra.sweep.dir=" + sweep},
+                  dir.path(), {"HOME=" + dir.path()});
   INFO(fit.out << fit.err);
   REQUIRE(fit.exit_code == 0);
   // Each job's log: no train/ folder, so data.val_fraction (0.1) of the 80 images holds out 8.
@@ -147,8 +146,7 @@ TEST_CASE("image_folder: augmented batches do not depend on the number of loader
   auto run_with = [&](const std::string& name, const std::string& workers) {
     std::vector<std::string> extra = common;
     extra.push_back("data.num_workers=" + workers);
-    const ProcessResult fit =
-        run_process(fit_command(tree, (fs::path(dir.path()) / name).string(), extra), dir.path());
+    const ProcessResult fit = run_process(fit_command(tree, (fs::path(dir.path()) / name).string(), extra), dir.path());
     INFO(fit.out << fit.err);
     REQUIRE(fit.exit_code == 0);
     return exported_weights(fs::path(dir.path()) / name);
@@ -173,8 +171,8 @@ TEST_CASE("image_folder: a run killed with SIGKILL mid-epoch, augmentation on, r
                                           "test_after_fit=false",
                                           "callbacks.model_checkpoint.save_top_k=0",
                                           "callbacks.model_checkpoint.every_n_train_steps=5"};
-  const ProcessResult whole = run_process(fit_command(tree, (fs::path(dir.path()) / "whole").string(), extra),
-                                          dir.path());
+  const ProcessResult whole =
+      run_process(fit_command(tree, (fs::path(dir.path()) / "whole").string(), extra), dir.path());
   INFO(whole.err);
   REQUIRE(whole.exit_code == 0);
 
@@ -211,8 +209,8 @@ TEST_CASE("image_folder: mistakes are one-paragraph errors naming the place and 
   // A damaged image stops the run, naming the file.
   const ProcessResult damaged = run_process(fit_command(tree, run), dir.path());
   check_clean_error(damaged);
-  CHECK((damaged.err.find("truncated.png") != std::string::npos ||
-         damaged.err.find("corrupt.jpg") != std::string::npos));
+  CHECK(
+      (damaged.err.find("truncated.png") != std::string::npos || damaged.err.find("corrupt.jpg") != std::string::npos));
 
   // With on_bad_sample=skip: logged once per file, left out, and the run finishes.
   const ProcessResult skipped =

@@ -23,10 +23,10 @@
 namespace trainer::data {
 
 struct ImageFolderOptions {
-  int channels = 3;                    // 1 or 3
-  int height = 0, width = 0;           // every sample's size after the transforms
+  int channels = 3;                     // 1 or 3
+  int height = 0, width = 0;            // every sample's size after the transforms
   image::TransformPipeline transforms;  // this split's (training augments, evaluation does not)
-  image::DecodeRequest decode;         // channels, and JPEG's DCT-domain shrinking floor
+  image::DecodeRequest decode;          // channels, and JPEG's DCT-domain shrinking floor
   uint64_t seed = 0;
   bool skip_bad_samples = false;  // data.on_bad_sample=skip
   std::string split;              // "train", "val" or "test", for messages
