@@ -37,7 +37,7 @@ DataOptions DataOptions::from_config(const config::ConfigView& data, uint64_t se
   }
   const bool image_folder = o.name == "image_folder";
   if (image_folder) {
-    o.channels = r.word("channels") == "1" ? 1 : 3;
+    o.channels = r.choice("channels") == "1" ? 1 : 3;
     o.image_size = r.get<std::optional<int>>("image_size").value_or(0);
     o.augment_preset = r.get<std::string>("augment");
     o.skip_bad_samples = r.get<std::string>("on_bad_sample") == "skip";

@@ -201,19 +201,26 @@ DataSplits load_image_folder(const DataOptions& options) {
   const std::vector<std::string>& classes = scan.train.classes;
 
   // The samples' size: fixed by the transforms when data.image_size is set, else the first
-  // training image's own (every image must then have it).
+  // readable training image's own (every image must then have it; with on_bad_sample=skip an
+  // unreadable first file is passed over, as it will be in the batches).
   int height = options.image_size, width = options.image_size;
   if (options.image_size == 0) {
     image::DecodeRequest request;
     request.channels = options.channels;
     std::vector<uint8_t> buffer;
     image::Image first;
-    try {
-      image::read_image(scan.train.files.front(), request, buffer, first);
-    } catch (const image::BadImage& bad) {
-      throw Error(bad.where(), bad.problem(),
-                  "data.image_size is null, so the first training image gives every sample's size: fix or remove "
-                  "that file, or set data.image_size.");
+    for (const std::string& file : scan.train.files) {
+      try {
+        image::read_image(file, request, buffer, first);
+        break;
+      } catch (const image::BadImage& bad) {
+        if (options.skip_bad_samples && &file != &scan.train.files.back()) continue;
+        throw Error(bad.where(), bad.problem(),
+                    options.skip_bad_samples
+                        ? "No training image could be read (data.on_bad_sample=skip left none): check data.root."
+                        : "data.image_size is null, so the first training image gives every sample's size: fix or "
+                          "remove that file, set data.on_bad_sample=skip, or set data.image_size.");
+      }
     }
     height = first.height;
     width = first.width;

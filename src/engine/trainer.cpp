@@ -575,6 +575,7 @@ void Trainer::set_distributed(std::shared_ptr<ProcessGroup> group, double bucket
 int Trainer::run(const std::string& command) {
   try {
     impl_->tune_only = command == "tune_batch_size";
+    impl_->command = command;
     impl_->setup();
     // Under data parallel: a rank silent or stuck for trainer.hang_timeout ends the job (stopped
     // before the process group goes, when this returns).

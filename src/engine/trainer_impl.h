@@ -63,6 +63,7 @@ struct Trainer::Impl {
   TrainerOptions options;
   TunerOptions tuner;
   bool tune_only = false;  // the command is tune_batch_size
+  std::string command;     // fit, validate, test, tune_batch_size
   data::DataOptions data_options;
   at::Device device = at::kCPU;
   std::shared_ptr<models::Model> model;
@@ -256,6 +257,9 @@ struct Trainer::Impl {
   void run_test(const std::string& split);
 
   int evaluate_command(const std::string& split);
+  // An image folder whose classes are not those the checkpoint (ckpt_path) was trained on is an
+  // error: its labels would silently mean other classes.
+  void check_classes_match_checkpoint() const;
 };
 
 }  // namespace trainer::engine

@@ -11,6 +11,7 @@
 #include "trainer/engine/stop_signal.h"
 #include "trainer/engine/torch_compat.h"
 #include "trainer/engine/tuner/batch_size_trials.h"
+#include "trainer/formats/checkpoint_file.h"
 #include "trainer/util/error.h"
 #include "trainer/util/log.h"
 
@@ -56,8 +57,10 @@ void Trainer::Impl::setup() {
   spec.num_classes = class_names.empty() ? data_options.num_classes : static_cast<int64_t>(class_names.size());
   if (!class_names.empty()) {
     spec.num_classes_key = "the class folders of data.root";
-    // Kept with the run, in label order, one per line (checkpoints carry them too).
-    if (is_main) {
+    check_classes_match_checkpoint();
+    // Kept with the training run, in label order, one per line (checkpoints carry them too); an
+    // evaluation's run directory does not need them (and must stay removable when it fails).
+    if (is_main && command == "fit") {
       std::string text;
       for (const std::string& name : class_names) text += name + "\n";
       write_file_durably(run_dir + "/class_names.txt", text);
@@ -95,6 +98,29 @@ void Trainer::Impl::setup() {
   if (tune_only) return;  // trainer tune batch_size logs no metrics and runs no callbacks
   if (options.enable_loggers && is_main) loggers = make_loggers(view, options.default_root_dir.value_or(run_dir));
   if (options.enable_callbacks) callbacks = make_callbacks(view);
+}
+
+void Trainer::Impl::check_classes_match_checkpoint() const {
+  if (!options.ckpt_path) return;
+  std::string path;
+  try {
+    path = resolve_ckpt_path(*options.ckpt_path);
+  } catch (const Error&) {
+    return;  // no checkpoint yet (ckpt_path=last before the first save): nothing to compare
+  }
+  if (!posix::exists(path)) return;
+  const std::vector<std::string> trained = formats::read_checkpoint_summary(path).summary.class_names;
+  if (trained.empty() || trained == class_names) return;
+  auto listed = [](const std::vector<std::string>& names) {
+    std::string text;
+    for (size_t i = 0; i < names.size() && i < 12; ++i) text += (i == 0 ? "" : ", ") + names[i];
+    return text + (names.size() > 12 ? ", ... (" + std::to_string(names.size()) + ")" : std::string());
+  };
+  throw Error("data.root",
+              "the checkpoint " + path + " was trained on the classes [" + listed(trained) + "], but " +
+                  data_options.root + " now holds [" + listed(class_names) + "]: its labels would mean other classes",
+              "Point data.root at the folder the checkpoint was trained on (its class folders unchanged), or train "
+              "a new model on this one.");
 }
 
 void Trainer::Impl::configure_precision() {

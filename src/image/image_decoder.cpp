@@ -84,7 +84,9 @@ void decode_image(const uint8_t* data, size_t size, const DecodeRequest& request
 }
 
 void read_image(const std::string& path, const DecodeRequest& request, std::vector<uint8_t>& buffer, Image& out) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO (or a device) named like an image must not wait forever for a
+  // writer; anything but a regular file is refused below.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     throw BadImage(path, "cannot open the image: " + std::generic_category().message(errno),
                    "Check that the file exists and that this user may read it.");
@@ -94,6 +96,11 @@ void read_image(const std::string& path, const DecodeRequest& request, std::vect
     const int error = errno;
     ::close(fd);
     throw BadImage(path, "cannot read the image: " + std::generic_category().message(error));
+  }
+  if (!S_ISREG(info.st_mode)) {
+    ::close(fd);
+    throw BadImage(path, "is not a regular file (a FIFO, socket or device named like an image)",
+                   "Remove it from the image folder, or rename it without an image extension.");
   }
   buffer.resize(static_cast<size_t>(info.st_size));
   size_t done = 0;

@@ -4,8 +4,10 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <set>
 #include <system_error>
 #include <utility>
@@ -215,7 +217,42 @@ ImageFolderSplits scan_image_folder_splits(const std::string& root, const std::s
   ImageFolderSplits splits;
   const std::string train_dir = join(root, "train");
   struct stat info {};
-  if (::stat(train_dir.c_str(), &info) != 0 || !S_ISDIR(info.st_mode)) {
+  // The split layout is a root whose sub-folders are exactly train/ and maybe val/ and test/. A
+  // root with train/ among other folders is a class tree (a class may be called "train"); a root
+  // whose folders all look like split names but are not exactly these (Train/, valid/) is an
+  // error rather than ten quiet classes or a split left out.
+  std::vector<std::string> folders;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(root, error)) {
+    std::error_code kind;
+    if (entry.is_directory(kind)) folders.push_back(entry.path().filename().string());
+  }
+  std::sort(folders.begin(), folders.end());
+  auto lower = [](std::string text) {
+    for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return text;
+  };
+  bool exact = std::find(folders.begin(), folders.end(), "train") != folders.end();
+  bool split_like = !folders.empty();
+  for (const std::string& name : folders) {
+    if (name != "train" && name != "val" && name != "test") exact = false;
+    const std::string l = lower(name);
+    if (l != "train" && l != "training" && l != "val" && l != "valid" && l != "validation" && l != "dev" &&
+        l != "test" && l != "testing" && l != "eval") {
+      split_like = false;
+    }
+  }
+  if (!exact && split_like) {
+    std::string listed;
+    for (const std::string& name : folders) listed += (listed.empty() ? "" : ", ") + name + "/";
+    throw Error(where,
+                "'" + root + "' holds " + listed +
+                    ": that looks like a train/validation/test layout, but only folders named exactly train/, val/ "
+                    "and test/ are read as splits (these would become classes)",
+                "Rename them to train/, val/ and test/; or, if they really are classes, add the class folders one "
+                "level down.");
+  }
+  if (!exact) {
     splits.train = scan_image_folder(root, where);
     return splits;
   }

@@ -93,8 +93,7 @@ TransformPipeline TransformPipeline::preset(const std::string& name, bool traini
     throw Error(where,
                 "the " + name + " preset crops squares, and " + std::to_string(height) + " x " + std::to_string(width) +
                     " is not one",
-                "Use one size (data.image_size=" + std::to_string(std::max(height, width)) +
-                    "), or list the steps in data.transforms.");
+                "Use one size (data.image_size=" + std::to_string(std::max(height, width)) + ").");
   }
   if (name == "none") {
     if (height > 0) {
@@ -115,8 +114,7 @@ TransformPipeline TransformPipeline::preset(const std::string& name, bool traini
       step(Kind::kCenterCrop, height, width);
     }
   } else {
-    throw Error(where, "unknown augmentation preset '" + name + "'",
-                "Use none or imagenet, or list the steps in data.transforms.");
+    throw Error(where, "unknown augmentation preset '" + name + "'", "Use data.augment=none or data.augment=imagenet.");
   }
   return TransformPipeline(std::move(steps), where);
 }

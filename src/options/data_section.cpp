@@ -5,10 +5,12 @@ namespace trainer::options {
 namespace {
 
 // The keys every built-in dataset shares.
-std::vector<Option> loader_options(const std::string& workers, const std::string& pin_memory) {
+std::vector<Option> loader_options(
+    const std::string& workers, const std::string& pin_memory, const std::string& batch_size = "128",
+    const std::string& auto_workers = "auto: min(4 x GPUs, cores) on CUDA, none on CPU") {
   return {
       text("name", "???").means("the registered dataset"),
-      integer("batch_size", "128").at_least(1).means("samples per batch"),
+      integer("batch_size", batch_size).at_least(1).means("samples per batch"),
       number("val_fraction", "0.1")
           .at_least(0)
           .below(1)
@@ -16,7 +18,7 @@ std::vector<Option> loader_options(const std::string& workers, const std::string
       integer("num_workers", workers)
           .at_least(0)
           .or_words({"auto"})
-          .means("loader threads (auto: min(4 x GPUs, cores) on CUDA, none on CPU; 0: in the training thread)"),
+          .means("loader threads (" + auto_workers + "; 0: in the training thread)"),
       flag("pin_memory", pin_memory).means("page-locked host batches for CUDA copies"),
   };
 }
@@ -54,7 +56,8 @@ std::vector<Section> data_sections() {
                  true,
                  "data=image_folder: images in class folders, read as torchvision's ImageFolder reads them",
                  {}};
-  folder.options = loader_options("auto", "true");
+  folder.options = loader_options("auto", "true", "64",
+                                  "auto: this process's share of the cores, which decode, at most 4 x GPUs on CUDA");
   folder.options.front().default_text = "image_folder";
   folder.options.insert(
       folder.options.end(),

@@ -206,6 +206,12 @@ TEST_CASE("image_folder: mistakes are one-paragraph errors naming the place and 
   CHECK(classes.err.find("model.num_classes is 3, but the data has 10 classes (the class folders of data.root)") !=
         std::string::npos);
 
+  // data.channels=1 makes gray samples: a model that wants 3 is told so, naming both keys.
+  const ProcessResult channels = run_process(fit_command(tree, run, {"model.in_channels=3"}), dir.path());
+  check_clean_error(channels);
+  CHECK(channels.err.find("model.in_channels is 3") != std::string::npos);
+  CHECK(channels.err.find("[1, 28, 28] (1 channels, data.channels)") != std::string::npos);
+
   // A damaged image stops the run, naming the file.
   const ProcessResult damaged = run_process(fit_command(tree, run), dir.path());
   check_clean_error(damaged);
@@ -220,6 +226,17 @@ TEST_CASE("image_folder: mistakes are one-paragraph errors naming the place and 
   CHECK(skipped.err.find("left out " + (tree / "pullover" / "truncated.png").string()) != std::string::npos);
   CHECK(skipped.err.find("left out " + (tree / "dress" / "corrupt.jpg").string()) != std::string::npos);
   CHECK(skipped.err.find("2 unreadable sample(s) left out (data.on_bad_sample=skip)") != std::string::npos);
+
+  // Evaluating on a tree whose classes changed since training: an error, not relabelled classes.
+  fs::rename(tree / "bag", tree / "zbag");
+  const ProcessResult renamed = run_process(
+      {TRAINER_BINARY, "validate", "ckpt_path=last", "hydra.run.dir=" + run + "_skip", "data.on_bad_sample=skip"},
+      dir.path());
+  check_clean_error(renamed);
+  CHECK(renamed.err.find("was trained on the classes [ankle_boot, bag, coat") != std::string::npos);
+  CHECK(renamed.err.find("now holds [ankle_boot, coat") != std::string::npos);
+  // ...and the failed evaluation left nothing in the training run (its eval/ directory is gone).
+  CHECK_FALSE((fs::exists(fs::path(run + "_skip") / "eval") && !fs::is_empty(fs::path(run + "_skip") / "eval")));
 
   // A root that does not exist.
   const ProcessResult missing =

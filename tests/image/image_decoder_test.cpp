@@ -1,6 +1,7 @@
 #include "trainer/image/image_decoder.h"
 
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -99,6 +100,11 @@ TEST_CASE("damaged, empty and unknown files are BadImage naming the file", "[ima
         std::string::npos);
   CHECK(bad_image_message([] { decode_file("/nonexistent/x.png", 3); }).find("/nonexistent/x.png: cannot open") !=
         std::string::npos);
+  // A FIFO named like an image: refused at once (opening it for reading would wait for a writer).
+  TempDir temp("trainer-image-fifo");
+  const std::string fifo = temp.path + "/waiting.png";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  CHECK(bad_image_message([&] { decode_file(fifo, 3); }).find("not a regular file") != std::string::npos);
 }
 
 namespace {

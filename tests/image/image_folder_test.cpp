@@ -222,6 +222,24 @@ TEST_CASE("train/, val/ and test/ folders are the splits, with train/'s classes"
   splits = scan_image_folder_splits(flat.path, "data.root");
   CHECK_FALSE(splits.split_layout);
   CHECK(splits.train.classes == std::vector<std::string>{"a", "val"});
+
+  // train/ among other folders: a class tree in which one class is called train.
+  TempDir vehicles("trainer-image-folder");
+  touch(vehicles.path + "/bus/1.png");
+  touch(vehicles.path + "/car/1.png");
+  touch(vehicles.path + "/train/freight/1.png");
+  splits = scan_image_folder_splits(vehicles.path, "data.root");
+  CHECK_FALSE(splits.split_layout);
+  CHECK(splits.train.classes == std::vector<std::string>{"bus", "car", "train"});
+
+  // Split-like names that are not exactly train/val/test: an error, not three classes.
+  TempDir almost("trainer-image-folder");
+  touch(almost.path + "/Train/a/1.png");
+  touch(almost.path + "/valid/a/1.png");
+  const std::string almost_message = error_of([&] { scan_image_folder_splits(almost.path, "data.root"); });
+  CHECK(almost_message.find("holds Train/, valid/: that looks like a train/validation/test layout") !=
+        std::string::npos);
+  CHECK(almost_message.find("Rename them to train/, val/ and test/") != std::string::npos);
 }
 
 TEST_CASE("a tree without images, an empty class or a loop is an error naming the path and the fix", "[image]") {
