@@ -38,7 +38,7 @@ std::vector<std::string> normalise(int argc, char** argv) {
   return args;
 }
 
-const std::vector<std::string> kCommands = {"fit", "validate", "test", "export", "tune", "sweep"};
+const std::vector<std::string> kCommands = {"fit", "validate", "test", "predict", "export", "tune", "sweep"};
 
 // A first word that is no command (a typo, or an override with the command left out) gets the
 // command line it most likely meant, instead of CLI11's "arguments were not expected".
@@ -106,12 +106,15 @@ std::optional<CliArgs> parse_cli(int argc, char** argv, int& exit_code) {
   app.require_subcommand(0, 1);
   app.fallthrough();
 
-  for (const char* name : {"fit", "validate", "test", "export"}) {
-    CLI::App* sub =
-        app.add_subcommand(name, std::string(name) == "fit"        ? "Train a model (then test it if test_after_fit)"
-                                 : std::string(name) == "validate" ? "Run the validation loop on a checkpoint"
-                                 : std::string(name) == "test"     ? "Run the test loop on a checkpoint"
-                                                                   : "Write a checkpoint's weights as .safetensors");
+  for (const char* name : {"fit", "validate", "test", "predict", "export"}) {
+    const std::string n = name;
+    CLI::App* sub = app.add_subcommand(
+        name, n == "fit"        ? "Train a model (then test it if test_after_fit)"
+              : n == "validate" ? "Run the validation loop on a checkpoint"
+              : n == "test"     ? "Run the test loop on a checkpoint"
+              : n == "predict"
+                  ? "Write a checkpoint's predictions for data.root's images (or the test split) to predictions.csv"
+                  : "Write a checkpoint's weights as .safetensors");
     sub->add_option("overrides", args.overrides,
                     "Config overrides: key=value, +key=value, ++key=value, ~key, group=option");
     sub->fallthrough();
@@ -163,7 +166,7 @@ std::optional<CliArgs> parse_cli(int argc, char** argv, int& exit_code) {
     exit_code = 1;
     return std::nullopt;
   }
-  for (const char* name : {"fit", "validate", "test", "export"}) {
+  for (const char* name : {"fit", "validate", "test", "predict", "export"}) {
     if (app.got_subcommand(name)) args.command = name;
   }
   if (app.got_subcommand("tune") && tune_batch->parsed()) args.command = "tune_batch_size";

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <utility>
 
@@ -83,6 +84,7 @@ Batch ImageFolderDataset::get_batch(const at::Tensor& indices, int64_t epoch) co
     ~GiveBack() { dataset->give_back(std::move(scratch)); }
   } give_back_on_exit{this, scratch};
 
+  std::vector<int64_t> kept_indices;
   int64_t kept = 0;
   for (int64_t i = 0; i < n; ++i) {
     const int64_t sample = index[i];
@@ -125,6 +127,7 @@ Batch ImageFolderDataset::get_batch(const at::Tensor& indices, int64_t epoch) co
       }
     }
     label_out[kept] = labels_[static_cast<size_t>(sample)];
+    kept_indices.push_back(sample);
     ++kept;
   }
   if (kept == n) return {inputs, targets};
@@ -134,7 +137,7 @@ Batch ImageFolderDataset::get_batch(const at::Tensor& indices, int64_t epoch) co
                     " split is unreadable (data.on_bad_sample=skip left none)",
                 "Check the files under data.root (the warnings above name them), or use a larger data.batch_size.");
   }
-  return {inputs.narrow(0, 0, kept), targets.narrow(0, 0, kept)};
+  return {inputs.narrow(0, 0, kept), targets.narrow(0, 0, kept), at::tensor(kept_indices, at::kLong)};
 }
 
 namespace {
@@ -181,6 +184,31 @@ std::pair<std::vector<std::string>, std::vector<int64_t>> pick(const image::Imag
   return out;
 }
 
+// The samples' size: fixed by the transforms when data.image_size is set, else the first readable
+// image's own (every image must then have it; with on_bad_sample=skip an unreadable first file is
+// passed over, as it will be in the batches).
+std::pair<int, int> sample_size(const DataOptions& options, const std::vector<std::string>& files) {
+  if (options.image_size > 0) return {options.image_size, options.image_size};
+  image::DecodeRequest request;
+  request.channels = options.channels;
+  std::vector<uint8_t> buffer;
+  image::Image first;
+  for (const std::string& file : files) {
+    try {
+      image::read_image(file, request, buffer, first);
+      break;
+    } catch (const image::BadImage& bad) {
+      if (options.skip_bad_samples && &file != &files.back()) continue;
+      throw Error(bad.where(), bad.problem(),
+                  options.skip_bad_samples
+                      ? "No image could be read (data.on_bad_sample=skip left none): check data.root."
+                      : "data.image_size is null, so the first image gives every sample's size: fix or remove that "
+                        "file, set data.on_bad_sample=skip, or set data.image_size.");
+    }
+  }
+  return {first.height, first.width};
+}
+
 // `~` and `~/...` as the shell would expand them: data.root=~/photos reaches us unexpanded (bash
 // expands a tilde after `=` only in variable assignments, and data.root is not a variable name).
 std::string expand_home(const std::string& path) {
@@ -200,32 +228,7 @@ DataSplits load_image_folder(const DataOptions& options) {
   const image::ImageFolderSplits scan = image::scan_image_folder_splits(expand_home(options.root), "data.root");
   const std::vector<std::string>& classes = scan.train.classes;
 
-  // The samples' size: fixed by the transforms when data.image_size is set, else the first
-  // readable training image's own (every image must then have it; with on_bad_sample=skip an
-  // unreadable first file is passed over, as it will be in the batches).
-  int height = options.image_size, width = options.image_size;
-  if (options.image_size == 0) {
-    image::DecodeRequest request;
-    request.channels = options.channels;
-    std::vector<uint8_t> buffer;
-    image::Image first;
-    for (const std::string& file : scan.train.files) {
-      try {
-        image::read_image(file, request, buffer, first);
-        break;
-      } catch (const image::BadImage& bad) {
-        if (options.skip_bad_samples && &file != &scan.train.files.back()) continue;
-        throw Error(bad.where(), bad.problem(),
-                    options.skip_bad_samples
-                        ? "No training image could be read (data.on_bad_sample=skip left none): check data.root."
-                        : "data.image_size is null, so the first training image gives every sample's size: fix or "
-                          "remove that file, set data.on_bad_sample=skip, or set data.image_size.");
-      }
-    }
-    height = first.height;
-    width = first.width;
-  }
-
+  const auto [height, width] = sample_size(options, scan.train.files);
   std::shared_ptr<const Dataset> train, val, test;
   if (scan.split_layout && scan.val) {
     train = make_split(scan.train.files, scan.train.labels, classes, options, true, height, width, "train");
@@ -244,6 +247,40 @@ DataSplits load_image_folder(const DataOptions& options) {
     test = make_split({}, {}, classes, options, false, height, width, "test");
   }
   return DataSplits(std::move(train), std::move(val), std::move(test));
+}
+
+std::shared_ptr<const Dataset> load_images_to_predict(const DataOptions& options,
+                                                      const std::vector<std::string>& classes) {
+  if (options.root.empty()) {
+    throw Error("data.root", "no folder of images to predict given",
+                "Set data.root to the images: trainer predict ckpt_path=<checkpoint> data.root=<folder>.");
+  }
+  std::string root = expand_home(options.root);
+  std::error_code error;
+  if (std::filesystem::is_directory(root + "/train", error)) {  // the split layout: its test split
+    if (!std::filesystem::is_directory(root + "/test", error)) {
+      throw Error("data.root", root + " holds train/ but no test/ folder to predict on",
+                  "Point data.root at the folder of images to predict, or add " + root + "/test.");
+    }
+    root += "/test";
+  }
+  std::vector<std::string> files = image::list_image_files(root, "data.root");
+  std::vector<int64_t> labels;
+  labels.reserve(files.size());
+  for (const std::string& file : files) {
+    // root/<first folder>/...: a class of the checkpoint's, when it is named after one.
+    int64_t label = -1;
+    const size_t start = root.size() + 1;
+    const size_t slash = file.find('/', start);
+    if (file.size() > start && slash != std::string::npos) {
+      const std::string folder = file.substr(start, slash - start);
+      const auto found = std::find(classes.begin(), classes.end(), folder);
+      if (found != classes.end()) label = found - classes.begin();
+    }
+    labels.push_back(label);
+  }
+  const auto [height, width] = sample_size(options, files);
+  return make_split(std::move(files), std::move(labels), classes, options, false, height, width, "predict");
 }
 
 }  // namespace trainer::data

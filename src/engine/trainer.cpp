@@ -576,6 +576,7 @@ int Trainer::run(const std::string& command) {
   try {
     impl_->tune_only = command == "tune_batch_size";
     impl_->command = command;
+    impl_->predict_only = command == "predict";
     impl_->setup();
     // Under data parallel: a rank silent or stuck for trainer.hang_timeout ends the job (stopped
     // before the process group goes, when this returns).
@@ -586,6 +587,7 @@ int Trainer::run(const std::string& command) {
     if (command == "fit") return impl_->fit();
     if (command == "validate") return impl_->evaluate_command("val");
     if (command == "test") return impl_->evaluate_command("test");
+    if (command == "predict") return impl_->predict_command();
     if (command == "tune_batch_size") {
       impl_->scale_batch_size(impl_->tuner.mode);
       return 0;
@@ -596,7 +598,7 @@ int Trainer::run(const std::string& command) {
   } catch (const std::bad_alloc& error) {
     impl_->throw_out_of_memory(command, std::string("std::bad_alloc (") + error.what() + ")");
   }
-  throw Error("command", "unknown command '" + command + "'", "Use fit, validate, test or tune_batch_size.");
+  throw Error("command", "unknown command '" + command + "'", "Use fit, validate, test, predict or tune_batch_size.");
 }
 
 }  // namespace trainer::engine

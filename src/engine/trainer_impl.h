@@ -62,8 +62,10 @@ struct Trainer::Impl {
   std::string config_yaml;
   TrainerOptions options;
   TunerOptions tuner;
-  bool tune_only = false;  // the command is tune_batch_size
-  std::string command;     // fit, validate, test, tune_batch_size
+  bool tune_only = false;     // the command is tune_batch_size
+  std::string command;        // fit, validate, test, predict, tune_batch_size
+  bool predict_only = false;  // the command is predict (data=image_folder reads data.root's images)
+  std::shared_ptr<const data::Dataset> predict_set;  // what predict reads (set up for predict only)
   data::DataOptions data_options;
   at::Device device = at::kCPU;
   std::shared_ptr<models::Model> model;
@@ -260,6 +262,9 @@ struct Trainer::Impl {
   // An image folder whose classes are not those the checkpoint (ckpt_path) was trained on is an
   // error: its labels would silently mean other classes.
   void check_classes_match_checkpoint() const;
+  // trainer predict (predict_command.cpp): the checkpoint's predictions for predict_set, written
+  // to <run dir>/predictions.csv.
+  int predict_command();
 };
 
 }  // namespace trainer::engine

@@ -3,6 +3,7 @@
 #include <torch/cuda.h>
 
 #include "trainer/config/yaml.h"
+#include "trainer/data/image_folder_dataset.h"
 #include "trainer/engine/distributed/batch_norm_sync.h"
 #include "trainer/engine/optim/optimizer_factory.h"
 #include "trainer/engine/out_of_memory_report.h"
@@ -39,14 +40,53 @@ void Trainer::Impl::setup() {
   if (device.is_cuda()) at::globalContext().setBenchmarkCuDNN(options.cudnn_benchmark);
 
   data_options = data::DataOptions::from_config(view.sub("data"), options.seed);
-  data::DataSplits splits = data::load_datasets(data_options);
-  train_set = std::move(splits.train);
-  val_set = std::move(splits.val);
-  test_set = std::move(splits.test);
+  if (predict_only && data_options.name == "image_folder") {
+    // The images of data.root, named by the checkpoint's classes (its summary, read torch-free).
+    formats::CheckpointSummary trained;
+    if (options.ckpt_path) trained = formats::read_checkpoint_summary(resolve_ckpt_path(*options.ckpt_path)).summary;
+    if (trained.class_names.empty()) {
+      throw Error("ckpt_path", "predict with data=image_folder needs a checkpoint that names its classes",
+                  "Give ckpt_path=best|last (with hydra.run.dir=<the training run>) or the path of a checkpoint "
+                  "written by a fit on data=image_folder.");
+    }
+    // Trained on the images' own size (data.image_size null): new images are brought to that size
+    // (shorter side resized, centre cropped), as data.image_size=<it> would.
+    const std::vector<int64_t>& shape = trained.sample_shape;
+    if (data_options.image_size == 0 && shape.size() == 3 && shape[1] == shape[2]) {
+      data_options.image_size = static_cast<int>(shape[1]);
+      log::info("predict: images are brought to " + std::to_string(shape[1]) + " x " + std::to_string(shape[2]) +
+                ", the size the checkpoint was trained on");
+    }
+    predict_set = data::load_images_to_predict(data_options, trained.class_names);
+    if (shape.size() == 3 && predict_set->sample_shape() != shape) {
+      const auto text = [](const std::vector<int64_t>& s) {
+        std::string out;
+        for (const int64_t size : s) out += (out.empty() ? "" : " x ") + std::to_string(size);
+        return out;
+      };
+      throw Error("data.root",
+                  "the images to predict are " + text(predict_set->sample_shape()) +
+                      " (channels x height x width), but the checkpoint was trained on " + text(shape),
+                  "Set data.image_size to the training size (the model's input), or data.channels to its channels.");
+    }
+    // The model is built for the checkpoint's classes and the images' size.
+    auto empty = std::make_shared<const data::TensorDataset>();
+    train_set = predict_set;
+    val_set = empty;
+    test_set = empty;
+  } else {
+    data::DataSplits splits = data::load_datasets(data_options);
+    train_set = std::move(splits.train);
+    val_set = std::move(splits.val);
+    test_set = std::move(splits.test);
+    predict_set = test_set;
+  }
   const int workers = data::resolve_num_workers(data_options.num_workers, device, train_set->reads_files());
-  log::info("data: " + std::to_string(train_set->size()) + " train / " + std::to_string(val_set->size()) + " val / " +
-            std::to_string(test_set->size()) + " test samples, batch " + std::to_string(data_options.batch_size) +
-            "; loader: " +
+  log::info("data: " +
+            (predict_only ? std::to_string(predict_set->size()) + " samples to predict"
+                          : std::to_string(train_set->size()) + " train / " + std::to_string(val_set->size()) +
+                                " val / " + std::to_string(test_set->size()) + " test samples") +
+            ", batch " + std::to_string(data_options.batch_size) + "; loader: " +
             (workers == 0 ? std::string("batches made on the training thread")
                           : std::to_string(workers) + " worker thread(s)") +
             (data_options.pin_memory && device.is_cuda() ? ", pinned memory, non-blocking copies" : ""));
@@ -56,8 +96,8 @@ void Trainer::Impl::setup() {
   class_names = train_set->class_names();
   spec.num_classes = class_names.empty() ? data_options.num_classes : static_cast<int64_t>(class_names.size());
   if (!class_names.empty()) {
-    spec.num_classes_key = "the class folders of data.root";
-    check_classes_match_checkpoint();
+    spec.num_classes_key = predict_only ? "the checkpoint's classes" : "the class folders of data.root";
+    if (!predict_only) check_classes_match_checkpoint();
     // Kept with the training run, in label order, one per line (checkpoints carry them too); an
     // evaluation's run directory does not need them (and must stay removable when it fails).
     if (is_main && command == "fit") {

@@ -90,6 +90,11 @@ std::string summary_text(const CheckpointSummary& s) {
     text += "best " + std::string(number) + " " + path + "\n";
   }
   for (const std::string& name : s.class_names) text += "class " + escape_line(name) + "\n";
+  if (!s.sample_shape.empty()) {
+    text += "sample_shape";
+    for (const int64_t size : s.sample_shape) text += " " + std::to_string(size);
+    text += "\n";
+  }
   return text;
 }
 
@@ -109,6 +114,14 @@ CheckpointSummary parse_summary(std::string_view text) {
     if (key == "global_step") s.global_step = std::strtoll(value.c_str(), nullptr, 10);
     if (key == "precision") s.precision = value;
     if (key == "class") s.class_names.push_back(unescape_line(value));
+    if (key == "sample_shape") {
+      const char* p = value.c_str();
+      char* end = nullptr;
+      for (int64_t size = std::strtoll(p, &end, 10); end != p; size = std::strtoll(p, &end, 10)) {
+        s.sample_shape.push_back(size);
+        p = end;
+      }
+    }
     if (key == "best") {
       const size_t gap = value.find(' ');
       if (gap != std::string::npos) s.best.emplace_back(std::strtod(value.c_str(), nullptr), value.substr(gap + 1));

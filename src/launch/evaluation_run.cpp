@@ -21,7 +21,7 @@ namespace trainer::launch {
 const std::vector<std::string> kSettingsFromCheckpoint = {"model", "data", "precision", "seed"};
 
 bool is_evaluation_command(const std::string& command) {
-  return command == "validate" || command == "test" || command == "export";
+  return command == "validate" || command == "test" || command == "predict" || command == "export";
 }
 
 namespace {

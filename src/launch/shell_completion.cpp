@@ -19,7 +19,7 @@ using trainer::config::Node;
 namespace trainer::launch {
 namespace {
 
-const std::vector<std::string> kCommands = {"export", "fit", "sweep", "test", "tune", "validate"};
+const std::vector<std::string> kCommands = {"export", "fit", "predict", "sweep", "test", "tune", "validate"};
 const std::vector<std::string> kCfgKinds = {"all", "hydra", "job"};
 const std::vector<std::string> kInfoKinds = {"all", "config", "defaults", "defaults-tree", "plugins", "searchpath"};
 

@@ -38,4 +38,13 @@ std::vector<Section> tuner_sections() {
   return {tuner};
 }
 
+// The predict section: `trainer predict` (configs/config.yaml).
+std::vector<Section> predict_sections() {
+  Section predict{"predict", "", true, "trainer predict: what predictions.csv holds", {}};
+  predict.options = {
+      integer("top_k", "5").at_least(1).means("the k most likely classes of each sample, with their probabilities"),
+  };
+  return {predict};
+}
+
 }  // namespace trainer::options

@@ -178,6 +178,21 @@ TEST_CASE("an override of a model key applies to the checkpoint's resnet") {
   check_clean_error(other);
   CHECK(other.err.find("the checkpoint does not fit this model") != std::string::npos);
   CHECK(other.err.find("model.width: 8 in the checkpoint's run, 16 now") != std::string::npos);
+
+  // trainer predict on the same resnet and tensor data: the test split, rows named by number,
+  // the accuracy the same as trainer test's.
+  auto predicted = run_process({TRAINER_BINARY, "predict", "ckpt_path=last", "hydra.run.dir=resnet"}, dir.path());
+  INFO(predicted.err);
+  REQUIRE(predicted.exit_code == 0);
+  CHECK(printed(predicted.out, "predict/acc") == Approx(printed(same.out, "test/acc")).margin(1e-6));
+  const std::string csv = read_file(only_evaluation(fs::path(dir.path()) / "resnet", "predict") / "predictions.csv");
+  CHECK(csv.rfind("sample,prediction,probability,target,top1,top1_probability,top2,", 0) == 0);
+  CHECK(csv.find("\n0,") != std::string::npos);
+  // One process: data parallelism is refused before anything is built.
+  auto two = run_process({TRAINER_BINARY, "predict", "ckpt_path=last", "hydra.run.dir=resnet", "trainer.devices=2"},
+                         dir.path());
+  check_clean_error(two);
+  CHECK(two.err.find("trainer predict runs in one process") != std::string::npos);
 }
 
 TEST_CASE("ckpt_path=best|last needs the training run, and a wrong one says so before anything runs") {

@@ -4,6 +4,7 @@
 // the export (read back by Python's safetensors); batches that do not depend on the number of
 // loader threads; and the user's mistakes: a model that disagrees with the data, a missing root,
 // damaged images with on_bad_sample=error and skip.
+#include <algorithm>
 #include <csignal>
 #include <filesystem>
 #include <string>
@@ -90,6 +91,7 @@ TEST_CASE("image_folder: a cnn trains on a split tree; class names kept with the
   CHECK(read_file(fs::path(run) / "class_names.txt") == class_lines());
   const std::string checkpoint = read_file(fs::path(run) / "checkpoints" / "last.ckpt");
   for (const std::string& name : kClasses) CHECK(checkpoint.find("\nclass " + name + "\n") != std::string::npos);
+  CHECK(checkpoint.find("\nsample_shape 1 28 28\n") != std::string::npos);
 
   const fs::path file = fs::path(run) / "model.safetensors";
   const ProcessResult exported = run_process(
@@ -107,6 +109,57 @@ TEST_CASE("image_folder: a cnn trains on a split tree; class names kept with the
   INFO(read.err);
   CHECK(read.exit_code == 0);
   CHECK(read.out == class_lines());
+
+  // trainer predict on the same checkpoint: the training root's test/ split (its folders name the
+  // classes, so the accuracy is known) agrees with trainer test on that split...
+  const ProcessResult tested =
+      run_process({TRAINER_BINARY, "test", "ckpt_path=last", "hydra.run.dir=" + run}, dir.path());
+  INFO(tested.err);
+  REQUIRE(tested.exit_code == 0);
+  const ProcessResult predicted =
+      run_process({TRAINER_BINARY, "predict", "ckpt_path=last", "hydra.run.dir=" + run, "predict.top_k=3"}, dir.path());
+  INFO(predicted.err);
+  REQUIRE(predicted.exit_code == 0);
+  CHECK(printed(predicted.out, "predict/acc") == Approx(printed(tested.out, "test/acc")).margin(1e-6));
+  CHECK(printed(predicted.out, "predict/count") == 200);
+  fs::path csv;
+  for (const auto& entry : fs::directory_iterator(fs::path(run) / "eval")) {
+    if (entry.path().filename().string().rfind("predict_", 0) == 0) csv = entry.path() / "predictions.csv";
+  }
+  REQUIRE(fs::exists(csv));
+  const std::string table = read_file(csv);
+  CHECK(table.rfind("sample,prediction,probability,target,top1,top1_probability,top2,top2_probability,top3,"
+                    "top3_probability\n",
+                    0) == 0);
+  CHECK(std::count(table.begin(), table.end(), '\n') == 201);
+  CHECK(table.find((tree / "test" / "ankle_boot").string()) != std::string::npos);
+
+  // ...and on a flat folder of new images (no class folders): every file, no accuracy.
+  const fs::path flat = fs::path(dir.path()) / "new_photos";
+  fs::create_directories(flat);
+  int copied = 0;
+  for (const auto& entry : fs::recursive_directory_iterator(tree / "val")) {
+    if (entry.is_regular_file() && copied < 7) fs::copy_file(entry.path(), flat / (std::to_string(copied++) + ".png"));
+  }
+  // docs/data.md's form: the checkpoint's path, the folder of new images.
+  const ProcessResult new_photos = run_process(
+      {TRAINER_BINARY, "predict", "ckpt_path=" + run + "/checkpoints/best.ckpt", "data.root=" + flat.string()},
+      dir.path());
+  INFO(new_photos.err);
+  REQUIRE(new_photos.exit_code == 0);
+  CHECK(new_photos.out.find("predict/acc") == std::string::npos);
+  CHECK(new_photos.err.find("wrote 7 predictions (top 5)") != std::string::npos);
+
+  // ...and on photos of other sizes, PNG and JPEG, gray and colour, in class folders: brought to
+  // the 28 x 28 the model was trained on, every one predicted, the accuracy known again.
+  const fs::path mixed = fs::path(dir.path()) / "mixed";
+  if (!make_tree(mixed, {"--per-class", "2", "--mixed"})) return;
+  const ProcessResult resized = run_process(
+      {TRAINER_BINARY, "predict", "ckpt_path=last", "hydra.run.dir=" + run, "data.root=" + mixed.string()}, dir.path());
+  INFO(resized.err);
+  REQUIRE(resized.exit_code == 0);
+  CHECK(resized.err.find("brought to 28 x 28, the size the checkpoint was trained on") != std::string::npos);
+  CHECK(printed(resized.out, "predict/count") == 20);
 }
 
 // docs/data.md's second command with two depths, and the root given as '~/mixed' (quoted: Hydra's

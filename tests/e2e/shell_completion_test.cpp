@@ -163,7 +163,7 @@ TEST_CASE(
 
 TEST_CASE("completion knows trainer's commands, flags and their values", "[completion]") {
   SECTION("commands and their actions") {
-    CHECK(candidates("trainer ") == Words{"export", "fit", "sweep", "test", "tune", "validate"});
+    CHECK(candidates("trainer ") == Words{"export", "fit", "predict", "sweep", "test", "tune", "validate"});
     CHECK(candidates("trainer t") == Words{"test", "tune"});
     CHECK(candidates("trainer tune ") == Words{"batch_size"});
     CHECK(candidates("trainer sweep ") == Words{"resume", "summary"});

@@ -42,6 +42,8 @@ CheckpointSummary summary_with_best(const std::string& best_path) {
   summary.global_step = 120;
   summary.precision = "bf16-mixed";
   summary.best = {{0.875, best_path}, {0.5, "/elsewhere/epoch_000.ckpt"}};
+  summary.class_names = {"cat", "two\nlines"};
+  summary.sample_shape = {3, 224, 160};
   return summary;
 }
 
@@ -67,6 +69,8 @@ TEST_CASE("a checkpoint file reads back its archive, summary and config", "[form
   REQUIRE(file.summary.best.size() == 2);
   CHECK(file.summary.best[0].first == 0.875);
   CHECK(file.summary.best[0].second == "/runs/a/checkpoints/epoch_002.ckpt");
+  CHECK(file.summary.class_names == std::vector<std::string>{"cat", "two\nlines"});
+  CHECK(file.summary.sample_shape == std::vector<int64_t>{3, 224, 160});
 
   const CheckpointFile summary = read_checkpoint_summary(path.string());
   CHECK(summary.bytes.empty());  // the archive is not read

@@ -52,7 +52,7 @@ TEST_CASE("a line: groups, their options, keys of the config it composes, and fi
 }
 
 TEST_CASE("a line: commands, flags and their values where Hydra's parser gives up") {
-  CHECK(complete("trainer ") == Words{"export", "fit", "sweep", "test", "tune", "validate"});
+  CHECK(complete("trainer ") == Words{"export", "fit", "predict", "sweep", "test", "tune", "validate"});
   CHECK(complete("trainer v") == Words{"validate"});
   CHECK(complete("trainer tune ") == Words{"batch_size"});
   CHECK(complete("trainer tune batch_size gro") == Words{"group="});

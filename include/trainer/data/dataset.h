@@ -15,6 +15,9 @@ namespace trainer::data {
 struct Batch {
   at::Tensor inputs;
   at::Tensor targets;
+  // Which samples the rows are (int64, CPU), set by a dataset that may leave samples out
+  // (data.on_bad_sample=skip); undefined when the rows are exactly the indices asked for.
+  at::Tensor indices = {};
 };
 
 class Dataset {
@@ -36,6 +39,8 @@ class Dataset {
   // True when making a batch reads and decodes files: loader threads then earn their keep even on
   // a CPU device (num_workers=auto).
   virtual bool reads_files() const { return false; }
+  // A name for sample `index` in a prediction file: its path for files, else its number.
+  virtual std::string sample_name(int64_t index) const { return std::to_string(index); }
   // Samples skipped as unreadable so far (data.on_bad_sample=skip), over every epoch.
   virtual int64_t skipped_samples() const { return 0; }
 };

@@ -47,6 +47,7 @@ class ImageFolderDataset : public Dataset {
   std::vector<std::string> class_names() const override { return classes_; }
   bool reads_files() const override { return true; }
   int64_t skipped_samples() const override { return skipped_.load(); }
+  std::string sample_name(int64_t index) const override { return files_.at(static_cast<size_t>(index)); }
 
   const std::vector<std::string>& files() const { return files_; }
 
@@ -72,5 +73,12 @@ class ImageFolderDataset : public Dataset {
 // val_fraction), builds each split's transforms from data.augment and data.image_size, and sizes
 // the samples (the first training image's size when image_size is null).
 DataSplits load_image_folder(const DataOptions& options);
+
+// What `trainer predict` reads with data=image_folder: every image below data.root, nested or
+// flat (root/test when the root has the train/val/test layout), with the evaluation transforms.
+// A file whose first folder below that root is named after one of `classes` (the checkpoint's)
+// gets that class as its label, any other file -1 (unknown).
+std::shared_ptr<const Dataset> load_images_to_predict(const DataOptions& options,
+                                                      const std::vector<std::string>& classes);
 
 }  // namespace trainer::data

@@ -23,6 +23,8 @@ struct CheckpointSummary {
   std::vector<std::pair<double, std::string>> best;
   // The data's class names in label order (empty: the data names none).
   std::vector<std::string> class_names;
+  // One sample's shape as the model saw it in training, e.g. {3, 224, 224} (empty: not recorded).
+  std::vector<int64_t> sample_shape;
 };
 
 // The file's first line has this many bytes (its newline included).

@@ -83,6 +83,11 @@ int run_job_ranks(config::Node job_config, const std::string& run_dir, const std
                 "Search with one process (trainer.devices=1), then start the data-parallel job with the batch it "
                 "found per process (data.batch_size=N).");
   }
+  // One pass over the samples, written to one file: refused before any rank is started.
+  if (command == "predict" && world_size > 1) {
+    throw Error("trainer.devices", "trainer predict runs in one process, not " + std::to_string(world_size),
+                "Set trainer.devices=1 (a prediction pass needs no data parallelism).");
+  }
   std::unique_ptr<LocalRanks> local;
   if (!env && per_node * dist.num_nodes > 1 && dist.strategy != "single_device") {
     if (dist.num_nodes > 1) {
@@ -99,7 +104,7 @@ int run_job_ranks(config::Node job_config, const std::string& run_dir, const std
     }
     const std::string address = dist.master_addr.empty() ? "127.0.0.1" : dist.master_addr;
     const int port = dist.master_port != 0 ? dist.master_port : LocalRanks::free_port();
-    const bool evaluation = command == "validate" || command == "test" || command == "export";
+    const bool evaluation = command == "validate" || command == "test" || command == "predict" || command == "export";
     const std::string checkpoint = evaluation ? view.get_or<std::string>("ckpt_path", "") : std::string();
     local = std::make_unique<LocalRanks>(per_node, rank_command_line(run_dir, checkpoint), address, port);
     env = detect_dist_env();

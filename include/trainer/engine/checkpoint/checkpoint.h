@@ -38,6 +38,8 @@ struct LoopState {
   // The data's class names in label order (an image folder's), so a prediction can be named
   // without the folder; empty when the data names none. Kept in the file's torch-free summary.
   std::vector<std::string> class_names;
+  // One sample's shape (data's sample_shape), so a prediction on new images can bring them to it.
+  std::vector<int64_t> sample_shape;
 };
 
 // The checkpoint file as bytes (formats/checkpoint_file.h: a checksummed LibTorch archive plus a

@@ -1,0 +1,131 @@
+// trainer predict: a checkpoint's model over the images of data.root (data=image_folder) or the
+// test split (other datasets), one CSV row per sample in the order the data lists them: the
+// sample, the most likely class and its probability, the true class when known, and the top k.
+// Written to the evaluation's own run directory, never into the training run.
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <ATen/ATen.h>
+#include <torch/nn/functional/activation.h>
+
+#include "trainer/engine/precision/autocast_guard.h"
+#include "trainer/options/option_reader.h"
+#include "trainer/util/atomic_file.h"
+#include "trainer/util/error.h"
+#include "trainer/util/log.h"
+
+#include "trainer_impl.h"
+
+namespace trainer::engine {
+namespace {
+
+// One CSV field as RFC 4180 writes it: quoted when it holds a comma, a quote or a line break.
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
+  std::string quoted = "\"";
+  for (const char c : text) {
+    if (c == '"') quoted += '"';
+    quoted += c;
+  }
+  return quoted + "\"";
+}
+
+std::string probability_text(float p) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.6f", static_cast<double>(p));
+  return text;
+}
+
+}  // namespace
+
+int Trainer::Impl::predict_command() {
+  if (world_size > 1) {
+    throw Error("trainer.devices", "trainer predict runs in one process, not " + std::to_string(world_size),
+                "Set trainer.devices=1 (a prediction pass over a folder needs no data parallelism).");
+  }
+  const options::OptionReader predict(config::ConfigView(config).sub("predict"), "", "predict");
+  const auto wanted_k = predict.get<int64_t>("top_k");
+  if (options.ckpt_path) {
+    const std::string path = resolve_ckpt_path(*options.ckpt_path);
+    const LoopState state = load_checkpoint(path, *model, nullptr, false, config_yaml);
+    log::info("loaded " + path + " (epoch " + std::to_string(state.epoch) + ", step " +
+              std::to_string(state.global_step) + ")");
+  } else {
+    log::warning("no ckpt_path given: predicting with the freshly initialised model");
+  }
+  if (predict_set->size() == 0) {
+    throw Error("data", "predict has no sample: the test split is empty",
+                "Use a dataset with a test split, or data=image_folder with data.root=<a folder of images>.");
+  }
+  const int64_t classes = input_spec.num_classes;
+  const int64_t k = std::min<int64_t>(wanted_k, classes);
+  auto name_of = [&](int64_t label) {
+    return class_names.empty() || label < 0 || label >= static_cast<int64_t>(class_names.size())
+               ? std::to_string(label)
+               : class_names[static_cast<size_t>(label)];
+  };
+
+  std::string csv = "sample,prediction,probability,target";
+  for (int64_t i = 1; i <= k; ++i) {
+    csv += ",top" + std::to_string(i) + ",top" + std::to_string(i) + "_probability";
+  }
+  csv += "\n";
+
+  data::BatchLoader loader = make_loader(predict_set, /*train=*/false);
+  torch::NoGradGuard no_grad;
+  model->eval();
+  loader.start_epoch(0);
+  int64_t position = 0, labelled = 0, correct = 0, rows = 0;
+  while (auto batch = loader.next()) {
+    at::Tensor logits;
+    {
+      AutocastGuard autocast_scope(device.type(), autocast_dtype, autocast);
+      at::Tensor inputs = batch->inputs;
+      if (param_dtype != at::kFloat) inputs = inputs.to(param_dtype);
+      logits = model->forward(inputs);
+    }
+    const at::Tensor probabilities = torch::softmax(logits.to(at::kFloat), 1);
+    const auto [top_p, top_class] = probabilities.topk(k, 1);
+    const at::Tensor p = top_p.to(at::kCPU).contiguous();
+    const at::Tensor c = top_class.to(at::kCPU).contiguous();
+    const at::Tensor targets = batch->targets.to(at::kCPU).contiguous();
+    const int64_t n = p.size(0);
+    const float* pp = p.data_ptr<float>();
+    const int64_t* cp = c.data_ptr<int64_t>();
+    const int64_t* tp = targets.data_ptr<int64_t>();
+    const int64_t* ip = batch->indices.defined() ? batch->indices.data_ptr<int64_t>() : nullptr;
+    for (int64_t row = 0; row < n; ++row) {
+      const int64_t sample = ip != nullptr ? ip[row] : position + row;
+      const int64_t target = tp[row];
+      csv += csv_field(predict_set->sample_name(sample)) + "," + csv_field(name_of(cp[row * k])) + "," +
+             probability_text(pp[row * k]) + "," + (target >= 0 ? csv_field(name_of(target)) : std::string());
+      for (int64_t i = 0; i < k; ++i) {
+        csv += "," + csv_field(name_of(cp[row * k + i])) + "," + probability_text(pp[row * k + i]);
+      }
+      csv += "\n";
+      if (target >= 0) {
+        ++labelled;
+        if (cp[row * k] == target) ++correct;
+      }
+    }
+    position += ip != nullptr ? batch->indices.numel() : n;
+    rows += n;
+  }
+  model->train();
+  const std::string path = run_dir + "/predictions.csv";
+  write_file_atomically(path, csv, {"predictions file"});
+  std::string summary =
+      "predict: wrote " + std::to_string(rows) + " predictions (top " + std::to_string(k) + ") to " + path;
+  if (labelled > 0) {
+    const double accuracy = static_cast<double>(correct) / static_cast<double>(labelled);
+    summary += "; accuracy " + fixed(accuracy, 4) + " on the " + std::to_string(labelled) + " with a known class";
+    std::printf("predict/acc=%.6f predict/count=%lld\n", accuracy, static_cast<long long>(labelled));
+    std::fflush(stdout);
+  }
+  log::info(summary);
+  return 0;
+}
+
+}  // namespace trainer::engine
