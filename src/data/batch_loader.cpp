@@ -4,6 +4,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <chrono>
 #include <string>
 #include <utility>
 
@@ -157,12 +158,16 @@ void BatchLoader::start_epoch(int64_t epoch, int64_t skip_batches) {
   indices_ = sampler_.indices();
   epoch_ = epoch;
   next_batch_ = skip_batches;
+  first_batch_ = skip_batches;
+  consumer_timing_ = LoaderTiming{};
   started_ = true;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     for (auto& slot : slots_) slot = Slot{};
     next_claim_ = skip_batches;
     delivered_ = skip_batches;
+    workers_making_seconds_ = 0;
+    workers_samples_made_ = 0;
     stop_ = false;
   }
   const int64_t remaining = batches_per_epoch_ - skip_batches;
@@ -227,13 +232,17 @@ void BatchLoader::worker_loop() {
     }
     Slot slot;
     slot.batch = batch_number;
+    const auto started = std::chrono::steady_clock::now();
     try {
       slot.value = make_batch(batch_number, nullptr);
     } catch (...) {
       slot.error = std::current_exception();
     }
+    const std::chrono::duration<double> making = std::chrono::steady_clock::now() - started;
     {
       std::lock_guard<std::mutex> lock(mutex_);
+      workers_making_seconds_ += making.count();
+      if (slot.value) workers_samples_made_ += slot.value->targets.size(0);
       slots_[static_cast<size_t>(batch_number % window)] = std::move(slot);
     }
     ready_.notify_all();
@@ -245,14 +254,28 @@ std::optional<Batch> BatchLoader::next() {
     throw Error("BatchLoader::next", "no epoch started", "Call start_epoch(epoch) first.");
   }
   if (next_batch_ >= batches_per_epoch_) return std::nullopt;
-  if (workers_.empty()) return make_batch(next_batch_++, copy_observer_);
+  const bool timed = next_batch_ != first_batch_;  // the first batch fills the pipeline
+  if (timed) ++consumer_timing_.batches_timed;
+  const auto started = std::chrono::steady_clock::now();
+  if (workers_.empty()) {
+    Batch batch = make_batch(next_batch_++, copy_observer_);
+    const std::chrono::duration<double> making = std::chrono::steady_clock::now() - started;
+    if (timed) consumer_timing_.waited_seconds += making.count();
+    consumer_timing_.making_seconds += making.count();
+    consumer_timing_.samples_made += batch.targets.size(0);
+    return batch;
+  }
 
   const auto window = static_cast<int64_t>(slots_.size());
   Slot slot;
   {
     std::unique_lock<std::mutex> lock(mutex_);
     Slot& waiting = slots_[static_cast<size_t>(next_batch_ % window)];
-    ready_.wait(lock, [&] { return waiting.batch == next_batch_; });
+    if (waiting.batch != next_batch_) {
+      ready_.wait(lock, [&] { return waiting.batch == next_batch_; });
+      const std::chrono::duration<double> waited = std::chrono::steady_clock::now() - started;
+      if (timed) consumer_timing_.waited_seconds += waited.count();
+    }
     slot = std::move(waiting);
     waiting = Slot{};
     delivered_ = ++next_batch_;
@@ -260,6 +283,14 @@ std::optional<Batch> BatchLoader::next() {
   space_.notify_all();
   if (slot.error) std::rethrow_exception(slot.error);
   return std::move(slot.value);
+}
+
+LoaderTiming BatchLoader::epoch_timing() {
+  LoaderTiming timing = consumer_timing_;
+  std::lock_guard<std::mutex> lock(mutex_);
+  timing.making_seconds += workers_making_seconds_;
+  timing.samples_made += workers_samples_made_;
+  return timing;
 }
 
 }  // namespace trainer::data

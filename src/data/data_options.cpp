@@ -54,7 +54,7 @@ DataOptions DataOptions::from_config(const config::ConfigView& data, uint64_t se
         if (count != 1 && count != static_cast<size_t>(o.channels)) {
           throw Error(where(data, std::string("normalize.") + key),
                       "gives " + std::to_string(count) + " values, but the images have " + std::to_string(o.channels) +
-                          " channels (data.channels)",
+                          (o.channels == 1 ? " channel" : " channels") + " (data.channels)",
                       "Give one value per channel, or one value for all of them.");
         }
       }

@@ -284,6 +284,8 @@ int Trainer::Impl::fit() {
   bool first_step_reported = false;
   const bool by_norm = options.gradient_clip_algorithm == ClipAlgorithm::kNorm;
   int64_t reported_skips = 0;
+  bool warned_data_bound = false;
+  const int cores_for_files = data::resolve_num_workers(-1, device, /*reads_files=*/true);
   model->train();
 
   for (int64_t epoch = state.epoch; epoch < options.max_epochs && !stop; ++epoch) {
@@ -465,6 +467,11 @@ int Trainer::Impl::fit() {
     if (options.checkpoint.monitor == "train/loss") monitored = train_loss;
     if (options.checkpoint.monitor == "train/acc") monitored = train_acc;
     log::info(line);
+    if (!warned_data_bound && train_set->reads_files()) {  // once a run: the loop waited for files
+      const auto warning = data::data_bound_warning(train_loader.epoch_timing(), epoch_seconds,
+                                                    train_loader.options().num_workers, epoch, cores_for_files);
+      if ((warned_data_bound = warning.has_value())) log::warning(*warning);
+    }
     log_metrics(row, epoch, state.global_step);
     if (epoch_done) {
       std::map<std::string, double> epoch_metrics(row.begin(), row.end());

@@ -1,6 +1,7 @@
 // BatchLoader: the same batches in the same order for any number of workers, augmentation
-// independent of thread timing, exact mid-epoch resume, epoch boundaries and errors. A hidden
-// benchmark ([.bench]) measures samples/s over Fashion-MNIST with 0, 1 and 2 workers.
+// independent of thread timing, exact mid-epoch resume, epoch boundaries, errors, and the timing
+// of the consumer's waits (the data-bound warning's figures). A hidden benchmark ([.bench])
+// measures samples/s over Fashion-MNIST with 0, 1 and 2 workers.
 #include "trainer/data/batch_loader.h"
 
 #include <dirent.h>
@@ -218,6 +219,55 @@ CATCH_TEST_CASE("BatchLoader rethrows a worker's error in the caller") {
   CATCH_CHECK_THROWS_AS(loader.next(), trainer::Error);
   BatchLoader not_started(data, EpochSampler(10, false, 0), options(0));
   CATCH_CHECK_THROWS_AS(not_started.next(), trainer::Error);
+}
+
+namespace {
+
+// A dataset whose every batch takes `delay` to make, as a folder of large images would.
+class SlowDataset : public trainer::data::Dataset {
+ public:
+  explicit SlowDataset(std::chrono::milliseconds delay) : delay_(delay) {}
+  int64_t size() const override { return 40; }
+  Batch get_batch(const at::Tensor& indices, int64_t /*epoch*/) const override {
+    std::this_thread::sleep_for(delay_);
+    return {at::zeros({indices.numel(), 1, 2, 2}, at::kByte), indices.clone()};
+  }
+  std::vector<int64_t> sample_shape() const override { return {1, 2, 2}; }
+
+ private:
+  std::chrono::milliseconds delay_;
+};
+
+}  // namespace
+
+CATCH_TEST_CASE("BatchLoader times the consumer's waits and the making rate (the data-bound warning's figures)") {
+  const auto slow = std::make_shared<const SlowDataset>(std::chrono::milliseconds(20));
+  LoaderOptions o = options(0, false);
+  o.batch_size = 4;  // 10 batches of 20 ms
+  {                  // no workers: every batch but the first (the pipeline fill) is waited for, all of its making
+    BatchLoader loader(slow, EpochSampler(40, false, 0), o);
+    epoch(loader, 0);
+    const trainer::data::LoaderTiming timing = loader.epoch_timing();
+    CATCH_CHECK(timing.batches_timed == 9);
+    CATCH_CHECK(timing.waited_seconds >= 9 * 0.020);
+    CATCH_CHECK(timing.samples_made == 40);
+    CATCH_CHECK(timing.samples_per_thread_second() <= 4 / 0.020);
+    CATCH_CHECK(timing.samples_per_thread_second() > 4 / 0.200);
+  }
+  {  // two workers and a consumer slower than them: after the fill, batches are ready when asked
+    o.num_workers = 2;
+    BatchLoader loader(slow, EpochSampler(40, false, 0), o);
+    loader.start_epoch(0);
+    while (loader.next()) std::this_thread::sleep_for(std::chrono::milliseconds(40));
+    const trainer::data::LoaderTiming timing = loader.epoch_timing();
+    CATCH_CHECK(timing.batches_timed == 9);
+    CATCH_CHECK(timing.waited_seconds < 9 * 0.020 / 2);
+    CATCH_CHECK(timing.samples_made == 40);
+    // The next epoch starts from zero.
+    loader.start_epoch(1);
+    CATCH_CHECK(loader.epoch_timing().samples_made == 0);
+    CATCH_CHECK(loader.epoch_timing().waited_seconds == 0);
+  }
 }
 
 CATCH_TEST_CASE("BatchLoader throughput on Fashion-MNIST", "[.bench]") {

@@ -209,6 +209,43 @@ TEST_CASE("image_folder: augmented batches do not depend on the number of loader
   CHECK(largest_difference(in_training_thread, three_threads) == 0.0);
 }
 
+TEST_CASE("image_folder: a data-bound run says so once, naming data.num_workers and the decode rate", "[may-skip]") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  TempDir dir;
+  const fs::path tree = fs::path(dir.path()) / "photos";
+  if (!make_tree(tree, {"--per-class", "20", "--size", "384"})) return;
+  // A tiny mlp fed 64 x 64 crops of 384 x 384 PNG files made on the training thread: the step
+  // takes about a millisecond, decoding and resizing the batch's 8 images ten times that.
+  const std::vector<std::string> fed_slowly = {
+      "model=mlp",         "model.hidden_sizes=[4]", "data.image_size=64",   "data.augment=imagenet",
+      "data.batch_size=8", "data.num_workers=0",     "trainer.max_epochs=2", "test_after_fit=false"};
+  std::vector<std::string> argv = fit_command(tree, (fs::path(dir.path()) / "slow").string(), fed_slowly);
+  argv.erase(std::find(argv.begin(), argv.end(), "model=cnn"));
+  argv.erase(std::find(argv.begin(), argv.end(), "model.channels=[8,16]"));
+  argv.erase(std::find(argv.begin(), argv.end(), "model.hidden_size=32"));
+  const ProcessResult slow = run_process(argv, dir.path());
+  INFO(slow.err);
+  REQUIRE(slow.exit_code == 0);
+  const std::string warning = "data-bound: the training loop waited for batches ";
+  const size_t at = slow.err.find(warning);
+  REQUIRE(at != std::string::npos);
+  CHECK(slow.err.find(warning, at + 1) == std::string::npos);  // once a run, not every epoch
+  const std::string line = slow.err.substr(at, slow.err.find('\n', at) - at);
+  CHECK(line.find("% of epoch 0 (") != std::string::npos);
+  CHECK(line.find("on the training thread (data.num_workers=0), making ") != std::string::npos);
+  CHECK(line.find(" samples/s per thread") != std::string::npos);
+  CHECK(line.find("Raise data.num_workers (0 now; data.num_workers=auto gives ") != std::string::npos);
+
+  // Data in memory never waits on files: no such warning, whatever the share.
+  const ProcessResult tensors =
+      run_process({TRAINER_BINARY, "fit", "data=synthetic", "data.num_samples=256", "data.batch_size=8",
+                   "model.hidden_sizes=[4]", "trainer.max_epochs=1", "test_after_fit=false", "hydra.run.dir=tensors"},
+                  dir.path());
+  INFO(tensors.err);
+  REQUIRE(tensors.exit_code == 0);
+  CHECK(tensors.err.find("data-bound") == std::string::npos);
+}
+
 TEST_CASE("image_folder: a run killed with SIGKILL mid-epoch, augmentation on, resumes to the same weights",
           "[may-skip]") {
   if (!engine_built()) return skip_test(kNoEngine, Skip::expected);

@@ -19,6 +19,7 @@
 
 #include "trainer/data/data_options.h"
 #include "trainer/data/dataset.h"
+#include "trainer/data/loader_timing.h"
 #include "trainer/data/sampler.h"
 
 namespace trainer::data {
@@ -79,6 +80,8 @@ class BatchLoader {
   const LoaderOptions& options() const { return options_; }
   // Null (the default): no calls. The observer must outlive the loader's use of it.
   void observe_copies(CopyObserver* observer) { copy_observer_ = observer; }
+  // This epoch's waits and making rate so far (loader_timing.h). Call from the consumer thread.
+  LoaderTiming epoch_timing();
 
  private:
   struct Slot {
@@ -102,7 +105,9 @@ class BatchLoader {
   // Per epoch: set by start_epoch before workers start, read-only while they run.
   at::Tensor indices_;
   int64_t epoch_ = 0;
-  int64_t next_batch_ = 0;  // the consumer's position (only the consumer thread writes it)
+  int64_t next_batch_ = 0;        // the consumer's position (only the consumer thread writes it)
+  int64_t first_batch_ = 0;       // the epoch's first batch (after a resume's skip): not timed
+  LoaderTiming consumer_timing_;  // the consumer's waits (and its making, with no workers)
   bool started_ = false;
   CopyObserver* copy_observer_ = nullptr;
 
@@ -112,8 +117,10 @@ class BatchLoader {
   std::condition_variable ready_;  // a slot was filled
   std::condition_variable space_;  // the consumer took a batch, or stop
   std::vector<Slot> slots_;
-  int64_t next_claim_ = 0;  // the next batch number a worker takes
-  int64_t delivered_ = 0;   // batches handed to the consumer
+  int64_t next_claim_ = 0;             // the next batch number a worker takes
+  int64_t delivered_ = 0;              // batches handed to the consumer
+  double workers_making_seconds_ = 0;  // summed over the workers, this epoch
+  int64_t workers_samples_made_ = 0;
   bool stop_ = false;
   std::vector<std::thread> workers_;
 };

@@ -7,11 +7,11 @@ image tests, with Pillow. Nothing here is committed: the tests run it into a tem
       decodes of each as references (convert("RGB") -> NAME.rgb.ppm, convert("L") -> NAME.l.pgm),
       damaged files, and cases.txt: one line per file, "NAME ok" or "NAME bad".
 
-  make_images.py tree OUT_DIR [--per-class N] [--split] [--mixed] [--damaged] [--idx IDX_DIR]
+  make_images.py tree OUT_DIR [--per-class N] [--split] [--mixed] [--damaged] [--size N] [--idx IDX_DIR]
       an ImageFolder tree of Fashion-MNIST images, OUT_DIR/<class>/<n>.png, one folder per class
       (the dataset's ten class names); --split: OUT_DIR/{train,val,test}/<class>/ from the training
       and test files; --mixed: PNG and JPEG, gray and RGB, several sizes, nested folders and
-      upper-case extensions; --damaged: also a truncated PNG, a corrupt JPEG and files that are
+      upper-case extensions; --size N: every image enlarged to N x N first; --damaged: also a truncated PNG, a corrupt JPEG and files that are
       not images (ignored by extension). Writes labels.txt: "<path relative to OUT_DIR> <label>".
 """
 import gzip
@@ -144,7 +144,7 @@ def fashion_split(idx_dir, prefix, count):
     return [(Image.frombytes("L", (cols, rows), data[i * size:(i + 1) * size]), labels[i]) for i in range(len(labels))]
 
 
-def write_tree(out, samples, per_class, mixed, listing, prefix=""):
+def write_tree(out, samples, per_class, mixed, listing, prefix="", size=0):
     written = {c: 0 for c in range(10)}
     for i, (image, label) in enumerate(samples):
         if written[label] >= per_class:
@@ -153,6 +153,8 @@ def write_tree(out, samples, per_class, mixed, listing, prefix=""):
         written[label] += 1
         folder = os.path.join(out, CLASSES[label])
         name = f"{n:05d}.png"
+        if size:
+            image = image.resize((size, size), Image.BILINEAR)
         if mixed:
             kind = n % 4
             if kind == 1:
@@ -177,12 +179,14 @@ def write_tree(out, samples, per_class, mixed, listing, prefix=""):
 
 def tree(args):
     out = args[0]
-    per_class, split, mixed, damaged, idx_dir = 20, False, False, False, DEFAULT_IDX
+    per_class, split, mixed, damaged, idx_dir, size = 20, False, False, False, DEFAULT_IDX, 0
     rest = args[1:]
     while rest:
         flag = rest.pop(0)
         if flag == "--per-class":
             per_class = int(rest.pop(0))
+        elif flag == "--size":
+            size = int(rest.pop(0))
         elif flag == "--split":
             split = True
         elif flag == "--mixed":
@@ -196,13 +200,13 @@ def tree(args):
     listing = []
     train = fashion_split(idx_dir, "train", per_class * 10 * 3)
     if split:
-        write_tree(os.path.join(out, "train"), train, per_class, mixed, listing, "train")
+        write_tree(os.path.join(out, "train"), train, per_class, mixed, listing, "train", size)
         val = train[per_class * 10 * 2:]
-        write_tree(os.path.join(out, "val"), val, max(1, per_class // 4), mixed, listing, "val")
+        write_tree(os.path.join(out, "val"), val, max(1, per_class // 4), mixed, listing, "val", size)
         test = fashion_split(idx_dir, "t10k", per_class * 10 * 3)
-        write_tree(os.path.join(out, "test"), test, max(1, per_class // 2), mixed, listing, "test")
+        write_tree(os.path.join(out, "test"), test, max(1, per_class // 2), mixed, listing, "test", size)
     else:
-        write_tree(out, train, per_class, mixed, listing)
+        write_tree(out, train, per_class, mixed, listing, size=size)
     root = os.path.join(out, "train") if split else out
     if damaged:
         with open(os.path.join(root, CLASSES[0], "README.txt"), "w") as f:
