@@ -246,6 +246,28 @@ TEST_CASE("image_folder: a data-bound run says so once, naming data.num_workers 
   CHECK(tensors.err.find("data-bound") == std::string::npos);
 }
 
+TEST_CASE("image_folder: 2 data-parallel ranks over an uneven split with unreadable files finish together",
+          "[may-skip]") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  TempDir dir;
+  const fs::path tree = fs::path(dir.path()) / "photos";
+  // 190 images and a truncated PNG and a corrupt JPEG (--damaged): 173 training images, which no
+  // batch size splits evenly over 2 ranks, and two of them unreadable, on whichever rank draws them.
+  if (!make_tree(tree, {"--per-class", "19", "--damaged"})) return;
+  const ProcessResult fit = run_process(fit_command(tree, (fs::path(dir.path()) / "ddp").string(),
+                                                    {"trainer.devices=2", "data.batch_size=16", "trainer.max_epochs=2",
+                                                     "data.on_bad_sample=skip", "test_after_fit=false"}),
+                                        dir.path());
+  INFO(fit.out << fit.err);
+  REQUIRE(fit.exit_code == 0);
+  CHECK(fit.err.find("data parallel: 2 ranks") != std::string::npos);
+  CHECK(fit.err.find("epoch 1 done") != std::string::npos);
+  // Each rank gets ceil(173 / 2) = 87 samples (one repeated, as DistributedSampler pads): 6 batches.
+  CHECK(fit.err.find("12 steps") != std::string::npos);
+  CHECK(fit.err.find("unreadable sample(s) left out") != std::string::npos);
+  CHECK(fs::exists(fs::path(dir.path()) / "ddp" / "checkpoints" / "last.ckpt"));
+}
+
 TEST_CASE("image_folder: a run killed with SIGKILL mid-epoch, augmentation on, resumes to the same weights",
           "[may-skip]") {
   if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
