@@ -43,24 +43,63 @@ DataOptions DataOptions::from_config(const config::ConfigView& data, uint64_t se
     o.skip_bad_samples = r.get<std::string>("on_bad_sample") == "skip";
     o.mean = {0.5};
     o.std = {0.5};
+    if (r.declares("transforms") && r.given("transforms")) {
+      const options::OptionReader transforms = r.sub("transforms");
+      if (const config::Node* list = transforms.steps("train")) {
+        o.train_transforms = parse_transform_list(*list, transforms.where("train"));
+      }
+      if (const config::Node* list = transforms.steps("eval")) {
+        o.eval_transforms = parse_transform_list(*list, transforms.where("eval"));
+      }
+      if (o.train_transforms && o.eval_transforms && o.image_size > 0) {
+        throw Error(where(data, "image_size"),
+                    "data.image_size=" + std::to_string(o.image_size) +
+                        " would do nothing: data.transforms.train and data.transforms.eval both say every step",
+                    "Give the size in the lists' steps and set data.image_size=null.");
+      }
+      if (o.train_transforms && o.augment_preset != "none") {
+        throw Error(where(data, "augment"),
+                    "data.augment=" + o.augment_preset +
+                        " and data.transforms.train both say how training images "
+                        "are transformed",
+                    "Give one: data.augment=none with data.transforms.train, or data.transforms.train=null.");
+      }
+    }
   }
   if (r.declares("normalize") && r.given("normalize")) {
     const options::OptionReader normalize = r.sub("normalize");
     if (image_folder) {
       o.mean = normalize.get<std::vector<double>>("mean");
       o.std = normalize.get<std::vector<double>>("std");
-      for (const char* key : {"mean", "std"}) {
-        const size_t count = normalize.get<std::vector<double>>(key).size();
-        if (count != 1 && count != static_cast<size_t>(o.channels)) {
-          throw Error(where(data, std::string("normalize.") + key),
-                      "gives " + std::to_string(count) + " values, but the images have " + std::to_string(o.channels) +
-                          (o.channels == 1 ? " channel" : " channels") + " (data.channels)",
-                      "Give one value per channel, or one value for all of them.");
-        }
-      }
     } else {
       o.mean = {normalize.get<double>("mean")};
       o.std = {normalize.get<double>("std")};
+    }
+  }
+  // A final normalize step of data.transforms takes the place of data.normalize, for every split
+  // (the loader normalises them all alike): the two lists' must agree.
+  const TransformList* with_normalize = nullptr;
+  for (const auto* list : {&o.train_transforms, &o.eval_transforms}) {
+    if (!*list || !(*list)->mean) continue;
+    if (with_normalize != nullptr && (with_normalize->mean != (*list)->mean || with_normalize->std != (*list)->std)) {
+      throw Error(where(data, "transforms"), "the train and eval lists normalise differently",
+                  "The loader normalises every split alike: give the same normalize step (or one, in either list).");
+    }
+    with_normalize = &**list;
+    o.mean = *(*list)->mean;
+    o.std = *(*list)->std;
+  }
+  if (image_folder) {
+    for (const auto& [key, values] : {std::pair{"mean", &o.mean}, std::pair{"std", &o.std}}) {
+      const size_t count = values->size();
+      if (count != 1 && count != static_cast<size_t>(o.channels)) {
+        throw Error(
+            with_normalize != nullptr ? where(data, "transforms") : where(data, std::string("normalize.") + key),
+            (with_normalize != nullptr ? "the normalize step's " + std::string(key) + " gives " : "gives ") +
+                std::to_string(count) + " values, but the images have " + std::to_string(o.channels) +
+                (o.channels == 1 ? " channel" : " channels") + " (data.channels)",
+            "Give one value per channel, or one value for all of them.");
+      }
     }
   }
   if (!image_folder && r.declares("augment") && r.given("augment")) {

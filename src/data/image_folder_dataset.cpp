@@ -155,6 +155,15 @@ image::DecodeRequest decode_request(const image::TransformPipeline& transforms, 
   return request;
 }
 
+// A split's steps: its data.transforms list when given, else data.augment's preset at
+// data.image_size.
+image::TransformPipeline pipeline_for(const DataOptions& options, bool training) {
+  const std::optional<TransformList>& given = training ? options.train_transforms : options.eval_transforms;
+  if (given) return image::TransformPipeline(given->steps, training ? "data.transforms.train" : "data.transforms.eval");
+  return image::TransformPipeline::preset(options.augment_preset, training, options.image_size, options.image_size,
+                                          "data.augment");
+}
+
 std::shared_ptr<const Dataset> make_split(std::vector<std::string> files, std::vector<int64_t> labels,
                                           const std::vector<std::string>& classes, const DataOptions& options,
                                           bool training, int height, int width, const std::string& split) {
@@ -162,8 +171,7 @@ std::shared_ptr<const Dataset> make_split(std::vector<std::string> files, std::v
   o.channels = options.channels;
   o.height = height;
   o.width = width;
-  o.transforms = image::TransformPipeline::preset(options.augment_preset, training, options.image_size,
-                                                  options.image_size, "data.augment");
+  o.transforms = pipeline_for(options, training);
   o.decode = decode_request(o.transforms, options.channels);
   o.seed = options.seed;
   o.skip_bad_samples = options.skip_bad_samples;
@@ -184,16 +192,39 @@ std::pair<std::vector<std::string>, std::vector<int64_t>> pick(const image::Imag
   return out;
 }
 
-// The samples' size: fixed by the transforms when data.image_size is set, else the first readable
-// image's own (every image must then have it; with on_bad_sample=skip an unreadable first file is
-// passed over, as it will be in the batches).
+std::string size_text(int height, int width) { return std::to_string(height) + " x " + std::to_string(width); }
+
+// What brings a split's images to their size, for errors: its data.transforms key, and when that
+// is null, what stands in for it ("data.transforms.eval (null: data.augment=none with
+// data.image_size=null)").
+std::string steps_source(const DataOptions& options, bool training) {
+  const std::string key = training ? "data.transforms.train" : "data.transforms.eval";
+  if (training ? options.train_transforms.has_value() : options.eval_transforms.has_value()) return key;
+  return key + " (null: data.augment=" + options.augment_preset + " with data.image_size=" +
+         (options.image_size > 0 ? std::to_string(options.image_size) : std::string("null")) + ")";
+}
+
+// The samples' size: the one the training (or else the evaluation) steps end at, else the first
+// readable image's own (every image must then have it; with on_bad_sample=skip an unreadable
+// first file is passed over, as it will be in the batches). Training and evaluation must agree:
+// the model takes one size.
 std::pair<int, int> sample_size(const DataOptions& options, const std::vector<std::string>& files) {
-  if (options.image_size > 0) return {options.image_size, options.image_size};
+  const std::optional<image::Size> train = pipeline_for(options, true).output_size();
+  const std::optional<image::Size> eval = pipeline_for(options, false).output_size();
+  if (train && eval && (train->height != eval->height || train->width != eval->width)) {
+    throw Error(steps_source(options, false),
+                "brings evaluation images to " + size_text(eval->height, eval->width) + ", but " +
+                    steps_source(options, true) + " brings training images to " +
+                    size_text(train->height, train->width) + ": the model takes one size",
+                "End both lists with steps of the same size (e.g. train [{random_resized_crop: 64}, "
+                "horizontal_flip], eval [{resize: 73}, {center_crop: 64}]).");
+  }
   image::DecodeRequest request;
   request.channels = options.channels;
   std::vector<uint8_t> buffer;
   image::Image first;
   for (const std::string& file : files) {
+    if (train && eval) break;
     try {
       image::read_image(file, request, buffer, first);
       break;
@@ -206,7 +237,17 @@ std::pair<int, int> sample_size(const DataOptions& options, const std::vector<st
                         "file, set data.on_bad_sample=skip, or set data.image_size.");
     }
   }
-  return {first.height, first.width};
+  const std::optional<image::Size> fixed = train ? train : eval;
+  if (!fixed) return {first.height, first.width};
+  if (!(train && eval) && (first.height != fixed->height || first.width != fixed->width)) {
+    throw Error(steps_source(options, !train.has_value()),
+                "keeps the images' own size (" + size_text(first.height, first.width) + ", " + files.front() +
+                    "), but " + steps_source(options, train.has_value()) + " brings them to " +
+                    size_text(fixed->height, fixed->width) + ": the model takes one size",
+                "Set data.image_size=" + std::to_string(std::max(fixed->height, fixed->width)) +
+                    ", or give data.transforms." + (train ? "eval" : "train") + " ending at that size.");
+  }
+  return {fixed->height, fixed->width};
 }
 
 // `~` and `~/...` as the shell would expand them: data.root=~/photos reaches us unexpanded (bash
@@ -229,6 +270,9 @@ DataSplits load_image_folder(const DataOptions& options) {
   const std::vector<std::string>& classes = scan.train.classes;
 
   const auto [height, width] = sample_size(options, scan.train.files);
+  log::info("image transforms: train " + pipeline_for(options, true).describe() + "; evaluation " +
+            pipeline_for(options, false).describe() + "; samples " + std::to_string(options.channels) + " x " +
+            size_text(height, width));
   std::shared_ptr<const Dataset> train, val, test;
   if (scan.split_layout && scan.val) {
     train = make_split(scan.train.files, scan.train.labels, classes, options, true, height, width, "train");

@@ -73,12 +73,30 @@ std::vector<Section> data_sections() {
           choice("on_bad_sample", "error", {"error", "skip"})
               .means("an unreadable image stops the run (error) or is logged once and left out (skip)"),
           section("normalize").means("per-channel normalisation, below"),
+          section("transforms").means("torchvision's transforms by name, per split, below"),
       });
   Section folder_normalize{
       "data.normalize", "image_folder", true, "data=image_folder: per-channel normalisation, on the [0, 1] scale", {}};
   folder_normalize.options = {
       numbers("mean", "[0.485, 0.456, 0.406]").means("subtracted per channel (one value, or one per channel)"),
       numbers("std", "[0.229, 0.224, 0.225]").above(0).means("divides per channel (one value, or one per channel)"),
+  };
+
+  Section folder_transforms{"data.transforms",
+                            "image_folder",
+                            true,
+                            "data=image_folder: torchvision's transforms by name (docs/data.md), in place of "
+                            "data.augment's",
+                            {}};
+  folder_transforms.options = {
+      steps("train", "null")
+          .or_null()
+          .means("training images' steps, e.g. [{random_crop: {size: 28, padding: 4}}, "
+                 "horizontal_flip]; null: data.augment's"),
+      steps("eval", "null")
+          .or_null()
+          .means("validation, test and predict images' steps, e.g. [{resize: 32}, "
+                 "{center_crop: 28}]; null: data.augment's"),
   };
 
   const std::vector<Option> shape = {
@@ -101,7 +119,7 @@ std::vector<Section> data_sections() {
   registered.options.insert(registered.options.end(), shape.begin(), shape.end());
   registered.options.push_back(section("normalize").means("per-pixel normalisation, below"));
   registered.options.push_back(section("augment").means("training-batch augmentation, below"));
-  return {fashion, folder, synthetic, registered, folder_normalize, normalize, augment};
+  return {fashion, folder, synthetic, registered, folder_normalize, folder_transforms, normalize, augment};
 }
 
 }  // namespace trainer::options

@@ -37,6 +37,8 @@ std::string type_text(Type type) {
       return "list of floats";
     case Type::kMap:
       return "section";
+    case Type::kSteps:
+      return "list of steps";
   }
   return "?";
 }
@@ -71,5 +73,8 @@ Option numbers(std::string key, std::string default_text) {
   return make(std::move(key), Type::kFloatList, std::move(default_text));
 }
 Option section(std::string key) { return make(std::move(key), Type::kMap, "{}"); }
+Option steps(std::string key, std::string default_text) {
+  return make(std::move(key), Type::kSteps, std::move(default_text));
+}
 
 }  // namespace trainer::options

@@ -121,6 +121,11 @@ Limit OptionReader::limit(std::string_view key) const {
   return out;
 }
 
+const config::Node* OptionReader::steps(std::string_view key) const {
+  const config::Node* value = checked(key, false);
+  return value == nullptr || value->is_null() ? nullptr : value;
+}
+
 std::string OptionReader::word(std::string_view key) const {
   const config::Node* value = checked(key, false);
   return value != nullptr && value->is_string() ? value->as_string() : "";

@@ -91,6 +91,20 @@ std::string check_list(const Option& option, const config::Node& value, bool int
   return "";
 }
 
+// The shape of a list of steps: each item a name, or a map of one name to its parameters (a
+// section of them, or one value for the first). The names and parameters are the reader's.
+std::string check_steps(const Option& option, const config::Node& value) {
+  const std::string shape = "a list of steps, each a name or {name: its parameters}";
+  if (!value.is_list()) return expected(option, shape, value);
+  for (size_t i = 0; i < value.items().size(); ++i) {
+    const config::Node& item = value.items()[i];
+    if (item.is_string() || item.is_interpolation()) continue;
+    if (item.is_map() && item.entries().size() == 1) continue;
+    return "item " + std::to_string(i) + ": " + expected(option, "a name or a map of one name to its parameters", item);
+  }
+  return "";
+}
+
 }  // namespace
 
 std::optional<std::string> choice_text(const config::Node& value) {
@@ -151,6 +165,9 @@ std::string accepted(const Option& option) {
       break;
     case Type::kMap:
       text = "a section of keys";
+      break;
+    case Type::kSteps:
+      text = "a list of steps, each a name or {name: its parameters}";
       break;
   }
   if (option.type != Type::kLimit && option.has_range()) text += " " + range_text(option);
@@ -230,6 +247,8 @@ std::string check_value(const Option& option, const config::Node& value) {
       return check_list(option, value, false);
     case Type::kMap:
       return value.is_map() ? "" : expected(option, "a section of keys", value);
+    case Type::kSteps:
+      return check_steps(option, value);
   }
   return "";
 }

@@ -209,6 +209,56 @@ TEST_CASE("image_folder: augmented batches do not depend on the number of loader
   CHECK(largest_difference(in_training_thread, three_threads) == 0.0);
 }
 
+// docs/data.md's data.transforms command: torchvision's steps by name, for a resnet.
+TEST_CASE("image_folder: data.transforms gives each split torchvision's steps by name", "[may-skip]") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  TempDir dir;
+  const fs::path tree = fs::path(dir.path()) / "photos";
+  if (!make_tree(tree, {"--per-class", "6", "--mixed"})) return;
+  const std::vector<std::string> common = {TRAINER_BINARY,         "fit",
+                                           "data=image_folder",    "data.root=" + tree.string(),
+                                           "model=resnet",         "model.width=8",
+                                           "trainer.max_epochs=1", "trainer.enable_progress_bar=false",
+                                           "test_after_fit=false", "data.batch_size=16"};
+  std::vector<std::string> argv = common;
+  argv.insert(argv.end(), {"data.transforms.train=[{random_resized_crop: {size: 32, scale: [0.5, 1.0]}}, "
+                           "horizontal_flip, {color_jitter: 0.2}]",
+                           "data.transforms.eval=[{resize: 36}, {center_crop: 32}]", "hydra.run.dir=steps"});
+  const ProcessResult fit = run_process(argv, dir.path());
+  INFO(fit.err);
+  REQUIRE(fit.exit_code == 0);
+  CHECK(fit.err.find("image transforms: train RandomResizedCrop(size=(32, 32), scale=(0.5, 1), ratio=(0.75, "
+                     "1.333)) -> RandomHorizontalFlip(p=0.5) -> ColorJitter(brightness=0.2, contrast=0, "
+                     "saturation=0); evaluation Resize(size=36) -> CenterCrop(size=(32, 32)); samples 3 x 32 x 32") !=
+        std::string::npos);
+  // The config keeps the lists as given, for evaluation and predict to reuse.
+  const std::string saved = read_file(fs::path(dir.path()) / "steps" / ".hydra" / "config.yaml");
+  CHECK(saved.find("random_resized_crop:") != std::string::npos);
+
+  // Steps that end at different sizes: one size for the model, named on both sides.
+  argv = common;
+  argv.insert(argv.end(), {"data.transforms.train=[{random_resized_crop: 32}]", "hydra.run.dir=sizes"});
+  const ProcessResult sizes = run_process(argv, dir.path());
+  check_clean_error(sizes);
+  CHECK(sizes.err.find("data.transforms.eval (null: data.augment=none with data.image_size=null)") !=
+        std::string::npos);
+  CHECK(sizes.err.find("but data.transforms.train brings them to 32 x 32: the model takes one size") !=
+        std::string::npos);
+  // An unknown step: its place and the closest name.
+  argv = common;
+  argv.insert(argv.end(), {"data.transforms.train=[{random_flip: 0.5}]", "hydra.run.dir=typo"});
+  const ProcessResult typo = run_process(argv, dir.path());
+  check_clean_error(typo);
+  CHECK(typo.err.find("item 0 (random_flip): unknown transform 'random_flip'") != std::string::npos);
+  // And both augment's preset and a training list: one of them would be ignored.
+  argv = common;
+  argv.insert(argv.end(), {"data.transforms.train=[horizontal_flip]", "data.augment=imagenet", "data.image_size=32",
+                           "hydra.run.dir=both"});
+  const ProcessResult both = run_process(argv, dir.path());
+  check_clean_error(both);
+  CHECK(both.err.find("data.augment=imagenet and data.transforms.train both say") != std::string::npos);
+}
+
 TEST_CASE("image_folder: a data-bound run says so once, naming data.num_workers and the decode rate", "[may-skip]") {
   if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;

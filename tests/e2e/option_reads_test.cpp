@@ -73,7 +73,8 @@ TEST_CASE("every declared option is read by the code that honours it") {
     }
   }
   run(small({"fit", "data=image_folder", "data.root=folder", "data.image_size=8", "data.augment=imagenet",
-             "data.on_bad_sample=skip", "data.batch_size=4", "hydra.run.dir=images_folder"}));
+             "data.on_bad_sample=skip", "data.batch_size=4", "data.transforms.eval=[{resize: 9}, {center_crop: 8}]",
+             "hydra.run.dir=images_folder"}));
   // predict reads predict.top_k (and the folder's images again, named by the checkpoint's classes).
   run({"predict", "ckpt_path=last", "hydra.run.dir=images_folder", "predict.top_k=2"});
   // A TorchScript model whose file is missing: its keys are read before the load fails cleanly.

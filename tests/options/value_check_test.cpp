@@ -60,3 +60,16 @@ TEST_CASE("durations, limits, lists and words") {
   CHECK_THAT(options::check_value(workers, yaml("many")), Contains("expected an int or auto"));
   CHECK(options::accepted(workers) == "an int at least 0 or auto");
 }
+
+TEST_CASE("lists of steps: names or maps of one name, the rest left to the reader") {
+  const options::Option train = options::steps("train", "null").or_null().means("training steps");
+  CHECK(options::check_value(train, yaml("null")) == "");
+  CHECK(options::check_value(train, yaml("[horizontal_flip, {resize: 72}, {random_crop: {size: 28, padding: 4}}]")) ==
+        "");
+  CHECK(options::check_value(train, yaml("[]")) == "");
+  CHECK_THAT(options::check_value(train, yaml("resize")), Contains("expected a list of steps"));
+  CHECK_THAT(options::check_value(train, yaml("[{resize: 72, center_crop: 64}]")),
+             Contains("item 0: expected a name or a map of one name to its parameters"));
+  CHECK_THAT(options::check_value(train, yaml("[resize, 3]")), Contains("item 1:"));
+  CHECK(options::accepted(train) == "a list of steps, each a name or {name: its parameters}, or null");
+}

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "trainer/config/config_view.h"
+#include "trainer/data/transform_config.h"
 
 namespace trainer::data {
 
@@ -34,7 +35,10 @@ struct DataOptions {
   int image_size = 0;                   // square side after the transforms; 0 (null): the images' own size
   std::string augment_preset = "none";  // augment: none | imagenet (transform_pipeline.h)
   bool skip_bad_samples = false;        // on_bad_sample: skip (true) or error
-  uint64_t seed = 42;                   // the run's seed: fixes the validation split and synthetic data
+  // transforms.train / transforms.eval (transform_config.h): given, they replace the augment
+  // preset's steps for training / for validation, test and predict.
+  std::optional<TransformList> train_transforms, eval_transforms;
+  uint64_t seed = 42;  // the run's seed: fixes the validation split and synthetic data
   // The whole `data` section, for a registered dataset's own keys (`section->get<double>("noise")`).
   // Set by from_config; it views the job's config, so read it inside the dataset factory only.
   std::optional<config::ConfigView> section;

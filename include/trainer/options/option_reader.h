@@ -55,6 +55,8 @@ class OptionReader {
   std::string choice(std::string_view key) const;
   // A duration in seconds (nullopt for null).
   std::optional<double> seconds(std::string_view key) const;
+  // A list of steps (Type::kSteps), its items as given; nullptr for null.
+  const config::Node* steps(std::string_view key) const;
   // A limit_*_batches value.
   Limit limit(std::string_view key) const;
   // An int that may be one of its declared words instead (num_workers: auto): the word, or "".
