@@ -10,6 +10,13 @@
 //                [--batch 128] [--threads T] [--prefetch 4]
 // --threads sets the intra-op threads of the consuming thread (what the training step would
 // use); the loader's workers use one each, as in the trainer.
+//
+// With --image-folder DIR (bench/image_loader_bench.py): the training split of data=image_folder
+// over DIR, as `trainer fit data=image_folder data.augment=imagenet data.image_size=S` sets it up
+// (every file read and decoded to RGB, RandomResizedCrop(S) + RandomHorizontalFlip on the loader's
+// threads, collated to uint8, normalised per channel with ImageNet's mean and std), val_fraction 0.
+// With --decode-only as well: the decoder's ceiling, every file read and decoded on this one
+// thread and nothing else, printed as {"epoch": N, "seconds": S, "samples": K, "batches": 0}.
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -22,7 +29,10 @@
 
 #include "trainer/data/batch_loader.h"
 #include "trainer/data/datasets.h"
+#include "trainer/data/image_folder_dataset.h"
 #include "trainer/data/sampler.h"
+#include "trainer/image/image_decoder.h"
+#include "trainer/image/image_folder.h"
 
 namespace {
 
@@ -33,12 +43,15 @@ struct Args {
   int64_t batch = 128;
   int threads = 0;  // 0: LibTorch's default
   int prefetch = 4;
+  std::string image_folder;  // data=image_folder over this root instead of Fashion-MNIST
+  int image_size = 64;
+  bool decode_only = false;
 };
 
 [[noreturn]] void usage(const std::string& problem) {
   std::fprintf(stderr,
                "loader_bench: %s\nusage: loader_bench --root DIR [--workers N] [--epochs E] "
-               "[--batch B] [--threads T] [--prefetch P]\n",
+               "[--batch B] [--threads T] [--prefetch P] [--image-folder DIR [--image-size S] [--decode-only]]\n",
                problem.c_str());
   std::exit(2);
 }
@@ -47,6 +60,10 @@ Args parse(int argc, char** argv) {
   Args args;
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
+    if (flag == "--decode-only") {
+      args.decode_only = true;
+      continue;
+    }
     if (i + 1 >= argc) usage(flag + " needs a value");
     const std::string value = argv[++i];
     if (flag == "--root") {
@@ -61,12 +78,38 @@ Args parse(int argc, char** argv) {
       args.threads = std::stoi(value);
     } else if (flag == "--prefetch") {
       args.prefetch = std::stoi(value);
+    } else if (flag == "--image-folder") {
+      args.image_folder = value;
+    } else if (flag == "--image-size") {
+      args.image_size = std::stoi(value);
     } else {
       usage("unknown option " + flag);
     }
   }
   if (args.workers < 0 || args.epochs < 1 || args.batch < 1) usage("bad --workers/--epochs/--batch");
   return args;
+}
+
+// The decoder alone on one thread: every file of the folder read and decoded to RGB, per epoch.
+int decode_only(const Args& args) {
+  const std::vector<std::string> files = trainer::image::list_image_files(args.image_folder, "--image-folder");
+  trainer::image::DecodeRequest request;
+  request.channels = 3;
+  std::vector<uint8_t> buffer;
+  trainer::image::Image image;
+  for (int epoch = 0; epoch < args.epochs; ++epoch) {
+    const auto start = std::chrono::steady_clock::now();
+    int64_t pixels = 0;
+    for (const std::string& file : files) {
+      trainer::image::read_image(file, request, buffer, image);
+      pixels += static_cast<int64_t>(image.height) * image.width;
+    }
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::printf("{\"epoch\": %d, \"seconds\": %.6f, \"samples\": %lld, \"batches\": 0, \"pixels\": %lld}\n", epoch,
+                seconds, static_cast<long long>(files.size()), static_cast<long long>(pixels));
+    std::fflush(stdout);
+  }
+  return 0;
 }
 
 }  // namespace
@@ -76,13 +119,27 @@ int main(int argc, char** argv) {
     const Args args = parse(argc, argv);
     if (args.threads > 0) at::set_num_threads(args.threads);
 
+    if (args.decode_only) return decode_only(args);
     // The data config's defaults (configs/data/fashion_mnist.yaml): val_fraction 0.1, seed 42.
     trainer::data::DataOptions data;
     data.name = "fashion_mnist";
     data.root = args.root;
     data.batch_size = args.batch;
     data.num_workers = args.workers;
-    auto train = trainer::data::load_fashion_mnist(data).train;
+    std::shared_ptr<const trainer::data::Dataset> train;
+    if (args.image_folder.empty()) {
+      train = trainer::data::load_fashion_mnist(data).train;
+    } else {  // configs/data/image_folder.yaml with augment=imagenet, image_size=S
+      data.name = "image_folder";
+      data.root = args.image_folder;
+      data.val_fraction = 0;
+      data.channels = 3;
+      data.image_size = args.image_size;
+      data.augment_preset = "imagenet";
+      data.mean = {0.485, 0.456, 0.406};
+      data.std = {0.229, 0.224, 0.225};
+      train = trainer::data::load_image_folder(data).train;
+    }
 
     trainer::data::LoaderOptions options = trainer::data::make_loader_options(data, at::kCPU, /*training=*/true);
     options.prefetch_batches = args.prefetch;
