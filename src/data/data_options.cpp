@@ -98,7 +98,10 @@ DataOptions DataOptions::from_config(const config::ConfigView& data, uint64_t se
             (with_normalize != nullptr ? "the normalize step's " + std::string(key) + " gives " : "gives ") +
                 std::to_string(count) + " values, but the images have " + std::to_string(o.channels) +
                 (o.channels == 1 ? " channel" : " channels") + " (data.channels)",
-            "Give one value per channel, or one value for all of them.");
+            o.channels == 1 && count == 3
+                ? "Give one value for the gray channel: data.normalize.mean=[0.449] data.normalize.std=[0.226] "
+                  "(ImageNet's means of the three), or your data's own."
+                : "Give one value per channel, or one value for all of them.");
       }
     }
   }

@@ -207,9 +207,12 @@ std::string steps_source(const DataOptions& options, bool training) {
 // The samples' size: the one the training (or else the evaluation) steps end at, else the first
 // readable image's own (every image must then have it; with on_bad_sample=skip an unreadable
 // first file is passed over, as it will be in the batches). Training and evaluation must agree:
-// the model takes one size.
-std::pair<int, int> sample_size(const DataOptions& options, const std::vector<std::string>& files) {
-  const std::optional<image::Size> train = pipeline_for(options, true).output_size();
+// the model takes one size. `with_training`: false for prediction, which uses the evaluation steps
+// alone.
+std::pair<int, int> sample_size(const DataOptions& options, const std::vector<std::string>& files,
+                                bool with_training = true) {
+  const std::optional<image::Size> train =
+      with_training ? pipeline_for(options, true).output_size() : std::optional<image::Size>();
   const std::optional<image::Size> eval = pipeline_for(options, false).output_size();
   if (train && eval && (train->height != eval->height || train->width != eval->width)) {
     throw Error(steps_source(options, false),
@@ -219,6 +222,7 @@ std::pair<int, int> sample_size(const DataOptions& options, const std::vector<st
                 "End both lists with steps of the same size (e.g. train [{random_resized_crop: 64}, "
                 "horizontal_flip], eval [{resize: 73}, {center_crop: 64}]).");
   }
+  if (!with_training && eval) return {eval->height, eval->width};
   image::DecodeRequest request;
   request.channels = options.channels;
   std::vector<uint8_t> buffer;
@@ -244,8 +248,12 @@ std::pair<int, int> sample_size(const DataOptions& options, const std::vector<st
                 "keeps the images' own size (" + size_text(first.height, first.width) + ", " + files.front() +
                     "), but " + steps_source(options, train.has_value()) + " brings them to " +
                     size_text(fixed->height, fixed->width) + ": the model takes one size",
-                "Set data.image_size=" + std::to_string(std::max(fixed->height, fixed->width)) +
-                    ", or give data.transforms." + (train ? "eval" : "train") + " ending at that size.");
+                fixed->height == fixed->width
+                    ? "Set data.image_size=" + std::to_string(fixed->height) + ", or give data.transforms." +
+                          (train ? "eval" : "train") + " ending at that size."
+                    : "Give data.transforms." + std::string(train ? "eval" : "train") + "=[{resize: [" +
+                          std::to_string(fixed->height) + ", " + std::to_string(fixed->width) +
+                          "]}] (data.image_size is a square's side).");
   }
   return {fixed->height, fixed->width};
 }
@@ -323,7 +331,9 @@ std::shared_ptr<const Dataset> load_images_to_predict(const DataOptions& options
     }
     labels.push_back(label);
   }
-  const auto [height, width] = sample_size(options, files);
+  const auto [height, width] = sample_size(options, files, /*with_training=*/false);
+  log::info("image transforms: " + pipeline_for(options, false).describe() + "; samples " +
+            std::to_string(options.channels) + " x " + size_text(height, width));
   return make_split(std::move(files), std::move(labels), classes, options, false, height, width, "predict");
 }
 

@@ -27,14 +27,13 @@ std::optional<std::string> data_bound_warning(const LoaderTiming& timing, double
   if (per_thread > 0) {
     text += ", making " + rounded(per_thread, "%.0f") + " samples/s per thread (read, decoded, transformed)";
   }
-  const std::string smaller =
-      "lower data.image_size, or store the images at the size they are used (a JPEG decodes faster smaller)";
+  const std::string smaller = "or store the images nearer the size they are used at (smaller files decode faster)";
   if (num_workers < cores) {
     text += ". Raise data.num_workers (" + std::to_string(num_workers) + " now; data.num_workers=auto gives " +
             std::to_string(cores) + " here, this process's share of the cores), " + smaller + ".";
   } else {
     text += ", as many as this process's share of the cores (" + std::to_string(cores) +
-            "): more threads would not help; " + smaller + ", or give the job more cores.";
+            "): more threads would not help; give the job more cores " + smaller + ".";
   }
   return text;
 }

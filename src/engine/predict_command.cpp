@@ -61,6 +61,10 @@ int Trainer::Impl::predict_command() {
   }
   const int64_t classes = input_spec.num_classes;
   const int64_t k = std::min<int64_t>(wanted_k, classes);
+  if (wanted_k > classes) {
+    log::warning("predict.top_k=" + std::to_string(wanted_k) + " is more than the " + std::to_string(classes) +
+                 " classes: predictions.csv lists all " + std::to_string(classes));
+  }
   auto name_of = [&](int64_t label) {
     return class_names.empty() || label < 0 || label >= static_cast<int64_t>(class_names.size())
                ? std::to_string(label)

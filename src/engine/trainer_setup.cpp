@@ -67,7 +67,18 @@ void Trainer::Impl::setup() {
       throw Error("data.root",
                   "the images to predict are " + text(predict_set->sample_shape()) +
                       " (channels x height x width), but the checkpoint was trained on " + text(shape),
-                  "Set data.image_size to the training size (the model's input), or data.channels to its channels.");
+                  shape[1] == shape[2]
+                      ? "Set data.image_size=" + std::to_string(shape[1]) + " (the model's input size)" +
+                            (predict_set->sample_shape()[0] != shape[0]
+                                 ? ", and data.channels=" + std::to_string(shape[0]) + "."
+                                 : std::string("."))
+                      : "Give data.transforms.eval=[{resize: [" + std::to_string(shape[1]) + ", " +
+                            std::to_string(shape[2]) +
+                            "]}] (the model's input size; data.image_size is a square's "
+                            "side)" +
+                            (predict_set->sample_shape()[0] != shape[0]
+                                 ? ", and data.channels=" + std::to_string(shape[0]) + "."
+                                 : std::string(".")));
     }
     // The model is built for the checkpoint's classes and the images' size.
     auto empty = std::make_shared<const data::TensorDataset>();
@@ -136,7 +147,9 @@ void Trainer::Impl::setup() {
               ", training shuffle off: the same batches every epoch");
   }
   if (tune_only) return;  // trainer tune batch_size logs no metrics and runs no callbacks
-  if (options.enable_loggers && is_main) loggers = make_loggers(view, options.default_root_dir.value_or(run_dir));
+  // predict writes predictions.csv and no metrics: no metrics.csv or TensorBoard files.
+  if (options.enable_loggers && is_main && !predict_only)
+    loggers = make_loggers(view, options.default_root_dir.value_or(run_dir));
   if (options.enable_callbacks) callbacks = make_callbacks(view);
 }
 

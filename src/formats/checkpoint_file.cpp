@@ -187,6 +187,18 @@ CheckpointFile read(const std::string& path, bool whole) {
   File file(path);
   if (!file.open()) {
     if (errno == ENOENT) {
+      // A mistyped run directory: name the first folder on the way that does not exist.
+      std::string missing;
+      for (std::string dir = directory_of(path); dir != "." && dir != "/"; dir = directory_of(dir)) {
+        struct stat info;
+        if (::stat(dir.c_str(), &info) == 0) break;
+        missing = dir;
+      }
+      if (!missing.empty()) {
+        throw Error(path, "checkpoint not found: the folder " + missing + " does not exist",
+                    "Check the path: hydra.run.dir names the training run's own directory (outputs/<date>/<time> "
+                    "unless it was given), and ckpt_path=last or best is looked up in its checkpoints/.");
+      }
       throw Error(path, "checkpoint not found",
                   "Give ckpt_path=last or best (looked up in the training run's checkpoints/), or the path of a "
                   ".ckpt file.");

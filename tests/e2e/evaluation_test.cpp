@@ -181,13 +181,19 @@ TEST_CASE("an override of a model key applies to the checkpoint's resnet") {
 
   // trainer predict on the same resnet and tensor data: the test split, rows named by number,
   // the accuracy the same as trainer test's.
-  auto predicted = run_process({TRAINER_BINARY, "predict", "ckpt_path=last", "hydra.run.dir=resnet"}, dir.path());
+  auto predicted = run_process(
+      {TRAINER_BINARY, "predict", "ckpt_path=last", "hydra.run.dir=resnet", "predict.top_k=20"}, dir.path());
   INFO(predicted.err);
   REQUIRE(predicted.exit_code == 0);
+  CHECK(predicted.err.find("predict.top_k=20 is more than the 10 classes: predictions.csv lists all 10") !=
+        std::string::npos);
   CHECK(printed(predicted.out, "predict/acc") == Approx(printed(same.out, "test/acc")).margin(1e-6));
   const std::string csv = read_file(only_evaluation(fs::path(dir.path()) / "resnet", "predict") / "predictions.csv");
   CHECK(csv.rfind("sample,prediction,probability,target,top1,top1_probability,top2,", 0) == 0);
   CHECK(csv.find("\n0,") != std::string::npos);
+  CHECK(csv.find(",top10_probability\n") != std::string::npos);
+  // No loggers: predictions.csv is its only output besides the run's .hydra/ and log.
+  CHECK_FALSE(fs::exists(only_evaluation(fs::path(dir.path()) / "resnet", "predict") / "metrics.csv"));
   // One process: data parallelism is refused before anything is built.
   auto two = run_process({TRAINER_BINARY, "predict", "ckpt_path=last", "hydra.run.dir=resnet", "trainer.devices=2"},
                          dir.path());

@@ -209,6 +209,45 @@ TEST_CASE("image_folder: augmented batches do not depend on the number of loader
   CHECK(largest_difference(in_training_thread, three_threads) == 0.0);
 }
 
+TEST_CASE("image_folder: predict for a model of non-square images takes data.transforms.eval alone", "[may-skip]") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  TempDir dir;
+  const fs::path tree = fs::path(dir.path()) / "wide";
+  const fs::path photos = fs::path(dir.path()) / "photos";
+  if (!make_tree(tree, {"--per-class", "4"}) || !make_tree(photos, {"--per-class", "1"})) return;
+  // Every training image made 20 high and 30 wide.
+  const ProcessResult widened =
+      run_process({TRAINER_TEST_PYTHON, "-c",
+                   "import pathlib, sys\nfrom PIL import Image\nfor p in pathlib.Path(sys.argv[1]).rglob('*.png'):\n"
+                   "    Image.open(p).resize((30, 20)).save(p)\n",
+                   tree.string()});
+  REQUIRE(widened.exit_code == 0);
+  const std::string run = (fs::path(dir.path()) / "run").string();
+  const ProcessResult fit = run_process(fit_command(tree, run, {"test_after_fit=false"}), dir.path());
+  INFO(fit.err);
+  REQUIRE(fit.exit_code == 0);
+  // 28 x 28 photos: the error says how to bring them to 20 x 30 (not a square data.image_size).
+  const std::vector<std::string> predict = {TRAINER_BINARY, "predict", "ckpt_path=last", "hydra.run.dir=" + run,
+                                            "data.root=" + photos.string()};
+  const ProcessResult refused = run_process(predict, dir.path());
+  check_clean_error(refused);
+  CHECK(refused.err.find("Give data.transforms.eval=[{resize: [20, 30]}]") != std::string::npos);
+  // Following it: the evaluation steps alone decide (the training list plays no part in predict).
+  std::vector<std::string> resized = predict;
+  resized.push_back("data.transforms.eval=[{resize: [20, 30]}]");
+  const ProcessResult done = run_process(resized, dir.path());
+  INFO(done.err);
+  REQUIRE(done.exit_code == 0);
+  CHECK(printed(done.out, "predict/count") == 10);
+  CHECK(done.err.find("image transforms: Resize(size=(20, 30))") != std::string::npos);
+  // A mistyped run directory is named as such.
+  const ProcessResult typo = run_process(
+      {TRAINER_BINARY, "predict", "ckpt_path=last", "hydra.run.dir=" + run + "x", "data.root=" + photos.string()},
+      dir.path());
+  check_clean_error(typo);
+  CHECK(typo.err.find("checkpoint not found: the folder " + run + "x does not exist") != std::string::npos);
+}
+
 // docs/data.md's data.transforms command: torchvision's steps by name, for a resnet.
 TEST_CASE("image_folder: data.transforms gives each split torchvision's steps by name", "[may-skip]") {
   if (!engine_built()) return skip_test(kNoEngine, Skip::expected);

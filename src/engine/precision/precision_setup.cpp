@@ -12,10 +12,12 @@ bool falls_back_to_bf16(const TrainerOptions& options, const at::Device& device,
   // has no float16 CPU autocast at all, and 2.x's trained ResNet-18 ~19x slower than precision=32
   // on 2 cores. The run's checkpoints and their stored config say what ran.
   if (warn) {
-    log::warning(
-        "precision=16-mixed on the CPU: running precision=bf16-mixed instead, as Lightning does "
-        "(float16 autocast has few fast CPU kernels: ResNet-18 trained ~19x slower than precision=32 "
-        "on 2 cores). Set +trainer.cpu_float16_autocast=true to run float16 anyway.");
+    // The way out only where this LibTorch has float16 CPU autocast (not Debian's 1.13).
+    const bool float16_possible = compat::autocast_supported(at::kCPU, at::kHalf);
+    log::warning(std::string("precision=16-mixed on the CPU: running precision=bf16-mixed instead, as Lightning does "
+                             "(float16 autocast has few fast CPU kernels: ResNet-18 trained ~19x slower than "
+                             "precision=32 on 2 cores).") +
+                 (float16_possible ? " Set +trainer.cpu_float16_autocast=true to run float16 anyway." : ""));
   }
   return true;
 }
