@@ -15,8 +15,12 @@
 // over DIR, as `trainer fit data=image_folder data.augment=imagenet data.image_size=S` sets it up
 // (every file read and decoded to RGB, RandomResizedCrop(S) + RandomHorizontalFlip on the loader's
 // threads, collated to uint8, normalised per channel with ImageNet's mean and std), val_fraction 0.
-// With --decode-only as well: the decoder's ceiling, every file read and decoded on this one
+// Like `trainer`, it raises glibc's mmap and trim thresholds first (engine_c_abi.cpp's runtime
+// tuning; TRAINER_MALLOC_TUNING=0 leaves them), so a batch's buffer is reused memory, not a fresh
+// mapping. With --decode-only as well: the decoder's ceiling, every file read and decoded on this one
 // thread and nothing else, printed as {"epoch": N, "seconds": S, "samples": K, "batches": 0}.
+#include <malloc.h>
+
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -117,6 +121,11 @@ int decode_only(const Args& args) {
 int main(int argc, char** argv) {
   try {
     const Args args = parse(argc, argv);
+    const char* malloc_tuning = std::getenv("TRAINER_MALLOC_TUNING");
+    if (malloc_tuning == nullptr || std::string(malloc_tuning) != "0") {
+      mallopt(M_MMAP_THRESHOLD, 32 << 20);
+      mallopt(M_TRIM_THRESHOLD, 1 << 30);
+    }
     if (args.threads > 0) at::set_num_threads(args.threads);
 
     if (args.decode_only) return decode_only(args);
