@@ -47,14 +47,7 @@ int Trainer::Impl::predict_command() {
   }
   const options::OptionReader predict(config::ConfigView(config).sub("predict"), "", "predict");
   const auto wanted_k = predict.get<int64_t>("top_k");
-  if (options.ckpt_path) {
-    const std::string path = resolve_ckpt_path(*options.ckpt_path);
-    const LoopState state = load_checkpoint(path, *model, nullptr, false, config_yaml);
-    log::info("loaded " + path + " (epoch " + std::to_string(state.epoch) + ", step " +
-              std::to_string(state.global_step) + ")");
-  } else {
-    log::warning("no ckpt_path given: predicting with the freshly initialised model");
-  }
+  load_model_to_evaluate("predicting with");
   if (predict_set->size() == 0) {
     throw Error("data", "predict has no sample: the test split is empty",
                 "Use a dataset with a test split, or data=image_folder with data.root=<a folder of images>.");

@@ -553,14 +553,7 @@ int Trainer::Impl::evaluate_command(const std::string& split) {
                                                : std::string("Set data.val_fraction above 0."))
                                     : "Set " + limit + " to a share above 0 or a number of batches.");
   }
-  if (options.ckpt_path) {
-    const std::string path = resolve_ckpt_path(*options.ckpt_path);
-    const LoopState state = load_checkpoint(path, *model, nullptr, false, config_yaml);
-    log::info("loaded " + path + " (epoch " + std::to_string(state.epoch) + ", step " +
-              std::to_string(state.global_step) + ")");
-  } else {
-    log::warning("no ckpt_path given: evaluating the freshly initialised model");
-  }
+  load_model_to_evaluate("evaluating");
   run_test(split);
   return 0;
 }
@@ -577,6 +570,17 @@ Trainer::~Trainer() = default;
 void Trainer::set_distributed(std::shared_ptr<ProcessGroup> group, double bucket_cap_mb) {
   impl_->group = std::move(group);
   impl_->bucket_cap_mb = bucket_cap_mb;
+}
+
+void Trainer::Impl::load_model_to_evaluate(const std::string& doing) {
+  if (!options.ckpt_path) {
+    log::warning("no ckpt_path given: " + doing + " the freshly initialised model");
+    return;
+  }
+  const std::string path = resolve_ckpt_path(*options.ckpt_path);
+  const LoopState state = load_checkpoint(path, *model, nullptr, false, config_yaml);
+  log::info("loaded " + path + " (epoch " + std::to_string(state.epoch) + ", step " +
+            std::to_string(state.global_step) + ")");
 }
 
 int Trainer::run(const std::string& command) {

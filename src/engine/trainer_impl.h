@@ -265,6 +265,9 @@ struct Trainer::Impl {
   // trainer predict (predict_command.cpp): the checkpoint's predictions for predict_set, written
   // to <run dir>/predictions.csv.
   int predict_command();
+  // validate/test/predict: the model's weights from ckpt_path (model only), or a warning that
+  // there is none and the model is "<doing> the freshly initialised model".
+  void load_model_to_evaluate(const std::string& doing);
 };
 
 }  // namespace trainer::engine
