@@ -2,8 +2,8 @@
 # README command 2: installs what is missing, then builds and runs every test against both
 # supported LibTorch builds (Debian 1.13 CPU, and the 2.11 CUDA wheel running the same CPU
 # tests), plus the goldens regenerated with real Hydra (scripts/hydra_goldens.sh --check), the
-# sanitizer build (unit tests and end-to-end tests; the engine too with TRAINER_SANITIZE_ENGINE=auto
-# or 1) and bounded fuzzing of the parsers.
+# sanitizer build (unit tests and end-to-end tests, the engine's included; TRAINER_SANITIZE_ENGINE)
+# and bounded fuzzing of the parsers.
 #   scripts/test.sh [--libtorch=debian|wheel|all] [--quick]   (--quick: no format check, lint, goldens, sanitizers or fuzzing)
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
@@ -54,11 +54,11 @@ if ((quick == 0)); then
   # That build takes ~40 min of wall time from a cold compiler cache (a few minutes warm).
   # TRAINER_SANITIZE_ENGINE=auto includes the engine unless this run has already taken longer than
   # TRAINER_SANITIZE_ENGINE_BEFORE_S (default 2100 s: a cold build came first), which keeps the
-  # whole run inside CI's 90 minutes; 1 always includes it; 0, the default until a whole run with
-  # it has passed on the code it tests, leaves it out (docs/testing.md).
+  # whole run inside CI's 90 minutes; auto is the default; 1 always includes it; 0 leaves it out
+  # (docs/testing.md).
   sanitizer_start=$(date +%s)
   elapsed=$((sanitizer_start - start))
-  engine_sanitized=${TRAINER_SANITIZE_ENGINE:-0}
+  engine_sanitized=${TRAINER_SANITIZE_ENGINE:-auto}
   if [[ "$engine_sanitized" == auto ]]; then
     engine_sanitized=1
     if ((elapsed > ${TRAINER_SANITIZE_ENGINE_BEFORE_S:-2100})); then
