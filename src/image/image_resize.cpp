@@ -18,23 +18,25 @@ double bilinear(double x) {
 }
 
 // For each output index: the first input index it reads, how many, and their weights in fixed
-// point (Pillow's precompute_coeffs + normalize_coeffs_8bpc).
+// point (Pillow's precompute_coeffs + normalize_coeffs_8bpc). Filled in place, so a thread that
+// keeps one reuses its buffers from image to image instead of allocating per sample.
 struct Coefficients {
   int taps = 0;                   // weights per output index (the widest window)
   std::vector<int> first, count;  // per output index
   std::vector<int32_t> weights;   // out_size * taps
+  std::vector<double> kernel;     // one window's weights before normalising
 };
 
-Coefficients coefficients(int in_size, int out_size) {
+void compute_coefficients(int in_size, int out_size, Coefficients& c) {
   const double scale = static_cast<double>(in_size) / out_size;
   const double filter_scale = std::max(scale, 1.0);
   const double support = 1.0 * filter_scale;  // the bilinear filter's support is 1
-  Coefficients c;
   c.taps = static_cast<int>(std::ceil(support)) * 2 + 1;
   c.first.resize(static_cast<size_t>(out_size));
   c.count.resize(static_cast<size_t>(out_size));
   c.weights.assign(static_cast<size_t>(out_size) * static_cast<size_t>(c.taps), 0);
-  std::vector<double> k(static_cast<size_t>(c.taps));
+  c.kernel.resize(static_cast<size_t>(c.taps));
+  double* k = c.kernel.data();
   for (int xx = 0; xx < out_size; ++xx) {
     const double center = (xx + 0.5) * scale;
     const double inverse = 1.0 / filter_scale;
@@ -47,30 +49,61 @@ Coefficients coefficients(int in_size, int out_size) {
     double total = 0.0;
     for (int x = 0; x < xmax; ++x) {
       const double w = bilinear((x + xmin - center + 0.5) * inverse);
-      k[static_cast<size_t>(x)] = w;
+      k[x] = w;
       total += w;
     }
     int32_t* out = &c.weights[static_cast<size_t>(xx) * static_cast<size_t>(c.taps)];
     for (int x = 0; x < xmax; ++x) {
-      const double w = total != 0.0 ? k[static_cast<size_t>(x)] / total : k[static_cast<size_t>(x)];
+      const double w = total != 0.0 ? k[x] / total : k[x];
       const double fixed = w * (1 << kPrecisionBits);
       out[x] = static_cast<int32_t>(w < 0 ? std::trunc(-0.5 + fixed) : std::trunc(0.5 + fixed));
     }
     c.first[static_cast<size_t>(xx)] = xmin;
     c.count[static_cast<size_t>(xx)] = xmax;
   }
-  return c;
 }
 
-inline uint8_t clip8(int64_t sum) {
-  const int64_t v = sum >> kPrecisionBits;
+// One per loader thread: the coefficients and the vertical pass's sums, reused from image to image.
+struct ResizeBuffers {
+  Coefficients horizontal, vertical;
+  std::vector<int32_t> sums;
+};
+
+// Sums in 32 bits as Pillow's 8-bit path does: the weights are non-negative and sum to about
+// 2^22, so 255 * 2^22 plus the rounding half stays below 2^31.
+constexpr int32_t kHalf = int32_t{1} << (kPrecisionBits - 1);
+
+inline uint8_t clip8(int32_t sum) {
+  const int32_t v = sum >> kPrecisionBits;
   return static_cast<uint8_t>(v < 0 ? 0 : (v > 255 ? 255 : v));
 }
 
-// Rows [row_begin, row_end) of `in`, resampled along x, into `out` (rows 0..).
+// Rows [row_begin, row_end) of `in`, resampled along x, into `out` (rows 0..). `Channels` fixed at
+// compile time keeps one accumulator per channel in a register (1 and 3, the images' channels).
+template <int Channels>
+void horizontal_fixed(const Image& in, int row_begin, int row_end, const Coefficients& c, int out_width, Image& out) {
+  for (int y = row_begin; y < row_end; ++y) {
+    const uint8_t* src = in.row(y);
+    uint8_t* dst = out.row(y - row_begin);
+    for (int xx = 0; xx < out_width; ++xx) {
+      const int count = c.count[static_cast<size_t>(xx)];
+      const int32_t* w = &c.weights[static_cast<size_t>(xx) * static_cast<size_t>(c.taps)];
+      const uint8_t* p = src + static_cast<size_t>(c.first[static_cast<size_t>(xx)]) * Channels;
+      int32_t sum[Channels];
+      for (int ch = 0; ch < Channels; ++ch) sum[ch] = kHalf;
+      for (int x = 0; x < count; ++x) {
+        for (int ch = 0; ch < Channels; ++ch) sum[ch] += static_cast<int32_t>(p[x * Channels + ch]) * w[x];
+      }
+      for (int ch = 0; ch < Channels; ++ch) dst[xx * Channels + ch] = clip8(sum[ch]);
+    }
+  }
+}
+
 void horizontal(const Image& in, int row_begin, int row_end, const Coefficients& c, int out_width, Image& out) {
   const int channels = in.channels;
   out.reshape(row_end - row_begin, out_width, channels);
+  if (channels == 3) return horizontal_fixed<3>(in, row_begin, row_end, c, out_width, out);
+  if (channels == 1) return horizontal_fixed<1>(in, row_begin, row_end, c, out_width, out);
   for (int y = row_begin; y < row_end; ++y) {
     const uint8_t* src = in.row(y);
     uint8_t* dst = out.row(y - row_begin);
@@ -79,30 +112,42 @@ void horizontal(const Image& in, int row_begin, int row_end, const Coefficients&
       const int count = c.count[static_cast<size_t>(xx)];
       const int32_t* w = &c.weights[static_cast<size_t>(xx) * static_cast<size_t>(c.taps)];
       for (int ch = 0; ch < channels; ++ch) {
-        int64_t sum = int64_t{1} << (kPrecisionBits - 1);
+        int32_t sum = kHalf;
         const uint8_t* p = src + static_cast<size_t>(first) * static_cast<size_t>(channels) + ch;
-        for (int x = 0; x < count; ++x) sum += static_cast<int64_t>(p[static_cast<size_t>(x) * channels]) * w[x];
+        for (int x = 0; x < count; ++x) sum += static_cast<int32_t>(p[static_cast<size_t>(x) * channels]) * w[x];
         dst[static_cast<size_t>(xx) * static_cast<size_t>(channels) + ch] = clip8(sum);
       }
     }
   }
 }
 
-// `in` resampled along y; `row_offset`: the input row that in's row 0 stands for.
-void vertical(const Image& in, int row_offset, const Coefficients& c, int out_height, Image& out) {
+// `in` resampled along y; `row_offset`: the input row that in's row 0 stands for. Each output row
+// accumulates whole input rows (one weight each) into a row of 32-bit sums: contiguous loads the
+// compiler turns into vector multiply-adds, the same sums in the same order as Pillow's.
+void vertical(const Image& in, int row_offset, const Coefficients& c, int out_height, Image& out,
+              std::vector<int32_t>& sums) {
   const size_t row_bytes = in.row_bytes();
   out.reshape(out_height, in.width, in.channels);
+  sums.resize(row_bytes);
+  int32_t* acc = sums.data();
   for (int yy = 0; yy < out_height; ++yy) {
     const int first = c.first[static_cast<size_t>(yy)] - row_offset;
     const int count = c.count[static_cast<size_t>(yy)];
     const int32_t* w = &c.weights[static_cast<size_t>(yy) * static_cast<size_t>(c.taps)];
-    uint8_t* dst = out.row(yy);
-    for (size_t i = 0; i < row_bytes; ++i) {
-      int64_t sum = int64_t{1} << (kPrecisionBits - 1);
-      for (int y = 0; y < count; ++y) sum += static_cast<int64_t>(in.row(first + y)[i]) * w[y];
-      dst[i] = clip8(sum);
+    for (size_t i = 0; i < row_bytes; ++i) acc[i] = kHalf;
+    for (int y = 0; y < count; ++y) {
+      const uint8_t* src = in.row(first + y);
+      const int32_t weight = w[y];
+      for (size_t i = 0; i < row_bytes; ++i) acc[i] += static_cast<int32_t>(src[i]) * weight;
     }
+    uint8_t* dst = out.row(yy);
+    for (size_t i = 0; i < row_bytes; ++i) dst[i] = clip8(acc[i]);
   }
+}
+
+ResizeBuffers& thread_scratch() {
+  thread_local ResizeBuffers scratch;
+  return scratch;
 }
 
 }  // namespace
@@ -114,20 +159,23 @@ void resize_bilinear(const Image& in, int out_height, int out_width, Image& out,
     out = in;
     return;
   }
-  if (need_horizontal && !need_vertical) {
-    horizontal(in, 0, in.height, coefficients(in.width, out_width), out_width, out);
+  ResizeBuffers& reuse = thread_scratch();
+  if (need_horizontal) compute_coefficients(in.width, out_width, reuse.horizontal);
+  if (!need_vertical) {
+    horizontal(in, 0, in.height, reuse.horizontal, out_width, out);
     return;
   }
-  const Coefficients vc = coefficients(in.height, out_height);
+  const Coefficients& vc = reuse.vertical;
+  compute_coefficients(in.height, out_height, reuse.vertical);
   if (!need_horizontal) {
-    vertical(in, 0, vc, out_height, out);
+    vertical(in, 0, vc, out_height, out, reuse.sums);
     return;
   }
   // Only the rows the vertical pass reads go through the horizontal one (as in Pillow).
   const int row_begin = vc.first.front();
   const int row_end = vc.first.back() + vc.count.back();
-  horizontal(in, row_begin, row_end, coefficients(in.width, out_width), out_width, scratch);
-  vertical(scratch, row_begin, vc, out_height, out);
+  horizontal(in, row_begin, row_end, reuse.horizontal, out_width, scratch);
+  vertical(scratch, row_begin, vc, out_height, out, reuse.sums);
 }
 
 Size shorter_side_resized(int height, int width, int size) {
