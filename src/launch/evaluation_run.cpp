@@ -138,6 +138,21 @@ void take_settings(Node& composed, const Node& stored, const std::vector<config:
     }
     composed.set(section, std::move(merged));
   }
+  // A run that set trainer.precision itself (not through the top-level `precision` it defaults to)
+  // trained its weights in that precision: take it too, unless this command line sets either.
+  const Node* trained_in = config::select(stored, "trainer.precision");
+  const bool linked = trained_in == nullptr || (trained_in->is_string() && trained_in->as_string() == "${precision}");
+  if (!linked) {
+    bool overridden = false;
+    for (const config::Override& o : overrides) {
+      overridden = overridden || (!o.package && (o.key == "precision" || o.key == "trainer" ||
+                                                 o.key == "trainer.precision" || o.key.rfind("trainer/", 0) == 0));
+    }
+    if (!overridden) {
+      set_path(composed, "trainer.precision", *trained_in);
+      taken += (taken.empty() ? "" : ", ") + std::string("trainer.precision=") + short_value(trained_in);
+    }
+  }
   if (!taken.empty()) notes.push_back("from the checkpoint's config: " + taken);
   if (!kept.empty()) notes.push_back("from the command line instead: " + kept);
 }

@@ -327,3 +327,69 @@ TEST_CASE("an evaluation that fails its checks leaves the training run's tree ex
   check_refused(tree(run));
   CHECK(evaluations(run).size() == 1);
 }
+
+TEST_CASE("a run that set trainer.precision itself is tested and predicted in that precision") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  TempDir dir;
+  auto fit =
+      run_process({TRAINER_BINARY, "fit", "model.hidden_sizes=[16]", "data=synthetic", "data.num_samples=256",
+                   "trainer.max_epochs=1", "trainer.precision=64-true", "test_after_fit=false", "hydra.run.dir=run"},
+                  dir.path());
+  INFO(fit.err);
+  REQUIRE(fit.exit_code == 0);
+  // The run's config keeps `precision: 32` at the top; its weights are float64 all the same.
+  auto test = run_process({TRAINER_BINARY, "test", "ckpt_path=last", "hydra.run.dir=run"}, dir.path());
+  INFO(test.err);
+  REQUIRE(test.exit_code == 0);
+  CHECK(test.err.find("trainer.precision=64-true") != std::string::npos);
+  CHECK(test.err.find("precision 64-true") != std::string::npos);
+  auto predicted = run_process({TRAINER_BINARY, "predict", "ckpt_path=last", "hydra.run.dir=run"}, dir.path());
+  INFO(predicted.err);
+  REQUIRE(predicted.exit_code == 0);
+  CHECK(printed(predicted.out, "predict/acc") == Approx(printed(test.out, "test/acc")).margin(1e-6));
+  // A precision on the command line wins over the checkpoint's; float32 does not fit float64 weights.
+  auto other = run_process({TRAINER_BINARY, "test", "ckpt_path=last", "hydra.run.dir=run", "precision=32"}, dir.path());
+  check_clean_error(other);
+  CHECK(other.err.find("the checkpoint does not fit this model") != std::string::npos);
+  CHECK(other.err.find("checkpoint Double") != std::string::npos);
+}
+
+TEST_CASE("a TorchScript model from Python is trained, tested and predicted") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  const std::string python = TRAINER_TEST_PYTHON;
+  if (python.empty() || run_process({python, "-c", "import torch"}).exit_code != 0) {
+    return skip_test("TRAINER_TEST_PYTHON has no torch to script a model with", Skip::unexpected_in_ci);
+  }
+  TempDir dir;
+  const std::string model = (fs::path(dir.path()) / "net.pt").string();
+  // Built-in modules only, so torch.jit.script needs no source file; BatchNorm gives train/eval a
+  // difference the evaluation must respect.
+  auto script = run_process({python, "-c",
+                             "import sys, torch\nfrom torch import nn\n"
+                             "torch.jit.script(nn.Sequential(nn.Flatten(), nn.Linear(784, 32), nn.ReLU(), "
+                             "nn.BatchNorm1d(32), nn.Linear(32, 10))).save(sys.argv[1])\n",
+                             model});
+  INFO(script.err);
+  REQUIRE(script.exit_code == 0);
+  auto fit = run_process({TRAINER_BINARY, "fit", "model=torchscript", "model.path=" + model, "data=synthetic",
+                          "data.num_samples=512", "trainer.max_epochs=2", "test_after_fit=false", "hydra.run.dir=run"},
+                         dir.path());
+  INFO(fit.err);
+  REQUIRE(fit.exit_code == 0);
+  auto test = run_process({TRAINER_BINARY, "test", "ckpt_path=last", "hydra.run.dir=run"}, dir.path());
+  INFO(test.err);
+  REQUIRE(test.exit_code == 0);
+  CHECK(test.err.find("from the checkpoint's config: model=torchscript") != std::string::npos);
+  CHECK(printed(test.out, "test/acc") > 0.5);  // synthetic classes are separable; chance is 0.1
+  auto predicted = run_process({TRAINER_BINARY, "predict", "ckpt_path=last", "hydra.run.dir=run"}, dir.path());
+  INFO(predicted.err);
+  REQUIRE(predicted.exit_code == 0);
+  CHECK(printed(predicted.out, "predict/acc") == Approx(printed(test.out, "test/acc")).margin(1e-6));
+  const std::string csv = read_file(only_evaluation(fs::path(dir.path()) / "run", "predict") / "predictions.csv");
+  CHECK(csv.rfind("sample,prediction,probability,target,top1,top1_probability,", 0) == 0);
+  // The checkpoint holds the weights; the code stays in the TorchScript file, which must still be there.
+  fs::remove(model);
+  auto gone = run_process({TRAINER_BINARY, "predict", "ckpt_path=last", "hydra.run.dir=run"}, dir.path());
+  check_clean_error(gone);
+  CHECK(gone.err.find("no TorchScript file at '" + model + "'") != std::string::npos);
+}
