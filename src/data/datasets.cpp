@@ -97,6 +97,14 @@ DataSplits load_fashion_mnist(const DataOptions& options) {
   };
   TensorDataset train_pool = load("train");
   TensorDataset test = load("t10k");
+  // The ten classes' names as torchvision's FashionMNIST.classes gives them, in label order: kept
+  // with the run and its checkpoints, and what trainer predict writes.
+  if (options.num_classes == 10) {
+    std::vector<std::string> names = {"T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
+                                      "Sandal",      "Shirt",   "Sneaker",  "Bag",   "Ankle boot"};
+    train_pool.set_class_names(names);
+    test.set_class_names(std::move(names));
+  }
   auto [train, val] = split_train_val(train_pool, options.val_fraction, options.seed);
   return DataSplits{std::move(train), std::move(val), std::move(test)};
 }

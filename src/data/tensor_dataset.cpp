@@ -36,7 +36,9 @@ std::vector<int64_t> TensorDataset::sample_shape() const {
 
 TensorDataset TensorDataset::subset(const at::Tensor& indices) const {
   auto batch = get_batch(indices);
-  return TensorDataset(std::move(batch.inputs), std::move(batch.targets));
+  TensorDataset rows(std::move(batch.inputs), std::move(batch.targets));
+  rows.class_names_ = class_names_;
+  return rows;
 }
 
 const TensorDataset& as_tensors(const Dataset& dataset) {

@@ -107,7 +107,9 @@ void Trainer::Impl::setup() {
   class_names = train_set->class_names();
   spec.num_classes = class_names.empty() ? data_options.num_classes : static_cast<int64_t>(class_names.size());
   if (!class_names.empty()) {
-    spec.num_classes_key = predict_only ? "the checkpoint's classes" : "the class folders of data.root";
+    spec.num_classes_key = predict_only                          ? "the checkpoint's classes"
+                           : data_options.name == "image_folder" ? "the class folders of data.root"
+                                                                 : "data.num_classes";
     if (!predict_only) check_classes_match_checkpoint();
     // Kept with the training run, in label order, one per line (checkpoints carry them too); an
     // evaluation's run directory does not need them (and must stay removable when it fails).

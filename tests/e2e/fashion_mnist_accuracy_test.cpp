@@ -72,4 +72,18 @@ TEST_CASE("a short fit on the real Fashion-MNIST reaches the stated test accurac
   std::cout << "Fashion-MNIST test/acc after 150 batches of the mlp: " << accuracy << std::endl;
   CHECK(accuracy >= kMinTestAccuracy);
   CHECK(accuracy <= 1.0);
+
+  // The classes have torchvision's names (FashionMNIST.classes), kept with the run; trainer
+  // predict writes them, on the same test set with the same accuracy.
+  CHECK(read_file(fs::path(run) / "class_names.txt") ==
+        "T-shirt/top\nTrouser\nPullover\nDress\nCoat\nSandal\nShirt\nSneaker\nBag\nAnkle boot\n");
+  const fs::path predicted_dir = fs::path(dir.path()) / "predict";
+  auto predicted = run_process(
+      {TRAINER_BINARY, "predict", "ckpt_path=" + last.string(), "hydra.run.dir=" + predicted_dir.string()}, dir.path());
+  INFO(predicted.err);
+  REQUIRE(predicted.exit_code == 0);
+  CHECK(printed(predicted.out, "predict/acc") == Approx(accuracy).margin(1e-6));
+  const std::string csv = read_file(predicted_dir / "predictions.csv");
+  CHECK(csv.find("\n0,") != std::string::npos);
+  for (const char* name : {",Ankle boot,", ",T-shirt/top,", ",Trouser,"}) CHECK(csv.find(name) != std::string::npos);
 }

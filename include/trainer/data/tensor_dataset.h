@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include <ATen/core/Tensor.h>
@@ -23,7 +25,10 @@ class TensorDataset : public Dataset {
   Batch get_batch(const at::Tensor& indices) const;
   Batch get_batch(const at::Tensor& indices, int64_t /*epoch*/) const override { return get_batch(indices); }
   std::vector<int64_t> sample_shape() const override;
-  // A dataset holding copies of the rows `indices`.
+  // The class names in label order when the data has them (Fashion-MNIST's ten); empty otherwise.
+  std::vector<std::string> class_names() const override { return class_names_; }
+  void set_class_names(std::vector<std::string> names) { class_names_ = std::move(names); }
+  // A dataset holding copies of the rows `indices` (and the same class names).
   TensorDataset subset(const at::Tensor& indices) const;
 
   const at::Tensor& inputs() const { return inputs_; }
@@ -33,6 +38,7 @@ class TensorDataset : public Dataset {
   at::Tensor inputs_;
   at::Tensor targets_;
   int64_t size_ = 0;
+  std::vector<std::string> class_names_;
 };
 
 // `dataset` as the TensorDataset it is; trainer::Error when it is another kind (an image folder).
