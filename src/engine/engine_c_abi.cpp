@@ -123,6 +123,9 @@ __attribute__((visibility("default"))) int trainer_engine_run_job(const TrainerJ
     trainer::log::info("engine: " + std::string(trainer_engine_describe()));
     trainer::engine::install_stop_signal_handlers();
     trainer::config::YamlDocument document = trainer::config::load_yaml_string(job->config_yaml, "<job config>");
+    // Its line numbers are those of the resolved text the launcher sent, a file the user never sees:
+    // errors name the key alone (model.path: ...), not "<job config>:31 (model.path)".
+    document.root.set_origin_recursive(trainer::config::Origin{});
     const std::string command = job->command;
     if (command == "export") {
       trainer::engine::export_checkpoint(document.root, run_dir);
