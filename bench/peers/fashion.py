@@ -60,6 +60,25 @@ def build_model(name: str) -> nn.Module:
     raise SystemExit(f"unknown model {name!r} (mlp, cnn or resnet)")
 
 
+def build_image_model(name: str, in_channels: int, num_classes: int, size: int = 28) -> nn.Module:
+    """build_model's cnn and resnet for images of in_channels x size x size (the trainer's model
+    configs say in_channels: null, num_classes: null, "the data's"; bench/peers/image_train_peer.py)."""
+    if name == "cnn":
+        layers = []
+        channels = in_channels
+        for out in (32, 64):
+            layers += [nn.Conv2d(channels, out, 3, padding=1, bias=False), nn.BatchNorm2d(out), nn.ReLU(inplace=True),
+                       nn.MaxPool2d(2)]
+            channels = out
+            size //= 2
+        layers += [nn.Flatten(), nn.Linear(channels * size * size, 128), nn.ReLU(inplace=True), nn.Dropout(0.25),
+                   nn.Linear(128, num_classes)]
+        return nn.Sequential(*layers)
+    if name == "resnet":
+        return ResNet18(in_channels=in_channels, num_classes=num_classes)
+    raise SystemExit(f"unknown image model {name!r} (cnn or resnet)")
+
+
 class BasicBlock(nn.Module):
     """Two 3x3 conv-BN layers and a shortcut (1x1 conv + BN where the shape changes)."""
 
