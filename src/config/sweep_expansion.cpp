@@ -206,6 +206,12 @@ std::vector<std::string> sweep_value_texts(const Override& override, const std::
                       "use a positive step to count up or a negative one to count down: "
                       "range(0.1,1.0,0.1)");
         }
+        // Too many values is known from the doubles before any is written (writing 10 million
+        // takes seconds); the count below stays exact at the limit.
+        if (const double count = std::ceil((last - first) / delta); count > static_cast<double>(kMaxValues) + 1) {
+          throw Error("override '" + override.text + "'", "range() gives more than 10 million values",
+                      "use a larger step");
+        }
         // Counting up runs while value < end, counting down while value > end.
         int direction = increment.negative ? -1 : 1;
         while (Decimal::compare(value, end) == -direction) {

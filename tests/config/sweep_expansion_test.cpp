@@ -125,6 +125,15 @@ TEST_CASE("float ranges, empty sweeps and no sweeps") {
   CHECK(expand_sweep({}, {}, nullptr).size() == 1);
 }
 
+TEST_CASE("a float range of more than 10 million values is refused before any is written") {
+  // The fuzzer's finding (tests/fuzz/findings/fuzz_override_parser/range-float-huge-count): 1.3e8
+  // values, written one by one until the limit, took longer than its 5 s per input.
+  const auto huge = [] { texts("k=range(7.1e35,step=5550555551111411141111140555)"); };
+  CHECK_THROWS_WITH(huge(), Catch::Contains("range() gives more than 10 million values"));
+  CHECK_THROWS_WITH(texts("k=range(0.0,1e7,0.5)"), Catch::Contains("more than 10 million"));
+  CHECK(texts("k=range(0.0,2.0,0.5)") == Lines{"0.0", "0.5", "1.0", "1.5"});
+}
+
 TEST_CASE("shuffle is seeded: same seed, same order; values are a permutation") {
   auto a = expand_sweep(parse_all({"x=shuffle(range(0,20))"}), {}, nullptr, 7);
   auto b = expand_sweep(parse_all({"x=shuffle(range(0,20))"}), {}, nullptr, 7);
