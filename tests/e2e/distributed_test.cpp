@@ -484,44 +484,9 @@ TEST_CASE("a data-parallel job inside a sweep starts its ranks for that job alon
 
 namespace {
 
-// The TCP sockets in LISTEN state that processes whose command line contains `marker` hold, as
-// "address:port" in /proc/net/tcp{,6}'s hexadecimal notation, with a readable address.
-std::vector<std::string> listening_sockets(const std::string& marker, int* processes) {
-  std::set<std::string> inodes;
-  *processes = 0;
-  for (const auto& entry : fs::directory_iterator("/proc")) {
-    const std::string pid = entry.path().filename().string();
-    if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream cmdline(entry.path() / "cmdline");
-    const std::string text((std::istreambuf_iterator<char>(cmdline)), std::istreambuf_iterator<char>());
-    if (text.find(marker) == std::string::npos) continue;
-    ++*processes;
-    std::error_code ec;
-    for (const auto& fd : fs::directory_iterator(entry.path() / "fd", ec)) {
-      const std::string target = fs::read_symlink(fd.path(), ec).string();
-      if (target.rfind("socket:[", 0) == 0) inodes.insert(target.substr(8, target.size() - 9));
-    }
-  }
-  std::vector<std::string> listening;
-  for (const char* table : {"/proc/net/tcp", "/proc/net/tcp6"}) {
-    std::ifstream in(table);
-    std::string line;
-    std::getline(in, line);  // header
-    while (std::getline(in, line)) {
-      std::istringstream fields(line);
-      std::string slot, local, remote, state, queues, timer, retransmits, uid, timeout, inode;
-      fields >> slot >> local >> remote >> state >> queues >> timer >> retransmits >> uid >> timeout >> inode;
-      if (state == "0A" && inodes.count(inode) != 0) listening.push_back(local);
-    }
-  }
-  return listening;
-}
-
+// An address as listen_recorder.cpp writes it is on loopback: 127.x.x.x, [::1] or [::ffff:127.x.x.x].
 bool loopback(const std::string& address) {
-  const std::string host = address.substr(0, address.find(':'));
-  if (host.size() == 8) return host.substr(6, 2) == "7F";  // 127.x.x.x, little-endian hex
-  return host == "00000000000000000000000001000000" ||     // ::1
-         (host.rfind("0000000000000000FFFF0000", 0) == 0 && host.substr(30, 2) == "7F");  // ::ffff:127.x
+  return address.rfind("127.", 0) == 0 || address == "[::1]" || address.rfind("[::ffff:127.", 0) == 0;
 }
 
 }  // namespace
@@ -529,40 +494,47 @@ bool loopback(const std::string& address) {
 TEST_CASE("a local 2-rank job listens on the loopback interface only") {
   if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
-  std::vector<std::string> seen;
-  int most_processes = 0;
-  // Gloo (Debian's 1.13) listens only while the ranks connect, about half a second at start-up; a
-  // loaded machine (or a sanitizer build) can let that window pass between two looks at /proc. Up
-  // to five runs, until the listening sockets were seen at least once: every socket seen must be
-  // on loopback.
-  for (int attempt = 0; attempt < 5 && seen.empty(); ++attempt) {
-    const std::string run = dir.path() + std::string("/sockets") + std::to_string(attempt);
-    const std::string marker = "hydra.run.dir=" + run;
-    bool signalled = false;
-    auto result = run_and_signal(
-        fit_command(run,
-                    {"trainer.devices=2", "trainer.max_epochs=4", "data.num_samples=16384", "test_after_fit=false"}),
-        dir.path(),
-        [&] {
-          int processes = 0;
-          const std::vector<std::string> now = listening_sockets(marker, &processes);
-          if (processes >= 2) {
-            most_processes = std::max(most_processes, processes);
-            seen.insert(seen.end(), now.begin(), now.end());
-          }
-          return false;
-        },
-        SIGTERM, &signalled);
-    INFO(result.err);
-    REQUIRE(result.exit_code == 0);
-    CHECK(result.err.find("rendezvous through the private file") != std::string::npos);
+  const fs::path record = fs::path(dir.path()) / "listen.txt";
+  // tests/e2e/listen_recorder.cpp, preloaded, records the address of every socket that the trainer
+  // and the ranks it starts (they inherit the environment) listen on, however briefly. ASan wants
+  // its runtime first among the libraries; the recorder, which only wraps listen(), comes first.
+  const char* asan = std::getenv("ASAN_OPTIONS");
+  const ScopedEnv preload("LD_PRELOAD", TRAINER_LISTEN_RECORDER);
+  const ScopedEnv file("TRAINER_LISTEN_RECORD", record.string());
+  const ScopedEnv order("ASAN_OPTIONS", std::string(asan != nullptr ? asan : "") + ":verify_asan_link_order=0");
+  auto result = run_process(fit_command(dir.path() + std::string("/sockets"),
+                                        {"trainer.devices=2", "trainer.max_steps=4", "test_after_fit=false"}),
+                            dir.path());
+  INFO(result.err);
+  REQUIRE(result.exit_code == 0);
+  CHECK(result.err.find("rendezvous through the private file") != std::string::npos);
+  REQUIRE(fs::exists(record));
+  std::istringstream lines(read_file(record));
+  std::set<std::string> processes;
+  int sockets = 0;
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream fields(line);
+    std::string pid, address, port;
+    fields >> pid >> address >> port;
+    INFO(line);
+    processes.insert(pid);
+    ++sockets;
+    CHECK(loopback(address));  // no socket on a machine's outward interfaces, nor on all of them
   }
-  CHECK(most_processes >= 2);  // both ranks were looked at while they ran
-  CHECK_FALSE(seen.empty());   // Gloo's sockets were found...
-  for (const std::string& address : seen) {
-    INFO(address);
-    CHECK(loopback(address));  // ...and every one is bound to loopback
-  }
+  CHECK(processes.size() >= 2);  // both ranks listened for their peer: the recorder saw them
+  CHECK(sockets >= 2);
+
+  // GLOO_SOCKET_IFNAME picks the interface, as in PyTorch, and the log names it.
+  const ScopedEnv interface("GLOO_SOCKET_IFNAME", "lo");
+  fs::remove(record);
+  result = run_process(fit_command(dir.path() + std::string("/named"),
+                                   {"trainer.devices=2", "trainer.max_steps=2", "test_after_fit=false"}),
+                       dir.path());
+  INFO(result.err);
+  REQUIRE(result.exit_code == 0);
+  CHECK(result.err.find("Gloo on interface lo (GLOO_SOCKET_IFNAME)") != std::string::npos);
+  const std::string named = read_file(record);
+  CHECK(named.find(" 127.0.0.1 ") != std::string::npos);
 }
 
 TEST_CASE("a rank stopped with SIGSTOP is caught by the hang watchdog within trainer.hang_timeout") {

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,20 @@ class TempDir {
 
  private:
   std::string path_;
+};
+
+// Sets an environment variable for the processes started while it lives (they inherit this
+// process's environment), and restores the old value, or its absence, when it goes.
+class ScopedEnv {
+ public:
+  ScopedEnv(std::string name, const std::string& value);
+  ~ScopedEnv();
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  std::string name_;
+  std::optional<std::string> old_;
 };
 
 }  // namespace trainer::testing

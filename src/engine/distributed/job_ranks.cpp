@@ -3,6 +3,7 @@
 #include <sched.h>
 #include <signal.h>
 
+#include <cstdlib>
 #include <memory>
 #include <optional>
 
@@ -108,9 +109,13 @@ int run_job_ranks(config::Node job_config, const std::string& run_dir, const std
     const std::string checkpoint = evaluation ? view.get_or<std::string>("ckpt_path", "") : std::string();
     local = std::make_unique<LocalRanks>(per_node, rank_command_line(run_dir, checkpoint), address, port);
     env = detect_dist_env();
+    // process_group.cpp binds Gloo to GLOO_SOCKET_IFNAME's interface when it is set.
+    const char* interface = std::getenv("GLOO_SOCKET_IFNAME");
+    const std::string gloo = interface != nullptr && interface[0] != '\0'
+                                 ? "interface " + std::string(interface) + " (GLOO_SOCKET_IFNAME)"
+                                 : address;
     log::info("started ranks 1.." + std::to_string(per_node - 1) + " of " + std::to_string(per_node) +
-              " on this machine (rendezvous through the private file " + env->store_file + ", Gloo on " + address +
-              ")");
+              " on this machine (rendezvous through the private file " + env->store_file + ", Gloo on " + gloo + ")");
   }
   if (!env) {
     Trainer trainer(std::move(job_config), run_dir, config_yaml);
