@@ -32,7 +32,7 @@ message(STATUS "trainer: LibTorch ${Torch_VERSION} from ${TRAINER_LIBTORCH} (${T
 find_package(ZLIB REQUIRED)
 # data (datasets, samplers, loader) and models (registry, built-ins) use LibTorch; so does the
 # engine. torch's headers come in as SYSTEM (imported target) so their warnings are not ours.
-trainer_add_module(data LINKS torch trainer_image trainer_options trainer_config trainer_util ZLIB::ZLIB)
+trainer_add_module(data LINKS torch trainer_image trainer_formats trainer_options trainer_config trainer_util ZLIB::ZLIB)
 trainer_add_module(models LINKS torch trainer_options trainer_config trainer_util)
 
 # The engine's parts live in sub-folders named after them (checkpoint/, distributed/, ...).

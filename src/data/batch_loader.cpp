@@ -129,9 +129,11 @@ void BatchLoader::check_normalization() {
   const auto f32 = at::TensorOptions().dtype(at::kFloat);
   shift_ = at::tensor(shift, f32).view(view);
   scale_ = at::tensor(scale, f32).view(view);
+  value_scale_ = scale_ * 255.0;
   if (options_.device.is_cuda()) {
     shift_ = shift_.to(options_.device);
     scale_ = scale_.to(options_.device);
+    value_scale_ = value_scale_.to(options_.device);
   }
 }
 
@@ -210,9 +212,18 @@ Batch BatchLoader::make_batch(int64_t batch_number, CopyObserver* observer) cons
         mix_seed(options_.seed, static_cast<uint64_t>(epoch_), static_cast<uint64_t>(batch_number)));
     batch.inputs = augment(batch.inputs, options_.crop_padding, options_.flip, gen);
   }
-  if (options_.normalize) {
+  if (options_.normalize && batch.inputs.scalar_type() == at::kByte) {
     batch.inputs = shift_.defined() ? to_float_normalized(batch.inputs, shift_, scale_)
                                     : to_float_normalized(batch.inputs, options_.mean[0], options_.std[0]);
+  } else if (options_.normalize) {
+    // Values, not pixels (data=tensors' float or integer arrays): float32, then (x - mean) / std,
+    // here, on the batch's device, after a copy in the file's own (often narrower) dtype.
+    batch.inputs = batch.inputs.to(at::kFloat);
+    if (shift_.defined()) {
+      batch.inputs = at::addcmul(shift_, batch.inputs, value_scale_);
+    } else if (options_.mean[0] != 0.0 || options_.std[0] != 1.0) {
+      batch.inputs = (batch.inputs - options_.mean[0]) / options_.std[0];
+    }
   }
   return batch;
 }

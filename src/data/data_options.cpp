@@ -110,6 +110,20 @@ DataOptions DataOptions::from_config(const config::ConfigView& data, uint64_t se
     o.random_crop_padding = augment.get<int>("random_crop_padding");
     o.horizontal_flip = augment.get<bool>("horizontal_flip");
   }
+  if (o.name == "tensors") {
+    o.inputs = r.get<std::string>("inputs");
+    o.targets = r.get<std::string>("targets");
+    o.input_key = r.get<std::optional<std::string>>("input_key").value_or("");
+    o.target_key = r.get<std::optional<std::string>>("target_key").value_or("");
+    o.test_inputs = r.get<std::optional<std::string>>("test_inputs").value_or("");
+    o.test_targets = r.get<std::optional<std::string>>("test_targets").value_or("");
+    if (o.test_inputs.empty() != o.test_targets.empty()) {
+      throw Error(where(data, o.test_inputs.empty() ? "test_targets" : "test_inputs"),
+                  "the test split needs both data.test_inputs and data.test_targets; one of them is null",
+                  "Give both files, or neither (no test split).");
+    }
+    o.num_classes = r.get<std::optional<int64_t>>("num_classes").value_or(0);
+  }
   if (r.declares("num_samples")) {
     o.num_samples = r.get<int64_t>("num_samples");
     o.image_shape = r.get<std::vector<int64_t>>("image_shape");

@@ -11,6 +11,7 @@
 #include "trainer/data/idx_reader.h"
 #include "trainer/data/image_folder_dataset.h"
 #include "trainer/data/sampler.h"
+#include "trainer/data/tensor_files.h"
 #include "trainer/util/error.h"
 
 namespace trainer::data {
@@ -39,6 +40,7 @@ DatasetRegistry::DatasetRegistry() : Registry("dataset", "TRAINER_REGISTER_DATAS
   add("fashion_mnist", load_fashion_mnist);
   add("image_folder", load_image_folder);
   add("synthetic", make_synthetic);
+  add("tensors", load_tensor_files);
 }
 
 DatasetRegistry& DatasetRegistry::instance() {

@@ -12,6 +12,7 @@
 #include "trainer/data/datasets.h"
 #include "trainer/image/image_decoder.h"
 #include "trainer/util/error.h"
+#include "trainer/util/home_path.h"
 #include "trainer/util/log.h"
 #include "trainer/util/seeded_random.h"
 
@@ -256,15 +257,6 @@ std::pair<int, int> sample_size(const DataOptions& options, const std::vector<st
                           "]}] (data.image_size is a square's side).");
   }
   return {fixed->height, fixed->width};
-}
-
-// `~` and `~/...` as the shell would expand them: data.root=~/photos reaches us unexpanded (bash
-// expands a tilde after `=` only in variable assignments, and data.root is not a variable name).
-std::string expand_home(const std::string& path) {
-  if (path != "~" && path.rfind("~/", 0) != 0) return path;
-  const char* home = std::getenv("HOME");
-  if (home == nullptr || *home == '\0') return path;
-  return std::string(home) + path.substr(1);
 }
 
 }  // namespace

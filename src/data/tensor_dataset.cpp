@@ -25,7 +25,10 @@ TensorDataset::TensorDataset(at::Tensor inputs, at::Tensor targets)
 }
 
 Batch TensorDataset::get_batch(const at::Tensor& indices) const {
-  return Batch{inputs_.index_select(0, indices), targets_.index_select(0, indices)};
+  const at::Tensor rows = rows_.defined() ? rows_.index_select(0, indices) : indices;
+  at::Tensor targets = targets_.index_select(0, rows);
+  if (targets.scalar_type() != at::kLong) targets = targets.to(at::kLong);  // a file's uint8 or int32 labels
+  return Batch{inputs_.index_select(0, rows), std::move(targets)};
 }
 
 std::vector<int64_t> TensorDataset::sample_shape() const {
@@ -38,6 +41,14 @@ TensorDataset TensorDataset::subset(const at::Tensor& indices) const {
   auto batch = get_batch(indices);
   TensorDataset rows(std::move(batch.inputs), std::move(batch.targets));
   rows.class_names_ = class_names_;
+  rows.num_classes_ = num_classes_;
+  return rows;
+}
+
+TensorDataset TensorDataset::view(const at::Tensor& indices) const {
+  TensorDataset rows = *this;
+  rows.rows_ = rows_.defined() ? rows_.index_select(0, indices) : indices.to(at::kLong).contiguous();
+  rows.size_ = rows.rows_.size(0);
   return rows;
 }
 

@@ -105,7 +105,12 @@ void Trainer::Impl::setup() {
   models::InputSpec spec;
   spec.sample_shape = train_set->sample_shape();
   class_names = train_set->class_names();
-  spec.num_classes = class_names.empty() ? data_options.num_classes : static_cast<int64_t>(class_names.size());
+  spec.num_classes = !class_names.empty()           ? static_cast<int64_t>(class_names.size())
+                     : train_set->num_classes() > 0 ? train_set->num_classes()
+                                                    : data_options.num_classes;
+  if (class_names.empty() && train_set->num_classes() > 0 && data_options.num_classes == 0) {
+    spec.num_classes_key = "the targets of data.targets (the largest + 1)";
+  }
   if (!class_names.empty()) {
     spec.num_classes_key = predict_only                          ? "the checkpoint's classes"
                            : data_options.name == "image_folder" ? "the class folders of data.root"

@@ -112,6 +112,30 @@ std::vector<Section> data_sections() {
   synthetic.options.push_back(section("normalize").means("per-pixel normalisation, below"));
   synthetic.options.push_back(section("augment").means("training-batch augmentation, below"));
 
+  // data=tensors: arrays saved from Python, memory-mapped (src/data/tensor_files.cpp).
+  Section tensors{
+      "data", "tensors", true, "data=tensors: arrays saved from Python (.npy or safetensors files), memory-mapped", {}};
+  tensors.options = loader_options("0", "true", "128", "auto: min(4 x GPUs, cores) on CUDA, none on CPU");
+  tensors.options.front().default_text = "tensors";
+  tensors.options.insert(
+      tensors.options.end(),
+      {
+          text("inputs", "???").means("a .npy or .safetensors file: the samples along its first dimension"),
+          text("targets", "???").means("a .npy or .safetensors file: one integer class index per sample"),
+          text("input_key", "null").or_null().means("the inputs' tensor in a safetensors file (null: its only one)"),
+          text("target_key", "null").or_null().means("the targets' tensor in a safetensors file (null: its only one)"),
+          text("test_inputs", "null").or_null().means("the test split's inputs (null: no test split)"),
+          text("test_targets", "null").or_null().means("the test split's targets, with test_inputs"),
+          integer("num_classes", "null").at_least(1).or_null().means("label classes (null: the largest target + 1)"),
+          section("normalize").means("(x - mean) / std per value; uint8 inputs first scaled to [0, 1]"),
+      });
+  Section tensors_normalize{
+      "data.normalize", "tensors", true, "data=tensors: normalisation of the inputs, on their own scale", {}};
+  tensors_normalize.options = {
+      number("mean", "0").means("subtracted from each value (uint8: after dividing by 255)"),
+      number("std", "1").above(0).means("each value is divided by it"),
+  };
+
   // A dataset registered by a program built on trainer: the keys DataOptions hands it; the
   // section stays open for the dataset's own keys (DataOptions::section).
   Section registered{"data", "*", false, "data=<a registered dataset>: the keys DataOptions reads for it", {}};
@@ -119,7 +143,8 @@ std::vector<Section> data_sections() {
   registered.options.insert(registered.options.end(), shape.begin(), shape.end());
   registered.options.push_back(section("normalize").means("per-pixel normalisation, below"));
   registered.options.push_back(section("augment").means("training-batch augmentation, below"));
-  return {fashion, folder, synthetic, registered, folder_normalize, folder_transforms, normalize, augment};
+  return {fashion,           folder,    synthetic, tensors, registered, folder_normalize, folder_transforms,
+          tensors_normalize, normalize, augment};
 }
 
 }  // namespace trainer::options

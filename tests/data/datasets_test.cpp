@@ -156,7 +156,8 @@ CATCH_TEST_CASE("synthetic data follows image_shape and num_classes") {
 
 CATCH_TEST_CASE("the dataset registry lists built-ins and user datasets") {
   const auto names = DatasetRegistry::instance().names();
-  CATCH_CHECK(names == std::vector<std::string>{"fashion_mnist", "image_folder", "synthetic", "tiny_test_dataset"});
+  CATCH_CHECK(names ==
+              std::vector<std::string>{"fashion_mnist", "image_folder", "synthetic", "tensors", "tiny_test_dataset"});
   DataOptions o;
   o.name = "tiny_test_dataset";
   o.num_samples = 5;
@@ -164,7 +165,7 @@ CATCH_TEST_CASE("the dataset registry lists built-ins and user datasets") {
   o.name = "fashion_mnst";
   const std::string text = error_text([&] { load_datasets(o); });
   CATCH_CHECK_THAT(text, Contains("unknown dataset 'fashion_mnst'"));
-  CATCH_CHECK_THAT(text, Contains("fashion_mnist, image_folder, synthetic, tiny_test_dataset"));
+  CATCH_CHECK_THAT(text, Contains("fashion_mnist, image_folder, synthetic, tensors, tiny_test_dataset"));
   CATCH_CHECK_THAT(text, Contains("Did you mean 'fashion_mnist'?"));
 }
 

@@ -127,4 +127,22 @@ void check_no_crash(const ProcessResult& result) {
   }
 }
 
+void write_npy(const std::filesystem::path& path, const std::string& descr, const std::vector<int64_t>& shape,
+               const std::string& data, bool fortran_order) {
+  std::string dims;
+  for (const int64_t dim : shape) dims += (dims.empty() ? "" : ", ") + std::to_string(dim);
+  if (shape.size() == 1) dims += ",";  // Python's one-element tuple
+  std::string header = "{'descr': '" + descr + "', 'fortran_order': " + (fortran_order ? "True" : "False") +
+                       ", 'shape': (" + dims + "), }";
+  const size_t total = 10 + header.size() + 1;
+  header.append((64 - total % 64) % 64, ' ');
+  header += '\n';
+  std::ofstream out(path, std::ios::binary);
+  out.write("\x93NUMPY\x01\x00", 8);
+  const auto length = static_cast<uint16_t>(header.size());
+  out.put(static_cast<char>(length & 0xff));
+  out.put(static_cast<char>(length >> 8));
+  out << header << data;
+}
+
 }  // namespace trainer::testing

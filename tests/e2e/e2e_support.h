@@ -1,6 +1,7 @@
 // Helpers shared by the end-to-end tests that run the real trainer binary.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <string>
@@ -49,5 +50,11 @@ Weights exported_weights(const std::filesystem::path& run_dir);
 // The largest absolute difference between two sets of the same tensors (fails the test when their
 // names or sizes differ).
 double largest_difference(const Weights& a, const Weights& b);
+
+// A .npy file (format 1.0) as numpy.save writes it, its header padded with spaces to 64 bytes:
+// `data` (raw bytes, not checked against the shape) as an array of NumPy dtype `descr` ("|u1",
+// "<f4", ...) and `shape`.
+void write_npy(const std::filesystem::path& path, const std::string& descr, const std::vector<int64_t>& shape,
+               const std::string& data, bool fortran_order = false);
 
 }  // namespace trainer::testing

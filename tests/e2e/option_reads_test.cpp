@@ -77,6 +77,15 @@ TEST_CASE("every declared option is read by the code that honours it") {
              "hydra.run.dir=images_folder"}));
   // predict reads predict.top_k (and the folder's images again, named by the checkpoint's classes).
   run({"predict", "ckpt_path=last", "hydra.run.dir=images_folder", "predict.top_k=2"});
+  // data=tensors: .npy files of 40 float32 rows of 6 values and their labels, with a test split.
+  std::string values(40 * 6 * 4, '\0');
+  std::string labels(40, '\0');
+  for (size_t i = 0; i < values.size(); i += 4) values[i + 2] = static_cast<char>(i % 7);  // small floats
+  for (size_t i = 0; i < labels.size(); ++i) labels[i] = static_cast<char>(i % 3);
+  write_npy(fs::path(dir.path()) / "x.npy", "<f4", {40, 6}, values);
+  write_npy(fs::path(dir.path()) / "y.npy", "|u1", {40}, labels);
+  run(small({"fit", "data=tensors", "data.inputs=x.npy", "data.targets=y.npy", "data.test_inputs=x.npy",
+             "data.test_targets=y.npy", "data.num_classes=4", "data.normalize.std=2", "hydra.run.dir=tensors"}));
   // A TorchScript model whose file is missing: its keys are read before the load fails cleanly.
   run(small({"fit", "model=torchscript", "model.path=missing.pt", "data=synthetic", "hydra.run.dir=ts"}), false);
 

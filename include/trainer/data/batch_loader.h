@@ -32,7 +32,9 @@ struct LoaderOptions {
   bool drop_last = false;    // drop a last, smaller batch
   bool pin_memory = false;   // pin host batches before copying them to a CUDA device
   at::Device device = at::kCPU;
-  bool normalize = true;  // float (x/255 - mean)/std; false: inputs keep their dtype
+  // float (x/255 - mean)/std for uint8 inputs (pixels), float (x - mean)/std for any other dtype;
+  // false: inputs keep their dtype
+  bool normalize = true;
   // One value for every channel, or one per channel (inputs [N, C, ...] with C of them).
   std::vector<double> mean{0}, std{1};
   int crop_padding = 0;  // augmentation (batch_transform.h); 0 and false: none
@@ -98,6 +100,7 @@ class BatchLoader {
 
   std::shared_ptr<const Dataset> dataset_;
   at::Tensor shift_, scale_;  // per-channel normalisation, [1, C, 1...] (undefined: one value)
+  at::Tensor value_scale_;    // 1 / std per channel: scale_ for inputs that are not uint8 pixels
   EpochSampler sampler_;
   LoaderOptions options_;
   int64_t batches_per_epoch_ = 0;

@@ -29,7 +29,7 @@ struct DataOptions {
   bool horizontal_flip = false;                 // augment.horizontal_flip (training batches only)
   int64_t num_samples = 4096;                   // synthetic: training + validation images
   std::vector<int64_t> image_shape{1, 28, 28};  // synthetic: [C, H, W]
-  int64_t num_classes = 10;
+  int64_t num_classes = 10;                     // data=tensors: 0 (null) takes the largest target + 1
   // image_folder (image_folder_dataset.h):
   int channels = 3;                     // 1 (gray) or 3 (RGB): every image is converted to it
   int image_size = 0;                   // square side after the transforms; 0 (null): the images' own size
@@ -38,7 +38,11 @@ struct DataOptions {
   // transforms.train / transforms.eval (transform_config.h): given, they replace the augment
   // preset's steps for training / for validation, test and predict.
   std::optional<TransformList> train_transforms, eval_transforms;
-  uint64_t seed = 42;  // the run's seed: fixes the validation split and synthetic data
+  // tensors (tensor_files.h): arrays saved from Python, memory-mapped. Files are .npy or
+  // .safetensors; a key names the tensor in a safetensors file ("": the file's only one).
+  std::string inputs, targets, input_key, target_key;
+  std::string test_inputs, test_targets;  // the test split's files ("": none)
+  uint64_t seed = 42;                     // the run's seed: fixes the validation split and synthetic data
   // The whole `data` section, for a registered dataset's own keys (`section->get<double>("noise")`).
   // Set by from_config; it views the job's config, so read it inside the dataset factory only.
   std::optional<config::ConfigView> section;

@@ -36,6 +36,9 @@ class Dataset {
   // The class names in label order when the data names its classes (an image folder's
   // sub-folders); empty otherwise.
   virtual std::vector<std::string> class_names() const { return {}; }
+  // The number of classes when the data determines it (data=tensors: the largest target + 1);
+  // 0 when it does not, and data.num_classes or the class names decide.
+  virtual int64_t num_classes() const { return 0; }
   // True when making a batch reads and decodes files: loader threads then earn their keep even on
   // a CPU device (num_workers=auto).
   virtual bool reads_files() const { return false; }

@@ -21,23 +21,31 @@ class TensorDataset : public Dataset {
   TensorDataset(at::Tensor inputs, at::Tensor targets);
 
   int64_t size() const override { return size_; }
-  // Rows `indices` (int64, 1-D) of both tensors, in that order.
+  // Rows `indices` (int64, 1-D) of both tensors, in that order; targets as int64.
   Batch get_batch(const at::Tensor& indices) const;
   Batch get_batch(const at::Tensor& indices, int64_t /*epoch*/) const override { return get_batch(indices); }
   std::vector<int64_t> sample_shape() const override;
   // The class names in label order when the data has them (Fashion-MNIST's ten); empty otherwise.
   std::vector<std::string> class_names() const override { return class_names_; }
   void set_class_names(std::vector<std::string> names) { class_names_ = std::move(names); }
+  int64_t num_classes() const override { return num_classes_; }
+  void set_num_classes(int64_t count) { num_classes_ = count; }
   // A dataset holding copies of the rows `indices` (and the same class names).
   TensorDataset subset(const at::Tensor& indices) const;
+  // A dataset of the rows `indices` that shares this one's tensors, copying nothing: a split of a
+  // memory-mapped file stays on disk until its batches are drawn.
+  TensorDataset view(const at::Tensor& indices) const;
 
+  // The whole tensors, before a view's choice of rows.
   const at::Tensor& inputs() const { return inputs_; }
   const at::Tensor& targets() const { return targets_; }
 
  private:
   at::Tensor inputs_;
   at::Tensor targets_;
+  at::Tensor rows_;  // a view's rows of inputs_ and targets_ (int64); undefined: all, in order
   int64_t size_ = 0;
+  int64_t num_classes_ = 0;
   std::vector<std::string> class_names_;
 };
 

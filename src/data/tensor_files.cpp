@@ -1,0 +1,161 @@
+#include "trainer/data/tensor_files.h"
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <ATen/ATen.h>
+
+#include "trainer/formats/array_file.h"
+#include "trainer/util/error.h"
+#include "trainer/util/home_path.h"
+#include "trainer/util/mapped_file.h"
+
+namespace trainer::data {
+namespace {
+
+bool ends_with(const std::string& text, const std::string& suffix) {
+  return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+at::ScalarType scalar_type(const std::string& dtype) {
+  if (dtype == "U8") return at::kByte;
+  if (dtype == "I8") return at::kChar;
+  if (dtype == "I16") return at::kShort;
+  if (dtype == "I32") return at::kInt;
+  if (dtype == "I64") return at::kLong;
+  if (dtype == "F16") return at::kHalf;
+  if (dtype == "BF16") return at::kBFloat16;
+  if (dtype == "F32") return at::kFloat;
+  if (dtype == "F64") return at::kDouble;
+  return at::kBool;  // BOOL: formats::read_* return no other names
+}
+
+std::string shape_text(at::IntArrayRef shape) {
+  std::string text = "[";
+  for (size_t i = 0; i < shape.size(); ++i) text += (i > 0 ? ", " : "") + std::to_string(shape[i]);
+  return text + "]";
+}
+
+// The array of the file that data.<file_key> names (in a safetensors file, the tensor that
+// data.<name_key> names, or its only one) as a tensor over the mapped bytes; the mapping lives as
+// long as the tensor's storage.
+at::Tensor open_array(const std::string& path, const std::string& file_key, const std::string& name,
+                      const std::string& name_key) {
+  const std::string key = "data." + file_key;
+  const bool npy = ends_with(path, ".npy");
+  if (!npy && !ends_with(path, ".safetensors")) {
+    throw Error(key, path + " is neither a .npy nor a .safetensors file",
+                "Save the array with numpy.save (.npy) or safetensors' save_file (.safetensors).");
+  }
+  auto file = std::make_shared<const MappedFile>(expand_home(path), key);
+  formats::ArrayView array;
+  if (npy) {
+    if (!name.empty()) {
+      throw Error("data." + name_key, "names tensor '" + name + "', but " + path + " is a .npy file of one array",
+                  "Set data." + name_key + "=null.");
+    }
+    array = formats::read_npy(file->data(), file->size(), path, key);
+  } else {
+    const std::vector<formats::ArrayView> arrays = formats::read_safetensors(file->data(), file->size(), path, key);
+    std::string names;
+    for (const auto& candidate : arrays) {
+      names += (names.empty() ? "" : ", ") + candidate.name;
+      if (candidate.name == name || (name.empty() && arrays.size() == 1)) array = candidate;
+    }
+    if (array.dtype.empty()) {
+      throw Error(
+          name.empty() ? key : "data." + name_key,
+          name.empty()
+              ? path + " holds " + std::to_string(arrays.size()) + " tensors (" + names +
+                    "), so it must be said which one"
+              : path + " holds no tensor '" + name + "'; it holds " + (names.empty() ? std::string("none") : names),
+          arrays.empty() ? "Save the tensor into the file." : "Set data." + name_key + " to one of: " + names + ".");
+    }
+  }
+  if (array.shape.empty()) {
+    throw Error(key,
+                path + (array.name.empty() ? "" : " (tensor '" + array.name + "')") +
+                    " holds a single value, not samples along a first dimension",
+                "Save an array of shape [samples, ...].");
+  }
+  auto* bytes = const_cast<uint8_t*>(file->data() + array.offset);  // read-only mapping: never written
+  return at::from_blob(
+      bytes, array.shape, [file](void* /*unused*/) {}, at::TensorOptions().dtype(scalar_type(array.dtype)));
+}
+
+// The class count the targets imply, after checking they are integer class indices in
+// [0, num_classes) (num_classes 0: any non-negative value).
+int64_t check_targets(const at::Tensor& targets, int64_t samples, const std::string& path, const std::string& key,
+                      int64_t num_classes) {
+  if (at::isFloatingType(targets.scalar_type()) || targets.scalar_type() == at::kBool) {
+    throw Error(key,
+                path + " holds " + std::string(c10::toString(targets.scalar_type())) +
+                    " targets; data=tensors trains classifiers on integer class indices",
+                "Save the labels as integers, e.g. numpy.save(path, labels.astype('int64')).");
+  }
+  if (targets.dim() != 1) {
+    throw Error(key, path + " holds targets of shape " + shape_text(targets.sizes()) + ", not one label per sample",
+                "Save them as a 1-D array: labels.reshape(-1).");
+  }
+  if (targets.size(0) != samples) {
+    throw Error(key,
+                path + " holds " + std::to_string(targets.size(0)) + " targets for " + std::to_string(samples) +
+                    " input samples",
+                "Give one target per input sample, in the same order.");
+  }
+  if (samples == 0) return 0;
+  const at::Tensor labels = targets.to(at::kLong);
+  const int64_t smallest = labels.min().item<int64_t>();
+  const int64_t largest = labels.max().item<int64_t>();
+  if (smallest < 0) {
+    const int64_t row = at::nonzero(labels < 0)[0][0].item<int64_t>();
+    throw Error(key,
+                path + ": target " + std::to_string(row) + " is " + std::to_string(labels[row].item<int64_t>()) +
+                    "; class indices start at 0",
+                "Map the labels to 0 .. classes - 1.");
+  }
+  if (num_classes > 0 && largest >= num_classes) {
+    const int64_t row = at::nonzero(labels >= num_classes)[0][0].item<int64_t>();
+    throw Error(key,
+                path + ": target " + std::to_string(row) + " is " + std::to_string(labels[row].item<int64_t>()) +
+                    ", outside the " + std::to_string(num_classes) + " classes (0 .. " +
+                    std::to_string(num_classes - 1) + ")",
+                "Set data.num_classes to the number of classes, or null to take the largest target + 1.");
+  }
+  return largest + 1;
+}
+
+}  // namespace
+
+DataSplits load_tensor_files(const DataOptions& options) {
+  const at::Tensor inputs = open_array(options.inputs, "inputs", options.input_key, "input_key");
+  const at::Tensor targets = open_array(options.targets, "targets", options.target_key, "target_key");
+  const int64_t found = check_targets(targets, inputs.size(0), options.targets, "data.targets", options.num_classes);
+  const int64_t num_classes = options.num_classes > 0 ? options.num_classes : found;
+
+  TensorDataset all(inputs, targets);
+  all.set_num_classes(num_classes);
+  auto [train_rows, val_rows] = split_indices(all.size(), options.val_fraction, options.seed);
+  TensorDataset train = all.view(train_rows);
+  TensorDataset val = all.view(val_rows);
+
+  TensorDataset test;
+  if (!options.test_inputs.empty()) {
+    const at::Tensor test_inputs = open_array(options.test_inputs, "test_inputs", options.input_key, "input_key");
+    const at::Tensor test_targets = open_array(options.test_targets, "test_targets", options.target_key, "target_key");
+    if (test_inputs.sizes().slice(1) != inputs.sizes().slice(1)) {
+      throw Error("data.test_inputs",
+                  options.test_inputs + " holds samples of shape " + shape_text(test_inputs.sizes().slice(1)) +
+                      ", but the training inputs' are " + shape_text(inputs.sizes().slice(1)),
+                  "Give test inputs shaped as the training inputs.");
+    }
+    check_targets(test_targets, test_inputs.size(0), options.test_targets, "data.test_targets", num_classes);
+    test = TensorDataset(test_inputs, test_targets);
+    test.set_num_classes(num_classes);
+  }
+  return {std::move(train), std::move(val), std::move(test)};
+}
+
+}  // namespace trainer::data

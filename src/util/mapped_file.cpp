@@ -1,0 +1,45 @@
+#include "trainer/util/mapped_file.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "trainer/util/error.h"
+
+namespace trainer {
+
+MappedFile::MappedFile(const std::string& path, const std::string& key) : path_(path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    const int error = errno;
+    throw Error(key, "cannot open " + path + ": " + std::strerror(error),
+                error == ENOENT ? "Check the path; a relative one is taken from the directory trainer was started in."
+                                : "Check the file's permissions.");
+  }
+  struct stat info {};
+  if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
+    ::close(fd);
+    throw Error(key, path + " is not a regular file", "Give the path of the file itself.");
+  }
+  size_ = static_cast<size_t>(info.st_size);
+  if (size_ > 0) {
+    void* mapped = ::mmap(nullptr, size_, PROT_READ, MAP_SHARED, fd, 0);
+    if (mapped == MAP_FAILED) {
+      const int error = errno;
+      ::close(fd);
+      throw Error(key, "cannot map " + path + " into memory: " + std::strerror(error));
+    }
+    data_ = static_cast<const uint8_t*>(mapped);
+  }
+  ::close(fd);  // the mapping keeps the file open
+}
+
+MappedFile::~MappedFile() {
+  if (data_ != nullptr) ::munmap(const_cast<uint8_t*>(data_), size_);
+}
+
+}  // namespace trainer
