@@ -133,6 +133,15 @@ DataSplits load_tensor_files(const DataOptions& options) {
   const at::Tensor inputs = open_array(options.inputs, "inputs", options.input_key, "input_key");
   const at::Tensor targets = open_array(options.targets, "targets", options.target_key, "target_key");
   const int64_t found = check_targets(targets, inputs.size(0), options.targets, "data.targets", options.num_classes);
+  // Labels far beyond the samples (a stray id, a value not mapped to an index) would build a model
+  // of that many outputs and run out of memory: a class count that large must be said.
+  if (options.num_classes == 0 && found > 100000 && found > inputs.size(0)) {
+    throw Error("data.targets",
+                options.targets + ": the largest target is " + std::to_string(found - 1) + ", so the model would get " +
+                    std::to_string(found) + " outputs for " + std::to_string(inputs.size(0)) + " samples",
+                "Map the labels to 0 .. classes - 1, or, if so many classes are meant, set data.num_classes=" +
+                    std::to_string(found) + ".");
+  }
   const int64_t num_classes = options.num_classes > 0 ? options.num_classes : found;
 
   TensorDataset all(inputs, targets);

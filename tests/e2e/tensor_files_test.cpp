@@ -291,6 +291,11 @@ TEST_CASE("data=tensors: the mistakes users make with array files are clean erro
   negative[7] = static_cast<char>(-2);
   write_npy(root / "negative_y.npy", "|i1", {40}, negative);
   write_npy(root / "fortran.npy", "<f4", {40, 4}, pixels, true);
+  std::string huge(40 * 8, '\0');
+  huge[8 * 5] = static_cast<char>(0x80);  // 10,000,000 = 0x989680, little-endian, at row 5
+  huge[8 * 5 + 1] = static_cast<char>(0x96);
+  huge[8 * 5 + 2] = static_cast<char>(0x98);
+  write_npy(root / "huge_y.npy", "<i8", {40}, huge);
   write_npy(root / "complex.npy", "<c8", {20, 4}, pixels);
   write_npy(root / "big_endian.npy", ">f4", {40, 4}, pixels);
   write_npy(root / "truncated.npy", "<f4", {40, 4}, pixels.substr(0, 100));
@@ -316,6 +321,8 @@ TEST_CASE("data=tensors: the mistakes users make with array files are clean erro
       {{"data.inputs=x.npy", "data.targets=negative_y.npy"},
        "data.targets: negative_y.npy: target 7 is -2; class indices start at 0"},
       {{"data.inputs=x.npy", "data.targets=y.npy", "data.input_key=x"}, "data.input_key: names tensor 'x', but x.npy"},
+      {{"data.inputs=x.npy", "data.targets=huge_y.npy"},
+       "huge_y.npy: the largest target is 10000000, so the model would get 10000001 outputs for 40 samples"},
       {{"data.inputs=x.npy", "data.targets=y.npy", "data.test_inputs=x.npy"},
        "the test split needs both data.test_inputs and data.test_targets"},
   };
