@@ -32,6 +32,24 @@ at::ScalarType scalar_type(const std::string& dtype) {
   return at::kBool;  // BOOL: formats::read_* return no other names
 }
 
+// NumPy's name of a dtype, as users save them.
+std::string numpy_name(at::ScalarType type) {
+  switch (type) {
+    case at::kFloat:
+      return "float32";
+    case at::kDouble:
+      return "float64";
+    case at::kHalf:
+      return "float16";
+    case at::kBFloat16:
+      return "bfloat16";
+    case at::kBool:
+      return "bool";
+    default:
+      return c10::toString(type);
+  }
+}
+
 std::string shape_text(at::IntArrayRef shape) {
   std::string text = "[";
   for (size_t i = 0; i < shape.size(); ++i) text += (i > 0 ? ", " : "") + std::to_string(shape[i]);
@@ -42,7 +60,7 @@ std::string shape_text(at::IntArrayRef shape) {
 // data.<name_key> names, or its only one) as a tensor over the mapped bytes; the mapping lives as
 // long as the tensor's storage.
 at::Tensor open_array(const std::string& path, const std::string& file_key, const std::string& name,
-                      const std::string& name_key) {
+                      const std::string& name_key, bool key_may_not_apply = false) {
   const std::string key = "data." + file_key;
   const bool npy = ends_with(path, ".npy");
   if (!npy && !ends_with(path, ".safetensors")) {
@@ -52,7 +70,7 @@ at::Tensor open_array(const std::string& path, const std::string& file_key, cons
   auto file = std::make_shared<const MappedFile>(expand_home(path), key);
   formats::ArrayView array;
   if (npy) {
-    if (!name.empty()) {
+    if (!name.empty() && !key_may_not_apply) {
       throw Error("data." + name_key, "names tensor '" + name + "', but " + path + " is a .npy file of one array",
                   "Set data." + name_key + "=null.");
     }
@@ -85,13 +103,13 @@ at::Tensor open_array(const std::string& path, const std::string& file_key, cons
       bytes, array.shape, [file](void* /*unused*/) {}, at::TensorOptions().dtype(scalar_type(array.dtype)));
 }
 
-// The class count the targets imply, after checking they are integer class indices in
+// The largest target (-1 for none), after checking they are integer class indices in
 // [0, num_classes) (num_classes 0: any non-negative value).
 int64_t check_targets(const at::Tensor& targets, int64_t samples, const std::string& path, const std::string& key,
                       int64_t num_classes) {
   if (at::isFloatingType(targets.scalar_type()) || targets.scalar_type() == at::kBool) {
     throw Error(key,
-                path + " holds " + std::string(c10::toString(targets.scalar_type())) +
+                path + " holds " + numpy_name(targets.scalar_type()) +
                     " targets; data=tensors trains classifiers on integer class indices",
                 "Save the labels as integers, e.g. numpy.save(path, labels.astype('int64')).");
   }
@@ -105,7 +123,7 @@ int64_t check_targets(const at::Tensor& targets, int64_t samples, const std::str
                     " input samples",
                 "Give one target per input sample, in the same order.");
   }
-  if (samples == 0) return 0;
+  if (samples == 0) return -1;
   const at::Tensor labels = targets.to(at::kLong);
   const int64_t smallest = labels.min().item<int64_t>();
   const int64_t largest = labels.max().item<int64_t>();
@@ -120,11 +138,14 @@ int64_t check_targets(const at::Tensor& targets, int64_t samples, const std::str
     const int64_t row = at::nonzero(labels >= num_classes)[0][0].item<int64_t>();
     throw Error(key,
                 path + ": target " + std::to_string(row) + " is " + std::to_string(labels[row].item<int64_t>()) +
-                    ", outside the " + std::to_string(num_classes) + " classes (0 .. " +
-                    std::to_string(num_classes - 1) + ")",
-                "Set data.num_classes to the number of classes, or null to take the largest target + 1.");
+                    ", outside the " + std::to_string(num_classes) + (num_classes == 1 ? " class" : " classes") +
+                    " (0 .. " + std::to_string(num_classes - 1) + ")",
+                key == "data.test_targets"
+                    ? "The test labels must be among the training classes (0 .. " + std::to_string(num_classes - 1) +
+                          "): map them so, or set data.num_classes to cover them when training."
+                    : "Set data.num_classes to the number of classes, or null to take the largest target + 1.");
   }
-  return largest + 1;
+  return largest;
 }
 
 }  // namespace
@@ -132,16 +153,34 @@ int64_t check_targets(const at::Tensor& targets, int64_t samples, const std::str
 DataSplits load_tensor_files(const DataOptions& options) {
   const at::Tensor inputs = open_array(options.inputs, "inputs", options.input_key, "input_key");
   const at::Tensor targets = open_array(options.targets, "targets", options.target_key, "target_key");
-  const int64_t found = check_targets(targets, inputs.size(0), options.targets, "data.targets", options.num_classes);
+  if (inputs.dim() < 2) {
+    throw Error("data.inputs",
+                options.inputs + " holds one value per sample (shape " + shape_text(inputs.sizes()) +
+                    "); the samples must be rows of at least one value",
+                "Save it as a column: numpy.save(path, array.reshape(-1, 1)).");
+  }
+  if (inputs.size(0) == 0) {
+    throw Error("data.inputs", options.inputs + " holds 0 samples (shape " + shape_text(inputs.sizes()) + ")",
+                "Give a file with samples along its first dimension.");
+  }
+  for (int64_t d = 1; d < inputs.dim(); ++d) {
+    if (inputs.size(d) == 0) {
+      throw Error("data.inputs",
+                  options.inputs + " holds samples of shape " + shape_text(inputs.sizes().slice(1)) + ", with no value",
+                  "Save samples of at least one value each.");
+    }
+  }
+  const int64_t largest = check_targets(targets, inputs.size(0), options.targets, "data.targets", options.num_classes);
   // Labels far beyond the samples (a stray id, a value not mapped to an index) would build a model
   // of that many outputs and run out of memory: a class count that large must be said.
-  if (options.num_classes == 0 && found > 100000 && found > inputs.size(0)) {
+  if (options.num_classes == 0 && largest >= 100000 && largest >= inputs.size(0)) {
     throw Error("data.targets",
-                options.targets + ": the largest target is " + std::to_string(found - 1) + ", so the model would get " +
-                    std::to_string(found) + " outputs for " + std::to_string(inputs.size(0)) + " samples",
-                "Map the labels to 0 .. classes - 1, or, if so many classes are meant, set data.num_classes=" +
-                    std::to_string(found) + ".");
+                options.targets + ": the largest target is " + std::to_string(largest) +
+                    ", so the model would get that many outputs plus one, for " + std::to_string(inputs.size(0)) +
+                    " samples",
+                "Map the labels to 0 .. classes - 1, or, if so many classes are meant, set data.num_classes.");
   }
+  const int64_t found = largest + 1;
   const int64_t num_classes = options.num_classes > 0 ? options.num_classes : found;
 
   TensorDataset all(inputs, targets);
@@ -149,11 +188,21 @@ DataSplits load_tensor_files(const DataOptions& options) {
   auto [train_rows, val_rows] = split_indices(all.size(), options.val_fraction, options.seed);
   TensorDataset train = all.view(train_rows);
   TensorDataset val = all.view(val_rows);
+  if (train.size() == 0) {
+    throw Error("data.val_fraction",
+                std::to_string(options.val_fraction) + " leaves 0 of the " + std::to_string(all.size()) +
+                    " samples of " + options.inputs + " for training",
+                "Lower data.val_fraction (0.1 holds out a tenth).");
+  }
 
   TensorDataset test;
   if (!options.test_inputs.empty()) {
-    const at::Tensor test_inputs = open_array(options.test_inputs, "test_inputs", options.input_key, "input_key");
-    const at::Tensor test_targets = open_array(options.test_targets, "test_targets", options.target_key, "target_key");
+    // data.input_key / data.target_key name the test tensors too when the test files are
+    // safetensors; a .npy test file has one array and needs no name.
+    const at::Tensor test_inputs =
+        open_array(options.test_inputs, "test_inputs", options.input_key, "input_key", /*key_may_not_apply=*/true);
+    const at::Tensor test_targets =
+        open_array(options.test_targets, "test_targets", options.target_key, "target_key", /*key_may_not_apply=*/true);
     if (test_inputs.sizes().slice(1) != inputs.sizes().slice(1)) {
       throw Error("data.test_inputs",
                   options.test_inputs + " holds samples of shape " + shape_text(test_inputs.sizes().slice(1)) +

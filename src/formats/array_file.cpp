@@ -103,7 +103,9 @@ ArrayView read_npy(const uint8_t* data, size_t size, const std::string& path, co
   std::string_view descr, fortran, shape;
   if (!dict_value(header, "descr", descr) || !dict_value(header, "fortran_order", fortran) ||
       !dict_value(header, "shape", shape) || descr.size() < 2) {
-    fail("its header is not a dict of descr, fortran_order and shape: " + std::string(header.substr(0, 120)), save);
+    std::string shown(header.substr(0, 120));
+    while (!shown.empty() && (shown.back() == ' ' || shown.back() == '\n')) shown.pop_back();
+    fail("its header is not a dict of descr, fortran_order and shape: " + shown, save);
   }
   const std::string descr_text(descr.substr(1, descr.size() - 2));
   ArrayView view;
@@ -113,7 +115,10 @@ ArrayView read_npy(const uint8_t* data, size_t size, const std::string& path, co
              "float32, float64, bool; little-endian)",
          "Convert it in NumPy, e.g. numpy.save(path, array.astype('float32')).");
   }
-  if (fortran.substr(0, 4) == "True") {
+  if (fortran != "True" && fortran != "False") {
+    fail("its header's fortran_order is " + std::string(fortran) + ", not True or False", save);
+  }
+  if (fortran == "True") {
     fail("the array is in Fortran order", "Save a C-ordered copy: numpy.save(path, numpy.ascontiguousarray(array)).");
   }
   // shape: "()" or "(N,)" or "(N, M, ...)"
@@ -170,8 +175,13 @@ std::vector<ArrayView> read_safetensors(const uint8_t* data, size_t size, const 
     try {
       view.dtype = entry.at("dtype").get<std::string>();
       view.shape = entry.at("shape").get<std::vector<int64_t>>();
-      const auto offsets = entry.at("data_offsets").get<std::vector<uint64_t>>();
-      if (offsets.size() != 2 || offsets[1] < offsets[0]) fail("tensor '" + name + "' has bad data_offsets", save);
+      const auto& offsets_json = entry.at("data_offsets");
+      if (!offsets_json.is_array() || offsets_json.size() != 2 || !offsets_json[0].is_number_unsigned() ||
+          !offsets_json[1].is_number_unsigned()) {
+        fail("tensor '" + name + "' has bad data_offsets (two byte offsets, begin and end, are needed)", save);
+      }
+      const auto offsets = offsets_json.get<std::vector<uint64_t>>();
+      if (offsets[1] < offsets[0]) fail("tensor '" + name + "' has bad data_offsets", save);
       view.offset = base + static_cast<size_t>(offsets[0]);
       if (offsets[1] > size - base) {
         fail("ends before the data of tensor '" + name + "': the file is truncated",
@@ -183,7 +193,10 @@ std::vector<ArrayView> read_safetensors(const uint8_t* data, size_t size, const 
                  ", not one trainer reads (U8, I8, I16, I32, I64, F16, BF16, F32, F64, BOOL)",
              "Convert it before saving, e.g. tensor.float().");
       }
-      if (!byte_count(view.shape, element, view.bytes) || view.bytes != offsets[1] - offsets[0]) {
+      if (!byte_count(view.shape, element, view.bytes)) {
+        fail("tensor '" + name + "' has an impossible shape " + shape_text(view.shape), save);
+      }
+      if (view.bytes != offsets[1] - offsets[0]) {
         fail("tensor '" + name + "' has " + std::to_string(offsets[1] - offsets[0]) + " data bytes, not the " +
                  std::to_string(view.bytes) + " of " + view.dtype + " " + shape_text(view.shape),
              save);

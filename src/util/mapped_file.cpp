@@ -13,7 +13,13 @@
 namespace trainer {
 
 MappedFile::MappedFile(const std::string& path, const std::string& key) : path_(path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // Looked at before it is opened: opening a FIFO would wait for a writer, for ever.
+  struct stat named {};
+  if (::stat(path.c_str(), &named) == 0 && !S_ISREG(named.st_mode)) {
+    throw Error(key, path + (S_ISDIR(named.st_mode) ? " is a directory" : " is not a regular file"),
+                "Give the path of the file itself.");
+  }
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     const int error = errno;
     throw Error(key, "cannot open " + path + ": " + std::strerror(error),

@@ -301,6 +301,7 @@ TEST_CASE("data=tensors: the mistakes users make with array files are clean erro
   write_npy(root / "truncated.npy", "<f4", {40, 4}, pixels.substr(0, 100));
   { std::ofstream(root / "text.npy") << "not numpy\n"; }
   { std::ofstream(root / "x.csv") << "1,2\n"; }
+  REQUIRE(::mkfifo((root / "fifo.npy").c_str(), 0644) == 0);  // opening it would wait for a writer
 
   struct Case {
     std::vector<std::string> overrides;
@@ -308,6 +309,7 @@ TEST_CASE("data=tensors: the mistakes users make with array files are clean erro
   };
   const std::vector<Case> cases = {
       {{"data.inputs=missing.npy", "data.targets=y.npy"}, "data.inputs: cannot open missing.npy: No such file"},
+      {{"data.inputs=fifo.npy", "data.targets=y.npy"}, "data.inputs: fifo.npy is not a regular file"},
       {{"data.inputs=x.csv", "data.targets=y.npy"}, "data.inputs: x.csv is neither a .npy nor a .safetensors file"},
       {{"data.inputs=text.npy", "data.targets=y.npy"}, "data.inputs: text.npy: not a .npy file"},
       {{"data.inputs=truncated.npy", "data.targets=y.npy"},
@@ -317,12 +319,15 @@ TEST_CASE("data=tensors: the mistakes users make with array files are clean erro
       {{"data.inputs=big_endian.npy", "data.targets=y.npy"}, "its dtype '>f4' is not one trainer reads"},
       {{"data.inputs=x.npy", "data.targets=short_y.npy"},
        "data.targets: short_y.npy holds 30 targets for 40 input samples"},
-      {{"data.inputs=x.npy", "data.targets=float_y.npy"}, "data.targets: float_y.npy holds Float targets"},
+      {{"data.inputs=x.npy", "data.targets=float_y.npy"}, "data.targets: float_y.npy holds float32 targets"},
       {{"data.inputs=x.npy", "data.targets=negative_y.npy"},
        "data.targets: negative_y.npy: target 7 is -2; class indices start at 0"},
       {{"data.inputs=x.npy", "data.targets=y.npy", "data.input_key=x"}, "data.input_key: names tensor 'x', but x.npy"},
       {{"data.inputs=x.npy", "data.targets=huge_y.npy"},
-       "huge_y.npy: the largest target is 10000000, so the model would get 10000001 outputs for 40 samples"},
+       "huge_y.npy: the largest target is 10000000, so the model would get that many outputs plus one"},
+      {{"data.inputs=x.npy", "data.targets=y.npy", "data.val_fraction=0.99"},
+       "data.val_fraction: 0.990000 leaves 0 of the 40 samples of x.npy for training"},
+      {{"data.inputs=y.npy", "data.targets=y.npy"}, "data.inputs: y.npy holds one value per sample (shape [40])"},
       {{"data.inputs=x.npy", "data.targets=y.npy", "data.test_inputs=x.npy"},
        "the test split needs both data.test_inputs and data.test_targets"},
   };

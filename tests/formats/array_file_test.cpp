@@ -110,6 +110,8 @@ TEST_CASE("read_npy refuses what it cannot use in place, saying how to convert i
   CHECK_THAT(npy_error(npy(ok, "", 1).substr(0, 30)), Contains("ends inside its header"));
   CHECK_THAT(npy_error(npy("{'descr': '<f4', 'fortran_order': True, 'shape': (2,), }\n", "12345678")),
              Contains("numpy.ascontiguousarray"));
+  CHECK_THAT(npy_error(npy("{'descr': '<f4', 'fortran_order': Maybe, 'shape': (2,), }\n", "12345678")),
+             Contains("fortran_order is Maybe, not True or False"));
   CHECK_THAT(npy_error(npy("{'descr': '>f4', 'fortran_order': False, 'shape': (2,), }\n", "12345678")),
              Contains("'>f4' is not one trainer reads"));
   CHECK_THAT(npy_error(npy("{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (2,), }\n", "12345678")),
@@ -162,6 +164,10 @@ TEST_CASE("read_safetensors refuses broken headers and data", "[formats]") {
              Contains("has 8 data bytes, not the 12 of F32 [3]"));
   CHECK_THAT(safetensors_error(with_header(R"({"x":{"dtype":"C64","shape":[1],"data_offsets":[0,8]}})", "12345678")),
              Contains("dtype C64"));
+  CHECK_THAT(safetensors_error(with_header(R"({"x":{"dtype":"F32","shape":[2],"data_offsets":[0.5,8]}})", "12345678")),
+             Contains("bad data_offsets"));
+  CHECK_THAT(safetensors_error(with_header(R"({"x":{"dtype":"F32","shape":[-2],"data_offsets":[0,8]}})", "12345678")),
+             Contains("impossible shape [-2]"));
   CHECK_THAT(safetensors_error(with_header(R"({"x":{"dtype":"F32","shape":[2]}})", "12345678")),
              Contains("lacks dtype, shape or data_offsets"));
 }
