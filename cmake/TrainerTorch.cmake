@@ -33,6 +33,7 @@ find_package(ZLIB REQUIRED)
 # data (datasets, samplers, loader) and models (registry, built-ins) use LibTorch; so does the
 # engine. torch's headers come in as SYSTEM (imported target) so their warnings are not ours.
 trainer_add_module(data LINKS torch trainer_image trainer_formats trainer_options trainer_config trainer_util ZLIB::ZLIB)
+target_link_libraries(trainer_data PRIVATE nlohmann_json::nlohmann_json)  # data=csv: the encoding kept in checkpoints
 trainer_add_module(models LINKS torch trainer_options trainer_config trainer_util)
 
 # The engine's parts live in sub-folders named after them (checkpoint/, distributed/, ...).

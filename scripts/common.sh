@@ -5,6 +5,8 @@ TENSORBOARD_VERSION=2.21.0
 SAFETENSORS_VERSION=0.8.0
 TORCHVISION_VERSION=0.26.0  # the release made for torch 2.11.0
 PILLOW_VERSION=12.0.0
+SCIKIT_LEARN_VERSION=1.9.1  # data=csv's tests train on the tables it ships (iris, wine, breast cancer)
+PANDAS_VERSION=3.1.1       # the peer of bench/csv_load
 TRAINER_CACHE="${TRAINER_CACHE:-$HOME/.cache/trainer}"
 TORCH_VENV="$TRAINER_CACHE/venv-torch-$TORCH_WHEEL_VERSION"
 # Real Hydra, for regenerating the goldens it wrote (scripts/hydra_goldens.sh); omegaconf, PyYAML and

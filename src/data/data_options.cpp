@@ -124,6 +124,32 @@ DataOptions DataOptions::from_config(const config::ConfigView& data, uint64_t se
     }
     o.num_classes = r.get<std::optional<int64_t>>("num_classes").value_or(0);
   }
+  if (o.name == "csv") {
+    o.path = r.get<std::string>("path");
+    o.test_path = r.get<std::optional<std::string>>("test_path").value_or("");
+    o.target = r.get<std::string>("target");
+    const auto features = r.get<std::optional<std::vector<std::string>>>("features");
+    if (features && features->empty()) {
+      throw Error(where(data, "features"), "lists no column: a model needs at least one input",
+                  "List the input columns, or set data.features=null for every column but the target.");
+    }
+    o.features = features.value_or(std::vector<std::string>{});
+    o.categorical = r.get<std::vector<std::string>>("categorical");
+    const std::string delimiter = r.get<std::optional<std::string>>("delimiter").value_or("");
+    if (delimiter.size() > 1 && delimiter != "\\t") {
+      throw Error(where(data, "delimiter"), "is '" + delimiter + "', but a delimiter is one character",
+                  "Give one character: data.delimiter=';', or data.delimiter='\\t' for tabs (null: by the file's "
+                  "extension).");
+    }
+    o.delimiter = delimiter.empty() ? 0 : delimiter == "\\t" ? '\t' : delimiter[0];
+    if (o.delimiter == '"' || o.delimiter == '\n' || o.delimiter == '\r') {
+      throw Error(where(data, "delimiter"), "cannot be a quote or a line break", "Give the character between cells.");
+    }
+    o.standardize = r.get<bool>("standardize");
+    o.num_classes = r.get<std::optional<int64_t>>("num_classes").value_or(0);
+    o.mean = {0.0};  // the features are standardised (or not) when the table is read
+    o.std = {1.0};
+  }
   if (r.declares("num_samples")) {
     o.num_samples = r.get<int64_t>("num_samples");
     o.image_shape = r.get<std::vector<int64_t>>("image_shape");

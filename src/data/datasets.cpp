@@ -8,6 +8,7 @@
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
 
+#include "trainer/data/csv_dataset.h"
 #include "trainer/data/idx_reader.h"
 #include "trainer/data/image_folder_dataset.h"
 #include "trainer/data/sampler.h"
@@ -37,6 +38,7 @@ DataSplits::DataSplits(TensorDataset train_split, TensorDataset val_split, Tenso
                  std::make_shared<const TensorDataset>(std::move(test_split))) {}
 
 DatasetRegistry::DatasetRegistry() : Registry("dataset", "TRAINER_REGISTER_DATASET", Taken::kReplace) {
+  add("csv", load_csv);
   add("fashion_mnist", load_fashion_mnist);
   add("image_folder", load_image_folder);
   add("synthetic", make_synthetic);

@@ -42,6 +42,7 @@ TensorDataset TensorDataset::subset(const at::Tensor& indices) const {
   TensorDataset rows(std::move(batch.inputs), std::move(batch.targets));
   rows.class_names_ = class_names_;
   rows.num_classes_ = num_classes_;
+  rows.encoding_ = encoding_;
   return rows;
 }
 

@@ -111,7 +111,8 @@ std::string export_checkpoint(const config::Node& job_config, const std::string&
   }
 
   torch::jit::Module root = load_archive(checkpoint);
-  const std::vector<std::string> class_names = formats::read_checkpoint_summary(checkpoint).summary.class_names;
+  const formats::CheckpointSummary summary = formats::read_checkpoint_summary(checkpoint).summary;
+  const std::vector<std::string>& class_names = summary.class_names;
   c10::IValue model_value = root.attr("model");
   if (!model_value.isModule()) {
     throw Error(checkpoint, "the checkpoint's model entry is not a module",
@@ -152,6 +153,9 @@ std::string export_checkpoint(const config::Node& job_config, const std::string&
   };
   // The class names in label order, so a prediction maps back to a name without the data.
   if (!class_names.empty()) metadata["trainer_class_names"] = formats::json_string_array(class_names);
+  // How a table's rows become inputs (data=csv: columns, categories, mean and std), so a deployed
+  // model can encode new rows as training did.
+  if (!summary.data_encoding.empty()) metadata["trainer_data_encoding"] = summary.data_encoding;
   if (!posix::make_directories(posix::parent(output))) {
     throw Error(output, "cannot create the export's directory", "Check the directory's permissions.");
   }

@@ -32,6 +32,7 @@
 #include "trainer/engine/trainer.h"
 #include "trainer/engine/trainer_options.h"
 #include "trainer/engine/tuner/batch_size_search.h"
+#include "trainer/formats/checkpoint_file.h"
 #include "trainer/models/model_registry.h"
 #include "trainer/util/fixed_text.h"
 
@@ -262,6 +263,9 @@ struct Trainer::Impl {
   // An image folder whose classes are not those the checkpoint (ckpt_path) was trained on is an
   // error: its labels would silently mean other classes.
   void check_classes_match_checkpoint() const;
+  // The summary of the checkpoint ckpt_path names, read torch-free; empty when there is none (no
+  // ckpt_path, or ckpt_path=last before the first save).
+  formats::CheckpointSummary checkpoint_summary() const;
   // trainer predict (predict_command.cpp): the checkpoint's predictions for predict_set, written
   // to <run dir>/predictions.csv.
   int predict_command();

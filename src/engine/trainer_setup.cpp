@@ -3,6 +3,7 @@
 #include <torch/cuda.h>
 
 #include "trainer/config/yaml.h"
+#include "trainer/data/csv_dataset.h"
 #include "trainer/data/image_folder_dataset.h"
 #include "trainer/engine/distributed/batch_norm_sync.h"
 #include "trainer/engine/optim/optimizer_factory.h"
@@ -40,7 +41,21 @@ void Trainer::Impl::setup() {
   if (device.is_cuda()) at::globalContext().setBenchmarkCuDNN(options.cudnn_benchmark);
 
   data_options = data::DataOptions::from_config(view.sub("data"), options.seed);
-  if (predict_only && data_options.name == "image_folder") {
+  // A checkpoint's encoding of table rows (columns, categories, statistics) is used as it is: the
+  // model was trained on rows encoded so, whatever the table holds now.
+  if (data_options.name == "csv") data_options.encoding = checkpoint_summary().data_encoding;
+  if (predict_only && data_options.name == "csv") {
+    if (data_options.encoding.empty()) {
+      throw Error("ckpt_path", "predict with data=csv needs a checkpoint written by a fit on data=csv",
+                  "Give ckpt_path=best|last (with hydra.run.dir=<the training run>) or the path of such a "
+                  "checkpoint.");
+    }
+    predict_set = data::load_csv_to_predict(data_options);
+    auto empty = std::make_shared<const data::TensorDataset>();
+    train_set = predict_set;
+    val_set = empty;
+    test_set = empty;
+  } else if (predict_only && data_options.name == "image_folder") {
     // The images of data.root, named by the checkpoint's classes (its summary, read torch-free).
     formats::CheckpointSummary trained;
     if (options.ckpt_path) trained = formats::read_checkpoint_summary(resolve_ckpt_path(*options.ckpt_path)).summary;
@@ -109,11 +124,13 @@ void Trainer::Impl::setup() {
                      : train_set->num_classes() > 0 ? train_set->num_classes()
                                                     : data_options.num_classes;
   if (class_names.empty() && train_set->num_classes() > 0 && data_options.num_classes == 0) {
-    spec.num_classes_key = "the targets of data.targets (the largest + 1)";
+    spec.num_classes_key = data_options.name == "csv" ? "the labels of data.target's column (the largest + 1)"
+                                                      : "the targets of data.targets (the largest + 1)";
   }
   if (!class_names.empty()) {
     spec.num_classes_key = predict_only                          ? "the checkpoint's classes"
                            : data_options.name == "image_folder" ? "the class folders of data.root"
+                           : data_options.name == "csv"          ? "the class names in data.target's column"
                                                                  : "data.num_classes";
     if (!predict_only) check_classes_match_checkpoint();
     // Kept with the training run, in label order, one per line (checkpoints carry them too); an
@@ -158,6 +175,18 @@ void Trainer::Impl::setup() {
   if (options.enable_loggers && is_main && !predict_only)
     loggers = make_loggers(view, options.default_root_dir.value_or(run_dir));
   if (options.enable_callbacks) callbacks = make_callbacks(view);
+}
+
+formats::CheckpointSummary Trainer::Impl::checkpoint_summary() const {
+  if (!options.ckpt_path) return {};
+  std::string path;
+  try {
+    path = resolve_ckpt_path(*options.ckpt_path);
+  } catch (const Error&) {
+    return {};  // no checkpoint yet (ckpt_path=last before the first save)
+  }
+  if (!posix::exists(path)) return {};
+  return formats::read_checkpoint_summary(path).summary;
 }
 
 void Trainer::Impl::check_classes_match_checkpoint() const {

@@ -95,6 +95,7 @@ std::string summary_text(const CheckpointSummary& s) {
     for (const int64_t size : s.sample_shape) text += " " + std::to_string(size);
     text += "\n";
   }
+  if (!s.data_encoding.empty()) text += "data_encoding " + escape_line(s.data_encoding) + "\n";
   return text;
 }
 
@@ -114,6 +115,7 @@ CheckpointSummary parse_summary(std::string_view text) {
     if (key == "global_step") s.global_step = std::strtoll(value.c_str(), nullptr, 10);
     if (key == "precision") s.precision = value;
     if (key == "class") s.class_names.push_back(unescape_line(value));
+    if (key == "data_encoding") s.data_encoding = unescape_line(value);
     if (key == "sample_shape") {
       const char* p = value.c_str();
       char* end = nullptr;

@@ -136,6 +136,27 @@ std::vector<Section> data_sections() {
       number("std", "1").above(0).means("each value is divided by it"),
   };
 
+  // data=csv: a table with a header row (src/data/csv_dataset.cpp).
+  Section csv{"data", "csv", true, "data=csv: a CSV or TSV table with a header row, one sample per row", {}};
+  csv.options = loader_options("0", "true", "128", "auto: min(4 x GPUs, cores) on CUDA, none on CPU");
+  csv.options.front().default_text = "csv";
+  csv.options.insert(
+      csv.options.end(),
+      {
+          text("path", "???").means("the table of the train and val rows (.csv; .tsv/.tab: tab-separated)"),
+          text("test_path", "null").or_null().means("the test split's table, with the same columns (null: none)"),
+          text("target", "???").means("the label column: integer class indices, or class names"),
+          texts("features", "null").or_null().means("the input columns, in order (null: every column but the target)"),
+          texts("categorical", "[]").means("input columns holding categories, one-hot encoded"),
+          text("delimiter", "null").or_null().means("the character between cells, '\\t' for tabs (null: by extension)"),
+          flag("standardize", "true")
+              .means("numeric inputs to zero mean and unit variance, with the train split's statistics"),
+          integer("num_classes", "null")
+              .at_least(1)
+              .or_null()
+              .means("label classes (null: the class names' count, or the largest index + 1)"),
+      });
+
   // A dataset registered by a program built on trainer: the keys DataOptions hands it; the
   // section stays open for the dataset's own keys (DataOptions::section).
   Section registered{"data", "*", false, "data=<a registered dataset>: the keys DataOptions reads for it", {}};
@@ -143,7 +164,7 @@ std::vector<Section> data_sections() {
   registered.options.insert(registered.options.end(), shape.begin(), shape.end());
   registered.options.push_back(section("normalize").means("per-pixel normalisation, below"));
   registered.options.push_back(section("augment").means("training-batch augmentation, below"));
-  return {fashion,           folder,    synthetic, tensors, registered, folder_normalize, folder_transforms,
+  return {fashion,           folder,    synthetic, tensors, csv, registered, folder_normalize, folder_transforms,
           tensors_normalize, normalize, augment};
 }
 

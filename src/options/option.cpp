@@ -35,6 +35,8 @@ std::string type_text(Type type) {
       return "list of ints";
     case Type::kFloatList:
       return "list of floats";
+    case Type::kTextList:
+      return "list of strings";
     case Type::kMap:
       return "section";
     case Type::kSteps:
@@ -71,6 +73,9 @@ Option integers(std::string key, std::string default_text) {
 }
 Option numbers(std::string key, std::string default_text) {
   return make(std::move(key), Type::kFloatList, std::move(default_text));
+}
+Option texts(std::string key, std::string default_text) {
+  return make(std::move(key), Type::kTextList, std::move(default_text));
 }
 Option section(std::string key) { return make(std::move(key), Type::kMap, "{}"); }
 Option steps(std::string key, std::string default_text) {

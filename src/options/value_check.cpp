@@ -91,6 +91,17 @@ std::string check_list(const Option& option, const config::Node& value, bool int
   return "";
 }
 
+// A list of strings (it may be empty: data.categorical: []).
+std::string check_texts(const Option& option, const config::Node& value) {
+  if (!value.is_list()) return expected(option, "a list of strings", value);
+  for (size_t i = 0; i < value.items().size(); ++i) {
+    const config::Node& item = value.items()[i];
+    if (item.is_string() || item.is_interpolation()) continue;
+    return "item " + std::to_string(i) + ": " + expected(option, "a string (quote names that look like numbers)", item);
+  }
+  return "";
+}
+
 // The shape of a list of steps: each item a name, or a map of one name to its parameters (a
 // section of them, or one value for the first). The names and parameters are the reader's.
 std::string check_steps(const Option& option, const config::Node& value) {
@@ -162,6 +173,9 @@ std::string accepted(const Option& option) {
       break;
     case Type::kFloatList:
       text = "a list of numbers";
+      break;
+    case Type::kTextList:
+      text = "a list of strings";
       break;
     case Type::kMap:
       text = "a section of keys";
@@ -245,6 +259,8 @@ std::string check_value(const Option& option, const config::Node& value) {
       return check_list(option, value, true);
     case Type::kFloatList:
       return check_list(option, value, false);
+    case Type::kTextList:
+      return check_texts(option, value);
     case Type::kMap:
       return value.is_map() ? "" : expected(option, "a section of keys", value);
     case Type::kSteps:

@@ -156,8 +156,8 @@ CATCH_TEST_CASE("synthetic data follows image_shape and num_classes") {
 
 CATCH_TEST_CASE("the dataset registry lists built-ins and user datasets") {
   const auto names = DatasetRegistry::instance().names();
-  CATCH_CHECK(names ==
-              std::vector<std::string>{"fashion_mnist", "image_folder", "synthetic", "tensors", "tiny_test_dataset"});
+  CATCH_CHECK(names == std::vector<std::string>{"csv", "fashion_mnist", "image_folder", "synthetic", "tensors",
+                                                "tiny_test_dataset"});
   DataOptions o;
   o.name = "tiny_test_dataset";
   o.num_samples = 5;

@@ -86,6 +86,16 @@ TEST_CASE("every declared option is read by the code that honours it") {
   write_npy(fs::path(dir.path()) / "y.npy", "|u1", {40}, labels);
   run(small({"fit", "data=tensors", "data.inputs=x.npy", "data.targets=y.npy", "data.test_inputs=x.npy",
              "data.test_targets=y.npy", "data.num_classes=4", "data.normalize.std=2", "hydra.run.dir=tensors"}));
+  // data=csv: a table with a category and string labels, tab-separated under a .txt name.
+  {
+    std::ofstream table(fs::path(dir.path()) / "t.txt");
+    table << "size\tcolour\tlabel\n";
+    for (int i = 0; i < 40; ++i)
+      table << i % 5 << "\t" << (i % 2 == 0 ? "red" : "blue") << "\t" << (i % 3 == 0 ? "a" : "b") << "\n";
+  }
+  run(small({"fit", "data=csv", "data.path=t.txt", "data.test_path=t.txt", "data.target=label",
+             "data.features=[size,colour]", "data.categorical=[colour]", "data.delimiter='\\t'",
+             "data.standardize=false", "data.num_classes=2", "hydra.run.dir=csv"}));
   // A TorchScript model whose file is missing: its keys are read before the load fails cleanly.
   run(small({"fit", "model=torchscript", "model.path=missing.pt", "data=synthetic", "hydra.run.dir=ts"}), false);
 

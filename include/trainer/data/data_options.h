@@ -42,7 +42,17 @@ struct DataOptions {
   // .safetensors; a key names the tensor in a safetensors file ("": the file's only one).
   std::string inputs, targets, input_key, target_key;
   std::string test_inputs, test_targets;  // the test split's files ("": none)
-  uint64_t seed = 42;                     // the run's seed: fixes the validation split and synthetic data
+  // csv (csv_dataset.h): a table with a header row. `path` holds the train and val rows,
+  // `test_path` the test split's ("": none); `target` names the label column, `features` the input
+  // columns (empty: all but the target), `categorical` those of them one-hot encoded.
+  std::string path, test_path, target;
+  std::vector<std::string> features, categorical;
+  char delimiter = 0;       // 0 (null): tab for .tsv/.tab files, else comma
+  bool standardize = true;  // numeric features to zero mean, unit variance (train split's statistics)
+  // A checkpoint's encoding of the records (Dataset::encoding(), JSON), set by the engine when it
+  // evaluates or resumes a checkpoint: used as it is instead of being fitted to the training split.
+  std::string encoding;
+  uint64_t seed = 42;  // the run's seed: fixes the validation split and synthetic data
   // The whole `data` section, for a registered dataset's own keys (`section->get<double>("noise")`).
   // Set by from_config; it views the job's config, so read it inside the dataset factory only.
   std::optional<config::ConfigView> section;

@@ -46,6 +46,10 @@ class Dataset {
   virtual std::string sample_name(int64_t index) const { return std::to_string(index); }
   // Samples skipped as unreadable so far (data.on_bad_sample=skip), over every epoch.
   virtual int64_t skipped_samples() const { return 0; }
+  // How raw records became inputs, as JSON, when the data fitted it to the training split
+  // (data=csv: the columns, their categories and standardisation); empty otherwise. Kept in every
+  // checkpoint, so that evaluating and predicting encode new records exactly as training did.
+  virtual std::string encoding() const { return {}; }
 };
 
 }  // namespace trainer::data

@@ -30,6 +30,8 @@ class TensorDataset : public Dataset {
   void set_class_names(std::vector<std::string> names) { class_names_ = std::move(names); }
   int64_t num_classes() const override { return num_classes_; }
   void set_num_classes(int64_t count) { num_classes_ = count; }
+  std::string encoding() const override { return encoding_; }
+  void set_encoding(std::string json) { encoding_ = std::move(json); }
   // A dataset holding copies of the rows `indices` (and the same class names).
   TensorDataset subset(const at::Tensor& indices) const;
   // A dataset of the rows `indices` that shares this one's tensors, copying nothing: a split of a
@@ -47,6 +49,7 @@ class TensorDataset : public Dataset {
   int64_t size_ = 0;
   int64_t num_classes_ = 0;
   std::vector<std::string> class_names_;
+  std::string encoding_;
 };
 
 // `dataset` as the TensorDataset it is; trainer::Error when it is another kind (an image folder).

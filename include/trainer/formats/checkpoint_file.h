@@ -25,6 +25,9 @@ struct CheckpointSummary {
   std::vector<std::string> class_names;
   // One sample's shape as the model saw it in training, e.g. {3, 224, 224} (empty: not recorded).
   std::vector<int64_t> sample_shape;
+  // How the data encodes a record as an input (data=csv: columns, categories, statistics), as the
+  // dataset's JSON (data::Dataset::encoding()); empty when the data fits nothing.
+  std::string data_encoding;
 };
 
 // The file's first line has this many bytes (its newline included).

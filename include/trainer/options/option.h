@@ -20,9 +20,10 @@ enum class Type {
   kLimit,     // Lightning's batch limits: a float share in [0, 1] or an int count >= 0
   kIntList,
   kFloatList,
-  kMap,    // a nested section with declarations of its own (trainer.grad_scaler)
-  kSteps,  // a list of steps, each a name or {name: its parameters} (data.transforms.train); the
-           // reading code checks the names and parameters
+  kTextList,  // a list of strings (data.features: column names)
+  kMap,       // a nested section with declarations of its own (trainer.grad_scaler)
+  kSteps,     // a list of steps, each a name or {name: its parameters} (data.transforms.train); the
+              // reading code checks the names and parameters
 };
 
 // "int", "float", "one of epoch|step", ... as the reference and the messages name it.
@@ -103,6 +104,7 @@ Option duration(std::string key, std::string default_text);
 Option limit(std::string key, std::string default_text);
 Option integers(std::string key, std::string default_text);
 Option numbers(std::string key, std::string default_text);
+Option texts(std::string key, std::string default_text);
 Option section(std::string key);
 Option steps(std::string key, std::string default_text);
 

@@ -202,6 +202,7 @@ std::string serialize_checkpoint(models::Model& model, torch::optim::Optimizer& 
   summary.precision = state.precision;
   for (const TopKEntry& entry : state.top_k) summary.best.emplace_back(entry.score, entry.path);
   summary.class_names = state.class_names;
+  summary.data_encoding = state.data_encoding;
   summary.sample_shape = state.sample_shape;
   formats::finish_checkpoint_file(bytes, summary, config_yaml);
   return bytes;

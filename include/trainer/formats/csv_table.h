@@ -1,0 +1,71 @@
+// Tables as people keep them: a CSV or TSV file with a header row (RFC 4180 quoting, read by
+// libcsv). The chosen columns are read into memory column by column, numbers as float and the
+// rest as text, each row remembering its line in the file, so every bad cell can be named as
+// file:line:column. Torch-free.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace trainer::formats {
+
+enum class CsvKind {
+  kSkip,    // not read
+  kNumber,  // a finite number in every row
+  kText,    // any text but an empty (missing) cell
+};
+
+struct CsvColumn {
+  std::string name;
+  size_t position = 0;  // 0-based, in the header
+  CsvKind kind = CsvKind::kSkip;
+  size_t number_slot = 0;          // kNumber: its place in a row of CsvTable::numbers
+  std::vector<std::string> texts;  // kText: one per row
+};
+
+struct CsvTable {
+  std::vector<std::string> header;
+  std::vector<CsvColumn> columns;  // the columns read, in the order `choose` listed them
+  std::vector<int64_t> lines;      // the line each row starts on (1-based; the header's is before)
+  // The number columns' cells, row by row (number_width per row): one write stream however many
+  // columns, which is what makes a wide table fast to read.
+  std::vector<float> numbers;
+  size_t number_width = 0;
+  int64_t rows() const { return static_cast<int64_t>(lines.size()); }
+  float number(int64_t row, const CsvColumn& column) const {
+    return numbers[static_cast<size_t>(row) * number_width + column.number_slot];
+  }
+};
+
+// One column to read: its header name and how.
+struct CsvWanted {
+  std::string name;
+  CsvKind kind = CsvKind::kNumber;
+  bool optional = false;  // a column the header may lack (it is then left out of CsvTable::columns)
+};
+
+// Whether a cell is one of pandas' words for a missing value (NA, NaN, null, None, ...) or empty.
+bool is_csv_missing(std::string_view cell);
+
+// The delimiter a file name implies: tab for .tsv and .tab, else comma.
+char csv_delimiter_for(const std::string& path);
+
+// The part of a number cell std::from_chars reads: `text` without surrounding blanks or a leading
+// '+'. Returns false for a cell that is not one number (a missing value, "NA", "1,5", "12abc");
+// "inf", "-Infinity" and numbers beyond a double ("1e400") read as infinities.
+bool parse_csv_number(std::string_view text, double& value);
+
+// Reads the table of `path` (its `size` bytes are `data`). `choose` gets the header and says
+// which columns to read. Throws trainer::Error at `key` (the config key naming the file), its
+// problem as "path:line:column (name): ..." for a malformed quote, a row with more or fewer
+// cells than the header, an empty or non-numeric cell in a number column, an empty cell in a text
+// column, a duplicate header name, a wanted column the header lacks, or a file with no header.
+// Blank lines are skipped; a UTF-8 byte-order mark is ignored.
+CsvTable read_csv(const uint8_t* data, size_t size, const std::string& path, const std::string& key, char delimiter,
+                  const std::function<std::vector<CsvWanted>(const std::vector<std::string>& header)>& choose);
+
+}  // namespace trainer::formats

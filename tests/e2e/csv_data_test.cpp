@@ -1,0 +1,354 @@
+// data=csv end to end with the real trainer binary: the tables scikit-learn ships (iris with its
+// species names, wine as a TSV), written out at test time by the test Python; Fashion-MNIST written
+// as a CSV; a table whose label only a one-hot category tells; evaluation and prediction from the
+// checkpoint's encoding; and the mistakes a user makes in a table, each a clean error naming
+// file:line:column.
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "e2e_support.h"
+#include "subprocess.h"
+
+namespace fs = std::filesystem;
+using namespace trainer::testing;
+
+namespace {
+
+const char* const kDataDir = "/usr/share/datasets/fashion-mnist";
+
+std::vector<std::string> csv_fit(const std::string& run, std::vector<std::string> extra) {
+  std::vector<std::string> argv = {TRAINER_BINARY, "fit", "data=csv", "hydra.run.dir=" + run};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  return argv;
+}
+
+void write_text(const fs::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+}
+
+// The test Python with scikit-learn, running `script` in `dir`; false (after a skip) without one.
+bool run_python(const std::string& script, const fs::path& dir) {
+  const std::string python = TRAINER_TEST_PYTHON;
+  if (python.empty()) {
+    skip_test("TRAINER_TEST_PYTHON is empty: no scikit-learn to take its tables from", Skip::unexpected_in_ci);
+    return false;
+  }
+  auto made = run_process({python, "-c", script}, dir.string());
+  INFO(made.err);
+  REQUIRE(made.exit_code == 0);
+  return true;
+}
+
+// The only predictions.csv under `dir`.
+fs::path predictions_under(const fs::path& dir) {
+  fs::path found;
+  for (const auto& entry : fs::recursive_directory_iterator(dir)) {
+    if (entry.path().filename() == "predictions.csv") found = entry.path();
+  }
+  REQUIRE(!found.empty());
+  return found;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "data=csv trains on scikit-learn's iris table by its species names, tests and predicts rows without labels "
+    "from the checkpoint's encoding, and exports it",
+    "[may-skip]") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  TempDir dir;
+  const fs::path root(dir.path());
+  // iris.csv as a user keeps it: four measurements and the species by name. new_rows.csv: 40 shuffled
+  // rows without the species (their names in truth.txt); scaled.csv: every measurement x 10.
+  if (!run_python(R"(
+from sklearn.datasets import load_iris
+d = load_iris(as_frame=True)
+f = d.frame.drop(columns=['target'])
+f['species'] = [d.target_names[i] for i in d.target]
+f.to_csv('iris.csv', index=False)
+s = f.sample(n=40, random_state=1)
+s.drop(columns=['species']).to_csv('new_rows.csv', index=False)
+open('truth.txt', 'w').write('\n'.join(s['species']) + '\n')
+g = f.copy()
+for c in g.columns[:4]: g[c] = g[c] * 10
+g.to_csv('scaled.csv', index=False)
+)",
+                  root)) {
+    return;
+  }
+  // docs/data.md's command.
+  auto fit = run_process(csv_fit("run", {"data.path=iris.csv", "data.target=species", "data.test_path=iris.csv",
+                                         "trainer.max_epochs=40", "data.batch_size=16", "seed=2"}),
+                         dir.path());
+  INFO(fit.err);
+  REQUIRE(fit.exit_code == 0);
+  CHECK(fit.err.find("data: 135 train / 15 val / 150 test samples") != std::string::npos);
+  CHECK(fit.err.find("mlp 4-") != std::string::npos);  // four inputs, from the table
+  CHECK(printed(fit.out, "test/acc") >= 0.75);         // the best checkpoint's, by 15 validation rows
+  auto last = run_process({TRAINER_BINARY, "test", "ckpt_path=last", "hydra.run.dir=run"}, dir.path());
+  INFO(last.err);
+  REQUIRE(last.exit_code == 0);
+  const double test_acc = printed(last.out, "test/acc");
+  CHECK(test_acc >= 0.9);
+  CHECK(read_file(root / "run" / "class_names.txt") == "setosa\nversicolor\nvirginica\n");
+
+  // Predicting rows without a species column: names, from the checkpoint alone.
+  auto predicted = run_process(
+      {TRAINER_BINARY, "predict", "ckpt_path=last", "hydra.run.dir=run", "data.test_path=new_rows.csv"}, dir.path());
+  INFO(predicted.err);
+  REQUIRE(predicted.exit_code == 0);
+  const CsvTable rows = read_csv(predictions_under(root / "run" / "eval"));
+  REQUIRE(rows.rows.size() == 40);
+  std::vector<std::string> truth;
+  {
+    std::ifstream in(root / "truth.txt");
+    for (std::string line; std::getline(in, line);) truth.push_back(line);
+  }
+  REQUIRE(truth.size() == 40);
+  int correct = 0;
+  for (size_t i = 0; i < rows.rows.size(); ++i) {
+    CHECK(rows.rows[i][0] == std::to_string(i));  // the row of new_rows.csv
+    CHECK(rows.rows[i][3].empty());               // no target column: no known class
+    if (rows.rows[i][1] == truth[i]) ++correct;
+  }
+  CHECK(correct >= 36);
+
+  // The statistics are the checkpoint's: a training table now scaled x 10 changes nothing ...
+  auto tested = run_process({TRAINER_BINARY, "test", "ckpt_path=last", "hydra.run.dir=run", "data.path=scaled.csv",
+                             "data.test_path=iris.csv"},
+                            dir.path());
+  INFO(tested.err);
+  REQUIRE(tested.exit_code == 0);
+  CHECK(printed(tested.out, "test/acc") == Approx(test_acc).margin(1e-9));
+  // ... and a test table scaled x 10 is encoded with them too, so the model no longer knows it.
+  auto scaled = run_process(
+      {TRAINER_BINARY, "test", "ckpt_path=last", "hydra.run.dir=run", "data.test_path=scaled.csv"}, dir.path());
+  INFO(scaled.err);
+  REQUIRE(scaled.exit_code == 0);
+  CHECK(printed(scaled.out, "test/acc") < 0.7);
+
+  // The export carries the encoding: the columns, the training split's means and std, the classes.
+  auto exported = run_process({TRAINER_BINARY, "export", "ckpt_path=run/checkpoints/last.ckpt",
+                               "export_path=" + (root / "iris.safetensors").string()},
+                              dir.path());
+  INFO(exported.err);
+  REQUIRE(exported.exit_code == 0);
+  const std::string file = read_file(root / "iris.safetensors");
+  uint64_t length = 0;
+  for (int i = 7; i >= 0; --i) length = (length << 8) | static_cast<unsigned char>(file[static_cast<size_t>(i)]);
+  const auto header = nlohmann::json::parse(file.substr(8, length));
+  const auto encoding = nlohmann::json::parse(header.at("__metadata__").at("trainer_data_encoding").get<std::string>());
+  CHECK(encoding.at("target") == "species");
+  CHECK(encoding.at("classes") == nlohmann::json({"setosa", "versicolor", "virginica"}));
+  REQUIRE(encoding.at("features").size() == 4);
+  CHECK(encoding.at("features")[0].at("column") == "sepal length (cm)");
+  CHECK(encoding.at("features")[0].at("mean").get<double>() == Approx(5.84).margin(0.1));  // the train split's
+  CHECK(encoding.at("features")[2].at("std").get<double>() == Approx(1.76).margin(0.15));
+}
+
+TEST_CASE(
+    "data=csv reads scikit-learn's wine table as a TSV with integer labels, a chosen feature list and no "
+    "standardisation",
+    "[may-skip]") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  TempDir dir;
+  const fs::path root(dir.path());
+  if (!run_python(R"(
+from sklearn.datasets import load_wine
+f = load_wine(as_frame=True).frame
+f.to_csv('wine.tsv', sep='\t', index=False)
+)",
+                  root)) {
+    return;
+  }
+  // Standardised, an MLP separates the three cultivars; the two chosen columns give 2 inputs.
+  auto fit = run_process(
+      csv_fit("run", {"data.path=wine.tsv", "data.target=target", "trainer.max_epochs=60", "data.batch_size=16",
+                      "data.val_fraction=0.25", "optimizer.lr=0.003", "model.hidden_sizes=[32]", "model.dropout=0"}),
+      dir.path());
+  INFO(fit.err);
+  REQUIRE(fit.exit_code == 0);
+  CHECK(fit.err.find("mlp 13-32-3") != std::string::npos);
+  CHECK(std::stod(read_csv(root / "run" / "metrics.csv").last("val/acc")) >= 0.85);
+  CHECK(!fs::exists(root / "run" / "class_names.txt"));  // indices name no classes
+
+  auto chosen = run_process(csv_fit("two", {"data.path=wine.tsv", "data.target=target", "trainer.max_epochs=1",
+                                            "data.features=[alcohol,proline]", "data.standardize=false"}),
+                            dir.path());
+  INFO(chosen.err);
+  REQUIRE(chosen.exit_code == 0);
+  CHECK(chosen.err.find("mlp 2-") != std::string::npos);
+  // Not standardised: the encoding keeps mean 0 and std 1.
+  const std::string ckpt = read_file(root / "two" / "checkpoints" / "last.ckpt");
+  CHECK(ckpt.find(R"({"column":"alcohol","mean":0.0,"std":1.0})") != std::string::npos);
+}
+
+TEST_CASE("data=csv one-hot encodes categorical columns, so a label that only a category tells is learned", "") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  TempDir dir;
+  const fs::path root(dir.path());
+  // The label is the colour's, the number is noise; '12' and '3' are categories sorted as numbers.
+  const std::vector<std::string> colours = {"red", "green", "blue"};
+  const std::vector<std::string> labels = {"stop", "go", "wait"};
+  // A TSV whose columns are not in the features' order, with one the features leave out.
+  std::string table = "label\tcode\tunused\tnoise\tcolour\n";
+  for (int i = 0; i < 300; ++i) {
+    table += labels[static_cast<size_t>(i % 3)] + "\t" + (i % 2 == 0 ? "12" : "3") + "\tx\t" +
+             std::to_string((i * 7919) % 101) + "\t" + colours[static_cast<size_t>(i % 3)] + "\n";
+  }
+  write_text(root / "signals.tsv", table);
+  write_text(root / "unseen.csv", "colour,noise,code,label\nred,5,12,stop\npurple,5,3,go\n");
+  // docs/data.md's third command, with a test split.
+  auto fit = run_process(csv_fit("run", {"data.path=signals.tsv", "data.target=label",
+                                         "data.features=[colour,noise,code]", "data.categorical=[colour,code]",
+                                         "data.test_path=signals.tsv", "trainer.max_epochs=5", "data.batch_size=32"}),
+                         dir.path());
+  INFO(fit.err);
+  REQUIRE(fit.exit_code == 0);
+  CHECK(fit.err.find("mlp 6-") != std::string::npos);  // 3 colours + noise + 2 codes
+  CHECK(printed(fit.out, "test/acc") == 1.0);
+  CHECK(read_file(root / "run" / "class_names.txt") == "go\nstop\nwait\n");
+  const std::string ckpt = read_file(root / "run" / "checkpoints" / "last.ckpt");
+  CHECK(ckpt.find(R"({"categories":["blue","green","red"],"column":"colour"})") != std::string::npos);
+  CHECK(ckpt.find(R"({"categories":["3","12"],"column":"code"})") != std::string::npos);
+
+  auto unseen = run_process(
+      {TRAINER_BINARY, "test", "ckpt_path=last", "hydra.run.dir=run", "data.test_path=unseen.csv"}, dir.path());
+  CHECK(unseen.exit_code != 0);
+  check_clean_error(unseen);
+  CHECK(unseen.err.find("data.test_path: unseen.csv:3:1 (colour): category 'purple' is not one of the 3 the model "
+                        "was trained on (blue, green, red)") != std::string::npos);
+}
+
+TEST_CASE("data=csv trains on Fashion-MNIST written as a CSV table with a label column", "[may-skip]") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  if (!fs::exists(fs::path(kDataDir) / "train-images-idx3-ubyte.gz")) {
+    return skip_test(std::string(kDataDir) + " is missing: install Debian's dataset-fashion-mnist",
+                     Skip::unexpected_in_ci);
+  }
+  TempDir dir;
+  const fs::path root(dir.path());
+  // Kaggle's layout of Fashion-MNIST as CSV: label, pixel1 .. pixel784; 12,000 training rows and
+  // the 10,000 test rows.
+  auto write_table = [&](const std::string& prefix, const fs::path& out, size_t limit) {
+    const fs::path images = root / "images.raw";
+    const fs::path labels = root / "labels.raw";
+    const std::string unzip = "gzip -dc " + std::string(kDataDir) + "/" + prefix + "-images-idx3-ubyte.gz > '" +
+                              images.string() + "' && gzip -dc " + std::string(kDataDir) + "/" + prefix +
+                              "-labels-idx1-ubyte.gz > '" + labels.string() + "'";
+    REQUIRE(std::system(unzip.c_str()) == 0);
+    const std::string pixels = read_file(images).substr(16);
+    const std::string classes = read_file(labels).substr(8);
+    std::string text = "label";
+    for (int p = 1; p <= 784; ++p) text += ",pixel" + std::to_string(p);
+    text += "\n";
+    const size_t rows = std::min(limit, classes.size());
+    for (size_t r = 0; r < rows; ++r) {
+      text += std::to_string(static_cast<unsigned char>(classes[r]));
+      for (size_t p = 0; p < 784; ++p) text += "," + std::to_string(static_cast<unsigned char>(pixels[r * 784 + p]));
+      text += "\n";
+    }
+    write_text(out, text);
+  };
+  write_table("train", root / "train.csv", 12000);
+  write_table("t10k", root / "test.csv", 10000);
+  // docs/data.md's second command.
+  auto fit = run_process(csv_fit("run", {"data.path=train.csv", "data.test_path=test.csv", "data.target=label",
+                                         "model.hidden_sizes=[64]", "trainer.max_epochs=2", "seed=5"}),
+                         dir.path());
+  INFO(fit.err);
+  REQUIRE(fit.exit_code == 0);
+  CHECK(fit.err.find("data: 10800 train / 1200 val / 10000 test samples") != std::string::npos);
+  CHECK(fit.err.find("mlp 784-64-10") != std::string::npos);
+  CHECK(printed(fit.out, "test/acc") >= 0.78);
+  // The test split with its labels, predicted: the accuracy is the test's.
+  auto predicted = run_process({TRAINER_BINARY, "predict", "ckpt_path=last", "hydra.run.dir=run"}, dir.path());
+  INFO(predicted.err);
+  REQUIRE(predicted.exit_code == 0);
+  CHECK(printed(predicted.out, "predict/acc") == Approx(printed(fit.out, "test/acc")).margin(1e-6));
+}
+
+TEST_CASE("data=csv: a bad table or a wrong column is a clean error naming the key and file:line:column", "") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  TempDir dir;
+  const fs::path root(dir.path());
+  write_text(root / "good.csv", "a,b,y\n1,2,x\n3,4,z\n5,6,x\n7,8,z\n");
+  write_text(root / "hole.csv", "a,b,y\n1,2,x\n3,,z\n");
+  write_text(root / "ragged.csv", "a,b,y\n1,2,x\n\n3,4\n");
+  write_text(root / "word.csv", "a,b,y\n1,2,x\n3,four,z\n");
+  write_text(root / "quote.csv", "a,b,y\n1,2,x\n3,\"4,z\n");
+  write_text(root / "header.csv", "a,b,y\n");
+  write_text(root / "labels.csv", "a,b,y\n1,2,0\n3,4,-1\n");
+  write_text(root / "other.csv", "a,b,y\n1,2,w\n");
+  write_text(root / "mixed.csv", "a,b,y\n1,2,0\n3,4,1\n5,6,x\n");
+  write_text(root / "fraction.csv", "a,b,y\n1,2,0\n3,4,1.5\n");
+  write_text(root / "na.csv", "a,b,y\n1,2,0\n3,4,NA\n");
+  write_text(root / "one.csv", "a,b,y\n1,2,0\n3,4,0\n5,6,0\n");
+  write_text(root / "semicolons.csv", "a;b;y\n1;2;x\n3;4;z\n");
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {{"data.path=hole.csv", "data.target=y"},
+       "data.path: hole.csv:3:2 (b): the cell is empty (a missing value) in a column of numbers"},
+      {{"data.path=ragged.csv", "data.target=y"}, "data.path: ragged.csv:4: the row has 2 cells, the header 3 columns"},
+      {{"data.path=word.csv", "data.target=y"}, "data.path: word.csv:3:2 (b): 'four' is not a number"},
+      {{"data.path=quote.csv", "data.target=y"}, "data.path: quote.csv:3: a misplaced quote"},
+      {{"data.path=header.csv", "data.target=y"}, "data.path: header.csv has a header but no rows"},
+      {{"data.path=missing.csv", "data.target=y"}, "data.path: cannot open missing.csv"},
+      {{"data.path=good.csv", "data.target=Y"}, "data.target: good.csv has no column 'Y'; did you mean 'y'?"},
+      {{"data.path=good.csv", "data.target=y", "data.features=[a,y]"},
+       "data.features: lists the target column 'y' as an input"},
+      {{"data.path=good.csv", "data.target=y", "data.features=[a,c]"}, "data.features: good.csv has no column 'c'"},
+      {{"data.path=good.csv", "data.target=y", "data.features=[a]", "data.categorical=[b]"},
+       "data.categorical: names 'b', which is not an input column (data.features leaves it out)"},
+      {{"data.path=good.csv", "data.target=y", "data.test_path=other.csv"},
+       "data.test_path: other.csv:2:3 (y): label 'w' is not one of the 2 classes the model knows (x, z)"},
+      {{"data.path=labels.csv", "data.target=y"}, "data.target: labels.csv:3:3 (y): label -1 is negative"},
+      {{"data.path=good.csv", "data.target=y", "data.num_classes=3"},
+       "data.num_classes: is 3, but the labels of good.csv name 2 classes (x, z)"},
+      {{"data.path=good.csv", "data.target=y", "data.delimiter=ab"}, "but a delimiter is one character"},
+      {{"data.path=good.csv", "data.target=y", "data.val_fraction=0.9"},
+       "data.val_fraction: 0.900000 leaves 0 of the 4 rows of good.csv for training"},
+      {{"data.path=good.csv", "data.target=y", "data.delimiter=';'"}, "data.target: good.csv has no column 'y'"},
+      {{"data.path=semicolons.csv", "data.target=y"},
+       "its header reads as one column, 'a;b;y', so its cells are not separated by the delimiter it was read with. "
+       "Set the delimiter the file uses: \"data.delimiter=';'\""},
+      {{"data.path=mixed.csv", "data.target=y"},
+       "data.target: mixed.csv: the labels of column 'y' mix numbers, like '0' (line 2), and names, like 'x' (line "
+       "4)"},
+      {{"data.path=fraction.csv", "data.target=y"}, "data.target: fraction.csv:3:3 (y): the label 1.5 is not a whole"},
+      {{"data.path=na.csv", "data.target=y"}, "data.target: na.csv:3:3 (y): the label is 'NA' (a missing value)"},
+      {{"data.path=one.csv", "data.target=y"}, "data.target: one.csv: every label of column 'y' is 0, one class"},
+      {{"data.path=good.csv", "data.target=y", "data.features=[]"}, "lists no column: a model needs at least one"},
+  };
+  for (const Case& c : cases) {
+    std::vector<std::string> args = c.args;
+    args.push_back("trainer.max_epochs=1");
+    auto run = run_process(csv_fit("run", args), dir.path());
+    INFO(c.args.front() + " " + c.args.back() + "\n" + run.err);
+    CHECK(run.exit_code != 0);
+    check_clean_error(run);
+    CHECK(run.err.find(c.message) != std::string::npos);
+  }
+
+  // predict reads data.test_path: without it, it says so.
+  auto fit = run_process(csv_fit("ok", {"data.path=good.csv", "data.target=y", "trainer.max_epochs=1"}), dir.path());
+  INFO(fit.err);
+  REQUIRE(fit.exit_code == 0);
+  auto predict = run_process({TRAINER_BINARY, "predict", "ckpt_path=last", "hydra.run.dir=ok"}, dir.path());
+  CHECK(predict.exit_code != 0);
+  check_clean_error(predict);
+  CHECK(predict.err.find("data.test_path: is null: predict reads the rows of data.test_path") != std::string::npos);
+}

@@ -1,0 +1,112 @@
+#include "trainer/formats/csv_table.h"
+
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "trainer/util/error.h"
+
+using trainer::Error;
+using namespace trainer::formats;
+
+namespace {
+
+// Reads `text` as the file "t.csv", every column as `kind` (the columns `names`, or all).
+CsvTable read(const std::string& text, CsvKind kind = CsvKind::kText, std::vector<std::string> names = {},
+              char delimiter = ',') {
+  return read_csv(reinterpret_cast<const uint8_t*>(text.data()), text.size(), "t.csv", "data.path", delimiter,
+                  [&](const std::vector<std::string>& header) {
+                    std::vector<CsvWanted> wanted;
+                    for (const std::string& name : names.empty() ? header : names) wanted.push_back({name, kind});
+                    return wanted;
+                  });
+}
+
+std::string problem(const std::string& text, CsvKind kind = CsvKind::kNumber, std::vector<std::string> names = {}) {
+  try {
+    read(text, kind, std::move(names));
+  } catch (const Error& error) {
+    CHECK(error.where() == "data.path");
+    return error.problem();
+  }
+  return "(no error)";
+}
+
+// The numbers of column `index` of `table`, row by row.
+std::vector<float> numbers(const CsvTable& table, size_t index) {
+  std::vector<float> out;
+  for (int64_t row = 0; row < table.rows(); ++row) out.push_back(table.number(row, table.columns.at(index)));
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("a CSV table's cells, RFC 4180 quoting and the lines its rows start on", "[csv]") {
+  const CsvTable table = read("name,note\r\nab,\"x, \"\"y\"\"\"\r\n\r\ncd,\"two\nlines\"\r\nef,plain\r\n");
+  REQUIRE(table.header == std::vector<std::string>{"name", "note"});
+  REQUIRE(table.columns.size() == 2);
+  CHECK(table.columns[1].texts == std::vector<std::string>{"x, \"y\"", "two\nlines", "plain"});
+  CHECK(table.columns[0].texts == std::vector<std::string>{"ab", "cd", "ef"});
+  // A blank line is skipped but counted; a quoted line break moves the next row down a line.
+  CHECK(table.lines == std::vector<int64_t>{2, 4, 6});
+}
+
+TEST_CASE("numbers are read as float; pandas' forms of a number are accepted", "[csv]") {
+  const CsvTable table = read(
+      "\xEF\xBB\xBF"
+      "a,b\n1.5,-2\n+3, 4e-2 \n.5,1E3\n",
+      CsvKind::kNumber);
+  REQUIRE(table.header.front() == "a");  // the byte-order mark is not part of the name
+  CHECK(numbers(table, 0) == std::vector<float>{1.5F, 3.0F, 0.5F});
+  CHECK(numbers(table, 1) == std::vector<float>{-2.0F, 0.04F, 1000.0F});
+}
+
+TEST_CASE("a byte-order mark before a quoted header is not part of the name", "[csv]") {
+  const CsvTable table = read("\xEF\xBB\xBF\"a\",\"b\"\n1,2\n", CsvKind::kNumber);
+  CHECK(table.header == std::vector<std::string>{"a", "b"});
+}
+
+TEST_CASE("only the chosen columns are read, in the order chosen", "[csv]") {
+  const CsvTable table = read("a,b,c\n1,x,3\n4,y,6\n", CsvKind::kNumber, {"c", "a"});
+  REQUIRE(table.columns.size() == 2);
+  CHECK(table.columns[0].name == "c");
+  CHECK(table.columns[0].position == 2);
+  CHECK(numbers(table, 0) == std::vector<float>{3.0F, 6.0F});
+  CHECK(numbers(table, 1) == std::vector<float>{1.0F, 4.0F});
+}
+
+TEST_CASE("a tab-separated table keeps tabs as delimiters", "[csv]") {
+  CHECK(csv_delimiter_for("x/y.tsv") == '\t');
+  CHECK(csv_delimiter_for("x/y.tab") == '\t');
+  CHECK(csv_delimiter_for("x/y.csv") == ',');
+  const CsvTable table = read("a\tb\n1\t 2\n", CsvKind::kNumber, {}, '\t');
+  CHECK(numbers(table, 1) == std::vector<float>{2.0F});
+}
+
+TEST_CASE("a header without a name gets pandas' name for it", "[csv]") {
+  const CsvTable table = read(",a\n0,5\n", CsvKind::kNumber);
+  CHECK(table.header == std::vector<std::string>{"Unnamed: 0", "a"});
+}
+
+TEST_CASE("every bad cell is named by file:line:column and its column", "[csv]") {
+  CHECK(problem("a,b\n1,2\n3,\n") == "t.csv:3:2 (b): the cell is empty (a missing value) in a column of numbers");
+  CHECK(problem("a,b\n1,2\n3,NA\n") == "t.csv:3:2 (b): the cell is 'NA' (a missing value) in a column of numbers");
+  CHECK(problem("a,b\n1,2\n3,4x\n") == "t.csv:3:2 (b): '4x' is not a number, in a column of numbers");
+  CHECK(problem("a,b\n1,2\n\n3,1,5\n") == "t.csv:4: the row has 3 cells, the header 2 columns");
+  CHECK(problem("a,b\n1,inf\n") == "t.csv:2:2 (b): 'inf' is infinite or beyond 1e38 (float32's range)");
+  CHECK(problem("a,b\n1,-Infinity\n") == "t.csv:2:2 (b): '-Infinity' is infinite or beyond 1e38 (float32's range)");
+  CHECK(problem("a,b\n1,1e400\n") == "t.csv:2:2 (b): '1e400' is infinite or beyond 1e38 (float32's range)");
+  CHECK(problem("a,b\n1,3e38\n") == "t.csv:2:2 (b): '3e38' is infinite or beyond 1e38 (float32's range)");
+  CHECK(problem("a,b\n1,-nan\n") == "t.csv:2:2 (b): the cell is '-nan' (a missing value) in a column of numbers");
+  CHECK(problem("a,b\n1,\"x\ny\"\n") == "t.csv:2:2 (b): 'x\\ny' is not a number, in a column of numbers");
+  CHECK(problem("a,b\n1,\"2\n") ==
+        "t.csv:2: a misplaced quote (a quote inside an unquoted cell, text after a closing quote, or a quoted cell "
+        "that never closes)");
+  CHECK(problem("a,b\n1,\"2\"x\n3,4\n").rfind("t.csv:2: a misplaced quote", 0) == 0);
+  CHECK(problem("a,b\nx,\n", CsvKind::kText) == "t.csv:2:2 (b): the cell is empty (a missing value)");
+  CHECK(problem("a,a\n1,2\n") == "t.csv:1: the header names two columns 'a' (columns 1 and 2)");
+  CHECK(problem("a,b\n1,2\n", CsvKind::kNumber, {"c"}) == "t.csv:1: the header has no column 'c'; it has a, b");
+  CHECK(problem("\n\n") == "t.csv has no header row (the file is empty)");
+  CHECK(problem("") == "t.csv has no header row (the file is empty)");
+}
