@@ -13,6 +13,7 @@
 
 #include "trainer/config/did_you_mean.h"
 #include "trainer/data/tensor_dataset.h"
+#include "trainer/formats/crc32c.h"
 #include "trainer/formats/csv_table.h"
 #include "trainer/util/error.h"
 #include "trainer/util/fixed_text.h"
@@ -40,6 +41,14 @@ struct Encoding {
   std::vector<std::string> classes;  // class names in label order; empty: the labels are indices
   int64_t num_classes = 0;
   std::vector<Feature> features;
+  // data.task=regression: the target is a number, learnt as (value - target_mean) / target_std.
+  bool regression = false;
+  double target_mean = 0.0;
+  double target_std = 1.0;
+  // data.path when the encoding was fitted: its rows and checksum, so that evaluating a changed
+  // table (a validation split that is not the rows training held out) is said.
+  int64_t table_rows = -1;
+  uint32_t table_crc32c = 0;
 
   int64_t width() const {
     int64_t width = 0;
@@ -54,6 +63,12 @@ struct Encoding {
     json["target"] = target;
     json["classes"] = classes;
     json["num_classes"] = num_classes;
+    json["task"] = regression ? "regression" : "classification";
+    if (regression) {
+      json["target_mean"] = target_mean;
+      json["target_std"] = target_std;
+    }
+    if (table_rows >= 0) json["table"] = {{"rows", table_rows}, {"crc32c", table_crc32c}};
     nlohmann::json columns = nlohmann::json::array();
     for (const Feature& f : features) {
       nlohmann::json column = {{"column", f.column}};
@@ -77,6 +92,15 @@ struct Encoding {
       e.target = json.at("target").get<std::string>();
       e.classes = json.at("classes").get<std::vector<std::string>>();
       e.num_classes = json.at("num_classes").get<int64_t>();
+      e.regression = json.value("task", "classification") == "regression";
+      if (e.regression) {
+        e.target_mean = json.at("target_mean").get<double>();
+        e.target_std = json.at("target_std").get<double>();
+      }
+      if (json.contains("table")) {
+        e.table_rows = json.at("table").at("rows").get<int64_t>();
+        e.table_crc32c = json.at("table").at("crc32c").get<uint32_t>();
+      }
       for (const nlohmann::json& column : json.at("features")) {
         Feature f;
         f.column = column.at("column").get<std::string>();
@@ -143,6 +167,7 @@ std::vector<std::string> distinct_sorted(const std::vector<std::string>& texts) 
     for (size_t i = 0; i < order.size(); ++i) order[i] = i;
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return numbers[a] < numbers[b]; });
     std::vector<std::string> sorted;
+    sorted.reserve(order.size());
     for (const size_t i : order) sorted.push_back(values[i]);
     values = std::move(sorted);
   }
@@ -162,11 +187,14 @@ std::string at(const formats::CsvTable& table, const std::string& path, int64_t 
          " (" + c.name + ")";
 }
 
+// `crc32c` set: the file's CRC-32C is written to it.
 formats::CsvTable read_table(
     const std::string& path, const std::string& key, char delimiter,
-    const std::function<std::vector<formats::CsvWanted>(const std::vector<std::string>&)>& choose) {
+    const std::function<std::vector<formats::CsvWanted>(const std::vector<std::string>&)>& choose,
+    uint32_t* crc32c = nullptr) {
   const auto start = std::chrono::steady_clock::now();
   const MappedFile file(expand_home(path), key);
+  if (crc32c != nullptr) *crc32c = formats::crc32c(file.data(), file.size());
   formats::CsvTable table = formats::read_csv(file.data(), file.size(), path, key,
                                               delimiter != 0 ? delimiter : formats::csv_delimiter_for(path), choose);
   if (table.rows() == 0) {
@@ -185,7 +213,8 @@ std::vector<formats::CsvWanted> wanted_for(const Encoding& encoding, bool target
   for (const Feature& f : encoding.features) {
     wanted.push_back({f.column, f.categorical ? formats::CsvKind::kText : formats::CsvKind::kNumber, false});
   }
-  wanted.push_back({encoding.target, formats::CsvKind::kText, target_optional});
+  wanted.push_back(
+      {encoding.target, encoding.regression ? formats::CsvKind::kNumber : formats::CsvKind::kText, target_optional});
   return wanted;
 }
 
@@ -248,10 +277,27 @@ at::Tensor encode_inputs(const formats::CsvTable& table, const Encoding& encodin
   return inputs;
 }
 
+// A regression's targets, float32 and scaled as the encoding says (NaN for every row when the
+// table has no target column).
+at::Tensor encode_regression_targets(const formats::CsvTable& table, const Encoding& encoding) {
+  const int64_t rows = table.rows();
+  at::Tensor targets = at::full({rows}, std::nan(""), at::kFloat);
+  const formats::CsvColumn* c = column_named(table, encoding.target);
+  if (c == nullptr) return targets;
+  float* out = targets.data_ptr<float>();
+  const size_t stride = table.number_width;
+  for (int64_t r = 0; r < rows; ++r) {
+    const double value = table.numbers[static_cast<size_t>(r) * stride + c->number_slot];
+    out[r] = static_cast<float>((value - encoding.target_mean) / encoding.target_std);
+  }
+  return targets;
+}
+
 // The labels of `table` under `encoding` as int64 class indices (-1 for every row when the table
-// has no target column and `target_optional`).
+// has no target column and `target_optional`); a regression's values as float32.
 at::Tensor encode_targets(const formats::CsvTable& table, const Encoding& encoding, const std::string& path,
                           const std::string& key, bool training) {
+  if (encoding.regression) return encode_regression_targets(table, encoding);
   const int64_t rows = table.rows();
   at::Tensor targets = at::full({rows}, -1, at::kLong);
   const formats::CsvColumn* c = column_named(table, encoding.target);
@@ -324,7 +370,7 @@ std::vector<formats::CsvWanted> choose_columns(const DataOptions& options, const
     if (!contains(features, name)) {
       throw Error("data.categorical",
                   "names '" + name + "', which is not an input column" +
-                      (name == options.target   ? " (it is the target; labels are always categories)"
+                      (name == options.target   ? std::string(" (it is the target, not an input)")
                        : contains(header, name) ? " (data.features leaves it out)"
                                                 : " of " + options.path),
                   "List only input columns: " + listed(features, 30) + ".");
@@ -339,7 +385,8 @@ std::vector<formats::CsvWanted> choose_columns(const DataOptions& options, const
     encoding.features.push_back(std::move(f));
   }
   encoding.target = options.target;
-  wanted.push_back({options.target, formats::CsvKind::kText, false});
+  encoding.regression = options.regression;
+  wanted.push_back({options.target, options.regression ? formats::CsvKind::kNumber : formats::CsvKind::kText, false});
   return wanted;
 }
 
@@ -388,7 +435,8 @@ void fit_classes(const formats::CsvTable& table, const DataOptions& options, Enc
                 at(table, options.path, first_fraction, c) + ": the label " +
                     c.texts[static_cast<size_t>(first_fraction)] +
                     " is not a whole number: data=csv trains classifiers, on class indices or names",
-                "Give class indices (0 .. classes - 1) or names; regression targets are not supported yet.");
+                "Set data.task=regression to predict the numbers themselves, or give class indices (0 .. "
+                "classes - 1) or names.");
   }
   if (first_name < 0) {
     if (options.num_classes == 0 && largest >= 100000 && largest >= table.rows()) {
@@ -460,12 +508,43 @@ void fit_features(const formats::CsvTable& table, const DataOptions& options, co
   }
 }
 
+// A regression's target statistics from the training rows (the population std, as for inputs);
+// a constant target is only centred.
+void fit_target(const formats::CsvTable& table, const DataOptions& options, const at::Tensor& train_rows,
+                Encoding& encoding) {
+  encoding.num_classes = 1;  // one output
+  if (!options.standardize) return;
+  const size_t slot = column_named(table, encoding.target)->number_slot;
+  const size_t stride = table.number_width;
+  const int64_t* rows = train_rows.data_ptr<int64_t>();
+  const int64_t count = train_rows.numel();
+  double sum = 0.0, squares = 0.0;
+  for (int64_t i = 0; i < count; ++i) sum += table.numbers[static_cast<size_t>(rows[i]) * stride + slot];
+  const double mean = sum / static_cast<double>(count);
+  for (int64_t i = 0; i < count; ++i) {
+    const double d = table.numbers[static_cast<size_t>(rows[i]) * stride + slot] - mean;
+    squares += d * d;
+  }
+  const double std = std::sqrt(squares / static_cast<double>(count));
+  encoding.target_mean = mean;
+  encoding.target_std = std > 0.0 ? std : 1.0;
+  // Cells are read as float32 (24-bit significands): a target whose spread is tiny next to its
+  // size (timestamps, large offsets) is rounded before the model sees it.
+  if (std > 0.0 && std::abs(mean) * 6e-8 > 1e-3 * std) {
+    log::warning("data.target: the values of column '" + encoding.target + "' (mean " + fixed_text(mean, 1) +
+                 ", standard deviation " + fixed_text(std, 4) +
+                 ") are read as float32, whose steps at that size are above 0.1% of their spread: subtract an "
+                 "offset from the column (e.g. its minimum) so that its differences keep their precision");
+  }
+}
+
 TensorDataset make_dataset(const at::Tensor& inputs, const at::Tensor& targets, const Encoding& encoding,
                            const std::string& json) {
   TensorDataset dataset(inputs, targets);
   dataset.set_num_classes(encoding.num_classes);
   dataset.set_class_names(encoding.classes);
   dataset.set_encoding(json);
+  if (encoding.regression) dataset.set_regression({encoding.target_mean, encoding.target_std});
   return dataset;
 }
 
@@ -505,6 +584,10 @@ void warn_overridden(const DataOptions& options, const Encoding& encoding) {
   }
   std::string ignored;
   if (options.target != encoding.target) ignored += " data.target (the checkpoint's: " + encoding.target + ")";
+  if (options.regression != encoding.regression) {
+    ignored +=
+        std::string(" data.task (the checkpoint's: ") + (encoding.regression ? "regression" : "classification") + ")";
+  }
   if (!options.features.empty() && options.features != columns) {
     ignored += " data.features (the checkpoint's: [" + listed(columns, 30) + "])";
   }
@@ -524,8 +607,10 @@ DataSplits load_csv(const DataOptions& options) {
   const bool fitted = !options.encoding.empty();
   Encoding encoding = fitted ? Encoding::from_json(options.encoding) : Encoding{};
   if (fitted) warn_overridden(options, encoding);
-  const formats::CsvTable table =
-      read_table(options.path, "data.path", options.delimiter, [&](const std::vector<std::string>& header) {
+  uint32_t crc = 0;
+  const formats::CsvTable table = read_table(
+      options.path, "data.path", options.delimiter,
+      [&](const std::vector<std::string>& header) {
         if (fitted) {
           for (const Feature& f : encoding.features) {
             if (!contains(header, f.column)) {
@@ -540,9 +625,20 @@ DataSplits load_csv(const DataOptions& options) {
           return wanted_for(encoding, false);
         }
         return choose_columns(options, header, encoding);
-      });
+      },
+      &crc);
+  if (fitted && encoding.table_rows >= 0 && (crc != encoding.table_crc32c || table.rows() != encoding.table_rows)) {
+    log::warning("data.path: " + options.path + " is not the table the checkpoint was trained on (" +
+                 std::to_string(encoding.table_rows) + " rows then, " + std::to_string(table.rows()) +
+                 " now; its checksum differs): the validation split is not the rows training held out, so val/* "
+                 "metrics are not comparable with the run's, and a resumed fit trains on the changed rows");
+  }
+  if (!fitted) {
+    encoding.table_rows = table.rows();
+    encoding.table_crc32c = crc;
+  }
   const auto start = std::chrono::steady_clock::now();
-  if (!fitted) fit_classes(table, options, encoding);
+  if (!fitted && !encoding.regression) fit_classes(table, options, encoding);
   auto [train_rows, val_rows] = split_indices(table.rows(), options.val_fraction, options.seed);
   if (train_rows.numel() == 0) {
     throw Error("data.val_fraction",
@@ -551,6 +647,7 @@ DataSplits load_csv(const DataOptions& options) {
                 "Lower data.val_fraction (0.1 holds out a tenth).");
   }
   if (!fitted) fit_features(table, options, train_rows, encoding);
+  if (!fitted && encoding.regression) fit_target(table, options, train_rows, encoding);
   const std::string json = encoding.to_json();
   const TensorDataset all =
       make_dataset(encode_inputs(table, encoding, options.path, "data.path"),

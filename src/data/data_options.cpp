@@ -146,7 +146,13 @@ DataOptions DataOptions::from_config(const config::ConfigView& data, uint64_t se
       throw Error(where(data, "delimiter"), "cannot be a quote or a line break", "Give the character between cells.");
     }
     o.standardize = r.get<bool>("standardize");
+    o.regression = r.get<std::string>("task") == "regression";
     o.num_classes = r.get<std::optional<int64_t>>("num_classes").value_or(0);
+    if (o.regression && o.num_classes > 0) {
+      throw Error(where(data, "num_classes"),
+                  "is " + std::to_string(o.num_classes) + ", but data.task=regression predicts one number, not classes",
+                  "Set data.num_classes=null, or data.task=classification for class labels.");
+    }
     o.mean = {0.0};  // the features are standardised (or not) when the table is read
     o.std = {1.0};
   }

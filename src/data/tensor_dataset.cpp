@@ -27,7 +27,8 @@ TensorDataset::TensorDataset(at::Tensor inputs, at::Tensor targets)
 Batch TensorDataset::get_batch(const at::Tensor& indices) const {
   const at::Tensor rows = rows_.defined() ? rows_.index_select(0, indices) : indices;
   at::Tensor targets = targets_.index_select(0, rows);
-  if (targets.scalar_type() != at::kLong) targets = targets.to(at::kLong);  // a file's uint8 or int32 labels
+  // A file's uint8 or int32 labels become int64; a regression's float32 values stay.
+  if (targets.scalar_type() != at::kLong && !targets.is_floating_point()) targets = targets.to(at::kLong);
   return Batch{inputs_.index_select(0, rows), std::move(targets)};
 }
 
@@ -43,6 +44,7 @@ TensorDataset TensorDataset::subset(const at::Tensor& indices) const {
   rows.class_names_ = class_names_;
   rows.num_classes_ = num_classes_;
   rows.encoding_ = encoding_;
+  rows.regression_ = regression_;
   return rows;
 }
 

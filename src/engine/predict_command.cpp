@@ -1,8 +1,11 @@
 // trainer predict: a checkpoint's model over the images of data.root (data=image_folder) or the
 // test split (other datasets), one CSV row per sample in the order the data lists them: the
-// sample, the most likely class and its probability, the true class when known, and the top k.
+// sample, the most likely class and its probability, the true class when known, and the top k; for
+// a regression (data.task=regression), the predicted value and the true one when known.
 // Written to the evaluation's own run directory, never into the training run.
 #include <algorithm>
+#include <charconv>
+#include <cmath>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -40,6 +43,13 @@ std::string probability_text(float p) {
 
 }  // namespace
 
+at::Tensor Trainer::Impl::predict_forward(const data::Batch& batch) {
+  AutocastGuard autocast_scope(device.type(), autocast_dtype, autocast);
+  at::Tensor inputs = batch.inputs;
+  if (param_dtype != at::kFloat) inputs = inputs.to(param_dtype);
+  return model->forward(inputs);
+}
+
 int Trainer::Impl::predict_command() {
   if (world_size > 1) {
     throw Error("trainer.devices", "trainer predict runs in one process, not " + std::to_string(world_size),
@@ -52,6 +62,7 @@ int Trainer::Impl::predict_command() {
     throw Error("data", "predict has no sample: the test split is empty",
                 "Use a dataset with a test split, or data=image_folder with data.root=<a folder of images>.");
   }
+  if (regression) return predict_values();
   const int64_t classes = input_spec.num_classes;
   const int64_t k = std::min<int64_t>(wanted_k, classes);
   if (wanted_k > classes) {
@@ -76,13 +87,7 @@ int Trainer::Impl::predict_command() {
   loader.start_epoch(0);
   int64_t position = 0, labelled = 0, correct = 0, rows = 0;
   while (auto batch = loader.next()) {
-    at::Tensor logits;
-    {
-      AutocastGuard autocast_scope(device.type(), autocast_dtype, autocast);
-      at::Tensor inputs = batch->inputs;
-      if (param_dtype != at::kFloat) inputs = inputs.to(param_dtype);
-      logits = model->forward(inputs);
-    }
+    const at::Tensor logits = predict_forward(*batch);
     const at::Tensor probabilities = torch::softmax(logits.to(at::kFloat), 1);
     const auto [top_p, top_class] = probabilities.topk(k, 1);
     const at::Tensor p = top_p.to(at::kCPU).contiguous();
@@ -119,6 +124,66 @@ int Trainer::Impl::predict_command() {
     const double accuracy = static_cast<double>(correct) / static_cast<double>(labelled);
     summary += "; accuracy " + fixed(accuracy, 4) + " on the " + std::to_string(labelled) + " with a known class";
     std::printf("predict/acc=%.6f predict/count=%lld\n", accuracy, static_cast<long long>(labelled));
+    std::fflush(stdout);
+  }
+  log::info(summary);
+  return 0;
+}
+
+int Trainer::Impl::predict_values() {
+  std::string csv = "sample,prediction,target\n";
+  data::BatchLoader loader = make_loader(predict_set, /*train=*/false);
+  torch::NoGradGuard no_grad;
+  model->eval();
+  loader.start_epoch(0);
+  int64_t position = 0, known = 0, rows = 0;
+  double abs_error = 0.0, squared_error = 0.0;
+  // The shortest text that reads back as the same double, as pandas writes floats.
+  const auto value_text = [](double value) {
+    char text[40];
+    const auto written = std::to_chars(text, text + sizeof(text), value);
+    return std::string(text, written.ptr);
+  };
+  while (auto batch = loader.next()) {
+    const at::Tensor outputs = predict_forward(*batch);
+    const at::Tensor values = outputs.to(at::kCPU, at::kDouble).reshape({-1}).contiguous();
+    const at::Tensor targets = batch->targets.to(at::kCPU, at::kDouble).contiguous();
+    if (values.numel() != targets.numel()) {
+      throw Error("model",
+                  "gives " + std::to_string(values.numel() / std::max<int64_t>(1, targets.numel())) +
+                      " outputs per sample, but data.task=regression predicts one number",
+                  "Use a checkpoint of a model with one output.");
+    }
+    const int64_t n = values.numel();
+    const double* vp = values.data_ptr<double>();
+    const double* tp = targets.data_ptr<double>();
+    const int64_t* ip = batch->indices.defined() ? batch->indices.data_ptr<int64_t>() : nullptr;
+    for (int64_t row = 0; row < n; ++row) {
+      // Back to the target's units: the model learnt (value - mean) / std.
+      const double prediction = vp[row] * regression->std + regression->mean;
+      const double target = tp[row] * regression->std + regression->mean;
+      const int64_t sample = ip != nullptr ? ip[row] : position + row;
+      csv += csv_field(predict_set->sample_name(sample)) + "," + value_text(prediction) + "," +
+             (std::isnan(target) ? std::string() : value_text(target)) + "\n";
+      if (!std::isnan(target)) {
+        ++known;
+        abs_error += std::abs(prediction - target);
+        squared_error += (prediction - target) * (prediction - target);
+      }
+    }
+    position += ip != nullptr ? batch->indices.numel() : n;
+    rows += n;
+  }
+  model->train();
+  const std::string path = run_dir + "/predictions.csv";
+  write_file_atomically(path, csv, {"predictions file"});
+  std::string summary = "predict: wrote " + std::to_string(rows) + " predictions to " + path;
+  if (known > 0) {
+    const double mae = abs_error / static_cast<double>(known);
+    const double rmse = std::sqrt(squared_error / static_cast<double>(known));
+    summary += "; mae " + general(mae) + ", rmse " + general(rmse) + " on the " + std::to_string(known) +
+               " with a known target";
+    std::printf("predict/mae=%.10g predict/rmse=%.10g predict/count=%lld\n", mae, rmse, static_cast<long long>(known));
     std::fflush(stdout);
   }
   log::info(summary);

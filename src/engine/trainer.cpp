@@ -75,6 +75,13 @@ std::string copy_phase_note(const data::BatchLoader& loader) {
   return {};  // made on the training thread: the row has the numbers
 }
 
+// A metric in a log line: acc with four decimals; a regression's mae, rmse and r2 (in the
+// target's units, of any scale) with five significant digits.
+std::string metric_text(const std::string& name, double value) {
+  if (name == "acc") return fixed(value, 4);
+  return general(value);
+}
+
 }  // namespace
 
 bool Trainer::Impl::unscale_clip_and_step(bool clip_by_norm) {
@@ -95,6 +102,16 @@ bool Trainer::Impl::optimizer_step() {
   return stepped;
 }
 
+void Trainer::Impl::add_metrics(const DeviceMeter::Reading& reading, const std::string& prefix,
+                                const std::string& suffix, MetricRow& row, std::string& line) const {
+  row.push_back({prefix + "loss" + suffix, reading.loss()});
+  line += " " + prefix + "loss " + fixed(reading.loss(), 4);
+  for (const auto& [name, value] : reading.metrics()) {
+    row.push_back({prefix + name + suffix, value});
+    line += " " + prefix + name + " " + metric_text(name, value);
+  }
+}
+
 void Trainer::Impl::log_metrics(const MetricRow& row, int64_t epoch, int64_t step) {
   for (auto& logger : loggers) logger->log_metrics(row, epoch, step);
 }
@@ -108,7 +125,22 @@ at::Tensor Trainer::Impl::forward_loss(const data::Batch& batch, at::Tensor& log
   at::Tensor inputs = batch.inputs;
   if (param_dtype != at::kFloat) inputs = inputs.to(param_dtype);
   logits = model->forward(inputs);
+  if (regression) {
+    if (logits.numel() != batch.targets.numel()) {  // sizes only: no sync
+      throw Error("model",
+                  "gives " + std::to_string(logits.numel() / std::max<int64_t>(1, batch.targets.numel())) +
+                      " outputs per sample, but data.task=regression predicts one number",
+                  "Build the model with one output (the built-in models do so for data.task=regression).");
+    }
+    return torch::nn::functional::mse_loss(logits.reshape({-1}).to(at::kFloat), batch.targets);
+  }
   return torch::nn::functional::cross_entropy(autocast ? logits.to(at::kFloat) : logits, batch.targets);
+}
+
+DeviceMeter Trainer::Impl::new_meter() const {
+  DeviceMeter meter;
+  meter.reset(device, group.get(), regression ? std::optional<double>(regression->std) : std::nullopt);
+  return meter;
 }
 
 int64_t Trainer::Impl::evaluation_batches(const data::Dataset& dataset, const BatchLimit& limit) const {
@@ -116,16 +148,15 @@ int64_t Trainer::Impl::evaluation_batches(const data::Dataset& dataset, const Ba
   return limit.resolve((per_rank + data_options.batch_size - 1) / data_options.batch_size);
 }
 
-std::pair<double, double> Trainer::Impl::evaluate(const std::shared_ptr<const data::Dataset>& dataset,
-                                                  const BatchLimit& limit_option, int64_t hard_limit) {
-  if (dataset->size() == 0) return {0.0, 0.0};
+DeviceMeter::Reading Trainer::Impl::evaluate(const std::shared_ptr<const data::Dataset>& dataset,
+                                             const BatchLimit& limit_option, int64_t hard_limit) {
+  DeviceMeter meter = new_meter();
+  if (dataset->size() == 0) return meter.read();
   data::BatchLoader loader = make_loader(dataset, /*train=*/false);
   int64_t limit = limit_option.resolve(loader.batches_per_epoch());
   if (hard_limit >= 0) limit = std::min(limit, hard_limit);
   torch::NoGradGuard no_grad;
   model->eval();
-  DeviceMeter meter;
-  meter.reset(device, group.get());
   loader.start_epoch(0);
   for (int64_t i = 0; i < limit; ++i) {
     auto batch = loader.next();
@@ -136,8 +167,7 @@ std::pair<double, double> Trainer::Impl::evaluate(const std::shared_ptr<const da
     beacon_tick(progress_beacon().step.load(std::memory_order_relaxed));
   }
   model->train();
-  const DeviceMeter::Reading reading = meter.read();
-  return {reading.loss(), reading.accuracy()};
+  return meter.read();
 }
 
 bool Trainer::Impl::take_stop_request(Context& context, int64_t epoch) const {
@@ -185,12 +215,14 @@ int64_t Trainer::Impl::resolve_val_check_batch(int64_t train_batches) const {
 void Trainer::Impl::validate_mid_epoch(LoopState& state, Context& context, const DeviceMeter& epoch_meter,
                                        int64_t batch, int64_t train_batches) {
   check_finite_before_saving(epoch_meter, state);
-  auto [val_loss, val_acc] = evaluate(val_set, options.limit_val);
+  const DeviceMeter::Reading validation = evaluate(val_set, options.limit_val);
+  MetricRow row;
+  std::string line;
+  add_metrics(validation, "val/", "", row, line);
   log::info("epoch " + std::to_string(context.current_epoch) + " step " + std::to_string(state.global_step) +
-            " batch " + std::to_string(batch) + "/" + std::to_string(train_batches) + ": val/loss " +
-            fixed(val_loss, 4) + " val/acc " + fixed(val_acc, 4));
-  const std::map<std::string, double> metrics = {{"val/loss", val_loss}, {"val/acc", val_acc}};
-  log_metrics({{"val/loss", val_loss}, {"val/acc", val_acc}}, context.current_epoch, state.global_step);
+            " batch " + std::to_string(batch) + "/" + std::to_string(train_batches) + ":" + line);
+  const std::map<std::string, double> metrics(row.begin(), row.end());
+  log_metrics(row, context.current_epoch, state.global_step);
   latest_validation = metrics;
   for (auto& entry : callbacks) entry.callback->on_validation_end(context, metrics);
   // save_on_train_epoch_end=true: checkpoints come at the epoch's end only.
@@ -294,8 +326,7 @@ int Trainer::Impl::fit() {
     epoch_start = Clock::now();
     const int64_t skipped_before = train_set->skipped_samples() + val_set->skipped_samples();
     train_loader.start_epoch(epoch, state.batch_in_epoch);
-    DeviceMeter epoch_meter;
-    epoch_meter.reset(device, group.get());
+    DeviceMeter epoch_meter = new_meter();
     DeviceMeter::Reading logged;  // the epoch meter at the last logged line
     if (state.batch_in_epoch == 0) {
       for (auto& entry : callbacks) entry.callback->on_train_epoch_start(context);
@@ -366,13 +397,12 @@ int Trainer::Impl::fit() {
         }
         logged = now;
         const double mean_loss = reading.loss();
-        const double accuracy = reading.accuracy();
         const double interval_seconds = std::max(1e-9, seconds_since(interval_start));
         const double rate = static_cast<double>(interval_samples) / interval_seconds;
-        const std::string line = "epoch " + std::to_string(epoch) + " step " + std::to_string(state.global_step) +
-                                 " batch " + std::to_string(b + 1) + "/" + std::to_string(train_batches) + " loss " +
-                                 fixed(mean_loss, 4) + " acc " + fixed(accuracy, 4) + " " + fixed(rate, 0) +
-                                 " samples/s" + throughput.text(interval_samples, interval_seconds);
+        std::string line = "epoch " + std::to_string(epoch) + " step " + std::to_string(state.global_step) + " batch " +
+                           std::to_string(b + 1) + "/" + std::to_string(train_batches) + " loss " + fixed(mean_loss, 4);
+        for (const auto& [name, value] : reading.metrics()) line += " " + name + " " + metric_text(name, value);
+        line += " " + fixed(rate, 0) + " samples/s" + throughput.text(interval_samples, interval_seconds);
         // On a terminal the bar shows progress; the log file always gets the line.
         if (bar.active()) {
           log::write_file_only(log::Level::kInfo, line);
@@ -380,10 +410,10 @@ int Trainer::Impl::fit() {
           log::info(line);
         }
         bar.set_loss(mean_loss);
-        MetricRow row{{"train/loss", mean_loss},
-                      {"train/acc", accuracy},
-                      {"samples_per_sec", rate},
-                      {"batches_per_sec", static_cast<double>(interval_batches) / interval_seconds}};
+        MetricRow row{{"train/loss", mean_loss}};
+        for (const auto& [name, value] : reading.metrics()) row.push_back({"train/" + name, value});
+        row.push_back({"samples_per_sec", rate});
+        row.push_back({"batches_per_sec", static_cast<double>(interval_batches) / interval_seconds});
         throughput.add_to(row, interval_samples, interval_seconds);
         log_metrics(row, epoch, state.global_step);
         for (auto& entry : callbacks) entry.callback->on_log_step(context);
@@ -438,34 +468,32 @@ int Trainer::Impl::fit() {
     if (!epoch_reading.finite()) {
       throw_nonfinite(epoch_reading.since(logged).batches, state.global_step, last_path());
     }
-    const double train_loss = epoch_reading.loss();
-    const double train_acc = epoch_reading.accuracy();
-    std::vector<std::pair<std::string, double>> row = {{"train/loss_epoch", train_loss},
-                                                       {"train/acc_epoch", train_acc}};
+    MetricRow row;
     const double epoch_seconds = seconds_since(epoch_start);
-    std::string line = "epoch " + std::to_string(epoch) + " done in " + fixed(epoch_seconds, 2) + " s: train/loss " +
-                       fixed(train_loss, 4) + " train/acc " + fixed(train_acc, 4);
+    std::string line = "epoch " + std::to_string(epoch) + " done in " + fixed(epoch_seconds, 2) + " s:";
+    add_metrics(epoch_reading, "train/", "_epoch", row, line);
     std::optional<double> monitored;
     bool validated = false;
     const bool validate_now = epoch_done && validation_runs && train_batches % val_check_batch == 0 &&
                               (epoch + 1) % std::max<int64_t>(1, options.check_val_every_n_epoch) == 0;
     if (validate_now) {
       PhaseProfiler::Scope timed(profiler, Phase::kValidation);
-      auto [val_loss, val_acc] = evaluate(val_set, options.limit_val);
+      const DeviceMeter::Reading validation = evaluate(val_set, options.limit_val);
       validated = true;
-      row.push_back({"val/loss", val_loss});
-      row.push_back({"val/acc", val_acc});
-      line += " val/loss " + fixed(val_loss, 4) + " val/acc " + fixed(val_acc, 4);
-      if (options.checkpoint.monitor == "val/acc") monitored = val_acc;
-      if (options.checkpoint.monitor == "val/loss") monitored = val_loss;
-      latest_validation = {{"val/loss", val_loss}, {"val/acc", val_acc}};
+      MetricRow val_row;
+      add_metrics(validation, "val/", "", val_row, line);
+      latest_validation = std::map<std::string, double>(val_row.begin(), val_row.end());
+      row.insert(row.end(), val_row.begin(), val_row.end());
     }
     if (const int64_t skipped = train_set->skipped_samples() + val_set->skipped_samples() - skipped_before;
         skipped > 0) {
       line += "; " + std::to_string(skipped) + " unreadable sample(s) left out (data.on_bad_sample=skip)";
     }
-    if (options.checkpoint.monitor == "train/loss") monitored = train_loss;
-    if (options.checkpoint.monitor == "train/acc") monitored = train_acc;
+    // The checkpoint's monitor names the epoch's training metrics without the "_epoch" suffix.
+    for (const auto& [name, value] : row) {
+      const bool epoch_metric = name.size() > 6 && name.compare(name.size() - 6, 6, "_epoch") == 0;
+      if ((epoch_metric ? name.substr(0, name.size() - 6) : name) == options.checkpoint.monitor) monitored = value;
+    }
     log::info(line);
     if (!warned_data_bound && train_set->reads_files()) {  // once a run: the loop waited for files
       const auto warning = data::data_bound_warning(train_loader.epoch_timing(), epoch_seconds,
@@ -523,20 +551,37 @@ int Trainer::Impl::fit() {
 
 void Trainer::Impl::run_test(const std::string& split) {
   const bool is_test = split == "test";
-  auto [loss, accuracy] = evaluate(is_test ? test_set : val_set, is_test ? options.limit_test : options.limit_val);
-  log::info(split + "/loss " + fixed(loss, 4) + " " + split + "/acc " + fixed(accuracy, 4));
-  log_metrics({{split + "/loss", loss}, {split + "/acc", accuracy}}, -1, -1);
+  const DeviceMeter::Reading reading =
+      evaluate(is_test ? test_set : val_set, is_test ? options.limit_test : options.limit_val);
+  MetricRow row;
+  std::string line;
+  add_metrics(reading, split + "/", "", row, line);
+  log::info(line.substr(1));
+  log_metrics(row, -1, -1);
   flush_loggers();
   if (!is_main) return;
-  // The table Lightning ends trainer.validate/test with (the stdout line below is for scripts).
+  // The table Lightning ends trainer.validate/test with, its metrics sorted by name (the stdout
+  // line below is for scripts).
+  std::sort(row.begin(), row.end());
   const std::string title = (is_test ? "Test" : "Validate") + std::string(" metric");
   const std::string rule(36, '-');
-  char rows[160];
-  std::snprintf(rows, sizeof(rows), "%-20s%-16.10g\n%-20s%-16.10g\n", (split + "/acc").c_str(), accuracy,
-                (split + "/loss").c_str(), loss);
+  std::string rows, printed;
+  for (const auto& [name, value] : row) {
+    char text[160];
+    std::snprintf(text, sizeof(text), "%-20s%-16.10g\n", name.c_str(), value);
+    rows += text;
+    // acc as before (a share); the loss with ten decimals; mae, rmse and r2, in the target's units,
+    // with ten significant digits, whatever their scale.
+    std::snprintf(text, sizeof(text),
+                  name == split + "/loss"  ? "%s=%.10f"
+                  : name == split + "/acc" ? "%s=%.6f"
+                                           : "%s=%.10g",
+                  name.c_str(), value);
+    printed += (printed.empty() ? "" : " ") + std::string(text);
+  }
   log::info("metrics\n" + rule + "\n" + title + std::string(20 - title.size(), ' ') + "Value\n" + rule + "\n" + rows +
             rule);
-  std::printf("%s/acc=%.6f %s/loss=%.10f\n", split.c_str(), accuracy, split.c_str(), loss);
+  std::printf("%s\n", printed.c_str());
   std::fflush(stdout);
 }
 

@@ -97,9 +97,12 @@ void Trainer::Impl::save_at_step(LoopState& state, const DeviceMeter& epoch_mete
   const std::string& monitor = options.checkpoint.monitor;
   std::optional<double> value;
   if (const auto found = latest_validation.find(monitor); found != latest_validation.end()) value = found->second;
-  if (monitor == "train/loss" || monitor == "train/acc") {
+  if (monitor.rfind("train/", 0) == 0) {
     const DeviceMeter::Reading reading = epoch_meter.read();
-    value = monitor == "train/loss" ? reading.loss() : reading.accuracy();
+    if (monitor == "train/loss") value = reading.loss();
+    for (const auto& [name, metric] : reading.metrics()) {
+      if (monitor == "train/" + name) value = metric;
+    }
   }
   std::vector<std::string> paths;
   std::vector<std::string> dropped;

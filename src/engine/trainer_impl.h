@@ -46,6 +46,13 @@ inline double seconds_since(Clock::time_point start) {
 
 inline std::string fixed(double value, int digits) { return fixed_text(value, digits); }
 
+// A value of any scale in a log line: five significant digits ("48.603", "6.0077e-31").
+inline std::string general(double value) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.5g", value);
+  return text;
+}
+
 // A loss scale as text: every digit a float32 needs (9 significant), short for powers of two.
 inline std::string scale_text(double scale) {
   char text[32];
@@ -76,6 +83,8 @@ struct Trainer::Impl {
   std::vector<at::Tensor> parameters;
   std::shared_ptr<const data::Dataset> train_set, val_set, test_set;
   std::vector<std::string> class_names;  // the data's, in label order (empty: it names none)
+  // data.task=regression: one output, MSE loss, metrics mae/rmse/r2 in the target's units.
+  std::optional<data::RegressionTarget> regression;
   std::vector<std::unique_ptr<MetricLogger>> loggers;
   std::vector<NamedCallback> callbacks;
   // Precision, resolved once in setup: the dtype of weights and inputs (float32 but for 64-true and
@@ -96,6 +105,9 @@ struct Trainer::Impl {
   CheckpointWriter checkpoint_writer;  // declared last: destroyed first, finishing any write in flight
 
   void setup();
+  // The checkpoint's and early stopping's monitors checked against the task's metrics: under
+  // data.task=regression an accuracy monitor (the default) becomes the loss, said once.
+  void fit_monitors_to_task();
 
   void make_scaler() { scaler = make_grad_scaler(options, device); }
 
@@ -196,9 +208,17 @@ struct Trainer::Impl {
   // Says once, before fit, what a run without validation gives up.
   void warn_no_validation() const;
 
-  // Runs an evaluation loop over up to `limit` batches; returns (loss, accuracy).
-  std::pair<double, double> evaluate(const std::shared_ptr<const data::Dataset>& dataset,
-                                     const BatchLimit& limit_option, int64_t hard_limit = -1);
+  // `reading`'s loss and metrics appended to a row as <prefix><name><suffix> and to a log line as
+  // " <prefix><name> <value>".
+  void add_metrics(const DeviceMeter::Reading& reading, const std::string& prefix, const std::string& suffix,
+                   MetricRow& row, std::string& line) const;
+
+  // A meter for this task's metrics, zeroed on the device.
+  DeviceMeter new_meter() const;
+
+  // Runs an evaluation loop over up to `limit` batches; returns its loss and metrics.
+  DeviceMeter::Reading evaluate(const std::shared_ptr<const data::Dataset>& dataset, const BatchLimit& limit_option,
+                                int64_t hard_limit = -1);
 
   void restore_precision_state(const LoopState& state);
 
@@ -269,6 +289,10 @@ struct Trainer::Impl {
   // trainer predict (predict_command.cpp): the checkpoint's predictions for predict_set, written
   // to <run dir>/predictions.csv.
   int predict_command();
+  // predict for a regression: the predicted values in the target's units.
+  int predict_values();
+  // The model's outputs for a batch to predict (no loss), in the checkpoint's precision.
+  at::Tensor predict_forward(const data::Batch& batch);
   // validate/test/predict: the model's weights from ckpt_path (model only), or a warning that
   // there is none and the model is "<doing> the freshly initialised model".
   void load_model_to_evaluate(const std::string& doing);

@@ -14,6 +14,7 @@
 #include "trainer/engine/torch_compat.h"
 #include "trainer/engine/tuner/batch_size_trials.h"
 #include "trainer/formats/checkpoint_file.h"
+#include "trainer/options/task_metrics.h"
 #include "trainer/util/error.h"
 #include "trainer/util/log.h"
 
@@ -120,10 +121,15 @@ void Trainer::Impl::setup() {
   models::InputSpec spec;
   spec.sample_shape = train_set->sample_shape();
   class_names = train_set->class_names();
+  regression = train_set->regression();
+  fit_monitors_to_task();
   spec.num_classes = !class_names.empty()           ? static_cast<int64_t>(class_names.size())
                      : train_set->num_classes() > 0 ? train_set->num_classes()
                                                     : data_options.num_classes;
-  if (class_names.empty() && train_set->num_classes() > 0 && data_options.num_classes == 0) {
+  if (regression) {
+    spec.num_classes = 1;
+    spec.num_classes_key = "data.task=regression (one output)";
+  } else if (class_names.empty() && train_set->num_classes() > 0 && data_options.num_classes == 0) {
     spec.num_classes_key = data_options.name == "csv" ? "the labels of data.target's column (the largest + 1)"
                                                       : "the targets of data.targets (the largest + 1)";
   }
@@ -175,6 +181,38 @@ void Trainer::Impl::setup() {
   if (options.enable_loggers && is_main && !predict_only)
     loggers = make_loggers(view, options.default_root_dir.value_or(run_dir));
   if (options.enable_callbacks) callbacks = make_callbacks(view);
+}
+
+void Trainer::Impl::fit_monitors_to_task() {
+  const auto check = [&](const std::string& key, std::string& monitor, bool& mode_max) {
+    if (!regression && options::is_regression_metric(monitor)) {
+      throw Error(key, "is " + monitor + ", which only a regression logs (data.task=regression)",
+                  "Watch val/acc or val/loss (or set data.task=regression for a table's numeric target).");
+    }
+    const std::string loss = regression ? options::regression_monitor_for(monitor) : std::string();
+    if (loss.empty()) return false;
+    log::info(key + ": data.task=regression logs no " + monitor + "; watching " + loss +
+              " (mode min) instead (to choose, set it to val/rmse or val/mae with mode=min, or val/r2 with "
+              "mode=max)");
+    monitor = loss;
+    mode_max = false;
+    return true;
+  };
+  if (options.checkpoint.enabled) {
+    check("callbacks.model_checkpoint.monitor", options.checkpoint.monitor, options.checkpoint.mode_max);
+  }
+  if (!options.enable_callbacks) return;
+  config::Node* callbacks = config.find("callbacks");
+  config::Node* stopping = callbacks != nullptr ? callbacks->find("early_stopping") : nullptr;
+  if (stopping == nullptr || !stopping->is_map()) return;
+  const config::Node* monitor = stopping->find("monitor");
+  if (monitor == nullptr || !monitor->is_string()) return;
+  std::string name = monitor->as_string();
+  bool mode_max = true;
+  if (check("callbacks.early_stopping.monitor", name, mode_max)) {
+    stopping->set("monitor", config::Node::string(name));
+    stopping->set("mode", config::Node::string("min"));
+  }
 }
 
 formats::CheckpointSummary Trainer::Impl::checkpoint_summary() const {
@@ -236,7 +274,7 @@ data::Batch Trainer::Impl::zero_batch(const models::InputSpec& spec, int64_t sam
   std::vector<int64_t> shape{samples};
   shape.insert(shape.end(), spec.sample_shape.begin(), spec.sample_shape.end());
   return {at::zeros(shape, at::TensorOptions().dtype(at::kFloat).device(device)),
-          at::zeros({samples}, at::TensorOptions().dtype(at::kLong).device(device))};
+          at::zeros({samples}, at::TensorOptions().dtype(regression ? at::kFloat : at::kLong).device(device))};
 }
 
 void Trainer::Impl::probe_precision(const models::InputSpec& spec, const std::string& model_name) {
@@ -338,7 +376,7 @@ data::BatchLoader Trainer::Impl::make_loader(const std::shared_ptr<const data::D
   data::EpochSampler sampler =
       train ? data::EpochSampler(dataset->size(), options.shuffle_train, options.seed, rank, world_size)
             : data::EpochSampler::uneven(dataset->size(), rank, world_size);
-  return data::BatchLoader(dataset, std::move(sampler), lo);
+  return data::BatchLoader(dataset, sampler, lo);
 }
 
 void Trainer::Impl::warn_no_validation() const {

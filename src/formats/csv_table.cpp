@@ -91,7 +91,7 @@ struct Reader {
              "Fill in the missing values (e.g. with the column's mean, df.fillna in pandas), or drop those rows.");
       } else {
         fail(at(position) + ": " + cell_text(trimmed) + " is not a number, in a column of numbers",
-             "Correct the cell, or list the column in data.categorical if it holds categories (names, codes).");
+             "Correct the cell, or, for an input column of categories (names, codes), list it in data.categorical.");
       }
       return;
     }

@@ -7,6 +7,7 @@
 #include "trainer/config/python_str.h"
 #include "trainer/formats/checkpoint_name.h"
 #include "trainer/options/option_table.h"
+#include "trainer/options/task_metrics.h"
 #include "trainer/options/value_check.h"
 #include "trainer/util/error.h"
 
@@ -115,6 +116,36 @@ std::string check_devices(const config::Node& job_config) {
          config::python_str(*devices) + " devices were asked for (use trainer.devices=1, or strategy=ddp or auto)";
 }
 
+// The callbacks' monitors against their modes and the task: a mode that keeps the worst value
+// (mode=max for an error such as val/rmse) or a regression metric under classification.
+std::string check_monitors(const config::Node& job_config) {
+  const config::Node* task = config::select(job_config, "data.task");
+  const bool regression = task != nullptr && task->is_string() && task->as_string() == "regression";
+  std::string problems;
+  for (const std::string callback : {"callbacks.model_checkpoint", "callbacks.early_stopping"}) {
+    const config::Node* monitor = config::select(job_config, callback + ".monitor");
+    const config::Node* mode = config::select(job_config, callback + ".mode");
+    if (monitor == nullptr || mode == nullptr || !monitor->is_string() || !mode->is_string() ||
+        monitor->is_interpolation() || mode->is_interpolation()) {
+      continue;
+    }
+    const std::string& name = monitor->as_string();
+    if (!regression && options::is_regression_metric(name)) {
+      problems += "\n  " + at(callback + ".monitor", *monitor) + ": " + name +
+                  " is logged only by a regression (data.task=regression); a classifier logs acc and loss";
+      continue;
+    }
+    if (regression && !options::regression_monitor_for(name).empty()) continue;  // watches the loss, mode min
+    const std::string better = options::better_mode(name);
+    if (!better.empty() && better != mode->as_string()) {
+      problems += "\n  " + at(callback + ".mode", *mode) + ": mode=" + mode->as_string() + " would keep the " +
+                  (better == "min" ? "highest " : "lowest ") + name + ", the worst (" +
+                  (better == "min" ? "lower" : "higher") + " is better); set " + callback + ".mode=" + better;
+    }
+  }
+  return problems;
+}
+
 }  // namespace
 
 void check_job_schema(const config::Node& job_config) {
@@ -135,10 +166,12 @@ void check_job_schema(const config::Node& job_config) {
   for (const char* group : {"optimizer", "scheduler"}) check_variant(job_config, group);
   problems.values += check_run_length(job_config);
   problems.values += check_devices(job_config);
+  problems.values += check_monitors(job_config);
   if (const config::Node* filename = config::select(job_config, "callbacks.model_checkpoint.filename");
       filename != nullptr && filename->is_string() && !filename->is_interpolation()) {
-    const std::string problem =
-        formats::check_checkpoint_name(filename->as_string(), {"val/acc", "val/loss", "train/acc", "train/loss"});
+    const std::string problem = formats::check_checkpoint_name(
+        filename->as_string(), {"val/acc", "val/loss", "train/acc", "train/loss", "val/mae", "val/rmse", "val/r2",
+                                "train/mae", "train/rmse", "train/r2"});
     if (!problem.empty())
       problems.values += "\n  " + at("callbacks.model_checkpoint.filename", *filename) + ": " + problem;
   }

@@ -9,6 +9,7 @@
 
 #include "trainer/config/yaml.h"
 #include "trainer/launch/job_files.h"
+#include "trainer/options/task_metrics.h"
 #include "trainer/util/error.h"
 
 #if __has_include("trainer/launch/metric_plot.h")
@@ -133,6 +134,11 @@ MetricHistory read_metric_history(const std::string& metrics_csv, const std::str
   return history;
 }
 
+bool regression_sweep(const config::Node& root) {
+  const config::Node* task = config::select(root, "data.task");
+  return task != nullptr && task->is_string() && task->as_string() == "regression";
+}
+
 std::pair<std::string, std::string> sweep_monitor(const std::string& sweep_dir) {
   std::pair<std::string, std::string> monitor{"val/loss", "min"};
   const std::string path = (fs::path(sweep_dir) / "multirun.yaml").string();
@@ -144,13 +150,26 @@ std::pair<std::string, std::string> sweep_monitor(const std::string& sweep_dir) 
   if (metric != nullptr && metric->is_string() && !metric->is_interpolation()) {
     monitor.first = metric->as_string();
     monitor.second = mode != nullptr && mode->is_string() && mode->as_string() == "min" ? "min" : "max";
+    // A regression's jobs watch their loss where the config names accuracy, which they do not log.
+    if (const std::string loss = options::regression_monitor_for(monitor.first);
+        !loss.empty() && regression_sweep(root)) {
+      monitor = {loss, "min"};
+    }
   }
   return monitor;
+}
+
+std::string sweep_test_score(const std::string& sweep_dir) {
+  const std::string path = (fs::path(sweep_dir) / "multirun.yaml").string();
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return "test/acc";
+  return regression_sweep(config::load_yaml_file(path).root) ? "test/r2" : "test/acc";
 }
 
 SweepSummary summarize_sweep(const SweepPlan& plan) {
   SweepSummary summary;
   std::tie(summary.metric, summary.mode) = sweep_monitor(plan.sweep_dir);
+  summary.test_score = sweep_test_score(plan.sweep_dir);
   const double now = now_epoch_s();
   for (const PlannedJob& job : plan.jobs) {
     JobSummary row;
@@ -164,7 +183,7 @@ SweepSummary summarize_sweep(const SweepPlan& plan) {
     if (row.state != JobState::kPending) {
       const std::string csv = (fs::path(job.run_dir) / "metrics.csv").string();
       row.metric = read_metric_history(csv, summary.metric, summary.mode);
-      row.test_acc = read_metric_history(csv, "test/acc", "max").last;
+      row.test_score = read_metric_history(csv, summary.test_score, "max").last;
       row.test_loss = read_metric_history(csv, "test/loss", "min").last;
     }
     const bool ended = row.state == JobState::kDone || row.state == JobState::kStoppedEarly;
@@ -179,11 +198,12 @@ SweepSummary summarize_sweep(const SweepPlan& plan) {
 }
 
 std::string summary_csv(const SweepSummary& summary) {
-  std::string out = "job,status,overrides,metric,mode,best,final,test/acc,test/loss,epochs,duration_s\n";
+  std::string out =
+      "job,status,overrides,metric,mode,best,final," + summary.test_score + ",test/loss,epochs,duration_s\n";
   for (const JobSummary& job : summary.jobs) {
     out += std::to_string(job.job.number) + "," + state_name(job.state) + "," +
            csv_cell(task_overrides_text(job.job.overrides)) + "," + csv_cell(summary.metric) + "," + summary.mode +
-           "," + metric_text(job.metric.best) + "," + metric_text(job.metric.last) + "," + metric_text(job.test_acc) +
+           "," + metric_text(job.metric.best) + "," + metric_text(job.metric.last) + "," + metric_text(job.test_score) +
            "," + metric_text(job.test_loss) + "," + std::to_string(job.metric.epochs) + "," +
            seconds_text(job.duration_s) + "\n";
   }
@@ -194,12 +214,12 @@ std::string summary_markdown(const SweepSummary& summary) {
   std::string out = "# Sweep summary\n\n";
   out += "Monitored metric: `" + summary.metric + "` (" + summary.mode + "). " + counts_line(summary) + ".\n\n";
   out += "| job | status | overrides | best " + md_cell(summary.metric) + " | final " + md_cell(summary.metric) +
-         " | test/acc | test/loss | epochs | duration (s) |\n";
+         " | " + summary.test_score + " | test/loss | epochs | duration (s) |\n";
   out += "|---:|---|---|---:|---:|---:|---:|---:|---:|\n";
   for (const JobSummary& job : summary.jobs) {
     out += "| " + std::to_string(job.job.number) + " | " + state_name(job.state) + " | " +
            md_cell(task_overrides_text(job.job.overrides)) + " | " + metric_text(job.metric.best) + " | " +
-           metric_text(job.metric.last) + " | " + metric_text(job.test_acc) + " | " + metric_text(job.test_loss) +
+           metric_text(job.metric.last) + " | " + metric_text(job.test_score) + " | " + metric_text(job.test_loss) +
            " | " + std::to_string(job.metric.epochs) + " | " + seconds_text(job.duration_s) + " |\n";
   }
   out += "\n";

@@ -69,8 +69,10 @@ namespace {
 int64_t agree_num_classes(const config::ConfigView& view, const InputSpec& spec, int64_t value) {
   if (value != spec.num_classes) {
     throw Error(option_where(view, "num_classes"),
-                view.full_path("num_classes") + " is " + std::to_string(value) + ", but the data has " +
-                    std::to_string(spec.num_classes) + " classes (" + spec.num_classes_key + ")",
+                view.full_path("num_classes") + " is " + std::to_string(value) + ", but the data " +
+                    (spec.num_classes == 1 ? std::string("needs one output")
+                                           : "has " + std::to_string(spec.num_classes) + " classes") +
+                    " (" + spec.num_classes_key + ")",
                 "Set " + view.full_path("num_classes") + "=" + std::to_string(spec.num_classes) +
                     " (or remove it: the model then takes the data's class count)");
   }

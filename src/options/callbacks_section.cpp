@@ -20,8 +20,10 @@ std::vector<Section> callbacks_sections() {
           .means("where checkpoints go (null: <default_root_dir or run>/checkpoints)"),
       text("filename", "epoch_{epoch:03d}")
           .means("the best files' names: {epoch}, {step} ({epoch:03d}) and the metrics ({val/acc:.4f}), no '/'"),
-      choice("monitor", "val/acc", {"val/acc", "val/loss", "train/acc", "train/loss"})
-          .means("the metric that ranks checkpoints"),
+      choice("monitor", "val/acc",
+             {"val/acc", "val/loss", "train/acc", "train/loss", "val/mae", "val/rmse", "val/r2", "train/mae",
+              "train/rmse", "train/r2"})
+          .means("the metric that ranks checkpoints (mae, rmse, r2: data.task=regression only)"),
       choice("mode", "max", {"max", "min"}).means("whether a higher or lower monitored value is better"),
       integer("save_top_k", "1").at_least(-1).means("best files kept (-1: all, 0: none)"),
       flag("save_last", "true").means("also keep last.ckpt (what ckpt_path=last resumes)"),
@@ -37,8 +39,10 @@ std::vector<Section> callbacks_sections() {
   };
   Section stopping{"callbacks.early_stopping", "", true, "Lightning's EarlyStopping", {}};
   stopping.options = {
-      choice("monitor", "val/acc", {"val/acc", "val/loss", "train/acc_epoch", "train/loss_epoch"})
-          .means("the metric watched"),
+      choice("monitor", "val/acc",
+             {"val/acc", "val/loss", "train/acc_epoch", "train/loss_epoch", "val/mae", "val/rmse", "val/r2",
+              "train/mae_epoch", "train/rmse_epoch", "train/r2_epoch"})
+          .means("the metric watched (mae, rmse, r2: data.task=regression only)"),
       choice("mode", "max", {"max", "min"}).means("whether a higher or lower value is an improvement"),
       integer("patience", "100").at_least(0).means("checks without improvement before stopping"),
       number("min_delta", "0.0").means("the least change that counts as an improvement (its absolute value)"),

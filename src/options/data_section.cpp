@@ -145,12 +145,15 @@ std::vector<Section> data_sections() {
       {
           text("path", "???").means("the table of the train and val rows (.csv; .tsv/.tab: tab-separated)"),
           text("test_path", "null").or_null().means("the test split's table, with the same columns (null: none)"),
-          text("target", "???").means("the label column: integer class indices, or class names"),
+          text("target", "???").means("the label column: class indices or names, or numbers to regress"),
+          choice("task", "classification", {"classification", "regression"})
+              .means("classification (cross-entropy; acc) or regression (MSE; mae, rmse, r2)"),
           texts("features", "null").or_null().means("the input columns, in order (null: every column but the target)"),
           texts("categorical", "[]").means("input columns holding categories, one-hot encoded"),
           text("delimiter", "null").or_null().means("the character between cells, '\\t' for tabs (null: by extension)"),
           flag("standardize", "true")
-              .means("numeric inputs to zero mean and unit variance, with the train split's statistics"),
+              .means("numeric inputs (and a regression's target) to zero mean and unit variance, with the train "
+                     "split's statistics"),
           integer("num_classes", "null")
               .at_least(1)
               .or_null()

@@ -31,11 +31,6 @@ std::vector<std::string> csv_fit(const std::string& run, std::vector<std::string
   return argv;
 }
 
-void write_text(const fs::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-}
-
 // The test Python with scikit-learn, running `script` in `dir`; false (after a skip) without one.
 bool run_python(const std::string& script, const fs::path& dir) {
   const std::string python = TRAINER_TEST_PYTHON;
@@ -47,16 +42,6 @@ bool run_python(const std::string& script, const fs::path& dir) {
   INFO(made.err);
   REQUIRE(made.exit_code == 0);
   return true;
-}
-
-// The only predictions.csv under `dir`.
-fs::path predictions_under(const fs::path& dir) {
-  fs::path found;
-  for (const auto& entry : fs::recursive_directory_iterator(dir)) {
-    if (entry.path().filename() == "predictions.csv") found = entry.path();
-  }
-  REQUIRE(!found.empty());
-  return found;
 }
 
 }  // namespace

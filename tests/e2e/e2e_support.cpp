@@ -28,6 +28,20 @@ std::string read_file(const std::filesystem::path& path) {
   return buffer.str();
 }
 
+void write_text(const std::filesystem::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+}
+
+std::filesystem::path predictions_under(const std::filesystem::path& dir) {
+  std::filesystem::path found;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir)) {
+    if (entry.path().filename() == "predictions.csv") found = entry.path();
+  }
+  REQUIRE(!found.empty());
+  return found;
+}
+
 double printed(const std::string& out, const std::string& name) {
   std::smatch match;
   std::regex pattern(name + "=([0-9.eE+-]+)");

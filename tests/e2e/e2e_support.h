@@ -29,6 +29,10 @@ inline const char* const kNoEngine = "engine not built in this configuration (TR
 bool engine_built();
 
 std::string read_file(const std::filesystem::path& path);
+// `text` as the whole of the file at `path` (bytes as they are).
+void write_text(const std::filesystem::path& path, const std::string& text);
+// The only predictions.csv below `dir` (an evaluation's run directory; fails the test when none).
+std::filesystem::path predictions_under(const std::filesystem::path& dir);
 
 // The number printed as `<name>=<number>` on stdout (fails the test when absent).
 double printed(const std::string& out, const std::string& name);

@@ -139,7 +139,8 @@ TEST_CASE("a value out of range in one job of a sweep is refused when the sweep 
   auto monitor = run_process({TRAINER_BINARY, "fit", "callbacks.model_checkpoint.monitor=val/acx", "hydra.run.dir=run"},
                              dir.path());
   check_clean_error(monitor);
-  CHECK(monitor.err.find("val/acx is not one of val/acc, val/loss, train/acc or train/loss") != std::string::npos);
+  CHECK(monitor.err.find("val/acx is not one of val/acc, val/loss, train/acc, train/loss, val/mae, val/rmse, val/r2, "
+                         "train/mae, train/rmse or train/r2") != std::string::npos);
   CHECK(monitor.err.find("did you mean 'val/acc'?") != std::string::npos);
   CHECK_FALSE(fs::exists(fs::path(dir.path()) / "run"));
 }

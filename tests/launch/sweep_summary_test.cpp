@@ -111,6 +111,40 @@ TEST_CASE("with no monitor in the config the summary reports val/loss, lower is 
   CHECK(sweep_monitor(dir.path) == std::make_pair(std::string("val/loss"), std::string("min")));
 }
 
+TEST_CASE("a regression sweep reports what its jobs watch: the loss for an accuracy monitor, and test/r2") {
+  TempDir dir("trainer-sweep-summary");
+  SweepPlan plan;
+  plan.sweep_dir = dir.path;
+  plan.command = "fit";
+  plan.jobs = {{0, {"model.hidden_sizes=[8]"}, dir.path + "/0"}, {1, {"model.hidden_sizes=[64]"}, dir.path + "/1"}};
+  write(fs::path(dir.path) / "multirun.yaml",
+        "data:\n  name: csv\n  task: regression\ncallbacks:\n  model_checkpoint:\n    monitor: val/acc\n"
+        "    mode: max\nhydra: {}\n");
+  write(fs::path(dir.path) / "0" / "metrics.csv",
+        "epoch,val/loss,val/r2,test/r2,test/loss\n0,0.9,0.1,,\n1,0.7,0.3,,\n,,,0.25,0.75\n");
+  write(fs::path(dir.path) / "1" / "metrics.csv",
+        "epoch,val/loss,val/r2,test/r2,test/loss\n0,0.6,0.4,,\n,,,0.38,0.62\n");
+  finished(dir.path, 0, JobState::kDone, 2);
+  finished(dir.path, 1, JobState::kDone, 2);
+  const SweepSummary summary = write_sweep_summary(plan);
+  CHECK(summary.metric == "val/loss");
+  CHECK(summary.mode == "min");
+  CHECK(summary.best == 1);
+  CHECK(summary_csv(summary) ==
+        "job,status,overrides,metric,mode,best,final,test/r2,test/loss,epochs,duration_s\n"
+        "0,done,model.hidden_sizes=[8],val/loss,min,0.7,0.7,0.25,0.75,2,2.0\n"
+        "1,done,model.hidden_sizes=[64],val/loss,min,0.6,0.6,0.38,0.62,1,2.0\n");
+  // A monitor the regression logs stands as it is.
+  write(fs::path(dir.path) / "multirun.yaml",
+        "data:\n  task: regression\ncallbacks:\n  model_checkpoint:\n    monitor: val/r2\n    mode: max\n");
+  CHECK(sweep_monitor(dir.path) == std::make_pair(std::string("val/r2"), std::string("max")));
+  // A classification sweep keeps val/acc and test/acc.
+  write(fs::path(dir.path) / "multirun.yaml",
+        "data:\n  task: classification\ncallbacks:\n  model_checkpoint:\n    monitor: val/acc\n    mode: max\n");
+  CHECK(sweep_monitor(dir.path) == std::make_pair(std::string("val/acc"), std::string("max")));
+  CHECK(sweep_test_score(dir.path) == "test/acc");
+}
+
 TEST_CASE("a running, interrupted or failed job is never named best, however good its metric so far") {
   TempDir dir("trainer-sweep-summary");
   SweepPlan plan;

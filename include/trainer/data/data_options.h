@@ -49,6 +49,9 @@ struct DataOptions {
   std::vector<std::string> features, categorical;
   char delimiter = 0;       // 0 (null): tab for .tsv/.tab files, else comma
   bool standardize = true;  // numeric features to zero mean, unit variance (train split's statistics)
+  // task: regression (true): the target column holds numbers to predict (MSE loss; metrics mae,
+  // rmse, r2); classification (false): class indices or names.
+  bool regression = false;
   // A checkpoint's encoding of the records (Dataset::encoding(), JSON), set by the engine when it
   // evaluates or resumes a checkpoint: used as it is instead of being fitted to the training split.
   std::string encoding;

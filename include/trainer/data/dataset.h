@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,16 +21,23 @@ struct Batch {
   at::Tensor indices = {};
 };
 
+// A regression's target column: its values are learnt as (value - mean) / std, and the model's
+// outputs are brought back to the target's units as output * std + mean.
+struct RegressionTarget {
+  double mean = 0.0;
+  double std = 1.0;
+};
+
 class Dataset {
  public:
   virtual ~Dataset() = default;
 
   virtual int64_t size() const = 0;
   // The samples `indices` (int64, 1-D, CPU), in that order, as one CPU batch: inputs [N, ...]
-  // (uint8 images are normalised by the loader), targets int64 [N]. `epoch` seeds per-sample
-  // random transforms together with each sample's index, so a batch depends only on (run seed,
-  // epoch, indices), never on which thread makes it. May be called from several threads at once.
-  // A dataset that skips unreadable samples returns fewer than indices.size(0).
+  // (uint8 images are normalised by the loader), targets int64 [N] (float32 [N] for a regression). `epoch` seeds
+  // per-sample random transforms together with each sample's index, so a batch depends only on (run seed, epoch,
+  // indices), never on which thread makes it. May be called from several threads at once. A dataset that skips
+  // unreadable samples returns fewer than indices.size(0).
   virtual Batch get_batch(const at::Tensor& indices, int64_t epoch) const = 0;
   // One input's shape without the batch dimension ([C, H, W] for images), known without loading.
   virtual std::vector<int64_t> sample_shape() const = 0;
@@ -50,6 +58,9 @@ class Dataset {
   // (data=csv: the columns, their categories and standardisation); empty otherwise. Kept in every
   // checkpoint, so that evaluating and predicting encode new records exactly as training did.
   virtual std::string encoding() const { return {}; }
+  // Set when the targets are numbers to regress (data.task=regression): float32 [N], scaled as
+  // RegressionTarget says (NaN where a table to predict has no target); unset: class indices.
+  virtual std::optional<RegressionTarget> regression() const { return std::nullopt; }
 };
 
 }  // namespace trainer::data

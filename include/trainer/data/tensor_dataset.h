@@ -21,7 +21,8 @@ class TensorDataset : public Dataset {
   TensorDataset(at::Tensor inputs, at::Tensor targets);
 
   int64_t size() const override { return size_; }
-  // Rows `indices` (int64, 1-D) of both tensors, in that order; targets as int64.
+  // Rows `indices` (int64, 1-D) of both tensors, in that order; integer targets as int64,
+  // floating-point ones (a regression's) as they are.
   Batch get_batch(const at::Tensor& indices) const;
   Batch get_batch(const at::Tensor& indices, int64_t /*epoch*/) const override { return get_batch(indices); }
   std::vector<int64_t> sample_shape() const override;
@@ -32,6 +33,8 @@ class TensorDataset : public Dataset {
   void set_num_classes(int64_t count) { num_classes_ = count; }
   std::string encoding() const override { return encoding_; }
   void set_encoding(std::string json) { encoding_ = std::move(json); }
+  std::optional<RegressionTarget> regression() const override { return regression_; }
+  void set_regression(RegressionTarget target) { regression_ = target; }
   // A dataset holding copies of the rows `indices` (and the same class names).
   TensorDataset subset(const at::Tensor& indices) const;
   // A dataset of the rows `indices` that shares this one's tensors, copying nothing: a split of a
@@ -50,6 +53,7 @@ class TensorDataset : public Dataset {
   int64_t num_classes_ = 0;
   std::vector<std::string> class_names_;
   std::string encoding_;
+  std::optional<RegressionTarget> regression_;
 };
 
 // `dataset` as the TensorDataset it is; trainer::Error when it is another kind (an image folder).

@@ -5,6 +5,10 @@
 
 #include <cmath>
 #include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include <ATen/ATen.h>
 
@@ -13,34 +17,49 @@
 namespace trainer::engine {
 
 // Running sums kept on the device and read back only when a line is logged, an epoch ends or a
-// checkpoint is due. A step costs five small ops (the loss sum and the argmax accuracy); a non-finite
-// loss needs no counter of its own: it makes the double-precision loss sum non-finite for good.
-// Log intervals are differences of two readings, so one meter serves the interval and the epoch.
+// checkpoint is due. A classification step costs five small ops (the loss sum and the argmax
+// accuracy), a regression step a few more (the error sums for mae, rmse and r2). A non-finite loss
+// needs no counter of its own: it makes the double-precision loss sum non-finite for good. Log
+// intervals are differences of two readings, so one meter serves the interval and the epoch.
 struct DeviceMeter {
   at::Tensor loss_sum;  // sum of loss x batch size, double
   at::Tensor correct;   // correctly classified samples
+  // A regression's sums (double, in the learnt scale): |error|, error^2, target, target^2.
+  at::Tensor errors;
   int64_t samples = 0;
   int64_t batches = 0;
   ProcessGroup* group = nullptr;  // data parallel: readings are sums over every rank
+  bool regression = false;
+  double target_std = 1.0;  // a regression's scale: mae and rmse are reported in the target's units
 
-  void reset(const at::Device& device, ProcessGroup* ranks = nullptr);
-  // Five small device ops, no host sync.
-  void add(const at::Tensor& loss, const at::Tensor& logits, const at::Tensor& targets);
+  // `target_std` set: the outputs regress targets learnt as (value - mean) / target_std.
+  void reset(const at::Device& device, ProcessGroup* ranks = nullptr,
+             std::optional<double> regression_target_std = std::nullopt);
+  // A few small device ops, no host sync. `outputs` are the logits, or a regression's [N] values.
+  void add(const at::Tensor& loss, const at::Tensor& outputs, const at::Tensor& targets);
   struct Reading {
     double loss_sum = 0.0;
     double correct = 0.0;
+    double abs_error = 0.0, squared_error = 0.0, target_sum = 0.0, target_squares = 0.0;
     int64_t samples = 0;
     int64_t batches = 0;
+    bool regression = false;
+    double target_std = 1.0;
     bool finite() const { return std::isfinite(loss_sum); }
     double loss() const { return samples == 0 ? 0.0 : loss_sum / static_cast<double>(samples); }
     double accuracy() const { return samples == 0 ? 0.0 : correct / static_cast<double>(samples); }
-    // What was added between `earlier` and this reading.
-    Reading since(const Reading& earlier) const {
-      return {loss_sum - earlier.loss_sum, correct - earlier.correct, samples - earlier.samples,
-              batches - earlier.batches};
+    double mae() const { return samples == 0 ? 0.0 : abs_error / static_cast<double>(samples) * target_std; }
+    double rmse() const {
+      return samples == 0 ? 0.0 : std::sqrt(squared_error / static_cast<double>(samples)) * target_std;
     }
+    // 1 - SSE / SST, as scikit-learn's r2_score (a constant target: 1 when predicted exactly, else 0).
+    double r2() const;
+    // The metrics beside the loss, by name: acc, or mae, rmse and r2.
+    std::vector<std::pair<std::string, double>> metrics() const;
+    // What was added between `earlier` and this reading.
+    Reading since(const Reading& earlier) const;
   };
-  // One host transfer for both values (after one all-reduce when data parallel: every rank calls
+  // One host transfer for every value (after one all-reduce when data parallel: every rank calls
   // read() at the same points of the loop).
   Reading read() const;
 };

@@ -25,20 +25,25 @@ struct MetricHistory {
 MetricHistory read_metric_history(const std::string& metrics_csv, const std::string& metric, const std::string& mode);
 
 // The metric and mode the sweep reports: callbacks.model_checkpoint.monitor / mode in the first
-// job's config (multirun.yaml); val/loss and min when unset.
+// job's config (multirun.yaml); val/loss and min when unset. A regression sweep (data.task) whose
+// monitor names accuracy reports the loss, as its jobs watch it (task_metrics.h).
 std::pair<std::string, std::string> sweep_monitor(const std::string& sweep_dir);
+
+// The test metric the summary shows beside test/loss: test/acc, or test/r2 for a regression sweep.
+std::string sweep_test_score(const std::string& sweep_dir);
 
 struct JobSummary {
   PlannedJob job;
   JobState state = JobState::kPending;
   MetricHistory metric;
-  std::optional<double> test_acc, test_loss;  // the last test/acc and test/loss the job logged
+  std::optional<double> test_score, test_loss;  // the last test score (SweepSummary) and test/loss logged
   double duration_s = 0;
   std::string error;
 };
 
 struct SweepSummary {
   std::string metric, mode;
+  std::string test_score = "test/acc";  // or test/r2 for a regression sweep
   std::vector<JobSummary> jobs;
   // Index into jobs of the ended job (done or stopped_early) with the best best-value; -1 when none
   // has one. A running, interrupted or failed job is never named best: its value is not final.
