@@ -117,11 +117,14 @@ DataOptions DataOptions::from_config(const config::ConfigView& data, uint64_t se
     o.target_key = r.get<std::optional<std::string>>("target_key").value_or("");
     o.test_inputs = r.get<std::optional<std::string>>("test_inputs").value_or("");
     o.test_targets = r.get<std::optional<std::string>>("test_targets").value_or("");
-    if (o.test_inputs.empty() != o.test_targets.empty()) {
-      throw Error(where(data, o.test_inputs.empty() ? "test_targets" : "test_inputs"),
-                  "the test split needs both data.test_inputs and data.test_targets; one of them is null",
+    if (o.test_inputs.empty() && !o.test_targets.empty()) {
+      throw Error(where(data, "test_targets"),
+                  "the test split needs both data.test_inputs and data.test_targets; data.test_inputs is null",
                   "Give both files, or neither (no test split).");
     }
+    // data.test_inputs alone is what trainer predict reads (the targets unknown); the other
+    // commands need both (load_tensor_files).
+    o.test_inputs_where = where(data, "test_inputs");
     o.num_classes = r.get<std::optional<int64_t>>("num_classes").value_or(0);
   }
   if (o.name == "csv") {

@@ -201,15 +201,26 @@ DataSplits load_tensor_files(const DataOptions& options) {
     // safetensors; a .npy test file has one array and needs no name.
     const at::Tensor test_inputs =
         open_array(options.test_inputs, "test_inputs", options.input_key, "input_key", /*key_may_not_apply=*/true);
-    const at::Tensor test_targets =
-        open_array(options.test_targets, "test_targets", options.target_key, "target_key", /*key_may_not_apply=*/true);
+    if (options.test_targets.empty() && !options.targets_optional) {
+      throw Error(options.test_inputs_where.empty() ? "data.test_inputs" : options.test_inputs_where,
+                  "the test split needs both data.test_inputs and data.test_targets; data.test_targets is null",
+                  "Give both files, or neither (no test split); only trainer predict reads data.test_inputs "
+                  "alone.");
+    }
+    // Predicting inputs whose classes are unknown: every target -1.
+    const at::Tensor test_targets = options.test_targets.empty() ? at::full({test_inputs.size(0)}, -1, at::kLong)
+                                                                 : open_array(options.test_targets, "test_targets",
+                                                                              options.target_key, "target_key",
+                                                                              /*key_may_not_apply=*/true);
     if (test_inputs.sizes().slice(1) != inputs.sizes().slice(1)) {
       throw Error("data.test_inputs",
                   options.test_inputs + " holds samples of shape " + shape_text(test_inputs.sizes().slice(1)) +
                       ", but the training inputs' are " + shape_text(inputs.sizes().slice(1)),
                   "Give test inputs shaped as the training inputs.");
     }
-    check_targets(test_targets, test_inputs.size(0), options.test_targets, "data.test_targets", num_classes);
+    if (!options.test_targets.empty()) {
+      check_targets(test_targets, test_inputs.size(0), options.test_targets, "data.test_targets", num_classes);
+    }
     test = TensorDataset(test_inputs, test_targets);
     test.set_num_classes(num_classes);
   }

@@ -42,6 +42,7 @@ void Trainer::Impl::setup() {
   if (device.is_cuda()) at::globalContext().setBenchmarkCuDNN(options.cudnn_benchmark);
 
   data_options = data::DataOptions::from_config(view.sub("data"), options.seed);
+  data_options.targets_optional = predict_only;
   // A checkpoint's encoding of table rows (columns, categories, statistics) is used as it is: the
   // model was trained on rows encoded so, whatever the table holds now.
   if (data_options.name == "csv") data_options.encoding = checkpoint_summary().data_encoding;

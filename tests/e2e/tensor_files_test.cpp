@@ -182,15 +182,30 @@ TEST_CASE(
   INFO(predicted.err);
   REQUIRE(predicted.exit_code == 0);
   CHECK(printed(predicted.out, "predict/acc") == Approx(printed(tested.out, "test/acc")).margin(1e-6));
-  bool found = false;
-  for (const auto& entry : fs::recursive_directory_iterator(root / "npy" / "eval")) {
-    if (entry.path().filename() != "predictions.csv") continue;
-    found = true;
-    const CsvTable table = read_csv(entry.path());
-    CHECK(table.rows.size() ==
-          10000);  // every test sample: an evaluation takes model and data, not limits, from the run
+  // Every test sample: an evaluation takes model and data, not limits, from the run.
+  const CsvTable labelled = read_csv(predictions_under(root / "npy" / "eval"));
+  CHECK(labelled.rows.size() == 10000);
+
+  // New inputs whose classes are unknown: data.test_inputs alone (docs/data.md's fifth command).
+  fs::remove_all(root / "npy" / "eval");
+  auto unlabelled = run_process({TRAINER_BINARY, "predict", "ckpt_path=last", "hydra.run.dir=npy",
+                                 "data.test_inputs=tx.npy", "data.test_targets=null"},
+                                dir.path());
+  INFO(unlabelled.err);
+  REQUIRE(unlabelled.exit_code == 0);
+  CHECK(unlabelled.out.find("predict/acc") == std::string::npos);
+  const CsvTable fresh = read_csv(predictions_under(root / "npy" / "eval"));
+  REQUIRE(fresh.rows.size() == 10000);
+  for (size_t i = 0; i < fresh.rows.size(); i += 997) {
+    CHECK(fresh.rows[i][1] == labelled.rows[i][1]);  // the same predictions
+    CHECK(fresh.rows[i][3].empty());                 // no target
   }
-  CHECK(found);
+  // fit and test need both files.
+  auto no_targets = run_process(
+      {TRAINER_BINARY, "test", "ckpt_path=last", "hydra.run.dir=npy", "data.test_targets=null"}, dir.path());
+  CHECK(no_targets.exit_code != 0);
+  check_clean_error(no_targets);
+  CHECK(no_targets.err.find("data.test_targets is null") != std::string::npos);
 }
 
 TEST_CASE("data=tensors reads named float16 tensors of a safetensors file with int32 labels, and an MLP learns",

@@ -42,6 +42,10 @@ struct DataOptions {
   // .safetensors; a key names the tensor in a safetensors file ("": the file's only one).
   std::string inputs, targets, input_key, target_key;
   std::string test_inputs, test_targets;  // the test split's files ("": none)
+  std::string test_inputs_where;          // where data.test_inputs is set, for its error
+  // Set by the engine for trainer predict: the test split may come without targets (data=tensors:
+  // data.test_inputs alone; each target is then -1, unknown).
+  bool targets_optional = false;
   // csv (csv_dataset.h): a table with a header row. `path` holds the train and val rows,
   // `test_path` the test split's ("": none); `target` names the label column, `features` the input
   // columns (empty: all but the target), `categorical` those of them one-hot encoded.
