@@ -24,6 +24,7 @@ packages=(
   libprotobuf-dev protobuf-compiler               # tests decode our TensorBoard events with protobuf
   nlohmann-json3-dev                              # safetensors headers
   libcsv-dev                                      # data=csv: the CSV tokenizer (RFC 4180 quoting)
+  libarchive-dev                                  # data=webdataset: tar shards (every tar dialect, compressed too)
   libcairo2-dev                                   # the sweep's metric plot (PNG)
   libjpeg62-turbo-dev libpng-dev libwebp-dev      # image decoders (bench/image_decode: measured fastest)
   libopencv-imgcodecs-dev                         # BMP and TIFF decoding
