@@ -158,6 +158,7 @@ void BatchLoader::start_epoch(int64_t epoch, int64_t skip_batches) {
   stop_workers();
   sampler_.set_epoch(epoch);
   indices_ = sampler_.indices();
+  dataset_->begin_epoch(epoch, std::min(skip_batches * options_.batch_size, sampler_.num_samples()));
   epoch_ = epoch;
   next_batch_ = skip_batches;
   first_batch_ = skip_batches;

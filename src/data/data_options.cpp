@@ -29,13 +29,14 @@ DataOptions DataOptions::from_config(const config::ConfigView& data, uint64_t se
   const options::OptionReader r(data, o.name, "data");
   r.get<std::string>("name");
   o.batch_size = r.get<int64_t>("batch_size");
-  o.val_fraction = r.get<double>("val_fraction");
+  if (r.declares("val_fraction")) o.val_fraction = r.get<double>("val_fraction");
   if (r.word("num_workers") != "auto") o.num_workers = r.get<int>("num_workers");
   o.pin_memory = r.get<bool>("pin_memory");
   if (r.declares("root")) {  // image_folder's is mandatory; fashion_mnist's has a computed default
     o.root = o.name == "image_folder" ? r.get<std::string>("root") : r.get_or<std::string>("root", o.root);
   }
-  const bool image_folder = o.name == "image_folder";
+  // Image files: image_folder's, and webdataset's samples (they share the image keys).
+  const bool image_folder = o.name == "image_folder" || o.name == "webdataset";
   if (image_folder) {
     o.channels = r.choice("channels") == "1" ? 1 : 3;
     o.image_size = r.get<std::optional<int>>("image_size").value_or(0);
@@ -125,6 +126,18 @@ DataOptions DataOptions::from_config(const config::ConfigView& data, uint64_t se
     // data.test_inputs alone is what trainer predict reads (the targets unknown); the other
     // commands need both (load_tensor_files).
     o.test_inputs_where = where(data, "test_inputs");
+    o.num_classes = r.get<std::optional<int64_t>>("num_classes").value_or(0);
+  }
+  if (o.name == "webdataset") {
+    o.shards = r.texts("shards");
+    if (o.shards.empty()) {
+      throw Error(where(data, "shards"), "lists no shard",
+                  "Give the training shards: data.shards='/data/train-{000000..000127}.tar'.");
+    }
+    o.val_shards = r.texts("val_shards");
+    o.test_shards = r.texts("test_shards");
+    o.shuffle_buffer = r.get<int64_t>("shuffle_buffer");
+    o.label_key = r.get<std::optional<std::string>>("label_key").value_or("");
     o.num_classes = r.get<std::optional<int64_t>>("num_classes").value_or(0);
   }
   if (o.name == "csv") {

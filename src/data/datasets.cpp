@@ -13,6 +13,7 @@
 #include "trainer/data/image_folder_dataset.h"
 #include "trainer/data/sampler.h"
 #include "trainer/data/tensor_files.h"
+#include "trainer/data/webdataset_dataset.h"
 #include "trainer/util/error.h"
 
 namespace trainer::data {
@@ -43,6 +44,7 @@ DatasetRegistry::DatasetRegistry() : Registry("dataset", "TRAINER_REGISTER_DATAS
   add("image_folder", load_image_folder);
   add("synthetic", make_synthetic);
   add("tensors", load_tensor_files);
+  add("webdataset", load_webdataset);
 }
 
 DatasetRegistry& DatasetRegistry::instance() {

@@ -112,21 +112,7 @@ Batch ImageFolderDataset::get_batch(const at::Tensor& indices, int64_t epoch) co
                   "Set data.image_size (e.g. data.image_size=" + std::to_string(std::max(h, w)) +
                       ") so that every image is resized and cropped to one size.");
     }
-    // HWC -> CHW.
-    uint8_t* dst = out + static_cast<size_t>(kept) * static_cast<size_t>(c) * plane;
-    const uint8_t* src = img.pixels.data();
-    if (c == 1) {
-      std::memcpy(dst, src, plane);
-    } else {
-      uint8_t* r = dst;
-      uint8_t* g = dst + plane;
-      uint8_t* b = dst + 2 * plane;
-      for (size_t p = 0; p < plane; ++p) {
-        r[p] = src[3 * p];
-        g[p] = src[3 * p + 1];
-        b[p] = src[3 * p + 2];
-      }
-    }
+    image::copy_planar(img, out + static_cast<size_t>(kept) * static_cast<size_t>(c) * plane);
     label_out[kept] = labels_[static_cast<size_t>(sample)];
     kept_indices.push_back(sample);
     ++kept;
@@ -154,15 +140,6 @@ image::DecodeRequest decode_request(const image::TransformPipeline& transforms, 
     request.min_width = resize.width == 0 ? resize.height : resize.width;
   }
   return request;
-}
-
-// A split's steps: its data.transforms list when given, else data.augment's preset at
-// data.image_size.
-image::TransformPipeline pipeline_for(const DataOptions& options, bool training) {
-  const std::optional<TransformList>& given = training ? options.train_transforms : options.eval_transforms;
-  if (given) return image::TransformPipeline(given->steps, training ? "data.transforms.train" : "data.transforms.eval");
-  return image::TransformPipeline::preset(options.augment_preset, training, options.image_size, options.image_size,
-                                          "data.augment");
 }
 
 std::shared_ptr<const Dataset> make_split(std::vector<std::string> files, std::vector<int64_t> labels,
@@ -260,6 +237,13 @@ std::pair<int, int> sample_size(const DataOptions& options, const std::vector<st
 }
 
 }  // namespace
+
+image::TransformPipeline pipeline_for(const DataOptions& options, bool training) {
+  const std::optional<TransformList>& given = training ? options.train_transforms : options.eval_transforms;
+  if (given) return image::TransformPipeline(given->steps, training ? "data.transforms.train" : "data.transforms.eval");
+  return image::TransformPipeline::preset(options.augment_preset, training, options.image_size, options.image_size,
+                                          "data.augment");
+}
 
 DataSplits load_image_folder(const DataOptions& options) {
   if (options.root.empty()) {

@@ -19,19 +19,6 @@ bool ends_with(const std::string& text, const std::string& suffix) {
   return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-at::ScalarType scalar_type(const std::string& dtype) {
-  if (dtype == "U8") return at::kByte;
-  if (dtype == "I8") return at::kChar;
-  if (dtype == "I16") return at::kShort;
-  if (dtype == "I32") return at::kInt;
-  if (dtype == "I64") return at::kLong;
-  if (dtype == "F16") return at::kHalf;
-  if (dtype == "BF16") return at::kBFloat16;
-  if (dtype == "F32") return at::kFloat;
-  if (dtype == "F64") return at::kDouble;
-  return at::kBool;  // BOOL: formats::read_* return no other names
-}
-
 // NumPy's name of a dtype, as users save them.
 std::string numpy_name(at::ScalarType type) {
   switch (type) {
@@ -100,7 +87,7 @@ at::Tensor open_array(const std::string& path, const std::string& file_key, cons
   }
   auto* bytes = const_cast<uint8_t*>(file->data() + array.offset);  // read-only mapping: never written
   return at::from_blob(
-      bytes, array.shape, [file](void* /*unused*/) {}, at::TensorOptions().dtype(scalar_type(array.dtype)));
+      bytes, array.shape, [file](void* /*unused*/) {}, at::TensorOptions().dtype(array_scalar_type(array.dtype)));
 }
 
 // The largest target (-1 for none), after checking they are integer class indices in
@@ -149,6 +136,19 @@ int64_t check_targets(const at::Tensor& targets, int64_t samples, const std::str
 }
 
 }  // namespace
+
+at::ScalarType array_scalar_type(const std::string& dtype) {
+  if (dtype == "U8") return at::kByte;
+  if (dtype == "I8") return at::kChar;
+  if (dtype == "I16") return at::kShort;
+  if (dtype == "I32") return at::kInt;
+  if (dtype == "I64") return at::kLong;
+  if (dtype == "F16") return at::kHalf;
+  if (dtype == "BF16") return at::kBFloat16;
+  if (dtype == "F32") return at::kFloat;
+  if (dtype == "F64") return at::kDouble;
+  return at::kBool;  // BOOL: formats::read_* return no other names
+}
 
 DataSplits load_tensor_files(const DataOptions& options) {
   const at::Tensor inputs = open_array(options.inputs, "inputs", options.input_key, "input_key");

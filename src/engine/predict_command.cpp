@@ -60,7 +60,9 @@ int Trainer::Impl::predict_command() {
   load_model_to_evaluate("predicting with");
   if (predict_set->size() == 0) {
     throw Error("data", "predict has no sample: the test split is empty",
-                "Use a dataset with a test split, or data=image_folder with data.root=<a folder of images>.");
+                data_options.name == "webdataset"
+                    ? "Give the shards to predict on: data.test_shards=<path or pattern>."
+                    : "Use a dataset with a test split, or data=image_folder with data.root=<a folder of images>.");
   }
   if (regression) return predict_values();
   const int64_t classes = input_spec.num_classes;
@@ -101,8 +103,9 @@ int Trainer::Impl::predict_command() {
     for (int64_t row = 0; row < n; ++row) {
       const int64_t sample = ip != nullptr ? ip[row] : position + row;
       const int64_t target = tp[row];
-      csv += csv_field(predict_set->sample_name(sample)) + "," + csv_field(name_of(cp[row * k])) + "," +
-             probability_text(pp[row * k]) + "," + (target >= 0 ? csv_field(name_of(target)) : std::string());
+      csv += csv_field(batch->names.empty() ? predict_set->sample_name(sample) : batch->names[row]) + "," +
+             csv_field(name_of(cp[row * k])) + "," + probability_text(pp[row * k]) + "," +
+             (target >= 0 ? csv_field(name_of(target)) : std::string());
       for (int64_t i = 0; i < k; ++i) {
         csv += "," + csv_field(name_of(cp[row * k + i])) + "," + probability_text(pp[row * k + i]);
       }
@@ -163,8 +166,8 @@ int Trainer::Impl::predict_values() {
       const double prediction = vp[row] * regression->std + regression->mean;
       const double target = tp[row] * regression->std + regression->mean;
       const int64_t sample = ip != nullptr ? ip[row] : position + row;
-      csv += csv_field(predict_set->sample_name(sample)) + "," + value_text(prediction) + "," +
-             (std::isnan(target) ? std::string() : value_text(target)) + "\n";
+      csv += csv_field(batch->names.empty() ? predict_set->sample_name(sample) : batch->names[row]) + "," +
+             value_text(prediction) + "," + (std::isnan(target) ? std::string() : value_text(target)) + "\n";
       if (!std::isnan(target)) {
         ++known;
         abs_error += std::abs(prediction - target);

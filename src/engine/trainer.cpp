@@ -594,8 +594,13 @@ int Trainer::Impl::evaluate_command(const std::string& split) {
                 std::string(is_test ? "test" : "validate") + " has no batch to evaluate: " +
                     (dataset.size() == 0 ? "the " + std::string(is_test ? "test" : "validation") + " split is empty"
                                          : limit + " leaves none"),
-                dataset.size() == 0 ? (is_test ? std::string("Use a dataset with a test split.")
-                                               : std::string("Set data.val_fraction above 0."))
+                dataset.size() == 0 ? (data_options.name == "webdataset"
+                                           ? std::string(is_test ? "Give the test shards: data.test_shards=<path or "
+                                                                   "pattern>."
+                                                                 : "Give the validation shards: data.val_shards=<path "
+                                                                   "or pattern>.")
+                                       : is_test ? std::string("Use a dataset with a test split.")
+                                                 : std::string("Set data.val_fraction above 0."))
                                     : "Set " + limit + " to a share above 0 or a number of batches.");
   }
   load_model_to_evaluate("evaluating");

@@ -374,6 +374,11 @@ data::BatchLoader Trainer::Impl::make_loader(const std::shared_ptr<const data::D
   const int rank = group ? group->rank() : 0;
   // Training pads every rank to the same number of steps (DistributedSampler); evaluation reads
   // each sample exactly once over the ranks, so its metrics match one process's.
+  // A stream (data=webdataset) deals its samples to the ranks itself and reads its share in its
+  // own order: the loader takes its positions in turn.
+  if (std::shared_ptr<const data::Dataset> share = dataset->rank_share(rank, world_size, train)) {
+    return data::BatchLoader(share, data::EpochSampler(share->size(), /*shuffle=*/false, options.seed), lo);
+  }
   data::EpochSampler sampler =
       train ? data::EpochSampler(dataset->size(), options.shuffle_train, options.seed, rank, world_size)
             : data::EpochSampler::uneven(dataset->size(), rank, world_size);
@@ -382,8 +387,10 @@ data::BatchLoader Trainer::Impl::make_loader(const std::shared_ptr<const data::D
 
 void Trainer::Impl::warn_no_validation() const {
   if (!is_main) return;
-  std::string why = val_set->size() == 0 ? "the validation split is empty (data.val_fraction)"
-                                         : "trainer.limit_val_batches leaves no batch";
+  std::string why = val_set->size() == 0
+                        ? (data_options.name == "webdataset" ? "the validation split is empty (data.val_shards is null)"
+                                                             : "the validation split is empty (data.val_fraction)")
+                        : "trainer.limit_val_batches leaves no batch";
   std::string lost;
   if (options.checkpoint.enabled && options.checkpoint.monitor.rfind("val/", 0) == 0) {
     lost += "; callbacks.model_checkpoint.monitor=" + options.checkpoint.monitor +

@@ -99,6 +99,47 @@ std::vector<Section> data_sections() {
                  "{center_crop: 28}]; null: data.augment's"),
   };
 
+  // data=webdataset: tar shards streamed in WebDataset's layout (src/data/webdataset_dataset.cpp);
+  // images as data=image_folder's, so its image keys too. No val_fraction: val has shards of its own.
+  Section shards{
+      "data", "webdataset", true, "data=webdataset: samples streamed from tar shards (WebDataset's layout)", {}};
+  shards.options = loader_options("auto", "true", "64",
+                                  "auto: this process's share of the cores, which decode, at most 4 x GPUs on CUDA");
+  shards.options.front().default_text = "webdataset";
+  shards.options.erase(shards.options.begin() + 2);  // val_fraction
+  shards.options.insert(
+      shards.options.end(),
+      {
+          texts("shards", "???")
+              .or_one_text()
+              .means("the training shards: a path, a brace pattern (train-{000000..000127}.tar) or a list of them"),
+          texts("val_shards", "null").or_null().or_one_text().means("the validation shards (null: no validation)"),
+          texts("test_shards", "null")
+              .or_null()
+              .or_one_text()
+              .means("the test shards, also what trainer predict reads (null: no test split)"),
+          integer("shuffle_buffer", "1000")
+              .at_least(0)
+              .means("training samples held, encoded, to draw each next one from at random (0: the shards' order)"),
+          text("label_key", "null")
+              .or_null()
+              .means("a sample's label: its .cls member (null), or this key of its .json member"),
+          integer("num_classes", "null").at_least(1).or_null().means("label classes (null: the largest label + 1)"),
+      });
+  for (const Option& image_key : folder.options) {
+    if (image_key.key == "channels" || image_key.key == "image_size" || image_key.key == "augment" ||
+        image_key.key == "on_bad_sample" || image_key.key == "normalize" || image_key.key == "transforms") {
+      shards.options.push_back(image_key);
+    }
+  }
+  Section shards_normalize = folder_normalize;
+  shards_normalize.variant = "webdataset";
+  shards_normalize.about = "data=webdataset: per-channel normalisation, on the [0, 1] scale";
+  Section shards_transforms = folder_transforms;
+  shards_transforms.variant = "webdataset";
+  shards_transforms.about =
+      "data=webdataset: torchvision's transforms by name (docs/data.md), in place of data.augment's";
+
   const std::vector<Option> shape = {
       integer("num_samples", "4096").at_least(1).means("training + validation samples"),
       integers("image_shape", "[1, 28, 28]").at_least(1).means("each sample's shape"),
@@ -167,8 +208,20 @@ std::vector<Section> data_sections() {
   registered.options.insert(registered.options.end(), shape.begin(), shape.end());
   registered.options.push_back(section("normalize").means("per-pixel normalisation, below"));
   registered.options.push_back(section("augment").means("training-batch augmentation, below"));
-  return {fashion,           folder,    synthetic, tensors, csv, registered, folder_normalize, folder_transforms,
-          tensors_normalize, normalize, augment};
+  return {fashion,
+          folder,
+          synthetic,
+          tensors,
+          csv,
+          shards,
+          registered,
+          folder_normalize,
+          folder_transforms,
+          shards_normalize,
+          shards_transforms,
+          tensors_normalize,
+          normalize,
+          augment};
 }
 
 }  // namespace trainer::options

@@ -131,6 +131,13 @@ std::string OptionReader::word(std::string_view key) const {
   return value != nullptr && value->is_string() ? value->as_string() : "";
 }
 
+std::vector<std::string> OptionReader::texts(std::string_view key) const {
+  const config::Node* value = checked(key, false);
+  if (value == nullptr || value->is_null()) return {};
+  if (value->is_string()) return {value->as_string()};
+  return config::ConfigConverter<std::vector<std::string>>::convert(*value, view_.full_path(key));
+}
+
 bool OptionReader::declares(std::string_view key) const {
   const auto [path, name] = split(path_, key);
   const Section* section = find_section(path, variant_);

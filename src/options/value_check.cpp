@@ -93,6 +93,7 @@ std::string check_list(const Option& option, const config::Node& value, bool int
 
 // A list of strings (it may be empty: data.categorical: []).
 std::string check_texts(const Option& option, const config::Node& value) {
+  if (option.one_text && (value.is_string() || value.is_interpolation())) return "";
   if (!value.is_list()) return expected(option, "a list of strings", value);
   for (size_t i = 0; i < value.items().size(); ++i) {
     const config::Node& item = value.items()[i];

@@ -157,7 +157,7 @@ CATCH_TEST_CASE("synthetic data follows image_shape and num_classes") {
 CATCH_TEST_CASE("the dataset registry lists built-ins and user datasets") {
   const auto names = DatasetRegistry::instance().names();
   CATCH_CHECK(names == std::vector<std::string>{"csv", "fashion_mnist", "image_folder", "synthetic", "tensors",
-                                                "tiny_test_dataset"});
+                                                "tiny_test_dataset", "webdataset"});
   DataOptions o;
   o.name = "tiny_test_dataset";
   o.num_samples = 5;

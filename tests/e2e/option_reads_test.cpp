@@ -96,6 +96,23 @@ TEST_CASE("every declared option is read by the code that honours it") {
   run(small({"fit", "data=csv", "data.path=t.txt", "data.test_path=t.txt", "data.target=label",
              "data.features=[size,colour]", "data.categorical=[colour]", "data.delimiter='\\t'",
              "data.standardize=false", "data.num_classes=2", "hydra.run.dir=csv"}));
+  // data=webdataset: a tar shard of 12 small gray PGM files and their .cls labels, written by GNU tar.
+  {
+    const fs::path src = fs::path(dir.path()) / "shard_src";
+    fs::create_directories(src);
+    for (int i = 0; i < 12; ++i) {
+      std::ofstream(src / ("k" + std::to_string(i) + ".pgm"), std::ios::binary)
+          << "P5\n10 12\n255\n"
+          << std::string(120, static_cast<char>(i % 2 == 0 ? 40 + i : 200 - i));
+      std::ofstream(src / ("k" + std::to_string(i) + ".cls")) << i % 2;
+    }
+    const ProcessResult tar = run_process(
+        {"/usr/bin/tar", "--sort=name", "-cf", (fs::path(dir.path()) / "shard.tar").string(), "-C", src.string(), "."});
+    REQUIRE(tar.exit_code == 0);
+  }
+  run(small({"fit", "data=webdataset", "data.shards=shard.tar", "data.val_shards=shard.tar",
+             "data.test_shards=[shard.tar]", "data.shuffle_buffer=5", "data.label_key=null", "data.num_classes=2",
+             "data.image_size=8", "data.batch_size=4", "hydra.run.dir=shards"}));
   // A TorchScript model whose file is missing: its keys are read before the load fails cleanly.
   run(small({"fit", "model=torchscript", "model.path=missing.pt", "data=synthetic", "hydra.run.dir=ts"}), false);
 

@@ -59,7 +59,12 @@ struct DataOptions {
   // A checkpoint's encoding of the records (Dataset::encoding(), JSON), set by the engine when it
   // evaluates or resumes a checkpoint: used as it is instead of being fitted to the training split.
   std::string encoding;
-  uint64_t seed = 42;  // the run's seed: fixes the validation split and synthetic data
+  // webdataset (webdataset_dataset.h): tar shards, each entry a path or a brace pattern
+  // ("train-{000..127}.tar"); val and test may be empty (no such split).
+  std::vector<std::string> shards, val_shards, test_shards;
+  int64_t shuffle_buffer = 1000;  // training samples held to draw the next one from at random
+  std::string label_key;          // "" : labels from each sample's .cls; else this key of its .json
+  uint64_t seed = 42;             // the run's seed: fixes the validation split and synthetic data
   // The whole `data` section, for a registered dataset's own keys (`section->get<double>("noise")`).
   // Set by from_config; it views the job's config, so read it inside the dataset factory only.
   std::optional<config::ConfigView> section;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,6 +20,9 @@ struct Batch {
   // Which samples the rows are (int64, CPU), set by a dataset that may leave samples out
   // (data.on_bad_sample=skip); undefined when the rows are exactly the indices asked for.
   at::Tensor indices = {};
+  // The samples' names, set by a dataset that learns them only as it reads (data=webdataset's
+  // shard:key, for evaluation and prediction); empty: Dataset::sample_name gives them.
+  std::vector<std::string> names = {};
 };
 
 // A regression's target column: its values are learnt as (value - mean) / std, and the model's
@@ -61,6 +65,17 @@ class Dataset {
   // Set when the targets are numbers to regress (data.task=regression): float32 [N], scaled as
   // RegressionTarget says (NaN where a table to predict has no target); unset: class indices.
   virtual std::optional<RegressionTarget> regression() const { return std::nullopt; }
+  // A stream (data=webdataset) orders its samples itself: it returns the part one data-parallel
+  // rank reads, whose size() is that rank's samples per epoch and whose get_batch takes positions
+  // in its stream (0, 1, 2, ... in order), padded to the same count on every rank when `training`
+  // (as DistributedSampler pads), each sample exactly once over the ranks when not. Null (every
+  // other dataset): the sampler deals indices to the ranks.
+  virtual std::shared_ptr<const Dataset> rank_share(int /*rank*/, int /*world_size*/, bool /*training*/) const {
+    return nullptr;
+  }
+  // Told by the loader before an epoch's first get_batch: the epoch, and the first position it will
+  // ask for (a run resumed mid-epoch skips the batches it has seen). A stream restarts there.
+  virtual void begin_epoch(int64_t /*epoch*/, int64_t /*first_position*/) const {}
 };
 
 }  // namespace trainer::data

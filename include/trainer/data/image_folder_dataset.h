@@ -69,6 +69,10 @@ class ImageFolderDataset : public Dataset {
   mutable std::atomic<int64_t> skipped_{0};
 };
 
+// A split's image steps: its data.transforms list when given, else data.augment's preset at
+// data.image_size (image_folder and webdataset alike).
+image::TransformPipeline pipeline_for(const DataOptions& options, bool training);
+
 // The built-in "image_folder" factory: scans options.root (split layout or one folder split by
 // val_fraction), builds each split's transforms from data.augment and data.image_size, and sizes
 // the samples (the first training image's size when image_size is null).

@@ -5,6 +5,10 @@
 // views of the mapped files and a batch reads only its own rows.
 #pragma once
 
+#include <string>
+
+#include <c10/core/ScalarType.h>
+
 #include "trainer/data/data_options.h"
 #include "trainer/data/datasets.h"
 
@@ -17,5 +21,8 @@ namespace trainer::data {
 // not integer class indices (or fall outside data.num_classes), and test inputs whose sample shape
 // differs from the training inputs'.
 DataSplits load_tensor_files(const DataOptions& options);
+
+// The LibTorch type of formats::ArrayView's dtype names (U8, I64, F16, BF16, F32, ...).
+at::ScalarType array_scalar_type(const std::string& dtype);
 
 }  // namespace trainer::data

@@ -3,6 +3,7 @@
 // reused from sample to sample, so a loader thread allocates only while sizes still grow.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -26,5 +27,32 @@ struct Image {
   uint8_t* row(int y) { return pixels.data() + static_cast<size_t>(y) * row_bytes(); }
   const uint8_t* row(int y) const { return pixels.data() + static_cast<size_t>(y) * row_bytes(); }
 };
+
+// Writes `image`'s pixels channel by channel (CHW, the layout of a batch) to `out`, which holds
+// height * width * channels bytes.
+inline void copy_planar(const Image& image, uint8_t* out) {
+  const size_t plane = static_cast<size_t>(image.height) * static_cast<size_t>(image.width);
+  const uint8_t* src = image.pixels.data();
+  if (image.channels == 1) {
+    std::copy(src, src + plane, out);
+    return;
+  }
+  if (image.channels == 3) {
+    uint8_t* r = out;
+    uint8_t* g = out + plane;
+    uint8_t* b = out + 2 * plane;
+    for (size_t p = 0; p < plane; ++p) {
+      r[p] = src[3 * p];
+      g[p] = src[3 * p + 1];
+      b[p] = src[3 * p + 2];
+    }
+    return;
+  }
+  const auto c = static_cast<size_t>(image.channels);
+  for (size_t k = 0; k < c; ++k) {
+    uint8_t* dst = out + k * plane;
+    for (size_t p = 0; p < plane; ++p) dst[p] = src[c * p + k];
+  }
+}
 
 }  // namespace trainer::image

@@ -44,6 +44,7 @@ struct Option {
   bool maximum_open = false;
   bool minus_one = false;            // -1 is allowed besides the range (Lightning's "no limit")
   bool bool_as_int = false;          // true/false are read as 1/0 (fast_dev_run)
+  bool one_text = false;             // kTextList: one string stands for a list of it (data.shards)
   std::vector<std::string> choices;  // kChoice: the names; kInt: words allowed instead (auto)
   std::string help;
 
@@ -78,6 +79,10 @@ struct Option {
   }
   Option& or_words(std::vector<std::string> words) {
     choices = std::move(words);
+    return *this;
+  }
+  Option& or_one_text() {
+    one_text = true;
     return *this;
   }
   Option& computed() {

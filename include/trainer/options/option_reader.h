@@ -61,6 +61,8 @@ class OptionReader {
   Limit limit(std::string_view key) const;
   // An int that may be one of its declared words instead (num_workers: auto): the word, or "".
   std::string word(std::string_view key) const;
+  // A list of strings that may be given as one string (.or_one_text()); empty for null.
+  std::vector<std::string> texts(std::string_view key) const;
   // True when this section's declarations have `key` (a dataset's section, for instance, declares
   // only the keys that dataset has).
   bool declares(std::string_view key) const;

@@ -1,0 +1,559 @@
+#include "trainer/data/webdataset_dataset.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cstring>
+#include <exception>
+#include <map>
+#include <thread>
+#include <utility>
+
+#include <ATen/ATen.h>
+#include <nlohmann/json.hpp>
+
+#include "trainer/data/image_folder_dataset.h"
+#include "trainer/data/sampler.h"
+#include "trainer/data/tensor_files.h"
+#include "trainer/formats/array_file.h"
+#include "trainer/formats/tar_shard.h"
+#include "trainer/image/image.h"
+#include "trainer/util/error.h"
+#include "trainer/util/home_path.h"
+#include "trainer/util/log.h"
+#include "trainer/util/seeded_random.h"
+
+namespace trainer::data {
+namespace {
+
+bool is_image(const std::string& ext) {
+  static const char* const kImages[] = {"jpg", "jpeg", "png", "webp", "ppm", "pgm", "pbm", "bmp", "tif", "tiff"};
+  return std::any_of(std::begin(kImages), std::end(kImages), [&](const char* e) { return ext == e; });
+}
+bool is_tensor(const std::string& ext) { return ext == "npy" || ext == "safetensors"; }
+
+std::string lower(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return text;
+}
+
+// The fields a pass reads: labels always, inputs when `inputs`.
+auto wanted(const LabelSource& label, bool inputs) {
+  return [&label, inputs](const std::string& ext) {
+    if (label.json_key.empty() ? ext == "cls" : ext == "json") return true;
+    return inputs && (is_image(ext) || is_tensor(ext));
+  };
+}
+
+// A sample judged: its input field and label, or what is wrong with it.
+struct Judged {
+  const formats::SampleField* input = nullptr;
+  int64_t label = -1;
+  std::string where;    // shard: member (or key) of the problem
+  std::string problem;  // empty: a good sample
+};
+
+Judged judge(const formats::ShardSample& sample, const std::string& shard, const LabelSource& source,
+             bool labels_optional) {
+  Judged j;
+  for (const formats::SampleField& f : sample.fields) {
+    const std::string ext = lower(f.extension);
+    if (is_image(ext) || is_tensor(ext)) {
+      j.input = &f;
+      break;
+    }
+  }
+  if (j.input == nullptr) {
+    j.where = shard + ": sample " + sample.key;
+    j.problem =
+        "has no input member (an image: .jpg .jpeg .png .webp .ppm .pgm .bmp .tif .tiff; a tensor: .npy "
+        ".safetensors)";
+    return j;
+  }
+  const formats::SampleField* label = sample.field(source.json_key.empty() ? "cls" : "json");
+  if (label == nullptr) {
+    if (labels_optional) return j;
+    j.where = shard + ": sample " + sample.key;
+    j.problem = source.json_key.empty() ? "has no .cls member (its label)"
+                                        : "has no .json member (data.label_key=" + source.json_key + " reads it)";
+    return j;
+  }
+  j.where = shard + ": member " + label->member;
+  const auto* text = reinterpret_cast<const char*>(label->bytes.data());
+  if (source.json_key.empty()) {
+    const char* first = text;
+    const char* last = text + label->bytes.size();
+    while (first < last && std::isspace(static_cast<unsigned char>(*first)) != 0) ++first;
+    while (last > first && std::isspace(static_cast<unsigned char>(last[-1])) != 0) --last;
+    const auto [end, error] = std::from_chars(first, last, j.label);
+    if (error != std::errc() || end != last || j.label < 0) {
+      j.problem = "holds '" + std::string(first, static_cast<size_t>(std::min<ptrdiff_t>(last - first, 40))) +
+                  "', not a class index (an integer >= 0)";
+    }
+    return j;
+  }
+  const nlohmann::json json = nlohmann::json::parse(text, text + label->bytes.size(), nullptr, false);
+  if (json.is_discarded() || !json.is_object()) {
+    j.problem = "is not a JSON object";
+  } else if (!json.contains(source.json_key)) {
+    j.problem = "has no key '" + source.json_key + "' (data.label_key)";
+  } else if (!json[source.json_key].is_number_integer() || json[source.json_key].get<int64_t>() < 0) {
+    j.problem =
+        "holds " + json[source.json_key].dump() + " at '" + source.json_key + "', not a class index (an integer >= 0)";
+  } else {
+    j.label = json[source.json_key].get<int64_t>();
+  }
+  return j;
+}
+
+// What counting a split learnt besides its ShardList.
+struct Counted {
+  int64_t max_label = -1;
+  std::string max_label_where;
+  int64_t skipped = 0;
+};
+
+// Counts the readable samples of each shard of `paths`, reading only the labels, on a few threads.
+// Throws the first shard's error (in list order) for a bad sample unless `skip`.
+ShardList count_shards(const std::string& key, std::vector<std::string> paths, const LabelSource& source,
+                       bool labels_optional, bool skip, Counted& counted) {
+  ShardList list;
+  list.key = key;
+  list.paths = std::move(paths);
+  const size_t n = list.paths.size();
+  list.samples.assign(n, 0);
+  std::vector<Counted> per(n);
+  std::vector<std::exception_ptr> errors(n);
+  std::vector<std::vector<std::string>> skipped_where(n);
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    formats::ShardSample sample;
+    for (size_t i = next++; i < n; i = next++) {
+      try {
+        formats::TarShardReader reader(list.paths[i]);
+        while (reader.next(sample, wanted(source, false))) {
+          const Judged j = judge(sample, list.paths[i], source, labels_optional);
+          if (!j.problem.empty()) {
+            if (!skip) {
+              throw Error(j.where, j.problem,
+                          "Fix the shard, or set data.on_bad_sample=skip to leave such samples out (counted).");
+            }
+            ++per[i].skipped;
+            if (skipped_where[i].size() < 3) skipped_where[i].push_back(j.where + " " + j.problem);
+            continue;
+          }
+          ++list.samples[i];
+          if (j.label > per[i].max_label) {
+            per[i].max_label = j.label;
+            per[i].max_label_where = j.where;
+          }
+        }
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+    }
+  };
+  const size_t threads = std::min<size_t>(n, std::max(1u, std::min(8u, std::thread::hardware_concurrency())));
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool) t.join();
+  for (size_t i = 0; i < n; ++i) {
+    if (errors[i]) std::rethrow_exception(errors[i]);
+    list.total += list.samples[i];
+    counted.skipped += per[i].skipped;
+    if (per[i].max_label > counted.max_label) {
+      counted.max_label = per[i].max_label;
+      counted.max_label_where = per[i].max_label_where;
+    }
+    for (const std::string& where : skipped_where[i]) log::warning("data.on_bad_sample=skip: left out " + where);
+  }
+  if (counted.skipped > 0) {
+    log::warning(key + ": " + std::to_string(counted.skipped) + " sample(s) left out as unreadable");
+  }
+  return list;
+}
+
+// The shard files of `specs` (each brace-expanded, ~ expanded).
+std::vector<std::string> expand_specs(const std::vector<std::string>& specs, const std::string& key) {
+  std::vector<std::string> paths;
+  for (const std::string& spec : specs) {
+    for (std::string& path : formats::expand_braces(spec, key)) paths.push_back(expand_home(path));
+  }
+  return paths;
+}
+
+}  // namespace
+
+struct WebDataset::Scratch {
+  image::Image image;
+  image::TransformScratch transform;
+};
+
+struct WebDataset::Encoded {
+  std::vector<uint8_t> bytes;
+  std::string extension;  // lower-case
+  int64_t label = -1;
+  std::string name;  // shard:key
+};
+
+struct WebDataset::Stream {
+  int64_t epoch = -1;
+  std::vector<size_t> order;    // shard numbers in this epoch's order
+  std::vector<int64_t> starts;  // the first position of each in the epoch's order of every sample
+  int64_t read = 0;             // samples of the share read from the shards so far
+  std::unique_ptr<formats::TarShardReader> reader;
+  size_t reader_slot = 0;   // its place in `order`
+  int64_t reader_next = 0;  // the good samples it has passed
+  formats::ShardSample sample;
+  std::vector<Encoded> buffer;  // the shuffle buffer
+  SeededRandom random{0};
+  int64_t next_out = 0;                // the next position the stream gives
+  std::map<int64_t, Encoded> pending;  // given out of turn, for a batch another thread makes
+};
+
+WebDataset::WebDataset(std::shared_ptr<const ShardList> shards, WebDatasetOptions options, int rank, int world_size)
+    : shards_(std::move(shards)),
+      options_(std::move(options)),
+      rank_(rank),
+      world_size_(world_size),
+      stream_(std::make_unique<Stream>()) {
+  const int64_t n = shards_->total;
+  const int64_t w = world_size_;
+  if (options_.training) {
+    // As DistributedSampler: ceil(n / w) each, the last share wrapping round to the first samples.
+    share_size_ = n == 0 ? 0 : (n + w - 1) / w;
+    share_start_ = share_size_ * rank_;
+  } else {
+    share_start_ = n * rank_ / w;
+    share_size_ = n * (rank_ + 1) / w - share_start_;
+  }
+}
+
+WebDataset::~WebDataset() = default;
+
+std::shared_ptr<const Dataset> WebDataset::rank_share(int rank, int world_size, bool training) const {
+  WebDatasetOptions o = options_;
+  o.training = training && options_.training;
+  return std::make_shared<const WebDataset>(shards_, std::move(o), rank, world_size);
+}
+
+void WebDataset::begin_epoch(int64_t epoch, int64_t first_position) const {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  restart(epoch, first_position);
+}
+
+void WebDataset::restart(int64_t epoch, int64_t first_position) const {
+  Stream& s = *stream_;
+  s = Stream{};
+  s.epoch = epoch;
+  const size_t count = shards_->paths.size();
+  s.order.resize(count);
+  if (options_.training && count > 1) {
+    const at::Tensor order = random_permutation(static_cast<int64_t>(count), mix_seed(options_.seed, epoch));
+    const int64_t* p = order.data_ptr<int64_t>();
+    for (size_t i = 0; i < count; ++i) s.order[i] = static_cast<size_t>(p[i]);
+  } else {
+    for (size_t i = 0; i < count; ++i) s.order[i] = i;
+  }
+  int64_t start = 0;
+  for (const size_t shard : s.order) {
+    s.starts.push_back(start);
+    start += shards_->samples[shard];
+  }
+  s.random = SeededRandom(mix_seed(options_.seed, static_cast<uint64_t>(epoch), 0x5EEDB0FFull + rank_));
+  // A resumed epoch: read up to where it stopped, without decoding.
+  Encoded dropped;
+  while (s.next_out < first_position) {
+    produce(dropped);
+    ++s.next_out;
+  }
+}
+
+void WebDataset::read_next(Encoded& out) const {
+  Stream& s = *stream_;
+  const ShardList& list = *shards_;
+  const int64_t q = (share_start_ + s.read) % list.total;
+  ++s.read;
+  const auto slot = static_cast<size_t>(std::upper_bound(s.starts.begin(), s.starts.end(), q) - s.starts.begin() - 1);
+  const int64_t offset = q - s.starts[slot];
+  const std::string& path = list.paths[s.order[slot]];
+  if (!s.reader || s.reader_slot != slot || s.reader_next > offset) {
+    s.reader = std::make_unique<formats::TarShardReader>(path);
+    s.reader_slot = slot;
+    s.reader_next = 0;
+  }
+  for (;;) {
+    const bool inputs = s.reader_next == offset;
+    if (!s.reader->next(s.sample, wanted(options_.label, inputs))) {
+      throw Error(path,
+                  "holds fewer samples than when the run started (" + std::to_string(s.reader_next) + " of " +
+                      std::to_string(list.samples[s.order[slot]]) + ")",
+                  "Do not change shards while a run reads them; start the run again.");
+    }
+    const Judged j = judge(s.sample, path, options_.label, options_.labels_optional);
+    if (!j.problem.empty()) continue;  // left out when counted (data.on_bad_sample=skip)
+    ++s.reader_next;
+    if (!inputs) continue;
+    out.bytes.swap(const_cast<formats::SampleField*>(j.input)->bytes);
+    out.extension = lower(j.input->extension);
+    out.label = j.label;
+    out.name = path + ":" + s.sample.key;
+    return;
+  }
+}
+
+void WebDataset::produce(Encoded& out) const {
+  Stream& s = *stream_;
+  if (!options_.training || options_.shuffle_buffer <= 1) {
+    read_next(out);
+    return;
+  }
+  while (static_cast<int64_t>(s.buffer.size()) < options_.shuffle_buffer && s.read < share_size_) {
+    s.buffer.emplace_back();
+    read_next(s.buffer.back());
+  }
+  const auto j = static_cast<size_t>(s.random.below(s.buffer.size()));
+  out = std::move(s.buffer[j]);
+  if (j + 1 != s.buffer.size()) s.buffer[j] = std::move(s.buffer.back());
+  s.buffer.pop_back();
+}
+
+void WebDataset::take(int64_t position, int64_t epoch, Encoded& out) const {
+  Stream& s = *stream_;
+  if (epoch != s.epoch) restart(epoch, position);
+  if (position < s.next_out) {
+    const auto found = s.pending.find(position);
+    if (found != s.pending.end()) {
+      out = std::move(found->second);
+      s.pending.erase(found);
+      return;
+    }
+    restart(epoch, position);  // asked again: a new pass over the epoch
+  }
+  while (s.next_out < position) produce(s.pending[s.next_out++]);
+  produce(out);
+  ++s.next_out;
+}
+
+Batch WebDataset::get_batch(const at::Tensor& positions, int64_t epoch) const {
+  const at::Tensor order = positions.to(at::kLong).contiguous();
+  const int64_t n = order.numel();
+  const int64_t* index = order.data_ptr<int64_t>();
+  std::vector<Encoded> encoded(static_cast<size_t>(n));
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    for (int64_t i = 0; i < n; ++i) {
+      if (index[i] < 0 || index[i] >= share_size_) {
+        throw Error("WebDataset", "position " + std::to_string(index[i]) + " is outside the " +
+                                      std::to_string(share_size_) + " samples of the " + options_.split + " stream");
+      }
+      take(index[i], epoch, encoded[static_cast<size_t>(i)]);
+    }
+  }
+  std::vector<int64_t> shape = options_.sample_shape;
+  shape.insert(shape.begin(), n);
+  Batch batch;
+  batch.inputs = at::empty(shape, at::TensorOptions().dtype(options_.dtype));
+  batch.targets = at::empty({n}, at::TensorOptions().dtype(at::kLong));
+  thread_local Scratch scratch;
+  std::vector<int64_t> kept_positions;
+  int64_t kept = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    Encoded& e = encoded[static_cast<size_t>(i)];
+    try {
+      decode_into(e, epoch, index[i], batch, kept, scratch);
+    } catch (const Error& bad) {
+      if (!options_.skip_bad_samples) throw;
+      skipped_.fetch_add(1);
+      log::warning("data.on_bad_sample=skip: left out " + e.name + " (" + bad.problem() + ")");
+      continue;
+    }
+    batch.targets.data_ptr<int64_t>()[kept] = e.label;
+    if (!options_.training) batch.names.push_back(std::move(e.name));
+    kept_positions.push_back(index[i]);
+    ++kept;
+  }
+  if (kept == n) return batch;
+  if (kept == 0) {
+    throw Error("data.on_bad_sample",
+                "every sample of a batch of " + std::to_string(n) + " from the " + options_.split +
+                    " shards is unreadable (data.on_bad_sample=skip left none)",
+                "Check the shards (the warnings above name the members), or use a larger data.batch_size.");
+  }
+  batch.inputs = batch.inputs.narrow(0, 0, kept);
+  batch.targets = batch.targets.narrow(0, 0, kept);
+  batch.indices = at::tensor(kept_positions, at::kLong);
+  return batch;
+}
+
+void WebDataset::decode_into(Encoded& e, int64_t epoch, int64_t position, Batch& batch, int64_t row,
+                             Scratch& scratch) const {
+  const int64_t row_bytes = batch.inputs.numel() / std::max<int64_t>(1, batch.inputs.size(0)) *
+                            static_cast<int64_t>(batch.inputs.element_size());
+  auto* out = static_cast<uint8_t*>(batch.inputs.data_ptr()) + row * row_bytes;
+  if (options_.tensors) {
+    if (!is_tensor(e.extension)) {
+      throw Error(e.name, "is an image (." + e.extension + "), but the first training sample is a tensor",
+                  "Keep one kind of input per dataset.");
+    }
+    formats::ArrayView array;
+    if (e.extension == "npy") {
+      array = formats::read_npy(e.bytes.data(), e.bytes.size(), e.name, options_.split + " shards");
+    } else {
+      const std::vector<formats::ArrayView> arrays =
+          formats::read_safetensors(e.bytes.data(), e.bytes.size(), e.name, options_.split + " shards");
+      if (arrays.size() != 1) {
+        throw Error(e.name, "holds " + std::to_string(arrays.size()) + " tensors; a sample's input is one");
+      }
+      array = arrays.front();
+    }
+    if (array.shape != options_.sample_shape || array_scalar_type(array.dtype) != options_.dtype) {
+      std::string shape;
+      for (const int64_t d : array.shape) shape += (shape.empty() ? "" : " x ") + std::to_string(d);
+      std::string expected;
+      for (const int64_t d : options_.sample_shape) expected += (expected.empty() ? "" : " x ") + std::to_string(d);
+      throw Error(e.name,
+                  "is a " + array.dtype + " tensor of " + shape + ", but the first training sample's is " +
+                      std::string(c10::toString(options_.dtype)) + " of " + expected,
+                  "Every sample's tensor must have one shape and dtype.");
+    }
+    std::memcpy(out, e.bytes.data() + array.offset, array.bytes);
+    return;
+  }
+  if (!is_image(e.extension)) {
+    throw Error(e.name, "is a tensor (." + e.extension + "), but the first training sample is an image",
+                "Keep one kind of input per dataset.");
+  }
+  image::Image& img = scratch.image;
+  image::decode_image(e.bytes.data(), e.bytes.size(), options_.decode, img, e.name);
+  SeededRandom random(mix_seed(mix_seed(options_.seed, static_cast<uint64_t>(rank_)), static_cast<uint64_t>(epoch),
+                               static_cast<uint64_t>(position)));
+  options_.transforms.apply(img, random, scratch.transform);
+  const int64_t h = options_.sample_shape[1], w = options_.sample_shape[2];
+  if (img.height != h || img.width != w) {
+    throw Error(e.name,
+                "is " + std::to_string(img.height) + "x" + std::to_string(img.width) + " after the transforms (" +
+                    options_.transforms.describe() + "), but the batch holds " + std::to_string(h) + "x" +
+                    std::to_string(w) + " images",
+                "Set data.image_size (e.g. data.image_size=" + std::to_string(std::max(h, w)) +
+                    ") so that every image is resized and cropped to one size.");
+  }
+  image::copy_planar(img, out);
+}
+
+DataSplits load_webdataset(const DataOptions& options) {
+  if (options.shards.empty()) {
+    throw Error("data.shards", "no shards given",
+                "Set data.shards to the training shards: data.shards='/data/train-{000000..000127}.tar'.");
+  }
+  LabelSource source{options.label_key};
+  Counted train_counted, val_counted, test_counted;
+  auto train = std::make_shared<ShardList>(count_shards("data.shards", expand_specs(options.shards, "data.shards"),
+                                                        source, false, options.skip_bad_samples, train_counted));
+  auto val =
+      std::make_shared<ShardList>(count_shards("data.val_shards", expand_specs(options.val_shards, "data.val_shards"),
+                                               source, false, options.skip_bad_samples, val_counted));
+  auto test = std::make_shared<ShardList>(
+      count_shards("data.test_shards", expand_specs(options.test_shards, "data.test_shards"), source,
+                   options.targets_optional, options.skip_bad_samples, test_counted));
+  if (train->total == 0) {
+    throw Error("data.shards", "the training shards hold no sample",
+                "Check the shards: a sample is a tar's members sharing a key (0001.png + 0001.cls).");
+  }
+  // The classes: data.num_classes, else the training labels' largest + 1; every label below it.
+  const int64_t classes = options.num_classes > 0 ? options.num_classes : train_counted.max_label + 1;
+  for (const Counted* c : {&train_counted, &val_counted, &test_counted}) {
+    if (c->max_label >= classes) {
+      throw Error(
+          c->max_label_where,
+          "holds label " + std::to_string(c->max_label) + ", but there are " + std::to_string(classes) + " classes (" +
+              (options.num_classes > 0 ? std::string("data.num_classes") : "the training shards' largest label + 1") +
+              ")",
+          options.num_classes > 0 ? "Raise data.num_classes, or fix the label."
+                                  : "Set data.num_classes to the number of classes, or fix the label.");
+    }
+  }
+
+  WebDatasetOptions base;
+  base.seed = options.seed;
+  base.shuffle_buffer = options.shuffle_buffer;
+  base.label = source;
+  base.channels = options.channels;
+  base.skip_bad_samples = options.skip_bad_samples;
+  // The inputs' kind and shape: the first training sample's, or the transforms' size.
+  {
+    formats::TarShardReader reader(train->paths[static_cast<size_t>(
+        std::find_if(train->samples.begin(), train->samples.end(), [](int64_t c) { return c > 0; }) -
+        train->samples.begin())]);
+    formats::ShardSample sample;
+    Judged j;
+    while (reader.next(sample, wanted(source, true))) {
+      j = judge(sample, reader.path(), source, false);
+      if (j.problem.empty()) break;
+    }
+    const std::string ext = lower(j.input->extension);
+    const std::string name = reader.path() + ":" + sample.key;
+    if (is_tensor(ext)) {
+      base.tensors = true;
+      const formats::ArrayView array =
+          ext == "npy"
+              ? formats::read_npy(j.input->bytes.data(), j.input->bytes.size(), name, "data.shards")
+              : formats::read_safetensors(j.input->bytes.data(), j.input->bytes.size(), name, "data.shards").at(0);
+      base.sample_shape = array.shape;
+      base.dtype = array_scalar_type(array.dtype);
+    } else {
+      const std::optional<image::Size> train_size = pipeline_for(options, true).output_size();
+      const std::optional<image::Size> eval_size = pipeline_for(options, false).output_size();
+      if (train_size && eval_size &&
+          (train_size->height != eval_size->height || train_size->width != eval_size->width)) {
+        throw Error("data.transforms.eval", "brings evaluation images to another size than training images",
+                    "End both lists with steps of the same size: the model takes one size.");
+      }
+      int height = 0, width = 0;
+      if (train_size || eval_size) {
+        height = (train_size ? train_size : eval_size)->height;
+        width = (train_size ? train_size : eval_size)->width;
+      } else {
+        image::DecodeRequest request;
+        request.channels = options.channels;
+        image::Image first;
+        image::decode_image(j.input->bytes.data(), j.input->bytes.size(), request, first, name);
+        height = first.height;
+        width = first.width;
+      }
+      base.sample_shape = {options.channels, height, width};
+      base.dtype = at::kByte;
+    }
+  }
+  auto make = [&](std::shared_ptr<ShardList> list, const std::string& split, bool training) {
+    WebDatasetOptions o = base;
+    o.split = split;
+    o.training = training;
+    o.labels_optional = split == "test" && options.targets_optional;
+    o.num_classes = classes;
+    if (!o.tensors) {
+      o.transforms = pipeline_for(options, training);
+      o.decode.channels = options.channels;
+      if (!o.transforms.empty() && o.transforms.steps().front().kind == image::TransformStep::Kind::kResize) {
+        const image::TransformStep& resize = o.transforms.steps().front();
+        o.decode.min_height = resize.height;
+        o.decode.min_width = resize.width == 0 ? resize.height : resize.width;
+      }
+    }
+    return std::make_shared<const WebDataset>(std::move(list), std::move(o));
+  };
+  std::string shape;
+  for (const int64_t d : base.sample_shape) shape += (shape.empty() ? "" : " x ") + std::to_string(d);
+  log::info("webdataset: " + std::to_string(train->paths.size()) + " train / " + std::to_string(val->paths.size()) +
+            " val / " + std::to_string(test->paths.size()) + " test shard(s); " + std::to_string(classes) +
+            " classes; samples " + (base.tensors ? std::string(c10::toString(base.dtype)) + " " : std::string()) +
+            shape + "; shuffle buffer " + std::to_string(options.shuffle_buffer));
+  auto train_set = make(train, "train", true);
+  auto val_set = make(val, "val", false);
+  auto test_set = make(test, "test", false);
+  DataSplits splits(train_set, val_set, test_set);
+  return splits;
+}
+
+}  // namespace trainer::data
