@@ -19,6 +19,12 @@
 // tuning; TRAINER_MALLOC_TUNING=0 leaves them), so a batch's buffer is reused memory, not a fresh
 // mapping. With --decode-only as well: the decoder's ceiling, every file read and decoded on this one
 // thread and nothing else, printed as {"epoch": N, "seconds": S, "samples": K, "batches": 0}.
+//
+// With --shards PATTERN instead of --image-folder (bench/webdataset_bench.py): the training split
+// of data=webdataset over those tar shards, set up as `trainer fit data=webdataset
+// data.augment=imagenet data.image_size=S data.shuffle_buffer=B` sets it up (one rank's share,
+// read in its stream order). Every epoch line also carries "open_seconds": how long opening the
+// dataset took (listing the folder; counting the shards' samples and reading their labels).
 #include <malloc.h>
 
 #include <chrono>
@@ -35,6 +41,7 @@
 #include "trainer/data/datasets.h"
 #include "trainer/data/image_folder_dataset.h"
 #include "trainer/data/sampler.h"
+#include "trainer/data/webdataset_dataset.h"
 #include "trainer/image/image_decoder.h"
 #include "trainer/image/image_folder.h"
 
@@ -48,6 +55,8 @@ struct Args {
   int threads = 0;  // 0: LibTorch's default
   int prefetch = 4;
   std::string image_folder;  // data=image_folder over this root instead of Fashion-MNIST
+  std::string shards;        // data=webdataset over these shards instead
+  int64_t shuffle_buffer = 1000;
   int image_size = 64;
   bool decode_only = false;
 };
@@ -55,7 +64,8 @@ struct Args {
 [[noreturn]] void usage(const std::string& problem) {
   std::fprintf(stderr,
                "loader_bench: %s\nusage: loader_bench --root DIR [--workers N] [--epochs E] "
-               "[--batch B] [--threads T] [--prefetch P] [--image-folder DIR [--image-size S] [--decode-only]]\n",
+               "[--batch B] [--threads T] [--prefetch P] [--image-folder DIR [--image-size S] [--decode-only]] "
+               "[--shards PATTERN [--shuffle-buffer B]]\n",
                problem.c_str());
   std::exit(2);
 }
@@ -84,6 +94,10 @@ Args parse(int argc, char** argv) {
       args.prefetch = std::stoi(value);
     } else if (flag == "--image-folder") {
       args.image_folder = value;
+    } else if (flag == "--shards") {
+      args.shards = value;
+    } else if (flag == "--shuffle-buffer") {
+      args.shuffle_buffer = std::stoll(value);
     } else if (flag == "--image-size") {
       args.image_size = std::stoi(value);
     } else {
@@ -136,24 +150,32 @@ int main(int argc, char** argv) {
     data.batch_size = args.batch;
     data.num_workers = args.workers;
     std::shared_ptr<const trainer::data::Dataset> train;
-    if (args.image_folder.empty()) {
+    const auto opening = std::chrono::steady_clock::now();
+    if (args.image_folder.empty() && args.shards.empty()) {
       train = trainer::data::load_fashion_mnist(data).train;
-    } else {  // configs/data/image_folder.yaml with augment=imagenet, image_size=S
-      data.name = "image_folder";
+    } else {  // configs/data/image_folder.yaml (or webdataset.yaml) with augment=imagenet, image_size=S
+      data.name = args.shards.empty() ? "image_folder" : "webdataset";
       data.root = args.image_folder;
+      data.shards = {args.shards};
+      data.shuffle_buffer = args.shuffle_buffer;
       data.val_fraction = 0;
       data.channels = 3;
       data.image_size = args.image_size;
       data.augment_preset = "imagenet";
       data.mean = {0.485, 0.456, 0.406};
       data.std = {0.229, 0.224, 0.225};
-      train = trainer::data::load_image_folder(data).train;
+      train = args.shards.empty() ? trainer::data::load_image_folder(data).train
+                                  : trainer::data::load_webdataset(data).train;
     }
+    // A stream deals itself to the ranks and reads its share in its own order (trainer_setup.cpp).
+    std::shared_ptr<const trainer::data::Dataset> share = train->rank_share(0, 1, /*training=*/true);
+    if (share) train = share;
+    const double open_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - opening).count();
 
     trainer::data::LoaderOptions options = trainer::data::make_loader_options(data, at::kCPU, /*training=*/true);
     options.prefetch_batches = args.prefetch;
-    trainer::data::BatchLoader loader(train, trainer::data::EpochSampler(train->size(), /*shuffle=*/true, data.seed),
-                                      options);
+    trainer::data::BatchLoader loader(
+        train, trainer::data::EpochSampler(train->size(), /*shuffle=*/share == nullptr, data.seed), options);
 
     for (int epoch = 0; epoch < args.epochs; ++epoch) {
       const auto start = std::chrono::steady_clock::now();
@@ -165,8 +187,8 @@ int main(int argc, char** argv) {
         ++batches;
       }
       const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      std::printf("{\"epoch\": %d, \"seconds\": %.6f, \"samples\": %lld, \"batches\": %lld}\n", epoch, seconds,
-                  static_cast<long long>(samples), static_cast<long long>(batches));
+      std::printf("{\"epoch\": %d, \"seconds\": %.6f, \"samples\": %lld, \"batches\": %lld, \"open_seconds\": %.6f}\n",
+                  epoch, seconds, static_cast<long long>(samples), static_cast<long long>(batches), open_seconds);
       std::fflush(stdout);
     }
     return 0;
