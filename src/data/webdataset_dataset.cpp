@@ -5,6 +5,7 @@
 #include <cstring>
 #include <exception>
 #include <map>
+#include <set>
 #include <thread>
 #include <utility>
 
@@ -85,10 +86,16 @@ Judged judge(const formats::ShardSample& sample, const std::string& shard, const
     const char* last = text + label->bytes.size();
     while (first < last && std::isspace(static_cast<unsigned char>(*first)) != 0) ++first;
     while (last > first && std::isspace(static_cast<unsigned char>(last[-1])) != 0) --last;
+    if (first < last && *first == '+') ++first;  // Python's int() reads "+3"
     const auto [end, error] = std::from_chars(first, last, j.label);
     if (error != std::errc() || end != last || j.label < 0) {
-      j.problem = "holds '" + std::string(first, static_cast<size_t>(std::min<ptrdiff_t>(last - first, 40))) +
-                  "', not a class index (an integer >= 0)";
+      std::string shown(first, static_cast<size_t>(std::min<ptrdiff_t>(last - first, 40)));
+      for (char& c : shown) {
+        if (std::isprint(static_cast<unsigned char>(c)) == 0) c = '?';
+      }
+      j.problem = error == std::errc::result_out_of_range
+                      ? "holds '" + shown + "', too large for a class index"
+                      : "holds '" + shown + "', not a class index (an integer >= 0)";
     }
     return j;
   }
@@ -130,7 +137,7 @@ ShardList count_shards(const std::string& key, std::vector<std::string> paths, c
     formats::ShardSample sample;
     for (size_t i = next++; i < n; i = next++) {
       try {
-        formats::TarShardReader reader(list.paths[i]);
+        formats::TarShardReader reader(list.paths[i], key);
         while (reader.next(sample, wanted(source, false))) {
           const Judged j = judge(sample, list.paths[i], source, labels_optional);
           if (!j.problem.empty()) {
@@ -212,12 +219,24 @@ struct WebDataset::Stream {
   std::map<int64_t, Encoded> pending;  // given out of turn, for a batch another thread makes
 };
 
+// Samples left out as undecodable, counted over a split's rank shares, each logged once.
+struct WebDataset::Skipped {
+  std::atomic<int64_t> count{0};
+  std::mutex mutex;
+  std::set<std::string> reported;
+};
+
 WebDataset::WebDataset(std::shared_ptr<const ShardList> shards, WebDatasetOptions options, int rank, int world_size)
+    : WebDataset(std::move(shards), std::move(options), rank, world_size, std::make_shared<Skipped>()) {}
+
+WebDataset::WebDataset(std::shared_ptr<const ShardList> shards, WebDatasetOptions options, int rank, int world_size,
+                       std::shared_ptr<Skipped> skipped)
     : shards_(std::move(shards)),
       options_(std::move(options)),
       rank_(rank),
       world_size_(world_size),
-      stream_(std::make_unique<Stream>()) {
+      stream_(std::make_unique<Stream>()),
+      skipped_(std::move(skipped)) {
   const int64_t n = shards_->total;
   const int64_t w = world_size_;
   if (options_.training) {
@@ -232,10 +251,12 @@ WebDataset::WebDataset(std::shared_ptr<const ShardList> shards, WebDatasetOption
 
 WebDataset::~WebDataset() = default;
 
+int64_t WebDataset::skipped_samples() const { return skipped_->count.load(); }
+
 std::shared_ptr<const Dataset> WebDataset::rank_share(int rank, int world_size, bool training) const {
   WebDatasetOptions o = options_;
   o.training = training && options_.training;
-  return std::make_shared<const WebDataset>(shards_, std::move(o), rank, world_size);
+  return std::shared_ptr<const WebDataset>(new WebDataset(shards_, std::move(o), rank, world_size, skipped_));
 }
 
 void WebDataset::begin_epoch(int64_t epoch, int64_t first_position) const {
@@ -279,7 +300,7 @@ void WebDataset::read_next(Encoded& out) const {
   const int64_t offset = q - s.starts[slot];
   const std::string& path = list.paths[s.order[slot]];
   if (!s.reader || s.reader_slot != slot || s.reader_next > offset) {
-    s.reader = std::make_unique<formats::TarShardReader>(path);
+    s.reader = std::make_unique<formats::TarShardReader>(path, list.key);
     s.reader_slot = slot;
     s.reader_next = 0;
   }
@@ -293,6 +314,12 @@ void WebDataset::read_next(Encoded& out) const {
     }
     const Judged j = judge(s.sample, path, options_.label, options_.labels_optional);
     if (!j.problem.empty()) continue;  // left out when counted (data.on_bad_sample=skip)
+    if (j.label >= options_.num_classes) {
+      throw Error(j.where,
+                  "holds label " + std::to_string(j.label) + ", but the run has " +
+                      std::to_string(options_.num_classes) + " classes: the shard changed since the run started",
+                  "Do not change shards while a run reads them; start the run again.");
+    }
     ++s.reader_next;
     if (!inputs) continue;
     out.bytes.swap(const_cast<formats::SampleField*>(j.input)->bytes);
@@ -361,12 +388,17 @@ Batch WebDataset::get_batch(const at::Tensor& positions, int64_t epoch) const {
   int64_t kept = 0;
   for (int64_t i = 0; i < n; ++i) {
     Encoded& e = encoded[static_cast<size_t>(i)];
-    try {
-      decode_into(e, epoch, index[i], batch, kept, scratch);
-    } catch (const Error& bad) {
-      if (!options_.skip_bad_samples) throw;
-      skipped_.fetch_add(1);
-      log::warning("data.on_bad_sample=skip: left out " + e.name + " (" + bad.problem() + ")");
+    if (!decode_into(e, epoch, index[i], batch, kept, scratch)) {
+      skipped_->count.fetch_add(1);
+      bool first = false;
+      {
+        const std::lock_guard<std::mutex> lock(skipped_->mutex);
+        first = skipped_->reported.insert(e.name).second;
+      }
+      if (first) {
+        log::warning("data.on_bad_sample=skip: left out " + e.name + " (" + e.extension +
+                     " could not be decoded); logged once, counted per epoch");
+      }
       continue;
     }
     batch.targets.data_ptr<int64_t>()[kept] = e.label;
@@ -387,8 +419,19 @@ Batch WebDataset::get_batch(const at::Tensor& positions, int64_t epoch) const {
   return batch;
 }
 
-void WebDataset::decode_into(Encoded& e, int64_t epoch, int64_t position, Batch& batch, int64_t row,
+bool WebDataset::decode_into(Encoded& e, int64_t epoch, int64_t position, Batch& batch, int64_t row,
                              Scratch& scratch) const {
+  // Only an undecodable sample may be skipped (data.on_bad_sample=skip); one of another kind,
+  // shape or size than the batch is a mistake in the data or the config, and stops the run.
+  auto decoded = [&](auto&& decode) {
+    try {
+      decode();
+      return true;
+    } catch (const Error&) {
+      if (!options_.skip_bad_samples) throw;
+      return false;
+    }
+  };
   const int64_t row_bytes = batch.inputs.numel() / std::max<int64_t>(1, batch.inputs.size(0)) *
                             static_cast<int64_t>(batch.inputs.element_size());
   auto* out = static_cast<uint8_t*>(batch.inputs.data_ptr()) + row * row_bytes;
@@ -398,16 +441,19 @@ void WebDataset::decode_into(Encoded& e, int64_t epoch, int64_t position, Batch&
                   "Keep one kind of input per dataset.");
     }
     formats::ArrayView array;
-    if (e.extension == "npy") {
-      array = formats::read_npy(e.bytes.data(), e.bytes.size(), e.name, options_.split + " shards");
-    } else {
-      const std::vector<formats::ArrayView> arrays =
-          formats::read_safetensors(e.bytes.data(), e.bytes.size(), e.name, options_.split + " shards");
-      if (arrays.size() != 1) {
-        throw Error(e.name, "holds " + std::to_string(arrays.size()) + " tensors; a sample's input is one");
+    const bool ok = decoded([&] {
+      if (e.extension == "npy") {
+        array = formats::read_npy(e.bytes.data(), e.bytes.size(), e.name, options_.split + " shards");
+      } else {
+        const std::vector<formats::ArrayView> arrays =
+            formats::read_safetensors(e.bytes.data(), e.bytes.size(), e.name, options_.split + " shards");
+        if (arrays.size() != 1) {
+          throw Error(e.name, "holds " + std::to_string(arrays.size()) + " tensors; a sample's input is one");
+        }
+        array = arrays.front();
       }
-      array = arrays.front();
-    }
+    });
+    if (!ok) return false;
     if (array.shape != options_.sample_shape || array_scalar_type(array.dtype) != options_.dtype) {
       std::string shape;
       for (const int64_t d : array.shape) shape += (shape.empty() ? "" : " x ") + std::to_string(d);
@@ -419,14 +465,16 @@ void WebDataset::decode_into(Encoded& e, int64_t epoch, int64_t position, Batch&
                   "Every sample's tensor must have one shape and dtype.");
     }
     std::memcpy(out, e.bytes.data() + array.offset, array.bytes);
-    return;
+    return true;
   }
   if (!is_image(e.extension)) {
     throw Error(e.name, "is a tensor (." + e.extension + "), but the first training sample is an image",
                 "Keep one kind of input per dataset.");
   }
   image::Image& img = scratch.image;
-  image::decode_image(e.bytes.data(), e.bytes.size(), options_.decode, img, e.name);
+  if (!decoded([&] { image::decode_image(e.bytes.data(), e.bytes.size(), options_.decode, img, e.name); })) {
+    return false;
+  }
   SeededRandom random(mix_seed(mix_seed(options_.seed, static_cast<uint64_t>(rank_)), static_cast<uint64_t>(epoch),
                                static_cast<uint64_t>(position)));
   options_.transforms.apply(img, random, scratch.transform);
@@ -440,6 +488,7 @@ void WebDataset::decode_into(Encoded& e, int64_t epoch, int64_t position, Batch&
                     ") so that every image is resized and cropped to one size.");
   }
   image::copy_planar(img, out);
+  return true;
 }
 
 DataSplits load_webdataset(const DataOptions& options) {
@@ -462,6 +511,14 @@ DataSplits load_webdataset(const DataOptions& options) {
                 "Check the shards: a sample is a tar's members sharing a key (0001.png + 0001.cls).");
   }
   // The classes: data.num_classes, else the training labels' largest + 1; every label below it.
+  // A stray huge label would size the model's output layer: refused unless data.num_classes says so.
+  if (options.num_classes <= 0 && train_counted.max_label >= 100'000 && train_counted.max_label >= train->total) {
+    throw Error(train_counted.max_label_where,
+                "holds label " + std::to_string(train_counted.max_label) + ", which would make " +
+                    std::to_string(train_counted.max_label + 1) + " classes for " + std::to_string(train->total) +
+                    " training samples",
+                "Fix the label, or set data.num_classes if there really are that many classes.");
+  }
   const int64_t classes = options.num_classes > 0 ? options.num_classes : train_counted.max_label + 1;
   for (const Counted* c : {&train_counted, &val_counted, &test_counted}) {
     if (c->max_label >= classes) {
@@ -483,9 +540,11 @@ DataSplits load_webdataset(const DataOptions& options) {
   base.skip_bad_samples = options.skip_bad_samples;
   // The inputs' kind and shape: the first training sample's, or the transforms' size.
   {
-    formats::TarShardReader reader(train->paths[static_cast<size_t>(
-        std::find_if(train->samples.begin(), train->samples.end(), [](int64_t c) { return c > 0; }) -
-        train->samples.begin())]);
+    formats::TarShardReader reader(
+        train->paths[static_cast<size_t>(
+            std::find_if(train->samples.begin(), train->samples.end(), [](int64_t c) { return c > 0; }) -
+            train->samples.begin())],
+        "data.shards");
     formats::ShardSample sample;
     Judged j;
     while (reader.next(sample, wanted(source, true))) {
@@ -500,6 +559,11 @@ DataSplits load_webdataset(const DataOptions& options) {
           ext == "npy"
               ? formats::read_npy(j.input->bytes.data(), j.input->bytes.size(), name, "data.shards")
               : formats::read_safetensors(j.input->bytes.data(), j.input->bytes.size(), name, "data.shards").at(0);
+      if (array.shape.empty() || array.bytes == 0) {
+        throw Error(name, array.shape.empty() ? "is a 0-d tensor (a scalar)" : "is a tensor with no elements",
+                    "A sample's input is a tensor with at least one dimension and one element: save it as "
+                    "np.array([value]) or with its real shape.");
+      }
       base.sample_shape = array.shape;
       base.dtype = array_scalar_type(array.dtype);
     } else {
@@ -549,6 +613,10 @@ DataSplits load_webdataset(const DataOptions& options) {
             " val / " + std::to_string(test->paths.size()) + " test shard(s); " + std::to_string(classes) +
             " classes; samples " + (base.tensors ? std::string(c10::toString(base.dtype)) + " " : std::string()) +
             shape + "; shuffle buffer " + std::to_string(options.shuffle_buffer));
+  if (!base.tensors) {
+    log::info("image transforms: train " + pipeline_for(options, true).describe() + "; evaluation " +
+              pipeline_for(options, false).describe());
+  }
   auto train_set = make(train, "train", true);
   auto val_set = make(val, "val", false);
   auto test_set = make(test, "test", false);

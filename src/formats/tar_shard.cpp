@@ -2,6 +2,7 @@
 
 #include <archive.h>
 #include <archive_entry.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cctype>
@@ -78,26 +79,30 @@ void expand_into(const std::string& spec, const std::string& key, std::vector<st
   std::vector<std::string> parts = top_level_parts(inside);
   if (parts.size() == 1) {
     const size_t dots = inside.find("..");
-    int64_t first = 0, last = 0;
-    if (dots == std::string::npos || !parse_integer(std::string_view(inside).substr(0, dots), first) ||
-        !parse_integer(std::string_view(inside).substr(dots + 2), last)) {
+    const size_t dots2 = dots == std::string::npos ? dots : inside.find("..", dots + 2);
+    int64_t first = 0, last = 0, step = 0;
+    const std::string_view view(inside);
+    if (dots == std::string::npos || !parse_integer(view.substr(0, dots), first) ||
+        !parse_integer(view.substr(dots + 2, dots2 == std::string::npos ? std::string::npos : dots2 - dots - 2),
+                       last) ||
+        (dots2 != std::string::npos && (!parse_integer(view.substr(dots2 + 2), step) || step == 0))) {
       throw Error(key, "'{" + inside + "}' in '" + spec + "' is neither a range of numbers nor a list",
-                  "Write a range as {000..127} (zero-padded like its first bound) or a list as {a,b}.");
+                  "Write a range as {000..127} (zero-padded like its first bound), with a step as {0..10..2}, or "
+                  "a list as {a,b}.");
     }
     const std::string a = inside.substr(0, dots);
-    const std::string b = inside.substr(dots + 2);
+    const std::string b = inside.substr(dots + 2, dots2 == std::string::npos ? std::string::npos : dots2 - dots - 2);
     const bool padded = (a.size() > 1 && a[0] == '0') || (b.size() > 1 && b[0] == '0');
     const size_t width = padded ? std::max(a.size(), b.size()) : 0;
-    const int64_t step = first <= last ? 1 : -1;
-    if (static_cast<size_t>((last - first) * step) >= kMostExpanded) {
+    step = (first <= last ? 1 : -1) * (step < 0 ? -step : (step == 0 ? 1 : step));
+    if (static_cast<size_t>((last - first) / step) >= kMostExpanded) {
       throw Error(key, "'{" + inside + "}' names more than " + std::to_string(kMostExpanded) + " shards");
     }
     parts.clear();
-    for (int64_t v = first;; v += step) {
+    for (int64_t v = first; step > 0 ? v <= last : v >= last; v += step) {
       std::string text = std::to_string(v < 0 ? -v : v);
       if (text.size() < width) text.insert(0, width - text.size() - (v < 0 ? 1 : 0), '0');
       parts.push_back((v < 0 ? "-" : "") + text);
-      if (v == last) break;
     }
   }
   for (const std::string& part : parts) {
@@ -124,7 +129,29 @@ const SampleField* ShardSample::field(const std::string& extension) const {
   return nullptr;
 }
 
-TarShardReader::TarShardReader(std::string path) : path_(std::move(path)) {
+TarShardReader::TarShardReader(std::string path, std::string key) : path_(std::move(path)), key_(std::move(key)) {
+  // libarchive would read standard input for an empty name and block on a FIFO: refused first.
+  if (path_.empty()) {
+    throw Error(key_, "lists an empty shard path",
+                "Give each shard's file: " + key_ + "='/data/train-{000..009}.tar' (quoted on the command line).");
+  }
+  if (path_.find("://") != std::string::npos || path_.rfind("pipe:", 0) == 0) {
+    throw Error(key_, "lists '" + path_ + "': shards are read from local files only (no URLs or pipe: commands)",
+                "Copy or mount the shards on this machine and give their paths.");
+  }
+  struct stat info {};
+  if (::stat(path_.c_str(), &info) != 0) {
+    throw Error(key_, "lists '" + path_ + "': " + std::strerror(errno),
+                "Check the path (" + key_ +
+                    " lists the files; braces like {000..009} are expanded, ~ is the home "
+                    "directory; a relative path is taken from the directory trainer was started in).");
+  }
+  if (!S_ISREG(info.st_mode)) {
+    throw Error(key_,
+                "lists '" + path_ + "', which is " + (S_ISDIR(info.st_mode) ? "a directory" : "not a regular file"),
+                "List the tar files themselves: " + key_ + "='" + (S_ISDIR(info.st_mode) ? path_ + "/" : "") +
+                    "train-{000..009}.tar'.");
+  }
   archive_ = archive_read_new();
   if (archive_ == nullptr) throw Error(path_, "libarchive could not allocate a reader");
   archive_read_support_format_tar(archive_);
@@ -133,8 +160,8 @@ TarShardReader::TarShardReader(std::string path) : path_(std::move(path)) {
     const std::string why = archive_error_string(archive_) != nullptr ? archive_error_string(archive_) : "";
     archive_read_free(archive_);
     archive_ = nullptr;
-    throw Error(path_, "cannot open the shard: " + why,
-                "Check the path (data.shards lists the files; braces like {000..009} are expanded).");
+    throw Error(path_, "cannot open the shard (listed at " + key_ + "): " + why,
+                "A shard is a tar file, optionally compressed (.tar.gz, .tar.zst, .tar.xz): check the file.");
   }
 }
 
@@ -183,8 +210,25 @@ bool TarShardReader::next_header() {
 bool TarShardReader::next(ShardSample& sample, const std::function<bool(const std::string&)>& wanted) {
   if (!have_pending_ && !next_header()) return false;
   sample.key = pending_key_;
+  if (!keys_.insert(sample.key).second) {
+    throw Error(path_ + ": member " + pending_member_,
+                "belongs to sample '" + sample.key +
+                    "', whose other members came earlier with other samples between: a sample's members must be "
+                    "adjacent in the tar",
+                "Write the shard with its members in name order (GNU tar: tar --sort=name -cf shard.tar ...; "
+                "Python: add them sorted), as WebDataset's writers do.");
+  }
   size_t used = 0;
   for (;;) {
+    for (size_t i = 0; i < used; ++i) {
+      if (lower(sample.fields[i].extension) == lower(pending_extension_)) {
+        throw Error(path_ + ": member " + pending_member_,
+                    "is a second ." + pending_extension_ + " member of sample '" + sample.key + "' (the first is " +
+                        sample.fields[i].member + ")",
+                    "Give each sample one member per extension: remove or rename the duplicate and write the shard "
+                    "again.");
+      }
+    }
     if (sample.fields.size() <= used) sample.fields.emplace_back();
     SampleField& field = sample.fields[used++];
     field.extension = pending_extension_;

@@ -4,8 +4,10 @@
 // batches that do not depend on the number of loader threads; a SIGKILLed run resumed mid-epoch
 // to the same weights; two data-parallel ranks over shards that do not split evenly; tensors with
 // JSON labels; and the mistakes: a missing shard, a bad pattern, a sample without a label, a label
-// out of range, a truncated tar, an undecodable image (error, then skip).
+// out of range, a truncated tar, an undecodable image (error, then skip, logged once), an empty
+// shard path or a directory, a stray huge label.
 #include <algorithm>
+#include <chrono>
 #include <csignal>
 #include <filesystem>
 #include <string>
@@ -83,6 +85,7 @@ TEST_CASE("webdataset: a cnn trains on PNG shards with val and test shards; pred
   CHECK(fit.err.find("webdataset: 6 train / 2 val / 3 test shard(s); 10 classes; samples 1 x 28 x 28") !=
         std::string::npos);
   CHECK(fit.err.find("data: 1200 train / 200 val / 300 test samples") != std::string::npos);
+  CHECK(fit.err.find("image transforms: train ") != std::string::npos);
   CHECK(fit.err.find("worker thread(s)") != std::string::npos);
   // Real images of ten classes: well above chance (10 %) after three short epochs.
   CHECK(printed(fit.out, "test/acc") > 0.5);
@@ -271,4 +274,55 @@ TEST_CASE("webdataset: mistakes are one-paragraph errors naming the shard and me
   const ProcessResult no_shards = run_process({TRAINER_BINARY, "fit", "data=webdataset"}, dir.path());
   check_clean_error(no_shards);
   CHECK(no_shards.err.find("data.shards") != std::string::npos);
+}
+
+TEST_CASE("webdataset: shard lists that would block or mislead are refused; a skipped sample is logged once",
+          "[may-skip]") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  TempDir dir;
+  const fs::path shards = fs::path(dir.path()) / "shards";
+  if (!make_shards(shards, "good", {"--count", "100", "--per-shard", "100"})) return;
+  if (!make_shards(shards, "huge", {"--count", "40", "--per-shard", "40", "--label-value", "3:5000000"})) return;
+  if (!make_shards(shards, "corrupt", {"--count", "96", "--per-shard", "96", "--corrupt", "9"})) return;
+  const std::string good = (shards / "good-000000.tar").string();
+  const std::string run = (fs::path(dir.path()) / "run").string();
+  const auto seconds = std::chrono::seconds(60);
+
+  // An empty shard path would make libarchive read standard input and wait there for ever.
+  const ProcessResult empty = run_process(fit_command("", run), dir.path(), {}, seconds);
+  check_clean_error(empty);
+  CHECK(empty.err.find("data.shards") != std::string::npos);
+  CHECK(empty.err.find("empty shard path") != std::string::npos);
+  const ProcessResult empty_val =
+      run_process(fit_command(good, run, {"data.val_shards=['','" + good + "']"}), dir.path(), {}, seconds);
+  check_clean_error(empty_val);
+  CHECK(empty_val.err.find("data.val_shards") != std::string::npos);
+  // A directory given for a shard: named, with the fix.
+  const ProcessResult directory = run_process(fit_command(shards.string(), run), dir.path(), {}, seconds);
+  check_clean_error(directory);
+  CHECK(directory.err.find("which is a directory") != std::string::npos);
+
+  // One stray label of 5,000,000 would make a 5,000,001-way output layer: refused, member named.
+  const ProcessResult huge = run_process(fit_command((shards / "huge-000000.tar").string(), run), dir.path());
+  check_clean_error(huge);
+  CHECK(huge.err.find("huge-000000.tar: member sample000003.cls") != std::string::npos);
+  CHECK(huge.err.find("would make 5000001 classes for 40 training samples") != std::string::npos);
+
+  // With data.on_bad_sample=skip, an undecodable image is logged once and counted every epoch.
+  const ProcessResult skipped =
+      run_process(fit_command((shards / "corrupt-000000.tar").string(), run + "_skip",
+                              {"data.on_bad_sample=skip", "trainer.max_epochs=2", "test_after_fit=false"}),
+                  dir.path());
+  INFO(skipped.out << skipped.err);
+  REQUIRE(skipped.exit_code == 0);
+  const std::string left_out = "left out " + (shards / "corrupt-000000.tar").string() + ":sample000009";
+  const size_t first = skipped.err.find(left_out);
+  CHECK(first != std::string::npos);
+  CHECK(skipped.err.find(left_out, first + 1) == std::string::npos);
+  size_t counted = 0;
+  for (size_t at = skipped.err.find("1 unreadable sample(s) left out"); at != std::string::npos;
+       at = skipped.err.find("1 unreadable sample(s) left out", at + 1)) {
+    ++counted;
+  }
+  CHECK(counted == 2);
 }

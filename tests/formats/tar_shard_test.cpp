@@ -63,7 +63,7 @@ TEST_CASE("tar shards: members sharing a key make one sample; unwanted fields ar
            {"a", "a/0001.png", "a/0001.cls", "a/0001.seg.png", "README", "a/0002.png", "a/0002.cls", ".hidden",
             long_dir + "/x.0003.jpg", long_dir + "/x.0003.cls"});
 
-  TarShardReader reader(tar.string());
+  TarShardReader reader(tar.string(), "data.shards");
   ShardSample sample;
   REQUIRE(reader.next(sample, [](const std::string& ext) { return ext == "cls"; }));
   CHECK(sample.key == "a/0001");
@@ -104,7 +104,7 @@ TEST_CASE("tar shards: gzip-compressed shards read alike; a cut-short or missing
   const fs::path gz = fs::path(dir.path) / "shard.tar.gz";
   make_tar(src, gz, files, "-z");
   {
-    TarShardReader reader(gz.string());
+    TarShardReader reader(gz.string(), "data.shards");
     ShardSample sample;
     int count = 0;
     while (reader.next(sample, everything)) {
@@ -117,7 +117,7 @@ TEST_CASE("tar shards: gzip-compressed shards read alike; a cut-short or missing
   const fs::path tar = fs::path(dir.path) / "shard.tar";
   make_tar(src, tar, files);
   fs::resize_file(tar, fs::file_size(tar) / 2 + 100);
-  TarShardReader reader(tar.string());
+  TarShardReader reader(tar.string(), "data.shards");
   ShardSample sample;
   try {
     while (reader.next(sample, everything)) {
@@ -127,7 +127,61 @@ TEST_CASE("tar shards: gzip-compressed shards read alike; a cut-short or missing
     CHECK(error.where().find(tar.string()) == 0);
     CHECK(error.fix().find("cut short") != std::string::npos);
   }
-  CHECK_THROWS_AS(TarShardReader((fs::path(dir.path) / "absent.tar").string()), trainer::Error);
+  CHECK_THROWS_WITH(TarShardReader((fs::path(dir.path) / "absent.tar").string(), "data.val_shards"),
+                    Catch::Contains("data.val_shards") && Catch::Contains("No such file"));
+}
+
+TEST_CASE("tar shards: paths libarchive would block on or misread are refused, naming the key") {
+  trainer::testing::TempDir dir("tar-shard-paths");
+  const auto message = [](const std::string& path) {
+    try {
+      TarShardReader reader(path, "data.test_shards");
+    } catch (const trainer::Error& error) {
+      CHECK(error.where() == "data.test_shards");
+      return error.problem() + " | " + error.fix();
+    }
+    FAIL("opened " + path);
+    return std::string();
+  };
+  // An empty name would make libarchive read standard input; a FIFO would block until a writer came.
+  CHECK_THAT(message(""), Catch::Contains("empty shard path"));
+  const fs::path fifo = fs::path(dir.path) / "shard.tar";
+  int status = 0;
+  trainer::testing::command_output("mkfifo " + trainer::testing::shell_quote(fifo.string()), status);
+  REQUIRE(status == 0);
+  CHECK_THAT(message(fifo.string()), Catch::Contains("not a regular file"));
+  CHECK_THAT(message(dir.path), Catch::Contains("a directory"));
+  CHECK_THAT(message("https://host/train-000.tar"), Catch::Contains("local files only"));
+  CHECK_THAT(message("pipe:curl -s x"), Catch::Contains("local files only"));
+  write(fs::path(dir.path) / "text.tar", "not a tar at all, just some text\n");
+  CHECK_THROWS_WITH(TarShardReader((fs::path(dir.path) / "text.tar").string(), "data.shards"),
+                    Catch::Contains("data.shards") && Catch::Contains("tar file"));
+}
+
+TEST_CASE("tar shards: a sample's duplicate or scattered members are errors, not merged or split") {
+  trainer::testing::TempDir dir("tar-shard-order");
+  const fs::path src = fs::path(dir.path) / "src";
+  write(src / "0001.png", "A");
+  write(src / "0001.PNG", "B");
+  write(src / "0001.cls", "1");
+  write(src / "0002.png", "C");
+  write(src / "0002.cls", "2");
+  const auto read_all = [&](const std::vector<std::string>& files) {
+    const fs::path tar = fs::path(dir.path) / "shard.tar";
+    fs::remove(tar);
+    make_tar(src, tar, files);
+    TarShardReader reader(tar.string(), "data.shards");
+    ShardSample sample;
+    while (reader.next(sample, everything)) {
+    }
+  };
+  // Two .png of one sample: one image would be dropped silently.
+  CHECK_THROWS_WITH(read_all({"0001.png", "0001.PNG", "0001.cls"}),
+                    Catch::Contains("second .PNG member of sample '0001'") && Catch::Contains("0001.png"));
+  // Members in directory order, not name order: the key comes back after another sample.
+  CHECK_THROWS_WITH(read_all({"0001.png", "0002.png", "0001.cls", "0002.cls"}),
+                    Catch::Contains("must be adjacent") && Catch::Contains("--sort=name"));
+  read_all({"0001.png", "0001.cls", "0002.png", "0002.cls"});
 }
 
 TEST_CASE("shard patterns expand as WebDataset's braceexpand does") {
@@ -138,6 +192,9 @@ TEST_CASE("shard patterns expand as WebDataset's braceexpand does") {
   CHECK(expand_braces("{a,{b,c}}.tar", "k") == std::vector<std::string>{"a.tar", "b.tar", "c.tar"});
   CHECK(expand_braces("plain.tar", "k") == std::vector<std::string>{"plain.tar"});
   CHECK(expand_braces("s-{8..11}", "k") == std::vector<std::string>{"s-8", "s-9", "s-10", "s-11"});
+  CHECK(expand_braces("s-{00..10..5}", "k") == std::vector<std::string>{"s-00", "s-05", "s-10"});
+  CHECK(expand_braces("s-{9..1..4}", "k") == std::vector<std::string>{"s-9", "s-5", "s-1"});
+  CHECK_THROWS_WITH(expand_braces("s-{0..9..0}", "k"), Catch::Contains("neither a range"));
   CHECK_THROWS_WITH(expand_braces("a-{0..3.tar", "data.shards"), Catch::Contains("without its '}'"));
   CHECK_THROWS_WITH(expand_braces("a-0..3}.tar", "data.shards"), Catch::Contains("without its '{'"));
   CHECK_THROWS_WITH(expand_braces("a-{x..y}.tar", "data.shards"), Catch::Contains("neither a range"));

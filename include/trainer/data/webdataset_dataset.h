@@ -69,7 +69,8 @@ class WebDataset : public Dataset {
   std::vector<int64_t> sample_shape() const override { return options_.sample_shape; }
   int64_t num_classes() const override { return options_.num_classes; }
   bool reads_files() const override { return true; }
-  int64_t skipped_samples() const override { return skipped_.load(); }
+  // Over this split and every rank share made from it.
+  int64_t skipped_samples() const override;
   std::shared_ptr<const Dataset> rank_share(int rank, int world_size, bool training) const override;
   void begin_epoch(int64_t epoch, int64_t first_position) const override;
 
@@ -79,12 +80,17 @@ class WebDataset : public Dataset {
   struct Stream;
   struct Encoded;
   struct Scratch;
+  struct Skipped;
+  WebDataset(std::shared_ptr<const ShardList> shards, WebDatasetOptions options, int rank, int world_size,
+             std::shared_ptr<Skipped> skipped);
   // With mutex_ held: restarts the stream at `epoch`, read up to `first_position`.
   void restart(int64_t epoch, int64_t first_position) const;
   void read_next(Encoded& out) const;  // the share's next sample from the shards
   void produce(Encoded& out) const;    // the stream's next sample, through the shuffle buffer
   void take(int64_t position, int64_t epoch, Encoded& out) const;
-  void decode_into(Encoded& sample, int64_t epoch, int64_t position, Batch& batch, int64_t row, Scratch& scratch) const;
+  // Decodes `sample` into row `row` of `batch`; false for an undecodable sample when
+  // data.on_bad_sample=skip (otherwise, and for a sample of the wrong kind or shape, throws).
+  bool decode_into(Encoded& sample, int64_t epoch, int64_t position, Batch& batch, int64_t row, Scratch& scratch) const;
 
   std::shared_ptr<const ShardList> shards_;
   WebDatasetOptions options_;
@@ -92,8 +98,8 @@ class WebDataset : public Dataset {
   int64_t share_size_ = 0;
   int64_t share_start_ = 0;  // the share's first position in the epoch's order of every sample
   mutable std::mutex mutex_;
-  std::unique_ptr<Stream> stream_;  // guarded by mutex_
-  mutable std::atomic<int64_t> skipped_{0};
+  std::unique_ptr<Stream> stream_;    // guarded by mutex_
+  std::shared_ptr<Skipped> skipped_;  // shared with the rank shares
 };
 
 // The built-in "webdataset" factory: expands and counts data.shards, data.val_shards and

@@ -9,15 +9,16 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 struct archive;  // libarchive's reader (archive.h), kept out of this header
 
 namespace trainer::formats {
 
-// "{000..127}" numeric ranges (zero-padded to the first bound's width) and "{a,b}" lists,
-// expanded as WebDataset's braceexpand does, left to right, in order. Throws trainer::Error at
-// `key` for an unbalanced brace or a range bound that is not a number.
+// "{000..127}" numeric ranges (zero-padded to the first bound's width, "{0..10..2}" with a step)
+// and "{a,b}" lists, expanded as WebDataset's braceexpand does, left to right, in order. Throws
+// trainer::Error at `key` for an unbalanced brace or a range bound that is not a number.
 std::vector<std::string> expand_braces(const std::string& spec, const std::string& key);
 
 struct SampleField {
@@ -37,8 +38,9 @@ struct ShardSample {
 
 class TarShardReader {
  public:
-  // Opens `path`; throws trainer::Error naming it when it cannot be opened or is not an archive.
-  explicit TarShardReader(std::string path);
+  // Opens `path`, a shard listed at option `key` (for messages); throws trainer::Error naming
+  // both when it is empty, a URL or pipe, absent, not a regular file, or not an archive.
+  TarShardReader(std::string path, std::string key);
   ~TarShardReader();
   TarShardReader(const TarShardReader&) = delete;
   TarShardReader& operator=(const TarShardReader&) = delete;
@@ -46,7 +48,8 @@ class TarShardReader {
   // Reads the next sample into `sample` (its vectors reused): every field's bytes for which
   // `wanted(extension)` holds (lower-case extension), the others skipped. False at the end of the
   // shard. Directories and members without a dot in their file name are passed over. Throws
-  // trainer::Error naming the shard and member for a truncated or damaged archive.
+  // trainer::Error naming the shard and member for a truncated or damaged archive, a sample with
+  // two members of one extension, or a sample whose members are not adjacent (its key met again).
   bool next(ShardSample& sample, const std::function<bool(const std::string&)>& wanted);
   // The samples read so far.
   int64_t samples_read() const { return samples_read_; }
@@ -56,7 +59,8 @@ class TarShardReader {
   bool next_header();  // the next regular member with a key into pending_; false at the end
   void fail(const std::string& member, const std::string& what) const;
 
-  std::string path_;
+  std::string path_, key_;
+  std::unordered_set<std::string> keys_;  // the samples' keys met so far
   ::archive* archive_ = nullptr;
   bool have_pending_ = false;  // a header read but not yet given to a sample
   bool at_end_ = false;
