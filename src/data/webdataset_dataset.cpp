@@ -491,22 +491,34 @@ bool WebDataset::decode_into(Encoded& e, int64_t epoch, int64_t position, Batch&
   return true;
 }
 
-DataSplits load_webdataset(const DataOptions& options) {
-  if (options.shards.empty()) {
+DataSplits load_webdataset(const DataOptions& given) {
+  // Evaluating a checkpoint (validate, test, predict): only the evaluated split is read, its
+  // samples brought to the trained shape (a square one sets data.image_size when it is null).
+  const bool evaluating = !given.evaluated_split.empty();
+  DataOptions options = given;
+  const std::vector<int64_t>& trained = given.trained_sample_shape;
+  if (evaluating && options.image_size == 0 && trained.size() == 3 && trained[1] == trained[2] &&
+      !options.eval_transforms) {
+    options.image_size = static_cast<int>(trained[1]);
+  }
+  if (options.shards.empty() && !evaluating) {
     throw Error("data.shards", "no shards given",
                 "Set data.shards to the training shards: data.shards='/data/train-{000000..000127}.tar'.");
   }
   LabelSource source{options.label_key};
   Counted train_counted, val_counted, test_counted;
-  auto train = std::make_shared<ShardList>(count_shards("data.shards", expand_specs(options.shards, "data.shards"),
+  const auto specs = [&](const std::vector<std::string>& given_specs, const char* key, const char* split) {
+    return evaluating && given.evaluated_split != split ? std::vector<std::string>{} : expand_specs(given_specs, key);
+  };
+  auto train = std::make_shared<ShardList>(count_shards("data.shards", specs(options.shards, "data.shards", "train"),
                                                         source, false, options.skip_bad_samples, train_counted));
   auto val =
-      std::make_shared<ShardList>(count_shards("data.val_shards", expand_specs(options.val_shards, "data.val_shards"),
+      std::make_shared<ShardList>(count_shards("data.val_shards", specs(options.val_shards, "data.val_shards", "val"),
                                                source, false, options.skip_bad_samples, val_counted));
   auto test = std::make_shared<ShardList>(
-      count_shards("data.test_shards", expand_specs(options.test_shards, "data.test_shards"), source,
+      count_shards("data.test_shards", specs(options.test_shards, "data.test_shards", "test"), source,
                    options.targets_optional, options.skip_bad_samples, test_counted));
-  if (train->total == 0) {
+  if (train->total == 0 && !evaluating) {
     throw Error("data.shards", "the training shards hold no sample",
                 "Check the shards: a sample is a tar's members sharing a key (0001.png + 0001.cls).");
   }
@@ -519,16 +531,21 @@ DataSplits load_webdataset(const DataOptions& options) {
                     " training samples",
                 "Fix the label, or set data.num_classes if there really are that many classes.");
   }
-  const int64_t classes = options.num_classes > 0 ? options.num_classes : train_counted.max_label + 1;
+  const int64_t classes = evaluating                ? given.trained_num_classes
+                          : options.num_classes > 0 ? options.num_classes
+                                                    : train_counted.max_label + 1;
   for (const Counted* c : {&train_counted, &val_counted, &test_counted}) {
     if (c->max_label >= classes) {
-      throw Error(
-          c->max_label_where,
-          "holds label " + std::to_string(c->max_label) + ", but there are " + std::to_string(classes) + " classes (" +
-              (options.num_classes > 0 ? std::string("data.num_classes") : "the training shards' largest label + 1") +
-              ")",
-          options.num_classes > 0 ? "Raise data.num_classes, or fix the label."
-                                  : "Set data.num_classes to the number of classes, or fix the label.");
+      throw Error(c->max_label_where,
+                  "holds label " + std::to_string(c->max_label) + ", but there are " + std::to_string(classes) +
+                      " classes (" +
+                      (evaluating                ? std::string("the checkpoint's model")
+                       : options.num_classes > 0 ? std::string("data.num_classes")
+                                                 : "the training shards' largest label + 1") +
+                      ")",
+                  evaluating                ? "Fix the label: the model was trained on these classes."
+                  : options.num_classes > 0 ? "Raise data.num_classes, or fix the label."
+                                            : "Set data.num_classes to the number of classes, or fix the label.");
     }
   }
 
@@ -538,17 +555,23 @@ DataSplits load_webdataset(const DataOptions& options) {
   base.label = source;
   base.channels = options.channels;
   base.skip_bad_samples = options.skip_bad_samples;
-  // The inputs' kind and shape: the first training sample's, or the transforms' size.
-  {
+  // The inputs' kind and shape: the first training sample's (evaluating: the evaluated split's),
+  // or the transforms' size.
+  const ShardList& first_list = !evaluating ? *train : given.evaluated_split == "val" ? *val : *test;
+  const bool first_labels_optional = evaluating && given.evaluated_split == "test" && options.targets_optional;
+  if (first_list.total == 0) {  // evaluating an empty split: the evaluation says so
+    base.sample_shape = trained;
+    base.dtype = at::kByte;
+  } else {
     formats::TarShardReader reader(
-        train->paths[static_cast<size_t>(
-            std::find_if(train->samples.begin(), train->samples.end(), [](int64_t c) { return c > 0; }) -
-            train->samples.begin())],
-        "data.shards");
+        first_list.paths[static_cast<size_t>(
+            std::find_if(first_list.samples.begin(), first_list.samples.end(), [](int64_t c) { return c > 0; }) -
+            first_list.samples.begin())],
+        first_list.key);
     formats::ShardSample sample;
     Judged j;
     while (reader.next(sample, wanted(source, true))) {
-      j = judge(sample, reader.path(), source, false);
+      j = judge(sample, reader.path(), source, first_labels_optional);
       if (j.problem.empty()) break;
     }
     const std::string ext = lower(j.input->extension);
@@ -589,6 +612,21 @@ DataSplits load_webdataset(const DataOptions& options) {
       base.sample_shape = {options.channels, height, width};
       base.dtype = at::kByte;
     }
+    if (evaluating && base.sample_shape != trained) {
+      const auto text = [](const std::vector<int64_t>& shape) {
+        std::string out;
+        for (const int64_t d : shape) out += (out.empty() ? "" : " x ") + std::to_string(d);
+        return out;
+      };
+      throw Error(first_list.key,
+                  "holds samples of " + text(base.sample_shape) +
+                      " (as given to the model), but the checkpoint was "
+                      "trained on " +
+                      text(trained),
+                  base.tensors ? "Give shards of the tensors the model was trained on."
+                               : "Bring the images to the trained size: data.image_size (a square's side) or "
+                                 "data.transforms.eval, and data.channels.");
+    }
   }
   auto make = [&](std::shared_ptr<ShardList> list, const std::string& split, bool training) {
     WebDatasetOptions o = base;
@@ -609,11 +647,19 @@ DataSplits load_webdataset(const DataOptions& options) {
   };
   std::string shape;
   for (const int64_t d : base.sample_shape) shape += (shape.empty() ? "" : " x ") + std::to_string(d);
-  log::info("webdataset: " + std::to_string(train->paths.size()) + " train / " + std::to_string(val->paths.size()) +
-            " val / " + std::to_string(test->paths.size()) + " test shard(s); " + std::to_string(classes) +
-            " classes; samples " + (base.tensors ? std::string(c10::toString(base.dtype)) + " " : std::string()) +
-            shape + "; shuffle buffer " + std::to_string(options.shuffle_buffer));
-  if (!base.tensors) {
+  const std::string samples = std::to_string(classes) + " classes; samples " +
+                              (base.tensors ? std::string(c10::toString(base.dtype)) + " " : std::string()) + shape;
+  if (evaluating) {
+    log::info("webdataset: " + std::to_string(first_list.paths.size()) + " " + given.evaluated_split + " shard(s); " +
+              samples + " (the checkpoint's; the training shards are not read)");
+  } else {
+    log::info("webdataset: " + std::to_string(train->paths.size()) + " train / " + std::to_string(val->paths.size()) +
+              " val / " + std::to_string(test->paths.size()) + " test shard(s); " + samples + "; shuffle buffer " +
+              std::to_string(options.shuffle_buffer));
+  }
+  if (evaluating && !base.tensors) {
+    log::info("image transforms: " + pipeline_for(options, false).describe());
+  } else if (!base.tensors) {
     log::info("image transforms: train " + pipeline_for(options, true).describe() + "; evaluation " +
               pipeline_for(options, false).describe());
   }

@@ -84,6 +84,7 @@ void Trainer::Impl::save(LoopState& state, std::vector<std::string> paths, std::
   if (scaler) state.grad_scaler = scaler->state();
   state.class_names = class_names;
   state.sample_shape = input_spec.sample_shape;
+  state.num_classes = input_spec.num_classes;
   state.data_encoding = train_set->encoding();
   auto bytes = std::make_shared<const std::string>(serialize_checkpoint(*model, *optimizer, state, config_yaml));
   checkpoint_writer.write(std::move(bytes), std::move(paths), std::move(dropped));

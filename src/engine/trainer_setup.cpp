@@ -46,6 +46,16 @@ void Trainer::Impl::setup() {
   // A checkpoint's encoding of table rows (columns, categories, statistics) is used as it is: the
   // model was trained on rows encoded so, whatever the table holds now.
   if (data_options.name == "csv") data_options.encoding = checkpoint_summary().data_encoding;
+  // validate, test and predict on data=webdataset read the evaluated split's shards alone: the
+  // checkpoint says what the model takes, so the training shards may have moved or gone.
+  if (data_options.name == "webdataset" && (command == "validate" || command == "test" || predict_only)) {
+    const formats::CheckpointSummary trained = checkpoint_summary();
+    if (!trained.sample_shape.empty() && trained.num_classes > 0) {
+      data_options.trained_sample_shape = trained.sample_shape;
+      data_options.trained_num_classes = trained.num_classes;
+      data_options.evaluated_split = command == "validate" ? "val" : "test";
+    }
+  }
   if (predict_only && data_options.name == "csv") {
     if (data_options.encoding.empty()) {
       throw Error("ckpt_path", "predict with data=csv needs a checkpoint written by a fit on data=csv",

@@ -95,6 +95,7 @@ std::string summary_text(const CheckpointSummary& s) {
     for (const int64_t size : s.sample_shape) text += " " + std::to_string(size);
     text += "\n";
   }
+  if (s.num_classes > 0) text += "num_classes " + std::to_string(s.num_classes) + "\n";
   if (!s.data_encoding.empty()) text += "data_encoding " + escape_line(s.data_encoding) + "\n";
   return text;
 }
@@ -113,6 +114,7 @@ CheckpointSummary parse_summary(std::string_view text) {
     const std::string value = line.substr(space + 1);
     if (key == "epoch") s.epoch = std::strtoll(value.c_str(), nullptr, 10);
     if (key == "global_step") s.global_step = std::strtoll(value.c_str(), nullptr, 10);
+    if (key == "num_classes") s.num_classes = std::strtoll(value.c_str(), nullptr, 10);
     if (key == "precision") s.precision = value;
     if (key == "class") s.class_names.push_back(unescape_line(value));
     if (key == "data_encoding") s.data_encoding = unescape_line(value);

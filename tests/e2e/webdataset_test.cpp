@@ -90,11 +90,27 @@ TEST_CASE("webdataset: a cnn trains on PNG shards with val and test shards; pred
   // Real images of ten classes: well above chance (10 %) after three short epochs.
   CHECK(printed(fit.out, "test/acc") > 0.5);
 
+  // Evaluation reads the evaluated split's shards alone (the checkpoint gives the model's shape and
+  // classes): the training shards may be gone.
+  fs::create_directories(shards / "moved");
+  for (int i = 0; i < 6; ++i) {
+    const std::string name = "train-00000" + std::to_string(i) + ".tar";
+    fs::rename(shards / name, shards / "moved" / name);
+  }
+  const ProcessResult validated =
+      run_process({TRAINER_BINARY, "validate", "ckpt_path=last", "hydra.run.dir=" + run}, dir.path());
+  INFO(validated.err);
+  REQUIRE(validated.exit_code == 0);
+  CHECK(validated.err.find("webdataset: 2 val shard(s); 10 classes; samples 1 x 28 x 28 (the checkpoint's; the "
+                           "training shards are not read)") != std::string::npos);
+  CHECK(printed(validated.out, "val/acc") > 0.5);
+
   // trainer test and trainer predict on the test shards agree; predictions name shard:key.
   std::vector<std::string> test = {TRAINER_BINARY, "test", "ckpt_path=last", "hydra.run.dir=" + run};
   const ProcessResult tested = run_process(test, dir.path());
   INFO(tested.err);
   REQUIRE(tested.exit_code == 0);
+  CHECK(tested.err.find("webdataset: 3 test shard(s)") != std::string::npos);
   const ProcessResult predicted =
       run_process({TRAINER_BINARY, "predict", "ckpt_path=last", "hydra.run.dir=" + run}, dir.path());
   INFO(predicted.err);

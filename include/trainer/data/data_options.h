@@ -46,6 +46,12 @@ struct DataOptions {
   // Set by the engine for trainer predict: the test split may come without targets (data=tensors:
   // data.test_inputs alone; each target is then -1, unknown).
   bool targets_optional = false;
+  // Set by the engine for validate, test and predict from the checkpoint's summary: the shape and
+  // classes the model was trained on, and the split the command reads ("val" or "test"). With
+  // them data=webdataset reads that split's shards alone, not the training shards.
+  std::vector<int64_t> trained_sample_shape;
+  int64_t trained_num_classes = 0;
+  std::string evaluated_split;
   // csv (csv_dataset.h): a table with a header row. `path` holds the train and val rows,
   // `test_path` the test split's ("": none); `target` names the label column, `features` the input
   // columns (empty: all but the target), `categorical` those of them one-hot encoded.

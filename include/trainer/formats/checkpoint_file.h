@@ -25,6 +25,8 @@ struct CheckpointSummary {
   std::vector<std::string> class_names;
   // One sample's shape as the model saw it in training, e.g. {3, 224, 224} (empty: not recorded).
   std::vector<int64_t> sample_shape;
+  // The model's outputs: its classes (0: not recorded, a checkpoint from before it was).
+  int64_t num_classes = 0;
   // How the data encodes a record as an input (data=csv: columns, categories, statistics), as the
   // dataset's JSON (data::Dataset::encoding()); empty when the data fits nothing.
   std::string data_encoding;

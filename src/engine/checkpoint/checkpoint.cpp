@@ -204,6 +204,7 @@ std::string serialize_checkpoint(models::Model& model, torch::optim::Optimizer& 
   summary.class_names = state.class_names;
   summary.data_encoding = state.data_encoding;
   summary.sample_shape = state.sample_shape;
+  summary.num_classes = state.num_classes;
   formats::finish_checkpoint_file(bytes, summary, config_yaml);
   return bytes;
 }

@@ -40,6 +40,8 @@ struct LoopState {
   std::vector<std::string> class_names;
   // One sample's shape (data's sample_shape), so a prediction on new images can bring them to it.
   std::vector<int64_t> sample_shape;
+  // The model's classes (its outputs), so evaluation can build it without the training data.
+  int64_t num_classes = 0;
   // How the data encodes records (data=csv's columns and statistics), so that evaluation encodes
   // new rows alike; empty when the data fits nothing. In the torch-free summary too.
   std::string data_encoding;
