@@ -116,7 +116,8 @@ void BatchLoader::check_normalization() {
     throw Error("data.normalize",
                 "mean and std give " + std::to_string(channels) + " values, but the samples have " +
                     (shape.empty() ? std::string("no channel dimension") : std::to_string(shape[0]) + " channels"),
-                "Give one value per channel, or one value for all of them.");
+                "Give one value per channel, or one value for all of them (tensor samples, values rather than "
+                "pixels, reach the model as they are with data.normalize.mean=[0] data.normalize.std=[1]).");
   }
   // [1, C, 1, ...]: broadcast over the batch and every position.
   std::vector<int64_t> view(shape.size() + 1, 1);
