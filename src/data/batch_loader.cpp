@@ -150,11 +150,12 @@ void BatchLoader::stop_workers() {
 
 void BatchLoader::start_epoch(int64_t epoch, int64_t skip_batches) {
   if (skip_batches < 0 || skip_batches > batches_per_epoch_) {
-    throw Error(
-        "BatchLoader::start_epoch",
-        "cannot skip " + std::to_string(skip_batches) + " batches of an epoch of " + std::to_string(batches_per_epoch_),
-        "The checkpoint does not match this data configuration (batch size, dataset, "
-        "number of processes).");
+    throw Error("ckpt_path",
+                "the checkpoint was written " + std::to_string(skip_batches) +
+                    " batches into an epoch, but an epoch of this data has " + std::to_string(batches_per_epoch_) +
+                    " batches: the data, data.batch_size or the number of processes changed since",
+                "Resume with the data and settings the run was started with, or start a new run (another "
+                "hydra.run.dir, no ckpt_path).");
   }
   stop_workers();
   sampler_.set_epoch(epoch);

@@ -77,6 +77,9 @@ Judged judge(const formats::ShardSample& sample, const std::string& shard, const
     j.where = shard + ": sample " + sample.key;
     j.problem = source.json_key.empty() ? "has no .cls member (its label)"
                                         : "has no .json member (data.label_key=" + source.json_key + " reads it)";
+    if (source.json_key.empty() && sample.field("json") != nullptr) {
+      j.problem += "; it has a .json member: set data.label_key to the key of its label";
+    }
     return j;
   }
   j.where = shard + ": member " + label->member;
@@ -143,7 +146,9 @@ ShardList count_shards(const std::string& key, std::vector<std::string> paths, c
           if (!j.problem.empty()) {
             if (!skip) {
               throw Error(j.where, j.problem,
-                          "Fix the shard, or set data.on_bad_sample=skip to leave such samples out (counted).");
+                          "Fix the shard, or set data.on_bad_sample=skip to leave such samples out (counted). If "
+                          "every sample lacks a member, the tar may hold its members out of name order (all the "
+                          "images, then all the labels): write it with tar --sort=name.");
             }
             ++per[i].skipped;
             if (skipped_where[i].size() < 3) skipped_where[i].push_back(j.where + " " + j.problem);
@@ -455,13 +460,15 @@ bool WebDataset::decode_into(Encoded& e, int64_t epoch, int64_t position, Batch&
     });
     if (!ok) return false;
     if (array.shape != options_.sample_shape || array_scalar_type(array.dtype) != options_.dtype) {
-      std::string shape;
-      for (const int64_t d : array.shape) shape += (shape.empty() ? "" : " x ") + std::to_string(d);
-      std::string expected;
-      for (const int64_t d : options_.sample_shape) expected += (expected.empty() ? "" : " x ") + std::to_string(d);
+      const auto text = [](const std::vector<int64_t>& dims) {
+        std::string out;
+        for (const int64_t d : dims) out += (out.empty() ? "" : " x ") + std::to_string(d);
+        return dims.empty() ? std::string("a 0-d tensor (a scalar)") : "shape " + out;
+      };
       throw Error(e.name,
-                  "is a " + array.dtype + " tensor of " + shape + ", but the first training sample's is " +
-                      std::string(c10::toString(options_.dtype)) + " of " + expected,
+                  "is " + std::string(c10::toString(array_scalar_type(array.dtype))) + ", " + text(array.shape) +
+                      ", but the first training sample is " + std::string(c10::toString(options_.dtype)) + ", " +
+                      text(options_.sample_shape),
                   "Every sample's tensor must have one shape and dtype.");
     }
     std::memcpy(out, e.bytes.data() + array.offset, array.bytes);
