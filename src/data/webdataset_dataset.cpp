@@ -32,6 +32,13 @@ bool is_image(const std::string& ext) {
 }
 bool is_tensor(const std::string& ext) { return ext == "npy" || ext == "safetensors"; }
 
+// "1 x 28 x 28", for logs and messages.
+std::string dims_text(const std::vector<int64_t>& dims) {
+  std::string out;
+  for (const int64_t d : dims) out += (out.empty() ? "" : " x ") + std::to_string(d);
+  return out;
+}
+
 std::string lower(std::string text) {
   std::transform(text.begin(), text.end(), text.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
@@ -461,9 +468,7 @@ bool WebDataset::decode_into(Encoded& e, int64_t epoch, int64_t position, Batch&
     if (!ok) return false;
     if (array.shape != options_.sample_shape || array_scalar_type(array.dtype) != options_.dtype) {
       const auto text = [](const std::vector<int64_t>& dims) {
-        std::string out;
-        for (const int64_t d : dims) out += (out.empty() ? "" : " x ") + std::to_string(d);
-        return dims.empty() ? std::string("a 0-d tensor (a scalar)") : "shape " + out;
+        return dims.empty() ? std::string("a 0-d tensor (a scalar)") : "shape " + dims_text(dims);
       };
       throw Error(e.name,
                   "is " + std::string(c10::toString(array_scalar_type(array.dtype))) + ", " + text(array.shape) +
@@ -620,16 +625,11 @@ DataSplits load_webdataset(const DataOptions& given) {
       base.dtype = at::kByte;
     }
     if (evaluating && base.sample_shape != trained) {
-      const auto text = [](const std::vector<int64_t>& shape) {
-        std::string out;
-        for (const int64_t d : shape) out += (out.empty() ? "" : " x ") + std::to_string(d);
-        return out;
-      };
       throw Error(first_list.key,
-                  "holds samples of " + text(base.sample_shape) +
+                  "holds samples of " + dims_text(base.sample_shape) +
                       " (as given to the model), but the checkpoint was "
                       "trained on " +
-                      text(trained),
+                      dims_text(trained),
                   base.tensors ? "Give shards of the tensors the model was trained on."
                                : "Bring the images to the trained size: data.image_size (a square's side) or "
                                  "data.transforms.eval, and data.channels.");
@@ -652,8 +652,7 @@ DataSplits load_webdataset(const DataOptions& given) {
     }
     return std::make_shared<const WebDataset>(std::move(list), std::move(o));
   };
-  std::string shape;
-  for (const int64_t d : base.sample_shape) shape += (shape.empty() ? "" : " x ") + std::to_string(d);
+  const std::string shape = dims_text(base.sample_shape);
   const std::string samples = std::to_string(classes) + " classes; samples " +
                               (base.tensors ? std::string(c10::toString(base.dtype)) + " " : std::string()) + shape;
   if (evaluating) {

@@ -25,6 +25,12 @@ std::string lower(std::string text) {
   return text;
 }
 
+// Whether two extensions are the same but for case, without allocating (per field of every sample).
+bool same_extension(const std::string& a, const std::string& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(),
+                    [](unsigned char x, unsigned char y) { return std::tolower(x) == std::tolower(y); });
+}
+
 // The matching '}' of the '{' at `open`, or npos.
 size_t closing_brace(const std::string& text, size_t open) {
   int depth = 0;
@@ -122,9 +128,8 @@ std::vector<std::string> expand_braces(const std::string& spec, const std::strin
 }
 
 const SampleField* ShardSample::field(const std::string& extension) const {
-  const std::string wanted = lower(extension);
   for (const SampleField& f : fields) {
-    if (lower(f.extension) == wanted) return &f;
+    if (same_extension(f.extension, extension)) return &f;
   }
   return nullptr;
 }
@@ -221,7 +226,7 @@ bool TarShardReader::next(ShardSample& sample, const std::function<bool(const st
   size_t used = 0;
   for (;;) {
     for (size_t i = 0; i < used; ++i) {
-      if (lower(sample.fields[i].extension) == lower(pending_extension_)) {
+      if (same_extension(sample.fields[i].extension, pending_extension_)) {
         throw Error(path_ + ": member " + pending_member_,
                     "is a second ." + pending_extension_ + " member of sample '" + sample.key + "' (the first is " +
                         sample.fields[i].member + ")",
