@@ -1,0 +1,202 @@
+#include "trainer/formats/shard_writer.h"
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <system_error>
+#include <utility>
+
+#include "trainer/util/error.h"
+
+namespace trainer::formats {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int64_t kBlock = 512;
+constexpr int64_t kEndOfArchive = 2 * kBlock;
+
+// A member's size in the tar: its header block and its data padded to whole blocks.
+int64_t stored_size(size_t bytes) { return kBlock + (static_cast<int64_t>(bytes) + kBlock - 1) / kBlock * kBlock; }
+
+std::string padded_number(int64_t value, int width) {
+  std::string text = std::to_string(value);
+  if (static_cast<int>(text.size()) < width) text.insert(0, static_cast<size_t>(width) - text.size(), '0');
+  return text;
+}
+
+}  // namespace
+
+ShardPattern::ShardPattern(std::string pattern, std::string key) : pattern_(std::move(pattern)), key_(std::move(key)) {
+  const std::string example =
+      "Give a pattern with one shard number, as webdataset's ShardWriter takes: shards/train-%06d.tar.";
+  const size_t percent = pattern_.find('%');
+  if (percent == std::string::npos) {
+    throw Error(key_, "'" + pattern_ + "' has no shard number (%06d) to number the shards by", example);
+  }
+  size_t at = percent + 1;
+  bool zero = false;
+  if (at < pattern_.size() && pattern_[at] == '0') {
+    zero = true;
+    ++at;
+  }
+  int width = 0;
+  while (at < pattern_.size() && pattern_[at] >= '0' && pattern_[at] <= '9' && width < 100) {
+    width = width * 10 + (pattern_[at] - '0');
+    ++at;
+  }
+  if (at >= pattern_.size() || pattern_[at] != 'd' || (!zero && width > 0)) {
+    throw Error(key_, "'" + pattern_ + "' has a '%' that is not a zero-padded shard number (%d or %06d)", example);
+  }
+  head_ = pattern_.substr(0, percent);
+  tail_ = pattern_.substr(at + 1);
+  width_ = zero ? width : 0;
+  if (tail_.find('%') != std::string::npos) {
+    throw Error(key_, "'" + pattern_ + "' has more than one '%'", example);
+  }
+  if (fs::path(name(0)).filename().empty() || name(0).back() == '/') {
+    throw Error(key_, "'" + pattern_ + "' names a folder, not shard files", example);
+  }
+}
+
+std::string ShardPattern::name(int64_t number) const { return head_ + padded_number(number, width_) + tail_; }
+
+std::string ShardPattern::brace_spec(int64_t count) const {
+  if (count <= 1) return name(0);
+  // Zero-padded bounds make expand_braces pad every number; %d's are unpadded.
+  const int width = width_ > 0 ? std::max<int>(width_, static_cast<int>(std::to_string(count - 1).size())) : 0;
+  return head_ + "{" + padded_number(0, width) + ".." + padded_number(count - 1, width) + "}" + tail_;
+}
+
+ShardWriter::ShardWriter(ShardPattern pattern, int64_t maxcount, int64_t maxsize)
+    : pattern_(std::move(pattern)), maxcount_(maxcount), maxsize_(maxsize) {
+  const std::string first = pattern_.name(0);
+  std::error_code error;
+  if (fs::exists(first, error)) {
+    throw Error(pattern_.text(), "the first shard " + first + " exists already; nothing was written",
+                "Remove the old shards, or give another output pattern.");
+  }
+  const fs::path folder = fs::path(first).parent_path();
+  if (!folder.empty()) {
+    fs::create_directories(folder, error);
+    if (error) {
+      throw Error(pattern_.text(), "cannot make the folder " + folder.string() + ": " + error.message(),
+                  "Give an output pattern in a folder you can write to.");
+    }
+  }
+}
+
+ShardWriter::~ShardWriter() {
+  if (archive_ != nullptr) {
+    archive_write_free(archive_);
+    ::unlink(temporary_.c_str());
+  }
+}
+
+void ShardWriter::fail(const std::string& what) const {
+  throw Error(current_, what,
+              "Check the free space and permissions of its folder; the shards completed before it (" +
+                  std::to_string(written_.size()) + ") are whole, this one was removed.");
+}
+
+void ShardWriter::open_next() {
+  current_ = pattern_.name(static_cast<int64_t>(written_.size()));
+  std::error_code exists_error;
+  if (fs::exists(current_, exists_error)) {
+    throw Error(pattern_.text(), "the shard " + current_ + " exists already; it was not overwritten",
+                "Remove the old shards, or give another output pattern.");
+  }
+  temporary_ = current_ + ".partial-" + std::to_string(::getpid());
+  archive_ = archive_write_new();
+  if (archive_ == nullptr) throw Error(current_, "libarchive could not make a writer (out of memory)");
+  if (archive_write_set_format_pax_restricted(archive_) != ARCHIVE_OK ||
+      archive_write_set_bytes_in_last_block(archive_, 1) != ARCHIVE_OK ||
+      archive_write_open_filename(archive_, temporary_.c_str()) != ARCHIVE_OK) {
+    const std::string why = archive_error_string(archive_) ? archive_error_string(archive_) : "unknown error";
+    archive_write_free(archive_);
+    archive_ = nullptr;
+    ::unlink(temporary_.c_str());
+    throw Error(current_, "cannot be written: " + why, "Give an output pattern in a folder you can write to.");
+  }
+  count_ = 0;
+  size_ = 0;
+}
+
+void ShardWriter::close_current() {
+  if (archive_ == nullptr) return;
+  const bool closed = archive_write_close(archive_) == ARCHIVE_OK;
+  const std::string why = archive_error_string(archive_) ? archive_error_string(archive_) : "";
+  archive_write_free(archive_);
+  archive_ = nullptr;
+  if (!closed) {
+    ::unlink(temporary_.c_str());
+    fail("could not be completed: " + why);
+  }
+  if (std::rename(temporary_.c_str(), current_.c_str()) != 0) {
+    const std::string reason = std::error_code(errno, std::generic_category()).message();
+    ::unlink(temporary_.c_str());
+    fail("could not be renamed from " + temporary_ + ": " + reason);
+  }
+  written_.push_back(current_);
+  total_bytes_ += size_ + kEndOfArchive;
+}
+
+void ShardWriter::write(const std::string& key, const std::vector<SampleMember>& members) {
+  int64_t sample_size = 0;
+  for (const SampleMember& member : members) sample_size += stored_size(member.bytes.size());
+  if (archive_ != nullptr && count_ > 0 && (count_ >= maxcount_ || size_ + sample_size + kEndOfArchive > maxsize_)) {
+    close_current();
+  }
+  if (archive_ == nullptr) open_next();
+  archive_entry* entry = archive_entry_new();
+  if (entry == nullptr) throw Error(current_, "libarchive could not make an entry (out of memory)");
+  for (const SampleMember& member : members) {
+    const std::string name = key + "." + std::string(member.extension);
+    archive_entry_clear(entry);
+    archive_entry_set_pathname(entry, name.c_str());
+    archive_entry_set_filetype(entry, AE_IFREG);
+    archive_entry_set_perm(entry, 0644);
+    archive_entry_set_size(entry, static_cast<la_int64_t>(member.bytes.size()));
+    archive_entry_set_mtime(entry, 0, 0);
+    if (archive_write_header(archive_, entry) != ARCHIVE_OK ||
+        (!member.bytes.empty() && archive_write_data(archive_, member.bytes.data(), member.bytes.size()) !=
+                                      static_cast<la_ssize_t>(member.bytes.size()))) {
+      const std::string why = archive_error_string(archive_) ? archive_error_string(archive_) : "unknown error";
+      archive_entry_free(entry);
+      archive_write_free(archive_);
+      archive_ = nullptr;
+      ::unlink(temporary_.c_str());
+      fail("writing member " + name + " failed: " + why);
+    }
+  }
+  archive_entry_free(entry);
+  ++count_;
+  ++samples_;
+  size_ += sample_size;
+}
+
+std::vector<std::string> ShardWriter::finish() {
+  close_current();
+  return written_;
+}
+
+std::string npy_bytes(const std::string& descr, const std::vector<int64_t>& shape, std::string_view data) {
+  std::string dims;  // (3,) for one dimension, (1, 28, 28) for more, as NumPy writes a tuple
+  for (size_t i = 0; i < shape.size(); ++i) dims += (i > 0 ? ", " : "") + std::to_string(shape[i]);
+  if (shape.size() == 1) dims += ",";
+  std::string header = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': (" + dims + "), }";
+  const size_t unpadded = 10 + header.size() + 1;  // magic, version, length; the header; its '\n'
+  header.append((64 - unpadded % 64) % 64, ' ');
+  header += '\n';
+  std::string out = std::string("\x93NUMPY\x01\x00", 8);
+  out += static_cast<char>(header.size() & 0xff);
+  out += static_cast<char>((header.size() >> 8) & 0xff);
+  out += header;
+  out.append(data.data(), data.size());
+  return out;
+}
+
+}  // namespace trainer::formats
