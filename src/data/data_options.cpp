@@ -129,8 +129,11 @@ DataOptions DataOptions::from_config(const config::ConfigView& data, uint64_t se
     o.num_classes = r.get<std::optional<int64_t>>("num_classes").value_or(0);
   }
   if (o.name == "webdataset") {
-    o.shards = r.texts("shards");
-    if (o.shards.empty()) {
+    // Left `???`, the training shards are missing: validate, test and predict on shards need only
+    // the evaluated split's (load_webdataset says what is missing when a fit needs them).
+    const config::Node* given_shards = data.node().find("shards");
+    if (given_shards == nullptr || !given_shards->is_missing()) o.shards = r.texts("shards");
+    if (o.shards.empty() && given_shards != nullptr && !given_shards->is_missing()) {
       throw Error(where(data, "shards"), "lists no shard",
                   "Give the training shards: data.shards='/data/train-{000000..000127}.tar'.");
     }

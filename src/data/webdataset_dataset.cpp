@@ -514,8 +514,9 @@ DataSplits load_webdataset(const DataOptions& given) {
     options.image_size = static_cast<int>(trained[1]);
   }
   if (options.shards.empty() && !evaluating) {
-    throw Error("data.shards", "no shards given",
-                "Set data.shards to the training shards: data.shards='/data/train-{000000..000127}.tar'.");
+    throw Error("data.shards", "no training shards given",
+                "Set data.shards to the training shards: \"data.shards='/data/train-{000000..000127}.tar'\" (the "
+                "braces quoted for Hydra, the quotes for the shell).");
   }
   LabelSource source{options.label_key};
   Counted train_counted, val_counted, test_counted;
