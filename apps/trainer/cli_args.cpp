@@ -1,5 +1,6 @@
 #include "cli_args.h"
 
+#include <cctype>
 #include <iostream>
 #include <set>
 
@@ -38,15 +39,16 @@ std::vector<std::string> normalise(int argc, char** argv) {
   return args;
 }
 
-const std::vector<std::string> kCommands = {"fit", "validate", "test", "predict", "export", "tune", "sweep"};
+const std::vector<std::string> kCommands = {"fit", "validate", "test", "predict", "export", "tune", "data", "sweep"};
 
 // A first word that is no command (a typo, or an override with the command left out) gets the
 // command line it most likely meant, instead of CLI11's "arguments were not expected".
-// `trainer tune X` and `trainer sweep X` with an X that is not one of their actions.
+// `trainer tune X`, `trainer data X` and `trainer sweep X` with an X that is not one of their actions.
 bool explain_missing_action(int argc, char** argv) {
   const std::string command = argv[1];
-  const std::vector<std::string> actions =
-      command == "tune" ? std::vector<std::string>{"batch_size"} : std::vector<std::string>{"resume", "summary"};
+  const std::vector<std::string> actions = command == "tune"   ? std::vector<std::string>{"batch_size"}
+                                           : command == "data" ? std::vector<std::string>{"pack"}
+                                                               : std::vector<std::string>{"resume", "summary"};
   const std::string given = argc > 2 ? argv[2] : "";
   if (!given.empty() && given[0] == '-') return false;
   for (const std::string& action : actions) {
@@ -60,14 +62,17 @@ bool explain_missing_action(int argc, char** argv) {
             << (given.empty() ? "trainer " + command + " needs an action"
                               : "unknown action '" + given + "' of trainer " + command)
             << ". Did you mean `trainer " << command << " " << meant << rest << "`? " << command << " takes "
-            << (command == "tune" ? "batch_size [overrides...]" : "resume DIR or summary DIR") << ".\n";
+            << (command == "tune"   ? "batch_size [overrides...]"
+                : command == "data" ? "pack [--split S] [-o PATTERN] [--maxcount N] [--maxsize BYTES] [overrides...]"
+                                    : "resume DIR or summary DIR")
+            << ".\n";
   return true;
 }
 
 bool explain_missing_command(int argc, char** argv) {
   if (argc < 2 || argv[1][0] == '-' || argv[1][0] == '\0') return false;
   const std::string first = argv[1];
-  if (first == "tune" || first == "sweep") return explain_missing_action(argc, argv);
+  if (first == "tune" || first == "data" || first == "sweep") return explain_missing_action(argc, argv);
   for (const std::string& command : kCommands) {
     if (first == command) return false;
   }
@@ -77,12 +82,45 @@ bool explain_missing_command(int argc, char** argv) {
   std::string meant = config::closest_match(first, kCommands);
   if (meant.empty() || meant == "sweep") meant = "fit";
   if (meant == "tune") meant = "tune batch_size";
+  if (meant == "data") meant = "data pack";
   const std::string suggestion = "trainer " + meant + (is_override ? " " + first : std::string()) + rest;
   std::cerr << "Error: command line: "
             << (is_override ? "no command before '" + first + "'" : "unknown command '" + first + "'")
-            << ". Did you mean `" << suggestion << "`? The commands are fit, validate, test, export, tune batch_size "
-            << "and sweep resume|summary; trainer --help lists the config groups.\n";
+            << ". Did you mean `" << suggestion << "`? The commands are fit, validate, test, predict, export, tune "
+            << "batch_size, data pack and sweep resume|summary; trainer --help lists the config groups.\n";
   return true;
+}
+
+// `text` as a Hydra quoted string, so that commas, brackets and spaces in a path stay the path's.
+std::string quoted_override_value(const std::string& text) {
+  std::string out = "'";
+  for (char c : text) {
+    if (c == '\'') out += '\\';  // Hydra's escape of a quote inside a quoted value
+    out += c;
+  }
+  return out + "'";
+}
+
+// "3000000000", "500M", "3G", "64k": a positive number of bytes (K, M, G are powers of 1000, as
+// webdataset's maxsize=3e9); nullopt for anything else.
+std::optional<int64_t> byte_count(const std::string& text) {
+  size_t digits = 0;
+  while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits]))) ++digits;
+  if (digits == 0 || digits > 15) return std::nullopt;
+  const int64_t number = std::stoll(text.substr(0, digits));
+  std::string unit = text.substr(digits);
+  if (!unit.empty() && (unit.back() == 'B' || unit.back() == 'b')) unit.pop_back();
+  int64_t scale = 1;
+  if (unit == "k" || unit == "K")
+    scale = 1000;
+  else if (unit == "m" || unit == "M")
+    scale = 1000 * 1000;
+  else if (unit == "g" || unit == "G")
+    scale = 1000 * 1000 * 1000;
+  else if (!unit.empty())
+    return std::nullopt;
+  if (number <= 0 || number > (int64_t{1} << 53) / scale) return std::nullopt;
+  return number * scale;
 }
 
 }  // namespace
@@ -127,6 +165,28 @@ std::optional<CliArgs> parse_cli(int argc, char** argv, int& exit_code) {
   tune_batch->add_option("overrides", args.overrides,
                          "Config overrides: key=value, +key=value, ++key=value, ~key, group=option");
   tune_batch->fallthrough();
+  CLI::App* data = app.add_subcommand("data", "Convert data: write a split as tar shards for data=webdataset");
+  data->require_subcommand(1);
+  data->fallthrough();
+  CLI::App* pack = data->add_subcommand(
+      "pack", "Write a split of the data config (an image folder, a table, tensor files) as WebDataset tar shards");
+  std::string pack_split, pack_output, pack_maxsize;
+  int64_t pack_maxcount = 0;
+  bool pack_no_shuffle = false;
+  pack->add_option("--split", pack_split, "The split to write: train (default), val or test (pack.split)")
+      ->check(CLI::IsMember({"train", "val", "test"}));
+  pack->add_option("-o,--output", pack_output,
+                   "The shard names, one number in them: shards/train-%06d.tar (pack.output; default "
+                   "<run dir>/shards/<split>-%06d.tar)");
+  pack->add_option("--maxcount", pack_maxcount, "Most samples per shard (pack.maxcount; default 100000)")
+      ->check(CLI::PositiveNumber);
+  pack->add_option("--maxsize", pack_maxsize,
+                   "Most bytes per shard, with an optional K, M or G (powers of 1000): 3G (pack.maxsize; default 3G)");
+  pack->add_flag("--no-shuffle", pack_no_shuffle,
+                 "Write the samples in the data's order (pack.shuffle=false; by default an order drawn from seed)");
+  pack->add_option("overrides", args.overrides,
+                   "Config overrides: key=value, +key=value, ++key=value, ~key, group=option");
+  pack->fallthrough();
   CLI::App* sweep = app.add_subcommand("sweep", "Work with a sweep directory (hydra.sweep.dir of a -m run)");
   sweep->require_subcommand(1);
   CLI::App* resume = sweep->add_subcommand("resume", "Run the jobs of a sweep that have not ended well");
@@ -170,6 +230,25 @@ std::optional<CliArgs> parse_cli(int argc, char** argv, int& exit_code) {
     if (app.got_subcommand(name)) args.command = name;
   }
   if (app.got_subcommand("tune") && tune_batch->parsed()) args.command = "tune_batch_size";
+  if (app.got_subcommand("data") && pack->parsed()) {
+    // The flags are the pack section's keys, given after the overrides so that they win.
+    args.command = "data_pack";
+    if (!pack_split.empty()) args.overrides.push_back("++pack.split=" + pack_split);
+    if (!pack_output.empty()) args.overrides.push_back("++pack.output=" + quoted_override_value(pack_output));
+    if (pack_maxcount > 0) args.overrides.push_back("++pack.maxcount=" + std::to_string(pack_maxcount));
+    if (!pack_maxsize.empty()) {
+      const std::optional<int64_t> bytes = byte_count(pack_maxsize);
+      if (!bytes) {
+        std::cerr << "Error: command line: --maxsize " << pack_maxsize
+                  << " is not a size. Give bytes as a whole number, with an optional K, M or G (powers of 1000): "
+                     "--maxsize 500M.\n";
+        exit_code = 1;
+        return std::nullopt;
+      }
+      args.overrides.push_back("++pack.maxsize=" + std::to_string(*bytes));
+    }
+    if (pack_no_shuffle) args.overrides.push_back("++pack.shuffle=false");
+  }
   if (app.got_subcommand("sweep")) {
     args.command = "sweep";
     for (const char* action : {"resume", "summary", "run-job"}) {

@@ -8,7 +8,7 @@
 namespace trainer::app {
 
 struct CliArgs {
-  std::string command;                 // fit | validate | test | export | tune_batch_size | sweep
+  std::string command;                 // fit | validate | test | predict | export | tune_batch_size | data_pack | sweep
   std::string sweep_action;            // sweep: run-job | resume | summary
   std::string sweep_dir;               // sweep: the sweep directory
   int sweep_job = -1;                  // sweep run-job: the job number

@@ -163,8 +163,10 @@ std::string info_text(const config::Composer& composer, const config::ComposeRes
 std::string help_text(const config::Composer& composer, const config::ComposeResult& result, const CliArgs& args) {
   std::string out =
       "trainer: train LibTorch models from Hydra-style configs.\n\n"
-      "Usage: trainer fit|validate|test|export [flags] [overrides...]\n"
+      "Usage: trainer fit|validate|test|predict|export [flags] [overrides...]\n"
       "       trainer tune batch_size [overrides...]  (the largest batch that fits: docs/tuning.md)\n"
+      "       trainer data pack [-o PATTERN] [--split S] [--maxcount N] [--maxsize BYTES] [overrides...]\n"
+      "                                              (a split as tar shards for data=webdataset: docs/data.md)\n"
       "       trainer fit -m key=a,b other=1,2     (a sweep: one job per combination)\n"
       "       trainer sweep resume|summary DIR     (resume a sweep, print its summary)\n\n"
       "== Configuration groups ==\n"
@@ -492,9 +494,11 @@ int run(const CliOptions& options, const CliArgs& args) {
   if (args.hydra_help) return print_hydra_help(options, args);
   if (args.command == "sweep") return run_sweep_command(options, args);
   if (args.command.empty() && !args.help) {
-    throw Error("command line", "no subcommand given",
-                "Use trainer fit|validate|test|export|tune batch_size [overrides...]; trainer --help lists the config "
-                "groups.");
+    throw Error(
+        "command line", "no subcommand given",
+        "Use trainer fit|validate|test|predict|export|tune batch_size|data pack [overrides...]; trainer --help lists "
+        "the config "
+        "groups.");
   }
   if (args.resolve && !args.cfg && !args.help) {
     throw Error("--resolve", "--resolve only works together with --cfg or --help", "Add --cfg job (or hydra, all).");

@@ -15,6 +15,7 @@
 #include "trainer/config/yaml.h"
 #include "trainer/engine/distributed/dist_env.h"
 #include "trainer/engine/distributed/job_ranks.h"
+#include "trainer/engine/data_pack_command.h"
 #include "trainer/engine/export_command.h"
 #include "trainer/engine/runtime_info.h"
 #include "trainer/engine/stop_signal.h"
@@ -129,6 +130,10 @@ __attribute__((visibility("default"))) int trainer_engine_run_job(const TrainerJ
     const std::string command = job->command;
     if (command == "export") {
       trainer::engine::export_checkpoint(document.root, run_dir);
+      return 0;
+    }
+    if (command == "data_pack") {
+      trainer::engine::pack_shards(document.root, run_dir);
       return 0;
     }
     const int code = trainer::engine::run_job_ranks(std::move(document.root), run_dir, job->config_yaml, command);

@@ -19,7 +19,7 @@ using trainer::config::Node;
 namespace trainer::launch {
 namespace {
 
-const std::vector<std::string> kCommands = {"export", "fit", "predict", "sweep", "test", "tune", "validate"};
+const std::vector<std::string> kCommands = {"data", "export", "fit", "predict", "sweep", "test", "tune", "validate"};
 const std::vector<std::string> kCfgKinds = {"all", "hydra", "job"};
 const std::vector<std::string> kInfoKinds = {"all", "config", "defaults", "defaults-tree", "plugins", "searchpath"};
 
@@ -270,7 +270,7 @@ std::vector<std::string> flag_names(const std::string& prefix) {
   return with_prefix(names, prefix);
 }
 
-// The words a command still needs before its overrides: an action for tune and sweep, a
+// The words a command still needs before its overrides: an action for tune, data and sweep, a
 // directory for sweep's. Candidates for the next one, or nullopt when the command is whole.
 std::optional<std::vector<std::string>> command_word_candidates(const std::vector<std::string>& command,
                                                                 const std::string& current) {
@@ -278,6 +278,11 @@ std::optional<std::vector<std::string>> command_word_candidates(const std::vecto
   if (command[0] == "tune") {
     if (command.size() == 1) return with_prefix({"batch_size"}, current);
     if (command[1] != "batch_size") return std::vector<std::string>{};
+    return std::nullopt;
+  }
+  if (command[0] == "data") {
+    if (command.size() == 1) return with_prefix({"pack"}, current);
+    if (command[1] != "pack") return std::vector<std::string>{};
     return std::nullopt;
   }
   if (command[0] == "sweep") {
@@ -292,7 +297,7 @@ std::optional<std::vector<std::string>> command_word_candidates(const std::vecto
 
 bool command_is_whole(const std::vector<std::string>& command) {
   if (command.empty()) return false;
-  if (command[0] == "tune") return command.size() >= 2;
+  if (command[0] == "tune" || command[0] == "data") return command.size() >= 2;
   if (command[0] == "sweep") return command.size() >= 3;
   return true;
 }

@@ -11,8 +11,9 @@ namespace trainer::options {
 const std::vector<Section>& sections() {
   static const std::vector<Section> all = [] {
     std::vector<Section> out;
-    for (auto part : {root_sections, trainer_sections, data_sections, model_sections, optimizer_sections,
-                      scheduler_sections, callbacks_sections, logger_sections, tuner_sections, predict_sections}) {
+    for (auto part :
+         {root_sections, trainer_sections, data_sections, model_sections, optimizer_sections, scheduler_sections,
+          callbacks_sections, logger_sections, tuner_sections, predict_sections, pack_sections}) {
       for (Section& section : part()) out.push_back(std::move(section));
     }
     return out;

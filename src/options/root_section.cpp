@@ -47,4 +47,25 @@ std::vector<Section> predict_sections() {
   return {predict};
 }
 
+// The pack section: `trainer data pack` (its flags --split, --output, --maxcount, --maxsize and
+// --no-shuffle set these keys; absent from configs/config.yaml, as the tuner's).
+std::vector<Section> pack_sections() {
+  Section pack{"pack", "", true, "trainer data pack: writing a split of the data as tar shards (data=webdataset)", {}};
+  pack.options = {
+      choice("split", "train", {"train", "val", "test"}).means("the split of the data config that is written"),
+      text("output", "null")
+          .or_null()
+          .means("the shards' file names, with one shard number: shards/train-%06d.tar (null: "
+                 "<run dir>/shards/<split>-%06d.tar)"),
+      integer("maxcount", "100000").at_least(1).means("most samples in one shard (as webdataset's ShardWriter)"),
+      integer("maxsize", "3000000000")
+          .at_least(1)
+          .means("most bytes in one shard, unless one sample is larger (as webdataset's ShardWriter)"),
+      flag("shuffle", "true")
+          .means("samples are written in a random order drawn from seed (shards then mix the classes); false: the "
+                 "data's own order"),
+  };
+  return {pack};
+}
+
 }  // namespace trainer::options

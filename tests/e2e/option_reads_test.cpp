@@ -113,6 +113,10 @@ TEST_CASE("every declared option is read by the code that honours it") {
   run(small({"fit", "data=webdataset", "data.shards=shard.tar", "data.val_shards=shard.tar",
              "data.test_shards=[shard.tar]", "data.shuffle_buffer=5", "data.label_key=null", "data.num_classes=2",
              "data.image_size=8", "data.batch_size=4", "hydra.run.dir=shards"}));
+  // trainer data pack reads the pack section (its flags) and the data's keys, here the table's.
+  run({"data", "pack", "--split", "val", "-o", "packed/val-%d.tar", "--maxcount", "3", "--maxsize", "1M",
+       "--no-shuffle", "data=csv", "data.path=t.txt", "data.target=label", "data.categorical=[colour]",
+       "data.delimiter='\\t'", "hydra.run.dir=pack"});
   // A TorchScript model whose file is missing: its keys are read before the load fails cleanly.
   run(small({"fit", "model=torchscript", "model.path=missing.pt", "data=synthetic", "hydra.run.dir=ts"}), false);
 

@@ -163,9 +163,10 @@ TEST_CASE(
 
 TEST_CASE("completion knows trainer's commands, flags and their values", "[completion]") {
   SECTION("commands and their actions") {
-    CHECK(candidates("trainer ") == Words{"export", "fit", "predict", "sweep", "test", "tune", "validate"});
+    CHECK(candidates("trainer ") == Words{"data", "export", "fit", "predict", "sweep", "test", "tune", "validate"});
     CHECK(candidates("trainer t") == Words{"test", "tune"});
     CHECK(candidates("trainer tune ") == Words{"batch_size"});
+    CHECK(candidates("trainer data ") == Words{"pack"});
     CHECK(candidates("trainer sweep ") == Words{"resume", "summary"});
     CHECK(candidates("trainer sweep resume ex") == Words{"expected/", "extra/"});
     CHECK(candidates("trainer sweep resume extra ").empty());
@@ -173,7 +174,7 @@ TEST_CASE("completion knows trainer's commands, flags and their values", "[compl
   }
   SECTION("every command that composes completes overrides") {
     const Words max_keys = {"trainer.max_epochs=", "trainer.max_steps=", "trainer.max_time="};
-    for (const std::string command : {"fit", "validate", "test", "export", "tune batch_size"}) {
+    for (const std::string command : {"fit", "validate", "test", "export", "tune batch_size", "data pack"}) {
       CHECK(candidates("trainer " + command + " trainer.max_") == max_keys);
       CHECK(candidates("trainer " + command + " model=") ==
             Words{"model=cnn", "model=mlp", "model=resnet", "model=torchscript"});

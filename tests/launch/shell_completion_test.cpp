@@ -52,9 +52,11 @@ TEST_CASE("a line: groups, their options, keys of the config it composes, and fi
 }
 
 TEST_CASE("a line: commands, flags and their values where Hydra's parser gives up") {
-  CHECK(complete("trainer ") == Words{"export", "fit", "predict", "sweep", "test", "tune", "validate"});
+  CHECK(complete("trainer ") == Words{"data", "export", "fit", "predict", "sweep", "test", "tune", "validate"});
   CHECK(complete("trainer v") == Words{"validate"});
   CHECK(complete("trainer tune ") == Words{"batch_size"});
+  CHECK(complete("trainer data ") == Words{"pack"});
+  CHECK(complete("trainer data pack gro") == Words{"group="});
   CHECK(complete("trainer tune batch_size gro") == Words{"group="});
   CHECK(complete("trainer sweep su") == Words{"summary"});
   CHECK(complete("trainer fit --mu") == Words{"--multirun"});

@@ -50,6 +50,7 @@ class ImageFolderDataset : public Dataset {
   std::string sample_name(int64_t index) const override { return files_.at(static_cast<size_t>(index)); }
 
   const std::vector<std::string>& files() const { return files_; }
+  const std::vector<int64_t>& labels() const { return labels_; }
 
  private:
   struct Scratch;

@@ -13,7 +13,7 @@
 extern "C" {
 
 struct TrainerJob {
-  const char* command;      // "fit", "validate", "test", "export", "tune_batch_size"
+  const char* command;      // "fit", "validate", "test", "predict", "export", "tune_batch_size", "data_pack"
   const char* config_yaml;  // the job's resolved config (without the hydra node)
   const char* run_dir;      // the job's output directory (exists)
   const char* log_file;     // the job's log file (the engine has its own copy of the logger)

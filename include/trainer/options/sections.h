@@ -16,7 +16,8 @@ std::vector<Section> data_sections();       // data.* for fashion_mnist and synt
 std::vector<Section> model_sections();      // model.* for mlp, cnn, resnet, torchscript
 std::vector<Section> optimizer_sections();  // optimizer.* for adam, adamw, sgd
 std::vector<Section> scheduler_sections();  // scheduler.* for none, step, cosine, warmup_cosine, onecycle
-std::vector<Section> tuner_sections();
-std::vector<Section> predict_sections();  // predict.*      // tuner.*
+std::vector<Section> tuner_sections();      // tuner.*
+std::vector<Section> predict_sections();    // predict.*
+std::vector<Section> pack_sections();       // pack.*: trainer data pack
 
 }  // namespace trainer::options
