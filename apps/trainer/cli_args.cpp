@@ -114,9 +114,9 @@ std::optional<int64_t> byte_count(const std::string& text) {
   if (unit == "k" || unit == "K")
     scale = 1000;
   else if (unit == "m" || unit == "M")
-    scale = 1000 * 1000;
+    scale = int64_t{1000} * 1000;
   else if (unit == "g" || unit == "G")
-    scale = 1000 * 1000 * 1000;
+    scale = int64_t{1000} * 1000 * 1000;
   else if (!unit.empty())
     return std::nullopt;
   if (number <= 0 || number > (int64_t{1} << 53) / scale) return std::nullopt;

@@ -13,9 +13,9 @@
 
 #include "trainer/config/config_view.h"
 #include "trainer/config/yaml.h"
+#include "trainer/engine/data_pack_command.h"
 #include "trainer/engine/distributed/dist_env.h"
 #include "trainer/engine/distributed/job_ranks.h"
-#include "trainer/engine/data_pack_command.h"
 #include "trainer/engine/export_command.h"
 #include "trainer/engine/runtime_info.h"
 #include "trainer/engine/stop_signal.h"
