@@ -6,9 +6,12 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstring>
+#include <iterator>
 #include <memory>
 #include <set>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -188,6 +191,108 @@ extern "C" void csv_row_callback(int terminator, void* reader) { static_cast<Rea
 // libcsv's blanks around unquoted cells: spaces only, so that a tab stays a TSV's delimiter.
 extern "C" int csv_is_blank(unsigned char c) { return c == ' ' ? 1 : 0; }
 
+constexpr size_t kSmallestParallel = size_t{8} << 20;  // below this one thread reads as fast
+
+// Where the rows [begin, end) of a table can be cut into parts that parse alike on their own: just
+// after line ends, when no quote in the file can make a line end part of a cell. Empty: read it
+// in one part (a small table, one core, or quotes).
+std::vector<size_t> parallel_cuts(const uint8_t* data, size_t begin, size_t end) {
+  const size_t threads = std::min<size_t>(std::thread::hardware_concurrency(), 8);
+  if (threads < 2 || end - begin < kSmallestParallel) return {};
+  if (std::memchr(data, '"', end) != nullptr) return {};
+  std::vector<size_t> cuts;
+  for (size_t part = 1; part < threads; ++part) {
+    const size_t from = std::max(begin + (end - begin) * part / threads, cuts.empty() ? begin : cuts.back());
+    const void* newline = std::memchr(data + from, '\n', end - from);
+    if (newline == nullptr) break;
+    const size_t cut = static_cast<size_t>(static_cast<const uint8_t*>(newline) - data) + 1;
+    if (cut >= end) break;
+    if (cuts.empty() || cut > cuts.back()) cuts.push_back(cut);
+  }
+  return cuts;
+}
+
+// The lines [from, to) holds, as the reader counts them: "\n", "\r\n" and a lone "\r" end one.
+int64_t lines_in(const uint8_t* data, size_t from, size_t to) {
+  int64_t lines = std::count(data + from, data + to, '\n');
+  for (const uint8_t* at = data + from; at < data + to;) {
+    const void* cr = std::memchr(at, '\r', static_cast<size_t>(data + to - at));
+    if (cr == nullptr) break;
+    at = static_cast<const uint8_t*>(cr) + 1;
+    if (at == data + to || *at != '\n') ++lines;
+  }
+  return lines;
+}
+
+// Reads the rows [begin, end) cut at `cuts` on one thread per part, each part's reader starting
+// from `first`'s header and its own line number, and appends the parts to `first`'s table in
+// order. The first part's error, in file order, is the one kept.
+void read_parts(Reader& first, const uint8_t* data, size_t begin, size_t end, const std::vector<size_t>& cuts,
+                char delimiter) {
+  std::vector<size_t> bounds = {begin};
+  bounds.insert(bounds.end(), cuts.begin(), cuts.end());
+  bounds.push_back(end);
+  const size_t parts = bounds.size() - 1;
+  std::vector<std::unique_ptr<Reader>> readers;
+  int64_t line = first.line;
+  for (size_t part = 0; part < parts; ++part) {
+    auto reader = std::make_unique<Reader>(first.path, first.key, first.choose);
+    reader->in_header = false;
+    reader->slot = first.slot;
+    reader->table.header = first.table.header;
+    reader->table.columns = first.table.columns;
+    reader->table.number_width = first.table.number_width;
+    reader->line = reader->row_line = line;
+    line += lines_in(data, bounds[part], bounds[part + 1]);
+    readers.push_back(std::move(reader));
+  }
+  auto read = [&](size_t part) {
+    Reader& reader = *readers[part];
+    csv_parser parser{};
+    if (csv_init(&parser, CSV_STRICT | CSV_STRICT_FINI | CSV_REPALL_NL) != 0) {
+      reader.fail("cannot start the CSV parser", "Free some memory.");
+      return;
+    }
+    csv_set_delim(&parser, static_cast<unsigned char>(delimiter));
+    csv_set_space_func(&parser, csv_is_blank);
+    const size_t length = bounds[part + 1] - bounds[part];
+    const size_t parsed = csv_parse(&parser, data + bounds[part], length, csv_cell_callback, csv_row_callback, &reader);
+    if (!reader.error && (parsed != length || csv_fini(&parser, csv_cell_callback, csv_row_callback, &reader) != 0)) {
+      reader.fail(std::to_string(reader.line) + ": " + csv_strerror(csv_error(&parser)), "");
+    }
+    csv_free(&parser);
+  };
+  std::vector<std::thread> threads;
+  for (size_t part = 1; part < parts; ++part) threads.emplace_back(read, part);
+  read(0);
+  for (std::thread& thread : threads) thread.join();
+  for (size_t part = 0; part < parts; ++part) {
+    if (readers[part]->error) {
+      first.error = std::move(readers[part]->error);
+      return;
+    }
+  }
+  CsvTable& table = first.table;
+  size_t rows = table.lines.size();
+  for (const auto& reader : readers) rows += reader->table.lines.size();
+  table.lines.reserve(rows);
+  table.numbers.reserve(rows * table.number_width);
+  for (size_t column = 0; column < table.columns.size(); ++column) {
+    if (table.columns[column].kind == CsvKind::kText) table.columns[column].texts.reserve(rows);
+  }
+  for (auto& reader : readers) {
+    CsvTable& part = reader->table;
+    table.lines.insert(table.lines.end(), part.lines.begin(), part.lines.end());
+    table.numbers.insert(table.numbers.end(), part.numbers.begin(), part.numbers.end());
+    for (size_t column = 0; column < table.columns.size(); ++column) {
+      std::vector<std::string>& texts = part.columns[column].texts;
+      std::move(texts.begin(), texts.end(), std::back_inserter(table.columns[column].texts));
+    }
+    reader.reset();  // each part's memory goes back as soon as it is copied
+  }
+  first.line = line;
+}
+
 }  // namespace
 
 bool is_csv_missing(std::string_view cell) {
@@ -254,14 +359,34 @@ CsvTable read_csv(const uint8_t* data, size_t size, const std::string& path, con
   }
   // In blocks, so that a bad cell stops the read within a block of it.
   constexpr size_t kBlock = size_t{1} << 20;
-  for (size_t offset = 0; offset < size; offset += kBlock) {
-    const size_t length = std::min(kBlock, size - offset);
-    const size_t parsed = csv_parse(&parser, data + offset, length, csv_cell_callback, csv_row_callback, &reader);
-    if (reader.error) break;
-    if (parsed != length) parse_error(offset + parsed);
+  auto parse_range = [&](size_t from, size_t to) {
+    for (size_t offset = from; offset < to; offset += kBlock) {
+      const size_t length = std::min(kBlock, to - offset);
+      const size_t parsed = csv_parse(&parser, data + offset, length, csv_cell_callback, csv_row_callback, &reader);
+      if (reader.error) return;
+      if (parsed != length) parse_error(offset + parsed);
+    }
+  };
+  // The header first, a line at a time (it ends at the first row with a cell), then the rows: on
+  // several threads when a large table can be cut at line ends into independent parts.
+  size_t header_end = 0;
+  while (reader.in_header && !reader.error && header_end < size) {
+    const void* newline = std::memchr(data + header_end, '\n', size - header_end);
+    const size_t next =
+        newline == nullptr ? size : static_cast<size_t>(static_cast<const uint8_t*>(newline) - data) + 1;
+    parse_range(header_end, next);
+    header_end = next;
   }
-  if (!reader.error && csv_fini(&parser, csv_cell_callback, csv_row_callback, &reader) != 0) parse_error(size);
-  csv_free(&parser);
+  std::vector<size_t> cuts;
+  if (!reader.in_header && !reader.error) cuts = parallel_cuts(data, header_end, size);
+  if (cuts.empty()) {
+    parse_range(header_end, size);
+    if (!reader.error && csv_fini(&parser, csv_cell_callback, csv_row_callback, &reader) != 0) parse_error(size);
+    csv_free(&parser);
+  } else {
+    csv_free(&parser);
+    read_parts(reader, data, header_end, size, cuts, delimiter);
+  }
   if (reader.error) throw Error(std::move(*reader.error));
   if (reader.in_header) {
     throw Error(key, path + " has no header row (the file is empty)",
