@@ -170,18 +170,19 @@ std::optional<CliArgs> parse_cli(int argc, char** argv, int& exit_code) {
   data->fallthrough();
   CLI::App* pack = data->add_subcommand(
       "pack", "Write a split of the data config (an image folder, a table, tensor files) as WebDataset tar shards");
-  std::string pack_split, pack_output, pack_maxsize;
-  int64_t pack_maxcount = 0;
+  std::string pack_split, pack_output, pack_maxsize, pack_maxcount;
   bool pack_no_shuffle = false;
   pack->add_option("--split", pack_split, "The split to write: train (default), val or test (pack.split)")
       ->check(CLI::IsMember({"train", "val", "test"}));
   pack->add_option("-o,--output", pack_output,
                    "The shard names, one number in them: shards/train-%06d.tar (pack.output; default "
-                   "<run dir>/shards/<split>-%06d.tar)");
+                   "<run dir>/shards/<split>-%06d.tar)")
+      ->type_name("PATTERN");
   pack->add_option("--maxcount", pack_maxcount, "Most samples per shard (pack.maxcount; default 100000)")
-      ->check(CLI::PositiveNumber);
+      ->type_name("N");
   pack->add_option("--maxsize", pack_maxsize,
-                   "Most bytes per shard, with an optional K, M or G (powers of 1000): 3G (pack.maxsize; default 3G)");
+                   "Most bytes per shard, with an optional K, M or G (powers of 1000): 3G (pack.maxsize; default 3G)")
+      ->type_name("BYTES");
   pack->add_flag("--no-shuffle", pack_no_shuffle,
                  "Write the samples in the data's order (pack.shuffle=false; by default an order drawn from seed)");
   pack->add_option("overrides", args.overrides,
@@ -221,10 +222,16 @@ std::optional<CliArgs> parse_cli(int argc, char** argv, int& exit_code) {
       exit_code = app.exit(error);
       return std::nullopt;
     }
-    std::cerr << "Error: command line: " << error.what()
-              << ". Flags go before the overrides (trainer fit [flags] [overrides...]); trainer --help lists them.\n";
-    exit_code = 1;
-    return std::nullopt;
+    // `trainer data --help`: the help, not "a subcommand is required".
+    if (!(args.help && dynamic_cast<const CLI::RequiredError*>(&error) != nullptr)) {
+      // An argument CLI11 did not expect is most often a flag after the overrides.
+      const bool extra = dynamic_cast<const CLI::ExtrasError*>(&error) != nullptr;
+      std::cerr << "Error: command line: " << error.what() << "."
+                << (extra ? " Flags go before the overrides (trainer fit [flags] [overrides...]);" : "")
+                << " trainer --help lists them.\n";
+      exit_code = 1;
+      return std::nullopt;
+    }
   }
   for (const char* name : {"fit", "validate", "test", "predict", "export"}) {
     if (app.got_subcommand(name)) args.command = name;
@@ -235,7 +242,19 @@ std::optional<CliArgs> parse_cli(int argc, char** argv, int& exit_code) {
     args.command = "data_pack";
     if (!pack_split.empty()) args.overrides.push_back("++pack.split=" + pack_split);
     if (!pack_output.empty()) args.overrides.push_back("++pack.output=" + quoted_override_value(pack_output));
-    if (pack_maxcount > 0) args.overrides.push_back("++pack.maxcount=" + std::to_string(pack_maxcount));
+    if (!pack_maxcount.empty()) {
+      const bool whole = pack_maxcount.size() <= 12 &&
+                         std::all_of(pack_maxcount.begin(), pack_maxcount.end(),
+                                     [](unsigned char c) { return std::isdigit(c) != 0; }) &&
+                         std::stoll(pack_maxcount) >= 1;
+      if (!whole) {
+        std::cerr << "Error: command line: --maxcount " << pack_maxcount
+                  << " is not a number of samples. Give a whole number from 1 to 999999999999: --maxcount 10000.\n";
+        exit_code = 1;
+        return std::nullopt;
+      }
+      args.overrides.push_back("++pack.maxcount=" + pack_maxcount);
+    }
     if (!pack_maxsize.empty()) {
       const std::optional<int64_t> bytes = byte_count(pack_maxsize);
       if (!bytes) {
@@ -257,6 +276,7 @@ std::optional<CliArgs> parse_cli(int argc, char** argv, int& exit_code) {
   }
   // The main app's flags also after `trainer fit --help` (App::help would show fit's own options).
   args.usage = app.get_formatter()->make_help(&app, "", CLI::AppFormatMode::Normal);
+  if (args.command == "data_pack") args.usage += "\n" + pack->help("trainer data");
   const std::string program = argc > 0 ? argv[0] : "trainer";
   args.program = program.substr(program.rfind('/') == std::string::npos ? 0 : program.rfind('/') + 1);
   return args;

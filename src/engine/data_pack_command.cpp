@@ -1,7 +1,9 @@
 #include "trainer/engine/data_pack_command.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -17,8 +19,10 @@
 #include "trainer/data/image_folder_dataset.h"
 #include "trainer/engine/stop_signal.h"
 #include "trainer/formats/shard_writer.h"
+#include "trainer/image/image_decoder.h"
 #include "trainer/options/option_reader.h"
 #include "trainer/util/error.h"
+#include "trainer/util/home_path.h"
 #include "trainer/util/log.h"
 
 namespace trainer::engine {
@@ -62,52 +66,134 @@ std::string lower_extension(const std::string& path) {
   return extension;
 }
 
-std::string read_whole(const std::string& path) {
+// The file's bytes; nullopt with `why` set when it cannot be read.
+std::optional<std::string> read_whole(const std::string& path, std::string& why) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    throw Error(path, "cannot be read (it was listed when the folder was scanned)",
-                "Check that the image folder is not being changed while it is packed.");
+    why = std::string("cannot be read: ") + std::strerror(errno);
+    return std::nullopt;
   }
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) {
+    why = std::string("cannot be read: ") + std::strerror(errno);
+    return std::nullopt;
+  }
+  return bytes;
 }
 
 std::string number_text(double value) {
   char text[32];
-  std::snprintf(text, sizeof(text), "%g", value);
+  for (int digits = 1; digits <= 17; ++digits) {  // the shortest text that reads back as the value
+    std::snprintf(text, sizeof(text), "%.*g", digits, value);
+    if (std::strtod(text, nullptr) == value) break;
+  }
   return text;
 }
 
-// A normalize value of the source data as an override's value: [0.286] or [0.485,0.456,0.406].
-std::string values_text(const config::ConfigView& data, const std::string& key) {
-  const config::Node& node = data.node(key);
-  if (!node.is_list()) return "[" + number_text(data.get<double>(key)) + "]";  // webdataset's takes a list
+std::string list_text(const std::vector<double>& values) {
   std::string out = "[";
-  for (double value : data.get<std::vector<double>>(key)) out += (out.size() > 1 ? "," : "") + number_text(value);
+  for (double value : values) out += (out.size() > 1 ? "," : "") + number_text(value);
   return out + "]";
 }
 
-// The overrides that make data=webdataset present these samples as the source data config did.
-std::string matching_overrides(const config::ConfigView& data, const data::Dataset& dataset, bool images) {
-  std::string out = " data.batch_size=" + std::to_string(data.get<int64_t>("batch_size"));
-  if (data.has("normalize.mean") && data.has("normalize.std")) {
-    out += " data.normalize.mean=" + values_text(data, "normalize.mean") +
-           " data.normalize.std=" + values_text(data, "normalize.std");
-  } else {
-    out += " data.normalize.mean=[0] data.normalize.std=[1]";  // the source's inputs reach the model as they are
-  }
-  if (images) {
-    const int64_t channels = data.get_or<int64_t>("channels", 3);
-    if (channels != 3) out += " data.channels=" + std::to_string(channels);
-    if (const std::optional<int64_t> side = data.get_or<std::optional<int64_t>>("image_size", std::nullopt)) {
-      out += " data.image_size=" + std::to_string(*side);
+// A config value as an override's value in Hydra's grammar, on one line: 3, 0.5, name,
+// 'a b', [1, 2], {size: 32, scale: [0.5, 1.0]}.
+std::string flow_text(const config::Node& node) {
+  switch (node.type()) {
+    case config::NodeType::kNull:
+      return "null";
+    case config::NodeType::kBool:
+      return node.as_bool() ? "true" : "false";
+    case config::NodeType::kInt:
+      return node.int_text();
+    case config::NodeType::kFloat: {
+      const std::string text = number_text(node.as_float());
+      return text.find_first_of(".eEn") == std::string::npos ? text + ".0" : text;
     }
-    const std::string augment = data.get_or<std::string>("augment", "none");
-    if (augment != "none") out += " data.augment=" + augment;
+    case config::NodeType::kString: {
+      const std::string& text = node.as_string();
+      const bool bare = !text.empty() && (std::isalpha(static_cast<unsigned char>(text[0])) || text[0] == '_') &&
+                        std::all_of(text.begin(), text.end(),
+                                    [](unsigned char c) { return std::isalnum(c) || c == '_' || c == '-'; }) &&
+                        text != "null" && text != "true" && text != "false";
+      if (bare) return text;
+      std::string quoted = "'";
+      for (char c : text) quoted += c == '\'' || c == '\\' ? std::string("\\") + c : std::string(1, c);
+      return quoted + "'";
+    }
+    case config::NodeType::kList: {
+      std::string out = "[";
+      for (const config::Node& item : node.items()) out += (out.size() > 1 ? ", " : "") + flow_text(item);
+      return out + "]";
+    }
+    case config::NodeType::kMap: {
+      std::string out = "{";
+      for (const auto& entry : node.entries()) {
+        out += (out.size() > 1 ? ", " : "") + entry.key + ": " + flow_text(entry.value);
+      }
+      return out + "}";
+    }
+    case config::NodeType::kMissing:
+      return "???";
   }
-  const int64_t classes =
+  return "null";
+}
+
+// One word for a POSIX shell: as it is when nothing in it is special, else in double quotes when
+// nothing in it is special there, else in single quotes.
+std::string shell_word(const std::string& word) {
+  const auto plain = [](unsigned char c) { return std::isalnum(c) || std::strchr("_-./=:,+@%", c) != nullptr; };
+  if (!word.empty() && std::all_of(word.begin(), word.end(), plain)) return word;
+  if (word.find_first_of("\"$`\\!") == std::string::npos) return "\"" + word + "\"";
+  std::string quoted = "'";
+  for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+// The overrides that make data=webdataset present these samples as the source data config did.
+std::vector<std::string> matching_overrides(const config::ConfigView& data, const data::DataOptions& options,
+                                            const data::Dataset& dataset, bool images, int64_t largest_label) {
+  std::vector<std::string> out = {"data.batch_size=" + std::to_string(options.batch_size),
+                                  // what the loader normalised the source's batches with (shipped or given)
+                                  "data.normalize.mean=" + list_text(options.mean),
+                                  "data.normalize.std=" + list_text(options.std)};
+  if (images) {
+    if (options.channels != 3) out.push_back("data.channels=" + std::to_string(options.channels));
+    if (options.image_size > 0) out.push_back("data.image_size=" + std::to_string(options.image_size));
+    if (options.augment_preset != "none") out.push_back("data.augment=" + options.augment_preset);
+    if (options.skip_bad_samples) out.push_back("data.on_bad_sample=skip");
+    for (const char* split : {"train", "eval"}) {
+      const std::string key = std::string("transforms.") + split;
+      if (data.has(key) && !data.node(key).is_null()) {
+        out.push_back("data." + key + "=" + flow_text(data.node(key)));
+      }
+    }
+  }
+  int64_t classes =
       !dataset.class_names().empty() ? static_cast<int64_t>(dataset.class_names().size()) : dataset.num_classes();
-  if (classes > 0) out += " data.num_classes=" + std::to_string(classes);
+  if (classes <= 0 && data.has("num_classes") && !data.node("num_classes").is_null()) classes = options.num_classes;
+  if (classes <= 0 && (options.name == "fashion_mnist" || options.name == "synthetic")) classes = options.num_classes;
+  classes = std::max(classes, largest_label + 1);
+  if (classes > 0) out.push_back("data.num_classes=" + std::to_string(classes));
   return out;
+}
+
+// The output pattern as the shards' absolute path (printed, it works from any directory): ~ is
+// the home directory, and what would break the printed command's quoting or brace pattern is
+// refused before anything is read.
+std::string output_pattern(const std::string& given) {
+  formats::ShardPattern(given, "pack.output");  // its shard number, as the user wrote it
+  for (const char c : given) {
+    if (c == '{' || c == '}' || c == '\'' || c == '\\' || static_cast<unsigned char>(c) < 0x20) {
+      throw Error("pack.output",
+                  "'" + given + "' holds " +
+                      (static_cast<unsigned char>(c) < 0x20 ? std::string("a control character")
+                                                            : "'" + std::string(1, c) + "'") +
+                      ", which data.shards' brace patterns and quoting cannot carry",
+                  "Give a path without braces, quotes, backslashes or control characters: shards/train-%06d.tar.");
+    }
+  }
+  return fs::absolute(fs::path(expand_home(given))).lexically_normal().string();
 }
 
 void check_stop(const formats::ShardWriter& writer) {
@@ -129,8 +215,8 @@ void pack_shards(const config::Node& job_config, const std::string& run_dir) {
   const options::OptionReader pack =
       given ? options::OptionReader(view.sub("pack")) : options::OptionReader(config::ConfigView(no_keys), {}, "pack");
   const std::string split = pack.choice("split");
-  const std::string output =
-      pack.get<std::optional<std::string>>("output").value_or(run_dir + "/shards/" + split + "-%06d.tar");
+  const std::string output = output_pattern(
+      pack.get<std::optional<std::string>>("output").value_or(run_dir + "/shards/" + split + "-%06d.tar"));
   const int64_t maxcount = pack.get<int64_t>("maxcount");
   const int64_t maxsize = pack.get<int64_t>("maxsize");
   const bool shuffle = pack.get<bool>("shuffle");
@@ -185,16 +271,49 @@ void pack_shards(const config::Node& job_config, const std::string& run_dir) {
             " bytes per shard)");
   formats::ShardWriter writer(pattern, maxcount, maxsize);
   std::string label_text;
+  int64_t largest_label = -1;
+  int64_t written = 0;  // keys number the samples written, with no gap where one was left out
   if (folder != nullptr) {
-    // An image's own bytes: nothing decoded or re-encoded, the shard no bigger than the folder.
+    // An image's own bytes: nothing re-encoded, the shard no bigger than the folder. Each is
+    // decoded once (at 1/8 scale where JPEG allows) so that a file data=webdataset could not
+    // decode is found now, as data.on_bad_sample says: an error, or left out and counted.
+    image::DecodeRequest check;
+    check.channels = data_options.channels;
+    check.min_height = check.min_width = 1;
+    image::Image decoded;
+    std::vector<std::string> skipped;
     for (int64_t position = 0; position < total; ++position) {
       check_stop(writer);
       const size_t index = static_cast<size_t>(order[static_cast<size_t>(position)]);
       const std::string& file = folder->files()[index];
-      const std::string bytes = read_whole(file);
-      label_text = std::to_string(folder->labels()[index]);
-      const std::string extension = lower_extension(file);
-      writer.write(key_of(position), {{extension, bytes}, {"cls", label_text}});
+      std::string why;
+      std::optional<std::string> bytes = read_whole(file, why);
+      if (bytes) {
+        try {
+          image::decode_image(reinterpret_cast<const uint8_t*>(bytes->data()), bytes->size(), check, decoded, file);
+        } catch (const image::BadImage& bad) {
+          why = bad.problem();
+          bytes.reset();
+        }
+      }
+      if (!bytes) {
+        if (!data_options.skip_bad_samples) {
+          throw Error(file, why,
+                      "Remove or replace the file, or pack with data.on_bad_sample=skip to leave such files out (each "
+                      "is logged). The shards completed before it are whole; remove them before packing again.");
+        }
+        if (skipped.size() < 10) log::warning("pack: left out " + file + ": " + why);
+        skipped.push_back(file);
+        continue;
+      }
+      const int64_t label = folder->labels()[index];
+      largest_label = std::max(largest_label, label);
+      label_text = std::to_string(label);
+      writer.write(key_of(written++), {{lower_extension(file), *bytes}, {"cls", label_text}});
+    }
+    if (!skipped.empty()) {
+      log::warning("pack: " + std::to_string(skipped.size()) + " of " + std::to_string(total) +
+                   " images could not be read or decoded and were left out (data.on_bad_sample=skip)");
     }
   } else {
     bool told_bfloat16 = false;
@@ -229,10 +348,15 @@ void pack_shards(const config::Node& job_config, const std::string& run_dir) {
       const int64_t* labels = targets.data_ptr<int64_t>();
       for (int64_t row = 0; row < count; ++row) {
         const std::string npy = formats::npy_bytes(descr, shape, std::string_view(base + row * row_bytes, row_bytes));
+        largest_label = std::max(largest_label, labels[row]);
         label_text = std::to_string(labels[row]);
-        writer.write(key_of(start + row), {{"npy", npy}, {"cls", label_text}});
+        writer.write(key_of(written++), {{"npy", npy}, {"cls", label_text}});
       }
     }
+  }
+  if (written == 0) {
+    throw Error("pack.split", "every sample of the " + split + " split was left out: there is nothing to pack",
+                "Check the data's files (the log names the first ones left out).");
   }
   const std::vector<std::string> shards = writer.finish();
   const std::string spec = pattern.brace_spec(static_cast<int64_t>(shards.size()));
@@ -250,11 +374,35 @@ void pack_shards(const config::Node& job_config, const std::string& run_dir) {
   const std::string summary = "packed " + std::to_string(writer.samples()) + " samples (" + split +
                               " split of data=" + data_options.name + ") into " + std::to_string(shards.size()) +
                               " shard(s), " + megabytes + " MB: " + spec;
-  // Quoted for the shell and, inside, for Hydra (its braces are grammar): paste it as it is.
-  const std::string command = "trainer fit data=webdataset \"" + key + "='" + spec + "'\"" +
-                              matching_overrides(data_view, *dataset, folder != nullptr);
+  // Each word quoted for the shell, the brace pattern also for Hydra (its braces are grammar):
+  // paste it as it is. Training shards give a fit; a validation or test split, the command that
+  // evaluates a checkpoint on them (CHECKPOINT: a .ckpt file, or last/best with hydra.run.dir).
+  std::vector<std::string> words = {"trainer"};
+  if (split == "train") {
+    words.insert(words.end(), {"fit", "data=webdataset"});
+  } else {
+    words.insert(words.end(), {split == "val" ? "validate" : "test", "ckpt_path=CHECKPOINT", "data=webdataset"});
+  }
+  words.push_back(key + "='" + spec + "'");
+  for (const std::string& word :
+       matching_overrides(data_view, data_options, *dataset, folder != nullptr, largest_label)) {
+    words.push_back(word);
+  }
+  std::string command;
+  for (const std::string& word : words) command += (command.empty() ? "" : " ") + shell_word(word);
+  const bool crops = folder == nullptr && (data_options.random_crop_padding > 0 || data_options.horizontal_flip);
+  if (crops && split == "train") {
+    log::warning(
+        "pack: data.augment's random crop and flip are not carried to the command: data=webdataset does not "
+        "transform .npy samples, so the shards train without them");
+  }
   log::info("pack: " + summary);
-  log::info("pack: train on them with: " + command);
+  log::info(std::string("pack: ") +
+            (split == "train" ? "train on them with: " : "evaluate a checkpoint on them with: ") + command);
+  if (split != "train") {
+    log::info("pack: to validate or test on them during a fit, add " + shell_word(key + "='" + spec + "'") +
+              " to the fit command of the training shards");
+  }
   std::cout << summary << "\n" << command << std::endl;
 }
 

@@ -2,8 +2,12 @@
 
 #include <archive.h>
 #include <archive_entry.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <filesystem>
 #include <system_error>
@@ -26,6 +30,19 @@ std::string padded_number(int64_t value, int width) {
   std::string text = std::to_string(value);
   if (static_cast<int>(text.size()) < width) text.insert(0, static_cast<size_t>(width) - text.size(), '0');
   return text;
+}
+
+// Renames `from` to `to` unless `to` exists, atomically (two packs to the same names cannot both
+// win): renameat2's RENAME_NOREPLACE, or where a file system lacks it, a hard link then an unlink.
+// False with errno set (EEXIST: `to` exists).
+bool rename_without_replacing(const std::string& from, const std::string& to) {
+#ifdef RENAME_NOREPLACE
+  if (::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_NOREPLACE) == 0) return true;
+  if (errno != EINVAL && errno != ENOSYS && errno != ENOTSUP) return false;
+#endif
+  if (::link(from.c_str(), to.c_str()) != 0) return false;
+  ::unlink(from.c_str());
+  return true;
 }
 
 }  // namespace
@@ -66,9 +83,23 @@ std::string ShardPattern::name(int64_t number) const { return head_ + padded_num
 
 std::string ShardPattern::brace_spec(int64_t count) const {
   if (count <= 1) return name(0);
+  const int64_t last = count - 1;
   // Zero-padded bounds make expand_braces pad every number; %d's are unpadded.
-  const int width = width_ > 0 ? std::max<int>(width_, static_cast<int>(std::to_string(count - 1).size())) : 0;
-  return head_ + "{" + padded_number(0, width) + ".." + padded_number(count - 1, width) + "}" + tail_;
+  if (width_ == 0 || static_cast<int>(std::to_string(last).size()) <= width_) {
+    return head_ + "{" + padded_number(0, width_) + ".." + padded_number(last, width_) + "}" + tail_;
+  }
+  // Numbers that outgrow %0Nd's width are written wider and unpadded (s-%02d: s-99.tar, then
+  // s-100.tar): a list of ranges, one per width, {{00..99},{100..152}}.
+  std::string ranges = "{" + padded_number(0, width_) + ".." + std::string(static_cast<size_t>(width_), '9') + "}";
+  int64_t from = 1;
+  for (int digits = 0; digits < width_; ++digits) from *= 10;
+  while (from <= last) {
+    const int64_t to = from > last / 10 ? last : std::min(last, from * 10 - 1);
+    ranges += ",{" + std::to_string(from) + ".." + std::to_string(to) + "}";
+    if (to == last) break;
+    from *= 10;
+  }
+  return head_ + "{" + ranges + "}" + tail_;
 }
 
 ShardWriter::ShardWriter(ShardPattern pattern, int64_t maxcount, int64_t maxsize)
@@ -96,6 +127,24 @@ ShardWriter::~ShardWriter() {
   }
 }
 
+std::string ShardWriter::completed_text() const {
+  if (written_.empty()) return "";
+  return "; the " + std::to_string(written_.size()) + " shard(s) written before it (" + written_.front() +
+         (written_.size() > 1 ? " .. " + written_.back() : std::string()) + ") are whole";
+}
+
+// libarchive's message, with the system's reason when it has one ("Write error: No space left on
+// device").
+std::string ShardWriter::archive_reason() const {
+  std::string why = archive_error_string(archive_) != nullptr ? archive_error_string(archive_) : "unknown error";
+  const int code = archive_errno(archive_);
+  if (code > 0) {
+    const std::string reason = std::error_code(code, std::generic_category()).message();
+    if (why.find(reason) == std::string::npos) why += ": " + reason;
+  }
+  return why;
+}
+
 void ShardWriter::fail(const std::string& what) const {
   throw Error(current_, what,
               "Check the free space and permissions of its folder; the shards completed before it (" +
@@ -106,7 +155,7 @@ void ShardWriter::open_next() {
   current_ = pattern_.name(static_cast<int64_t>(written_.size()));
   std::error_code exists_error;
   if (fs::exists(current_, exists_error)) {
-    throw Error(pattern_.text(), "the shard " + current_ + " exists already; it was not overwritten",
+    throw Error(pattern_.text(), "the shard " + current_ + " exists already; it was not overwritten" + completed_text(),
                 "Remove the old shards, or give another output pattern.");
   }
   temporary_ = current_ + ".partial-" + std::to_string(::getpid());
@@ -115,11 +164,12 @@ void ShardWriter::open_next() {
   if (archive_write_set_format_pax_restricted(archive_) != ARCHIVE_OK ||
       archive_write_set_bytes_in_last_block(archive_, 1) != ARCHIVE_OK ||
       archive_write_open_filename(archive_, temporary_.c_str()) != ARCHIVE_OK) {
-    const std::string why = archive_error_string(archive_) ? archive_error_string(archive_) : "unknown error";
+    const std::string why = archive_reason();
     archive_write_free(archive_);
     archive_ = nullptr;
     ::unlink(temporary_.c_str());
-    throw Error(current_, "cannot be written: " + why, "Give an output pattern in a folder you can write to.");
+    throw Error(current_, "cannot be written: " + why + completed_text(),
+                "Give an output pattern in a folder you can write to.");
   }
   count_ = 0;
   size_ = 0;
@@ -128,17 +178,23 @@ void ShardWriter::open_next() {
 void ShardWriter::close_current() {
   if (archive_ == nullptr) return;
   const bool closed = archive_write_close(archive_) == ARCHIVE_OK;
-  const std::string why = archive_error_string(archive_) ? archive_error_string(archive_) : "";
+  const std::string why = archive_reason();
   archive_write_free(archive_);
   archive_ = nullptr;
   if (!closed) {
     ::unlink(temporary_.c_str());
     fail("could not be completed: " + why);
   }
-  if (std::rename(temporary_.c_str(), current_.c_str()) != 0) {
-    const std::string reason = std::error_code(errno, std::generic_category()).message();
+  if (!rename_without_replacing(temporary_, current_)) {
+    const int code = errno;
     ::unlink(temporary_.c_str());
-    fail("could not be renamed from " + temporary_ + ": " + reason);
+    if (code == EEXIST) {
+      throw Error(pattern_.text(),
+                  "the shard " + current_ + " appeared while it was written (another pack to the same names?); it " +
+                      "was not overwritten, and this pack's copy was removed" + completed_text(),
+                  "Give each pack its own output pattern.");
+    }
+    fail("could not be renamed from " + temporary_ + ": " + std::error_code(code, std::generic_category()).message());
   }
   written_.push_back(current_);
   total_bytes_ += size_ + kEndOfArchive;
@@ -164,7 +220,7 @@ void ShardWriter::write(const std::string& key, const std::vector<SampleMember>&
     if (archive_write_header(archive_, entry) != ARCHIVE_OK ||
         (!member.bytes.empty() && archive_write_data(archive_, member.bytes.data(), member.bytes.size()) !=
                                       static_cast<la_ssize_t>(member.bytes.size()))) {
-      const std::string why = archive_error_string(archive_) ? archive_error_string(archive_) : "unknown error";
+      const std::string why = archive_reason();
       archive_entry_free(entry);
       archive_write_free(archive_);
       archive_ = nullptr;

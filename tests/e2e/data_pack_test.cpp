@@ -24,22 +24,21 @@ namespace {
 
 const char* const kDataDir = "/usr/share/datasets/fashion-mnist";  // configs/paths/default.yaml
 
-// The words of the command pack prints on its last stdout line, as a shell would split them (its
-// one quoted word, "data.shards='...'", loses the shell's quotes and keeps Hydra's).
-std::vector<std::string> printed_command(const std::string& out) {
+// The command pack prints on its last stdout line, run as printed by bash (with this build's
+// binary for `trainer`, CHECKPOINT replaced by `checkpoint`, and `extra` words appended).
+ProcessResult run_printed(const std::string& out, const std::string& extra, const std::string& cwd,
+                          const std::string& checkpoint = "") {
   std::string line = out;
   while (!line.empty() && line.back() == '\n') line.pop_back();
   line = line.substr(line.rfind('\n') + 1);
-  std::vector<std::string> words;
-  std::istringstream in(line);
-  for (std::string word; in >> word;) {
-    if (word.size() >= 2 && word.front() == '"' && word.back() == '"') word = word.substr(1, word.size() - 2);
-    words.push_back(word);
+  REQUIRE(line.rfind("trainer ", 0) == 0);
+  line.replace(0, 7, TRAINER_BINARY);
+  const size_t placeholder = line.find("ckpt_path=CHECKPOINT");
+  if (!checkpoint.empty()) {
+    REQUIRE(placeholder != std::string::npos);
+    line.replace(placeholder, std::string("ckpt_path=CHECKPOINT").size(), checkpoint);
   }
-  REQUIRE(words.size() > 3);
-  REQUIRE(words[0] == "trainer");
-  words[0] = TRAINER_BINARY;
-  return words;
+  return run_process({"/bin/bash", "-c", line + " " + extra}, cwd);
 }
 
 // Every member of the shards, extracted by GNU tar: name -> bytes.
@@ -102,8 +101,10 @@ TEST_CASE(
   REQUIRE(expected.size() == 60);
 
   const std::vector<std::string> source = {
-      "data=image_folder",  "data.root=" + root.string(),  "data.val_fraction=0",       "data.channels=1",
-      "data.image_size=28", "data.normalize.mean=[0.286]", "data.normalize.std=[0.353]"};
+      "data=image_folder",          "data.root=" + root.string(),
+      "data.val_fraction=0",        "data.channels=1",
+      "data.image_size=28",         "data.normalize.mean=[0.286]",
+      "data.normalize.std=[0.353]", "data.transforms.eval=[{resize: 28}, {center_crop: 28}]"};
   auto pack = [&](const std::string& run, std::vector<std::string> flags) {
     std::vector<std::string> argv = {TRAINER_BINARY, "data", "pack"};
     argv.insert(argv.end(), flags.begin(), flags.end());
@@ -116,7 +117,8 @@ TEST_CASE(
   INFO(packed.err);
   REQUIRE(packed.exit_code == 0);
   CHECK(packed.out.find("packed 60 samples (train split of data=image_folder) into 4 shard(s)") == 0);
-  CHECK(packed.out.find(": shards/train-{000000..000003}.tar\n") != std::string::npos);
+  // The shards' absolute path, which works from any directory.
+  CHECK(packed.out.find(": " + dir.path() + "/shards/train-{000000..000003}.tar\n") != std::string::npos);
   CHECK(packed.err.find("pack: labels (.cls) are class indices: 0=ankle_boot, 1=bag") != std::string::npos);
   const std::vector<fs::path> shards = shards_in(fs::path(dir.path()) / "shards");
   REQUIRE(shards.size() == 4);
@@ -152,26 +154,28 @@ TEST_CASE(
   CHECK(ordered_labels.size() == 60);
   CHECK(std::is_sorted(ordered_labels.begin(), ordered_labels.end()));
 
-  // The command pack printed, as printed, trains a cnn on the shards.
-  std::vector<std::string> fit = printed_command(packed.out);
-  CHECK(std::find(fit.begin(), fit.end(), "data.channels=1") != fit.end());
-  CHECK(std::find(fit.begin(), fit.end(), "data.image_size=28") != fit.end());
-  CHECK(std::find(fit.begin(), fit.end(), "data.num_classes=10") != fit.end());
-  for (const char* extra : {"model=cnn", "model.channels=[4,8]", "model.hidden_size=16", "trainer.max_epochs=1",
-                            "trainer.enable_progress_bar=false", "test_after_fit=false", "hydra.run.dir=fit"}) {
-    fit.push_back(extra);
+  // The command pack printed, as printed, trains a cnn on the shards: the source's channels, size,
+  // evaluation transforms and normalisation, and its class count.
+  for (const char* word : {" data.channels=1", " data.image_size=28", " data.num_classes=10",
+                           " \"data.transforms.eval=[{resize: 28}, {center_crop: 28}]\"",
+                           " \"data.normalize.mean=[0.286]\" \"data.normalize.std=[0.353]\""}) {
+    CHECK(packed.out.find(word) != std::string::npos);
   }
-  const ProcessResult trained = run_process(fit, dir.path());
+  const ProcessResult trained = run_printed(packed.out,
+                                            "model=cnn model.channels=[4,8] model.hidden_size=16 trainer.max_epochs=1 "
+                                            "trainer.enable_progress_bar=false test_after_fit=false hydra.run.dir=fit",
+                                            dir.path());
   INFO(trained.err);
   REQUIRE(trained.exit_code == 0);
   CHECK(trained.err.find("data: 60 train") != std::string::npos);
+  CHECK(trained.err.find("evaluation Resize(size=28)") != std::string::npos);
 
   // Packing again over the same shards: refused, nothing touched.
   const auto before = fs::last_write_time(shards[0]);
   const ProcessResult again = pack("again", {"--maxcount", "16", "-o", "shards/train-%06d.tar"});
   check_clean_error(again);
-  CHECK(again.err.find("the first shard shards/train-000000.tar exists already; nothing was written") !=
-        std::string::npos);
+  CHECK(again.err.find("the first shard " + dir.path() +
+                       "/shards/train-000000.tar exists already; nothing was written") != std::string::npos);
   CHECK(fs::last_write_time(shards[0]) == before);
   // A pattern without a shard number, a size that is not one, an empty split.
   const ProcessResult no_number = pack("no_number", {"-o", "out.tar"});
@@ -184,6 +188,23 @@ TEST_CASE(
   check_clean_error(empty);
   CHECK(empty.err.find("the val split of data=image_folder is empty") != std::string::npos);
   CHECK(empty.err.find("data.val_fraction") != std::string::npos);
+
+  // A file that is not an image: found when packed, as data.on_bad_sample says (the default
+  // stops, naming it; skip leaves it out, says so, and the command carries the setting).
+  { std::ofstream(root / "bag" / "broken.png") << "not a png"; }
+  const ProcessResult bad = pack("bad", {"-o", "bad/s-%d.tar"});
+  check_clean_error(bad);
+  CHECK(bad.err.find((root / "bag" / "broken.png").string()) != std::string::npos);
+  CHECK(bad.err.find("data.on_bad_sample=skip") != std::string::npos);
+  std::vector<std::string> skipping = {TRAINER_BINARY, "data", "pack", "-o", "skip/s-%d.tar"};
+  skipping.insert(skipping.end(), source.begin(), source.end());
+  skipping.insert(skipping.end(), {"data.on_bad_sample=skip", "hydra.run.dir=skip"});
+  const ProcessResult skipped = run_process(skipping, dir.path());
+  INFO(skipped.err);
+  REQUIRE(skipped.exit_code == 0);
+  CHECK(skipped.out.find("packed 60 samples") == 0);
+  CHECK(skipped.err.find("pack: left out " + (root / "bag" / "broken.png").string()) != std::string::npos);
+  CHECK(skipped.out.find(" data.on_bad_sample=skip") != std::string::npos);
 }
 
 TEST_CASE(
@@ -209,8 +230,10 @@ TEST_CASE(
   INFO(packed.err);
   REQUIRE(packed.exit_code == 0);
   CHECK(packed.out.find("packed 6000 samples (val split of data=fashion_mnist) into 3 shard(s)") == 0);
-  CHECK(packed.out.find("\"data.val_shards='val/fmnist-{000..002}.tar'\"") != std::string::npos);
-  CHECK(packed.out.find("data.normalize.mean=[0.286] data.normalize.std=[0.353]") != std::string::npos);
+  // A validation split's command evaluates a checkpoint on it.
+  CHECK(packed.out.find("\ntrainer validate ckpt_path=CHECKPOINT data=webdataset \"data.val_shards='" + dir.path() +
+                        "/val/fmnist-{000..002}.tar'\"") != std::string::npos);
+  CHECK(packed.out.find("\"data.normalize.mean=[0.286]\" \"data.normalize.std=[0.353]\"") != std::string::npos);
   // The 28x28 gray images as .npy of uint8 [1, 28, 28].
   const std::map<std::string, std::string> members =
       extract({fs::path(dir.path()) / "val" / "fmnist-002.tar"}, fs::path(dir.path()) / "out");
@@ -222,12 +245,8 @@ TEST_CASE(
       run_process({TRAINER_BINARY, "validate", "ckpt_path=last", "hydra.run.dir=run"}, dir.path());
   INFO(on_files.err);
   REQUIRE(on_files.exit_code == 0);
-  // The printed overrides, on the same checkpoint: data=webdataset needs no training shards to validate.
-  std::vector<std::string> on_shards = printed_command(packed.out);
-  on_shards[1] = "validate";
-  on_shards.push_back("ckpt_path=last");
-  on_shards.push_back("hydra.run.dir=run");
-  const ProcessResult validated = run_process(on_shards, dir.path());
+  // The printed command, on the same checkpoint: data=webdataset needs no training shards to validate.
+  const ProcessResult validated = run_printed(packed.out, "", dir.path(), "ckpt_path=last hydra.run.dir=run");
   INFO(validated.err);
   REQUIRE(validated.exit_code == 0);
   CHECK(printed(validated.out, "val/acc") == printed(on_files.out, "val/acc"));
@@ -260,7 +279,8 @@ TEST_CASE("data pack: a table's encoded rows train from shards; what cannot be p
   REQUIRE(packed.exit_code == 0);
   CHECK(packed.out.find("packed 72 samples (train split of data=csv) into 1 shard(s)") == 0);
   // Standardised float32 rows (size, weight and the two colours one-hot): no second normalisation.
-  CHECK(packed.out.find("data.normalize.mean=[0] data.normalize.std=[1] data.num_classes=2") != std::string::npos);
+  CHECK(packed.out.find("\"data.normalize.mean=[0]\" \"data.normalize.std=[1]\" data.num_classes=2") !=
+        std::string::npos);
   const std::map<std::string, std::string> members =
       extract({fs::path(dir.path()) / "rows" / "train-00.tar"}, fs::path(dir.path()) / "out");
   CHECK(members.at("000000.npy").find("{'descr': '<f4'") == 10);
@@ -274,16 +294,41 @@ TEST_CASE("data pack: a table's encoded rows train from shards; what cannot be p
   CHECK(fs::exists(fs::path(dir.path()) / "default" / "shards" / "val-000000.tar"));
   CHECK(fs::exists(fs::path(dir.path()) / "default" / ".hydra" / "config.yaml"));
 
-  std::vector<std::string> fit = printed_command(packed.out);
-  for (const char* extra : {"model.hidden_sizes=[8]", "trainer.max_epochs=2", "trainer.enable_progress_bar=false",
-                            "test_after_fit=false", "hydra.run.dir=fit"}) {
-    fit.push_back(extra);
-  }
-  fit.push_back("data.val_shards=" + (fs::path(dir.path()) / "default" / "shards" / "val-000000.tar").string());
-  const ProcessResult trained = run_process(fit, dir.path());
+  const ProcessResult trained =
+      run_printed(packed.out,
+                  "model.hidden_sizes=[8] trainer.max_epochs=2 trainer.enable_progress_bar=false test_after_fit=false "
+                  "hydra.run.dir=fit data.val_shards=" +
+                      (fs::path(dir.path()) / "default" / "shards" / "val-000000.tar").string(),
+                  dir.path());
   INFO(trained.err);
   REQUIRE(trained.exit_code == 0);
   CHECK(trained.err.find("data: 72 train / 8 val") != std::string::npos);
+
+  // A folder whose name the shell would expand ($, a space) and more shards than %01d's width: the
+  // printed pattern lists each width's range, and the command, pasted, reads every shard.
+  std::vector<std::string> odd = {"data", "pack", "--maxcount", "1", "-o", "odd $dir/r-%01d.tar"};
+  odd.insert(odd.end(), table.begin(), table.end());
+  odd.push_back("hydra.run.dir=odd");
+  const ProcessResult odd_packed = run(odd);
+  INFO(odd_packed.err);
+  REQUIRE(odd_packed.exit_code == 0);
+  CHECK(odd_packed.out.find("into 72 shard(s)") != std::string::npos);
+  CHECK(odd_packed.out.find("odd $dir/r-{{0..9},{10..71}}.tar") != std::string::npos);
+  CHECK(fs::exists(fs::path(dir.path()) / "odd $dir" / "r-71.tar"));
+  const ProcessResult odd_trained =
+      run_printed(odd_packed.out,
+                  "model.hidden_sizes=[8] trainer.max_epochs=1 trainer.enable_progress_bar=false test_after_fit=false "
+                  "data.shuffle_buffer=0 hydra.run.dir=odd_fit",
+                  dir.path());
+  INFO(odd_trained.err);
+  REQUIRE(odd_trained.exit_code == 0);
+  CHECK(odd_trained.err.find("data: 72 train") != std::string::npos);
+  // Braces or quotes in the output would break the printed pattern: refused before reading.
+  std::vector<std::string> braces = {"data", "pack", "-o", "x{1}/r-%d.tar"};
+  braces.insert(braces.end(), table.begin(), table.end());
+  const ProcessResult brace_refused = run(braces);
+  check_clean_error(brace_refused);
+  CHECK(brace_refused.err.find("pack.output: 'x{1}/r-%d.tar' holds '{'") != std::string::npos);
 
   // A regression's numbers, tar shards already, a typo in the action, a missing action.
   std::vector<std::string> regression = pack;

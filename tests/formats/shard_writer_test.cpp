@@ -55,11 +55,20 @@ TEST_CASE("a shard pattern numbers shards as printf does and lists them as a bra
   CHECK(padded.name(12) == "out/train-000012.tar");
   CHECK(padded.brace_spec(1) == "out/train-000000.tar");
   CHECK(padded.brace_spec(12) == "out/train-{000000..000011}.tar");
-  // More shards than the width holds: the numbers grow, and so do the spec's bounds.
+  // More shards than the width holds: the numbers grow past it (s-99, s-100), and the spec lists
+  // one range per width, so that it expands to exactly the names written.
   const ShardPattern narrow("s-%02d.tar", "pack.output");
   CHECK(narrow.name(123) == "s-123.tar");
-  CHECK(narrow.brace_spec(124) == "s-{000..123}.tar");
-  CHECK(trainer::formats::expand_braces(narrow.brace_spec(124), "k").size() == 124);
+  CHECK(narrow.brace_spec(100) == "s-{00..99}.tar");
+  CHECK(narrow.brace_spec(124) == "s-{{00..99},{100..123}}.tar");
+  const ShardPattern one("s-%01d.tar", "pack.output");
+  CHECK(one.brace_spec(1234) == "s-{{0..9},{10..99},{100..999},{1000..1233}}.tar");
+  for (const auto& [pattern, count] : std::vector<std::pair<ShardPattern, int64_t>>{
+           {narrow, 124}, {narrow, 100}, {narrow, 101}, {one, 1234}, {one, 10}, {one, 11}}) {
+    const std::vector<std::string> listed = trainer::formats::expand_braces(pattern.brace_spec(count), "k");
+    REQUIRE(static_cast<int64_t>(listed.size()) == count);
+    for (int64_t i = 0; i < count; ++i) CHECK(listed[static_cast<size_t>(i)] == pattern.name(i));
+  }
   const ShardPattern plain("s-%d.tar", "pack.output");
   CHECK(plain.name(7) == "s-7.tar");
   CHECK(plain.brace_spec(11) == "s-{0..10}.tar");
@@ -151,6 +160,21 @@ TEST_CASE("a shard writer overwrites nothing and leaves no partial shard behind"
   CHECK(later.find("s-1.tar exists already; it was not overwritten") != std::string::npos);
   std::ifstream kept(fs::path(dir.path) / "s-1.tar");
   CHECK(std::string(std::istreambuf_iterator<char>(kept), std::istreambuf_iterator<char>()) == "someone's file");
+  // A shard that appears while it is written (another pack to the same names): the rename does
+  // not replace it, the error says so, and this writer's copy is gone.
+  fs::remove(fs::path(dir.path) / "s-1.tar");
+  fs::remove(fs::path(dir.path) / "s-0.tar");  // the shard the writer above completed
+  const std::string raced = error_of([&] {
+    ShardWriter writer(ShardPattern(pattern, "pack.output"), 1, 1'000'000);
+    writer.write("a", {{"cls", "0"}});
+    std::ofstream(fs::path(dir.path) / "s-0.tar") << "the other pack's shard";
+    writer.finish();
+  });
+  CHECK(raced.find("s-0.tar appeared while it was written") != std::string::npos);
+  std::ifstream other(fs::path(dir.path) / "s-0.tar");
+  CHECK(std::string(std::istreambuf_iterator<char>(other), std::istreambuf_iterator<char>()) ==
+        "the other pack's shard");
+  fs::remove(fs::path(dir.path) / "s-0.tar");
   // An unfinished writer takes its temporary file with it.
   {
     ShardWriter writer(ShardPattern((fs::path(dir.path) / "u-%d.tar").string(), "pack.output"), 10, 1'000'000);

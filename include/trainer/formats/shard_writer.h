@@ -62,6 +62,8 @@ class ShardWriter {
   void open_next();
   void close_current();
   [[noreturn]] void fail(const std::string& what) const;
+  std::string completed_text() const;  // "; the 3 shard(s) written before it (a .. c) are whole"
+  std::string archive_reason() const;
 
   ShardPattern pattern_;
   int64_t maxcount_ = 0, maxsize_ = 0;
