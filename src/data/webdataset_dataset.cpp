@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <exception>
 #include <map>
@@ -16,6 +18,7 @@
 #include "trainer/data/sampler.h"
 #include "trainer/data/tensor_files.h"
 #include "trainer/formats/array_file.h"
+#include "trainer/formats/shard_index.h"
 #include "trainer/formats/tar_shard.h"
 #include "trainer/image/image.h"
 #include "trainer/util/error.h"
@@ -139,13 +142,38 @@ ShardList count_shards(const std::string& key, std::vector<std::string> paths, c
   list.paths = std::move(paths);
   const size_t n = list.paths.size();
   list.samples.assign(n, 0);
+  if (n == 0) return list;
+  const auto started = std::chrono::steady_clock::now();
   std::vector<Counted> per(n);
   std::vector<std::exception_ptr> errors(n);
   std::vector<std::vector<std::string>> skipped_where(n);
+  // Shards counted before and unchanged since: their counts from the index, no member read.
+  formats::ShardIndex index(formats::shard_index_directory(),
+                            std::string("labels from ") +
+                                (source.json_key.empty() ? ".cls" : ".json:" + source.json_key) +
+                                (labels_optional ? ", optional" : ""),
+                            list.paths);
+  std::vector<char> indexed(n, 0);
+  size_t from_index = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const std::optional<formats::ShardCount> known = index.find(i);
+    if (!known || (known->skipped > 0 && !skip)) continue;  // without skip, a bad sample is read again: an error
+    list.samples[i] = known->samples;
+    per[i].skipped = known->skipped;
+    per[i].max_label = known->max_label;
+    per[i].max_label_where = known->max_label_where;
+    if (known->skipped > 0) {
+      skipped_where[i].push_back(list.paths[i] + ": " + std::to_string(known->skipped) +
+                                 " sample(s), found when it was first counted");
+    }
+    indexed[i] = 1;
+    ++from_index;
+  }
   std::atomic<size_t> next{0};
   auto work = [&] {
     formats::ShardSample sample;
     for (size_t i = next++; i < n; i = next++) {
+      if (indexed[i] != 0) continue;
       try {
         formats::TarShardReader reader(list.paths[i], key);
         while (reader.next(sample, wanted(source, false))) {
@@ -172,11 +200,18 @@ ShardList count_shards(const std::string& key, std::vector<std::string> paths, c
       }
     }
   };
-  const size_t threads = std::min<size_t>(n, std::max(1u, std::min(8u, std::thread::hardware_concurrency())));
+  const size_t threads =
+      std::min<size_t>(n - from_index, std::max(1u, std::min(8u, std::thread::hardware_concurrency())));
   std::vector<std::thread> pool;
   for (size_t t = 1; t < threads; ++t) pool.emplace_back(work);
-  work();
+  if (threads > 0) work();
   for (std::thread& t : pool) t.join();
+  for (size_t i = 0; i < n; ++i) {
+    if (indexed[i] == 0 && !errors[i]) {
+      index.store(i, formats::ShardCount{list.samples[i], per[i].skipped, per[i].max_label, per[i].max_label_where});
+    }
+  }
+  index.save();
   for (size_t i = 0; i < n; ++i) {
     if (errors[i]) std::rethrow_exception(errors[i]);
     list.total += list.samples[i];
@@ -190,6 +225,15 @@ ShardList count_shards(const std::string& key, std::vector<std::string> paths, c
   if (counted.skipped > 0) {
     log::warning(key + ": " + std::to_string(counted.skipped) + " sample(s) left out as unreadable");
   }
+  char seconds[32];
+  std::snprintf(seconds, sizeof(seconds), "%.3f",
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+  log::info(key + ": " + std::to_string(list.total) + " samples in " + std::to_string(n) + " shard(s), listed in " +
+            seconds + " s" +
+            (from_index == n  ? " from the shard index (" + index.file() + ")"
+             : from_index > 0 ? " (" + std::to_string(from_index) + " shard(s) from the index, " +
+                                    std::to_string(n - from_index) + " counted)"
+                              : ""));
   return list;
 }
 

@@ -18,6 +18,7 @@
 #include "trainer/data/datasets.h"
 #include "trainer/data/image_folder_dataset.h"
 #include "trainer/engine/stop_signal.h"
+#include "trainer/formats/shard_index.h"
 #include "trainer/formats/shard_writer.h"
 #include "trainer/image/image_decoder.h"
 #include "trainer/options/option_reader.h"
@@ -273,6 +274,12 @@ void pack_shards(const config::Node& job_config, const std::string& run_dir) {
   std::string label_text;
   int64_t largest_label = -1;
   int64_t written = 0;  // keys number the samples written, with no gap where one was left out
+  std::vector<std::pair<int64_t, std::string>> shard_largest;  // each shard's largest label, its key
+  const auto note_label = [&](int64_t label, const std::string& key) {
+    largest_label = std::max(largest_label, label);
+    if (shard_largest.size() <= writer.shard()) shard_largest.resize(writer.shard() + 1, {-1, ""});
+    if (label > shard_largest[writer.shard()].first) shard_largest[writer.shard()] = {label, key};
+  };
   if (folder != nullptr) {
     // An image's own bytes: nothing re-encoded, the shard no bigger than the folder. Each is
     // decoded once (at 1/8 scale where JPEG allows) so that a file data=webdataset could not
@@ -307,9 +314,10 @@ void pack_shards(const config::Node& job_config, const std::string& run_dir) {
         continue;
       }
       const int64_t label = folder->labels()[index];
-      largest_label = std::max(largest_label, label);
       label_text = std::to_string(label);
-      writer.write(key_of(written++), {{lower_extension(file), *bytes}, {"cls", label_text}});
+      const std::string key = key_of(written++);
+      writer.write(key, {{lower_extension(file), *bytes}, {"cls", label_text}});
+      note_label(label, key);
     }
     if (!skipped.empty()) {
       log::warning("pack: " + std::to_string(skipped.size()) + " of " + std::to_string(total) +
@@ -348,9 +356,10 @@ void pack_shards(const config::Node& job_config, const std::string& run_dir) {
       const int64_t* labels = targets.data_ptr<int64_t>();
       for (int64_t row = 0; row < count; ++row) {
         const std::string npy = formats::npy_bytes(descr, shape, std::string_view(base + row * row_bytes, row_bytes));
-        largest_label = std::max(largest_label, labels[row]);
         label_text = std::to_string(labels[row]);
-        writer.write(key_of(written++), {{"npy", npy}, {"cls", label_text}});
+        const std::string key = key_of(written++);
+        writer.write(key, {{"npy", npy}, {"cls", label_text}});
+        note_label(labels[row], key);
       }
     }
   }
@@ -359,6 +368,14 @@ void pack_shards(const config::Node& job_config, const std::string& run_dir) {
                 "Check the data's files (the log names the first ones left out).");
   }
   const std::vector<std::string> shards = writer.finish();
+  // What data=webdataset would count in them, kept in its shard index: the printed command's first
+  // run starts without reading the shards through.
+  formats::ShardIndex index(formats::shard_index_directory(), "labels from .cls", shards);
+  for (size_t i = 0; i < shards.size() && i < writer.shard_samples().size() && i < shard_largest.size(); ++i) {
+    index.store(i, formats::ShardCount{writer.shard_samples()[i], 0, shard_largest[i].first,
+                                       shards[i] + ": member " + shard_largest[i].second + ".cls"});
+  }
+  index.save();
   const std::string spec = pattern.brace_spec(static_cast<int64_t>(shards.size()));
   const std::string key = split == "train" ? "data.shards" : split == "val" ? "data.val_shards" : "data.test_shards";
   char megabytes[32];

@@ -229,6 +229,8 @@ void ShardWriter::write(const std::string& key, const std::vector<SampleMember>&
     }
   }
   archive_entry_free(entry);
+  if (shard_samples_.size() <= written_.size()) shard_samples_.resize(written_.size() + 1, 0);
+  ++shard_samples_[written_.size()];
   ++count_;
   ++samples_;
   size_ += sample_size;

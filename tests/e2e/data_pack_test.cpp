@@ -27,7 +27,7 @@ const char* const kDataDir = "/usr/share/datasets/fashion-mnist";  // configs/pa
 // The command pack prints on its last stdout line, run as printed by bash (with this build's
 // binary for `trainer`, CHECKPOINT replaced by `checkpoint`, and `extra` words appended).
 ProcessResult run_printed(const std::string& out, const std::string& extra, const std::string& cwd,
-                          const std::string& checkpoint = "") {
+                          const std::string& checkpoint = "", const std::vector<std::string>& env = {}) {
   std::string line = out;
   while (!line.empty() && line.back() == '\n') line.pop_back();
   line = line.substr(line.rfind('\n') + 1);
@@ -38,7 +38,7 @@ ProcessResult run_printed(const std::string& out, const std::string& extra, cons
     REQUIRE(placeholder != std::string::npos);
     line.replace(placeholder, std::string("ckpt_path=CHECKPOINT").size(), checkpoint);
   }
-  return run_process({"/bin/bash", "-c", line + " " + extra}, cwd);
+  return run_process({"/bin/bash", "-c", line + " " + extra}, cwd, env);
 }
 
 // Every member of the shards, extracted by GNU tar: name -> bytes.
@@ -350,4 +350,69 @@ TEST_CASE("data pack: a table's encoded rows train from shards; what cannot be p
   const ProcessResult bare = run({"data"});
   check_clean_error(bare);
   CHECK(bare.err.find("trainer data needs an action") != std::string::npos);
+}
+
+TEST_CASE(
+    "data=webdataset counts each shard once: later runs take the counts from the shard index while the shard is "
+    "unchanged, and count a rewritten shard again",
+    "[may-skip]") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  if (!fs::exists(fs::path(kDataDir) / "train-images-idx3-ubyte.gz")) {
+    return skip_test(std::string(kDataDir) + " is missing: install Debian's dataset-fashion-mnist (scripts/setup.sh)",
+                     Skip::unexpected_in_ci);
+  }
+  TempDir dir;
+  const std::vector<std::string> cache = {"TRAINER_CACHE_DIR=" + dir.path() + "/cache"};
+  // Fashion-MNIST's 6,000 validation images, in shards of 2,500 (2,500 + 2,500 + 1,000), and again
+  // in shards of 1,000.
+  std::string printed;
+  for (const char* count : {"2500", "1000"}) {
+    const ProcessResult packed =
+        run_process({TRAINER_BINARY, "data", "pack", "--split", "val", "--maxcount", count, "-o",
+                     std::string("by") + count + "/s-%d.tar", std::string("hydra.run.dir=pack") + count},
+                    dir.path(), cache);
+    INFO(packed.err);
+    REQUIRE(packed.exit_code == 0);
+    if (printed.empty()) printed = packed.out;
+  }
+  // The pack wrote what it knows into the index: the printed shards (as training shards here) open
+  // without being read through, the first time.
+  std::string as_training = printed;
+  as_training.replace(as_training.find("trainer validate ckpt_path=CHECKPOINT"),
+                      std::string("trainer validate ckpt_path=CHECKPOINT").size(), "trainer fit");
+  as_training.replace(as_training.find("data.val_shards="), std::string("data.val_shards=").size(), "data.shards=");
+  const ProcessResult from_pack = run_printed(as_training,
+                                              "trainer.max_steps=2 trainer.limit_val_batches=0 "
+                                              "trainer.enable_progress_bar=false test_after_fit=false "
+                                              "hydra.run.dir=from_pack",
+                                              dir.path(), "", cache);
+  INFO(from_pack.err);
+  REQUIRE(from_pack.exit_code == 0);
+  CHECK(from_pack.err.find("data.shards: 6000 samples in 3 shard(s), listed in") != std::string::npos);
+  CHECK(from_pack.err.find("from the shard index") != std::string::npos);
+  const auto fit = [&](const std::string& run) {
+    return run_process(
+        {TRAINER_BINARY, "fit", "data=webdataset", "data.shards='by2500/s-{0..2}.tar'", "data.normalize.mean=[0.286]",
+         "data.normalize.std=[0.353]", "trainer.max_steps=2", "trainer.limit_val_batches=0",
+         "trainer.enable_progress_bar=false", "test_after_fit=false", "hydra.run.dir=" + run},
+        dir.path(), cache);
+  };
+  const ProcessResult first = fit("first");
+  INFO(first.err);
+  REQUIRE(first.exit_code == 0);
+  CHECK(first.err.find("data.shards: 6000 samples in 3 shard(s), listed in") != std::string::npos);
+  CHECK(first.err.find("from the shard index") == std::string::npos);
+  const ProcessResult second = fit("second");
+  INFO(second.err);
+  REQUIRE(second.exit_code == 0);
+  CHECK(second.err.find("data.shards: 6000 samples in 3 shard(s), listed in") != std::string::npos);
+  CHECK(second.err.find("from the shard index (" + dir.path() + "/cache/shard-index/") != std::string::npos);
+  // The first shard rewritten in place with 1,000 samples: counted again, and the run sees 4,500.
+  fs::copy_file(fs::path(dir.path()) / "by1000" / "s-0.tar", fs::path(dir.path()) / "by2500" / "s-0.tar",
+                fs::copy_options::overwrite_existing);
+  const ProcessResult third = fit("third");
+  INFO(third.err);
+  REQUIRE(third.exit_code == 0);
+  CHECK(third.err.find("data.shards: 4500 samples in 3 shard(s), listed in") != std::string::npos);
+  CHECK(third.err.find("(2 shard(s) from the index, 1 counted)") != std::string::npos);
 }

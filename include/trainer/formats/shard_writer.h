@@ -56,6 +56,9 @@ class ShardWriter {
   std::vector<std::string> finish();
 
   int64_t samples() const { return samples_; }
+  // The shard the last sample went into (0, 1, ...), and the samples each shard holds.
+  size_t shard() const { return written_.size(); }
+  const std::vector<int64_t>& shard_samples() const { return shard_samples_; }
   int64_t bytes() const { return total_bytes_; }  // as stored, tar headers and padding included
 
  private:
@@ -72,6 +75,7 @@ class ShardWriter {
   int64_t count_ = 0, size_ = 0;  // of the current shard
   int64_t samples_ = 0, total_bytes_ = 0;
   std::vector<std::string> written_;
+  std::vector<int64_t> shard_samples_;
 };
 
 // A .npy file (format 1.0, C order, its header padded to 64 bytes as NumPy writes it) holding
