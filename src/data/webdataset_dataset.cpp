@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <filesystem>
 #include <map>
 #include <set>
 #include <thread>
@@ -142,6 +143,8 @@ ShardList count_shards(const std::string& key, std::vector<std::string> paths, c
   list.paths = std::move(paths);
   const size_t n = list.paths.size();
   list.samples.assign(n, 0);
+  list.bytes.assign(n, -1);
+  list.digests.assign(n, -1);
   if (n == 0) return list;
   const auto started = std::chrono::steady_clock::now();
   std::vector<Counted> per(n);
@@ -156,9 +159,11 @@ ShardList count_shards(const std::string& key, std::vector<std::string> paths, c
   std::vector<char> indexed(n, 0);
   size_t from_index = 0;
   for (size_t i = 0; i < n; ++i) {
+    if (index.stamp(i)) list.bytes[i] = static_cast<int64_t>(index.stamp(i)->size);
     const std::optional<formats::ShardCount> known = index.find(i);
     if (!known || (known->skipped > 0 && !skip)) continue;  // without skip, a bad sample is read again: an error
     list.samples[i] = known->samples;
+    list.digests[i] = known->digest;
     per[i].skipped = known->skipped;
     per[i].max_label = known->max_label;
     per[i].max_label_where = known->max_label_where;
@@ -208,7 +213,10 @@ ShardList count_shards(const std::string& key, std::vector<std::string> paths, c
   for (std::thread& t : pool) t.join();
   for (size_t i = 0; i < n; ++i) {
     if (indexed[i] == 0 && !errors[i]) {
-      index.store(i, formats::ShardCount{list.samples[i], per[i].skipped, per[i].max_label, per[i].max_label_where});
+      const std::optional<uint32_t> digest = formats::shard_digest(list.paths[i]);
+      if (digest) list.digests[i] = *digest;
+      index.store(i, formats::ShardCount{list.samples[i], per[i].skipped, per[i].max_label, per[i].max_label_where,
+                                         digest.value_or(0)});
     }
   }
   index.save();
@@ -235,6 +243,88 @@ ShardList count_shards(const std::string& key, std::vector<std::string> paths, c
                                     std::to_string(n - from_index) + " counted)"
                               : ""));
   return list;
+}
+
+// A resumed fit (`encoding`: the checkpoint's, see WebDataset::encoding) streams from where the
+// checkpoint stopped, a position that is a function of the shards: on other shards it would go on
+// from a place that is not the one it left. Each shard's samples and size are compared, in order.
+void check_resumed_shards(const ShardList& train, const std::string& encoding) {
+  if (encoding.empty()) return;
+  const nlohmann::json stored = nlohmann::json::parse(encoding, nullptr, false);
+  if (stored.is_discarded() || !stored.is_object() || !stored.contains("webdataset_shards")) return;
+  const nlohmann::json& then = stored["webdataset_shards"];
+  if (!then.is_array()) return;
+  const std::string fix =
+      "A fit resumes exactly only on the shards it was trained on: give those (the same files, in the same order), "
+      "or start a new run instead of resuming (another hydra.run.dir, without ckpt_path).";
+  if (then.size() != train.paths.size()) {
+    throw Error("data.shards",
+                "lists " + std::to_string(train.paths.size()) +
+                    " shard(s), but the checkpoint being resumed was "
+                    "trained on " +
+                    std::to_string(then.size()),
+                fix);
+  }
+  for (size_t i = 0; i < then.size(); ++i) {
+    const nlohmann::json& shard = then[i];
+    if (!shard.is_array() || shard.size() != 3 ||
+        !std::all_of(shard.begin(), shard.end(), [](const nlohmann::json& v) { return v.is_number_integer(); })) {
+      return;
+    }
+    const int64_t samples = shard[0].get<int64_t>();
+    const int64_t bytes = shard[1].get<int64_t>();
+    const int64_t digest = shard[2].get<int64_t>();
+    const bool known = bytes >= 0 && train.bytes[i] >= 0;
+    if (samples != train.samples[i] || (known && bytes != train.bytes[i])) {
+      throw Error(train.paths[i],
+                  "is not the shard the checkpoint being resumed was trained on: shard " + std::to_string(i) +
+                      " of data.shards held " + std::to_string(samples) + " samples (" + std::to_string(bytes) +
+                      " bytes) then, " + std::to_string(train.samples[i]) + " (" + std::to_string(train.bytes[i]) +
+                      " bytes) now",
+                  fix);
+    }
+    if (digest >= 0 && train.digests[i] >= 0 && digest != train.digests[i]) {
+      throw Error(train.paths[i],
+                  "is not the shard the checkpoint being resumed was trained on: shard " + std::to_string(i) +
+                      " of data.shards has as many samples and bytes as then (" + std::to_string(samples) + ", " +
+                      std::to_string(bytes) +
+                      "), but other contents (the CRC-32C of its first and last "
+                      "64 KiB differs)",
+                  fix);
+    }
+  }
+}
+
+// A shard listed twice is read twice an epoch, and a validation or test shard that is also a
+// training shard scores samples the model trains on: allowed (oversampling, a quick check), but
+// said, once per shard.
+void warn_repeated_shards(const ShardList& train, const ShardList& val, const ShardList& test) {
+  const auto canonical = [](const std::string& path) {
+    std::error_code error;
+    const std::filesystem::path resolved = std::filesystem::weakly_canonical(path, error);
+    return error ? path : resolved.string();
+  };
+  std::set<std::string> training;
+  for (const ShardList* list : {&train, &val, &test}) {
+    std::set<std::string> seen, told;
+    for (const std::string& path : list->paths) {
+      const std::string file = canonical(path);
+      if (!seen.insert(file).second && told.insert(file).second) {
+        log::warning(list->key + ": lists " + path + " more than once: its samples are read as many times an epoch");
+      }
+    }
+    if (list == &train) {
+      training = seen;
+    } else {
+      for (const std::string& file : seen) {
+        if (training.count(file) > 0) {
+          log::warning(list->key + ": " + file +
+                       " is also a training shard (data.shards): its samples are scored "
+                       "after the model trained on them");
+        }
+      }
+    }
+  }
 }
 
 // The shard files of `specs` (each brace-expanded, ~ expanded).
@@ -308,6 +398,15 @@ WebDataset::WebDataset(std::shared_ptr<const ShardList> shards, WebDatasetOption
 WebDataset::~WebDataset() = default;
 
 int64_t WebDataset::skipped_samples() const { return skipped_->count.load(); }
+
+std::string WebDataset::encoding() const {
+  if (options_.split != "train") return {};
+  nlohmann::json shards = nlohmann::json::array();
+  for (size_t i = 0; i < shards_->paths.size(); ++i) {
+    shards.push_back({shards_->samples[i], shards_->bytes[i], shards_->digests[i]});
+  }
+  return nlohmann::json{{"webdataset_shards", shards}}.dump();
+}
 
 std::shared_ptr<const Dataset> WebDataset::rank_share(int rank, int world_size, bool training) const {
   WebDatasetOptions o = options_;
@@ -579,6 +678,8 @@ DataSplits load_webdataset(const DataOptions& given) {
     throw Error("data.shards", "the training shards hold no sample",
                 "Check the shards: a sample is a tar's members sharing a key (0001.png + 0001.cls).");
   }
+  if (!evaluating) check_resumed_shards(*train, options.encoding);
+  warn_repeated_shards(*train, *val, *test);
   // The classes: data.num_classes, else the training labels' largest + 1; every label below it.
   // A stray huge label would size the model's output layer: refused unless data.num_classes says so.
   if (options.num_classes <= 0 && train_counted.max_label >= 100'000 && train_counted.max_label >= train->total) {

@@ -373,7 +373,8 @@ void pack_shards(const config::Node& job_config, const std::string& run_dir) {
   formats::ShardIndex index(formats::shard_index_directory(), "labels from .cls", shards);
   for (size_t i = 0; i < shards.size() && i < writer.shard_samples().size() && i < shard_largest.size(); ++i) {
     index.store(i, formats::ShardCount{writer.shard_samples()[i], 0, shard_largest[i].first,
-                                       shards[i] + ": member " + shard_largest[i].second + ".cls"});
+                                       shards[i] + ": member " + shard_largest[i].second + ".cls",
+                                       formats::shard_digest(shards[i]).value_or(0)});
   }
   index.save();
   const std::string spec = pattern.brace_spec(static_cast<int64_t>(shards.size()));

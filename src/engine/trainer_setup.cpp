@@ -46,6 +46,10 @@ void Trainer::Impl::setup() {
   // A checkpoint's encoding of table rows (columns, categories, statistics) is used as it is: the
   // model was trained on rows encoded so, whatever the table holds now.
   if (data_options.name == "csv") data_options.encoding = checkpoint_summary().data_encoding;
+  // A resumed fit on data=webdataset checks that its training shards are the checkpoint's.
+  if (data_options.name == "webdataset" && command == "fit") {
+    data_options.encoding = checkpoint_summary().data_encoding;
+  }
   // validate, test and predict on data=webdataset read the evaluated split's shards alone: the
   // checkpoint says what the model takes, so the training shards may have moved or gone.
   if (data_options.name == "webdataset" && (command == "validate" || command == "test" || predict_only)) {

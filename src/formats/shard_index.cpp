@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <cstdio>
@@ -13,12 +14,15 @@
 #include <system_error>
 #include <utility>
 
+#include "trainer/formats/crc32c.h"
+
 namespace trainer::formats {
 namespace {
 
 namespace fs = std::filesystem;
 
-constexpr const char* kHeader = "trainer shard index 1";
+constexpr const char* kHeader = "trainer shard index 2";
+constexpr size_t kDigestSpan = size_t{64} << 10;          // bytes read at each end by shard_digest
 constexpr auto kUnusedFor = std::chrono::hours(24 * 30);  // index files not written for this long go
 
 // A field of a line: tabs, line ends and '%' written as %09, %0A, %0D, %25.
@@ -84,6 +88,28 @@ uint64_t fnv1a(const std::string& text, uint64_t hash = 0xcbf29ce484222325ULL) {
 
 }  // namespace
 
+std::optional<uint32_t> shard_digest(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  in.seekg(0, std::ios::end);
+  const auto size = static_cast<uint64_t>(in.tellg());
+  std::vector<char> buffer(kDigestSpan);
+  uint32_t crc = 0;
+  const auto read_at = [&](uint64_t offset, size_t length) {
+    in.seekg(static_cast<std::streamoff>(offset));
+    in.read(buffer.data(), static_cast<std::streamsize>(length));
+    crc = crc32c_extend(crc, buffer.data(), static_cast<size_t>(in.gcount()));
+    return static_cast<size_t>(in.gcount()) == length;
+  };
+  const size_t head = static_cast<size_t>(std::min<uint64_t>(size, kDigestSpan));
+  if (!read_at(0, head)) return std::nullopt;
+  if (size > kDigestSpan) {
+    const uint64_t tail_start = std::max<uint64_t>(kDigestSpan, size - kDigestSpan);
+    if (!read_at(tail_start, static_cast<size_t>(size - tail_start))) return std::nullopt;
+  }
+  return crc;
+}
+
 bool FileStamp::operator==(const FileStamp& other) const {
   return device == other.device && inode == other.inode && size == other.size && modified_ns == other.modified_ns &&
          changed_ns == other.changed_ns;
@@ -130,12 +156,12 @@ ShardIndex::ShardIndex(std::string directory, std::string context, std::vector<s
   if (!std::getline(in, line) || line != "context\t" + escaped(context_)) return;
   for (size_t i = 0; i < paths_.size() && std::getline(in, line); ++i) {
     const std::vector<std::string> f = fields_of(line);
-    if (f.size() != 10 || unescaped(f[0]) != paths_[i]) return;  // another list under the same hash
+    if (f.size() != 11 || unescaped(f[0]) != paths_[i]) return;  // another list under the same hash
     Entry entry;
     if (!parse(f[1], entry.stamp.device) || !parse(f[2], entry.stamp.inode) || !parse(f[3], entry.stamp.size) ||
         !parse(f[4], entry.stamp.modified_ns) || !parse(f[5], entry.stamp.changed_ns) ||
         !parse(f[6], entry.count.samples) || !parse(f[7], entry.count.skipped) || !parse(f[8], entry.count.max_label) ||
-        entry.count.samples < 0 || entry.count.skipped < 0) {
+        !parse(f[10], entry.count.digest) || entry.count.samples < 0 || entry.count.skipped < 0) {
       continue;  // a damaged line: that shard is counted again
     }
     entry.count.max_label_where = unescaped(f[9]);
@@ -176,7 +202,7 @@ bool ShardIndex::save() {
     const ShardCount& c = entry.count;
     out << escaped(paths_[i]) << '\t' << s.device << '\t' << s.inode << '\t' << s.size << '\t' << s.modified_ns << '\t'
         << s.changed_ns << '\t' << (entries_[i] ? c.samples : -1) << '\t' << c.skipped << '\t' << c.max_label << '\t'
-        << escaped(c.max_label_where) << "\n";
+        << escaped(c.max_label_where) << '\t' << c.digest << "\n";
   }
   const std::string temporary = file_ + ".tmp-" + std::to_string(::getpid());
   {

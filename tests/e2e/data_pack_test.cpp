@@ -390,12 +390,20 @@ TEST_CASE(
   REQUIRE(from_pack.exit_code == 0);
   CHECK(from_pack.err.find("data.shards: 6000 samples in 3 shard(s), listed in") != std::string::npos);
   CHECK(from_pack.err.find("from the shard index") != std::string::npos);
-  const auto fit = [&](const std::string& run) {
-    return run_process(
-        {TRAINER_BINARY, "fit", "data=webdataset", "data.shards='by2500/s-{0..2}.tar'", "data.normalize.mean=[0.286]",
-         "data.normalize.std=[0.353]", "trainer.max_steps=2", "trainer.limit_val_batches=0",
-         "trainer.enable_progress_bar=false", "test_after_fit=false", "hydra.run.dir=" + run},
-        dir.path(), cache);
+  const auto fit = [&](const std::string& run, const std::vector<std::string>& more = {}) {
+    std::vector<std::string> argv = {TRAINER_BINARY,
+                                     "fit",
+                                     "data=webdataset",
+                                     "data.shards='by2500/s-{0..2}.tar'",
+                                     "data.normalize.mean=[0.286]",
+                                     "data.normalize.std=[0.353]",
+                                     "trainer.max_steps=2",
+                                     "trainer.limit_val_batches=0",
+                                     "trainer.enable_progress_bar=false",
+                                     "test_after_fit=false",
+                                     "hydra.run.dir=" + run};
+    argv.insert(argv.end(), more.begin(), more.end());
+    return run_process(argv, dir.path(), cache);
   };
   const ProcessResult first = fit("first");
   INFO(first.err);
@@ -407,6 +415,16 @@ TEST_CASE(
   REQUIRE(second.exit_code == 0);
   CHECK(second.err.find("data.shards: 6000 samples in 3 shard(s), listed in") != std::string::npos);
   CHECK(second.err.find("from the shard index (" + dir.path() + "/cache/shard-index/") != std::string::npos);
+  // A validation shard that is also a training shard, and a shard listed twice: said.
+  const ProcessResult overlap = fit("overlap", {"data.val_shards=[by2500/s-2.tar,by2500/s-2.tar]"});
+  INFO(overlap.err);
+  REQUIRE(overlap.exit_code == 0);
+  CHECK(overlap.err.find("data.val_shards: lists by2500/s-2.tar more than once") != std::string::npos);
+  CHECK(overlap.err.find("by2500/s-2.tar is also a training shard (data.shards)") != std::string::npos);
+  // Resuming on the same shards goes on.
+  const ProcessResult resumed = fit("first", {"ckpt_path=last", "trainer.max_steps=4"});
+  INFO(resumed.err);
+  REQUIRE(resumed.exit_code == 0);
   // The first shard rewritten in place with 1,000 samples: counted again, and the run sees 4,500.
   fs::copy_file(fs::path(dir.path()) / "by1000" / "s-0.tar", fs::path(dir.path()) / "by2500" / "s-0.tar",
                 fs::copy_options::overwrite_existing);
@@ -415,4 +433,24 @@ TEST_CASE(
   REQUIRE(third.exit_code == 0);
   CHECK(third.err.find("data.shards: 4500 samples in 3 shard(s), listed in") != std::string::npos);
   CHECK(third.err.find("(2 shard(s) from the index, 1 counted)") != std::string::npos);
+  // Resuming the first run on the changed shards would stream from a place it never left: refused,
+  // naming the shard, and the run's checkpoint untouched.
+  const fs::path last = fs::path(dir.path()) / "first" / "checkpoints" / "last.ckpt";
+  REQUIRE(fs::exists(last));
+  const auto before = fs::last_write_time(last);
+  const ProcessResult changed = fit("first", {"ckpt_path=last", "trainer.max_steps=6"});
+  check_clean_error(changed);
+  CHECK(changed.err.find("by2500/s-0.tar: is not the shard the checkpoint being resumed was trained on: shard 0 of "
+                         "data.shards held 2500 samples") != std::string::npos);
+  CHECK(changed.err.find("1000 (") != std::string::npos);
+  CHECK(fs::last_write_time(last) == before);
+  // Another shard of as many samples and bytes in its place (shard 1's copy): told apart by its
+  // contents.
+  fs::copy_file(fs::path(dir.path()) / "by2500" / "s-1.tar", fs::path(dir.path()) / "by2500" / "s-0.tar",
+                fs::copy_options::overwrite_existing);
+  const ProcessResult swapped = fit("first", {"ckpt_path=last", "trainer.max_steps=6"});
+  check_clean_error(swapped);
+  CHECK(swapped.err.find("by2500/s-0.tar: is not the shard the checkpoint being resumed was trained on: shard 0 of "
+                         "data.shards has as many samples and bytes as then (2500, ") != std::string::npos);
+  CHECK(fs::last_write_time(last) == before);
 }

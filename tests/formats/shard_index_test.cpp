@@ -41,7 +41,7 @@ TEST_CASE("a shard index gives back the counts stored for shards that have not c
     ShardIndex index(cache, "labels from .cls", shards);
     for (size_t i = 0; i < shards.size(); ++i) CHECK_FALSE(index.find(i));
     index.store(0, ShardCount{500, 0, 9, shards[0] + ": member 000001.cls"});
-    index.store(1, ShardCount{250, 2, 7, "b\n%25"});
+    index.store(1, ShardCount{250, 2, 7, "b\n%25", 0xdeadbeef});
     CHECK(index.save());
     CHECK(fs::exists(index.file()));
     CHECK_FALSE(index.save());  // nothing changed since
@@ -54,6 +54,7 @@ TEST_CASE("a shard index gives back the counts stored for shards that have not c
   REQUIRE(again.find(1));
   CHECK(again.find(1)->skipped == 2);
   CHECK(again.find(1)->max_label_where == "b\n%25");
+  CHECK(again.find(1)->digest == 0xdeadbeef);
   CHECK_FALSE(again.find(2));  // never stored
 
   // Another label source, or another list of shards: another index, nothing found.
@@ -123,4 +124,26 @@ TEST_CASE("a damaged shard index is counted again, and no cache directory keeps 
   ShardIndex blocked((root / "blocked" / "cache").string(), "labels from .cls", shards);
   blocked.store(0, ShardCount{10, 0, 1, "a"});
   CHECK_FALSE(blocked.save());
+}
+
+TEST_CASE("a shard's digest tells apart files of one size by their first and last 64 KiB") {
+  trainer::testing::TempDir dir("shard-digest");
+  const fs::path root(dir.path);
+  const std::string big(300'000, 'x');
+  write(root / "a", big);
+  std::string head = big, middle = big, tail = big;
+  head[10] = 'y';
+  middle[150'000] = 'y';  // between the two ends: not read
+  tail[299'990] = 'y';
+  write(root / "head", head);
+  write(root / "middle", middle);
+  write(root / "tail", tail);
+  write(root / "small", "abc");
+  const auto digest = [&](const char* name) { return trainer::formats::shard_digest((root / name).string()); };
+  REQUIRE(digest("a"));
+  CHECK(digest("head") != digest("a"));
+  CHECK(digest("tail") != digest("a"));
+  CHECK(digest("middle") == digest("a"));
+  CHECK(digest("small") == trainer::formats::shard_digest((root / "small").string()));
+  CHECK_FALSE(digest("missing"));
 }

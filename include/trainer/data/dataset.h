@@ -59,7 +59,8 @@ class Dataset {
   // Samples skipped as unreadable so far (data.on_bad_sample=skip), over every epoch.
   virtual int64_t skipped_samples() const { return 0; }
   // How raw records became inputs, as JSON, when the data fitted it to the training split
-  // (data=csv: the columns, their categories and standardisation); empty otherwise. Kept in every
+  // (data=csv: the columns, their categories and standardisation; data=webdataset: the training
+  // shards' counts and sizes, which a resumed fit compares); empty otherwise. Kept in every
   // checkpoint, so that evaluating and predicting encode new records exactly as training did.
   virtual std::string encoding() const { return {}; }
   // Set when the targets are numbers to regress (data.task=regression): float32 [N], scaled as

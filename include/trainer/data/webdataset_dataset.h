@@ -32,6 +32,8 @@ struct ShardList {
   std::string key;  // the config key that lists them, for messages ("data.shards")
   std::vector<std::string> paths;
   std::vector<int64_t> samples;  // per shard, bad samples left out (data.on_bad_sample=skip)
+  std::vector<int64_t> bytes;    // per shard, the file's size when it was listed
+  std::vector<int64_t> digests;  // per shard, formats::shard_digest (-1: unknown)
   int64_t total = 0;
 };
 
@@ -75,6 +77,10 @@ class WebDataset : public Dataset {
   void begin_epoch(int64_t epoch, int64_t first_position) const override;
 
   const ShardList& shards() const { return *shards_; }
+  // The training split's shards as a checkpoint keeps them, {"webdataset_shards": [[samples,
+  // bytes, digest], ...]}: a resumed fit checks that it streams the same shards. Empty for val
+  // and test.
+  std::string encoding() const override;
 
  private:
   struct Stream;

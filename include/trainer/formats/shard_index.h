@@ -21,7 +21,13 @@ struct ShardCount {
   int64_t skipped = 0;  // left out as unreadable (data.on_bad_sample=skip)
   int64_t max_label = -1;
   std::string max_label_where;  // the member that holds it, for messages
+  uint32_t digest = 0;          // shard_digest() of the file
 };
+
+// CRC-32C of the shard's first and last 64 KiB (all of it when smaller): a few reads that tell
+// shards of equal size and count apart (the first member's key, the last one's bytes), kept with
+// a checkpoint so that a resumed fit can check it streams the same shards. nullopt: unreadable.
+std::optional<uint32_t> shard_digest(const std::string& path);
 
 // The identity of a file as stat() gives it; nullopt when stat fails.
 struct FileStamp {
@@ -52,6 +58,8 @@ class ShardIndex {
   bool save();
 
   const std::string& file() const { return file_; }
+  // Shard i as stat() gave it when the index was opened.
+  const std::optional<FileStamp>& stamp(size_t i) const { return now_[i]; }
 
  private:
   struct Entry {
