@@ -747,6 +747,20 @@ DataSplits load_webdataset(const DataOptions& given) {
       }
       base.sample_shape = array.shape;
       base.dtype = array_scalar_type(array.dtype);
+      // The image keys do nothing to tensors: set away from their defaults, that is said.
+      std::vector<std::string> unused;
+      if (options.channels != 3) unused.push_back("data.channels=" + std::to_string(options.channels));
+      if (options.image_size > 0) unused.push_back("data.image_size=" + std::to_string(options.image_size));
+      if (options.augment_preset != "none") unused.push_back("data.augment=" + options.augment_preset);
+      if (options.train_transforms) unused.emplace_back("data.transforms.train");
+      if (options.eval_transforms) unused.emplace_back("data.transforms.eval");
+      if (!unused.empty()) {
+        std::string keys;
+        for (const std::string& key : unused) keys += (keys.empty() ? "" : ", ") + key;
+        log::warning(first_list.key + ": the samples are tensors (" + dims_text(array.shape) +
+                     "), which reach the model as they are: " + keys +
+                     " apply to images and do nothing here (data.normalize, or a normalize step, does apply)");
+      }
     } else {
       const std::optional<image::Size> train_size = pipeline_for(options, true).output_size();
       const std::optional<image::Size> eval_size = pipeline_for(options, false).output_size();

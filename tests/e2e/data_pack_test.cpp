@@ -415,12 +415,17 @@ TEST_CASE(
   REQUIRE(second.exit_code == 0);
   CHECK(second.err.find("data.shards: 6000 samples in 3 shard(s), listed in") != std::string::npos);
   CHECK(second.err.find("from the shard index (" + dir.path() + "/cache/shard-index/") != std::string::npos);
-  // A validation shard that is also a training shard, and a shard listed twice: said.
-  const ProcessResult overlap = fit("overlap", {"data.val_shards=[by2500/s-2.tar,by2500/s-2.tar]"});
+  // A validation shard that is also a training shard, a shard listed twice, and an image key set
+  // for tensor samples: each said.
+  const ProcessResult overlap =
+      fit("overlap", {"data.val_shards=[by2500/s-2.tar,by2500/s-2.tar]", "data.channels=1", "data.image_size=32"});
   INFO(overlap.err);
   REQUIRE(overlap.exit_code == 0);
   CHECK(overlap.err.find("data.val_shards: lists by2500/s-2.tar more than once") != std::string::npos);
   CHECK(overlap.err.find("by2500/s-2.tar is also a training shard (data.shards)") != std::string::npos);
+  CHECK(overlap.err.find("data.shards: the samples are tensors (1 x 28 x 28), which reach the model as they are: "
+                         "data.channels=1, data.image_size=32 apply to images and do nothing here") !=
+        std::string::npos);
   // Resuming on the same shards goes on.
   const ProcessResult resumed = fit("first", {"ckpt_path=last", "trainer.max_steps=4"});
   INFO(resumed.err);
