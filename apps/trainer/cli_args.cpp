@@ -226,9 +226,12 @@ std::optional<CliArgs> parse_cli(int argc, char** argv, int& exit_code) {
     if (!(args.help && dynamic_cast<const CLI::RequiredError*>(&error) != nullptr)) {
       // An argument CLI11 did not expect is most often a flag after the overrides.
       const bool extra = dynamic_cast<const CLI::ExtrasError*>(&error) != nullptr;
+      const std::string command = argc > 1 && std::string(argv[1]) == "data" ? "trainer data pack"
+                                  : argc > 1 && argv[1][0] != '-'            ? "trainer " + std::string(argv[1])
+                                                                             : "trainer fit";
       std::cerr << "Error: command line: " << error.what() << "."
-                << (extra ? " Flags go before the overrides (trainer fit [flags] [overrides...]);" : "")
-                << " trainer --help lists them.\n";
+                << (extra ? " Flags go before the overrides (" + command + " [flags] [overrides...]);" : std::string())
+                << " " << command << " --help lists them.\n";
       exit_code = 1;
       return std::nullopt;
     }
@@ -238,8 +241,37 @@ std::optional<CliArgs> parse_cli(int argc, char** argv, int& exit_code) {
   }
   if (app.got_subcommand("tune") && tune_batch->parsed()) args.command = "tune_batch_size";
   if (app.got_subcommand("data") && pack->parsed()) {
-    // The flags are the pack section's keys, given after the overrides so that they win.
+    // The flags are the pack section's keys, given after the overrides. A flag given empty ("-o
+    // $UNSET") or a key given both ways is refused rather than quietly becoming one of them.
     args.command = "data_pack";
+    for (const auto& [flag, key] : std::vector<std::pair<std::string, std::string>>{{"--split", "split"},
+                                                                                    {"--output", "output"},
+                                                                                    {"--maxcount", "maxcount"},
+                                                                                    {"--maxsize", "maxsize"},
+                                                                                    {"--no-shuffle", "shuffle"}}) {
+      if (pack->count(flag) == 0) continue;
+      const std::string value = flag == "--split"      ? pack_split
+                                : flag == "--output"   ? pack_output
+                                : flag == "--maxcount" ? pack_maxcount
+                                : flag == "--maxsize"  ? pack_maxsize
+                                                       : "x";
+      if (value.empty()) {
+        std::cerr << "Error: command line: " << flag << " is given an empty value. Give one ("
+                  << (flag == "--output" ? "-o shards/train-%06d.tar" : flag + " ...")
+                  << "), or leave the flag out for its default.\n";
+        exit_code = 1;
+        return std::nullopt;
+      }
+      for (const std::string& override_text : args.overrides) {
+        const size_t start = override_text.find_first_not_of('+');
+        if (start != std::string::npos && override_text.compare(start, key.size() + 6, "pack." + key + "=") == 0) {
+          std::cerr << "Error: command line: pack." << key << " is given twice, by " << flag << " and by '"
+                    << override_text << "'. Give one of them.\n";
+          exit_code = 1;
+          return std::nullopt;
+        }
+      }
+    }
     if (!pack_split.empty()) args.overrides.push_back("++pack.split=" + pack_split);
     if (!pack_output.empty()) args.overrides.push_back("++pack.output=" + quoted_override_value(pack_output));
     if (!pack_maxcount.empty()) {
@@ -276,7 +308,7 @@ std::optional<CliArgs> parse_cli(int argc, char** argv, int& exit_code) {
   }
   // The main app's flags also after `trainer fit --help` (App::help would show fit's own options).
   args.usage = app.get_formatter()->make_help(&app, "", CLI::AppFormatMode::Normal);
-  if (args.command == "data_pack") args.usage += "\n" + pack->help("trainer data");
+  if (args.command == "data_pack" || app.got_subcommand("data")) args.usage += "\n" + pack->help("trainer data");
   const std::string program = argc > 0 ? argv[0] : "trainer";
   args.program = program.substr(program.rfind('/') == std::string::npos ? 0 : program.rfind('/') + 1);
   return args;

@@ -749,11 +749,12 @@ DataSplits load_webdataset(const DataOptions& given) {
       base.dtype = array_scalar_type(array.dtype);
       // The image keys do nothing to tensors: set away from their defaults, that is said.
       std::vector<std::string> unused;
-      if (options.channels != 3) unused.push_back("data.channels=" + std::to_string(options.channels));
-      if (options.image_size > 0) unused.push_back("data.image_size=" + std::to_string(options.image_size));
-      if (options.augment_preset != "none") unused.push_back("data.augment=" + options.augment_preset);
-      if (options.train_transforms) unused.emplace_back("data.transforms.train");
-      if (options.eval_transforms) unused.emplace_back("data.transforms.eval");
+      // (`given`: as the config says, before evaluating took the trained size.)
+      if (given.channels != 3) unused.push_back("data.channels=" + std::to_string(given.channels));
+      if (given.image_size > 0) unused.push_back("data.image_size=" + std::to_string(given.image_size));
+      if (given.augment_preset != "none") unused.push_back("data.augment=" + given.augment_preset);
+      if (given.train_transforms) unused.emplace_back("data.transforms.train");
+      if (given.eval_transforms) unused.emplace_back("data.transforms.eval");
       if (!unused.empty()) {
         std::string keys;
         for (const std::string& key : unused) keys += (keys.empty() ? "" : ", ") + key;

@@ -183,6 +183,10 @@ std::vector<std::string> matching_overrides(const config::ConfigView& data, cons
 // the home directory, and what would break the printed command's quoting or brace pattern is
 // refused before anything is read.
 std::string output_pattern(const std::string& given) {
+  if (given.size() > 1 && given[0] == '~' && given[1] != '/') {
+    throw Error("pack.output", "'" + given + "': only ~/ (your home directory) is expanded, not ~user",
+                "Give the folder's path: /home/<user>/... .");
+  }
   formats::ShardPattern(given, "pack.output");  // its shard number, as the user wrote it
   for (const char c : given) {
     if (c == '{' || c == '}' || c == '\'' || c == '\\' || static_cast<unsigned char>(c) < 0x20) {
@@ -201,7 +205,8 @@ void check_stop(const formats::ShardWriter& writer) {
   if (stop_signal_received() == 0) return;
   throw Error("trainer data pack",
               "stopped by a signal after " + std::to_string(writer.samples()) +
-                  " samples; the shards completed so far are whole, the one being written was removed",
+                  " samples, the shard being written removed" +
+                  (writer.completed_text().empty() ? std::string("; no shard was complete") : writer.completed_text()),
               "Remove them and pack again: a pack is not resumed.");
 }
 
@@ -243,7 +248,10 @@ void pack_shards(const config::Node& job_config, const std::string& run_dir) {
   if (total == 0) {
     throw Error("pack.split",
                 "the " + split + " split of data=" + data_options.name + " is empty: there is nothing to pack",
-                split == "val"    ? "Set data.val_fraction above 0, or pack another split (--split train)."
+                split == "val" ? "Set data.val_fraction above 0, or pack another split (--split train)."
+                : split == "test" && data_options.name == "image_folder"
+                    ? "Give data.root a train/ and a test/ folder of class folders (its test split), or pack another "
+                      "split."
                 : split == "test" ? "Give the data's test files (data.test_path, data.test_inputs, ...), or pack "
                                     "another split."
                                   : "Check the data's files.");
@@ -305,9 +313,12 @@ void pack_shards(const config::Node& job_config, const std::string& run_dir) {
       }
       if (!bytes) {
         if (!data_options.skip_bad_samples) {
-          throw Error(file, why,
+          throw Error(file,
+                      why + (writer.completed_text().empty() ? std::string("; no shard was written")
+                                                             : writer.completed_text() + " (remove them before packing "
+                                                                                         "again)"),
                       "Remove or replace the file, or pack with data.on_bad_sample=skip to leave such files out (each "
-                      "is logged). The shards completed before it are whole; remove them before packing again.");
+                      "is logged).");
         }
         if (skipped.size() < 10) log::warning("pack: left out " + file + ": " + why);
         skipped.push_back(file);

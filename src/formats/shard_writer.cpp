@@ -50,29 +50,43 @@ bool rename_without_replacing(const std::string& from, const std::string& to) {
 ShardPattern::ShardPattern(std::string pattern, std::string key) : pattern_(std::move(pattern)), key_(std::move(key)) {
   const std::string example =
       "Give a pattern with one shard number, as webdataset's ShardWriter takes: shards/train-%06d.tar.";
-  const size_t percent = pattern_.find('%');
-  if (percent == std::string::npos) {
+  // One %d, %0Nd; "%%" is a literal '%', as in printf.
+  bool numbered = false;
+  std::string* part = &head_;
+  for (size_t at = 0; at < pattern_.size(); ++at) {
+    if (pattern_[at] != '%') {
+      *part += pattern_[at];
+      continue;
+    }
+    if (at + 1 < pattern_.size() && pattern_[at + 1] == '%') {
+      *part += '%';
+      ++at;
+      continue;
+    }
+    if (numbered) throw Error(key_, "'" + pattern_ + "' has more than one shard number ('%')", example);
+    size_t spec = at + 1;
+    bool zero = false;
+    if (spec < pattern_.size() && pattern_[spec] == '0') {
+      zero = true;
+      ++spec;
+    }
+    int width = 0;
+    while (spec < pattern_.size() && pattern_[spec] >= '0' && pattern_[spec] <= '9' && width < 100) {
+      width = width * 10 + (pattern_[spec] - '0');
+      ++spec;
+    }
+    if (spec >= pattern_.size() || pattern_[spec] != 'd' || (!zero && width > 0)) {
+      throw Error(key_,
+                  "'" + pattern_ + "' has a '%' that is not a zero-padded shard number (%d or %06d; %% for a '%')",
+                  example);
+    }
+    width_ = zero ? width : 0;
+    numbered = true;
+    part = &tail_;
+    at = spec;
+  }
+  if (!numbered) {
     throw Error(key_, "'" + pattern_ + "' has no shard number (%06d) to number the shards by", example);
-  }
-  size_t at = percent + 1;
-  bool zero = false;
-  if (at < pattern_.size() && pattern_[at] == '0') {
-    zero = true;
-    ++at;
-  }
-  int width = 0;
-  while (at < pattern_.size() && pattern_[at] >= '0' && pattern_[at] <= '9' && width < 100) {
-    width = width * 10 + (pattern_[at] - '0');
-    ++at;
-  }
-  if (at >= pattern_.size() || pattern_[at] != 'd' || (!zero && width > 0)) {
-    throw Error(key_, "'" + pattern_ + "' has a '%' that is not a zero-padded shard number (%d or %06d)", example);
-  }
-  head_ = pattern_.substr(0, percent);
-  tail_ = pattern_.substr(at + 1);
-  width_ = zero ? width : 0;
-  if (tail_.find('%') != std::string::npos) {
-    throw Error(key_, "'" + pattern_ + "' has more than one '%'", example);
   }
   if (fs::path(name(0)).filename().empty() || name(0).back() == '/') {
     throw Error(key_, "'" + pattern_ + "' names a folder, not shard files", example);
@@ -157,6 +171,17 @@ void ShardWriter::open_next() {
   if (fs::exists(current_, exists_error)) {
     throw Error(pattern_.text(), "the shard " + current_ + " exists already; it was not overwritten" + completed_text(),
                 "Remove the old shards, or give another output pattern.");
+  }
+  // A shard number in a folder's name ("shards/%d/data.tar") puts each shard in its own folder.
+  const fs::path folder = fs::path(current_).parent_path();
+  if (!folder.empty()) {
+    std::error_code folder_error;
+    fs::create_directories(folder, folder_error);
+    if (folder_error) {
+      throw Error(current_,
+                  "cannot make its folder " + folder.string() + ": " + folder_error.message() + completed_text(),
+                  "Give an output pattern in a folder you can write to.");
+    }
   }
   temporary_ = current_ + ".partial-" + std::to_string(::getpid());
   archive_ = archive_write_new();

@@ -79,8 +79,15 @@ TEST_CASE("a shard pattern numbers shards as printf does and lists them as a bra
         }).find("pack.output: 'train.tar' has no shard number") == 0);
   CHECK(error_of([] { ShardPattern("train-%s.tar", "pack.output"); }).find("not a zero-padded shard number") !=
         std::string::npos);
-  CHECK(error_of([] { ShardPattern("train-%6d.tar", "pack.output"); }).find("(%d or %06d)") != std::string::npos);
-  CHECK(error_of([] { ShardPattern("%d/x-%d.tar", "pack.output"); }).find("more than one '%'") != std::string::npos);
+  CHECK(error_of([] { ShardPattern("train-%6d.tar", "pack.output"); }).find("(%d or %06d; %% for a '%')") !=
+        std::string::npos);
+  CHECK(error_of([] { ShardPattern("%d/x-%d.tar", "pack.output"); }).find("more than one shard number") !=
+        std::string::npos);
+  // "%%" is a literal '%', as printf and webdataset's ShardWriter take it.
+  const ShardPattern percent("100%%/s-%02d.tar", "pack.output");
+  CHECK(percent.name(3) == "100%/s-03.tar");
+  CHECK(percent.brace_spec(4) == "100%/s-{00..03}.tar");
+  CHECK(error_of([] { ShardPattern("100%%.tar", "pack.output"); }).find("has no shard number") != std::string::npos);
 }
 
 TEST_CASE("a shard writer starts a new shard at maxcount or before maxsize; trainer's reader and GNU tar read them") {
@@ -175,6 +182,14 @@ TEST_CASE("a shard writer overwrites nothing and leaves no partial shard behind"
   CHECK(std::string(std::istreambuf_iterator<char>(other), std::istreambuf_iterator<char>()) ==
         "the other pack's shard");
   fs::remove(fs::path(dir.path) / "s-0.tar");
+  // A shard number in a folder's name: each shard in its own folder, made as it begins.
+  {
+    ShardWriter writer(ShardPattern((fs::path(dir.path) / "f-%d" / "data.tar").string(), "pack.output"), 1, 1'000'000);
+    writer.write("a", {{"cls", "0"}});
+    writer.write("b", {{"cls", "1"}});
+    CHECK(writer.finish().size() == 2);
+  }
+  CHECK(fs::exists(fs::path(dir.path) / "f-1" / "data.tar"));
   // An unfinished writer takes its temporary file with it.
   {
     ShardWriter writer(ShardPattern((fs::path(dir.path) / "u-%d.tar").string(), "pack.output"), 10, 1'000'000);

@@ -56,6 +56,8 @@ class ShardWriter {
   std::vector<std::string> finish();
 
   int64_t samples() const { return samples_; }
+  // For messages: "; the 3 shard(s) written before it (a .. c) are whole", or "" before the first.
+  std::string completed_text() const;
   // The shard the last sample went into (0, 1, ...), and the samples each shard holds.
   size_t shard() const { return written_.size(); }
   const std::vector<int64_t>& shard_samples() const { return shard_samples_; }
@@ -65,7 +67,6 @@ class ShardWriter {
   void open_next();
   void close_current();
   [[noreturn]] void fail(const std::string& what) const;
-  std::string completed_text() const;  // "; the 3 shard(s) written before it (a .. c) are whole"
   std::string archive_reason() const;
 
   ShardPattern pattern_;
