@@ -146,7 +146,13 @@ TarShardReader::TarShardReader(std::string path, std::string key) : path_(std::m
   }
   struct stat info {};
   if (::stat(path_.c_str(), &info) != 0) {
-    throw Error(key_, "lists '" + path_ + "': " + std::strerror(errno),
+    const std::string why = std::strerror(errno);
+    if (path_.find_first_of("*?[") != std::string::npos) {
+      throw Error(key_, "lists '" + path_ + "': " + why + "; wildcards (*, ?, [...]) are not expanded",
+                  "Name the shards with braces, as WebDataset does: " + key_ +
+                      "='/data/train-{000000..000127}.tar', or list them: " + key_ + "=[a.tar,b.tar].");
+    }
+    throw Error(key_, "lists '" + path_ + "': " + why,
                 "Check the path (" + key_ +
                     " lists the files; braces like {000..009} are expanded, ~ is the home "
                     "directory; a relative path is taken from the directory trainer was started in).");

@@ -153,6 +153,9 @@ TEST_CASE("tar shards: paths libarchive would block on or misread are refused, n
   CHECK_THAT(message(dir.path), Catch::Contains("a directory"));
   CHECK_THAT(message("https://host/train-000.tar"), Catch::Contains("local files only"));
   CHECK_THAT(message("pipe:curl -s x"), Catch::Contains("local files only"));
+  // A shell wildcard, which neither WebDataset nor trainer expands: said, with the brace form.
+  CHECK_THAT(message((fs::path(dir.path) / "train-*.tar").string()),
+             Catch::Contains("wildcards (*, ?, [...]) are not expanded") && Catch::Contains("{000000..000127}"));
   write(fs::path(dir.path) / "text.tar", "not a tar at all, just some text\n");
   CHECK_THROWS_WITH(TarShardReader((fs::path(dir.path) / "text.tar").string(), "data.shards"),
                     Catch::Contains("data.shards") && Catch::Contains("tar file"));
