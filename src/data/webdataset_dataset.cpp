@@ -213,10 +213,12 @@ ShardList count_shards(const std::string& key, std::vector<std::string> paths, c
   for (std::thread& t : pool) t.join();
   for (size_t i = 0; i < n; ++i) {
     if (indexed[i] == 0 && !errors[i]) {
+      // Without its digest a shard is not kept: a made-up one would refuse a valid resume later.
       const std::optional<uint32_t> digest = formats::shard_digest(list.paths[i]);
-      if (digest) list.digests[i] = *digest;
-      index.store(i, formats::ShardCount{list.samples[i], per[i].skipped, per[i].max_label, per[i].max_label_where,
-                                         digest.value_or(0)});
+      if (!digest) continue;
+      list.digests[i] = *digest;
+      index.store(
+          i, formats::ShardCount{list.samples[i], per[i].skipped, per[i].max_label, per[i].max_label_where, *digest});
     }
   }
   index.save();

@@ -97,6 +97,13 @@ std::string list_text(const std::vector<double>& values) {
   return out + "]";
 }
 
+// Words Hydra's grammar reads as a bool, null or float in any case: a string spelt so is quoted.
+bool is_keyword(const std::string& text) {
+  std::string lower = text;
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+  return lower == "null" || lower == "true" || lower == "false" || lower == "inf" || lower == "nan";
+}
+
 // A config value as an override's value in Hydra's grammar, on one line: 3, 0.5, name,
 // 'a b', [1, 2], {size: 32, scale: [0.5, 1.0]}.
 std::string flow_text(const config::Node& node) {
@@ -116,10 +123,23 @@ std::string flow_text(const config::Node& node) {
       const bool bare = !text.empty() && (std::isalpha(static_cast<unsigned char>(text[0])) || text[0] == '_') &&
                         std::all_of(text.begin(), text.end(),
                                     [](unsigned char c) { return std::isalnum(c) || c == '_' || c == '-'; }) &&
-                        text != "null" && text != "true" && text != "false";
+                        !is_keyword(text);
       if (bare) return text;
+      // Hydra's quoted string: \' for a quote; backslashes doubled only where they precede a quote
+      // or the end (elsewhere a backslash is itself).
       std::string quoted = "'";
-      for (char c : text) quoted += c == '\'' || c == '\\' ? std::string("\\") + c : std::string(1, c);
+      for (size_t at = 0; at < text.size();) {
+        size_t run = 0;
+        while (at + run < text.size() && text[at + run] == '\\') ++run;
+        if (run > 0) {
+          const bool escaped = at + run == text.size() || text[at + run] == '\'';
+          quoted.append(escaped ? 2 * run : run, '\\');
+          at += run;
+          continue;
+        }
+        quoted += text[at] == '\'' ? std::string("\\'") : std::string(1, text[at]);
+        ++at;
+      }
       return quoted + "'";
     }
     case config::NodeType::kList: {
@@ -383,9 +403,10 @@ void pack_shards(const config::Node& job_config, const std::string& run_dir) {
   // run starts without reading the shards through.
   formats::ShardIndex index(formats::shard_index_directory(), "labels from .cls", shards);
   for (size_t i = 0; i < shards.size() && i < writer.shard_samples().size() && i < shard_largest.size(); ++i) {
+    const std::optional<uint32_t> digest = formats::shard_digest(shards[i]);
+    if (!digest) continue;
     index.store(i, formats::ShardCount{writer.shard_samples()[i], 0, shard_largest[i].first,
-                                       shards[i] + ": member " + shard_largest[i].second + ".cls",
-                                       formats::shard_digest(shards[i]).value_or(0)});
+                                       shards[i] + ": member " + shard_largest[i].second + ".cls", *digest});
   }
   index.save();
   const std::string spec = pattern.brace_spec(static_cast<int64_t>(shards.size()));

@@ -45,7 +45,11 @@ void Trainer::Impl::setup() {
   data_options.targets_optional = predict_only;
   // A checkpoint's encoding of table rows (columns, categories, statistics) is used as it is: the
   // model was trained on rows encoded so, whatever the table holds now.
-  if (data_options.name == "csv") data_options.encoding = checkpoint_summary().data_encoding;
+  if (data_options.name == "csv") {
+    data_options.encoding = checkpoint_summary().data_encoding;
+    // A checkpoint of tar shards keeps its shard list there, not a table's encoding.
+    if (data_options.encoding.find("\"webdataset_shards\"") != std::string::npos) data_options.encoding.clear();
+  }
   // A resumed fit on data=webdataset checks that its training shards are the checkpoint's.
   if (data_options.name == "webdataset" && command == "fit") {
     data_options.encoding = checkpoint_summary().data_encoding;

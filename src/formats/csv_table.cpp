@@ -241,6 +241,7 @@ void read_parts(Reader& first, const uint8_t* data, size_t begin, size_t end, co
     reader->slot = first.slot;
     reader->table.header = first.table.header;
     reader->table.columns = first.table.columns;
+    for (CsvColumn& column : reader->table.columns) column.texts.clear();  // each part holds its own rows
     reader->table.number_width = first.table.number_width;
     reader->line = reader->row_line = line;
     line += lines_in(data, bounds[part], bounds[part + 1]);
@@ -378,7 +379,11 @@ CsvTable read_csv(const uint8_t* data, size_t size, const std::string& path, con
     header_end = next;
   }
   std::vector<size_t> cuts;
-  if (!reader.in_header && !reader.error) cuts = parallel_cuts(data, header_end, size);
+  // (Only right after the header: a header line ended by a lone CR has rows read with it, kept in
+  // one part.)
+  if (!reader.in_header && !reader.error && reader.table.lines.empty()) {
+    cuts = parallel_cuts(data, header_end, size);
+  }
   if (cuts.empty()) {
     parse_range(header_end, size);
     if (!reader.error && csv_fini(&parser, csv_cell_callback, csv_row_callback, &reader) != 0) parse_error(size);

@@ -204,12 +204,16 @@ bool ShardIndex::save() {
         << s.changed_ns << '\t' << (entries_[i] ? c.samples : -1) << '\t' << c.skipped << '\t' << c.max_label << '\t'
         << escaped(c.max_label_where) << '\t' << c.digest << "\n";
   }
-  const std::string temporary = file_ + ".tmp-" + std::to_string(::getpid());
+  // A name no other process writes (ranks on other hosts may share the cache and their pids).
+  char host[64] = {};
+  ::gethostname(host, sizeof(host) - 1);
+  const std::string temporary = file_ + ".tmp-" + host + "-" + std::to_string(::getpid()) + "-" +
+                                std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
   {
     std::ofstream file(temporary, std::ios::trunc);
     file << out.str();
-    file.flush();
-    if (!file) {
+    file.close();  // a write error shows at the latest here: the index is not replaced by a cut one
+    if (file.fail()) {
       fs::remove(temporary, error);
       return false;
     }
@@ -224,7 +228,9 @@ bool ShardIndex::save() {
   const auto now = fs::file_time_type::clock::now();
   for (fs::directory_iterator it(directory_, error), end; !error && it != end; it.increment(error)) {
     const fs::path& path = it->path();
-    if (path.extension() != ".idx" || path == fs::path(file_)) continue;
+    // Indexes, and temporary files a killed process left.
+    const bool ours = path.extension() == ".idx" || path.filename().string().find(".idx.tmp-") != std::string::npos;
+    if (!ours || path == fs::path(file_)) continue;
     std::error_code time_error;
     const auto written = fs::last_write_time(path, time_error);
     if (!time_error && now - written > kUnusedFor) fs::remove(path, time_error);

@@ -162,4 +162,16 @@ TEST_CASE("a large table is read in parts on several threads exactly as in one, 
   }
   CHECK(from_parts.find("is not a number, in a column of numbers") != std::string::npos);
   CHECK(from_parts == from_one);
+
+  // A header ended by a lone CR, with rows before the first LF: read with the header, those rows
+  // are neither lost nor repeated, and every text stays with its row.
+  const std::string lone = "id,x,y,label\r0,1,2,first\r1,1,2,second\n" + body;
+  const std::string lone_quoted = "id,x,y,\"label\"\r0,1,2,first\r1,1,2,second\n" + body;
+  const CsvTable lone_parts = read_mixed(lone);
+  const CsvTable lone_one = read_mixed(lone_quoted);
+  CHECK(lone_parts.rows() == one.rows() + 2);
+  CHECK(lone_parts.columns.at(2).texts.size() == static_cast<size_t>(lone_parts.rows()));
+  CHECK(lone_parts.columns.at(2).texts == lone_one.columns.at(2).texts);
+  CHECK(lone_parts.lines == lone_one.lines);
+  CHECK(lone_parts.numbers == lone_one.numbers);
 }
