@@ -7,6 +7,7 @@ TORCHVISION_VERSION=0.26.0  # the release made for torch 2.11.0
 PILLOW_VERSION=12.0.0
 SCIKIT_LEARN_VERSION=1.9.1  # data=csv's tests train on the tables it ships (iris, wine, breast cancer)
 PANDAS_VERSION=3.1.1       # the peer of bench/csv_load
+OPTUNA_VERSION=5.0.0        # the TPE sampler's quality is compared with Optuna's (tests/launch/tpe_quality_test.cpp)
 TRAINER_CACHE="${TRAINER_CACHE:-$HOME/.cache/trainer}"
 TORCH_VENV="$TRAINER_CACHE/venv-torch-$TORCH_WHEEL_VERSION"
 # Real Hydra, for regenerating the goldens it wrote (scripts/hydra_goldens.sh); omegaconf, PyYAML and

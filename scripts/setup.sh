@@ -62,20 +62,21 @@ if [[ "$libtorch" == wheel || "$libtorch" == all ]]; then
   # What the tests read our outputs with: TensorBoard's own event reader, Python's safetensors;
   # and what they compare the image data with: torchvision (ImageFolder, transforms) and Pillow,
   # which also writes the test image trees from Fashion-MNIST; the tables scikit-learn ships
-  # (data=csv's tests) and pandas (the CSV load benchmark's peer).
+  # (data=csv's tests), pandas (the CSV load benchmark's peer) and Optuna (TPE's reference).
   if ! compgen -G "$TORCH_VENV/lib/python3*/site-packages/tensorboard-$TENSORBOARD_VERSION.dist-info" >/dev/null ||
      ! compgen -G "$TORCH_VENV/lib/python3*/site-packages/safetensors-$SAFETENSORS_VERSION.dist-info" >/dev/null ||
      ! compgen -G "$TORCH_VENV/lib/python3*/site-packages/torchvision-$TORCHVISION_VERSION.dist-info" >/dev/null ||
      ! compgen -G "$TORCH_VENV/lib/python3*/site-packages/pillow-$PILLOW_VERSION.dist-info" >/dev/null ||
      ! compgen -G "$TORCH_VENV/lib/python3*/site-packages/scikit_learn-$SCIKIT_LEARN_VERSION.dist-info" >/dev/null ||
-     ! compgen -G "$TORCH_VENV/lib/python3*/site-packages/pandas-$PANDAS_VERSION.dist-info" >/dev/null; then
+     ! compgen -G "$TORCH_VENV/lib/python3*/site-packages/pandas-$PANDAS_VERSION.dist-info" >/dev/null ||
+     ! compgen -G "$TORCH_VENV/lib/python3*/site-packages/optuna-$OPTUNA_VERSION.dist-info" >/dev/null; then
     say "installing tensorboard==$TENSORBOARD_VERSION safetensors==$SAFETENSORS_VERSION" \
       "torchvision==$TORCHVISION_VERSION pillow==$PILLOW_VERSION scikit-learn==$SCIKIT_LEARN_VERSION" \
-      "pandas==$PANDAS_VERSION into $TORCH_VENV"
+      "pandas==$PANDAS_VERSION optuna==$OPTUNA_VERSION into $TORCH_VENV"
     "$TORCH_VENV/bin/pip" install -q --disable-pip-version-check "torch==$TORCH_WHEEL_VERSION" \
       "tensorboard==$TENSORBOARD_VERSION" "safetensors==$SAFETENSORS_VERSION" \
       "torchvision==$TORCHVISION_VERSION" "pillow==$PILLOW_VERSION" \
-      "scikit-learn==$SCIKIT_LEARN_VERSION" "pandas==$PANDAS_VERSION"
+      "scikit-learn==$SCIKIT_LEARN_VERSION" "pandas==$PANDAS_VERSION" "optuna==$OPTUNA_VERSION"
   fi
   [[ -x /usr/local/cuda/bin/nvcc ]] ||
     die "the torch wheel is a CUDA 13.0 build and needs the CUDA 13.0 toolkit at /usr/local/cuda to configure"

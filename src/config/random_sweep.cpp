@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <sstream>
 
 #include "trainer/config/python_str.h"
 #include "trainer/util/error.h"
@@ -19,6 +20,23 @@ uint64_t SweepRandom::index(uint64_t n) {
     const uint64_t r = engine_();
     if (r >= threshold) return r % n;
   }
+}
+
+std::string SweepRandom::state() const {
+  std::ostringstream out;
+  out << engine_;
+  return out.str();
+}
+
+void SweepRandom::set_state(const std::string& state) {
+  std::istringstream in(state);
+  std::mt19937_64 engine;
+  in >> engine;
+  if (in.fail()) {
+    throw Error("the sampler's saved state", "its random generator's state is malformed",
+                "delete the search state file to start the search again");
+  }
+  engine_ = engine;
 }
 
 namespace {

@@ -38,6 +38,10 @@ class SweepRandom {
   double uniform01();
   // Uniform in [0, n), n >= 1, without modulo bias.
   uint64_t index(uint64_t n);
+  // The generator's state as the standard's text form, and back (trainer::Error if malformed):
+  // a resumed search continues the same draws.
+  std::string state() const;
+  void set_state(const std::string& state);
 
  private:
   std::mt19937_64 engine_;
