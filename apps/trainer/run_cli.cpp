@@ -33,6 +33,7 @@
 #include "trainer/launch/job_runner.h"
 #include "trainer/launch/launcher.h"
 #include "trainer/launch/new_directories.h"
+#include "trainer/launch/optuna_sweep.h"
 #include "trainer/launch/schema_check.h"
 #include "trainer/launch/shell_completion.h"
 #include "trainer/launch/sweep_planner.h"
@@ -293,11 +294,49 @@ void prepare_in_process_jobs(const CliOptions& options, const launch::SweepPlan&
       [&options](const std::string& sweep_dir, int number) { return run_planned_job(options, sweep_dir, number); });
 }
 
+// Whether hydra.sweeper (composed with the fixed overrides) is the Optuna sweeper.
+bool uses_optuna_sweeper(const config::Composer& composer, const std::vector<config::Override>& overrides) {
+  std::vector<config::Override> fixed;
+  for (const auto& o : overrides) {
+    if (!o.is_sweep()) fixed.push_back(o);
+  }
+  const config::ComposeResult base = composer.compose(fixed, config::RunMode::kMultirun);
+  const config::Node* sweeper = config::select(base.config, "hydra.sweeper");
+  return sweeper != nullptr && launch::is_optuna_sweeper(*sweeper);
+}
+
+// hydra/sweeper=optuna: --cfg shows the fixed config under a comment listing the searched
+// parameters (trials are asked for while the sweep runs); otherwise the study runs (or continues).
+int run_optuna(const CliOptions& options, const CliArgs& args, const config::Composer& composer,
+               const std::vector<config::Override>& overrides) {
+  if (args.cfg) {
+    std::vector<config::Override> fixed;
+    for (const auto& o : overrides) {
+      if (!o.is_sweep()) fixed.push_back(o);
+    }
+    std::string out = launch::optuna_sweep_outline(composer, overrides);
+    out += render_config(composer.compose(fixed, config::RunMode::kMultirun).config, args);
+    std::fwrite(out.data(), 1, out.size(), stdout);
+    return 0;
+  }
+  launch::StudyOrigin origin;
+  origin.cwd = std::filesystem::current_path().string();
+  origin.command = args.command;
+  origin.config_path = args.config_path;
+  origin.config_dir = args.config_dir;
+  origin.config_name = args.config_name;
+  origin.overrides = args.overrides;
+  launch::SweepPlan launcher_only;
+  prepare_in_process_jobs(options, launcher_only);
+  return launch::run_optuna_sweep(composer, origin, overrides);
+}
+
 // -m: with --cfg, prints every job's config (nothing is written or started); otherwise plans the
 // sweep to disk (every job composed and checked first) and runs it with its launcher. The same
 // command on the same hydra.sweep.dir resumes the sweep (docs/sweeps.md).
 int run_sweep(const CliOptions& options, const CliArgs& args, const config::Composer& composer,
               const std::vector<config::Override>& overrides) {
+  if (uses_optuna_sweeper(composer, overrides)) return run_optuna(options, args, composer, overrides);
   if (args.cfg) {
     std::string out;
     launch::compose_sweep(composer, overrides, false, [&](const config::SweepJob& job, config::ComposeResult&& result) {
@@ -335,9 +374,31 @@ int run_sweep(const CliOptions& options, const CliArgs& args, const config::Comp
   return launch::run_sweep_plan(sweep.plan);
 }
 
+int run(const CliOptions& options, const CliArgs& args);
+
 // `trainer sweep resume|summary|run-job`.
 int run_sweep_command(const CliOptions& options, const CliArgs& args) {
   if (args.sweep_action == "resume") {
+    if (std::optional<launch::StudyOrigin> origin = launch::optuna_study_origin(args.sweep_dir)) {
+      // An Optuna study composes new trials: its command runs again where it first ran.
+      std::error_code ec;
+      std::filesystem::current_path(origin->cwd, ec);
+      if (ec) {
+        throw Error(args.sweep_dir,
+                    "the study's command ran in " + origin->cwd + ", which cannot be entered (" + ec.message() + ")",
+                    "Run the command that started the study again from where its config files are.");
+      }
+      CliArgs again;
+      again.command = origin->command;
+      again.config_path = origin->config_path;
+      again.config_dir = origin->config_dir;
+      again.config_name = origin->config_name;
+      again.overrides = origin->overrides;
+      again.multirun = true;
+      again.program = args.program;
+      std::cerr << "[optuna] continuing the study of " << args.sweep_dir << " in " << origin->cwd << std::endl;
+      return run(options, again);
+    }
     prepare_in_process_jobs(options, launch::read_sweep_plan(args.sweep_dir));
     return launch::resume_sweep(args.sweep_dir);
   }

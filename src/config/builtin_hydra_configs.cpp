@@ -170,6 +170,41 @@ seed: 0
 params: null
 )";
 
+// Hydra's Optuna sweeper (hydra-optuna-sweeper 1.2's config, unchanged), run by trainer's own
+// TPE (docs/sweepers.md): trials asked for as slots free, the study kept in the sweep directory.
+// metric is trainer's: the objective when optimized_metric is not set. direction is null (Hydra's
+// says minimize): the monitor's mode when the objective is the checkpoint's monitor, else minimize.
+constexpr std::string_view kSweeperOptuna = R"(defaults:
+  - sampler: tpe
+_target_: hydra_plugins.hydra_optuna_sweeper.optuna_sweeper.OptunaSweeper
+direction: null
+storage: null
+study_name: null
+n_trials: 20
+n_jobs: 2
+max_failure_rate: 0.0
+search_space: null
+custom_search_space: null
+params: null
+metric: null
+)";
+
+constexpr std::string_view kSamplerTpe = R"(_target_: optuna.samplers.TPESampler
+seed: null
+consider_prior: true
+prior_weight: 1.0
+consider_magic_clip: true
+consider_endpoints: false
+n_startup_trials: 10
+n_ei_candidates: 24
+multivariate: false
+warn_independent_sampling: true
+)";
+
+constexpr std::string_view kSamplerRandom = R"(_target_: optuna.samplers.RandomSampler
+seed: null
+)";
+
 constexpr std::string_view kHelpDefault = R"(app_name: ${hydra.job.name}
 header: |
   ${hydra.help.app_name} is powered by Hydra.
@@ -319,7 +354,10 @@ const std::vector<std::pair<std::string_view, std::string_view>>& builtin_hydra_
       {"hydra/output/default", kOutputDefault},
       {"hydra/sweeper/asha", kSweeperAsha},
       {"hydra/sweeper/basic", kSweeperBasic},
+      {"hydra/sweeper/optuna", kSweeperOptuna},
       {"hydra/sweeper/random", kSweeperRandom},
+      {"hydra/sweeper/sampler/random", kSamplerRandom},
+      {"hydra/sweeper/sampler/tpe", kSamplerTpe},
   };
   return configs;
 }

@@ -38,9 +38,10 @@ SweeperKind sweeper_kind(const Node& sweeper) {
   if (name == kBasicSweeperTarget) return SweeperKind::kBasic;
   if (name == kRandomSweeperTarget) return SweeperKind::kRandom;
   if (name == kAshaSweeperTarget) return SweeperKind::kAsha;
+  if (name == kOptunaSweeperTarget) return SweeperKind::kOptuna;
   throw Error("hydra.sweeper._target_", "trainer has no sweeper '" + name + "'",
               "choose one of trainer's sweepers: hydra/sweeper=basic (grid), hydra/sweeper=random "
-              "(random search) or hydra/sweeper=asha (early stopping)");
+              "(random search), hydra/sweeper=asha (early stopping) or hydra/sweeper=optuna (TPE)");
 }
 
 std::vector<SweepJob> make_sweep_jobs(const Node& sweeper, const std::vector<Override>& overrides,
@@ -48,6 +49,11 @@ std::vector<SweepJob> make_sweep_jobs(const Node& sweeper, const std::vector<Ove
                                       const GroupOptionsLookup& group_options) {
   const SweeperKind kind = sweeper_kind(sweeper);
   if (kind == SweeperKind::kBasic) return expand_sweep(overrides, params, group_options);
+  if (kind == SweeperKind::kOptuna) {
+    throw Error("hydra.sweeper._target_",
+                "the Optuna sweeper asks for its trials while the sweep runs; they cannot be listed beforehand",
+                "run the sweep (trainer fit -m ...), or list one trial's config with --cfg job");
+  }
   const std::optional<int64_t> num_samples = int_setting(sweeper, "num_samples", "20");
   if (!num_samples) {
     if (kind == SweeperKind::kAsha) return expand_sweep(overrides, params, group_options);

@@ -15,6 +15,7 @@ std::vector<std::string> classes_of(std::string_view group, const std::string& c
   std::vector<std::string> names;
   for (const auto& [path, text] : config::builtin_hydra_configs()) {
     if (path.substr(0, group.size()) != group) continue;
+    if (path.find('/', group.size()) != std::string_view::npos) continue;  // a nested group (the samplers)
     const std::string_view key = "_target_: ";
     const size_t at = text.find(key);
     if (at == std::string_view::npos) continue;

@@ -20,6 +20,7 @@ bool ends_with(const std::string& text, const std::string& suffix) {
 }  // namespace
 
 Launcher::~Launcher() = default;
+JobSource::~JobSource() = default;
 
 namespace {
 InProcessJob& in_process_job_slot() {

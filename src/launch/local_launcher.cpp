@@ -153,10 +153,18 @@ std::vector<std::string> visible_gpus() {
   return gpus;
 }
 
-void LocalLauncher::launch(const SweepPlan& plan, const std::vector<int>& todo) {
-  if (todo.empty()) return;
+void LocalLauncher::launch(const SweepPlan& plan, const std::vector<int>& todo) { launch(plan, todo, nullptr); }
+
+void LocalLauncher::launch(const SweepPlan& plan, const std::vector<int>& todo, JobSource* source) {
+  const int from_source = source != nullptr ? source->remaining() : 0;
+  if (todo.empty() && from_source == 0) return;
   const std::vector<int> cpus = usable_cpus();
-  SlotLayout layout = slot_layout(options_.n_jobs, static_cast<int>(cpus.size()), static_cast<int>(todo.size()));
+  SlotLayout layout =
+      slot_layout(options_.n_jobs, static_cast<int>(cpus.size()), static_cast<int>(todo.size()) + from_source);
+  if (source != nullptr && source->parallel() < layout.slots) {
+    layout.slots = std::max(1, source->parallel());
+    layout.threads_per_job = std::max(1, static_cast<int>(cpus.size()) / layout.slots);
+  }
   std::vector<std::string> gpus;
   if (options_.gpus_per_job > 0) {
     gpus = visible_gpus();
@@ -187,7 +195,11 @@ void LocalLauncher::launch(const SweepPlan& plan, const std::vector<int>& todo) 
     std::string how = options_.name == "basic" ? "one at a time"
                                                : std::to_string(layout.slots) + " at a time, " +
                                                      std::to_string(layout.threads_per_job) + " thread(s) each";
-    std::cerr << "[sweep] launching " << todo.size() << " job(s) (" << options_.name << " launcher, " << how
+    const std::string count = source == nullptr ? std::to_string(todo.size()) + " job(s)"
+                              : todo.empty()    ? "up to " + std::to_string(from_source) + " trial(s)"
+                                                : std::to_string(todo.size()) + " job(s) and up to " +
+                                                   std::to_string(from_source) + " new trial(s)";
+    std::cerr << "[sweep] launching " << count << " (" << options_.name << " launcher, " << how
               << (in_process_job() ? ", each forked from this process with the engine loaded" : "") << ") in "
               << plan.sweep_dir << std::endl;
   }
@@ -243,6 +255,7 @@ void LocalLauncher::launch(const SweepPlan& plan, const std::vector<int>& todo) 
   std::map<pid_t, Child> running;
   std::vector<bool> slot_busy(static_cast<size_t>(layout.slots), false);
   size_t next = 0;
+  int sourced = 0;  // jobs the source made
   int ended = 0, failed = 0;
   double ended_seconds = 0;
   bool stop_launching = false;
@@ -382,18 +395,20 @@ void LocalLauncher::launch(const SweepPlan& plan, const std::vector<int>& todo) 
     if (status->state == JobState::kFailed) ++failed;
     const MetricHistory metric = read_metric_history(
         (fs::path(by_number[child.number]->run_dir) / "metrics.csv").string(), monitor.first, monitor.second);
-    const int remaining = static_cast<int>(todo.size()) - ended;
+    const int total = static_cast<int>(todo.size()) + sourced + (source != nullptr ? source->remaining() : 0);
+    const int remaining = total - ended;
     std::string line =
         "[sweep] #" + std::to_string(child.number) + " " + state_name(status->state) + " in " + duration_text(seconds);
     if (metric.last) line += ", " + monitor.first + " " + metric_text(metric.last);
     if (status->state == JobState::kFailed && !status->error.empty()) line += ": " + status->error;
-    line += " | " + std::to_string(ended) + "/" + std::to_string(todo.size()) + " ended";
+    line += " | " + std::to_string(ended) + "/" + std::to_string(total) + " ended";
     if (failed > 0) line += ", " + std::to_string(failed) + " failed";
     if (remaining > 0 && !stop_launching) {
       const double eta = ended_seconds / ended * remaining / layout.slots;
       line += ", ETA " + duration_text(eta);
     }
     std::cerr << line << std::endl;
+    if (source != nullptr) source->job_ended(child.number);
     if (status->state == JobState::kFailed && options_.fail_fast && !stop_launching) {
       stop_launching = true;
       std::cerr << "[sweep] stopping at the first failure (hydra.launcher.fail_fast=true): no more jobs start"
@@ -413,8 +428,17 @@ void LocalLauncher::launch(const SweepPlan& plan, const std::vector<int>& todo) 
 
   try {
     for (;;) {
-      while (!stop_launching && next < todo.size() && static_cast<int>(running.size()) < layout.slots) {
-        start_job(todo[next++]);
+      while (!stop_launching && static_cast<int>(running.size()) < layout.slots) {
+        if (next < todo.size()) {
+          start_job(todo[next++]);
+          continue;
+        }
+        if (source == nullptr) break;
+        const std::optional<int> made = source->next_job();
+        if (!made) break;
+        ++sourced;
+        for (const PlannedJob& job : plan.jobs) by_number[job.number] = &job;  // the plan grew
+        start_job(*made);
       }
       if (running.empty()) break;
       siginfo_t info;

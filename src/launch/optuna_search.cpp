@@ -222,6 +222,18 @@ OptunaSettings optuna_settings(const Node& sweeper, const Node& job_config) {
   } else {
     text = "minimize";
   }
+  if (settings.metric_from == "callbacks.model_checkpoint.monitor" && monitor_mode && monitor_mode->is_string() &&
+      direction && !direction->is_null()) {
+    const std::string mode = monitor_mode->as_string();
+    const bool contradicts = (mode == "max" && text == "minimize") || (mode == "min" && text == "maximize");
+    if (contradicts) {
+      settings.warning =
+          "hydra.sweeper.direction is " + text + " but the objective " + settings.metric +
+          " is the checkpoint's monitor, whose mode is " + mode +
+          "; the study follows direction (set hydra.sweeper.direction=" + (mode == "max" ? "maximize" : "minimize") +
+          " or null to follow the mode)";
+    }
+  }
   std::string lower = text;
   std::transform(lower.begin(), lower.end(), lower.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });

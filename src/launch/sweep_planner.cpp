@@ -101,6 +101,11 @@ void compose_sweep(const config::Composer& composer, const std::vector<config::O
   const Node* sweeper = config::select(base.config, "hydra.sweeper");
   std::vector<config::SweepJob> jobs = config::make_sweep_jobs(sweeper ? *sweeper : Node(), overrides, params, lookup);
 
+  compose_jobs(composer, jobs, check, visit);
+}
+
+void compose_jobs(const config::Composer& composer, const std::vector<config::SweepJob>& jobs, bool check,
+                  const std::function<void(const config::SweepJob&, config::ComposeResult&&)>& visit) {
   std::string problems;
   int bad = 0;
   for (const auto& job : jobs) {
@@ -134,7 +139,28 @@ ComposedSweep plan_sweep(const config::Composer& composer, const std::string& co
     jobs.push_back(job);
     sweep.configs.push_back(std::move(result.config));
   });
-  if (jobs.empty()) return sweep;
+  place_jobs(sweep, jobs);
+  return sweep;
+}
+
+ComposedSweep plan_jobs(const config::Composer& composer, const std::string& command,
+                        const std::vector<config::SweepJob>& jobs) {
+  ComposedSweep sweep;
+  sweep.plan.command = command;
+  compose_jobs(composer, jobs, true, [&](const config::SweepJob&, config::ComposeResult&& result) {
+    sweep.configs.push_back(std::move(result.config));
+  });
+  place_jobs(sweep, jobs);
+  return sweep;
+}
+
+std::string job_run_dir(const Node& config, const std::string& sweep_dir, config::ResolveContext ctx) {
+  ctx.hydra = config.find("hydra");
+  return (fs::path(sweep_dir) / resolve_path_string(config, "hydra.sweep.subdir", ctx)).lexically_normal().string();
+}
+
+void place_jobs(ComposedSweep& sweep, const std::vector<config::SweepJob>& jobs) {
+  if (jobs.empty()) return;
   config::ResolveContext ctx;  // one timestamp for the whole sweep
   ctx.hydra = sweep.configs.front().find("hydra");
   const fs::path sweep_dir =
@@ -145,16 +171,13 @@ ComposedSweep plan_sweep(const config::Composer& composer, const std::string& co
   if (const Node* node = config::select(sweep.configs.front(), "hydra.sweeper")) sweep.plan.sweeper = *node;
   sweep.plan.executable = self_executable();
   for (size_t i = 0; i < jobs.size(); ++i) {
-    ctx.hydra = sweep.configs[i].find("hydra");
     PlannedJob planned;
     planned.number = jobs[i].number;
     planned.overrides = jobs[i].overrides;
-    planned.run_dir =
-        (sweep_dir / resolve_path_string(sweep.configs[i], "hydra.sweep.subdir", ctx)).lexically_normal().string();
+    planned.run_dir = job_run_dir(sweep.configs[i], sweep.plan.sweep_dir, ctx);
     sweep.plan.jobs.push_back(std::move(planned));
   }
   refuse_shared_checkpoint_directories(sweep);
-  return sweep;
 }
 
 void write_sweep_plan(const ComposedSweep& sweep) {

@@ -8,5 +8,5 @@ TEST_CASE("the built-in launchers and sweepers are listed under their kind, Hydr
   CHECK(text.find("Installed Hydra Plugins\n***********************\n\tConfigSource:\n\t-------------\n") == 0);
   CHECK(text.find("\tLauncher:\n\t---------\n\t\tBasicLauncher\n\t\tJoblibLauncher\n\t\tLocalLauncher\n"
                   "\t\tSlurmLauncher\n\tSweeper:\n\t--------"
-                  "\n\t\tBasicSweeper\n\t\tAshaSweeper\n\t\tRandomSweeper\n") != std::string::npos);
+                  "\n\t\tBasicSweeper\n\t\tAshaSweeper\n\t\tOptunaSweeper\n\t\tRandomSweeper\n") != std::string::npos);
 }

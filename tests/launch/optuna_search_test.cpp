@@ -65,8 +65,9 @@ TEST_CASE("Hydra's Optuna sweeper defaults are read unchanged", "[optuna]") {
   CHECK(s.n_jobs == 2);
   CHECK(s.storage.empty());
   CHECK(s.study_name.empty());
-  // direction minimize is given: it stands even though the monitor's mode is max.
+  // direction minimize is given: it stands even though the monitor's mode is max, with a warning.
   CHECK_FALSE(s.tpe.maximize);
+  CHECK_THAT(s.warning, Contains("mode is max") && Contains("hydra.sweeper.direction=maximize"));
   CHECK(s.metric == "val/acc");
   CHECK(s.metric_from == "callbacks.model_checkpoint.monitor");
 }
@@ -100,6 +101,7 @@ TEST_CASE("the objective: optimized_metric, then hydra.sweeper.metric, then the 
   const OptunaSettings from_monitor = optuna_settings(yaml("direction: null\n"), kMonitored);
   CHECK(from_monitor.metric == "val/acc");
   CHECK(from_monitor.tpe.maximize);  // the monitor's mode, as direction is null
+  CHECK(from_monitor.warning.empty());
   CHECK_THROWS_WITH(optuna_settings(yaml("direction: null\n"), yaml("seed: 1\n")),
                     Contains("hydra.sweeper.metric") && Contains("optimized_metric"));
 }

@@ -3,7 +3,10 @@
 //          (expand_sweep, Hydra's basic sweeper);
 //   random (trainer.sweeper.RandomSweeper): num_samples jobs drawn with a seed (sample_sweep);
 //   asha   (trainer.sweeper.AshaSweeper): jobs drawn like random, or the grid when num_samples
-//          is null; the launcher stops poor jobs early (trainer/launch/asha.h).
+//          is null; the launcher stops poor jobs early (trainer/launch/asha.h);
+//   optuna (hydra_plugins.hydra_optuna_sweeper.optuna_sweeper.OptunaSweeper): trials asked for
+//          one by one from a TPE or random sampler while the sweep runs (launch/optuna_sweep.h),
+//          not planned here.
 // See docs/sweepers.md.
 #pragma once
 
@@ -17,11 +20,13 @@
 
 namespace trainer::config {
 
-enum class SweeperKind { kBasic, kRandom, kAsha };
+enum class SweeperKind { kBasic, kRandom, kAsha, kOptuna };
 
 inline constexpr std::string_view kBasicSweeperTarget = "hydra._internal.core_plugins.basic_sweeper.BasicSweeper";
 inline constexpr std::string_view kRandomSweeperTarget = "trainer.sweeper.RandomSweeper";
 inline constexpr std::string_view kAshaSweeperTarget = "trainer.sweeper.AshaSweeper";
+inline constexpr std::string_view kOptunaSweeperTarget =
+    "hydra_plugins.hydra_optuna_sweeper.optuna_sweeper.OptunaSweeper";
 
 // The kind named by the node's _target_ (a null node or one without _target_: basic). Throws
 // trainer::Error naming hydra.sweeper._target_ for a sweeper trainer does not have.

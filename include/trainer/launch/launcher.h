@@ -6,12 +6,29 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "trainer/launch/sweep_plan.h"
 
 namespace trainer::launch {
+
+// A sweeper that makes its jobs while the sweep runs (hydra/sweeper=optuna). After the planned
+// jobs, the launcher asks it for the next one whenever a slot is free, and tells it of every job's
+// end (its status written) before asking again.
+class JobSource {
+ public:
+  virtual ~JobSource();
+  // The next job, its record written and appended to the plan's jobs (the plan the launcher was
+  // given); nullopt when no more will come.
+  virtual std::optional<int> next_job() = 0;
+  virtual void job_ended(int number) = 0;
+  // How many more jobs next_job() may give at most (sizes the launcher's slots).
+  virtual int remaining() const = 0;
+  // How many jobs may run at once (the sweeper's own limit; the launcher's n_jobs also applies).
+  virtual int parallel() const = 0;
+};
 
 class Launcher {
  public:

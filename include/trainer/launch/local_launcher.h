@@ -33,6 +33,9 @@ class LocalLauncher : public Launcher {
  public:
   explicit LocalLauncher(LocalLauncherOptions options);
   void launch(const SweepPlan& plan, const std::vector<int>& todo) override;
+  // launch(), then the jobs `source` makes, started as slots free. `plan` is the plan the source
+  // appends its jobs to.
+  void launch(const SweepPlan& plan, const std::vector<int>& todo, JobSource* source);
   bool interrupted() const override { return interrupted_; }
 
  private:

@@ -40,12 +40,14 @@ struct OptunaSettings {
   double max_failure_rate = 0;
   std::string metric;       // the objective
   std::string metric_from;  // the key that named it, for the sweep's first line
+  std::string warning;      // a direction that contradicts the monitor's mode, said at the start
 };
 
 // The sweeper's settings. `job_config` is a composed job config: the objective is
 // `optimized_metric` (lightning-hydra-template's key), else hydra.sweeper.metric, else the
-// checkpoint's monitor (callbacks.model_checkpoint.monitor), with direction defaulting to its mode
-// only when direction is null. Throws trainer::Error naming hydra.sweeper.<key>.
+// checkpoint's monitor (callbacks.model_checkpoint.monitor). direction null (trainer's default):
+// the monitor's mode when the monitor is the objective, else minimize (Optuna's and Hydra's). Throws trainer::Error
+// naming hydra.sweeper.<key>.
 OptunaSettings optuna_settings(const config::Node& hydra_sweeper_node, const config::Node& job_config);
 
 // The searched parameters and how a value becomes a job's override.

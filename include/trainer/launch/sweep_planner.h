@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "trainer/config/composer.h"
+#include "trainer/config/interpolation.h"
 #include "trainer/config/override.h"
 #include "trainer/config/sweep_expansion.h"
 #include "trainer/launch/sweep_plan.h"
@@ -20,6 +21,10 @@ namespace trainer::launch {
 void compose_sweep(const config::Composer& composer, const std::vector<config::Override>& overrides, bool check,
                    const std::function<void(const config::SweepJob&, config::ComposeResult&&)>& visit);
 
+// Composes `jobs` (hydra.job.num/id set from each number) as compose_sweep does, checked or not.
+void compose_jobs(const config::Composer& composer, const std::vector<config::SweepJob>& jobs, bool check,
+                  const std::function<void(const config::SweepJob&, config::ComposeResult&&)>& visit);
+
 // A planned sweep held in memory: the plan and each job's composed config, in job order.
 struct ComposedSweep {
   SweepPlan plan;
@@ -32,6 +37,20 @@ struct ComposedSweep {
 // without the job in it) is refused: trainer::Error naming the directory and both jobs.
 ComposedSweep plan_sweep(const config::Composer& composer, const std::string& command,
                          const std::vector<config::Override>& overrides);
+
+// plan_sweep for jobs whose overrides are given (the Optuna sweeper's trials): composed and
+// checked, placed, shared checkpoint directories refused.
+ComposedSweep plan_jobs(const config::Composer& composer, const std::string& command,
+                        const std::vector<config::SweepJob>& jobs);
+
+// Fills the plan of a composed sweep from its configs: the sweep dir (hydra.sweep.dir of the first
+// job, resolved once), launcher, sweeper and each job's run dir; refuses jobs that would share a
+// checkpoint directory.
+void place_jobs(ComposedSweep& sweep, const std::vector<config::SweepJob>& jobs);
+
+// A composed job's run dir: <sweep_dir>/<hydra.sweep.subdir>, resolved in `ctx` (its hydra node
+// set from `config`; pass the sweep's context for one timestamp across its jobs).
+std::string job_run_dir(const config::Node& config, const std::string& sweep_dir, config::ResolveContext ctx = {});
 
 // Before a new fit sweep writes anything: no job's checkpoint directory holds checkpoints of
 // another run (launch::refuse_overwriting_checkpoints for each job without ckpt_path).

@@ -15,7 +15,8 @@
 // each parameter is sampled on its own, in order. Log parameters are modelled in log space;
 // stepped ones as the mass of their grid cell.
 //
-// Draws come from one std::mt19937_64 seeded with `seed` (config::SweepRandom's arithmetic); its
+// Draws come from one std::mt19937_64 seeded with SplitMix64's mix of `seed` (config::SweepRandom's
+// arithmetic); its
 // state can be saved and restored, so a resumed search draws what the uninterrupted one would.
 // Optuna draws from numpy's generator: the two make different trials from the same seed, and are
 // compared by the quality they reach (tests/launch/tpe_quality_test.cpp, docs/sweepers.md).

@@ -14,12 +14,15 @@ from hydra.plugins.sweeper import Sweeper
 
 # trainer's options beyond Hydra's own `basic` (src/config/builtin_hydra_configs.cpp).
 LAUNCHERS = ["joblib", "local", "slurm", "submitit_slurm"]
-SWEEPERS = ["asha", "random"]
+SWEEPERS = ["asha", "optuna", "random"]
+SAMPLERS = ["random", "tpe"]  # hydra/sweeper/sampler, the optuna sweeper's group
 
 for _name in LAUNCHERS:
     ConfigStore.instance().store(group="hydra/launcher", name=_name, node={}, provider="trainer")
 for _name in SWEEPERS:
     ConfigStore.instance().store(group="hydra/sweeper", name=_name, node={}, provider="trainer")
+for _name in SAMPLERS:
+    ConfigStore.instance().store(group="hydra/sweeper/sampler", name=_name, node={}, provider="trainer")
 
 
 def _refuse(self: Any, *args: Any, **kwargs: Any) -> None:
@@ -31,4 +34,5 @@ JoblibLauncher = type("JoblibLauncher", (Launcher,), {"setup": _refuse, "launch"
 LocalLauncher = type("LocalLauncher", (Launcher,), {"setup": _refuse, "launch": _refuse})
 SlurmLauncher = type("SlurmLauncher", (Launcher,), {"setup": _refuse, "launch": _refuse})
 AshaSweeper = type("AshaSweeper", (Sweeper,), {"setup": _refuse, "sweep": _refuse})
+OptunaSweeper = type("OptunaSweeper", (Sweeper,), {"setup": _refuse, "sweep": _refuse})
 RandomSweeper = type("RandomSweeper", (Sweeper,), {"setup": _refuse, "sweep": _refuse})

@@ -1,0 +1,658 @@
+// hydra/sweeper=optuna: the study, its file, and the job source the local launcher asks for
+// trials (see optuna_sweep.h).
+#include "trainer/launch/optuna_sweep.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <random>
+
+#include "trainer/config/interpolation.h"
+#include "trainer/config/node.h"
+#include "trainer/config/override.h"
+#include "trainer/config/python_str.h"
+#include "trainer/config/sweep_expansion.h"
+#include "trainer/config/sweeper.h"
+#include "trainer/config/yaml.h"
+#include "trainer/launch/evaluation_run.h"
+#include "trainer/launch/job_files.h"
+#include "trainer/launch/job_status.h"
+#include "trainer/launch/launcher.h"
+#include "trainer/launch/local_launcher.h"
+#include "trainer/launch/optuna_search.h"
+#include "trainer/launch/sweep_plan.h"
+#include "trainer/launch/sweep_planner.h"
+#include "trainer/launch/sweep_summary.h"
+#include "trainer/launch/tpe_sampler.h"
+#include "trainer/util/error.h"
+
+namespace fs = std::filesystem;
+
+namespace trainer::launch {
+
+namespace {
+
+using config::Node;
+
+constexpr const char* kStudyFormat = "trainer optuna study 1";
+
+std::string study_file(const std::string& sweep_dir) {
+  return (fs::path(sweep_state_dir(sweep_dir)) / "study.yaml").string();
+}
+// Where a study kept in hydra.sweeper.storage is named from its sweep directory.
+std::string storage_pointer(const std::string& sweep_dir) {
+  return (fs::path(sweep_state_dir(sweep_dir)) / "study_storage").string();
+}
+
+const char* trial_state_name(TrialState state) {
+  switch (state) {
+    case TrialState::kRunning:
+      return "running";
+    case TrialState::kComplete:
+      return "complete";
+    case TrialState::kPruned:
+      return "pruned";
+    case TrialState::kFailed:
+      return "failed";
+  }
+  return "failed";
+}
+
+TrialState parse_trial_state(const std::string& name) {
+  if (name == "running") return TrialState::kRunning;
+  if (name == "complete") return TrialState::kComplete;
+  if (name == "pruned") return TrialState::kPruned;
+  return TrialState::kFailed;
+}
+
+struct Study {
+  std::string path;
+  std::string name, sweep_dir, direction, metric, sampler;
+  std::vector<std::string> space;
+  std::vector<std::string> fixed;  // the overrides every trial gets (Hydra's own excepted)
+  StudyOrigin origin;
+  std::string rng;
+  std::vector<SearchTrial> trials;
+  std::vector<std::string> trial_dirs;  // the sweep directory each trial ran in
+};
+
+Node strings_node(const std::vector<std::string>& values) {
+  Node list = Node::list();
+  for (const auto& v : values) list.push_back(Node::string(v));
+  return list;
+}
+
+Node optional_string(const std::optional<std::string>& value) { return value ? Node::string(*value) : Node(); }
+
+Node study_node(const Study& study) {
+  Node root = Node::map();
+  root.set("format", Node::string(kStudyFormat));
+  root.set("study_name", Node::string(study.name));
+  root.set("sweep_dir", Node::string(study.sweep_dir));
+  root.set("direction", Node::string(study.direction));
+  root.set("metric", Node::string(study.metric));
+  root.set("sampler", Node::string(study.sampler));
+  root.set("space", strings_node(study.space));
+  root.set("fixed", strings_node(study.fixed));
+  Node origin = Node::map();
+  origin.set("cwd", Node::string(study.origin.cwd));
+  origin.set("command", Node::string(study.origin.command));
+  origin.set("config_path", optional_string(study.origin.config_path));
+  origin.set("config_dir", optional_string(study.origin.config_dir));
+  origin.set("config_name", optional_string(study.origin.config_name));
+  origin.set("overrides", strings_node(study.origin.overrides));
+  root.set("origin", std::move(origin));
+  root.set("rng", Node::string(study.rng));
+  Node trials = Node::list();
+  for (size_t i = 0; i < study.trials.size(); ++i) {
+    const SearchTrial& t = study.trials[i];
+    Node trial = Node::map();
+    trial.set("number", Node::integer(t.number));
+    trial.set("state", Node::string(trial_state_name(t.state)));
+    Node params = Node::list();
+    for (double p : t.params) params.push_back(Node::floating(p));
+    trial.set("params", std::move(params));
+    trial.set("value", t.state == TrialState::kComplete ? Node::floating(t.value) : Node());
+    Node intermediate = Node::list();
+    for (const auto& [step, value] : t.intermediate) {
+      Node pair = Node::list();
+      pair.push_back(Node::integer(step));
+      pair.push_back(Node::floating(value));
+      intermediate.push_back(std::move(pair));
+    }
+    trial.set("intermediate", std::move(intermediate));
+    trial.set("sweep_dir", Node::string(study.trial_dirs[i]));
+    trials.push_back(std::move(trial));
+  }
+  root.set("trials", std::move(trials));
+  return root;
+}
+
+void save_study(const Study& study) {
+  std::error_code ec;
+  fs::create_directories(fs::path(study.path).parent_path(), ec);
+  write_file_atomically(study.path, config::to_yaml(study_node(study)));
+}
+
+std::string text_of(const Node& root, const char* key) {
+  const Node* node = root.find(key);
+  return node != nullptr && node->is_string() ? node->as_string() : std::string();
+}
+
+double number_of(const Node& node) {
+  if (node.type() == config::NodeType::kInt) return static_cast<double>(node.as_int());
+  if (node.type() == config::NodeType::kFloat) return node.as_float();
+  throw Error("", "a number was expected");
+}
+
+std::optional<Study> load_study(const std::string& path) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return std::nullopt;
+  Study study;
+  study.path = path;
+  try {
+    const Node root = config::load_yaml_file(path).root;
+    if (text_of(root, "format") != kStudyFormat) throw Error("", "it is not a study file of this trainer");
+    study.name = text_of(root, "study_name");
+    study.sweep_dir = text_of(root, "sweep_dir");
+    study.direction = text_of(root, "direction");
+    study.metric = text_of(root, "metric");
+    study.sampler = text_of(root, "sampler");
+    study.rng = text_of(root, "rng");
+    if (const Node* space = root.find("space"); space && space->is_list()) {
+      for (const Node& line : space->items()) study.space.push_back(line.is_string() ? line.as_string() : "");
+    }
+    if (const Node* fixed = root.find("fixed"); fixed && fixed->is_list()) {
+      for (const Node& o : fixed->items()) study.fixed.push_back(o.is_string() ? o.as_string() : "");
+    }
+    if (const Node* origin = root.find("origin"); origin && origin->is_map()) {
+      study.origin.cwd = text_of(*origin, "cwd");
+      study.origin.command = text_of(*origin, "command");
+      for (auto [key, field] :
+           {std::pair{"config_path", &study.origin.config_path}, std::pair{"config_dir", &study.origin.config_dir},
+            std::pair{"config_name", &study.origin.config_name}}) {
+        const Node* value = origin->find(key);
+        if (value != nullptr && value->is_string()) *field = value->as_string();
+      }
+      if (const Node* list = origin->find("overrides"); list && list->is_list()) {
+        for (const Node& o : list->items()) study.origin.overrides.push_back(o.is_string() ? o.as_string() : "");
+      }
+    }
+    if (const Node* trials = root.find("trials"); trials && trials->is_list()) {
+      for (const Node& node : trials->items()) {
+        SearchTrial t;
+        t.number = node.find("number")->as_int();
+        t.state = parse_trial_state(text_of(node, "state"));
+        for (const Node& p : node.find("params")->items()) t.params.push_back(number_of(p));
+        if (const Node* value = node.find("value"); value && !value->is_null()) t.value = number_of(*value);
+        if (const Node* steps = node.find("intermediate"); steps && steps->is_list()) {
+          for (const Node& pair : steps->items()) {
+            t.intermediate[pair.items().at(0).as_int()] = number_of(pair.items().at(1));
+          }
+        }
+        study.trials.push_back(std::move(t));
+        study.trial_dirs.push_back(text_of(node, "sweep_dir"));
+      }
+    }
+  } catch (const std::exception& error) {
+    throw Error(path, std::string("the Optuna study cannot be read: ") + error.what(),
+                "Restore the file, or delete it (and the sweep directory) to start the study again.");
+  }
+  return study;
+}
+
+// The points composed before anything runs: every parameter at its low and its high end, and
+// every choice of every categorical parameter (the others at their low end).
+std::vector<std::vector<double>> corner_points(const OptunaSpace& space) {
+  std::vector<double> low, high;
+  for (const SearchParam& p : space.params) {
+    const bool categorical = p.kind == SearchParam::Kind::kCategorical;
+    low.push_back(categorical ? 0.0 : p.low);
+    high.push_back(categorical ? static_cast<double>(p.choices - 1) : p.high);
+  }
+  std::vector<std::vector<double>> points = {low};
+  if (high != low) points.push_back(high);
+  for (size_t i = 0; i < space.params.size(); ++i) {
+    const SearchParam& p = space.params[i];
+    if (p.kind != SearchParam::Kind::kCategorical) continue;
+    for (int64_t c = 1; c + 1 < p.choices; ++c) {
+      std::vector<double> point = low;
+      point[i] = static_cast<double>(c);
+      points.push_back(std::move(point));
+    }
+  }
+  return points;
+}
+
+// "a: x -> y" lines where a stored study and this command differ.
+std::vector<std::string> study_differences(const Study& stored, const Study& now) {
+  std::vector<std::string> out;
+  auto compare = [&](const std::string& what, const std::string& a, const std::string& b) {
+    if (a != b) out.push_back(what + ": " + a + " in the study, " + b + " now");
+  };
+  compare("direction", stored.direction, now.direction);
+  compare("objective", stored.metric, now.metric);
+  compare("sampler", stored.sampler, now.sampler);
+  const size_t n = std::max(stored.space.size(), now.space.size());
+  for (size_t i = 0; i < n; ++i) {
+    const std::string a = i < stored.space.size() ? stored.space[i] : "(none)";
+    const std::string b = i < now.space.size() ? now.space[i] : "(none)";
+    compare("parameter " + std::to_string(i + 1), a, b);
+  }
+  auto joined = [](const std::vector<std::string>& words) {
+    std::string text;
+    for (const auto& w : words) text += (text.empty() ? "" : " ") + w;
+    return text.empty() ? std::string("(none)") : text;
+  };
+  compare("fixed overrides", joined(stored.fixed), joined(now.fixed));
+  return out;
+}
+
+std::string sampler_text(const OptunaSettings& s) {
+  if (s.sampler == OptunaSettings::Sampler::kRandom) return "random";
+  return "TPE (n_startup_trials=" + std::to_string(s.tpe.n_startup_trials) +
+         ", n_ei_candidates=" + std::to_string(s.tpe.n_ei_candidates) +
+         ", multivariate=" + (s.tpe.multivariate ? "true" : "false") +
+         ", constant_liar=" + (s.tpe.constant_liar ? "true" : "false") + ")";
+}
+
+bool is_better(double a, double b, bool maximize) { return maximize ? a > b : a < b; }
+
+// Asks the sampler for trials as the launcher frees slots, and tells the study how they ended.
+class StudySource : public JobSource {
+ public:
+  StudySource(const config::Composer& composer, SweepPlan& plan, Study& study, const OptunaSettings& settings,
+              const OptunaSpace& space, std::vector<std::string> hydra_overrides, const Node& first_config,
+              int parallel)
+      : composer_(composer),
+        plan_(plan),
+        study_(study),
+        settings_(settings),
+        space_(space),
+        hydra_overrides_(std::move(hydra_overrides)),
+        first_config_(first_config),
+        parallel_(parallel),
+        sampler_(space.params, settings.tpe) {
+    if (!study_.rng.empty()) sampler_.set_rng_state(study_.rng);
+  }
+
+  std::optional<int> next_job() override {
+    if (remaining() <= 0) return std::nullopt;
+    const int number = static_cast<int>(study_.trials.size());
+    SearchTrial trial;
+    trial.number = number;
+    trial.state = TrialState::kRunning;
+    trial.params =
+        settings_.sampler == OptunaSettings::Sampler::kRandom ? sampler_.random_point() : sampler_.ask(study_.trials);
+    std::vector<std::string> overrides = hydra_overrides_;
+    for (std::string& o : space_.overrides(trial.params)) overrides.push_back(std::move(o));
+
+    Node composed;
+    compose_jobs(composer_, {config::SweepJob{number, overrides}}, true,
+                 [&](const config::SweepJob&, config::ComposeResult&& result) { composed = std::move(result.config); });
+    PlannedJob job;
+    job.number = number;
+    job.overrides = overrides;
+    job.run_dir = job_run_dir(composed, plan_.sweep_dir);
+    if (plan_.command == "fit") {
+      const Node* ckpt = composed.find("ckpt_path");
+      if (ckpt == nullptr || ckpt->is_null()) {
+        config::ResolveContext ctx;
+        ctx.hydra = composed.find("hydra");
+        const CheckpointDirectory directory = job_checkpoint_directory(composed, job.run_dir, ctx);
+        refuse_overwriting_checkpoints(directory.path, directory.key);
+      }
+    }
+    write_job_record(plan_.sweep_dir, JobRecord{plan_.command, job, composed});
+    plan_.jobs.push_back(std::move(job));
+    write_plan_index(plan_, first_config_);
+    study_.trials.push_back(std::move(trial));
+    study_.trial_dirs.push_back(plan_.sweep_dir);
+    study_.rng = sampler_.rng_state();
+    save_study(study_);
+    return number;
+  }
+
+  void job_ended(int number) override {
+    if (number < 0 || static_cast<size_t>(number) >= study_.trials.size()) return;
+    SearchTrial& trial = study_.trials[static_cast<size_t>(number)];
+    const std::optional<JobStatus> status = read_job_status(plan_.sweep_dir, number);
+    const JobState state = effective_state(status);
+    std::string run_dir;
+    for (const PlannedJob& job : plan_.jobs) {
+      if (job.number == number) run_dir = job.run_dir;
+    }
+    const MetricHistory history = read_metric_history((fs::path(run_dir) / "metrics.csv").string(), settings_.metric,
+                                                      settings_.tpe.maximize ? "max" : "min");
+    trial.intermediate.clear();
+    for (const auto& [epoch, value] : history.points) trial.intermediate[static_cast<int64_t>(epoch)] = value;
+    std::string line = "[optuna] trial #" + std::to_string(number) + ": ";
+    if (state == JobState::kDone && history.last) {
+      trial.state = TrialState::kComplete;
+      trial.value = *history.last;
+      line += settings_.metric + " " + metric_text(trial.value);
+    } else if (state == JobState::kDone) {
+      trial.state = TrialState::kFailed;
+      line += "failed: the job logged no " + settings_.metric + " (the objective, from " + settings_.metric_from +
+              "); name a metric it logs";
+    } else if (state == JobState::kStoppedEarly) {
+      trial.state = TrialState::kPruned;
+      line += "pruned";
+    } else if (state == JobState::kFailed) {
+      trial.state = TrialState::kFailed;
+      line += "failed";
+    } else {
+      trial.state = TrialState::kRunning;  // interrupted: it runs again when the study resumes
+      line += "interrupted; it runs again when the study resumes";
+    }
+    int failed = 0, ended = 0;  // over the whole study, a resumed one included
+    for (const SearchTrial& t : study_.trials) {
+      failed += t.state == TrialState::kFailed;
+      ended += t.state != TrialState::kRunning;
+    }
+    const SearchTrial* best = best_trial(study_, settings_.tpe.maximize);
+    if (best != nullptr) line += " | best #" + std::to_string(best->number) + " " + metric_text(best->value);
+    std::cerr << line << std::endl;
+    if (!stopped_ && ended > 0 &&
+        static_cast<double>(failed) / static_cast<double>(ended) > settings_.max_failure_rate) {
+      stopped_ = true;
+      std::cerr << "[optuna] " << failed << " of " << ended << " ended trials failed, more than max_failure_rate="
+                << config::python_float_repr(settings_.max_failure_rate) << ": no more trials start" << std::endl;
+    }
+    save_study(study_);
+  }
+
+  int remaining() const override {
+    if (stopped_) return 0;
+    return std::max<int>(0, static_cast<int>(settings_.n_trials) - static_cast<int>(study_.trials.size()));
+  }
+  int parallel() const override { return parallel_; }
+  bool stopped() const { return stopped_; }
+
+  static const SearchTrial* best_trial(const Study& study, bool maximize) {
+    const SearchTrial* best = nullptr;
+    for (const SearchTrial& t : study.trials) {
+      if (t.state == TrialState::kComplete && (best == nullptr || is_better(t.value, best->value, maximize))) best = &t;
+    }
+    return best;
+  }
+
+ private:
+  const config::Composer& composer_;
+  SweepPlan& plan_;
+  Study& study_;
+  const OptunaSettings& settings_;
+  const OptunaSpace& space_;
+  std::vector<std::string> hydra_overrides_;
+  const Node& first_config_;
+  int parallel_;
+  TpeSampler sampler_;
+  bool stopped_ = false;
+};
+
+struct Prepared {
+  config::ComposeResult base;
+  OptunaSettings settings;
+  OptunaSpace space;
+  std::vector<std::string> hydra_overrides;
+};
+
+Prepared prepare(const config::Composer& composer, const std::vector<config::Override>& overrides) {
+  Prepared p;
+  std::vector<config::Override> fixed;
+  for (const auto& o : overrides) {
+    if (!o.is_sweep()) fixed.push_back(o);
+    if (config::is_hydra_override(o.text)) {
+      if (o.is_sweep()) {
+        throw Error("override '" + o.text + "'", "Hydra's own settings cannot be searched",
+                    "give " + o.key + " one value");
+      }
+      p.hydra_overrides.push_back(o.text);
+    }
+  }
+  p.base = composer.compose(fixed, config::RunMode::kMultirun);
+  const Node* sweeper = config::select(p.base.config, "hydra.sweeper");
+  std::vector<std::pair<std::string, std::string>> params;
+  if (const Node* node = config::select(p.base.config, "hydra.sweeper.params"); node && node->is_map()) {
+    for (const auto& entry : node->entries()) {
+      params.emplace_back(entry.key,
+                          entry.value.is_string() ? entry.value.as_string() : config::python_str(entry.value));
+    }
+  }
+  Node job_config = p.base.config;
+  job_config.erase("hydra");
+  p.settings = optuna_settings(sweeper ? *sweeper : Node(), job_config);
+  auto lookup = [&composer](const std::string& group) { return composer.group_options(group); };
+  p.space = optuna_space(params, overrides, lookup);
+  return p;
+}
+
+// How many trials run at once: the launcher's slots (basic: 1) capped by hydra.sweeper.n_jobs.
+int trials_at_once(const SweepPlan& plan, const OptunaSettings& settings) {
+  const Node* target = plan.launcher.is_map() ? plan.launcher.find("_target_") : nullptr;
+  const std::string name = target != nullptr && target->is_string() ? target->as_string() : "";
+  if (name.find("Slurm") != std::string::npos) {
+    throw Error("hydra.launcher._target_",
+                "the Optuna sweeper runs its trials with the basic, local or joblib launcher; a SLURM array is planned "
+                "whole before it starts, which a search that asks for each trial cannot be",
+                "use hydra/launcher=local (n_jobs trials at once), or run the sweep inside one SLURM allocation");
+  }
+  if (name.find("BasicLauncher") != std::string::npos || name.empty()) return 1;
+  const LocalLauncherOptions options = local_launcher_options(plan.launcher, "local");
+  const int cores = static_cast<int>(usable_cpus().size());
+  const int launcher_slots = options.n_jobs < 0 ? cores : options.n_jobs;
+  const int sweeper_slots = settings.n_jobs < 0 ? cores : static_cast<int>(settings.n_jobs);
+  return std::max(1, std::min(launcher_slots, sweeper_slots));
+}
+
+}  // namespace
+
+bool is_optuna_sweeper(const Node& hydra_sweeper) {
+  const Node* target = hydra_sweeper.is_map() ? hydra_sweeper.find("_target_") : nullptr;
+  return target != nullptr && target->is_string() && target->as_string() == config::kOptunaSweeperTarget;
+}
+
+std::string optuna_sweep_outline(const config::Composer& composer, const std::vector<config::Override>& overrides) {
+  const Prepared p = prepare(composer, overrides);
+  std::string out = "# Optuna sweeper: " + sampler_text(p.settings) + ", " +
+                    (p.settings.tpe.maximize ? "maximize " : "minimize ") + p.settings.metric + " (from " +
+                    p.settings.metric_from + "), " + std::to_string(p.settings.n_trials) + " trials over:\n";
+  for (const std::string& line : p.space.describe()) out += "#   " + line + "\n";
+  return out;
+}
+
+std::optional<StudyOrigin> optuna_study_origin(const std::string& sweep_dir) {
+  std::string path = study_file(sweep_dir);
+  std::error_code ec;
+  if (!fs::exists(path, ec)) {
+    std::ifstream pointer(storage_pointer(sweep_dir));
+    if (!pointer || !std::getline(pointer, path)) return std::nullopt;
+  }
+  std::optional<Study> study = load_study(path);
+  if (!study) return std::nullopt;
+  return study->origin;
+}
+
+int run_optuna_sweep(const config::Composer& composer, const StudyOrigin& origin,
+                     const std::vector<config::Override>& overrides) {
+  Prepared p = prepare(composer, overrides);
+  OptunaSettings& settings = p.settings;
+  if (!settings.seeded) {  // as Optuna: a fresh seed (said below, and kept in the study's generator state)
+    std::random_device device;
+    settings.tpe.seed = (static_cast<uint64_t>(device()) << 32) ^ device();
+  }
+
+  // Every corner of the space composed and checked before anything runs.
+  std::vector<config::SweepJob> corners;
+  for (const auto& point : corner_points(p.space)) {
+    std::vector<std::string> job_overrides = p.hydra_overrides;
+    for (std::string& o : p.space.overrides(point)) job_overrides.push_back(std::move(o));
+    corners.push_back(config::SweepJob{static_cast<int>(corners.size()), std::move(job_overrides)});
+  }
+  ComposedSweep checked = plan_jobs(composer, origin.command, corners);
+  SweepPlan plan = checked.plan;
+  plan.jobs.clear();
+  const int at_once = trials_at_once(plan, settings);
+  const Node first_config = checked.configs.front();
+
+  Study now;
+  now.sweep_dir = plan.sweep_dir;
+  now.direction = settings.tpe.maximize ? "maximize" : "minimize";
+  now.metric = settings.metric;
+  now.sampler = settings.sampler == OptunaSettings::Sampler::kRandom ? "random" : "tpe";
+  now.space = p.space.describe();
+  now.fixed = p.space.fixed;
+  now.origin = origin;
+  now.name = settings.study_name.empty() ? fs::path(plan.sweep_dir).filename().string() : settings.study_name;
+  now.path = settings.storage.empty() ? study_file(plan.sweep_dir)
+                                      : fs::absolute(settings.storage).lexically_normal().string();
+
+  Study study = now;
+  if (std::optional<Study> stored = load_study(now.path)) {
+    const std::vector<std::string> differences = study_differences(*stored, now);
+    if (!differences.empty() || (!settings.study_name.empty() && stored->name != now.name)) {
+      std::string listed;
+      for (const auto& d : differences) listed += "\n  " + d;
+      if (!settings.study_name.empty() && stored->name != now.name) {
+        listed += "\n  study_name: " + stored->name + " in the study, " + now.name + " now";
+      }
+      throw Error(now.path, "this Optuna study was started with another search; nothing was run:" + listed,
+                  "\nContinue it with the command that started it (or trainer sweep resume " + stored->sweep_dir +
+                      "), or give this search its own hydra.sweep.dir (and hydra.sweeper.storage).");
+    }
+    study = std::move(*stored);
+    study.origin = origin;
+    study.sweep_dir = plan.sweep_dir;
+    study.path = now.path;
+  }
+
+  // The jobs this sweep directory already holds (a resumed study) stay as they are.
+  if (has_sweep_plan(plan.sweep_dir)) {
+    SweepPlan on_disk = read_sweep_plan(plan.sweep_dir);
+    plan.jobs = on_disk.jobs;
+  }
+  std::vector<int> todo;
+  for (size_t i = 0; i < study.trials.size(); ++i) {
+    SearchTrial& trial = study.trials[i];
+    if (trial.state != TrialState::kRunning) continue;
+    const bool here = study.trial_dirs[i] == plan.sweep_dir &&
+                      std::any_of(plan.jobs.begin(), plan.jobs.end(),
+                                  [&](const PlannedJob& job) { return job.number == trial.number; });
+    if (!here) {
+      trial.state = TrialState::kFailed;  // interrupted in another sweep directory: cannot go on here
+      continue;
+    }
+    const JobState state = effective_state(read_job_status(plan.sweep_dir, static_cast<int>(trial.number)));
+    if (state == JobState::kRunning) {
+      throw Error(plan.sweep_dir, "trial #" + std::to_string(trial.number) + " of this study is still running",
+                  "Wait for it to end (or stop it) before resuming the study.");
+    }
+    todo.push_back(static_cast<int>(trial.number));
+  }
+
+  std::error_code ec;
+  fs::create_directories(plan.sweep_dir, ec);
+  if (ec) {
+    throw Error(plan.sweep_dir, "cannot create the sweep directory: " + ec.message(),
+                "Set hydra.sweep.dir to a writable place.");
+  }
+  if (!settings.storage.empty()) {
+    fs::create_directories(sweep_state_dir(plan.sweep_dir), ec);
+    write_file_atomically(storage_pointer(plan.sweep_dir), study.path + "\n");
+  }
+  save_study(study);
+  if (plan.jobs.empty()) {
+    write_plan_index(plan, first_config);
+  }
+
+  int ended = 0;
+  for (const SearchTrial& t : study.trials) ended += t.state != TrialState::kRunning;
+  std::cerr << "[optuna] study " << study.name << ": " << sampler_text(settings) << ", "
+            << (settings.tpe.maximize ? "maximize " : "minimize ") << settings.metric << " (from "
+            << settings.metric_from << "), " << settings.n_trials << " trials, " << at_once << " at a time"
+            << (study.trials.empty()
+                    ? ", seed " + std::to_string(settings.tpe.seed) +
+                          (settings.seeded ? "" : " (drawn: hydra.sweeper.sampler.seed repeats a study)")
+                    : std::string(", the sampler's state restored"))
+            << std::endl;
+  for (const std::string& line : p.space.describe()) std::cerr << "[optuna]   " << line << std::endl;
+  if (!settings.warning.empty()) std::cerr << "[optuna] warning: " << settings.warning << std::endl;
+  if (!study.trials.empty()) {
+    std::cerr << "[optuna] resuming: " << ended << " trial(s) ended, " << todo.size() << " interrupted to run again"
+              << std::endl;
+  }
+  std::cerr << "[optuna] study file: " << study.path << std::endl;
+
+  LocalLauncherOptions launcher_options;
+  launcher_options.name = "optuna";
+  launcher_options.n_jobs = at_once;
+  if (plan.launcher.is_map()) {
+    const Node* fail_fast = plan.launcher.find("fail_fast");
+    launcher_options.fail_fast =
+        fail_fast != nullptr && fail_fast->type() == config::NodeType::kBool && fail_fast->as_bool();
+    const Node* gpus = plan.launcher.find("gpus_per_job");
+    if (gpus != nullptr && gpus->type() == config::NodeType::kInt)
+      launcher_options.gpus_per_job = static_cast<int>(gpus->as_int());
+  }
+  StudySource source(composer, plan, study, settings, p.space, p.hydra_overrides, first_config, at_once);
+  LocalLauncher launcher(launcher_options);
+  launcher.launch(plan, todo, &source);
+  save_study(study);
+
+  const SweepSummary summary = write_sweep_summary(plan);
+  (void)summary;
+  std::cerr << "[sweep] summary: " << plan.sweep_dir << "/sweep_summary.md" << std::endl;
+  const SearchTrial* best = StudySource::best_trial(study, settings.tpe.maximize);
+  int complete = 0, failed = 0, pruned = 0, running = 0;
+  for (const SearchTrial& t : study.trials) {
+    complete += t.state == TrialState::kComplete;
+    failed += t.state == TrialState::kFailed;
+    pruned += t.state == TrialState::kPruned;
+    running += t.state == TrialState::kRunning;
+  }
+  if (best != nullptr) {
+    Node results = Node::map();
+    results.set("name", Node::string("optuna"));
+    Node best_params = Node::map();
+    const std::vector<std::string> texts = p.space.overrides(best->params);
+    for (size_t i = 0; i < p.space.params.size(); ++i) {
+      const std::string& text = texts[i];
+      const size_t eq = text.find('=');
+      best_params.set(text.substr(0, eq), config::parse_override(text).value);
+    }
+    results.set("best_params", std::move(best_params));
+    results.set("best_value", Node::floating(best->value));
+    write_file_atomically((fs::path(plan.sweep_dir) / "optimization_results.yaml").string(), config::to_yaml(results));
+    std::cerr << "[optuna] best trial: #" << best->number << " (" << settings.metric << " " << metric_text(best->value)
+              << "): ";
+    for (size_t i = 0; i < p.space.params.size(); ++i) std::cerr << (i ? " " : "") << texts[i];
+    std::cerr << "\n[optuna] " << complete << " complete, " << pruned << " pruned, " << failed << " failed"
+              << (running ? ", " + std::to_string(running) + " interrupted" : std::string())
+              << "; results: " << plan.sweep_dir << "/optimization_results.yaml" << std::endl;
+  }
+  if (launcher.interrupted()) {
+    std::cerr << "[optuna] interrupted: continue the study with the same command, or trainer sweep resume "
+              << plan.sweep_dir << std::endl;
+    return 130;
+  }
+  if (source.stopped() || best == nullptr) {
+    std::string numbers;
+    for (const SearchTrial& t : study.trials) {
+      if (t.state == TrialState::kFailed) numbers += (numbers.empty() ? "" : ", ") + std::to_string(t.number);
+    }
+    throw Error(
+        "sweep " + plan.sweep_dir,
+        best == nullptr
+            ? "no trial of the study completed" + (numbers.empty() ? std::string() : " (failed: " + numbers + ")")
+            : std::to_string(failed) + " trial(s) failed (" + numbers +
+                  "), more than max_failure_rate=" + config::python_float_repr(settings.max_failure_rate) + " allows",
+        "See each trial's error above and its stderr.log in its run dir; raise hydra.sweeper.max_failure_rate to "
+        "let a study go on past failed trials.");
+  }
+  return 0;
+}
+
+}  // namespace trainer::launch
