@@ -325,8 +325,23 @@ class StudySource : public JobSource {
     for (const PlannedJob& job : plan_.jobs) {
       if (job.number == number) run_dir = job.run_dir;
     }
-    const MetricHistory history = read_metric_history((fs::path(run_dir) / "metrics.csv").string(), settings_.metric,
-                                                      settings_.tpe.maximize ? "max" : "min");
+    const std::string metrics_csv = (fs::path(run_dir) / "metrics.csv").string();
+    const char* mode = settings_.tpe.maximize ? "max" : "min";
+    MetricHistory history = read_metric_history(metrics_csv, settings_.metric, mode);
+    // lightning-hydra-template's `val/acc_best`: the best value of val/acc so far, which its module
+    // logs itself; from a job that logs only val/acc, the best of its values by the direction.
+    const std::string suffix = "_best";
+    const std::string& name = settings_.metric;
+    if (history.points.empty() && name.size() > suffix.size() &&
+        name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
+      history = read_metric_history(metrics_csv, name.substr(0, name.size() - suffix.size()), mode);
+      std::optional<double> best;
+      for (auto& point : history.points) {
+        if (!best || is_better(point.second, *best, settings_.tpe.maximize)) best = point.second;
+        point.second = *best;
+      }
+      history.last = best;
+    }
     trial.intermediate.clear();
     for (const auto& [epoch, value] : history.points) trial.intermediate[static_cast<int64_t>(epoch)] = value;
     std::string line = "[optuna] trial #" + std::to_string(number) + ": ";

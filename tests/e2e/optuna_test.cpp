@@ -378,3 +378,28 @@ TEST_CASE("optuna: a failed trial stops the study under max_failure_rate=0.0 and
   CHECK(failed > 0);
   CHECK(complete > 0);
 }
+
+TEST_CASE("optuna: optimized_metric=val/acc_best, as the template names it, is the best val/acc of each trial") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  TempDir dir;
+  const fs::path sweep = fs::path(dir.path()) / "best";
+  auto result = run_process(
+      study_command(sweep.string(), {"+optimized_metric=val/acc_best", "data.num_samples=512", "trainer.max_epochs=4",
+                                     "hydra.sweeper.n_trials=3", "hydra.sweeper.direction=maximize"}),
+      dir.path());
+  INFO(result.err);
+  REQUIRE(result.exit_code == 0);
+  CHECK(contains(result.err, "maximize val/acc_best (from optimized_metric)"));
+  for (const Trial& t : study_trials(sweep)) {
+    const CsvTable metrics = read_csv(sweep / std::to_string(t.number) / "metrics.csv");
+    const auto column = std::find(metrics.columns.begin(), metrics.columns.end(), "val/acc") - metrics.columns.begin();
+    double best = -1;
+    for (const auto& row : metrics.rows) {
+      if (static_cast<size_t>(column) < row.size() && !row[static_cast<size_t>(column)].empty()) {
+        best = std::max(best, std::stod(row[static_cast<size_t>(column)]));
+      }
+    }
+    CHECK(t.state == "complete");
+    CHECK(t.value == Approx(best));
+  }
+}
