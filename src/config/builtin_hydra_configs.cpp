@@ -172,7 +172,8 @@ params: null
 
 // Hydra's Optuna sweeper (hydra-optuna-sweeper 1.2's config, unchanged), run by trainer's own
 // TPE (docs/sweepers.md): trials asked for as slots free, the study kept in the sweep directory.
-// metric is trainer's: the objective when optimized_metric is not set. direction is null (Hydra's
+// metric and pruner are trainer's: the objective when optimized_metric is not set, and early stops
+// (none, median, successive_halving, or Optuna's pruner classes). direction is null (Hydra's
 // says minimize): the monitor's mode when the objective is the checkpoint's monitor, else minimize.
 constexpr std::string_view kSweeperOptuna = R"(defaults:
   - sampler: tpe
@@ -187,6 +188,7 @@ search_space: null
 custom_search_space: null
 params: null
 metric: null
+pruner: null
 )";
 
 constexpr std::string_view kSamplerTpe = R"(_target_: optuna.samplers.TPESampler

@@ -379,16 +379,15 @@ void LocalLauncher::launch(const SweepPlan& plan, const std::vector<int>& todo, 
       write_job_status(plan.sweep_dir, child.number, written);
       status = written;
     }
-    if (asha) {
-      if (!asha_decided.count(child.number)) asha_feed(child.number);  // its last epochs count too
-      auto decided = asha_decided.find(child.number);
-      if (decided != asha_decided.end() && decided->second == AshaScheduler::Decision::kStop &&
-          (status->state == JobState::kInterrupted || status->state == JobState::kFailed)) {
-        // Stopped by the scheduler, not by a fault: its checkpoint is kept, it is not resumed.
-        status->state = JobState::kStoppedEarly;
-        status->error.clear();
-        write_job_status(plan.sweep_dir, child.number, *status);
-      }
+    if (asha && !asha_decided.count(child.number)) asha_feed(child.number);  // its last epochs count too
+    if (auto decided = asha_decided.find(child.number);
+        decided != asha_decided.end() && decided->second == AshaScheduler::Decision::kStop &&
+        (status->state == JobState::kInterrupted || status->state == JobState::kFailed)) {
+      // Stopped by the scheduler or the pruner, not by a fault: its checkpoint is kept, it is not
+      // resumed.
+      status->state = JobState::kStoppedEarly;
+      status->error.clear();
+      write_job_status(plan.sweep_dir, child.number, *status);
     }
     ++ended;
     ended_seconds += seconds;
@@ -443,10 +442,17 @@ void LocalLauncher::launch(const SweepPlan& plan, const std::vector<int>& todo, 
       if (running.empty()) break;
       siginfo_t info;
       int signal_number = 0;
-      if (asha) {
+      const bool pruning = source != nullptr && source->watches();
+      if (asha || pruning) {
         const timespec half_second{0, 500000000};
         signal_number = sigtimedwait(&wanted, &info, &half_second);
         for (const auto& [pid, child] : running) {
+          if (!pruning || asha_decided.count(child.number) || !source->prune(child.number)) continue;
+          asha_decided[child.number] = AshaScheduler::Decision::kStop;
+          ::kill(pid, SIGTERM);
+        }
+        for (const auto& [pid, child] : running) {
+          if (!asha) break;
           if (asha_decided.count(child.number)) continue;
           const AshaScheduler::Decision decision = asha_feed(child.number);
           if (decision == AshaScheduler::Decision::kContinue) continue;

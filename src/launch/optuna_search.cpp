@@ -6,6 +6,7 @@
 #include <map>
 #include <random>
 
+#include "trainer/config/did_you_mean.h"
 #include "trainer/config/python_str.h"
 #include "trainer/config/sweep_expansion.h"
 #include "trainer/util/error.h"
@@ -140,12 +141,100 @@ void read_sampler(const Node& sweeper, OptunaSettings& settings) {
   bool_setting(*sampler, "warn_independent_sampling", prefix + "warn_independent_sampling", true);
 }
 
+void read_pruner(const Node& sweeper, PrunerSettings& pruner) {
+  const Node* node = child(sweeper, "pruner");
+  if (node == nullptr || node->is_null()) return;
+  const std::string fix =
+      "use hydra.sweeper.pruner=median, successive_halving or none, or a map with _target_ "
+      "optuna.pruners.MedianPruner or optuna.pruners.SuccessiveHalvingPruner and their keys";
+  std::string target;
+  if (node->is_string()) {
+    const std::string& name = node->as_string();
+    if (name == "none") return;
+    if (name == "median") {
+      pruner.kind = PrunerSettings::Kind::kMedian;
+    } else if (name == "successive_halving") {
+      pruner.kind = PrunerSettings::Kind::kSuccessiveHalving;
+    } else {
+      throw Error(where("pruner"), "'" + name + "' is not a pruner trainer has", fix);
+    }
+    return;
+  }
+  if (!node->is_map()) throw Error(where("pruner"), "it is " + config::python_str(*node) + ", not a pruner", fix);
+  target = string_setting(*node, "_target_", where("pruner._target_")).value_or("");
+  std::vector<std::string> allowed = {"_target_"};
+  const std::string prefix = where("pruner.");
+  if (target == "optuna.pruners.NopPruner") {
+    pruner.kind = PrunerSettings::Kind::kNone;
+  } else if (target == "optuna.pruners.MedianPruner") {
+    pruner.kind = PrunerSettings::Kind::kMedian;
+    allowed.insert(allowed.end(), {"n_startup_trials", "n_warmup_steps", "interval_steps", "n_min_trials"});
+    pruner.n_startup_trials = int_setting(*node, "n_startup_trials", prefix + "n_startup_trials", 5, 0, "5");
+    pruner.n_warmup_steps = int_setting(*node, "n_warmup_steps", prefix + "n_warmup_steps", 0, 0, "0");
+    pruner.interval_steps = int_setting(*node, "interval_steps", prefix + "interval_steps", 1, 1, "1");
+    pruner.n_min_trials = int_setting(*node, "n_min_trials", prefix + "n_min_trials", 1, 1, "1");
+  } else if (target == "optuna.pruners.SuccessiveHalvingPruner") {
+    pruner.kind = PrunerSettings::Kind::kSuccessiveHalving;
+    allowed.insert(allowed.end(), {"min_resource", "reduction_factor", "min_early_stopping_rate", "bootstrap_count"});
+    const Node* min_resource = child(*node, "min_resource");
+    if (!(min_resource && min_resource->is_string() && min_resource->as_string() == "auto")) {
+      pruner.min_resource = int_setting(*node, "min_resource", prefix + "min_resource", 1, 1, "1");
+    }
+    pruner.reduction_factor =
+        static_cast<double>(int_setting(*node, "reduction_factor", prefix + "reduction_factor", 4, 2, "4"));
+    pruner.min_early_stopping_rate =
+        int_setting(*node, "min_early_stopping_rate", prefix + "min_early_stopping_rate", 0, 0, "0");
+    if (int_setting(*node, "bootstrap_count", prefix + "bootstrap_count", 0, 0, "0") != 0) {
+      throw Error(prefix + "bootstrap_count", "trainer's successive halving has no bootstrap count", "leave it at 0");
+    }
+  } else {
+    throw Error(where("pruner._target_"), "'" + target + "' is not a pruner trainer has", fix);
+  }
+  for (const auto& entry : node->entries()) {
+    if (std::find(allowed.begin(), allowed.end(), entry.key) == allowed.end()) {
+      throw Error(prefix + entry.key, "'" + entry.key + "' is not a setting of " + target, fix);
+    }
+  }
+}
+
 }  // namespace
+
+std::string pruner_text(const PrunerSettings& p) {
+  switch (p.kind) {
+    case PrunerSettings::Kind::kNone:
+      return "no pruner";
+    case PrunerSettings::Kind::kMedian:
+      return "median pruner (n_startup_trials=" + std::to_string(p.n_startup_trials) +
+             ", n_warmup_steps=" + std::to_string(p.n_warmup_steps) +
+             ", interval_steps=" + std::to_string(p.interval_steps) +
+             ", n_min_trials=" + std::to_string(p.n_min_trials) + ")";
+    case PrunerSettings::Kind::kSuccessiveHalving:
+      return "successive halving (min_resource=" + std::to_string(p.min_resource) +
+             ", reduction_factor=" + config::python_float_repr(p.reduction_factor) +
+             ", min_early_stopping_rate=" + std::to_string(p.min_early_stopping_rate) + ")";
+  }
+  return "";
+}
 
 OptunaSettings optuna_settings(const Node& sweeper, const Node& job_config) {
   OptunaSettings settings;
+  const std::vector<std::string> keys = {
+      "_target_",         "sampler",      "direction",           "storage", "study_name", "n_trials", "n_jobs",
+      "max_failure_rate", "search_space", "custom_search_space", "params",  "metric",     "pruner"};
+  if (sweeper.is_map()) {
+    for (const auto& entry : sweeper.entries()) {
+      if (std::find(keys.begin(), keys.end(), entry.key) != keys.end()) continue;
+      std::string listed;
+      for (size_t i = 1; i < keys.size(); ++i) listed += (i > 1 ? ", " : "") + keys[i];
+      const std::string hint = config::did_you_mean(entry.key, keys);
+      throw Error(where(entry.key.c_str()),
+                  "'" + entry.key + "' is not a setting of the Optuna sweeper" + (hint.empty() ? "" : "; " + hint),
+                  "remove it; the settings are " + listed);
+    }
+  }
   read_sampler(sweeper, settings);
   settings.n_trials = int_setting(sweeper, "n_trials", where("n_trials"), settings.n_trials, 1, "20");
+  read_pruner(sweeper, settings.pruner);
   const Node* jobs = child(sweeper, "n_jobs");
   if (jobs && !jobs->is_null()) {
     if (jobs->type() != NodeType::kInt || jobs->is_big_int() || (jobs->as_int() < 1 && jobs->as_int() != -1)) {
@@ -160,8 +249,8 @@ OptunaSettings optuna_settings(const Node& sweeper, const Node& job_config) {
   for (const char* scheme : {"sqlite:", "mysql", "postgresql", "redis:", "oracle", "mssql"}) {
     if (settings.storage.rfind(scheme, 0) == 0) {
       throw Error(where("storage"), "'" + settings.storage + "' is a database URL; trainer keeps a study in a file",
-                  "give a file path (hydra.sweeper.storage=studies/mnist.json), or null to keep it in the sweep "
-                  "directory (.sweep/study.json)");
+                  "give a file path (hydra.sweeper.storage=studies/mnist.yaml), or null to keep it in the sweep "
+                  "directory (.sweep/study.yaml)");
     }
   }
   settings.max_failure_rate = float_setting(sweeper, "max_failure_rate", where("max_failure_rate"), 0.0, "0.2");
@@ -211,19 +300,21 @@ OptunaSettings optuna_settings(const Node& sweeper, const Node& job_config) {
     }
     direction = &direction->items()[0];
   }
+  // The monitor itself, or the template's <monitor>_best: its mode says which way is better.
+  const bool objective_is_monitor =
+      monitor && monitor->is_string() &&
+      (settings.metric == monitor->as_string() || settings.metric == monitor->as_string() + "_best");
   if (direction && direction->is_string()) {
     text = direction->as_string();
   } else if (direction && !direction->is_null()) {
     throw Error(where("direction"), "it is " + config::python_str(*direction) + "; it must be minimize or maximize",
                 "hydra.sweeper.direction=maximize");
-  } else if (settings.metric_from == "callbacks.model_checkpoint.monitor" && monitor_mode &&
-             monitor_mode->is_string()) {
+  } else if (objective_is_monitor && monitor_mode && monitor_mode->is_string()) {
     text = monitor_mode->as_string() == "max" ? "maximize" : "minimize";
   } else {
     text = "minimize";
   }
-  if (settings.metric_from == "callbacks.model_checkpoint.monitor" && monitor_mode && monitor_mode->is_string() &&
-      direction && !direction->is_null()) {
+  if (objective_is_monitor && monitor_mode && monitor_mode->is_string() && direction && !direction->is_null()) {
     const std::string mode = monitor_mode->as_string();
     const bool contradicts = (mode == "max" && text == "minimize") || (mode == "min" && text == "maximize");
     if (contradicts) {

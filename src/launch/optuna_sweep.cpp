@@ -8,15 +8,18 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <random>
 
 #include "trainer/config/interpolation.h"
 #include "trainer/config/node.h"
 #include "trainer/config/override.h"
 #include "trainer/config/python_str.h"
+#include "trainer/config/random_sweep.h"
 #include "trainer/config/sweep_expansion.h"
 #include "trainer/config/sweeper.h"
 #include "trainer/config/yaml.h"
+#include "trainer/launch/asha.h"
 #include "trainer/launch/evaluation_run.h"
 #include "trainer/launch/job_files.h"
 #include "trainer/launch/job_status.h"
@@ -75,6 +78,7 @@ struct Study {
   std::vector<std::string> fixed;  // the overrides every trial gets (Hydra's own excepted)
   StudyOrigin origin;
   std::string rng;
+  uint64_t seed = 0;  // the seed the study began with
   std::vector<SearchTrial> trials;
   std::vector<std::string> trial_dirs;  // the sweep directory each trial ran in
 };
@@ -105,6 +109,7 @@ Node study_node(const Study& study) {
   origin.set("config_name", optional_string(study.origin.config_name));
   origin.set("overrides", strings_node(study.origin.overrides));
   root.set("origin", std::move(origin));
+  root.set("seed", Node::string(std::to_string(study.seed)));
   root.set("rng", Node::string(study.rng));
   Node trials = Node::list();
   for (size_t i = 0; i < study.trials.size(); ++i) {
@@ -162,6 +167,9 @@ std::optional<Study> load_study(const std::string& path) {
     study.metric = text_of(root, "metric");
     study.sampler = text_of(root, "sampler");
     study.rng = text_of(root, "rng");
+    if (!study.rng.empty()) config::SweepRandom(0).set_state(study.rng);  // throws for a damaged state
+    if (const std::string seed = text_of(root, "seed"); !seed.empty()) study.seed = std::stoull(seed);
+    if (root.find("trials") == nullptr || !root.find("trials")->is_list()) throw Error("", "it has no list of trials");
     if (const Node* space = root.find("space"); space && space->is_list()) {
       for (const Node& line : space->items()) study.space.push_back(line.is_string() ? line.as_string() : "");
     }
@@ -197,9 +205,12 @@ std::optional<Study> load_study(const std::string& path) {
         study.trial_dirs.push_back(text_of(node, "sweep_dir"));
       }
     }
+  } catch (const Error& error) {
+    throw Error(path, "the Optuna study cannot be read: " + error.problem() + "; nothing was run",
+                "Restore the file, or delete the sweep directory (and this file) to start the study again.");
   } catch (const std::exception& error) {
-    throw Error(path, std::string("the Optuna study cannot be read: ") + error.what(),
-                "Restore the file, or delete it (and the sweep directory) to start the study again.");
+    throw Error(path, std::string("the Optuna study cannot be read: ") + error.what() + "; nothing was run",
+                "Restore the file, or delete the sweep directory (and this file) to start the study again.");
   }
   return study;
 }
@@ -321,29 +332,8 @@ class StudySource : public JobSource {
     SearchTrial& trial = study_.trials[static_cast<size_t>(number)];
     const std::optional<JobStatus> status = read_job_status(plan_.sweep_dir, number);
     const JobState state = effective_state(status);
-    std::string run_dir;
-    for (const PlannedJob& job : plan_.jobs) {
-      if (job.number == number) run_dir = job.run_dir;
-    }
-    const std::string metrics_csv = (fs::path(run_dir) / "metrics.csv").string();
-    const char* mode = settings_.tpe.maximize ? "max" : "min";
-    MetricHistory history = read_metric_history(metrics_csv, settings_.metric, mode);
-    // lightning-hydra-template's `val/acc_best`: the best value of val/acc so far, which its module
-    // logs itself; from a job that logs only val/acc, the best of its values by the direction.
-    const std::string suffix = "_best";
-    const std::string& name = settings_.metric;
-    if (history.points.empty() && name.size() > suffix.size() &&
-        name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
-      history = read_metric_history(metrics_csv, name.substr(0, name.size() - suffix.size()), mode);
-      std::optional<double> best;
-      for (auto& point : history.points) {
-        if (!best || is_better(point.second, *best, settings_.tpe.maximize)) best = point.second;
-        point.second = *best;
-      }
-      history.last = best;
-    }
-    trial.intermediate.clear();
-    for (const auto& [epoch, value] : history.points) trial.intermediate[static_cast<int64_t>(epoch)] = value;
+    const MetricHistory history = objective_history(number);
+    trial.intermediate = per_epoch(history);
     std::string line = "[optuna] trial #" + std::to_string(number) + ": ";
     if (state == JobState::kDone && history.last) {
       trial.state = TrialState::kComplete;
@@ -351,6 +341,10 @@ class StudySource : public JobSource {
       line += settings_.metric + " " + metric_text(trial.value);
     } else if (state == JobState::kDone) {
       trial.state = TrialState::kFailed;
+      JobStatus failed = status.value_or(JobStatus{});
+      failed.state = JobState::kFailed;
+      failed.error = "the job logged no " + settings_.metric + ", the study's objective";
+      write_job_status(plan_.sweep_dir, number, failed);
       line += "failed: the job logged no " + settings_.metric + " (the objective, from " + settings_.metric_from +
               "); name a metric it logs";
     } else if (state == JobState::kStoppedEarly) {
@@ -380,12 +374,134 @@ class StudySource : public JobSource {
     save_study(study_);
   }
 
+  bool watches() const override { return settings_.pruner.kind != PrunerSettings::Kind::kNone; }
+
+  // The trial's epochs since the last call, each judged by the pruner; true stops the trial.
+  bool prune(int number) override {
+    if (number < 0 || static_cast<size_t>(number) >= study_.trials.size()) return false;
+    SearchTrial& trial = study_.trials[static_cast<size_t>(number)];
+    const std::map<int64_t, double> epochs = per_epoch(objective_history(number));
+    int64_t& judged = judged_[number];
+    for (const auto& [t, value] : epochs) {
+      trial.intermediate[t] = value;
+      if (t <= judged) continue;
+      judged = t;
+      std::string why;
+      if (!judge(number, t, value, why)) continue;
+      std::cerr << "[optuna] trial #" << number << " pruned after " << t << " epoch(s): " << settings_.metric << " "
+                << metric_text(value) << " (" << why << ")" << std::endl;
+      return true;
+    }
+    return false;
+  }
+
   int remaining() const override {
     if (stopped_) return 0;
     return std::max<int>(0, static_cast<int>(settings_.n_trials) - static_cast<int>(study_.trials.size()));
   }
   int parallel() const override { return parallel_; }
   bool stopped() const { return stopped_; }
+
+  // The objective's values in the trial's metrics.csv (for a name ending in _best that the job does
+  // not log, the running best of the metric before it).
+  MetricHistory objective_history(int number) const {
+    std::string run_dir;
+    for (const PlannedJob& job : plan_.jobs) {
+      if (job.number == number) run_dir = job.run_dir;
+    }
+    const std::string metrics_csv = (fs::path(run_dir) / "metrics.csv").string();
+    const char* mode = settings_.tpe.maximize ? "max" : "min";
+    MetricHistory history = read_metric_history(metrics_csv, settings_.metric, mode);
+    // lightning-hydra-template's `val/acc_best`: the best value of val/acc so far, which its module
+    // logs itself; from a job that logs only val/acc, the best of its values by the direction.
+    const std::string suffix = "_best";
+    const std::string& name = settings_.metric;
+    if (history.points.empty() && name.size() > suffix.size() &&
+        name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
+      history = read_metric_history(metrics_csv, name.substr(0, name.size() - suffix.size()), mode);
+      std::optional<double> best;
+      for (auto& point : history.points) {
+        if (!best || is_better(point.second, *best, settings_.tpe.maximize)) best = point.second;
+        point.second = *best;
+      }
+      history.last = best;
+    }
+    return history;
+  }
+
+  // One value per epoch, 1-based (t = epochs done): the epoch's last value.
+  static std::map<int64_t, double> per_epoch(const MetricHistory& history) {
+    std::map<int64_t, double> out;
+    for (const auto& [epoch, value] : history.points) out[static_cast<int64_t>(epoch) + 1] = value;
+    return out;
+  }
+
+  // Whether trial `number` stops after epoch t with `value` there.
+  bool judge(int number, int64_t t, double value, std::string& why) {
+    const PrunerSettings& p = settings_.pruner;
+    const bool maximize = settings_.tpe.maximize;
+    if (std::isnan(value)) {
+      why = "not a number";
+      return true;
+    }
+    if (p.kind == PrunerSettings::Kind::kSuccessiveHalving) {
+      if (!halving_) start_halving();
+      const bool stop = halving_->on_result(number, t, value) == AshaScheduler::Decision::kStop;
+      if (stop) why = "below the top 1/" + config::python_float_repr(p.reduction_factor) + " at its rung";
+      return stop;
+    }
+    // The median pruner, as Optuna's: the trial's best so far against the completed trials' median
+    // at this epoch.
+    if (t <= p.n_warmup_steps || (t - p.n_warmup_steps) % p.interval_steps != 0) return false;
+    std::vector<double> others;
+    int64_t complete = 0;
+    for (const SearchTrial& other : study_.trials) {
+      if (other.state != TrialState::kComplete) continue;
+      ++complete;
+      if (auto it = other.intermediate.find(t); it != other.intermediate.end() && !std::isnan(it->second)) {
+        others.push_back(it->second);
+      }
+    }
+    if (complete < p.n_startup_trials || static_cast<int64_t>(others.size()) < p.n_min_trials || others.empty()) {
+      return false;
+    }
+    std::sort(others.begin(), others.end());
+    const double position = 0.5 * static_cast<double>(others.size() - 1);
+    const auto below = static_cast<size_t>(std::floor(position));
+    const size_t above = std::min(below + 1, others.size() - 1);
+    const double median = others[below] + (others[above] - others[below]) * (position - static_cast<double>(below));
+    double best = value;
+    for (const auto& [step, v] : study_.trials[static_cast<size_t>(number)].intermediate) {
+      if (step <= t && is_better(v, best, maximize)) best = v;
+    }
+    const bool stop = maximize ? best < median : best > median;
+    if (stop) {
+      why = "its best " + metric_text(best) + " is " + (maximize ? "below" : "above") + " the median " +
+            metric_text(median) + " of " + std::to_string(others.size()) + " completed trial(s) at that epoch";
+    }
+    return stop;
+  }
+
+  // ASHA's rungs for successive halving, holding every result the study has (a resumed one too).
+  void start_halving() {
+    AshaOptions options;
+    options.metric = settings_.metric;
+    options.mode = settings_.tpe.maximize ? "max" : "min";
+    options.grace_period = settings_.pruner.min_resource;
+    for (int64_t i = 0; i < settings_.pruner.min_early_stopping_rate; ++i) {
+      options.grace_period =
+          static_cast<int64_t>(static_cast<double>(options.grace_period) * settings_.pruner.reduction_factor);
+    }
+    options.reduction_factor = settings_.pruner.reduction_factor;
+    options.max_t = int64_t{1} << 40;
+    halving_ = std::make_unique<AshaScheduler>(options);
+    for (const SearchTrial& t : study_.trials) {
+      for (const auto& [step, value] : t.intermediate) {
+        halving_->on_result(static_cast<int>(t.number), step, value);
+        judged_[static_cast<int>(t.number)] = step;
+      }
+    }
+  }
 
   static const SearchTrial* best_trial(const Study& study, bool maximize) {
     const SearchTrial* best = nullptr;
@@ -406,6 +522,8 @@ class StudySource : public JobSource {
   int parallel_;
   TpeSampler sampler_;
   bool stopped_ = false;
+  std::map<int, int64_t> judged_;           // trial -> the last epoch the pruner judged
+  std::unique_ptr<AshaScheduler> halving_;  // successive halving's rungs
 };
 
 struct Prepared {
@@ -484,10 +602,35 @@ std::optional<StudyOrigin> optuna_study_origin(const std::string& sweep_dir) {
   std::error_code ec;
   if (!fs::exists(path, ec)) {
     std::ifstream pointer(storage_pointer(sweep_dir));
-    if (!pointer || !std::getline(pointer, path)) return std::nullopt;
+    if (!pointer || !std::getline(pointer, path)) {
+      // A sweep of the Optuna sweeper whose study is gone would resume as a fixed list of jobs.
+      const fs::path multirun = fs::path(sweep_dir) / "multirun.yaml";
+      if (fs::exists(multirun, ec)) {
+        const Node root = config::load_yaml_file(multirun.string()).root;
+        const Node* sweeper = config::select(root, "hydra.sweeper");
+        if (sweeper != nullptr && is_optuna_sweeper(*sweeper)) {
+          throw Error(
+              sweep_dir,
+              "this is an Optuna study's sweep directory, but its study (" + path + ") is missing; nothing was run",
+              "Restore the study file to continue the study.");
+        }
+      }
+      return std::nullopt;
+    }
   }
   std::optional<Study> study = load_study(path);
-  if (!study) return std::nullopt;
+  if (!study) {
+    throw Error(sweep_dir, "the study this directory names (" + path + ") is missing; nothing was run",
+                "Restore the study file to continue the study.");
+  }
+  const fs::path here = fs::weakly_canonical(fs::absolute(sweep_dir), ec);
+  const fs::path recorded = fs::weakly_canonical(study->sweep_dir, ec);
+  if (here != recorded) {
+    throw Error(sweep_dir,
+                "this study's trials ran in " + study->sweep_dir +
+                    " (their run directories and checkpoints are recorded there), not here; nothing was run",
+                "Resume it from " + study->sweep_dir + " (move the directory back if it was moved).");
+  }
   return study->origin;
 }
 
@@ -507,7 +650,21 @@ int run_optuna_sweep(const config::Composer& composer, const StudyOrigin& origin
     for (std::string& o : p.space.overrides(point)) job_overrides.push_back(std::move(o));
     corners.push_back(config::SweepJob{static_cast<int>(corners.size()), std::move(job_overrides)});
   }
-  ComposedSweep checked = plan_jobs(composer, origin.command, corners);
+  ComposedSweep checked;
+  try {
+    checked = plan_jobs(composer, origin.command, corners);
+  } catch (const Error& error) {
+    std::string listed;
+    for (const config::SweepJob& corner : corners) {
+      listed += "\n  job " + std::to_string(corner.number) + ":";
+      for (size_t i = p.hydra_overrides.size(); i < corner.overrides.size(); ++i) listed += " " + corner.overrides[i];
+    }
+    throw Error(error.where(),
+                "the search space reaches trials that are not valid (checked before the study starts: each parameter "
+                "at its low and high end, each choice, as the jobs below): " +
+                    error.problem() + "\nThe jobs checked:" + listed,
+                error.fix());
+  }
   SweepPlan plan = checked.plan;
   plan.jobs.clear();
   const int at_once = trials_at_once(plan, settings);
@@ -521,12 +678,20 @@ int run_optuna_sweep(const config::Composer& composer, const StudyOrigin& origin
   now.space = p.space.describe();
   now.fixed = p.space.fixed;
   now.origin = origin;
+  now.seed = settings.tpe.seed;
   now.name = settings.study_name.empty() ? fs::path(plan.sweep_dir).filename().string() : settings.study_name;
   now.path = settings.storage.empty() ? study_file(plan.sweep_dir)
                                       : fs::absolute(settings.storage).lexically_normal().string();
 
   Study study = now;
-  if (std::optional<Study> stored = load_study(now.path)) {
+  std::optional<Study> stored = load_study(now.path);
+  if (!stored && has_sweep_plan(plan.sweep_dir) && !read_sweep_plan(plan.sweep_dir).jobs.empty()) {
+    throw Error(
+        plan.sweep_dir,
+        "this sweep directory holds trials but not their Optuna study (" + now.path + " is missing); nothing was run",
+        "Restore the study file to continue the study, or give this search a new hydra.sweep.dir.");
+  }
+  if (stored) {
     const std::vector<std::string> differences = study_differences(*stored, now);
     if (!differences.empty() || (!settings.study_name.empty() && stored->name != now.name)) {
       std::string listed;
@@ -538,6 +703,10 @@ int run_optuna_sweep(const config::Composer& composer, const StudyOrigin& origin
                   "\nContinue it with the command that started it (or trainer sweep resume " + stored->sweep_dir +
                       "), or give this search its own hydra.sweep.dir (and hydra.sweeper.storage).");
     }
+    if (settings.seeded && stored->seed != settings.tpe.seed && !stored->trials.empty()) {
+      std::cerr << "[optuna] note: the sampler continues from the study's saved state; hydra.sweeper.sampler.seed="
+                << settings.tpe.seed << " is not used (the study began with seed " << stored->seed << ")" << std::endl;
+    }
     study = std::move(*stored);
     study.origin = origin;
     study.sweep_dir = plan.sweep_dir;
@@ -548,6 +717,15 @@ int run_optuna_sweep(const config::Composer& composer, const StudyOrigin& origin
   if (has_sweep_plan(plan.sweep_dir)) {
     SweepPlan on_disk = read_sweep_plan(plan.sweep_dir);
     plan.jobs = on_disk.jobs;
+  }
+  for (const PlannedJob& job : plan.jobs) {
+    if (job.number < 0 || static_cast<size_t>(job.number) >= study.trials.size()) {
+      throw Error(study.path,
+                  "the study lists " + std::to_string(study.trials.size()) + " trial(s) but " + plan.sweep_dir +
+                      " holds job " + std::to_string(job.number) + "; nothing was run",
+                  "Restore the study file that belongs to this sweep directory, or give this search a new "
+                  "hydra.sweep.dir.");
+    }
   }
   std::vector<int> todo;
   for (size_t i = 0; i < study.trials.size(); ++i) {
@@ -587,7 +765,8 @@ int run_optuna_sweep(const config::Composer& composer, const StudyOrigin& origin
   for (const SearchTrial& t : study.trials) ended += t.state != TrialState::kRunning;
   std::cerr << "[optuna] study " << study.name << ": " << sampler_text(settings) << ", "
             << (settings.tpe.maximize ? "maximize " : "minimize ") << settings.metric << " (from "
-            << settings.metric_from << "), " << settings.n_trials << " trials, " << at_once << " at a time"
+            << settings.metric_from << "), " << settings.n_trials << " trials, " << at_once << " at a time, "
+            << pruner_text(settings.pruner)
             << (study.trials.empty()
                     ? ", seed " + std::to_string(settings.tpe.seed) +
                           (settings.seeded ? "" : " (drawn: hydra.sweeper.sampler.seed repeats a study)")
@@ -602,7 +781,13 @@ int run_optuna_sweep(const config::Composer& composer, const StudyOrigin& origin
   std::cerr << "[optuna] study file: " << study.path << std::endl;
 
   LocalLauncherOptions launcher_options;
-  launcher_options.name = "optuna";
+  {
+    const Node* target = plan.launcher.is_map() ? plan.launcher.find("_target_") : nullptr;
+    const std::string name = target != nullptr && target->is_string() ? target->as_string() : "";
+    launcher_options.name = name.find("Joblib") != std::string::npos  ? "joblib"
+                            : name.find("Local") != std::string::npos ? "local"
+                                                                      : "basic";
+  }
   launcher_options.n_jobs = at_once;
   if (plan.launcher.is_map()) {
     const Node* fail_fast = plan.launcher.find("fail_fast");
@@ -656,7 +841,7 @@ int run_optuna_sweep(const config::Composer& composer, const StudyOrigin& origin
   if (source.stopped() || best == nullptr) {
     std::string numbers;
     for (const SearchTrial& t : study.trials) {
-      if (t.state == TrialState::kFailed) numbers += (numbers.empty() ? "" : ", ") + std::to_string(t.number);
+      if (t.state == TrialState::kFailed) numbers += (numbers.empty() ? "#" : ", #") + std::to_string(t.number);
     }
     throw Error(
         "sweep " + plan.sweep_dir,

@@ -9,6 +9,8 @@
 
 #include "trainer/config/yaml.h"
 #include "trainer/launch/job_files.h"
+#include "trainer/launch/optuna_search.h"
+#include "trainer/launch/optuna_sweep.h"
 #include "trainer/options/task_metrics.h"
 #include "trainer/util/error.h"
 
@@ -145,6 +147,23 @@ std::pair<std::string, std::string> sweep_monitor(const std::string& sweep_dir) 
   std::error_code ec;
   if (!fs::exists(path, ec)) return monitor;
   const config::Node root = config::load_yaml_file(path).root;
+  // An Optuna study's jobs are ranked by its objective and direction (the template's val/acc_best
+  // by the best val/acc, which is what the summary shows of each job anyway).
+  if (const config::Node* sweeper = config::select(root, "hydra.sweeper"); sweeper && is_optuna_sweeper(*sweeper)) {
+    try {
+      config::Node job_config = root;
+      job_config.erase("hydra");
+      const OptunaSettings settings = optuna_settings(*sweeper, job_config);
+      std::string name = settings.metric;
+      const std::string suffix = "_best";
+      if (name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
+        name.resize(name.size() - suffix.size());
+      }
+      return {name, settings.tpe.maximize ? "max" : "min"};
+    } catch (const Error&) {
+      // settings the study itself refused: the monitor, as for any sweep
+    }
+  }
   const config::Node* metric = config::select(root, "callbacks.model_checkpoint.monitor");
   const config::Node* mode = config::select(root, "callbacks.model_checkpoint.mode");
   if (metric != nullptr && metric->is_string() && !metric->is_interpolation()) {

@@ -90,8 +90,9 @@ TEST_CASE("optuna: a TPE study asks for trials as slots free and keeps its study
   REQUIRE(result.exit_code == 0);
   // The objective is the checkpoint's monitor, maximised as its mode says; the first line says so.
   CHECK(contains(result.err, "[optuna] study study: TPE (n_startup_trials=3"));
-  CHECK(contains(result.err,
-                 "maximize val/acc (from callbacks.model_checkpoint.monitor), 6 trials, 2 at a time, seed 5"));
+  CHECK(
+      contains(result.err,
+               "maximize val/acc (from callbacks.model_checkpoint.monitor), 6 trials, 2 at a time, no pruner, seed 5"));
   CHECK(contains(result.err, "optimizer.lr: float in [1e-05, 0.1], log"));
   CHECK(contains(result.err, "model.hidden_sizes: choice of [16] [32] [64]"));
   const std::vector<Trial> trials = study_trials(sweep);
@@ -200,6 +201,22 @@ TEST_CASE("optuna: a killed study continues with its command and with trainer sw
   CHECK_FALSE(contains(again.err, "started"));
   CHECK(study_trials(sweep).size() == 3);
 
+  // A copy of the study's directory is not the study: its trials ran (and checkpointed) in the first.
+  const fs::path copy = fs::path(dir.path()) / "copy";
+  fs::copy(sweep, copy, fs::copy_options::recursive);
+  auto moved = run_process({TRAINER_BINARY, "sweep", "resume", copy.string()}, dir.path());
+  INFO(moved.err);
+  CHECK(moved.exit_code == 1);
+  check_clean_error(moved);
+  CHECK(contains(moved.err, "this study's trials ran in " + sweep.string()));
+  // Without its study file the directory does not resume as a plain list of jobs.
+  fs::remove(copy / ".sweep" / "study.yaml");
+  auto lost = run_process({TRAINER_BINARY, "sweep", "resume", copy.string()}, dir.path());
+  INFO(lost.err);
+  CHECK(lost.exit_code == 1);
+  CHECK(contains(lost.err, "is missing; nothing was run"));
+  CHECK_FALSE(contains(lost.err, "launching"));
+
   // Another search in the same directory is refused, with the difference, before anything runs.
   std::vector<std::string> changed = argv;
   std::replace(changed.begin(), changed.end(), std::string("model.hidden_sizes=choice([16],[32],[64])"),
@@ -226,7 +243,7 @@ TEST_CASE("optuna: hparams_search=fashion_mnist_optuna searches a cnn on Fashion
       dir.path());
   INFO(result.err);
   REQUIRE(result.exit_code == 0);
-  CHECK(contains(result.err, "maximize val/acc (from optimized_metric), 3 trials, 1 at a time, seed 1234"));
+  CHECK(contains(result.err, "maximize val/acc (from optimized_metric), 3 trials, 1 at a time, no pruner, seed 1234"));
   CHECK(contains(result.err, "data.batch_size: choice of 32 64 128 256"));
   CHECK(contains(result.err, "optimizer.weight_decay: float in [1e-06, 0.01], log"));
   const std::vector<Trial> trials = study_trials(sweep);
@@ -266,6 +283,7 @@ TEST_CASE("optuna: mistakes are clear errors before anything runs") {
       {{"hydra.sweeper.sampler.n_startup_trial=3"}, {"n_startup_trial"}},
       {{"optimizer.lr=tag(log, interval(0, 1))"}, {"above 0"}},
       {{"hydra.sweeper.n_trials=0"}, {"hydra.sweeper.n_trials"}},
+      {{"+hydra.sweeper.n_trial=5"}, {"hydra.sweeper.n_trial", "not a setting of the Optuna sweeper", "n_trials"}},
   };
   int n = 0;
   for (const Case& c : cases) {
@@ -401,5 +419,58 @@ TEST_CASE("optuna: optimized_metric=val/acc_best, as the template names it, is t
     }
     CHECK(t.state == "complete");
     CHECK(t.value == Approx(best));
+  }
+}
+
+TEST_CASE("optuna: the median and successive-halving pruners stop trials that fall behind") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  TempDir dir;
+  // lr 0.01 learns, 1e-8 does not; epochs of 16k samples (about a second) outlast the launcher's
+  // half-second look at each running trial's metrics.csv.
+  for (const std::string pruner : {"median", "successive_halving"}) {
+    const fs::path sweep = fs::path(dir.path()) / pruner;
+    std::vector<std::string> argv = {
+        TRAINER_BINARY,
+        "fit",
+        "-m",
+        "hydra/sweeper=optuna",
+        "data=synthetic",
+        "data.num_samples=16384",
+        "data.num_workers=0",
+        "trainer.max_epochs=4",
+        "test_after_fit=false",
+        "optimizer.lr=choice(0.01,1e-8)",
+        "hydra.sweeper.n_trials=6",
+        "hydra.sweeper.sampler.seed=20",  // lr 0.01, 0.01, then 1e-8 three times, then 0.01
+        "hydra.sweeper.sampler.n_startup_trials=6",
+        "hydra.sweep.dir=" + sweep.string()};
+    if (pruner == "median") {
+      argv.insert(argv.end(), {"+hydra.sweeper.pruner._target_=optuna.pruners.MedianPruner",
+                               "+hydra.sweeper.pruner.n_startup_trials=1"});
+    } else {
+      argv.insert(argv.end(), {"+hydra.sweeper.pruner._target_=optuna.pruners.SuccessiveHalvingPruner",
+                               "+hydra.sweeper.pruner.reduction_factor=2"});
+    }
+    auto result = run_process(argv, dir.path());
+    INFO(result.err);
+    REQUIRE(result.exit_code == 0);
+    CHECK(contains(result.err,
+                   pruner == "median" ? "median pruner (n_startup_trials=1" : "successive halving (min_resource=1"));
+    int pruned = 0, good_complete = 0;
+    for (const Trial& t : study_trials(sweep)) {
+      if (t.state == "pruned") {
+        ++pruned;
+        CHECK(t.params[0] == 1);  // only lr=1e-8 falls behind
+        CHECK(status_field(sweep, t.number, "status") == "stopped_early");
+        CHECK(read_csv(sweep / std::to_string(t.number) / "metrics.csv").last("epoch") !=
+              "3");  // stopped before the end
+      } else {
+        CHECK(t.state == "complete");
+        good_complete += t.params[0] == 0;
+      }
+    }
+    CHECK(pruned >= 1);
+    CHECK(good_complete >= 1);
+    CHECK(contains(result.err, "pruned after"));
   }
 }

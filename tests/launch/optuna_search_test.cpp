@@ -197,3 +197,46 @@ TEST_CASE("a space that cannot be searched is an error naming the entry", "[optu
   CHECK_THROWS_WITH(space_of({{"a", "1"}}, {"b=2"}), Contains("nothing to search"));
   CHECK_THROWS_WITH(space_of({{"a", "choice("}}, {}), Contains("hydra.sweeper.params.a"));
 }
+
+TEST_CASE("hydra.sweeper.pruner: none, median, successive_halving, or Optuna's pruner classes", "[optuna]") {
+  CHECK(optuna_settings(yaml("pruner: null\n"), kMonitored).pruner.kind == PrunerSettings::Kind::kNone);
+  CHECK(optuna_settings(yaml("pruner: none\n"), kMonitored).pruner.kind == PrunerSettings::Kind::kNone);
+  const PrunerSettings median = optuna_settings(yaml("pruner: median\n"), kMonitored).pruner;
+  CHECK(median.kind == PrunerSettings::Kind::kMedian);
+  CHECK(median.n_startup_trials == 5);  // Optuna's MedianPruner defaults
+  CHECK(pruner_text(median) ==
+        "median pruner (n_startup_trials=5, n_warmup_steps=0, interval_steps=1, n_min_trials=1)");
+  const PrunerSettings custom = optuna_settings(yaml("pruner:\n  _target_: optuna.pruners.MedianPruner\n"
+                                                     "  n_startup_trials: 2\n  n_warmup_steps: 3\n"),
+                                                kMonitored)
+                                    .pruner;
+  CHECK(custom.n_startup_trials == 2);
+  CHECK(custom.n_warmup_steps == 3);
+  const PrunerSettings halving =
+      optuna_settings(yaml("pruner:\n  _target_: optuna.pruners.SuccessiveHalvingPruner\n  min_resource: auto\n"
+                           "  reduction_factor: 3\n"),
+                      kMonitored)
+          .pruner;
+  CHECK(halving.kind == PrunerSettings::Kind::kSuccessiveHalving);
+  CHECK(halving.min_resource == 1);
+  CHECK(halving.reduction_factor == 3);
+  CHECK(pruner_text(optuna_settings(yaml("pruner: successive_halving\n"), kMonitored).pruner) ==
+        "successive halving (min_resource=1, reduction_factor=4.0, min_early_stopping_rate=0)");
+  CHECK(optuna_settings(yaml("pruner:\n  _target_: optuna.pruners.NopPruner\n"), kMonitored).pruner.kind ==
+        PrunerSettings::Kind::kNone);
+  CHECK_THROWS_WITH(optuna_settings(yaml("pruner: hyperband\n"), kMonitored),
+                    Contains("hydra.sweeper.pruner") && Contains("'hyperband'") && Contains("median"));
+  CHECK_THROWS_WITH(optuna_settings(yaml("pruner:\n  _target_: optuna.pruners.HyperbandPruner\n"), kMonitored),
+                    Contains("hydra.sweeper.pruner._target_"));
+  CHECK_THROWS_WITH(
+      optuna_settings(yaml("pruner:\n  _target_: optuna.pruners.MedianPruner\n  n_startup: 2\n"), kMonitored),
+      Contains("hydra.sweeper.pruner.n_startup") && Contains("not a setting"));
+  CHECK_THROWS_WITH(
+      optuna_settings(yaml("pruner:\n  _target_: optuna.pruners.SuccessiveHalvingPruner\n  reduction_factor: 1\n"),
+                      kMonitored),
+      Contains("hydra.sweeper.pruner.reduction_factor"));
+  CHECK_THROWS_WITH(
+      optuna_settings(yaml("pruner:\n  _target_: optuna.pruners.SuccessiveHalvingPruner\n  bootstrap_count: 2\n"),
+                      kMonitored),
+      Contains("bootstrap"));
+}

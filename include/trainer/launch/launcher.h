@@ -28,6 +28,10 @@ class JobSource {
   virtual int remaining() const = 0;
   // How many jobs may run at once (the sweeper's own limit; the launcher's n_jobs also applies).
   virtual int parallel() const = 0;
+  // With watches(), the launcher asks prune() for each running job every half second; true stops
+  // the job (SIGTERM: it writes last.ckpt and ends), recorded as stopped_early.
+  virtual bool watches() const { return false; }
+  virtual bool prune(int /*number*/) { return false; }
 };
 
 class Launcher {

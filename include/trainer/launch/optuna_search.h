@@ -28,6 +28,30 @@ namespace trainer::launch {
 inline constexpr std::string_view kOptunaSweeperTarget =
     "hydra_plugins.hydra_optuna_sweeper.optuna_sweeper.OptunaSweeper";
 
+// hydra.sweeper.pruner (trainer's; Hydra's Optuna sweeper has none): stops trials whose per-epoch
+// objective falls behind, as Optuna's pruners do.
+//   null, none, or _target_ optuna.pruners.NopPruner       no pruning
+//   median, or _target_ optuna.pruners.MedianPruner       n_startup_trials (5), n_warmup_steps (0),
+//        interval_steps (1), n_min_trials (1): after epoch s a trial stops when its best value so
+//        far is worse than the median of the completed trials' values at epoch s
+//   successive_halving, or _target_ optuna.pruners.SuccessiveHalvingPruner   min_resource (1; "auto"
+//        reads as 1), reduction_factor (4), min_early_stopping_rate (0): ASHA's rungs
+//        (launch/asha.h) at min_resource * reduction_factor^(rate + k) epochs
+struct PrunerSettings {
+  enum class Kind { kNone, kMedian, kSuccessiveHalving };
+  Kind kind = Kind::kNone;
+  int64_t n_startup_trials = 5;
+  int64_t n_warmup_steps = 0;
+  int64_t interval_steps = 1;
+  int64_t n_min_trials = 1;
+  int64_t min_resource = 1;
+  double reduction_factor = 4;
+  int64_t min_early_stopping_rate = 0;
+};
+
+// "median (n_startup_trials=5, ...)" for the study's first line.
+std::string pruner_text(const PrunerSettings& pruner);
+
 struct OptunaSettings {
   enum class Sampler { kTpe, kRandom };
   Sampler sampler = Sampler::kTpe;
@@ -41,6 +65,7 @@ struct OptunaSettings {
   std::string metric;       // the objective
   std::string metric_from;  // the key that named it, for the sweep's first line
   std::string warning;      // a direction that contradicts the monitor's mode, said at the start
+  PrunerSettings pruner;
 };
 
 // The sweeper's settings. `job_config` is a composed job config: the objective is
