@@ -3,9 +3,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <utility>
 
 #include "trainer/config/yaml.h"
+#include "trainer/launch/hparams_records.h"
 #include "trainer/launch/job_files.h"
 #include "trainer/launch/schema_check.h"
 #include "trainer/launch/tuned_config.h"
@@ -96,7 +98,27 @@ EngineResult run_job(const EngineEntry* in_process, const std::string& command, 
 
   const bool searches = searches_batch_size(command, resolved_job) && !secondary;
   if (searches) forget_earlier_search(run_dir, resolved_job);
+  // The HParams dashboard's session, beside the scalars the engine's TensorBoard logger writes (a
+  // relative save_dir is taken from here, where the engine will be). Never worth failing a job.
+  std::optional<HParamsSession> hparams_session;
+  if (const auto tensorboard_dir = tensorboard_log_dir(command, resolved_job, run_dir); tensorboard_dir && !secondary) {
+    try {
+      hparams_session.emplace(*tensorboard_dir, hparams_of_overrides(task_overrides), session_group(*hydra));
+    } catch (const std::exception& error) {
+      log::warning(std::string("TensorBoard hparams session not recorded: ") + error.what());
+    }
+  }
   EngineResult result = process_engine(in_process).run(command, yaml, run_dir, log_file);
+  if (hparams_session) {
+    try {
+      // The dashboard has no status for a run stopped on purpose (a signal, a pruner): unknown.
+      hparams_session->end(result.outcome == JobOutcome::kFinished ? formats::SessionStatus::kSuccess
+                           : result.outcome == JobOutcome::kFailed ? formats::SessionStatus::kFailure
+                                                                   : formats::SessionStatus::kUnknown);
+    } catch (const std::exception& error) {
+      log::warning(std::string("TensorBoard hparams session end not recorded: ") + error.what());
+    }
+  }
   if (change_dir) fs::current_path(start_dir);
   // Also after a failed fit: the search had ended and its batch is what the fit ran with.
   if (searches && result.tuned_batch_size) {

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "trainer/config/yaml.h"
+#include "trainer/launch/hparams_records.h"
 #include "trainer/launch/job_files.h"
 #include "trainer/launch/optuna_search.h"
 #include "trainer/launch/optuna_sweep.h"
@@ -279,6 +280,7 @@ SweepSummary write_sweep_summary(const SweepPlan& plan) {
   // METRIC PLOT CALL SITE: sweep_metrics.png is drawn here with H3's write_metric_plot
   // (trainer/launch/metric_plot.h) as soon as that header exists; nothing else to change.
 #endif
+  write_sweep_experiment(plan, summary.metric);
   return summary;
 }
 
