@@ -11,7 +11,7 @@ set(TRAINER_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/trainer)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/trainer DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/configs/ DESTINATION ${CMAKE_INSTALL_DATADIR}/trainer/configs)
 
-set(trainer_exported trainer_util trainer_config trainer_options trainer_launch trainer_formats trainer_cli)
+set(trainer_exported trainer_util trainer_config trainer_options trainer_launch trainer_formats trainer_tracking trainer_cli)
 if(TARGET trainer_engine_core)
   list(APPEND trainer_exported trainer_image trainer_data trainer_models trainer_engine_core trainer_engine_static)
   set_target_properties(trainer_engine_static PROPERTIES EXPORT_NAME engine)

@@ -42,7 +42,8 @@ list(FILTER engine_sources EXCLUDE REGEX "engine_c_abi\\.cpp$")
 # trainer_engine_core: everything but the C entry points; engine tests link it directly.
 add_library(trainer_engine_core STATIC ${engine_sources})
 target_include_directories(trainer_engine_core PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>)
-target_link_libraries(trainer_engine_core PUBLIC torch trainer_data trainer_models trainer_options trainer_config trainer_util trainer_formats)
+target_link_libraries(trainer_engine_core PUBLIC torch trainer_data trainer_models trainer_options trainer_config trainer_util trainer_formats
+                      trainer_tracking)
 # dlopen: NVML is loaded at run time by the device stats monitor (nvml_device.cpp).
 target_link_libraries(trainer_engine_core PUBLIC ${CMAKE_DL_LIBS})
 target_compile_options(trainer_engine_core PRIVATE ${TRAINER_WARNINGS} -Wno-unused-parameter)

@@ -7,6 +7,7 @@ TORCHVISION_VERSION=0.26.0  # the release made for torch 2.11.0
 PILLOW_VERSION=12.0.0
 SCIKIT_LEARN_VERSION=1.9.1  # data=csv's tests train on the tables it ships (iris, wine, breast cancer)
 PANDAS_VERSION=3.1.1       # the peer of bench/csv_load
+MLFLOW_VERSION=3.17.2        # logger=mlflow's tests run a real `mlflow server` and read runs back with MlflowClient
 OPTUNA_VERSION=5.0.0        # the TPE sampler's quality is compared with Optuna's (tests/launch/tpe_quality_test.cpp)
 TRAINER_CACHE="${TRAINER_CACHE:-$HOME/.cache/trainer}"
 TORCH_VENV="$TRAINER_CACHE/venv-torch-$TORCH_WHEEL_VERSION"
@@ -17,6 +18,8 @@ OMEGACONF_VERSION=2.3.1
 PYYAML_VERSION=6.0.3
 ANTLR4_VERSION=4.9.3
 HYDRA_VENV="$TRAINER_CACHE/venv-hydra-$HYDRA_VERSION"
+# MLflow in its own venv: its pins (protobuf, numpy, pandas) need not agree with torch's or tensorboard's.
+MLFLOW_VENV="$TRAINER_CACHE/venv-mlflow-$MLFLOW_VERSION"
 export CCACHE_DIR="${CCACHE_DIR:-$TRAINER_CACHE/ccache}"
 # Let every clone share cache hits: paths relative to the checkout, the build directory not hashed.
 export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$TRAINER_ROOT}" CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-true}"
@@ -42,6 +45,7 @@ configure_variant() {
   fi
   # The Python that reads our output formats back in tests (torch, tensorboard, safetensors).
   [[ -x "$TORCH_VENV/bin/python" ]] && args+=(-DTRAINER_TEST_PYTHON="$TORCH_VENV/bin/python")
+  [[ -x "$MLFLOW_VENV/bin/python" ]] && args+=(-DTRAINER_MLFLOW_PYTHON="$MLFLOW_VENV/bin/python")
   cmake -S "$TRAINER_ROOT" -B "$dir" "${args[@]}" "$@" >/dev/null
 }
 

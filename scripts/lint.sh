@@ -17,7 +17,7 @@ done
 [[ -f "$build/compile_commands.json" ]] || die "no $build/compile_commands.json: configure a build first (scripts/build.sh)"
 command -v clang-tidy >/dev/null || die "clang-tidy is not installed (scripts/setup.sh installs it)"
 cd "$TRAINER_ROOT"
-modules=(util config options launch formats image)
+modules=(util config options launch formats tracking image)
 ((all)) && modules+=(data models engine)
 mapfile -t files < <(for m in "${modules[@]}"; do find "src/$m" -name '*.cpp'; done; ls apps/trainer/*.cpp)
 say "clang-tidy: ${#files[@]} files ($(IFS=' '; echo "${modules[*]}") and apps)"

@@ -24,6 +24,7 @@ packages=(
   libprotobuf-dev protobuf-compiler               # tests decode our TensorBoard events with protobuf
   nlohmann-json3-dev                              # safetensors headers
   libcsv-dev                                      # data=csv: the CSV tokenizer (RFC 4180 quoting)
+  libcurl4-openssl-dev                            # logger=mlflow: the MLflow REST API (HTTPS, proxies, timeouts)
   libarchive-dev                                  # data=webdataset: tar shards (every tar dialect, compressed too)
   libcairo2-dev                                   # the sweep's metric plot (PNG)
   libjpeg62-turbo-dev libpng-dev libwebp-dev      # image decoders (bench/image_decode: measured fastest)
@@ -77,6 +78,14 @@ if [[ "$libtorch" == wheel || "$libtorch" == all ]]; then
       "tensorboard==$TENSORBOARD_VERSION" "safetensors==$SAFETENSORS_VERSION" \
       "torchvision==$TORCHVISION_VERSION" "pillow==$PILLOW_VERSION" \
       "scikit-learn==$SCIKIT_LEARN_VERSION" "pandas==$PANDAS_VERSION" "optuna==$OPTUNA_VERSION"
+  fi
+  # logger=mlflow's tests: a real `mlflow server` and MlflowClient, in a venv of their own.
+  if ! compgen -G "$MLFLOW_VENV/lib/python3*/site-packages/mlflow-$MLFLOW_VERSION.dist-info" >/dev/null; then
+    say "installing mlflow==$MLFLOW_VERSION into $MLFLOW_VENV (once for every clone)"
+    rm -rf "$MLFLOW_VENV"
+    mkdir -p "$(dirname "$MLFLOW_VENV")"
+    python3 -m venv "$MLFLOW_VENV"
+    "$MLFLOW_VENV/bin/pip" install -q --disable-pip-version-check "mlflow==$MLFLOW_VERSION"
   fi
   [[ -x /usr/local/cuda/bin/nvcc ]] ||
     die "the torch wheel is a CUDA 13.0 build and needs the CUDA 13.0 toolkit at /usr/local/cuda to configure"

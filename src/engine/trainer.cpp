@@ -640,6 +640,19 @@ void Trainer::Impl::load_model_to_evaluate(const std::string& doing) {
 }
 
 int Trainer::run(const std::string& command) {
+  // The loggers hear how the command ended (Lightning's finalize): finished, failed or stopped.
+  try {
+    const int code = run_command(command);
+    for (auto& logger : impl_->loggers) logger->finalize(RunEnd::kFinished);
+    return code;
+  } catch (...) {
+    const RunEnd end = stop_signal_received() != 0 ? RunEnd::kInterrupted : RunEnd::kFailed;
+    for (auto& logger : impl_->loggers) logger->finalize(end);
+    throw;
+  }
+}
+
+int Trainer::run_command(const std::string& command) {
   try {
     impl_->tune_only = command == "tune_batch_size";
     impl_->command = command;

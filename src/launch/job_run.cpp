@@ -9,6 +9,7 @@
 #include "trainer/config/yaml.h"
 #include "trainer/launch/hparams_records.h"
 #include "trainer/launch/job_files.h"
+#include "trainer/launch/mlflow_sweep_run.h"
 #include "trainer/launch/schema_check.h"
 #include "trainer/launch/tuned_config.h"
 #include "trainer/util/error.h"
@@ -91,6 +92,7 @@ EngineResult run_job(const EngineEntry* in_process, const std::string& command, 
   const bool change_dir = chdir && chdir->type() == config::NodeType::kBool && chdir->as_bool() && !secondary;
   if (change_dir) fs::current_path(run_dir);
 
+  if (!secondary) prepare_mlflow_job(resolved_job, *hydra, run_dir);
   const std::string yaml = config::to_yaml(resolved_job);
   log::info("output directory: " + run_dir);
   for (const std::string& note : notes) log::info(command + ": " + note);

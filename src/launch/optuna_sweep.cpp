@@ -25,6 +25,7 @@
 #include "trainer/launch/job_status.h"
 #include "trainer/launch/launcher.h"
 #include "trainer/launch/local_launcher.h"
+#include "trainer/launch/mlflow_sweep_run.h"
 #include "trainer/launch/optuna_search.h"
 #include "trainer/launch/sweep_plan.h"
 #include "trainer/launch/sweep_planner.h"
@@ -802,8 +803,7 @@ int run_optuna_sweep(const config::Composer& composer, const StudyOrigin& origin
   launcher.launch(plan, todo, &source);
   save_study(study);
 
-  const SweepSummary summary = write_sweep_summary(plan);
-  (void)summary;
+  write_sweep_summary(plan);
   std::cerr << "[sweep] summary: " << plan.sweep_dir << "/sweep_summary.md" << std::endl;
   const SearchTrial* best = StudySource::best_trial(study, settings.tpe.maximize);
   int complete = 0, failed = 0, pruned = 0, running = 0;
@@ -813,6 +813,9 @@ int run_optuna_sweep(const config::Composer& composer, const StudyOrigin& origin
     pruned += t.state == TrialState::kPruned;
     running += t.state == TrialState::kRunning;
   }
+  end_mlflow_sweep_run(plan.sweep_dir, launcher.interrupted() ? tracking::MlflowRunStatus::kKilled
+                                       : failed > 0           ? tracking::MlflowRunStatus::kFailed
+                                                              : tracking::MlflowRunStatus::kFinished);
   if (best != nullptr) {
     Node results = Node::map();
     results.set("name", Node::string("optuna"));

@@ -9,6 +9,7 @@
 #include "trainer/options/option_table.h"
 #include "trainer/options/task_metrics.h"
 #include "trainer/options/value_check.h"
+#include "trainer/tracking/mlflow_store.h"
 #include "trainer/util/error.h"
 
 namespace trainer::launch {
@@ -174,6 +175,15 @@ void check_job_schema(const config::Node& job_config) {
                                 "train/mae", "train/rmse", "train/r2"});
     if (!problem.empty())
       problems.values += "\n  " + at("callbacks.model_checkpoint.filename", *filename) + ": " + problem;
+  }
+  // An MLflow tracking URI trainer cannot log to (sqlite:, databricks): refused before any job runs.
+  if (const config::Node* uri = config::select(job_config, "logger.mlflow.tracking_uri");
+      uri != nullptr && uri->is_string() && !uri->is_interpolation()) {
+    try {
+      (void)tracking::open_mlflow_store(uri->as_string(), "logger.mlflow.tracking_uri");
+    } catch (const Error& error) {
+      problems.values += "\n  " + at("logger.mlflow.tracking_uri", *uri) + ": " + error.problem() + ". " + error.fix();
+    }
   }
   std::string listed;
   if (problems.unknown_count > 0) {

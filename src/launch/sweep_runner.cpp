@@ -1,9 +1,11 @@
 #include "trainer/launch/sweep_runner.h"
 
+#include <algorithm>
 #include <iostream>
 
 #include "trainer/launch/job_status.h"
 #include "trainer/launch/launcher.h"
+#include "trainer/launch/mlflow_sweep_run.h"
 #include "trainer/launch/sweep_summary.h"
 #include "trainer/util/error.h"
 
@@ -60,6 +62,11 @@ int run_sweep_plan(const SweepPlan& plan) {
               << metric_text(best.metric.best) << "): " << task_overrides_text(best.job.overrides) << std::endl;
   }
   std::cerr << "[sweep] summary: " << plan.sweep_dir << "/sweep_summary.md" << std::endl;
+  const bool any_failed = std::any_of(summary.jobs.begin(), summary.jobs.end(),
+                                      [](const JobSummary& job) { return job.state == JobState::kFailed; });
+  end_mlflow_sweep_run(plan.sweep_dir, launcher->interrupted() ? tracking::MlflowRunStatus::kKilled
+                                       : any_failed            ? tracking::MlflowRunStatus::kFailed
+                                                               : tracking::MlflowRunStatus::kFinished);
   if (launcher->interrupted()) return 130;
   std::vector<int> failed, not_run;
   for (const JobSummary& job : summary.jobs) {

@@ -70,6 +70,7 @@ std::vector<Section> logger_sections() {
   logger.options = {
       section("csv").or_null().means("metrics.csv, below"),
       section("tensorboard").or_null().means("TensorBoard event files, below"),
+      section("mlflow").or_null().means("an MLflow tracking server or mlruns/ file store, below"),
   };
   Section csv{"logger.csv", "", true, "Lightning's CSVLogger", {}};
   csv.options = {
@@ -83,7 +84,30 @@ std::vector<Section> logger_sections() {
           .computed()
           .means("the directory (absent: <run>/tensorboard)"),
   };
-  return {logger, csv, tensorboard};
+  // Lightning's MLFlowLogger, keys as lightning-hydra-template's logger/mlflow.yaml writes them.
+  Section mlflow{"logger.mlflow", "", true, "Lightning's MLFlowLogger", {}};
+  mlflow.options = {
+      choice("_target_", "null",
+             {"lightning.pytorch.loggers.mlflow.MLFlowLogger", "lightning.pytorch.loggers.MLFlowLogger",
+              "pytorch_lightning.loggers.mlflow.MLFlowLogger", "pytorch_lightning.loggers.MLFlowLogger"})
+          .or_null()
+          .means("Lightning's class (as Hydra configs name it); only the MLFlowLogger is run here"),
+      text("experiment_name", "lightning_logs").means("the experiment the run goes to (made when missing)"),
+      text("run_name", "null")
+          .or_null()
+          .means("the run's name (null: <sweep dir name>/<job> in a sweep, else the run directory's name)"),
+      text("tracking_uri", "null")
+          .or_null()
+          .means("http(s)://host:port (a tracking server), file:<path> or a path (an mlruns/ file store); null: "
+                 "$MLFLOW_TRACKING_URI, else save_dir"),
+      text("save_dir", "./mlruns").means("the file store used when tracking_uri and $MLFLOW_TRACKING_URI are unset"),
+      section("tags").or_null().means("the run's tags (a dict of names to values)"),
+      text("prefix", "").means("put before every metric name, joined with '-' (Lightning's LOGGER_JOIN_CHAR)"),
+      text("artifact_location", "null").or_null().means("a new experiment's artifact location (null: the store's)"),
+      text("run_id", "null").or_null().means("log to this existing run (made RUNNING again) instead of a new one"),
+  };
+  Section mlflow_tags{"logger.mlflow.tags", "", false, "the MLflow run's tags", {}};
+  return {logger, csv, tensorboard, mlflow, mlflow_tags};
 }
 
 }  // namespace trainer::options

@@ -62,6 +62,9 @@ TEST_CASE("every declared option is read by the code that honours it") {
   // The image models on the real Fashion-MNIST (normalize, augment, root), with AdamW and Adam.
   run(small({"fit", "-m", "model=cnn,resnet", "optimizer=adamw", "hydra.sweep.dir=images"}));
   run(small({"fit", "data=synthetic", "data.num_samples=96", "hydra.run.dir=adam"}));
+  // logger=mlflow (its file store, in this directory) reads every key of logger.mlflow.
+  run(small({"fit", "data=synthetic", "data.num_samples=96", "logger=mlflow", "+logger.mlflow.tags.team=vision",
+             "hydra.run.dir=mlflow"}));
   // export reads format, export_path and ckpt_path.
   run({"export", "ckpt_path=last", "hydra.run.dir=adam"});
   // An image folder: two classes of small gray PGM files written here, decoded to RGB.

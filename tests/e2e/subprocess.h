@@ -4,6 +4,8 @@
 // command, the timeout and the last lines it wrote.
 #pragma once
 
+#include <sys/types.h>
+
 #include <chrono>
 #include <functional>
 #include <optional>
@@ -33,6 +35,28 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::strin
 ProcessResult run_and_signal(const std::vector<std::string>& argv, const std::string& cwd,
                              const std::function<bool()>& when, int signal_number, bool* signalled,
                              std::chrono::seconds timeout = kProcessTimeout);
+
+// A process the test leaves running while it goes on (a server), its output in `log_path`;
+// stopped with its process group (SIGTERM, then SIGKILL) when the object goes.
+class BackgroundProcess {
+ public:
+  BackgroundProcess(const std::vector<std::string>& argv, const std::string& cwd, const std::string& log_path,
+                    const std::vector<std::string>& extra_env = {});
+  ~BackgroundProcess();
+  BackgroundProcess(const BackgroundProcess&) = delete;
+  BackgroundProcess& operator=(const BackgroundProcess&) = delete;
+
+  bool running() const;
+  void stop();
+
+ private:
+  pid_t pid_ = -1;
+};
+
+// A loopback TCP port nothing listens on just now (bound to port 0, then closed).
+int free_local_port();
+// Whether something accepts connections on 127.0.0.1:port.
+bool local_port_open(int port);
 
 // A fresh temporary directory, removed when the object goes out of scope.
 class TempDir {

@@ -27,6 +27,8 @@ class Trainer {
   int run(const std::string& command);
 
  private:
+  int run_command(const std::string& command);
+
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

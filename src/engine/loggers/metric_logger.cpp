@@ -1,6 +1,7 @@
 #include "trainer/engine/loggers/metric_logger.h"
 
 #include "trainer/engine/loggers/metrics_csv.h"
+#include "trainer/engine/loggers/mlflow_logger.h"
 #include "trainer/engine/loggers/tensorboard_logger.h"
 #include "trainer/options/option_reader.h"
 
@@ -17,6 +18,7 @@ config::Registry<LoggerFactory>& logger_registry() {
       return std::unique_ptr<MetricLogger>(std::make_unique<MetricsCsv>(dir + "/" + name));
     });
     created->add("tensorboard", make_tensorboard_logger);
+    created->add("mlflow", make_mlflow_logger);
     return created;
   }();
   return *registry;
@@ -30,6 +32,7 @@ std::vector<std::unique_ptr<MetricLogger>> make_loggers(const config::ConfigView
     if (section.node(name).is_null()) continue;  // `logger.tensorboard: null` switches one off
     LoggerFactory factory = logger_registry().get(name, "logger." + name);
     loggers.push_back(factory(section.sub(name), run_dir));
+    loggers.back()->log_hyperparams(root);
   }
   return loggers;
 }

@@ -18,6 +18,8 @@ namespace trainer::engine {
 
 using MetricRow = std::vector<std::pair<std::string, double>>;
 
+enum class RunEnd { kFinished, kFailed, kInterrupted };
+
 class MetricLogger {
  public:
   virtual ~MetricLogger() = default;
@@ -28,17 +30,21 @@ class MetricLogger {
   // Fit starts: afresh (`resumed_step` empty) or from a checkpoint taken at that optimizer step.
   // A logger whose file outlives a run says here what becomes of an earlier attempt's rows.
   virtual void on_fit_start(std::optional<int64_t> resumed_step) { (void)resumed_step; }
+  // The job's resolved config, once, right after the logger is made (Lightning's log_hyperparams).
+  virtual void log_hyperparams(const config::ConfigView& root) { (void)root; }
+  // The command ended (Lightning's finalize): finished, failed, or stopped by a signal. Never throws.
+  virtual void finalize(RunEnd end) { (void)end; }
 };
 
 // Builds a logger from its config section (`logger.<name>`) and the run directory.
 using LoggerFactory =
     std::function<std::unique_ptr<MetricLogger>(const config::ConfigView& section, const std::string& run_dir)>;
 
-// The process-wide registry, with csv and tensorboard added.
+// The process-wide registry, with csv, tensorboard and mlflow added.
 config::Registry<LoggerFactory>& logger_registry();
 
-// One logger per entry of the `logger` section (null or missing: none). Unknown names throw
-// trainer::Error naming `logger.<name>`.
+// One logger per entry of the `logger` section (null or missing: none), each handed the root
+// config (log_hyperparams). Unknown names throw trainer::Error naming `logger.<name>`.
 std::vector<std::unique_ptr<MetricLogger>> make_loggers(const config::ConfigView& root, const std::string& run_dir);
 
 }  // namespace trainer::engine

@@ -1,0 +1,74 @@
+#include "trainer/tracking/mlflow_store.h"
+
+#include <chrono>
+
+#include "mlflow_file_store.h"
+#include "mlflow_rest_store.h"
+
+namespace trainer::tracking {
+
+const char* status_name(MlflowRunStatus status) {
+  switch (status) {
+    case MlflowRunStatus::kRunning:
+      return "RUNNING";
+    case MlflowRunStatus::kFinished:
+      return "FINISHED";
+    case MlflowRunStatus::kFailed:
+      return "FAILED";
+    case MlflowRunStatus::kKilled:
+      return "KILLED";
+  }
+  return "RUNNING";
+}
+
+int64_t now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string run_record(const MlflowTags& fields) {
+  std::string text;
+  for (const auto& [key, value] : fields) text += key + ": " + value + "\n";
+  return text;
+}
+
+std::string run_record_field(const std::string& text, const std::string& key) {
+  size_t at = 0;
+  while (at < text.size()) {
+    size_t end = text.find('\n', at);
+    if (end == std::string::npos) end = text.size();
+    if (text.compare(at, key.size() + 2, key + ": ") == 0)
+      return text.substr(at + key.size() + 2, end - at - key.size() - 2);
+    at = end + 1;
+  }
+  return "";
+}
+
+std::unique_ptr<MlflowStore> open_mlflow_store(const std::string& tracking_uri, const std::string& where,
+                                               double timeout_seconds) {
+  if (tracking_uri.rfind("http://", 0) == 0 || tracking_uri.rfind("https://", 0) == 0) {
+    return std::make_unique<MlflowRestStore>(tracking_uri, timeout_seconds);
+  }
+  std::string path = tracking_uri;
+  if (path.rfind("file://", 0) == 0) {
+    path = path.substr(7);  // file:///abs -> /abs; file://host/... is not a local path
+    if (!path.empty() && path[0] != '/') {
+      throw Error(where, "'" + tracking_uri + "' names a host; a file: URI here must be a local path",
+                  "Write file:///absolute/path/mlruns, file:relative/mlruns or just the path.");
+    }
+  } else if (path.rfind("file:", 0) == 0) {
+    path = path.substr(5);
+  }
+  const size_t colon = path.find(':');
+  const size_t slash = path.find('/');
+  // "databricks" alone is MLflow's name for a Databricks workspace, not a directory.
+  if (path.empty() || tracking_uri == "databricks" ||
+      (colon != std::string::npos && (slash == std::string::npos || colon < slash))) {
+    throw Error(where, "trainer cannot log to '" + tracking_uri + "'",
+                "Use an MLflow server (http://host:5000) or a file store (a path, or file:<path>); database and "
+                "Databricks URIs are MLflow's server's business: point tracking_uri at that server.");
+  }
+  return std::make_unique<MlflowFileStore>(path, tracking_uri);
+}
+
+}  // namespace trainer::tracking
