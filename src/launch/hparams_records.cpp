@@ -1,6 +1,7 @@
 #include "trainer/launch/hparams_records.h"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -9,6 +10,7 @@
 #include "trainer/config/override.h"
 #include "trainer/config/sweep_expansion.h"
 #include "trainer/config/sweeper.h"
+#include "trainer/config/yaml.h"
 #include "trainer/formats/tensorboard_writer.h"
 #include "trainer/util/error.h"
 
@@ -33,8 +35,8 @@ HParamValue value_of(const Node& value, const std::string& text) {
   switch (value.type()) {
     case NodeType::kInt:
       return static_cast<double>(value.as_int());
-    case NodeType::kFloat:
-      return value.as_float();
+    case NodeType::kFloat:  // the dashboard's JSON has no NaN or infinities: those show as text
+      return std::isfinite(value.as_float()) ? HParamValue(value.as_float()) : HParamValue(text);
     case NodeType::kBool:
       return value.as_bool();
     case NodeType::kString:
@@ -73,7 +75,9 @@ bool value_less(const HParamValue& a, const HParamValue& b) {
 
 std::optional<std::string> tensorboard_log_dir(const std::string& command, const Node& resolved_job,
                                                const std::string& run_dir) {
-  if (command != "fit" && command != "validate" && command != "test") return std::nullopt;
+  // Evaluations (validate, test) write scalars only: their directory lies under the training run's,
+  // and a session there would add a row to that run's or sweep's table.
+  if (command != "fit") return std::nullopt;
   if (enabled(config::select(resolved_job, "trainer.fast_dev_run"))) return std::nullopt;
   const Node* section = config::select(resolved_job, "logger.tensorboard");
   if (section == nullptr || section->is_null()) return std::nullopt;
@@ -150,6 +154,13 @@ void HParamsSession::end(formats::SessionStatus status) {
 }
 
 void write_sweep_experiment(const SweepPlan& plan, const std::string& first_metric) {
+  // Only for a sweep whose jobs write TensorBoard logs (multirun.yaml is the first job's config).
+  try {
+    const Node first = config::load_yaml_file((fs::path(plan.sweep_dir) / "multirun.yaml").string()).root;
+    if (!tensorboard_log_dir(plan.command, first, plan.sweep_dir)) return;
+  } catch (const Error&) {
+    return;
+  }
   // Every overridden key, in the order the jobs first give it, with the values they take.
   std::vector<std::string> keys;
   std::map<std::string, std::vector<HParamValue>> values;

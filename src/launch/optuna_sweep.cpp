@@ -344,10 +344,21 @@ class StudySource : public JobSource {
       trial.state = TrialState::kFailed;
       JobStatus failed = status.value_or(JobStatus{});
       failed.state = JobState::kFailed;
-      failed.error = "the job logged no " + settings_.metric + ", the study's objective";
+      bool has_csv = false;
+      for (const PlannedJob& job : plan_.jobs) {
+        if (job.number == number) has_csv = fs::exists(fs::path(job.run_dir) / "metrics.csv");
+      }
+      if (!has_csv) {
+        // The objective is read from metrics.csv: a logger list without csv leaves nothing to read.
+        failed.error = "the job wrote no metrics.csv, where the study reads " + settings_.metric +
+                       " from; keep logger.csv on (logger=mlflow does; a logger config of your own must list csv)";
+        line += "failed: " + failed.error;
+      } else {
+        failed.error = "the job logged no " + settings_.metric + ", the study's objective";
+        line += "failed: the job logged no " + settings_.metric + " (the objective, from " + settings_.metric_from +
+                "); name a metric it logs";
+      }
       write_job_status(plan_.sweep_dir, number, failed);
-      line += "failed: the job logged no " + settings_.metric + " (the objective, from " + settings_.metric_from +
-              "); name a metric it logs";
     } else if (state == JobState::kStoppedEarly) {
       trial.state = TrialState::kPruned;
       line += "pruned";

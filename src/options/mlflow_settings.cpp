@@ -4,6 +4,7 @@
 
 #include "trainer/config/python_str.h"
 #include "trainer/options/option_reader.h"
+#include "trainer/util/error.h"
 
 namespace trainer::options {
 
@@ -12,6 +13,10 @@ MlflowSettings read_mlflow_settings(const config::ConfigView& section) {
   (void)r.choice("_target_");  // checked: only the MLFlowLogger's names
   MlflowSettings s;
   s.experiment_name = r.get<std::string>("experiment_name");
+  if (s.experiment_name.empty()) {
+    throw Error(r.where("experiment_name"), "is empty; MLflow refuses an experiment without a name",
+                "Name one (logger.mlflow.experiment_name=my_experiment) or leave the default, lightning_logs.");
+  }
   s.run_name = r.get<std::optional<std::string>>("run_name").value_or("");
   s.prefix = r.get<std::string>("prefix");
   s.artifact_location = r.get<std::optional<std::string>>("artifact_location").value_or("");

@@ -24,9 +24,12 @@ namespace {
 
 std::string system_error(const std::string& what) { return what + ": " + std::strerror(errno); }
 
-MlflowError store_error(const std::string& path, const std::string& problem) {
+// A full or failing disk may recover (retried); a name too long, a read-only or forbidden
+// directory will not (the batch is dropped, and said).
+MlflowError store_error(const std::string& path, const std::string& problem, int error = EIO) {
+  const bool retryable = error == ENOSPC || error == EDQUOT || error == EIO || error == EAGAIN || error == EINTR;
   return MlflowError(path, problem, "Check that the MLflow directory is writable and that the disk is not full.",
-                     /*retryable=*/true);
+                     retryable);
 }
 
 bool is_directory(const std::string& path) {
@@ -39,8 +42,11 @@ void make_directories(const std::string& directory) {
   while (end != std::string::npos) {
     end = directory.find('/', end + 1);
     const std::string prefix = directory.substr(0, end);
-    if (prefix.empty() || ::mkdir(prefix.c_str(), 0777) == 0 || is_directory(prefix)) continue;
-    throw store_error(directory, system_error("cannot create the MLflow directory " + prefix));
+    if (prefix.empty() || ::mkdir(prefix.c_str(), 0777) == 0) continue;
+    const int mkdir_errno = errno;
+    if (is_directory(prefix)) continue;
+    errno = mkdir_errno;
+    throw store_error(directory, system_error("cannot create the MLflow directory " + prefix), mkdir_errno);
   }
 }
 
@@ -148,19 +154,24 @@ void write_atomically(const std::string& path, const std::string& text) {
   try {
     write_file_atomically(path, text, options);
   } catch (const Error& error) {
-    throw store_error(path, error.problem());
+    // The writer's message ends with the system's reason: a full disk is worth a retry.
+    int reason = EACCES;
+    for (const int retryable : {ENOSPC, EDQUOT, EIO}) {
+      if (error.problem().find(std::strerror(retryable)) != std::string::npos) reason = retryable;
+    }
+    throw store_error(path, error.problem(), reason);
   }
 }
 
 void append_text(const std::string& path, const std::string& text) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (fd < 0) throw store_error(path, system_error("cannot open the MLflow file"));
+  if (fd < 0) throw store_error(path, system_error("cannot open the MLflow file"), errno);
   const ssize_t wrote = ::write(fd, text.data(), text.size());
   const int write_errno = errno;
   ::close(fd);
   if (wrote != static_cast<ssize_t>(text.size())) {
     errno = write_errno;
-    throw store_error(path, system_error("cannot write the MLflow file"));
+    throw store_error(path, system_error("cannot write the MLflow file"), write_errno);
   }
 }
 

@@ -62,7 +62,9 @@ json MlflowRestStore::call(const std::string& endpoint, const json* body, long* 
   CURL* curl = curl_easy_init();
   if (curl == nullptr) throw MlflowError(url, "libcurl could not start a request", "", /*retryable=*/true);
   std::string answer;
-  const std::string payload = body != nullptr ? body->dump() : std::string();
+  // Invalid UTF-8 (a tag's bytes) is replaced, not a reason to lose the call.
+  const std::string payload =
+      body != nullptr ? body->dump(-1, ' ', false, json::error_handler_t::replace) : std::string();
   curl_slist* headers = curl_slist_append(nullptr, "Content-Type: application/json");
   // MLflow's server takes a bearer token or basic auth from the environment, as its client does.
   std::string token_header;

@@ -130,8 +130,9 @@ void MlflowRun::loop() {
         continue;
       }
       if (!warned_unreachable_) {
-        options_.warn(std::string("MLflow: ") + error.what() +
-                      "; training goes on, metrics are queued and sent when it answers (retrying with backoff)");
+        options_.warn(
+            std::string("MLflow: ") + error.what() +
+            "; training goes on, metrics are queued and sent once the store takes them (retrying with backoff)");
         warned_unreachable_ = true;
       }
       std::unique_lock<std::mutex> lock(mutex_);
@@ -183,8 +184,8 @@ void MlflowRun::finish(MlflowRunStatus status, double wait_seconds) {
   }
   if (dropped > 0) {
     options_.warn("MLflow: " + std::to_string(dropped) +
-                  " metric value(s) were dropped (the queue was full while the server was unreachable, or the "
-                  "server refused them)");
+                  " metric value(s) were dropped (the queue was full, or the store refused them: see the "
+                  "warnings above)");
   }
 }
 

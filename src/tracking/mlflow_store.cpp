@@ -1,5 +1,6 @@
 #include "trainer/tracking/mlflow_store.h"
 
+#include <cctype>
 #include <chrono>
 
 #include "mlflow_file_store.h"
@@ -26,6 +27,38 @@ int64_t now_ms() {
       .count();
 }
 
+std::string cut_param_value(const std::string& value) {
+  // Re-encoded as valid UTF-8, counting code points; cut when there are more than the limit.
+  std::string out;
+  size_t characters = 0;
+  size_t cut_at = 0;  // bytes of the first kMaxParamValue - 3 characters
+  size_t i = 0;
+  while (i < value.size()) {
+    if (characters == kMaxParamValue - 3) cut_at = out.size();
+    const auto lead = static_cast<unsigned char>(value[i]);
+    const size_t length = lead < 0x80           ? 1
+                          : (lead >> 5) == 0x6  ? 2
+                          : (lead >> 4) == 0xE  ? 3
+                          : (lead >> 3) == 0x1E ? 4
+                                                : 0;
+    bool valid = length != 0 && i + length <= value.size();
+    for (size_t k = 1; valid && k < length; ++k) valid = (static_cast<unsigned char>(value[i + k]) >> 6) == 0x2;
+    if (valid) {
+      out.append(value, i, length);
+      i += length;
+    } else {
+      out += "\xEF\xBF\xBD";  // U+FFFD
+      ++i;
+    }
+    ++characters;
+  }
+  if (characters > kMaxParamValue) {
+    out.resize(cut_at);
+    out += "...";
+  }
+  return out;
+}
+
 std::string run_record(const MlflowTags& fields) {
   std::string text;
   for (const auto& [key, value] : fields) text += key + ": " + value + "\n";
@@ -46,8 +79,15 @@ std::string run_record_field(const std::string& text, const std::string& key) {
 
 std::unique_ptr<MlflowStore> open_mlflow_store(const std::string& tracking_uri, const std::string& where,
                                                double timeout_seconds) {
-  if (tracking_uri.rfind("http://", 0) == 0 || tracking_uri.rfind("https://", 0) == 0) {
-    return std::make_unique<MlflowRestStore>(tracking_uri, timeout_seconds);
+  std::string lower = tracking_uri;
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (const std::string scheme : {"http://", "https://"}) {
+    if (lower.rfind(scheme, 0) != 0) continue;
+    const std::string rest = tracking_uri.substr(scheme.size());
+    if (rest.empty() || rest[0] == '/' || rest[0] == ':') {
+      throw Error(where, "'" + tracking_uri + "' names no host", "Write http://host:port, e.g. http://127.0.0.1:5000.");
+    }
+    return std::make_unique<MlflowRestStore>(scheme + rest, timeout_seconds);
   }
   std::string path = tracking_uri;
   if (path.rfind("file://", 0) == 0) {

@@ -192,6 +192,7 @@ TEST_CASE("mlflow: the template's mlruns/ file store; a stopped run resumes into
     REQUIRE(runs.size() == 1);  // the same run, not a second one
     CHECK(runs[0]["run_id"] == run_id);
     CHECK(runs[0]["status"] == "FINISHED");
+    CHECK(runs[0]["params"]["ckpt_path"] == "None");  // the first attempt's params: MLflow's never change
     // Its val/acc history reaches the last epoch's step, as metrics.csv does.
     const auto expected = csv_history(root / "run" / "metrics.csv", "val/acc");
     const auto got = mlflow_history(runs[0], "val/acc");

@@ -156,7 +156,27 @@ TEST_CASE("open_mlflow_store refuses URIs it cannot log to, naming the key") {
       CHECK_FALSE(error.fix().empty());
     }
   }
+  for (const char* uri : {"http://", "https:///x", "http://:5000"}) {
+    INFO(uri);
+    CHECK_THROWS_AS(open_mlflow_store(uri, "k"), trainer::Error);
+  }
+  CHECK(open_mlflow_store("HTTP://127.0.0.1:5000", "k")->uri() == "http://127.0.0.1:5000");  // schemes: any case
   CHECK(open_mlflow_store("mlruns", "k")->uri() == "mlruns");
   CHECK(open_mlflow_store("file:///tmp/mlruns", "k")->uri() == "file:///tmp/mlruns");
   CHECK(open_mlflow_store("http://127.0.0.1:5000/", "k")->uri() == "http://127.0.0.1:5000");
+}
+
+TEST_CASE("cut_param_value cuts at 6000 characters, never inside one, and mends invalid UTF-8") {
+  CHECK(cut_param_value("short") == "short");
+  const std::string e_acute = "\xC3\xA9";
+  std::string long_text;
+  for (int i = 0; i < 7000; ++i) long_text += e_acute;
+  const std::string cut = cut_param_value(long_text);
+  CHECK(cut.size() == 5997 * 2 + 3);  // 5997 characters of two bytes, then "..."
+  CHECK(cut.substr(cut.size() - 3) == "...");
+  std::string exact;
+  for (int i = 0; i < 6000; ++i) exact += e_acute;
+  CHECK(cut_param_value(exact) == exact);  // 6000 characters: within the limit
+  CHECK(cut_param_value(std::string(5999, 'a')) == std::string(5999, 'a'));
+  CHECK(cut_param_value("a\xC3") == "a\xEF\xBF\xBD");  // a character cut in two: U+FFFD
 }

@@ -16,9 +16,10 @@
 
 namespace trainer::launch {
 
-// The directory the job's TensorBoard logger writes to (logger.tensorboard.save_dir of the resolved
-// job config, else <run_dir>/tensorboard), or nullopt when it writes none: a command without
-// loggers (predict, tune_batch_size), logger.tensorboard null or absent, or trainer.fast_dev_run.
+// The directory a fit's TensorBoard logger writes to (logger.tensorboard.save_dir of the resolved
+// job config, else <run_dir>/tensorboard), or nullopt when no session is recorded: another command
+// (an evaluation's directory lies inside the training run's), logger.tensorboard null or absent,
+// or trainer.fast_dev_run.
 std::optional<std::string> tensorboard_log_dir(const std::string& command, const config::Node& resolved_job,
                                                const std::string& run_dir);
 
@@ -48,7 +49,8 @@ class HParamsSession {
   std::string start_;  // the start record's content
 };
 
-// Writes <sweep_dir>/events.out.tfevents.0.hparams-experiment: every key the jobs override, with
+// Writes <sweep_dir>/events.out.tfevents.0.hparams-experiment, when the sweep's jobs write
+// TensorBoard logs (its multirun.yaml says): every key the jobs override, with
 // the values a grid lists (or, for random and Optuna sweeps, the interval their numbers span), and
 // the metrics the jobs logged (their metrics.csv columns), `first_metric` (the sweep's monitor)
 // first.

@@ -45,8 +45,14 @@ class MlflowError : public Error {
 inline constexpr size_t kMaxBatchMetrics = 1000;
 inline constexpr size_t kMaxBatchParams = 100;
 inline constexpr size_t kMaxBatchTags = 100;
-// A param value longer than this is cut (MLflow 2.x and 3.x refuse longer ones).
+// A param value longer than this many characters is cut (MLflow 2.x and 3.x refuse longer ones).
 inline constexpr size_t kMaxParamValue = 6000;
+// Param, tag and metric names longer than this are refused by MLflow.
+inline constexpr size_t kMaxKeyLength = 250;
+
+// `value` cut to kMaxParamValue characters (UTF-8 code points, never inside one), ending "..."
+// when cut; invalid UTF-8 bytes become U+FFFD.
+std::string cut_param_value(const std::string& value);
 
 class MlflowStore {
  public:

@@ -31,9 +31,7 @@ void flatten(const config::Node& node, const std::string& prefix, tracking::Mlfl
     }
     return;
   }
-  std::string value = config::python_str(node);
-  if (value.size() > tracking::kMaxParamValue) value = value.substr(0, tracking::kMaxParamValue - 3) + "...";
-  out.emplace_back(mlflow_key(prefix), std::move(value));
+  out.emplace_back(mlflow_key(prefix), tracking::cut_param_value(config::python_str(node)));
 }
 
 class MlflowLogger final : public MetricLogger {
@@ -45,7 +43,23 @@ class MlflowLogger final : public MetricLogger {
     (void)tracking::open_mlflow_store(settings_.tracking_uri, "logger.mlflow.tracking_uri");
   }
 
-  void log_hyperparams(const config::ConfigView& root) override { flatten(root.node(), "", params_); }
+  void log_hyperparams(const config::ConfigView& root) override {
+    tracking::MlflowTags all;
+    flatten(root.node(), "", all);
+    // MLflow refuses a whole batch for one key over its limit: such keys are left out, and said.
+    std::string long_keys;
+    for (auto& param : all) {
+      if (param.first.size() <= tracking::kMaxKeyLength) {
+        params_.push_back(std::move(param));
+      } else {
+        long_keys += (long_keys.empty() ? "" : ", ") + param.first.substr(0, 40) + "...";
+      }
+    }
+    if (!long_keys.empty()) {
+      log::warning("MLflow: config keys longer than " + std::to_string(tracking::kMaxKeyLength) +
+                   " characters are not logged as params (MLflow refuses them): " + long_keys);
+    }
+  }
 
   void on_fit_start(std::optional<int64_t> resumed_step) override {
     // A resumed fit continues the run its first attempt made (unless run_id names one).
@@ -54,8 +68,10 @@ class MlflowLogger final : public MetricLogger {
       const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
       if (tracking::run_record_field(text, "tracking_uri") == settings_.tracking_uri) {
         settings_.run_id = tracking::run_record_field(text, "run_id");
-        if (!settings_.run_id.empty())
-          log::info("MLflow: continuing run " + settings_.run_id + " at " + settings_.tracking_uri);
+        if (!settings_.run_id.empty()) {
+          log::info("MLflow: continuing run " + settings_.run_id + " at " + settings_.tracking_uri +
+                    " (its params stay those of its first attempt)");
+        }
       }
     }
     run().start();
@@ -99,7 +115,8 @@ class MlflowLogger final : public MetricLogger {
     options.tags = settings_.tags;
     options.tags.emplace_back("mlflow.source.name", "trainer");
     options.tags.emplace_back("mlflow.source.type", "LOCAL");
-    options.params = params_;
+    // MLflow's params cannot change: a continued run (run_id, or a resumed fit) keeps its own.
+    if (settings_.run_id.empty()) options.params = params_;
     options.warn = [](const std::string& message) { log::warning(message); };
     const std::string uri = settings_.tracking_uri;
     const std::string record = record_path_;
