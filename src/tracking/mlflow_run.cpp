@@ -65,6 +65,7 @@ bool MlflowRun::ensure_run() {
 void MlflowRun::loop() {
   auto backoff = 1.0;
   size_t params_sent = 0;
+  auto last_send = std::chrono::steady_clock::now();
   bool run_refused = false;
   for (;;) {
     std::vector<MlflowMetric> batch;
@@ -76,6 +77,17 @@ void MlflowRun::loop() {
                (!run_id_.empty() && params_sent < options_.params.size());
       });
       if (abandon_) break;
+      // Metrics wait up to send_interval_seconds to share one request (a loop that logs every step
+      // would otherwise send a request a step, and a server on the same machine would take the
+      // loop's cores to answer them), unless a batch is full or the run ends.
+      if (!run_id_.empty() && params_sent >= options_.params.size() && !finish_status_ &&
+          queue_.size() < kMaxBatchMetrics) {
+        wake_.wait_until(lock,
+                         last_send + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                         std::chrono::duration<double>(options_.send_interval_seconds)),
+                         [&] { return abandon_ || finish_status_.has_value() || queue_.size() >= kMaxBatchMetrics; });
+        if (abandon_) break;
+      }
       finishing = finish_status_;
       const size_t take = std::min(queue_.size(), kMaxBatchMetrics);
       batch.assign(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(take));
@@ -100,6 +112,7 @@ void MlflowRun::loop() {
       }
       if (!batch.empty()) {
         store_->log_batch(run_id_, batch, {}, {});
+        last_send = std::chrono::steady_clock::now();
         const std::lock_guard<std::mutex> lock(mutex_);
         queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(batch.size()));
       } else if (finishing) {

@@ -1,6 +1,7 @@
 // One MLflow run fed from a training loop without ever slowing it: metrics are queued (bounded;
 // when full, dropped and counted) and a background thread makes the experiment and the run, logs
-// the params and tags, then the metrics in batches, retrying an unreachable or failing server with
+// the params and tags, then the metrics in batches (at most one request a second while the run
+// goes, unless 1000 values are waiting), retrying an unreachable or failing server with
 // backoff (1 s doubling to 30 s). A server that never answers costs the loop nothing but a warning.
 #pragma once
 
@@ -29,6 +30,8 @@ struct MlflowRunOptions {
   MlflowTags params;
   size_t queue_limit = 100000;  // metric values waiting to be sent
   double call_timeout_seconds = 10;
+  // Metrics logged within this long of the last request go out together in the next one.
+  double send_interval_seconds = 1;
   // Called on the logging thread with the run's id once it exists (to record it for a resume).
   std::function<void(const std::string& run_id, const std::string& experiment_id)> on_run;
   std::function<void(const std::string& message)> warn;
