@@ -102,7 +102,7 @@ std::vector<Section> logger_sections() {
                  "$MLFLOW_TRACKING_URI, else save_dir"),
       text("save_dir", "./mlruns").means("the file store used when tracking_uri and $MLFLOW_TRACKING_URI are unset"),
       section("tags").or_null().means("the run's tags (a dict of names to values)"),
-      text("prefix", "").means("put before every metric name, joined with '-' (Lightning's LOGGER_JOIN_CHAR)"),
+      text("prefix", "''").means("put before every metric name, joined with '-' (Lightning's LOGGER_JOIN_CHAR)"),
       text("artifact_location", "null").or_null().means("a new experiment's artifact location (null: the store's)"),
       text("run_id", "null").or_null().means("log to this existing run (made RUNNING again) instead of a new one"),
   };
