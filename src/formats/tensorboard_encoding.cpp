@@ -1,12 +1,12 @@
 #include "tensorboard_encoding.h"
 
 #include <errno.h>
-#include <sys/stat.h>
 
 #include <cstring>
 
 #include "trainer/formats/crc32c.h"
 #include "trainer/util/error.h"
+#include "trainer/util/make_directories.h"
 
 namespace trainer::formats::wire {
 namespace {
@@ -17,26 +17,16 @@ void put_le(std::string& out, uint64_t value, int bytes) {
 
 }  // namespace
 
-// POSIX, not std::filesystem: the torch wheel's libtorch exports unversioned std::filesystem
-// symbols that calls from code loaded beside it would bind to.
 void make_directories(const std::string& directory) {
-  size_t end = 0;
-  while (end != std::string::npos) {
-    end = directory.find('/', end + 1);
-    const std::string prefix = directory.substr(0, end);
-    if (prefix.empty() || ::mkdir(prefix.c_str(), 0777) == 0) continue;
-    const int mkdir_errno = errno;
-    // An existing directory is fine whatever mkdir said (EEXIST, or EACCES/EROFS above it).
-    struct stat info {};
-    if (::stat(prefix.c_str(), &info) == 0) {
-      if (S_ISDIR(info.st_mode)) continue;
-      throw Error(directory, prefix + " exists but is not a directory",
-                  "Choose another TensorBoard log directory or remove that file.");
-    }
-    errno = mkdir_errno;
-    throw Error(directory, "cannot create the TensorBoard log directory " + prefix + ": " + std::strerror(errno),
-                "Check that its parent is writable.");
+  const MakeDirectoriesFailure failed = trainer::make_directories(directory);
+  if (failed.error == 0) return;
+  if (failed.error == ENOTDIR) {
+    throw Error(directory, failed.prefix + " exists but is not a directory",
+                "Choose another TensorBoard log directory or remove that file.");
   }
+  throw Error(directory,
+              "cannot create the TensorBoard log directory " + failed.prefix + ": " + std::strerror(failed.error),
+              "Check that its parent is writable.");
 }
 
 void put_varint(std::string& out, uint64_t value) {

@@ -18,6 +18,7 @@
 #include <random>
 
 #include "trainer/util/atomic_file.h"
+#include "trainer/util/make_directories.h"
 
 namespace trainer::tracking {
 namespace {
@@ -38,16 +39,10 @@ bool is_directory(const std::string& path) {
 }
 
 void make_directories(const std::string& directory) {
-  size_t end = 0;
-  while (end != std::string::npos) {
-    end = directory.find('/', end + 1);
-    const std::string prefix = directory.substr(0, end);
-    if (prefix.empty() || ::mkdir(prefix.c_str(), 0777) == 0) continue;
-    const int mkdir_errno = errno;
-    if (is_directory(prefix)) continue;
-    errno = mkdir_errno;
-    throw store_error(directory, system_error("cannot create the MLflow directory " + prefix), mkdir_errno);
-  }
+  const MakeDirectoriesFailure failed = trainer::make_directories(directory);
+  if (failed.error == 0) return;
+  errno = failed.error;
+  throw store_error(directory, system_error("cannot create the MLflow directory " + failed.prefix), failed.error);
 }
 
 std::string read_text(const std::string& path) {
