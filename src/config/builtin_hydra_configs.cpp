@@ -332,6 +332,55 @@ root:
 disable_existing_loggers: false
 )";
 
+// hydra-colorlog 1.2.0's hydra/hydra_logging/colorlog and hydra/job_logging/colorlog, which
+// lightning-hydra-template's hydra/default.yaml selects: a Hydra user has them from that plugin.
+constexpr std::string_view kHydraLoggingColorlog = R"(version: 1
+formatters:
+  colorlog:
+    '()': colorlog.ColoredFormatter
+    format: '[%(cyan)s%(asctime)s%(reset)s][%(purple)sHYDRA%(reset)s] %(message)s'
+handlers:
+  console:
+    class: logging.StreamHandler
+    formatter: colorlog
+    stream: ext://sys.stdout
+root:
+  level: INFO
+  handlers:
+  - console
+disable_existing_loggers: false
+)";
+
+constexpr std::string_view kJobLoggingColorlog = R"(version: 1
+formatters:
+  simple:
+    format: '[%(asctime)s][%(name)s][%(levelname)s] - %(message)s'
+  colorlog:
+    '()': colorlog.ColoredFormatter
+    format: '[%(cyan)s%(asctime)s%(reset)s][%(blue)s%(name)s%(reset)s][%(log_color)s%(levelname)s%(reset)s] - %(message)s'
+    log_colors:
+      DEBUG: purple
+      INFO: green
+      WARNING: yellow
+      ERROR: red
+      CRITICAL: red
+handlers:
+  console:
+    class: logging.StreamHandler
+    formatter: colorlog
+    stream: ext://sys.stdout
+  file:
+    class: logging.FileHandler
+    formatter: simple
+    filename: ${hydra.job.name}.log
+root:
+  level: INFO
+  handlers:
+  - console
+  - file
+disable_existing_loggers: false
+)";
+
 }  // namespace
 
 const std::vector<std::pair<std::string_view, std::string_view>>& builtin_hydra_configs() {
@@ -340,10 +389,12 @@ const std::vector<std::pair<std::string_view, std::string_view>>& builtin_hydra_
       {"hydra/env/default", "{}\n"},
       {"hydra/help/default", kHelpDefault},
       {"hydra/hydra_help/default", kHydraHelpDefault},
+      {"hydra/hydra_logging/colorlog", kHydraLoggingColorlog},
       {"hydra/hydra_logging/default", kHydraLoggingDefault},
       {"hydra/hydra_logging/disabled", kLoggingDisabled},
       {"hydra/hydra_logging/hydra_debug", kHydraLoggingDebug},
       {"hydra/hydra_logging/none", kLoggingNone},
+      {"hydra/job_logging/colorlog", kJobLoggingColorlog},
       {"hydra/job_logging/default", kJobLoggingDefault},
       {"hydra/job_logging/disabled", kLoggingDisabled},
       {"hydra/job_logging/none", kLoggingNone},
