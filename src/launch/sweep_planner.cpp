@@ -1,5 +1,6 @@
 #include "trainer/launch/sweep_planner.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 
@@ -106,7 +107,9 @@ void compose_sweep(const config::Composer& composer, const std::vector<config::O
 
 void compose_jobs(const config::Composer& composer, const std::vector<config::SweepJob>& jobs, bool check,
                   const std::function<void(const config::SweepJob&, config::ComposeResult&&)>& visit) {
-  std::string problems;
+  // Each distinct error once, with the jobs it breaks: a bad key in a config file breaks every job
+  // of the sweep alike, and is one entry rather than one per job.
+  std::vector<std::pair<std::string, std::vector<int>>> errors;
   int bad = 0;
   for (const auto& job : jobs) {
     try {
@@ -119,10 +122,27 @@ void compose_jobs(const config::Composer& composer, const std::vector<config::Sw
       if (check) check_job(result.config, "", config::ResolveContext{});
       if (bad == 0) visit(job, std::move(result));
     } catch (const Error& error) {
-      if (++bad <= 20) problems += "\n  job " + std::to_string(job.number) + ": " + error.what();
+      ++bad;
+      const std::string message = error.what();
+      auto same = std::find_if(errors.begin(), errors.end(), [&](const auto& e) { return e.first == message; });
+      if (same != errors.end()) {
+        same->second.push_back(job.number);
+      } else if (errors.size() < 20) {
+        errors.push_back({message, {job.number}});
+      }
     }
   }
   if (bad > 0) {
+    constexpr size_t kListed = 10;
+    std::string problems;
+    for (const auto& [message, numbers] : errors) {
+      problems += numbers.size() == 1 ? "\n  job " : "\n  jobs ";
+      for (size_t i = 0; i < numbers.size() && i < kListed; ++i) {
+        problems += (i > 0 ? ", " : "") + std::to_string(numbers[i]);
+      }
+      if (numbers.size() > kListed) problems += " and " + std::to_string(numbers.size() - kListed) + " more";
+      problems += ": " + message;
+    }
     throw Error("",
                 std::to_string(bad) + " of " + std::to_string(jobs.size()) +
                     " sweep jobs are not valid; nothing was run:" + problems,
