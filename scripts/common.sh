@@ -18,6 +18,13 @@ OMEGACONF_VERSION=2.3.1
 PYYAML_VERSION=6.0.3
 ANTLR4_VERSION=4.9.3
 HYDRA_VENV="$TRAINER_CACHE/venv-hydra-$HYDRA_VERSION"
+# Hydra's Optuna sweeper, for the planned-space goldens of lightning-hydra-template's tree
+# (tests/data/template_optuna/make_expected.py) and the peer of bench/search_bench: the sweeper
+# needs Optuna < 3, and Optuna 2.10 SQLAlchemy < 2; hydra-colorlog because the template selects it.
+HYDRA_OPTUNA_SWEEPER_VERSION=1.2.0
+HYDRA_OPTUNA_PINS=("hydra-core==$HYDRA_VERSION" "omegaconf==$OMEGACONF_VERSION" "antlr4-python3-runtime==$ANTLR4_VERSION"
+  "hydra-optuna-sweeper==$HYDRA_OPTUNA_SWEEPER_VERSION" "optuna==2.10.1" "SQLAlchemy==1.4.54" "hydra-colorlog==1.2.0")
+HYDRA_OPTUNA_VENV="$TRAINER_CACHE/venv-hydra-optuna-$HYDRA_OPTUNA_SWEEPER_VERSION"
 # MLflow in its own venv: its pins (protobuf, numpy, pandas) need not agree with torch's or tensorboard's.
 MLFLOW_VENV="$TRAINER_CACHE/venv-mlflow-$MLFLOW_VERSION"
 export CCACHE_DIR="${CCACHE_DIR:-$TRAINER_CACHE/ccache}"

@@ -10,6 +10,8 @@
 #   tests/data/completion/expected/      tests/data/completion/make_expected.sh
 #   tests/config/composer_test.cpp       the GENERATED block: tests/data/compose/hydra_expectations.py
 #   tests/data/interpolation/*.yaml      tests/data/interpolation/make_expected.py
+#   tests/data/template_optuna/expected/ tests/data/template_optuna/make_expected.py (Hydra's Optuna
+#                                        sweeper 1.2.0 in its own venv, $HYDRA_OPTUNA_VENV)
 #   tests/config/yaml_writer_test.cpp    tables pasted by hand with deliberate differences: checked,
 #                                        not rewritten, by tests/data/yaml/generators/check_tables.py
 # tests/data/hydra_peer/ is not a golden: it is the stand-in plugin module the generators put on
@@ -28,7 +30,7 @@ cd "$TRAINER_ROOT"
 start=$(date +%s)
 
 goldens=(tests/data/cli/expected tests/data/cli_trees/expected tests/data/completion/expected
-         tests/config/composer_test.cpp tests/data/interpolation)
+         tests/config/composer_test.cpp tests/data/interpolation tests/data/template_optuna/expected)
 if ((check)) && [[ -n "$(git status --porcelain -- "${goldens[@]}")" ]]; then
   die "the goldens have uncommitted changes; --check compares regenerated goldens with the checkout"
 fi
@@ -44,6 +46,18 @@ if [[ ! -x "$HYDRA_VENV/bin/python" ]] ||
     "omegaconf==$OMEGACONF_VERSION" "PyYAML==$PYYAML_VERSION" "antlr4-python3-runtime==$ANTLR4_VERSION"
 fi
 python="$HYDRA_VENV/bin/python"
+optuna_python="$HYDRA_OPTUNA_VENV/bin/python"
+if ! "$optuna_python" -c 'import sys
+from importlib.metadata import version
+for pin in sys.argv[1:]:
+    name, _, wanted = pin.partition("==")
+    assert version(name) == wanted, pin' "${HYDRA_OPTUNA_PINS[@]}" 2>/dev/null; then
+  say "installing ${HYDRA_OPTUNA_PINS[*]} into $HYDRA_OPTUNA_VENV (once for every clone)"
+  rm -rf "$HYDRA_OPTUNA_VENV"
+  mkdir -p "$(dirname "$HYDRA_OPTUNA_VENV")"
+  python3 -m venv "$HYDRA_OPTUNA_VENV"
+  "$HYDRA_OPTUNA_VENV/bin/pip" install -q --disable-pip-version-check "${HYDRA_OPTUNA_PINS[@]}"
+fi
 
 # Same output wherever and whenever it runs: no user site-packages, no .pyc files in the checkout,
 # the C locale, one time zone.
@@ -74,6 +88,7 @@ else
   failed=1
 fi
 "$python" tests/data/interpolation/make_expected.py || failed=1
+"$optuna_python" tests/data/template_optuna/make_expected.py || failed=1
 "$python" tests/data/yaml/generators/check_tables.py || failed=1
 for i in "${!pids[@]}"; do
   wait "${pids[$i]}" || { cat "$logs"/*.log >&2; failed=1; }
@@ -97,7 +112,7 @@ for file in "${regenerated[@]}"; do
   fi
 done
 ((${#padding_only[@]} == 0)) || git checkout -q -- "${padding_only[@]}"
-say "goldens regenerated with hydra-core $HYDRA_VERSION in $(( $(date +%s) - start )) s"
+say "goldens regenerated with hydra-core $HYDRA_VERSION (and hydra-optuna-sweeper $HYDRA_OPTUNA_SWEEPER_VERSION) in $(( $(date +%s) - start )) s"
 
 if ((check)); then
   changed=$(git status --porcelain -- "${goldens[@]}")
