@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <memory>
 #include <random>
@@ -27,6 +28,7 @@
 #include "trainer/launch/local_launcher.h"
 #include "trainer/launch/mlflow_sweep_run.h"
 #include "trainer/launch/optuna_search.h"
+#include "trainer/launch/slurm_launcher.h"
 #include "trainer/launch/sweep_plan.h"
 #include "trainer/launch/sweep_planner.h"
 #include "trainer/launch/sweep_summary.h"
@@ -580,10 +582,10 @@ int trials_at_once(const SweepPlan& plan, const OptunaSettings& settings) {
   const Node* target = plan.launcher.is_map() ? plan.launcher.find("_target_") : nullptr;
   const std::string name = target != nullptr && target->is_string() ? target->as_string() : "";
   if (name.find("Slurm") != std::string::npos) {
-    throw Error("hydra.launcher._target_",
-                "the Optuna sweeper runs its trials with the basic, local or joblib launcher; a SLURM array is planned "
-                "whole before it starts, which a search that asks for each trial cannot be",
-                "use hydra/launcher=local (n_jobs trials at once), or run the sweep inside one SLURM allocation");
+    // Each trial is a SLURM job of its own: as many at once as the sweeper and array_parallelism allow.
+    const int array_parallelism = slurm_array_parallelism(plan.launcher);
+    const int cap = array_parallelism > 0 ? array_parallelism : std::numeric_limits<int>::max();
+    return std::max(1, std::min(settings.n_jobs < 0 ? cap : static_cast<int>(settings.n_jobs), cap));
   }
   if (name.find("BasicLauncher") != std::string::npos || name.empty()) return 1;
   const LocalLauncherOptions options = local_launcher_options(plan.launcher, "local");
@@ -796,9 +798,10 @@ int run_optuna_sweep(const config::Composer& composer, const StudyOrigin& origin
   {
     const Node* target = plan.launcher.is_map() ? plan.launcher.find("_target_") : nullptr;
     const std::string name = target != nullptr && target->is_string() ? target->as_string() : "";
-    launcher_options.name = name.find("Joblib") != std::string::npos  ? "joblib"
-                            : name.find("Local") != std::string::npos ? "local"
-                                                                      : "basic";
+    launcher_options.name = name.find("Slurm") != std::string::npos    ? "slurm"
+                            : name.find("Joblib") != std::string::npos ? "joblib"
+                            : name.find("Local") != std::string::npos  ? "local"
+                                                                       : "basic";
   }
   launcher_options.n_jobs = at_once;
   if (plan.launcher.is_map()) {
@@ -810,8 +813,14 @@ int run_optuna_sweep(const config::Composer& composer, const StudyOrigin& origin
       launcher_options.gpus_per_job = static_cast<int>(gpus->as_int());
   }
   StudySource source(composer, plan, study, settings, p.space, p.hydra_overrides, first_config, at_once);
-  LocalLauncher launcher(launcher_options);
-  launcher.launch(plan, todo, &source);
+  bool interrupted = false;
+  if (launcher_options.name == "slurm") {
+    interrupted = launch_slurm_trials(plan, todo, source, at_once);
+  } else {
+    LocalLauncher launcher(launcher_options);
+    launcher.launch(plan, todo, &source);
+    interrupted = launcher.interrupted();
+  }
   save_study(study);
 
   write_sweep_summary(plan);
@@ -824,9 +833,9 @@ int run_optuna_sweep(const config::Composer& composer, const StudyOrigin& origin
     pruned += t.state == TrialState::kPruned;
     running += t.state == TrialState::kRunning;
   }
-  end_mlflow_sweep_run(plan.sweep_dir, launcher.interrupted() ? tracking::MlflowRunStatus::kKilled
-                                       : failed > 0           ? tracking::MlflowRunStatus::kFailed
-                                                              : tracking::MlflowRunStatus::kFinished);
+  end_mlflow_sweep_run(plan.sweep_dir, interrupted  ? tracking::MlflowRunStatus::kKilled
+                                       : failed > 0 ? tracking::MlflowRunStatus::kFailed
+                                                    : tracking::MlflowRunStatus::kFinished);
   if (best != nullptr) {
     Node results = Node::map();
     results.set("name", Node::string("optuna"));
@@ -847,7 +856,7 @@ int run_optuna_sweep(const config::Composer& composer, const StudyOrigin& origin
               << (running ? ", " + std::to_string(running) + " interrupted" : std::string())
               << "; results: " << plan.sweep_dir << "/optimization_results.yaml" << std::endl;
   }
-  if (launcher.interrupted()) {
+  if (interrupted) {
     std::cerr << "[optuna] interrupted: continue the study with the same command, or trainer sweep resume "
               << plan.sweep_dir << std::endl;
     return 130;

@@ -18,6 +18,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <sstream>
 
 #include "trainer/config/interpolation.h"
 #include "trainer/launch/job_files.h"
@@ -364,5 +365,229 @@ void SlurmLauncher::wait_for(const SweepPlan& plan, const SlurmOptions& options,
 }  // namespace
 
 std::unique_ptr<Launcher> make_slurm_launcher(const SweepPlan& /*plan*/) { return std::make_unique<SlurmLauncher>(); }
+
+int slurm_array_parallelism(const Node& launcher) {
+  const Node* value = launcher.is_map() ? launcher.find("array_parallelism") : nullptr;
+  return value != nullptr && value->type() == config::NodeType::kInt ? static_cast<int>(value->as_int())
+                                                                     : SlurmOptions{}.array_parallelism;
+}
+
+bool launch_slurm_trials(const SweepPlan& plan, const std::vector<int>& todo, JobSource& source, int at_once) {
+  if (!on_path("sbatch")) {
+    throw Error("hydra/launcher=slurm",
+                "sbatch is not on PATH here, and the Optuna sweeper submits each trial when a slot frees, so it must "
+                "run where it can submit",
+                "run the sweep on a SLURM login node (in tmux or screen, or as a batch job of its own)");
+  }
+  std::error_code ec;
+  fs::create_directories(slurm_log_dir(plan.sweep_dir), ec);
+  if (ec) {
+    throw Error(slurm_dir(plan.sweep_dir), "cannot create the SLURM launch directory: " + ec.message(),
+                "Check that the sweep directory is writable.");
+  }
+  std::optional<SlurmOptions> options;  // read at the first submission: its interpolations need a job's config
+  std::map<int, std::string> job_ids;   // trial number -> SLURM job id
+  std::map<int, std::string> old_start;
+  std::set<int> started, ended, pruned;
+  std::vector<int> submitted_order;
+  std::vector<int> queue(todo.rbegin(), todo.rend());  // popped from the back: todo's order
+  int failed = 0;
+  bool interrupted = false, stop_submitting = false;
+  const auto monitor = sweep_monitor(plan.sweep_dir);
+  const double start = now_epoch_s();
+
+  auto job_of = [&](int number) -> const PlannedJob& {
+    for (const PlannedJob& job : plan.jobs) {
+      if (job.number == number) return job;
+    }
+    throw Error("sweep " + plan.sweep_dir, "internal: trial " + std::to_string(number) + " is not in the plan");
+  };
+  auto submit = [&](int number) {
+    if (!options) options = slurm_launcher_options(resolved_launcher(plan));
+    if (!options->wait) {
+      throw Error("hydra.launcher.wait",
+                  "the Optuna sweeper asks for each trial when one ends, so it waits for its trials under SLURM",
+                  "leave hydra.launcher.wait=true; to leave the sweep running, start it in tmux, screen or a batch "
+                  "job of its own");
+    }
+    if (auto status = read_job_status(plan.sweep_dir, number)) old_start[number] = status->start_time;
+    const std::string script_path = slurm_dir(plan.sweep_dir) + "/trial_" + std::to_string(number) + ".sbatch";
+    write_file_atomically(script_path, slurm_array_script(*options, plan, {number}));
+    ::chmod(script_path.c_str(), 0755);
+    submitted_order.push_back(number);
+    write_file_atomically(slurm_commands_path(plan.sweep_dir), slurm_job_commands(plan, submitted_order));
+    const CommandResult submitted = run_command({"sbatch", "--parsable", script_path});
+    if (submitted.code != 0) {
+      throw Error("sbatch --parsable " + shell_quote(script_path),
+                  "sbatch refused trial " + std::to_string(number) + " (exit code " + std::to_string(submitted.code) +
+                      "): " + trimmed(submitted.err + submitted.out),
+                  "Fix the hydra.launcher options named there (partition, time, gpus, mem, ...) and run the same "
+                  "command again: the study goes on from its saved state.");
+    }
+    std::string job_id = trimmed(submitted.out);
+    job_id = job_id.substr(0, job_id.find(';'));
+    job_ids[number] = job_id;
+    std::ofstream(fs::path(slurm_dir(plan.sweep_dir)) / "submitted.txt", std::ios::app)
+        << iso_time(now_epoch_s()) << " job " << job_id << " trial " << number << "\n";
+    std::cerr << "[sweep] #" << number << " submitted as SLURM job " << job_id << ": "
+              << task_overrides_text(job_of(number).overrides) << std::endl;
+  };
+  auto fresh_status = [&](int number) -> std::optional<JobStatus> {
+    std::optional<JobStatus> status;
+    try {
+      status = read_job_status(plan.sweep_dir, number);
+    } catch (const Error&) {
+      return std::nullopt;
+    }
+    if (status && old_start.count(number) && old_start[number] == status->start_time) return std::nullopt;
+    return status;
+  };
+  auto finish = [&](int number, JobStatus status) {
+    ended.insert(number);
+    if (pruned.count(number) && (status.state == JobState::kInterrupted || status.state == JobState::kFailed)) {
+      status.state = JobState::kStoppedEarly;  // stopped by the pruner: kept, not resumed
+      status.error.clear();
+      write_job_status(plan.sweep_dir, number, status);
+    }
+    if (status.state == JobState::kFailed) ++failed;
+    const MetricHistory metric =
+        read_metric_history((fs::path(job_of(number).run_dir) / "metrics.csv").string(), monitor.first, monitor.second);
+    std::string line = "[sweep] #" + std::to_string(number) + " " + state_name(status.state) + " in " +
+                       duration_text(status.duration_s);
+    if (metric.last) line += ", " + monitor.first + " " + metric_text(metric.last);
+    if (status.state == JobState::kFailed && !status.error.empty()) line += ": " + status.error;
+    line += " | " + std::to_string(ended.size()) + " ended";
+    if (failed > 0) line += ", " + std::to_string(failed) + " failed";
+    std::cerr << line << std::endl;
+    try {
+      write_sweep_summary(plan);
+    } catch (const std::exception& error) {
+      std::cerr << "[sweep] warning: summary not written: " << error.what() << std::endl;
+    }
+    source.job_ended(number);
+    if (status.state == JobState::kFailed && options && options->fail_fast) stop_submitting = true;
+  };
+  auto active = [&]() {
+    std::vector<int> numbers;
+    for (const auto& [number, id] : job_ids) {
+      if (!ended.count(number)) numbers.push_back(number);
+    }
+    return numbers;
+  };
+  auto signal_trials = [&](const std::vector<int>& numbers) {
+    // A started trial gets SIGTERM (it checkpoints and ends); a queued one is taken off the queue.
+    for (int number : numbers) {
+      if (started.count(number) || fresh_status(number)) {
+        run_command({"scancel", "--signal=TERM", "--full", job_ids[number]});
+      } else {
+        run_command({"scancel", job_ids[number]});
+      }
+    }
+  };
+
+  sigset_t wanted, previous;
+  sigemptyset(&wanted);
+  sigaddset(&wanted, SIGINT);
+  sigaddset(&wanted, SIGTERM);
+  sigprocmask(SIG_BLOCK, &wanted, &previous);
+  double last_squeue_warning = 0;
+  try {
+    for (;;) {
+      while (!stop_submitting && !interrupted && static_cast<int>(active().size()) < at_once) {
+        std::optional<int> number;
+        if (!queue.empty()) {
+          number = queue.back();
+          queue.pop_back();
+        } else {
+          number = source.next_job();
+        }
+        if (!number) break;
+        submit(*number);
+      }
+      const std::vector<int> running = active();
+      if (running.empty()) break;
+      // Which of them SLURM still holds (queued, running or completing).
+      std::string ids;
+      for (int number : running) ids += (ids.empty() ? "" : ",") + job_ids[number];
+      const CommandResult queue_state = run_command({"squeue", "-h", "-j", ids, "-o", "%i"});
+      std::set<std::string> held;
+      if (queue_state.code == 0) {
+        std::istringstream lines(queue_state.out);
+        for (std::string id; lines >> id;) held.insert(id.substr(0, id.find('_')));
+      } else if (queue_state.err.find("Invalid job id") == std::string::npos &&
+                 now_epoch_s() - last_squeue_warning > 60) {
+        last_squeue_warning = now_epoch_s();
+        std::cerr << "[sweep] warning: squeue failed (" << trimmed(queue_state.err) << "); still waiting" << std::endl;
+      }
+      const bool queue_known = queue_state.code == 0 || queue_state.err.find("Invalid job id") != std::string::npos;
+      for (int number : running) {
+        std::optional<JobStatus> status = fresh_status(number);
+        if (status && !started.count(number)) {
+          started.insert(number);
+          std::cerr << "[sweep] #" << number << " started on " << status->host
+                    << (status->resumed ? " (resuming from last.ckpt)" : "") << std::endl;
+        }
+        if (status && ended_state(status->state)) {
+          finish(number, *status);
+          continue;
+        }
+        if (queue_known && !held.count(job_ids[number])) {
+          // SLURM no longer has it, and it wrote no final status: cancelled, time limit, lost node.
+          status = fresh_status(number);
+          if (status && ended_state(status->state)) {
+            finish(number, *status);
+            continue;
+          }
+          if (status && status->state == JobState::kRunning && job_process_alive(*status)) continue;
+          const std::string log = slurm_log_dir(plan.sweep_dir) + "/" + std::to_string(number) + ".err";
+          JobStatus written = status ? *status : JobStatus{};
+          if (status || interrupted) {  // cut short, or taken off the queue by Ctrl-C: run again on resume
+            written.state = JobState::kInterrupted;
+            written.error =
+                status ? "its SLURM job ended while the trial ran (time limit, scancel or a lost node); see " + log
+                       : std::string("the sweep was interrupted before its SLURM job started");
+            if (!status) {
+              written.start_epoch_s = now_epoch_s();
+              written.start_time = iso_time(written.start_epoch_s);
+            }
+          } else {
+            written.state = JobState::kFailed;
+            written.error =
+                "its SLURM job ended without running the trial (cancelled, or it could not start); see " + log;
+            written.start_epoch_s = now_epoch_s();
+            written.start_time = iso_time(written.start_epoch_s);
+          }
+          written.end_time = iso_time(now_epoch_s());
+          written.duration_s = std::max(0.0, now_epoch_s() - written.start_epoch_s);
+          written.exit_code = 1;
+          write_job_status(plan.sweep_dir, number, written);
+          finish(number, written);
+          continue;
+        }
+        if (status && source.watches() && !pruned.count(number) && !interrupted && source.prune(number)) {
+          pruned.insert(number);
+          signal_trials({number});
+        }
+      }
+      const timespec pause{1, 0};
+      siginfo_t info;
+      const int signal_number = sigtimedwait(&wanted, &info, &pause);
+      if ((signal_number == SIGINT || signal_number == SIGTERM) && !interrupted) {
+        interrupted = true;
+        const std::vector<int> left = active();
+        std::cerr << "[sweep] interrupted: no more trials are submitted; the " << left.size()
+                  << " queued or running get SIGTERM (they write last.ckpt and end interrupted)" << std::endl;
+        signal_trials(left);
+      }
+    }
+  } catch (...) {
+    sigprocmask(SIG_SETMASK, &previous, nullptr);
+    throw;
+  }
+  sigprocmask(SIG_SETMASK, &previous, nullptr);
+  std::cerr << "[sweep] " << ended.size() << " trial(s) ended under SLURM in " << duration_text(now_epoch_s() - start)
+            << (failed > 0 ? ", " + std::to_string(failed) + " failed" : std::string()) << std::endl;
+  return interrupted;
+}
 
 }  // namespace trainer::launch

@@ -4,6 +4,7 @@
 // runs `trainer sweep run-job DIR N`. Skipped, saying so, where SLURM is not installed
 // (scripts/setup.sh installs it, so CI runs these).
 #include <chrono>
+#include <csignal>
 #include <filesystem>
 #include <thread>
 
@@ -149,6 +150,119 @@ TEST_CASE("slurm: wait=false submits and returns; the array finishes on its own;
   CHECK(contains(summary.out, "seed=1"));
   CHECK(contains(summary.out, "seed=2"));
   CHECK(contains(summary.out, "done"));
+}
+
+size_t count(const std::string& text, const std::string& part) {
+  size_t n = 0;
+  for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + part.size())) ++n;
+  return n;
+}
+
+TEST_CASE("slurm: Optuna's trials are SLURM jobs of their own, submitted as slots free, and the study completes",
+          "[may-skip]") {
+  if (!usable()) return;
+  SlurmCluster cluster;
+  TempDir dir;
+  const fs::path sweep = fs::path(dir.path()) / "sweep";
+  // docs/slurm.md's command on real Fashion-MNIST (the shipped TPE search over lr, batch size and
+  // weight decay), with 4 short trials.
+  auto result = run_process(
+      {TRAINER_BINARY, "fit", "hparams_search=fashion_mnist_optuna", "hydra/launcher=slurm", "hydra.sweeper.n_jobs=2",
+       "hydra.launcher.timeout_min=10", "hydra.sweeper.n_trials=4", "hydra.sweeper.sampler.n_startup_trials=2",
+       "trainer.max_epochs=1", "trainer.limit_train_batches=0.05", "trainer.limit_val_batches=0.2",
+       "test_after_fit=false", "data.num_workers=0", "hydra.sweep.dir=sweep"},
+      dir.path(), cluster.env());
+  INFO(result.err);
+  CHECK(result.exit_code == 0);
+  check_no_crash(result);
+  CHECK(contains(result.err, "2 at a time"));
+  // Trials 0 and 1 fill the two slots; trial 2 is asked for only once one of them has ended.
+  const size_t second = result.err.find("[sweep] #1 submitted as SLURM job ");
+  const size_t first_end = result.err.find(" done in ");
+  const size_t third = result.err.find("[sweep] #2 submitted as SLURM job ");
+  REQUIRE(second != std::string::npos);
+  REQUIRE(first_end != std::string::npos);
+  REQUIRE(third != std::string::npos);
+  CHECK(second < first_end);
+  CHECK(first_end < third);
+  const std::string submitted = read_file(sweep / ".sweep" / "slurm" / "submitted.txt");
+  for (int trial = 0; trial < 4; ++trial) {
+    CHECK(contains(submitted, " trial " + std::to_string(trial) + "\n"));
+    CHECK(status_of(sweep, trial) == "done");
+    CHECK(contains(read_file(sweep / ".sweep" / "slurm" / ("trial_" + std::to_string(trial) + ".sbatch")),
+                   "#SBATCH --array=" + std::to_string(trial) + "\n"));
+    CHECK(contains(read_file(sweep / ".sweep" / "slurm" / "logs" / (std::to_string(trial) + ".out")), "[slurm]"));
+  }
+  const std::string study = read_file(sweep / ".sweep" / "study.yaml");
+  CHECK(count(study, "state: complete") == 4);
+  CHECK(contains(read_file(sweep / "optimization_results.yaml"), "best_value: "));
+}
+
+TEST_CASE("slurm: a trial the pruner stops under SLURM gets SIGTERM, keeps last.ckpt and is pruned, not failed",
+          "[may-skip]") {
+  if (!usable()) return;
+  SlurmCluster cluster;
+  TempDir dir;
+  const fs::path sweep = fs::path(dir.path()) / "sweep";
+  // As e2e/optuna's pruning case: lr 0.01 for trials 0 and 1, then 1e-8, which falls behind at the
+  // first rung; epochs of 16k samples (about a second) outlast the launcher's look every second.
+  auto result =
+      run_process(slurm_sweep({"hydra/sweeper=optuna", "data.num_samples=16384", "trainer.max_epochs=4",
+                               "trainer.deterministic=true", "test_after_fit=false", "optimizer.lr=choice(0.01,1e-8)",
+                               "hydra.sweeper.n_trials=3", "hydra.sweeper.n_jobs=1", "hydra.sweeper.sampler.seed=20",
+                               "hydra.sweeper.sampler.n_startup_trials=6",
+                               "+hydra.sweeper.pruner._target_=optuna.pruners.SuccessiveHalvingPruner",
+                               "+hydra.sweeper.pruner.reduction_factor=2", "hydra.launcher.timeout_min=10"}),
+                  dir.path(), cluster.env());
+  INFO(result.err);
+  CHECK(result.exit_code == 0);
+  check_no_crash(result);
+  CHECK(status_of(sweep, 0) == "done");
+  CHECK(status_of(sweep, 1) == "done");
+  CHECK(status_of(sweep, 2) == "stopped_early");
+  CHECK(fs::exists(sweep / "2" / "checkpoints" / "last.ckpt"));
+  const std::string study = read_file(sweep / ".sweep" / "study.yaml");
+  CHECK(count(study, "state: pruned") == 1);
+  CHECK(count(study, "state: complete") == 2);
+  CHECK(contains(result.err, "1 pruned, 0 failed"));
+}
+
+TEST_CASE("slurm: Ctrl-C on an Optuna study under SLURM checkpoints its running trials; sweep resume finishes them",
+          "[may-skip]") {
+  if (!usable()) return;
+  SlurmCluster cluster;
+  TempDir dir;
+  const fs::path sweep = fs::path(dir.path()) / "sweep";
+  const ScopedEnv slurm_conf("SLURM_CONF", cluster.env().front().substr(std::string("SLURM_CONF=").size()));
+  bool signalled = false;
+  // Epochs of 16k samples: both trials are mid-run, each past its first epoch's checkpoint, when the
+  // sweep gets SIGINT.
+  auto first = run_and_signal(
+      slurm_sweep({"hydra/sweeper=optuna", "optimizer.lr=tag(log, interval(1e-3, 1e-1))", "data.num_samples=16384",
+                   "trainer.max_epochs=8", "test_after_fit=false", "hydra.sweeper.n_trials=2", "hydra.sweeper.n_jobs=2",
+                   "hydra.launcher.timeout_min=10"}),
+      dir.path(),
+      [&] {
+        std::error_code ec;
+        return fs::exists(sweep / "0" / "checkpoints" / "last.ckpt", ec) &&
+               fs::exists(sweep / "1" / "checkpoints" / "last.ckpt", ec);
+      },
+      SIGINT, &signalled);
+  INFO(first.err);
+  REQUIRE(signalled);
+  CHECK(first.exit_code == 130);
+  check_no_crash(first);
+  CHECK(contains(first.err, "interrupted: no more trials are submitted"));
+  CHECK(status_of(sweep, 0) == "interrupted");
+  CHECK(count(read_file(sweep / ".sweep" / "study.yaml"), "state: running") == 2);
+
+  auto resumed = run_process({TRAINER_BINARY, "sweep", "resume", sweep.string()}, dir.path(), cluster.env());
+  INFO(resumed.err);
+  CHECK(resumed.exit_code == 0);
+  CHECK(contains(resumed.err, "(resuming from last.ckpt)"));
+  CHECK(count(read_file(sweep / ".sweep" / "study.yaml"), "state: complete") == 2);
+  CHECK(status_of(sweep, 0) == "done");
+  CHECK(status_of(sweep, 1) == "done");
 }
 
 // Data parallel under srun: SLURM starts both tasks (SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID,
