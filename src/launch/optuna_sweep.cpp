@@ -583,6 +583,14 @@ int trials_at_once(const SweepPlan& plan, const OptunaSettings& settings) {
   const std::string name = target != nullptr && target->is_string() ? target->as_string() : "";
   if (name.find("Slurm") != std::string::npos) {
     // Each trial is a SLURM job of its own: as many at once as the sweeper and array_parallelism allow.
+    if (const Node* wait = plan.launcher.find("wait");
+        wait != nullptr && wait->type() == config::NodeType::kBool && !wait->as_bool()) {
+      throw Error("hydra.launcher.wait",
+                  "the Optuna sweeper asks for each trial when one ends, so it waits for its trials under SLURM; "
+                  "nothing was run",
+                  "leave hydra.launcher.wait=true; to leave the sweep running, start it in tmux, screen or a batch "
+                  "job of its own");
+    }
     const int array_parallelism = slurm_array_parallelism(plan.launcher);
     const int cap = array_parallelism > 0 ? array_parallelism : std::numeric_limits<int>::max();
     return std::max(1, std::min(settings.n_jobs < 0 ? cap : static_cast<int>(settings.n_jobs), cap));
@@ -741,7 +749,7 @@ int run_optuna_sweep(const config::Composer& composer, const StudyOrigin& origin
                   "hydra.sweep.dir.");
     }
   }
-  std::vector<int> todo;
+  std::vector<int> todo, ended_untold;
   for (size_t i = 0; i < study.trials.size(); ++i) {
     SearchTrial& trial = study.trials[i];
     if (trial.state != TrialState::kRunning) continue;
@@ -756,6 +764,12 @@ int run_optuna_sweep(const config::Composer& composer, const StudyOrigin& origin
     if (state == JobState::kRunning) {
       throw Error(plan.sweep_dir, "trial #" + std::to_string(trial.number) + " of this study is still running",
                   "Wait for it to end (or stop it) before resuming the study.");
+    }
+    if (state == JobState::kDone || state == JobState::kFailed || state == JobState::kStoppedEarly) {
+      // It ended after the sweep stopped watching (killed, or an error while trials ran): its end is
+      // told to the study below, not run again.
+      ended_untold.push_back(static_cast<int>(trial.number));
+      continue;
     }
     todo.push_back(static_cast<int>(trial.number));
   }
@@ -813,6 +827,7 @@ int run_optuna_sweep(const config::Composer& composer, const StudyOrigin& origin
       launcher_options.gpus_per_job = static_cast<int>(gpus->as_int());
   }
   StudySource source(composer, plan, study, settings, p.space, p.hydra_overrides, first_config, at_once);
+  for (int number : ended_untold) source.job_ended(number);
   bool interrupted = false;
   if (launcher_options.name == "slurm") {
     interrupted = launch_slurm_trials(plan, todo, source, at_once);

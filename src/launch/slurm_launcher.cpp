@@ -385,6 +385,13 @@ bool launch_slurm_trials(const SweepPlan& plan, const std::vector<int>& todo, Jo
     throw Error(slurm_dir(plan.sweep_dir), "cannot create the SLURM launch directory: " + ec.message(),
                 "Check that the sweep directory is writable.");
   }
+  if (const Node* wait = plan.launcher.is_map() ? plan.launcher.find("wait") : nullptr;
+      wait != nullptr && wait->type() == config::NodeType::kBool && !wait->as_bool()) {
+    throw Error("hydra.launcher.wait",
+                "the Optuna sweeper asks for each trial when one ends, so it waits for its trials under SLURM",
+                "leave hydra.launcher.wait=true; to leave the sweep running, start it in tmux, screen or a batch "
+                "job of its own");
+  }
   std::optional<SlurmOptions> options;  // read at the first submission: its interpolations need a job's config
   std::map<int, std::string> job_ids;   // trial number -> SLURM job id
   std::map<int, std::string> old_start;
@@ -392,7 +399,8 @@ bool launch_slurm_trials(const SweepPlan& plan, const std::vector<int>& todo, Jo
   std::vector<int> submitted_order;
   std::vector<int> queue(todo.rbegin(), todo.rend());  // popped from the back: todo's order
   int failed = 0;
-  bool interrupted = false, stop_submitting = false;
+  bool interrupted = false, stop_submitting = false, cancel_queued = false, cancelled_queued = false;
+  std::map<int, double> gone_since;  // when squeue first no longer listed a trial without a final status
   const auto monitor = sweep_monitor(plan.sweep_dir);
   const double start = now_epoch_s();
 
@@ -404,12 +412,6 @@ bool launch_slurm_trials(const SweepPlan& plan, const std::vector<int>& todo, Jo
   };
   auto submit = [&](int number) {
     if (!options) options = slurm_launcher_options(resolved_launcher(plan));
-    if (!options->wait) {
-      throw Error("hydra.launcher.wait",
-                  "the Optuna sweeper asks for each trial when one ends, so it waits for its trials under SLURM",
-                  "leave hydra.launcher.wait=true; to leave the sweep running, start it in tmux, screen or a batch "
-                  "job of its own");
-    }
     if (auto status = read_job_status(plan.sweep_dir, number)) old_start[number] = status->start_time;
     const std::string script_path = slurm_dir(plan.sweep_dir) + "/trial_" + std::to_string(number) + ".sbatch";
     write_file_atomically(script_path, slurm_array_script(*options, plan, {number}));
@@ -465,7 +467,10 @@ bool launch_slurm_trials(const SweepPlan& plan, const std::vector<int>& todo, Jo
       std::cerr << "[sweep] warning: summary not written: " << error.what() << std::endl;
     }
     source.job_ended(number);
-    if (status.state == JobState::kFailed && options && options->fail_fast) stop_submitting = true;
+    if (status.state == JobState::kFailed && options && options->fail_fast && !stop_submitting) {
+      stop_submitting = true;
+      cancel_queued = true;  // done after this scan (the trials' state is read there)
+    }
   };
   auto active = [&]() {
     std::vector<int> numbers;
@@ -527,12 +532,26 @@ bool launch_slurm_trials(const SweepPlan& plan, const std::vector<int>& todo, Jo
           std::cerr << "[sweep] #" << number << " started on " << status->host
                     << (status->resumed ? " (resuming from last.ckpt)" : "") << std::endl;
         }
+        const bool held_now = !queue_known || held.count(job_ids[number]) > 0;
+        if (status && status->state == JobState::kInterrupted && held_now && !pruned.count(number) && !interrupted &&
+            !cancelled_queued && options && options->max_num_timeout > 0) {
+          // Stopped by the time-limit signal: the task requeues itself (max_num_timeout) and goes on
+          // from last.ckpt; its end is the requeued run's.
+          continue;
+        }
         if (status && ended_state(status->state)) {
           finish(number, *status);
           continue;
         }
-        if (queue_known && !held.count(job_ids[number])) {
-          // SLURM no longer has it, and it wrote no final status: cancelled, time limit, lost node.
+        if (held_now) {
+          gone_since.erase(number);
+        } else {
+          // SLURM no longer has it, and no final status is to be seen (yet: on a network file system
+          // the job's last write may show later): cancelled, time limit, lost node. Written after a
+          // grace of 10 s, read once more just before.
+          const double now = now_epoch_s();
+          if (!gone_since.count(number)) gone_since[number] = now;
+          if (now - gone_since[number] < 10) continue;
           status = fresh_status(number);
           if (status && ended_state(status->state)) {
             finish(number, *status);
@@ -541,11 +560,12 @@ bool launch_slurm_trials(const SweepPlan& plan, const std::vector<int>& todo, Jo
           if (status && status->state == JobState::kRunning && job_process_alive(*status)) continue;
           const std::string log = slurm_log_dir(plan.sweep_dir) + "/" + std::to_string(number) + ".err";
           JobStatus written = status ? *status : JobStatus{};
-          if (status || interrupted) {  // cut short, or taken off the queue by Ctrl-C: run again on resume
+          if (status || interrupted || cancelled_queued) {  // cut short, or taken off the queue: run again on resume
             written.state = JobState::kInterrupted;
             written.error =
                 status ? "its SLURM job ended while the trial ran (time limit, scancel or a lost node); see " + log
-                       : std::string("the sweep was interrupted before its SLURM job started");
+                : interrupted ? std::string("the sweep was interrupted before its SLURM job started")
+                              : std::string("taken off the queue when a trial failed (hydra.launcher.fail_fast)");
             if (!status) {
               written.start_epoch_s = now_epoch_s();
               written.start_time = iso_time(written.start_epoch_s);
@@ -569,18 +589,48 @@ bool launch_slurm_trials(const SweepPlan& plan, const std::vector<int>& todo, Jo
           signal_trials({number});
         }
       }
+      if (cancel_queued) {
+        cancel_queued = false;
+        cancelled_queued = true;
+        std::vector<int> queued;
+        for (int number : active()) {
+          if (!started.count(number) && !fresh_status(number)) queued.push_back(number);
+        }
+        std::cerr << "[sweep] stopping at the first failure (hydra.launcher.fail_fast=true): no more trials are "
+                     "submitted, "
+                  << queued.size() << " queued one(s) cancelled" << std::endl;
+        signal_trials(queued);
+      }
       const timespec pause{1, 0};
       siginfo_t info;
       const int signal_number = sigtimedwait(&wanted, &info, &pause);
-      if ((signal_number == SIGINT || signal_number == SIGTERM) && !interrupted) {
-        interrupted = true;
+      if (signal_number == SIGINT || signal_number == SIGTERM) {
         const std::vector<int> left = active();
-        std::cerr << "[sweep] interrupted: no more trials are submitted; the " << left.size()
-                  << " queued or running get SIGTERM (they write last.ckpt and end interrupted)" << std::endl;
+        if (!interrupted) {
+          std::cerr << "[sweep] interrupted: no more trials are submitted; the " << left.size()
+                    << " queued or running get SIGTERM (they write last.ckpt and end interrupted)" << std::endl;
+        } else {
+          std::cerr << "[sweep] interrupted again: SIGTERM sent once more to the " << left.size()
+                    << " trial(s) still queued or running" << std::endl;
+        }
+        interrupted = true;
         signal_trials(left);
       }
     }
   } catch (...) {
+    // Submitted trials are not left to run unwatched: the running ones checkpoint and end
+    // interrupted, the queued ones are taken off the queue; the study resumes them all.
+    const std::vector<int> left = active();
+    if (!left.empty()) {
+      std::string ids;
+      for (int number : left) ids += " " + job_ids[number];
+      std::cerr << "[sweep] stopping the " << left.size() << " trial(s) submitted (SLURM jobs" << ids
+                << "): they resume with the study" << std::endl;
+      try {
+        signal_trials(left);
+      } catch (...) {
+      }
+    }
     sigprocmask(SIG_SETMASK, &previous, nullptr);
     throw;
   }

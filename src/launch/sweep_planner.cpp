@@ -127,21 +127,33 @@ void compose_jobs(const config::Composer& composer, const std::vector<config::Sw
       auto same = std::find_if(errors.begin(), errors.end(), [&](const auto& e) { return e.first == message; });
       if (same != errors.end()) {
         same->second.push_back(job.number);
-      } else if (errors.size() < 20) {
+      } else {
         errors.push_back({message, {job.number}});
       }
     }
   }
   if (bad > 0) {
-    constexpr size_t kListed = 10;
+    // The errors that break the most jobs first; at most 20 said in full, the rest counted.
+    std::stable_sort(errors.begin(), errors.end(),
+                     [](const auto& a, const auto& b) { return a.second.size() > b.second.size(); });
+    constexpr size_t kListed = 10, kSaid = 20;
     std::string problems;
+    size_t said = 0, left_jobs = 0;
     for (const auto& [message, numbers] : errors) {
+      if (++said > kSaid) {
+        left_jobs += numbers.size();
+        continue;
+      }
       problems += numbers.size() == 1 ? "\n  job " : "\n  jobs ";
       for (size_t i = 0; i < numbers.size() && i < kListed; ++i) {
         problems += (i > 0 ? ", " : "") + std::to_string(numbers[i]);
       }
       if (numbers.size() > kListed) problems += " and " + std::to_string(numbers.size() - kListed) + " more";
       problems += ": " + message;
+    }
+    if (errors.size() > kSaid) {
+      problems += "\n  and " + std::to_string(errors.size() - kSaid) + " other error(s), in " +
+                  std::to_string(left_jobs) + " more job(s)";
     }
     throw Error("",
                 std::to_string(bad) + " of " + std::to_string(jobs.size()) +

@@ -279,7 +279,7 @@ TEST_CASE("optuna: mistakes are clear errors before anything runs") {
        {"hydra.sweeper.sampler._target_", "CMA-ES", "sampler=tpe"}},
       {{"hydra.sweeper.direction=[minimize,maximize]"}, {"hydra.sweeper.direction", "one objective"}},
       {{"hydra.sweeper.storage=sqlite:///x.db"}, {"hydra.sweeper.storage", "database URL"}},
-      {{"hydra/launcher=slurm"}, {"hydra.launcher._target_", "hydra/launcher=local"}},
+      {{"hydra/launcher=slurm", "hydra.launcher.wait=false"}, {"hydra.launcher.wait", "waits for its trials"}},
       {{"hydra.sweeper.sampler.n_startup_trial=3"}, {"n_startup_trial"}},
       {{"optimizer.lr=tag(log, interval(0, 1))"}, {"above 0"}},
       {{"hydra.sweeper.n_trials=0"}, {"hydra.sweeper.n_trials"}},

@@ -265,6 +265,36 @@ TEST_CASE("slurm: Ctrl-C on an Optuna study under SLURM checkpoints its running 
   CHECK(status_of(sweep, 1) == "done");
 }
 
+TEST_CASE("slurm: a trial that ends after its Optuna sweep was killed is told to the study on resume, not rerun",
+          "[may-skip]") {
+  if (!usable()) return;
+  SlurmCluster cluster;
+  TempDir dir;
+  const fs::path sweep = fs::path(dir.path()) / "sweep";
+  const ScopedEnv slurm_conf("SLURM_CONF", cluster.env().front().substr(std::string("SLURM_CONF=").size()));
+  const std::vector<std::string> argv = slurm_sweep(
+      {"hydra/sweeper=optuna", "optimizer.lr=tag(log, interval(1e-3, 1e-1))", "data.num_samples=4096",
+       "trainer.max_epochs=3", "test_after_fit=false", "hydra.sweeper.n_trials=1", "hydra.launcher.timeout_min=10"});
+  // SIGKILL: the sweep passes nothing on; its trial, a SLURM job, runs to its end unwatched.
+  bool signalled = false;
+  auto killed = run_and_signal(
+      argv, dir.path(), [&] { return status_of(sweep, 0) == "running"; }, SIGKILL, &signalled);
+  REQUIRE(signalled);
+  for (int i = 0; i < 1200 && status_of(sweep, 0) != "done"; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  REQUIRE(status_of(sweep, 0) == "done");
+  CHECK(contains(read_file(sweep / ".sweep" / "study.yaml"), "state: running"));
+
+  auto resumed = run_process({TRAINER_BINARY, "sweep", "resume", sweep.string()}, dir.path());
+  INFO(resumed.err);
+  CHECK(resumed.exit_code == 0);
+  CHECK(contains(resumed.err, "[optuna] trial #0: val/acc"));
+  CHECK_FALSE(contains(resumed.err, "submitted as SLURM job"));  // not run again
+  CHECK(count(read_file(sweep / ".sweep" / "study.yaml"), "state: complete") == 1);
+  CHECK(fs::exists(sweep / "optimization_results.yaml"));
+}
+
 // Data parallel under srun: SLURM starts both tasks (SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID,
 // SLURM_STEP_NODELIST); the binary reads them, rendezvouses on the first node of the step at a
 // port drawn from the job and step ids (dist_env.h: slurm_port), and trains as trainer's own

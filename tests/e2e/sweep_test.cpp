@@ -59,6 +59,23 @@ TEST_CASE("sweep: every job is checked before any runs; all bad jobs are listed 
   CHECK_FALSE(fs::exists(fs::path(dir.path()) / "sweep"));  // nothing written, nothing run
 }
 
+TEST_CASE("sweep: invalid jobs are grouped by error, the widest first; past 20 errors the rest are counted") {
+  TempDir dir;
+  // 22 unknown models: 22 distinct errors, each in the 2 jobs of its model; model=mlp is valid.
+  std::string models = "model=mlp";
+  for (int i = 1; i <= 22; ++i) models += ",nosuch" + std::to_string(i);
+  auto result = run_process(sweep_command({models, "seed=1,2", "hydra.sweep.dir=sweep"}), dir.path());
+  INFO(result.err);
+  CHECK(result.exit_code == 1);
+  check_no_crash(result);
+  CHECK(contains(result.err, "44 of 46 sweep jobs are not valid; nothing was run"));
+  CHECK(contains(result.err, "jobs 2, 3: override 'model=nosuch1'"));
+  CHECK(contains(result.err, "jobs 40, 41: override 'model=nosuch20'"));
+  CHECK_FALSE(contains(result.err, "'model=nosuch21'"));
+  CHECK(contains(result.err, "and 2 other error(s), in 4 more job(s)"));
+  CHECK_FALSE(fs::exists(fs::path(dir.path()) / "sweep"));
+}
+
 TEST_CASE("sweep: the local launcher runs n_jobs=2 job processes, each with its share of the cores") {
   if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
