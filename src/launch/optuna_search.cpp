@@ -63,9 +63,23 @@ std::optional<std::string> string_setting(const Node& node, const char* key, con
   return value->as_string();
 }
 
-void read_sampler(const Node& sweeper, OptunaSettings& settings) {
+void read_sampler(const Node& sweeper, OptunaSettings& settings, const std::string& sampler_choice) {
   const Node* sampler = child(sweeper, "sampler");
   if (sampler == nullptr || sampler->is_null()) return;  // Optuna's default: TPE
+  if (sampler_choice == "random" && sampler->is_map()) {
+    // hydra/sweeper/sampler=random's schema has _target_ and seed only: Hydra refuses any other key
+    // (a config that sets TPE's n_startup_trials, as lightning-hydra-template's does), whatever
+    // _target_ became.
+    for (const auto& entry : sampler->entries()) {
+      if (entry.key == "_target_" || entry.key == "seed") continue;
+      throw Error(where("sampler.") + entry.key,
+                  "'" + entry.key +
+                      "' is not a setting of hydra/sweeper/sampler=random (its settings are _target_ and seed; "
+                      "Hydra's structured config refuses it too)",
+                  "remove it from the config that sets it (an hparams_search config written for TPE), or keep "
+                  "hydra/sweeper/sampler=tpe");
+    }
+  }
   if (!sampler->is_map()) {
     throw Error(where("sampler"), "it is " + config::python_str(*sampler) + ", not a sampler's settings",
                 "choose one with hydra/sweeper/sampler=tpe or hydra/sweeper/sampler=random");
@@ -130,7 +144,9 @@ void read_sampler(const Node& sweeper, OptunaSettings& settings) {
       int_setting(*sampler, "n_startup_trials", prefix + "n_startup_trials", tpe.n_startup_trials, 0, "10");
   tpe.n_ei_candidates =
       int_setting(*sampler, "n_ei_candidates", prefix + "n_ei_candidates", tpe.n_ei_candidates, 1, "24");
-  tpe.multivariate = bool_setting(*sampler, "multivariate", prefix + "multivariate", tpe.multivariate);
+  // Absent (a sampler node that is not hydra/sweeper/sampler/tpe's): false, what Hydra's sweeper
+  // gets from the Optuna it runs with (< 3).
+  tpe.multivariate = bool_setting(*sampler, "multivariate", prefix + "multivariate", false);
   tpe.constant_liar = bool_setting(*sampler, "constant_liar", prefix + "constant_liar", tpe.constant_liar);
   tpe.prior_weight = float_setting(*sampler, "prior_weight", prefix + "prior_weight", tpe.prior_weight, "1.0");
   tpe.consider_magic_clip =
@@ -216,7 +232,7 @@ std::string pruner_text(const PrunerSettings& p) {
   return "";
 }
 
-OptunaSettings optuna_settings(const Node& sweeper, const Node& job_config) {
+OptunaSettings optuna_settings(const Node& sweeper, const Node& job_config, const std::string& sampler_choice) {
   OptunaSettings settings;
   const std::vector<std::string> keys = {
       "_target_",         "sampler",      "direction",           "storage", "study_name", "n_trials", "n_jobs",
@@ -232,7 +248,7 @@ OptunaSettings optuna_settings(const Node& sweeper, const Node& job_config) {
                   "remove it; the settings are " + listed);
     }
   }
-  read_sampler(sweeper, settings);
+  read_sampler(sweeper, settings, sampler_choice);
   settings.n_trials = int_setting(sweeper, "n_trials", where("n_trials"), settings.n_trials, 1, "20");
   read_pruner(sweeper, settings.pruner);
   const Node* jobs = child(sweeper, "n_jobs");

@@ -571,7 +571,12 @@ Prepared prepare(const config::Composer& composer, const std::vector<config::Ove
   }
   Node job_config = p.base.config;
   job_config.erase("hydra");
-  p.settings = optuna_settings(sweeper ? *sweeper : Node(), job_config);
+  const Node* sampler_choice = config::select(p.base.config, "hydra.runtime.choices");
+  sampler_choice =
+      sampler_choice != nullptr && sampler_choice->is_map() ? sampler_choice->find("hydra/sweeper/sampler") : nullptr;
+  p.settings =
+      optuna_settings(sweeper ? *sweeper : Node(), job_config,
+                      sampler_choice != nullptr && sampler_choice->is_string() ? sampler_choice->as_string() : "");
   auto lookup = [&composer](const std::string& group) { return composer.group_options(group); };
   p.space = optuna_space(params, overrides, lookup);
   return p;
@@ -605,6 +610,35 @@ int trials_at_once(const SweepPlan& plan, const OptunaSettings& settings) {
 
 }  // namespace
 
+namespace {
+
+// The jobs of the space's corners: each parameter at its low and high end, each choice.
+std::vector<config::SweepJob> corner_jobs(const Prepared& p) {
+  std::vector<config::SweepJob> corners;
+  for (const auto& point : corner_points(p.space)) {
+    std::vector<std::string> job_overrides = p.hydra_overrides;
+    for (std::string& o : p.space.overrides(point)) job_overrides.push_back(std::move(o));
+    corners.push_back(config::SweepJob{static_cast<int>(corners.size()), std::move(job_overrides)});
+  }
+  return corners;
+}
+
+// `error` (from composing or checking the corners) with the corners listed.
+Error corner_error(const Error& error, const Prepared& p, const std::vector<config::SweepJob>& corners) {
+  std::string listed;
+  for (const config::SweepJob& corner : corners) {
+    listed += "\n  job " + std::to_string(corner.number) + ":";
+    for (size_t i = p.hydra_overrides.size(); i < corner.overrides.size(); ++i) listed += " " + corner.overrides[i];
+  }
+  return Error(error.where(),
+               "the search space reaches trials that are not valid (checked before the study starts: each parameter "
+               "at its low and high end, each choice, as the jobs below): " +
+                   error.problem() + "\nThe jobs checked:" + listed,
+               error.fix());
+}
+
+}  // namespace
+
 bool is_optuna_sweeper(const Node& hydra_sweeper) {
   const Node* target = hydra_sweeper.is_map() ? hydra_sweeper.find("_target_") : nullptr;
   return target != nullptr && target->is_string() && target->as_string() == config::kOptunaSweeperTarget;
@@ -612,6 +646,14 @@ bool is_optuna_sweeper(const Node& hydra_sweeper) {
 
 std::string optuna_sweep_outline(const config::Composer& composer, const std::vector<config::Override>& overrides) {
   const Prepared p = prepare(composer, overrides);
+  // The corners composed (not checked against trainer's schema, as Hydra's --cfg checks nothing):
+  // a key that is not in the config or a group option that does not exist is said here too.
+  const std::vector<config::SweepJob> corners = corner_jobs(p);
+  try {
+    compose_jobs(composer, corners, /*check=*/false, [](const config::SweepJob&, config::ComposeResult&&) {});
+  } catch (const Error& error) {
+    throw corner_error(error, p, corners);
+  }
   std::string out = "# Optuna sweeper: " + sampler_text(p.settings) + ", " +
                     (p.settings.tpe.maximize ? "maximize " : "minimize ") + p.settings.metric + " (from " +
                     p.settings.metric_from + "), " + std::to_string(p.settings.n_trials) + " trials over:\n";
@@ -666,26 +708,12 @@ int run_optuna_sweep(const config::Composer& composer, const StudyOrigin& origin
   }
 
   // Every corner of the space composed and checked before anything runs.
-  std::vector<config::SweepJob> corners;
-  for (const auto& point : corner_points(p.space)) {
-    std::vector<std::string> job_overrides = p.hydra_overrides;
-    for (std::string& o : p.space.overrides(point)) job_overrides.push_back(std::move(o));
-    corners.push_back(config::SweepJob{static_cast<int>(corners.size()), std::move(job_overrides)});
-  }
+  const std::vector<config::SweepJob> corners = corner_jobs(p);
   ComposedSweep checked;
   try {
     checked = plan_jobs(composer, origin.command, corners);
   } catch (const Error& error) {
-    std::string listed;
-    for (const config::SweepJob& corner : corners) {
-      listed += "\n  job " + std::to_string(corner.number) + ":";
-      for (size_t i = p.hydra_overrides.size(); i < corner.overrides.size(); ++i) listed += " " + corner.overrides[i];
-    }
-    throw Error(error.where(),
-                "the search space reaches trials that are not valid (checked before the study starts: each parameter "
-                "at its low and high end, each choice, as the jobs below): " +
-                    error.problem() + "\nThe jobs checked:" + listed,
-                error.fix());
+    throw corner_error(error, p, corners);
   }
   SweepPlan plan = checked.plan;
   plan.jobs.clear();

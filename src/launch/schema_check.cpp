@@ -185,8 +185,23 @@ void check_job_schema(const config::Node& job_config) {
       problems.values += "\n  " + at("logger.mlflow.tracking_uri", *uri) + ": " + error.problem() + ". " + error.fix();
     }
   }
+  // A tree written for Hydra's instantiate (lightning-hydra-template's): its model and data are
+  // Python classes, which no key of trainer's can stand for. Said first: it is the cause.
+  std::string python;
+  for (const auto& [group, choices] :
+       {std::pair<std::string, std::string>{"model",
+                                            "mlp, cnn, resnet or torchscript "
+                                            "(a TorchScript file of yours)"},
+        {"data", "fashion_mnist, image_folder, csv, webdataset, tensors or synthetic"}}) {
+    const config::Node* target = config::select(job_config, group + "._target_");
+    if (target == nullptr || !target->is_string() || target->is_interpolation()) continue;
+    python += "\n  " + at(group + "._target_", *target) + ": a Python class for Hydra's instantiate; trainer builds " +
+              group + " itself: choose " + group + "=" + choices + " and set its keys (docs/options.md)";
+  }
   std::string listed;
+  if (!python.empty()) listed += "a config written for Python (Hydra's instantiate):" + python;
   if (problems.unknown_count > 0) {
+    listed += std::string(listed.empty() ? "" : "\n");
     listed += std::to_string(problems.unknown_count) + " unknown key(s) in trainer's own sections:" + problems.unknown;
   }
   if (!problems.values.empty()) {

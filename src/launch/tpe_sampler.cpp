@@ -3,8 +3,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <numeric>
+#include <string>
 #include <utility>
 
 #include "trainer/config/python_str.h"
@@ -254,13 +256,42 @@ bool SearchParam::single() const {
   return low == high;
 }
 
+namespace {
+
+// The highest value of low + k * step not above high, worked out as Optuna does it: in decimal, on
+// the numbers as Python prints them, so range(0, 1, 0.3) ends at 0.9 and not 0.8999999999999999;
+// high itself when step divides the range exactly.
+double stepped_high(double low, double high, double step) {
+  auto decimals = [](double v) -> int {
+    const std::string text = config::python_float_repr(v);
+    if (text.find_first_of("eEn") != std::string::npos) return -1;  // 1e-05, inf, nan: not plain decimals
+    const size_t dot = text.find('.');
+    return dot == std::string::npos ? 0 : static_cast<int>(text.size() - dot - 1);
+  };
+  const int d = std::max({decimals(low), decimals(high), decimals(step)});
+  const double scale = std::pow(10.0, d);
+  const double limit = 9007199254740992.0;  // 2^53: integers a double holds exactly
+  if (decimals(low) < 0 || decimals(high) < 0 || decimals(step) < 0 || d > 15 ||
+      std::max({std::fabs(low), std::fabs(high), step}) * scale >= limit) {
+    return low + std::floor((high - low) / step + 1e-9) * step;
+  }
+  const auto l = static_cast<int64_t>(std::llround(low * scale));
+  const auto h = static_cast<int64_t>(std::llround(high * scale));
+  const auto s = static_cast<int64_t>(std::llround(step * scale));
+  if (s <= 0 || (h - l) % s == 0) return high;
+  const int64_t steps = (h - l) / s;  // whole steps: the division truncates on purpose
+  return static_cast<double>(l + steps * s) / scale;
+}
+
+}  // namespace
+
 SearchParam float_param(std::string name, double low, double high, double step, bool log) {
   check_range(name, low, high, step, log);
   SearchParam p;
   p.name = std::move(name);
   p.kind = SearchParam::Kind::kFloat;
   p.low = low;
-  p.high = step > 0 ? low + std::floor((high - low) / step + 1e-9) * step : high;
+  p.high = step > 0 ? stepped_high(low, high, step) : high;
   p.step = step;
   p.log = log;
   return p;

@@ -106,6 +106,18 @@ TEST_CASE("template_optuna: the study's settings come from the template's mnist_
   CHECK(run.result.out.find("optimized_metric: val/acc_best") != std::string::npos);
 }
 
+TEST_CASE(
+    "template_optuna: hydra/sweeper/sampler=random on the template's TPE settings is refused, as Hydra refuses it") {
+  // The template's mnist_optuna.yaml sets _target_ TPESampler and n_startup_trials; the random
+  // sampler's schema has neither key, so Hydra stops with a ConfigKeyError: not TPE in disguise.
+  const Run run = cfg_job("hparams_search=mnist_optuna hydra/sweeper/sampler=random");
+  INFO(run.result.err);
+  CHECK(run.result.exit_code == 1);
+  CHECK(run.result.out.empty());
+  CHECK(run.result.err.find("hydra.sweeper.sampler.n_startup_trials: 'n_startup_trials' is not a setting of "
+                            "hydra/sweeper/sampler=random") != std::string::npos);
+}
+
 TEST_CASE("template_optuna: running the template's tree is refused before anything runs, each problem said once") {
   // The template trains a Python LightningModule and sets Lightning-only keys (trainer._target_,
   // callbacks' verbose, seed: null): trainer plans its search but runs none of it, and says why
@@ -119,6 +131,11 @@ TEST_CASE("template_optuna: running the template's tree is refused before anythi
   CHECK(result.exit_code == 1);
   CHECK(result.err.find("8 of 8 sweep jobs are not valid; nothing was run") != std::string::npos);
   CHECK(result.err.find("jobs 0, 1, 2, 3, 4, 5, 6, 7: config:") != std::string::npos);
+  // the cause first: the template's model and data are Python classes
+  CHECK(result.err.find("config: a config written for Python (Hydra's instantiate):\n  model._target_ (") !=
+        std::string::npos);
+  CHECK(result.err.find("data._target_ (") != std::string::npos);
+  CHECK(result.err.find("choose model=mlp, cnn, resnet or torchscript") != std::string::npos);
   CHECK(result.err.find("trainer._target_ (") != std::string::npos);
   const size_t first = result.err.find("callbacks.early_stopping.strict (");
   REQUIRE(first != std::string::npos);

@@ -72,8 +72,11 @@ struct OptunaSettings {
 // `optimized_metric` (lightning-hydra-template's key), else hydra.sweeper.metric, else the
 // checkpoint's monitor (callbacks.model_checkpoint.monitor). direction null (trainer's default):
 // the monitor's mode when the monitor is the objective, else minimize (Optuna's and Hydra's). Throws trainer::Error
-// naming hydra.sweeper.<key>.
-OptunaSettings optuna_settings(const config::Node& hydra_sweeper_node, const config::Node& job_config);
+// naming hydra.sweeper.<key>. `sampler_choice` is the hydra/sweeper/sampler option composed
+// (hydra.runtime.choices): its settings are the keys the sampler node may hold, as Hydra's
+// structured config has it, whatever its _target_ says (random: _target_ and seed).
+OptunaSettings optuna_settings(const config::Node& hydra_sweeper_node, const config::Node& job_config,
+                               const std::string& sampler_choice = "");
 
 // The searched parameters and how a value becomes a job's override.
 struct OptunaSpace {
