@@ -10,11 +10,14 @@
 
 #include <catch2/catch.hpp>
 
+#include "e2e_support.h"
 #include "error_golden.h"
 #include "subprocess.h"
 
 namespace fs = std::filesystem;
+using trainer::testing::read_file;
 using trainer::testing::run_process;
+using trainer::testing::split_case;
 
 namespace {
 
@@ -32,27 +35,6 @@ std::string with_root(std::string text) {
     text.replace(at, kRootMark.size(), root);
   }
   return text;
-}
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
-
-// Words split on spaces; "␣" (U+2423) inside a word stands for a space.
-std::vector<std::string> split_case(const std::string& line) {
-  static const std::string kSpaceMark = "\xE2\x90\xA3";
-  std::vector<std::string> words;
-  std::istringstream in(line);
-  for (std::string word; in >> word;) {
-    for (size_t at = word.find(kSpaceMark); at != std::string::npos; at = word.find(kSpaceMark, at)) {
-      word.replace(at, kSpaceMark.size(), " ");
-    }
-    words.push_back(word);
-  }
-  return words;
 }
 
 // --info's tables pad their columns to the longest entry, and search-path entries hold the

@@ -28,6 +28,19 @@ std::string read_file(const std::filesystem::path& path) {
   return buffer.str();
 }
 
+std::vector<std::string> split_case(const std::string& line) {
+  static const std::string kSpaceMark = "\xE2\x90\xA3";
+  std::vector<std::string> words;
+  std::istringstream in(line);
+  for (std::string word; in >> word;) {
+    for (size_t at = word.find(kSpaceMark); at != std::string::npos; at = word.find(kSpaceMark, at)) {
+      word.replace(at, kSpaceMark.size(), " ");
+    }
+    words.push_back(word);
+  }
+  return words;
+}
+
 void write_text(const std::filesystem::path& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary);
   out << text;

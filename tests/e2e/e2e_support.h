@@ -29,6 +29,9 @@ inline const char* const kNoEngine = "engine not built in this configuration (TR
 bool engine_built();
 
 std::string read_file(const std::filesystem::path& path);
+// A line of a cases.txt (tests/data/cli_trees, tests/data/template_optuna) as words: split on
+// spaces, "␣" (U+2423) inside a word standing for a space.
+std::vector<std::string> split_case(const std::string& line);
 // `text` as the whole of the file at `path` (bytes as they are).
 void write_text(const std::filesystem::path& path, const std::string& text);
 // The only predictions.csv below `dir` (an evaluation's run directory; fails the test when none).
