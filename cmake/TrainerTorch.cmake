@@ -48,6 +48,15 @@ target_link_libraries(trainer_engine_core PUBLIC torch trainer_data trainer_mode
 target_link_libraries(trainer_engine_core PUBLIC ${CMAKE_DL_LIBS})
 target_compile_options(trainer_engine_core PRIVATE ${TRAINER_WARNINGS} -Wno-unused-parameter)
 target_compile_definitions(trainer_engine_core PRIVATE TRAINER_LIBTORCH_SOURCE="${TRAINER_LIBTORCH}")
+# The CPU optimizer loops (src/engine/optim/cpu_optimizer_kernels.h) round exactly as ATen's
+# kernels do: the compiler may fuse no multiply-add on its own (-ffp-contract=off); the AVX2 file
+# fuses where ATen's AVX2 kernels do. -fno-math-errno lets GCC vectorise the square root.
+set(optim_kernels ${PROJECT_SOURCE_DIR}/src/engine/optim/cpu_optimizer_kernels)
+set_source_files_properties(${optim_kernels}_generic.cpp ${optim_kernels}_avx2.cpp
+                            PROPERTIES COMPILE_OPTIONS "$<$<NOT:$<CONFIG:Debug>>:-O3>;-ffp-contract=off;-fno-math-errno")
+if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$")
+  set_property(SOURCE ${optim_kernels}_avx2.cpp APPEND PROPERTY COMPILE_OPTIONS -mavx2 -mfma)
+endif()
 # A CUDA build of LibTorch (the wheel): the device stats monitor reads the caching allocator's counters.
 if(TARGET c10_cuda)
   target_compile_definitions(trainer_engine_core PRIVATE TRAINER_WITH_CUDA=1)

@@ -112,6 +112,7 @@ void read_optimizer(const config::ConfigView& root, OptimizerOptions& o) {
   o.kind = name == "sgd" ? OptimizerKind::kSgd : name == "adamw" ? OptimizerKind::kAdamW : OptimizerKind::kAdam;
   o.lr = opt.get<double>("lr");
   o.weight_decay = opt.get<double>("weight_decay");
+  o.fused = opt.get<std::optional<bool>>("fused");
   if (o.kind == OptimizerKind::kSgd) {
     o.momentum = opt.get<double>("momentum");
     o.nesterov = opt.get<bool>("nesterov");

@@ -173,10 +173,8 @@ void Trainer::Impl::setup() {
   model->to(device);
   parameters = model->parameters();
   optimizer = make_optimizer(options.optimizer, parameters, device);
-  if (uses_fused_adam(options.optimizer, device)) {
-    log::info(std::string("optimizer ") + optimizer_name(options.optimizer.kind) +
-              ": one fused kernel for all parameters (CUDA)");
-  }
+  log::info(std::string("optimizer ") + optimizer_name(options.optimizer.kind) + ": " +
+            optimizer_step_text(engine::optimizer_step(options.optimizer, device, param_dtype)));
   log::info("model: " + model->describe());
   probe_precision(spec, view.get_or<std::string>("model.name", "?"));
   make_scaler();

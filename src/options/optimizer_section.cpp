@@ -11,6 +11,9 @@ Section adam_like(const std::string& name, const std::string& weight_decay, cons
       number("lr", "1.0e-3").at_least(0).means("the learning rate (0 freezes the weights, as in PyTorch)"),
       number("weight_decay", weight_decay).at_least(0).means(name == "adamw" ? "decoupled weight decay" : "L2 penalty"),
       numbers("betas", "[0.9, 0.999]").at_least(0).below(1).means("the two moment decay rates"),
+      flag("fused", "null")
+          .or_null()
+          .means("one pass over all parameters (null: where there is one; false: LibTorch's loop per parameter)"),
   };
   return adam;
 }
@@ -26,6 +29,9 @@ std::vector<Section> optimizer_sections() {
       number("momentum", "0.9").at_least(0).means("the momentum factor"),
       flag("nesterov", "true").means("Nesterov momentum (needs momentum > 0)"),
       number("weight_decay", "5.0e-4").at_least(0).means("L2 penalty"),
+      flag("fused", "null")
+          .or_null()
+          .means("one pass over all parameters (null: where there is one; false: LibTorch's loop per parameter)"),
   };
   return {adam_like("adam", "0.0", "optimizer=adam: PyTorch's Adam"),
           adam_like("adamw", "0.01", "optimizer=adamw: PyTorch's AdamW"), sgd};

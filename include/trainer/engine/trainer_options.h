@@ -32,6 +32,9 @@ struct OptimizerOptions {
   double momentum = 0.0;
   bool nesterov = false;
   std::vector<double> betas{0.9, 0.999};
+  // optimizer.fused: nullopt picks the fused step where there is one (CUDA's kernel for Adam and
+  // AdamW, the CPU loops for all three), false LibTorch's per-parameter loop, true insists.
+  std::optional<bool> fused;
 };
 
 enum class ScheduleKind { kNone, kStep, kCosine, kWarmupCosine, kOneCycle };

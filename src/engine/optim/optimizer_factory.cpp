@@ -1,35 +1,82 @@
 #include "trainer/engine/optim/optimizer_factory.h"
 
+#include <utility>
+
 #include <torch/optim/adam.h>
 #include <torch/optim/adamw.h>
 #include <torch/optim/sgd.h>
 
+#include "trainer/engine/optim/cpu_fused_optimizer.h"
 #include "trainer/engine/optim/fused_adam.h"
+#include "trainer/util/error.h"
 
 namespace trainer::engine {
 
-bool uses_fused_adam(const OptimizerOptions& o, const at::Device& device) {
-  return device.is_cuda() && fused_adam_available(device) && o.kind != OptimizerKind::kSgd;
+OptimizerStep optimizer_step(const OptimizerOptions& o, const at::Device& device, c10::ScalarType dtype) {
+  if (o.fused == false) return OptimizerStep::kLoop;
+  const std::string name = optimizer_name(o.kind);
+  if (device.is_cuda()) {
+    if (o.kind != OptimizerKind::kSgd && fused_adam_available(device)) return OptimizerStep::kFusedCuda;
+    if (!o.fused.has_value()) return OptimizerStep::kLoop;
+    throw Error("optimizer.fused",
+                "true, but this build has no fused " + name + " for CUDA" +
+                    (o.kind == OptimizerKind::kSgd ? " (only Adam and AdamW are fused on a GPU)" : ""),
+                "Set optimizer.fused=null (the fused step where there is one) or false.");
+  }
+  if (cpu_fused_optimizer_available(dtype)) return OptimizerStep::kFusedCpu;
+  if (!o.fused.has_value()) return OptimizerStep::kLoop;
+  const bool known_dtype = cpu_fused_optimizer_available(at::kFloat);
+  throw Error("optimizer.fused",
+              known_dtype ? "true, but the fused CPU step takes float32 and float64 parameters, and these are " +
+                                std::string(c10::toString(dtype)) + " (the precision setting)"
+                          : "true, but the fused CPU step is built for x86-64 CPUs only",
+              "Set optimizer.fused=null (the fused step where there is one) or false.");
+}
+
+std::string optimizer_step_text(OptimizerStep step) {
+  switch (step) {
+    case OptimizerStep::kFusedCuda:
+      return "one fused kernel for all parameters (CUDA)";
+    case OptimizerStep::kFusedCpu:
+      return "one pass over each parameter on the CPU (" + cpu_fused_optimizer_isa() +
+             "; optimizer.fused=false for LibTorch's loop)";
+    case OptimizerStep::kLoop:
+      break;
+  }
+  return "LibTorch's loop of operations per parameter";
 }
 
 std::unique_ptr<torch::optim::Optimizer> make_optimizer(const OptimizerOptions& o, std::vector<at::Tensor> parameters,
                                                         const at::Device& device) {
-  if (uses_fused_adam(o, device)) {
-    return make_fused_adam(optimizer_name(o.kind), parameters, o.lr, o.betas[0], o.betas[1], 1e-8, o.weight_decay,
-                           device);
+  c10::ScalarType dtype = at::kFloat;
+  for (const auto& p : parameters) {
+    if (p.is_floating_point()) {
+      dtype = p.scalar_type();
+      break;
+    }
+  }
+  const OptimizerStep step = optimizer_step(o, device, dtype);
+  const double eps = 1e-8;
+  if (step == OptimizerStep::kFusedCuda) {
+    return make_fused_adam(optimizer_name(o.kind), std::move(parameters), o.lr, o.betas[0], o.betas[1], eps,
+                           o.weight_decay, device);
+  }
+  if (step == OptimizerStep::kFusedCpu) {
+    return make_cpu_fused_optimizer(optimizer_name(o.kind), std::move(parameters), o.lr, o.betas[0], o.betas[1], eps,
+                                    o.weight_decay, o.momentum, o.nesterov);
   }
   if (o.kind == OptimizerKind::kSgd) {
     return std::make_unique<torch::optim::SGD>(
-        parameters,
+        std::move(parameters),
         torch::optim::SGDOptions(o.lr).momentum(o.momentum).nesterov(o.nesterov).weight_decay(o.weight_decay));
   }
   if (o.kind == OptimizerKind::kAdam) {
     return std::make_unique<torch::optim::Adam>(
-        parameters,
+        std::move(parameters),
         torch::optim::AdamOptions(o.lr).betas(std::make_tuple(o.betas[0], o.betas[1])).weight_decay(o.weight_decay));
   }
   return std::make_unique<torch::optim::AdamW>(
-      parameters,
+      std::move(parameters),
       torch::optim::AdamWOptions(o.lr).betas(std::make_tuple(o.betas[0], o.betas[1])).weight_decay(o.weight_decay));
 }
 

@@ -1,11 +1,13 @@
 // The optimizer factory (optimizer_factory.h): each `optimizer.name` gives LibTorch's optimizer
-// with the configured hyper-parameters (on the CPU: never the fused CUDA kernel), set_lr reaches
+// with the configured hyper-parameters, optimizer.fused picks the step (the CPU loops for float32
+// and float64, LibTorch's loop when false; true where none exists is refused), set_lr reaches
 // every parameter group, and clipping by value clamps while clipping by norm scales all gradients
 // together to the global norm asked for, in the same direction.
 #define CATCH_CONFIG_PREFIX_ALL
 #include "trainer/engine/optim/optimizer_factory.h"
 
 #include <cmath>
+#include <typeinfo>
 #include <vector>
 
 #include <ATen/ATen.h>
@@ -13,6 +15,8 @@
 #include <torch/optim/adam.h>
 #include <torch/optim/adamw.h>
 #include <torch/optim/sgd.h>
+
+#include "trainer/util/error.h"
 
 namespace {
 
@@ -46,7 +50,7 @@ CATCH_TEST_CASE("each optimizer name gives LibTorch's optimizer with the configu
   std::vector<at::Tensor> parameters = parameters_with_gradients();
 
   o.kind = OptimizerKind::kSgd;
-  CATCH_CHECK_FALSE(trainer::engine::uses_fused_adam(o, cpu));
+  CATCH_CHECK(trainer::engine::optimizer_step(o, cpu, at::kFloat) == trainer::engine::OptimizerStep::kFusedCpu);
   auto sgd = trainer::engine::make_optimizer(o, parameters, cpu);
   auto* sgd_options = dynamic_cast<torch::optim::SGDOptions*>(&sgd->param_groups()[0].options());
   CATCH_REQUIRE(sgd_options != nullptr);
@@ -56,7 +60,6 @@ CATCH_TEST_CASE("each optimizer name gives LibTorch's optimizer with the configu
   CATCH_CHECK(sgd_options->weight_decay() == 0.01);
 
   o.kind = OptimizerKind::kAdam;
-  CATCH_CHECK_FALSE(trainer::engine::uses_fused_adam(o, cpu));
   auto adam = trainer::engine::make_optimizer(o, parameters, cpu);
   auto* adam_options = dynamic_cast<torch::optim::AdamOptions*>(&adam->param_groups()[0].options());
   CATCH_REQUIRE(adam_options != nullptr);
@@ -69,6 +72,37 @@ CATCH_TEST_CASE("each optimizer name gives LibTorch's optimizer with the configu
 
   trainer::engine::set_lr(*adamw, 0.125);
   for (auto& group : adamw->param_groups()) CATCH_CHECK(group.options().get_lr() == 0.125);
+}
+
+CATCH_TEST_CASE("optimizer.fused picks the step, and true where there is no fused step is refused") {
+  using trainer::engine::optimizer_step;
+  using trainer::engine::OptimizerStep;
+  OptimizerOptions o;
+  const at::Device cpu(at::kCPU);
+  for (OptimizerKind kind : {OptimizerKind::kSgd, OptimizerKind::kAdam, OptimizerKind::kAdamW}) {
+    o.kind = kind;
+    o.fused.reset();
+    CATCH_CHECK(optimizer_step(o, cpu, at::kFloat) == OptimizerStep::kFusedCpu);
+    CATCH_CHECK(optimizer_step(o, cpu, at::kDouble) == OptimizerStep::kFusedCpu);
+    CATCH_CHECK(optimizer_step(o, cpu, at::kBFloat16) == OptimizerStep::kLoop);  // no loop for bfloat16: LibTorch's
+    o.fused = false;
+    CATCH_CHECK(optimizer_step(o, cpu, at::kFloat) == OptimizerStep::kLoop);
+    o.fused = true;
+    CATCH_CHECK(optimizer_step(o, cpu, at::kFloat) == OptimizerStep::kFusedCpu);
+    try {
+      optimizer_step(o, cpu, at::kBFloat16);
+      CATCH_FAIL("fused=true on bfloat16 parameters was accepted");
+    } catch (const trainer::Error& e) {
+      CATCH_CHECK(e.where() == "optimizer.fused");
+      CATCH_CHECK_THAT(e.what(), Catch::Matchers::Contains("BFloat16") && Catch::Matchers::Contains("fused=null"));
+    }
+  }
+  o.fused.reset();
+  std::vector<at::Tensor> parameters = parameters_with_gradients();
+  o.fused = false;
+  auto loop = trainer::engine::make_optimizer(o, parameters, cpu);
+  const torch::optim::Optimizer& made = *loop;
+  CATCH_CHECK(typeid(made) == typeid(torch::optim::AdamW));  // LibTorch's own class, not a subclass
 }
 
 CATCH_TEST_CASE("clipping by value clamps each gradient element") {

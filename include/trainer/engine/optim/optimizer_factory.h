@@ -1,9 +1,11 @@
 // The optimizer a job's `optimizer` section asks for (sgd, adam, adamw; Adam and AdamW on CUDA as
-// one fused kernel, fused_adam.h), the LR the schedule sets on it, and gradient clipping by value
-// or by norm without a host sync (torch::nn::utils::clip_grad_norm_ returns a double).
+// one fused kernel, fused_adam.h; all three on the CPU as one loop, cpu_fused_optimizer.h), the LR the schedule sets on
+// it, and gradient clipping by value or by norm without a host sync (torch::nn::utils::clip_grad_norm_ returns a
+// double).
 #pragma once
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include <ATen/ATen.h>
@@ -13,9 +15,19 @@
 
 namespace trainer::engine {
 
-// True when `o` runs as the fused CUDA kernel on `device`.
-bool uses_fused_adam(const OptimizerOptions& o, const at::Device& device);
+// How the optimizer steps: LibTorch's loop of ATen operations per parameter, the fused CUDA
+// kernel (Adam, AdamW), or the fused CPU loops (cpu_fused_optimizer.h).
+enum class OptimizerStep { kLoop, kFusedCuda, kFusedCpu };
 
+// The step `o` gets for parameters of `dtype` on `device`: with optimizer.fused null the fused
+// one wherever it exists, with false the loop. With true, a fused step that does not exist here is
+// a trainer::Error naming optimizer.fused, what is missing and the fix.
+OptimizerStep optimizer_step(const OptimizerOptions& o, const at::Device& device, c10::ScalarType dtype);
+
+// One line for the log: "one fused kernel for all parameters (CUDA)", ...
+std::string optimizer_step_text(OptimizerStep step);
+
+// The optimizer, stepping as optimizer_step() says for the parameters' dtype.
 std::unique_ptr<torch::optim::Optimizer> make_optimizer(const OptimizerOptions& o, std::vector<at::Tensor> parameters,
                                                         const at::Device& device);
 
