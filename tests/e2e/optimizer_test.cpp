@@ -31,10 +31,13 @@ std::vector<std::string> fit(const std::string& run_dir, std::vector<std::string
   return argv;
 }
 
+// A fit that succeeds without a LibTorch warning ("[W...] Warning: ...", such as an out= tensor
+// resized on every step).
 void fit_ok(const fs::path& dir, const std::string& run, const std::vector<std::string>& extra) {
   auto result = run_process(fit(run, extra), dir.string());
   INFO(result.err);
   REQUIRE(result.exit_code == 0);
+  CHECK(result.err.find("Warning:") == std::string::npos);
 }
 
 }  // namespace

@@ -267,9 +267,10 @@ class CpuAdam final : public CpuFused<Base> {
  private:
   at::Tensor& scratch(size_t index, const at::Tensor& p) {
     if (roots_.size() <= index) roots_.resize(index + 1);
+    // p's shape, so that sqrt_out never resizes it (LibTorch 2.x warns on every such resize).
     if (!roots_[index].defined() || roots_[index].scalar_type() != p.scalar_type() ||
-        roots_[index].numel() != p.numel()) {
-      roots_[index] = at::empty({p.numel()}, p.options());
+        roots_[index].sizes() != p.sizes()) {
+      roots_[index] = at::empty(p.sizes(), p.options());
     }
     return roots_[index];
   }
