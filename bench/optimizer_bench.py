@@ -7,6 +7,10 @@ gradients and threads, side by side in one run:
   - PyTorch 2.11's own optimizers from Python: the default (foreach: one multi-tensor kernel per
     operation) and fused=True (one kernel for all parameters).
 
+With --trainer, the same in training: `trainer fit` (Fashion-MNIST, one epoch of the mlp, 60
+batches of the cnn, trainer.profiler=simple) with optimizer.fused=null and false, interleaved,
+reporting the profiler's mean forward + loss, backward and optimizer-step times per step.
+
 Each side runs --reps times, interleaved; each run reports the median of --steps timed steps after
 20 warm-up steps. The table gives the median over the runs, their range, and each row's time as a
 multiple of PyTorch's default optimizer.
@@ -63,6 +67,47 @@ def run(cmd, env):
     return rows
 
 
+FIT_MODELS = {"mlp": [], "cnn": ["model=cnn", "trainer.limit_train_batches=60"]}
+PHASES = (("forward + loss", "forward"), ("backward", "backward"), ("optimizer step", "optimizer"))
+
+
+def fit_phases(trainer, model, fused, env, work):
+    """One `trainer fit` with the simple profiler: {phase: mean ms per step}."""
+    run_dir = os.path.join(work, "run")
+    subprocess.run(["rm", "-rf", run_dir], check=True)
+    subprocess.run([trainer, "fit", "trainer.max_epochs=1", "trainer.profiler=simple", "trainer.enable_progress_bar=false",
+                    "trainer.limit_val_batches=0", "trainer.num_sanity_val_steps=0", "optimizer.fused=" + fused,
+                    "hydra.run.dir=" + run_dir] + FIT_MODELS[model], check=True, capture_output=True, env=env, cwd=work)
+    phases = {}
+    for line in open(os.path.join(run_dir, "fit-profiler.txt")):
+        cells = [c.strip() for c in line.split("|")]
+        for prefix, key in PHASES:
+            if len(cells) > 3 and cells[1].startswith(prefix):
+                phases[key] = float(cells[3].split()[0])
+    return phases
+
+
+def fit_table(args, env):
+    import tempfile
+    lines = ["## In training: `trainer fit` with optimizer.fused=null (the fused step) and false (LibTorch's loop)", "",
+             "Fashion-MNIST, batch 128, %d runs each, interleaved; the simple profiler's mean ms per step, median over "
+             "runs [min-max]." % args.reps, "",
+             "| model | optimizer.fused | forward + loss | backward | optimizer step | sum |", "|---|---|---:|---:|---:|---:|"]
+    with tempfile.TemporaryDirectory() as work:
+        for model in args.models.split(","):
+            runs = {"null": [], "false": []}
+            for _ in range(args.reps):
+                for fused in ("null", "false"):
+                    runs[fused].append(fit_phases(args.trainer, model, fused, env, work))
+            for fused in ("null", "false"):
+                cells = []
+                for key in ("forward", "backward", "optimizer", "sum"):
+                    vals = [sum(r[k] for _, k in PHASES) if key == "sum" else r[key] for r in runs[fused]]
+                    cells.append("%.2f [%.2f-%.2f]" % (statistics.median(vals), min(vals), max(vals)))
+                lines.append("| %s | %s | %s |" % (model, fused, " | ".join(cells)))
+    return lines + [""]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bench", action="append", required=True, help="an optimizer_bench binary (repeatable)")
@@ -71,6 +116,7 @@ def main():
     ap.add_argument("--steps", type=int, default=300)
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--trainer", help="also time `trainer fit` with optimizer.fused=null and false")
     ap.add_argument("--out")
     args = ap.parse_args()
     env = dict(os.environ, OMP_NUM_THREADS=str(args.threads))
@@ -101,6 +147,8 @@ def main():
                 lines.append("| %s | %s | %s | %.3f [%.3f-%.3f] | %s |" % (name, key[0], key[2], med, min(vals),
                                                                        max(vals), ratio))
         lines.append("")
+    if args.trainer:
+        lines += fit_table(args, env)
     text = "\n".join(lines)
     print(text)
     if args.out:

@@ -4,6 +4,8 @@
 # exists) and PyTorch 2.11's own optimizers from Python (foreach and fused=True), on the parameter
 # shapes of model=mlp and model=cnn, interleaved. Markdown to stdout and
 # bench/results/optimizer_<UTC time>.md.
+# Then `trainer fit` (build/debian's) with optimizer.fused=null and false: the profiler's forward,
+# backward and optimizer-step times per step.
 #   bench/optimizer_bench.sh [--reps 5] [--steps 300] [--threads 2] [--models mlp,cnn]
 # Environment: BENCH_TORCH_VENV (default ~/.cache/trainer/venv-torch-2.11.0, scripts/setup.sh's).
 set -euo pipefail
@@ -19,5 +21,6 @@ for variant in debian wheel; do
 done
 ((${#benches[@]})) || { echo "optimizer_bench: no build (scripts/build.sh --libtorch=debian)" >&2; exit 1; }
 mkdir -p "$root/bench/results"
-exec python3 "$root/bench/optimizer_bench.py" "${benches[@]}" --python "$venv/bin/python" \
+trainer="${TRAINER_BIN:-$root/build/debian/trainer}"
+exec python3 "$root/bench/optimizer_bench.py" "${benches[@]}" --python "$venv/bin/python" --trainer "$trainer" \
   --out "$root/bench/results/optimizer_$(date -u +%Y-%m-%dT%H%M).md" "$@"

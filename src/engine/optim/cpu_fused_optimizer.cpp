@@ -47,10 +47,19 @@ const bool kFma = fma_like_aten();
 // from MKL's vector library, whose results differ in the last bit for about 1 value in 70.
 constexpr bool kAtenSqrtIsIeee = !AT_MKL_ENABLED();
 
-// Splits [0, n) over ATen's intra-op threads as its own element-wise kernels do.
+// Splits [0, n) over ATen's intra-op threads, in chunks of at least 256 Ki values. ATen's own
+// grain (32 Ki) split the mlp's 200 Ki-value weight over two threads: the step itself took 0.11
+// instead of about 0.2 ms, but the forward and backward passes after it were about 1 ms slower
+// (the OpenMP threads it woke competing with OpenBLAS's on two cores), and the training step as a
+// whole 0.4 ms slower than with the pass on one thread (BENCHMARKS.md, "Optimizer step on the CPU").
 template <class F>
 void in_parallel(int64_t n, const F& f) {
-  at::parallel_for(0, n, at::internal::GRAIN_SIZE, f);
+  constexpr int64_t kGrain = int64_t{1} << 18;
+  if (n < 2 * kGrain) {
+    f(0, n);
+    return;
+  }
+  at::parallel_for(0, n, kGrain, f);
 }
 
 template <class T>
