@@ -1,7 +1,7 @@
 // Adam, AdamW and SGD on the CPU as one pass over each parameter (what torch.optim's fused=True
 // is on a GPU), instead of LibTorch's chain of about ten ATen operations per parameter, each a
-// full pass over memory with a temporary tensor: on a small model the optimizer step was a fifth of
-// the training step (docs/precision.md, "The optimizer on the CPU").
+// full pass over memory with a temporary tensor: on the mlp the optimizer step was a fifth of the
+// training step (BENCHMARKS.md, "Optimizer step on the CPU").
 //
 // The optimizers are torch::optim::Adam / AdamW / SGD with only step() replaced: options, state
 // (step count, exp_avg, exp_avg_sq, momentum_buffer), save() and load() are LibTorch's, so a
