@@ -174,7 +174,8 @@ void Trainer::Impl::setup() {
   parameters = model->parameters();
   optimizer = make_optimizer(options.optimizer, parameters, device);
   log::info(std::string("optimizer ") + optimizer_name(options.optimizer.kind) + ": " +
-            optimizer_step_text(engine::optimizer_step(options.optimizer, device, param_dtype)));
+            optimizer_step_text(engine::optimizer_step(options.optimizer, device, param_dtype), options.optimizer,
+                                device, param_dtype));
   log::info("model: " + model->describe());
   probe_precision(spec, view.get_or<std::string>("model.name", "?"));
   make_scaler();

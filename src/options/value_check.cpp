@@ -199,7 +199,8 @@ std::string check_value(const Option& option, const config::Node& value) {
   if (value.is_missing()) return option.mandatory ? "" : "a value is needed (" + option.help + ")";
   switch (option.type) {
     case Type::kBool:
-      return value.type() == config::NodeType::kBool ? "" : expected(option, "true or false", value);
+      if (value.type() == config::NodeType::kBool) return "";
+      return expected(option, option.nullable ? "true, false or null" : "true or false", value);
     case Type::kInt:
       if (value.type() == config::NodeType::kBool && option.bool_as_int) return "";
       if (value.is_string()) {

@@ -1,7 +1,5 @@
 #include "trainer/engine/optim/cpu_fused_optimizer.h"
 
-#include <algorithm>
-#include <cctype>
 #include <cstdlib>
 #include <sstream>
 #include <string>
@@ -28,14 +26,11 @@ namespace co = cpu_optim;
 bool fma_like_aten() {
 #if defined(__x86_64__) || defined(_M_X64)
   __builtin_cpu_init();  // this runs among the static initialisers
+  // ATen compares the value as written: "DEFAULT" or "default " is an invalid value it warns
+  // about and ignores, keeping the CPU's kernels.
   const char* forced = std::getenv("ATEN_CPU_CAPABILITY");
-  const bool has_fma = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  if (forced != nullptr && *forced != '\0') {
-    std::string name(forced);
-    std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
-    if (name == "default") return false;
-  }
-  return has_fma;
+  if (forced != nullptr && std::string(forced) == "default") return false;
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 #else
   return false;
 #endif

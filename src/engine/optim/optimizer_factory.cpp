@@ -12,6 +12,18 @@
 
 namespace trainer::engine {
 
+namespace {
+
+// "BFloat16 (precision=bf16-true)": the parameters' dtype and the setting that gives it.
+std::string dtype_origin(c10::ScalarType dtype) {
+  std::string text = c10::toString(dtype);
+  if (dtype == at::kBFloat16) return text + " (precision=bf16-true)";
+  if (dtype == at::kHalf) return text + " (precision=16-true)";
+  return text;
+}
+
+}  // namespace
+
 OptimizerStep optimizer_step(const OptimizerOptions& o, const at::Device& device, c10::ScalarType dtype) {
   if (o.fused == false) return OptimizerStep::kLoop;
   const std::string name = optimizer_name(o.kind);
@@ -28,12 +40,13 @@ OptimizerStep optimizer_step(const OptimizerOptions& o, const at::Device& device
   const bool known_dtype = cpu_fused_optimizer_available(at::kFloat);
   throw Error("optimizer.fused",
               known_dtype ? "true, but the fused CPU step takes float32 and float64 parameters, and these are " +
-                                std::string(c10::toString(dtype)) + " (the precision setting)"
+                                dtype_origin(dtype)
                           : "true, but the fused CPU step is built for x86-64 CPUs only",
               "Set optimizer.fused=null (the fused step where there is one) or false.");
 }
 
-std::string optimizer_step_text(OptimizerStep step) {
+std::string optimizer_step_text(OptimizerStep step, const OptimizerOptions& o, const at::Device& device,
+                                c10::ScalarType dtype) {
   switch (step) {
     case OptimizerStep::kFusedCuda:
       return "one fused kernel for all parameters (CUDA)";
@@ -43,7 +56,11 @@ std::string optimizer_step_text(OptimizerStep step) {
     case OptimizerStep::kLoop:
       break;
   }
-  return "LibTorch's loop of operations per parameter";
+  std::string text = "LibTorch's loop of operations per parameter";
+  if (o.fused == false) return text + " (optimizer.fused=false)";
+  if (device.is_cuda()) return text + " (no fused " + std::string(optimizer_name(o.kind)) + " for CUDA)";
+  if (!cpu_fused_optimizer_available(at::kFloat)) return text + " (the fused CPU step is built for x86-64 only)";
+  return text + " (no fused CPU step for " + dtype_origin(dtype) + " parameters)";
 }
 
 std::unique_ptr<torch::optim::Optimizer> make_optimizer(const OptimizerOptions& o, std::vector<at::Tensor> parameters,

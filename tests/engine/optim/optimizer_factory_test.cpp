@@ -94,13 +94,20 @@ CATCH_TEST_CASE("optimizer.fused picks the step, and true where there is no fuse
       CATCH_FAIL("fused=true on bfloat16 parameters was accepted");
     } catch (const trainer::Error& e) {
       CATCH_CHECK(e.where() == "optimizer.fused");
-      CATCH_CHECK_THAT(e.what(), Catch::Matchers::Contains("BFloat16") && Catch::Matchers::Contains("fused=null"));
+      CATCH_CHECK_THAT(e.what(), Catch::Matchers::Contains("BFloat16 (precision=bf16-true)") &&
+                                     Catch::Matchers::Contains("fused=null"));
     }
   }
   o.fused.reset();
   std::vector<at::Tensor> parameters = parameters_with_gradients();
   o.fused = false;
   auto loop = trainer::engine::make_optimizer(o, parameters, cpu);
+  CATCH_CHECK(trainer::engine::optimizer_step_text(OptimizerStep::kLoop, o, cpu, at::kFloat) ==
+              "LibTorch's loop of operations per parameter (optimizer.fused=false)");
+  o.fused.reset();
+  CATCH_CHECK(trainer::engine::optimizer_step_text(OptimizerStep::kLoop, o, cpu, at::kBFloat16) ==
+              "LibTorch's loop of operations per parameter (no fused CPU step for BFloat16 (precision=bf16-true) "
+              "parameters)");
   const torch::optim::Optimizer& made = *loop;
   CATCH_CHECK(typeid(made) == typeid(torch::optim::AdamW));  // LibTorch's own class, not a subclass
 }

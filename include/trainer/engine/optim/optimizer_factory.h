@@ -24,8 +24,10 @@ enum class OptimizerStep { kLoop, kFusedCuda, kFusedCpu };
 // a trainer::Error naming optimizer.fused, what is missing and the fix.
 OptimizerStep optimizer_step(const OptimizerOptions& o, const at::Device& device, c10::ScalarType dtype);
 
-// One line for the log: "one fused kernel for all parameters (CUDA)", ...
-std::string optimizer_step_text(OptimizerStep step);
+// One line for the log: "one fused kernel for all parameters (CUDA)", ..., with why LibTorch's loop
+// runs where it does.
+std::string optimizer_step_text(OptimizerStep step, const OptimizerOptions& o, const at::Device& device,
+                                c10::ScalarType dtype);
 
 // The optimizer, stepping as optimizer_step() says for the parameters' dtype.
 std::unique_ptr<torch::optim::Optimizer> make_optimizer(const OptimizerOptions& o, std::vector<at::Tensor> parameters,
