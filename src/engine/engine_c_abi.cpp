@@ -13,6 +13,7 @@
 
 #include "trainer/config/config_view.h"
 #include "trainer/config/yaml.h"
+#include "trainer/engine/blas_threads.h"
 #include "trainer/engine/data_pack_command.h"
 #include "trainer/engine/distributed/dist_env.h"
 #include "trainer/engine/distributed/job_ranks.h"
@@ -39,6 +40,8 @@ void copy_message(const std::string& text, char* out, size_t capacity) {
 // with one intra-op thread on 2 cores, and glibc hands every step's activation buffers back to
 // the OS (a page fault per 4 KiB); keeping them mapped took a CNN loop from ~1,320 to ~2,120
 // samples/s.
+// OpenBLAS's own pthread pool, where LibTorch brought one in, goes down to one thread
+// (blas_threads.h).
 // Two diagnostic/benchmark knobs (bench/peer_bench.sh shows each tuning's effect with them):
 //   TRAINER_MALLOC_TUNING=0       leave glibc's malloc thresholds at their defaults
 //   TRAINER_INTRA_OP_THREADS=<n>  n intra-op threads instead of one per usable core; 0 = leave
@@ -70,6 +73,8 @@ std::string tune_runtime() {
     mallopt(M_TRIM_THRESHOLD, 1 << 30);
     text += ", malloc mmap threshold 32 MiB and trim threshold 1 GiB";
   }
+  const std::string blas = trainer::engine::limit_openblas_pool(at::get_num_threads());
+  if (!blas.empty()) text += ", " + blas;
   return text;
 }
 

@@ -1,6 +1,8 @@
-// The engine's start-up tuning and its two diagnostic knobs (src/engine/engine_c_abi.cpp), as the
-// real trainer binary reports them in trainer.log: TRAINER_MALLOC_TUNING=0 and
-// TRAINER_INTRA_OP_THREADS=<n> (0 = LibTorch's default), and a clear error for a bad value.
+// The engine's start-up tuning and its knobs (src/engine/engine_c_abi.cpp), as the real trainer
+// binary reports them in trainer.log: TRAINER_MALLOC_TUNING=0, TRAINER_INTRA_OP_THREADS=<n>
+// (0 = LibTorch's default) and a clear error for a bad value; OpenBLAS's own pthread pool taken
+// down to one thread where the engine's BLAS is one (blas_threads.h), OPENBLAS_NUM_THREADS
+// keeping it.
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -28,6 +30,14 @@ std::string tuning_line(const TempDir& dir) {
 }
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// The engine's own line names the BLAS library it resolved (runtime_info.h).
+std::string engine_line(const TempDir& dir) {
+  const std::string log = read_file(fs::path(dir.path()) / "run" / "trainer.log");
+  const size_t start = log.find("engine: LibTorch");
+  if (start == std::string::npos) return "";
+  return log.substr(start, log.find('\n', start) - start);
+}
 
 }  // namespace
 
@@ -70,5 +80,34 @@ TEST_CASE("runtime tuning: the log line says what was applied, and each knob swi
     CHECK(contains(result.err, "TRAINER_INTRA_OP_THREADS"));
     CHECK(contains(result.err, "not a thread count"));
     CHECK(contains(result.err, "unset it"));
+  }
+}
+
+TEST_CASE("runtime tuning: OpenBLAS's own thread pool goes to one thread beside ATen's, unless the user sets it") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  TempDir dir;
+  auto result = tiny_fit(dir, {"TRAINER_INTRA_OP_THREADS=2"});
+  INFO(result.err);
+  REQUIRE(result.exit_code == 0);
+  const std::string engine = engine_line(dir);
+  INFO(engine);
+  REQUIRE_FALSE(engine.empty());
+  // Wherever the engine's process holds Debian's pthread OpenBLAS (scripts/setup.sh installs it):
+  // LibTorch 1.13's BLAS, and OpenCV's in the wheel build's process (its matrix products are MKL's).
+  const bool pthread_openblas = contains(engine, "openblas-pthread");
+  CHECK(contains(tuning_line(dir), "OpenBLAS on one thread beside ATen's pool (OPENBLAS_NUM_THREADS=") ==
+        pthread_openblas);
+  if (!pthread_openblas) return;
+  SECTION("OPENBLAS_NUM_THREADS is the user's: left as set") {
+    TempDir own;
+    result = tiny_fit(own, {"TRAINER_INTRA_OP_THREADS=2", "OPENBLAS_NUM_THREADS=2"});
+    REQUIRE(result.exit_code == 0);
+    CHECK(contains(tuning_line(own), "OpenBLAS pool of 2 threads (OPENBLAS_NUM_THREADS)"));
+  }
+  SECTION("one intra-op thread: nothing to share the cores with, OpenBLAS keeps its pool") {
+    TempDir one;
+    result = tiny_fit(one, {"TRAINER_INTRA_OP_THREADS=1"});
+    REQUIRE(result.exit_code == 0);
+    CHECK_FALSE(contains(tuning_line(one), "OpenBLAS"));
   }
 }
