@@ -1,15 +1,21 @@
 """Issue 22's roofline: how much of the CPU training step its arithmetic accounts for.
 
 bench/roofline/roofline.cpp times, with the trainer's LibTorch and threads, every matrix product
-and convolution a training step of model=mlp and model=cnn needs, at their own shapes (forward,
-input gradient where autograd computes one, weight gradient), and 1024^3 products and a square
-convolution for reference. The sum of those times is the step's floor: what it would take if
-nothing but its arithmetic ran, at the speed this machine reaches on those shapes. `trainer fit`
-(Fashion-MNIST, batch 128, default settings) reports its FLOP/s (metrics.csv's flops_per_sec,
-from the trainer's own FLOP counter: 3x the forward's products and convolutions). The achieved
-share is the trainer's FLOP/s over the floor's FLOP/s (the same FLOP count over both times).
+and convolution a training step of model=mlp and model=cnn runs, at their own shapes (forward,
+input gradient where autograd computes one, weight gradient), and a 1024^3 product and a square
+convolution for reference. The sum of those times is the step's floor: what the step would take
+if nothing but its arithmetic ran, at the speed this machine reaches on those shapes.
 
-  bench/roofline.py --roofline build/debian/bench/roofline --trainer build/debian/trainer [--reps 3] [--out F]
+`trainer fit` (Fashion-MNIST, batch 128, default settings; validation off) is run alongside, once
+per variant (--variant "label:ENV=VALUE ..."; the defaults always run). From its metrics.csv: the
+step time (1 / batches_per_sec, the median over logging intervals after the first) and the FLOP/s
+of its own counter (flops_per_sec: 3x the forward's matrix products and convolutions).
+
+Reported per model: floor / step (the share of the step its arithmetic needs), and the trainer's
+FLOP/s over the achievable FLOP/s at the model's shapes (the floor's). Kernels and fits are
+interleaved, repetition by repetition.
+
+  bench/roofline.py --roofline build/debian/bench/roofline --trainer build/debian/trainer [--reps 5] [--out F]
 """
 import argparse
 import csv
@@ -23,71 +29,87 @@ import tempfile
 # Which timed kernels one training step of each model runs.
 STEP_KERNELS = {
     "mlp": lambda name: name.startswith("mlp"),
-    "cnn": lambda name: name.startswith("cnnfc") or name.startswith("cnn1") or name.startswith("cnn2"),
+    "cnn": lambda name: name.startswith(("cnnfc", "cnn1-", "cnn2-")),
 }
 FIT_ARGS = {"mlp": ["trainer.max_epochs=1"],
             "cnn": ["model=cnn", "trainer.max_epochs=1", "trainer.limit_train_batches=120"]}
 
 
 def kernels(binary, reps):
-    rows = {}
-    for line in subprocess.run([binary, "--reps", str(reps)], check=True, capture_output=True,
-                               text=True).stdout.splitlines():
+    rows, info = {}, ""
+    out = subprocess.run([binary, "--reps", str(reps)], check=True, capture_output=True, text=True).stdout
+    for line in out.splitlines():
         parts = line.split()
         if parts[0] == "info":
             info = " ".join(parts[1:])
-            continue
-        rows[parts[1]] = (float(parts[2]), float(parts[3]))
+        else:
+            rows[parts[1]] = (float(parts[2]), float(parts[3]))
     return info, rows
 
 
-def trainer_flops(trainer, model, work):
+def fit(trainer, model, env, work):
     run_dir = os.path.join(work, model)
     subprocess.run(["rm", "-rf", run_dir], check=True)
     subprocess.run([trainer, "fit", "trainer.enable_progress_bar=false", "trainer.limit_val_batches=0",
-                    "trainer.num_sanity_val_steps=0", "trainer.log_every_n_steps=20", "hydra.run.dir=" + run_dir]
-                   + FIT_ARGS[model], check=True, capture_output=True, cwd=work)
+                    "trainer.num_sanity_val_steps=0", "trainer.log_every_n_steps=20", "test_after_fit=false",
+                    "hydra.run.dir=" + run_dir] + FIT_ARGS[model],
+                   check=True, capture_output=True, cwd=work, env=dict(os.environ, **env))
     with open(os.path.join(run_dir, "metrics.csv")) as f:
-        values = [float(r["flops_per_sec"]) for r in csv.DictReader(f) if r.get("flops_per_sec")]
-    return statistics.median(values[1:] or values)  # the first interval holds the warm-up
+        rows = [r for r in csv.DictReader(f) if r.get("batches_per_sec")]
+    rows = rows[1:] or rows  # the first interval holds the warm-up
+    step = statistics.median(1.0 / float(r["batches_per_sec"]) for r in rows)
+    flops = statistics.median(float(r["flops_per_sec"]) for r in rows)
+    return step, flops
+
+
+def parse_variant(text):
+    label, _, assignments = text.partition(":")
+    return label, dict(a.split("=", 1) for a in assignments.split())
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--roofline", required=True)
     ap.add_argument("--trainer", required=True)
-    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--kernel-reps", type=int, default=50)
+    ap.add_argument("--variant", action="append", default=[], help='"label:ENV=VALUE ..." (the defaults always run)')
     ap.add_argument("--out")
     args = ap.parse_args()
     args.trainer = os.path.abspath(args.trainer)
+    variants = [("defaults", {})] + [parse_variant(v) for v in args.variant]
     runs = []
-    fits = {m: [] for m in STEP_KERNELS}
+    fits = {(m, label): [] for m in STEP_KERNELS for label, _ in variants}
     with tempfile.TemporaryDirectory() as work:
         for _ in range(args.reps):
             info, rows = kernels(args.roofline, args.kernel_reps)
             runs.append(rows)
             for model in STEP_KERNELS:
-                fits[model].append(trainer_flops(args.trainer, model, work))
+                for label, env in variants:
+                    fits[(model, label)].append(fit(args.trainer, model, env, work))
     names = list(runs[0])
-    med = {n: statistics.median(r[n][1] for r in runs) for n in names}
-    gflops = {n: runs[0][n][0] / med[n] / 1e9 for n in names}
-    lines = ["# Roofline of the CPU training step (%s)" % datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M UTC"), "",
-             "LibTorch %s; %d runs, interleaved with the fits; kernel times are medians of %d calls, then the median "
-             "over runs." % (info, args.reps, args.kernel_reps), "",
-             "| kernel | GFLOP/s |", "|---|---:|"]
-    lines += ["| %s | %.1f |" % (n, gflops[n]) for n in names]
-    lines += ["", "| model | step floor (ms) | floor GFLOP/s | trainer GFLOP/s (median [min-max]) | achieved share |",
-              "|---|---:|---:|---:|---:|"]
+    seconds = {n: statistics.median(r[n][1] for r in runs) for n in names}
+    flops = {n: runs[0][n][0] for n in names}
+    lines = ["# Roofline of the CPU training step (%s)" % datetime.datetime.now(datetime.timezone.utc).strftime(
+                 "%Y-%m-%d %H:%M UTC"), "",
+             "LibTorch: %s. %d repetitions, kernels and fits interleaved; a kernel's time is the median of %d calls, "
+             "then the median over repetitions." % (info, args.reps, args.kernel_reps), "",
+             "| kernel | ms | GFLOP/s |", "|---|---:|---:|"]
+    lines += ["| %s | %.3f | %.1f |" % (n, seconds[n] * 1e3, flops[n] / seconds[n] / 1e9) for n in names]
+    lines += ["", "| model | trainer | step floor (ms) | trainer step (ms), median [range] | floor / step | "
+              "achievable GFLOP/s at the model's shapes | trainer GFLOP/s (its counter) | trainer / achievable |",
+              "|---|---|---:|---:|---:|---:|---:|---:|"]
     for model, selected in STEP_KERNELS.items():
         step_names = [n for n in names if selected(n)]
-        floor_s = sum(med[n] for n in step_names)
-        flops = sum(runs[0][n][0] for n in step_names)
-        floor_gflops = flops / floor_s / 1e9
-        achieved = [v / 1e9 for v in fits[model]]
-        lines.append("| %s | %.2f | %.1f | %.1f [%.1f-%.1f] | %.0f %% |" % (
-            model, floor_s * 1e3, floor_gflops, statistics.median(achieved), min(achieved), max(achieved),
-            100 * statistics.median(achieved) / floor_gflops))
+        floor = sum(seconds[n] for n in step_names)
+        achievable = sum(flops[n] for n in step_names) / floor / 1e9
+        for label, _ in variants:
+            steps = [s for s, _ in fits[(model, label)]]
+            counted = statistics.median(f for _, f in fits[(model, label)]) / 1e9
+            step = statistics.median(steps)
+            lines.append("| %s | %s | %.2f | %.2f [%.2f-%.2f] | %.0f %% | %.1f | %.1f | %.0f %% |" % (
+                model, label, floor * 1e3, step * 1e3, min(steps) * 1e3, max(steps) * 1e3, 100 * floor / step,
+                achievable, counted, 100 * counted / achievable))
     text = "\n".join(lines)
     print(text)
     if args.out:

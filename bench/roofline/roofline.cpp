@@ -5,6 +5,8 @@
 // bench/roofline.sh runs it beside `trainer fit` and reports each model's achieved share.
 //   roofline [--threads 2] [--batch 128] [--reps 50]
 // Prints "<kind> <name> <flops per call> <median seconds per call> <GFLOP/s>" lines.
+#include <malloc.h>
+
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -45,18 +47,15 @@ void gemm(const std::string& name, int64_t m, int64_t k, int64_t n, bool a_trans
   report("gemm", name, 2.0 * m * k * n, seconds);
 }
 
-// A 3x3 convolution (padding 1, no bias) as a training step runs it: the forward alone, and the
-// forward with autograd's backward (the weight's gradient, and the input's where it needs one);
-// the backward's time is the difference.
+// A 3x3 convolution (padding 1, no bias) as a training step runs it: the forward with autograd
+// recording, and the forward with autograd's backward (the weight's gradient, and the input's
+// where it needs one); the backward's time is the difference.
 void conv(const std::string& name, int64_t batch, int64_t in, int64_t out, int64_t size, bool input_grad, int reps) {
   at::Tensor x = at::randn({batch, in, size, size}).requires_grad_(input_grad);
   at::Tensor w = at::randn({out, in, 3, 3}).requires_grad_(true);
   const double flops = 2.0 * batch * in * 9 * out * size * size;
   at::Tensor dy = at::randn({batch, out, size, size});
-  const double forward = median_seconds(reps, [&] {
-    at::NoGradGuard no_grad;
-    at::conv2d(x, w, {}, 1, 1);
-  });
+  const double forward = median_seconds(reps, [&] { at::conv2d(x, w, {}, 1, 1); });
   const double both = median_seconds(reps, [&] {
     at::Tensor y = at::conv2d(x, w, {}, 1, 1);
     y.backward(dy);
@@ -79,6 +78,11 @@ int main(int argc, char** argv) {
     if (flag == "--reps") reps = std::atoi(argv[i + 1]);
   }
   at::set_num_threads(threads);
+  // The trainer's malloc thresholds (src/engine/engine_c_abi.cpp): without them every call maps
+  // and unmaps its megabytes of output and pays a page fault per 4 KiB, which a convolution with
+  // one input channel feels most (14 ms instead of about 2 for cnn1's forward).
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
   at::manual_seed(0);
   std::printf("info threads %d mkldnn %d\n", at::get_num_threads(), static_cast<int>(at::hasMKLDNN()));
   // Linear layers: forward x W^T; input gradient dY W; weight gradient dY^T X. The first layer's
