@@ -205,9 +205,11 @@ TEST_CASE("slurm: a trial the pruner stops under SLURM gets SIGTERM, keeps last.
   TempDir dir;
   const fs::path sweep = fs::path(dir.path()) / "sweep";
   // As e2e/optuna's pruning case: lr 0.01 for trials 0 and 1, then 1e-8, which falls behind at the
-  // first rung; epochs of 16k samples (about a second) outlast the launcher's look every second.
+  // first rung; epochs of 64k samples (about 1.5 s on 2 cores) leave the pruned trial's last three
+  // epochs to outlast the launcher's look every second (16k-sample epochs ran out first once the
+  // step had become twice as fast).
   auto result =
-      run_process(slurm_sweep({"hydra/sweeper=optuna", "data.num_samples=16384", "trainer.max_epochs=4",
+      run_process(slurm_sweep({"hydra/sweeper=optuna", "data.num_samples=65536", "trainer.max_epochs=4",
                                "trainer.deterministic=true", "test_after_fit=false", "optimizer.lr=choice(0.01,1e-8)",
                                "hydra.sweeper.n_trials=3", "hydra.sweeper.n_jobs=1", "hydra.sweeper.sampler.seed=20",
                                "hydra.sweeper.sampler.n_startup_trials=6",
