@@ -20,8 +20,8 @@ namespace {
 constexpr int kJobs = 4;
 constexpr int kEpochs = 4;
 
-// Jobs 0-1 learn (lr 0.01, 1e-4); jobs 2-3 barely move (lr 1e-7, 1e-8). Epochs of 16k samples
-// (about a second each) outlast the launcher's half-second polling, so a cut job is still running
+// Jobs 0-1 learn (lr 0.01, 1e-4); jobs 2-3 barely move (lr 1e-7, 1e-8). Epochs of 32k samples
+// (about 0.8 s each on 2 cores) outlast the launcher's half-second polling, so a cut job is still running
 // when its SIGTERM comes (a job that already ended keeps its status). val/loss is monitored:
 // on synthetic data val/acc reaches 1.0 for every job that learns, val/loss still ranks them.
 std::vector<std::string> sweep(const std::string& sweep_dir, const std::vector<std::string>& extra) {
@@ -29,7 +29,7 @@ std::vector<std::string> sweep(const std::string& sweep_dir, const std::vector<s
                                    "fit",
                                    "-m",
                                    "data=synthetic",
-                                   "data.num_samples=16384",
+                                   "data.num_samples=32768",
                                    "data.num_workers=0",
                                    "trainer.max_epochs=" + std::to_string(kEpochs),
                                    "trainer.deterministic=true",
