@@ -2,7 +2,7 @@
 // products from OpenBLAS, and Debian's default OpenBLAS (libopenblas0-pthread) runs them on a
 // pthread pool of its own. Both pools spin on the same cores after each call, so a matrix product
 // and the elementwise operators around it keep taking the cores from each other. Measured on a
-// 2-core machine (docs/benchmarks_peer.md "OpenBLAS's thread pool"): with OpenBLAS on one thread
+// 2-core machine (BENCHMARKS.md "Roofline of the CPU step"): with OpenBLAS on one thread
 // the mlp's step went from 5.8 to 3.5 ms and the cnn's from 81 to 62 ms (medians of 6 runs).
 #pragma once
 
