@@ -1,5 +1,6 @@
-"""`trainer fit` against a plain PyTorch loop and PyTorch Lightning, on CPU (run through
-bench/peer_bench.sh, which makes the Python environment and the wheel build of trainer).
+"""`trainer fit` against a plain PyTorch loop, PyTorch Lightning and the hand-written LibTorch loop
+(bench/hand_loop/hand_loop.cpp, on CPU), on CPU (run through bench/peer_bench.sh, which makes the
+Python environment and the wheel builds of trainer and the hand loop).
 
 Each repetition runs every (model, case) once, in an order rotated from one repetition to the
 next, so load changes on the machine hit all cases alike; ratios are taken within a repetition
@@ -10,7 +11,8 @@ output goes to a file or pipe).
 Measured per process:
   samples/s   training samples / training time, over epochs >= 1 (epoch 0 is warm-up). Training
               time is each program's own: the trainer's "epoch N done in S s" (taken after the
-              last training batch, before validation), the plain loop's time from the epoch's
+              last training batch, before validation), the hand loop's "train T s" (the same span),
+              the plain loop's time from the epoch's
               shuffle to its last optimizer step, Lightning's from on_train_epoch_start to the
               last on_train_batch_end. Validation, checkpoints and logging between epochs are
               excluded for all three.
@@ -44,6 +46,7 @@ FIRST_STEP = re.compile(rb"first training step done ([0-9.]+) s after the")
 TRAINER_EPOCH = re.compile(r"\]\[trainer\]\[info\] - epoch (\d+) done in ([0-9.]+) s")
 TUNING = re.compile(r"runtime tuning: (.*)")
 PEER_EPOCH = re.compile(r"epoch (\d+) train ([0-9.]+) s samples (\d+)")
+HAND_EPOCH = re.compile(r"epoch (\d+) done in [0-9.]+ s \(train ([0-9.]+) s, .* samples (\d+)")
 TRAIN_SAMPLES, BATCH = 54000, 128
 
 
@@ -56,6 +59,7 @@ CASES = [
     Case("trainer", "trainer", {}, "trainer fit, defaults (bar, metrics.csv + TensorBoard, checkpoints)"),
     Case("plain PyTorch", "plain", {}, "bench/peers/plain_loop.py"),
     Case("Lightning", "lightning", {}, "bench/peers/lightning_loop.py"),
+    Case("hand-written LibTorch", "hand", {}, "bench/hand_loop/hand_loop.cpp (LibTorch's Adam, the trainer's start-up tuning)"),
     Case("trainer, malloc tuning off", "trainer", {"TRAINER_MALLOC_TUNING": "0"}, "TRAINER_MALLOC_TUNING=0"),
     Case("trainer, LibTorch default threads", "trainer", {"TRAINER_INTRA_OP_THREADS": "0"},
          "TRAINER_INTRA_OP_THREADS=0"),
@@ -79,6 +83,9 @@ def argv_for(case: Case, model: str, precision: str, opts, run_dir: str) -> List
             argv += [f"trainer.limit_val_batches={opts.limit_val_batches}",
                      f"trainer.limit_test_batches={opts.limit_val_batches}"]
         return argv
+    if case.kind == "hand":
+        return [opts.hand, "--model", model, "--epochs", str(opts.epochs), "--threads", str(opts.threads),
+                "--root", opts.root, "--out", run_dir, "--limit-train-batches", str(opts.limit_train_batches)]
     script = "plain_loop.py" if case.kind == "plain" else "lightning_loop.py"
     return [opts.python, os.path.join(opts.peers, script), "--model", model, "--epochs", str(opts.epochs),
             "--threads", str(opts.threads), "--root", opts.root, "--out", os.path.join(run_dir, "out"),
@@ -149,7 +156,7 @@ def run_case(case: Case, model: str, precision: str, opts, workdir: str, rep: in
             epochs.append({"epoch": int(em.group(1)), "train_s": float(em.group(2)), "samples": samples})
         record["mfu"] = trainer_mfu(run_dir)
     else:
-        for em in PEER_EPOCH.finditer(output):
+        for em in (HAND_EPOCH if case.kind == "hand" else PEER_EPOCH).finditer(output):
             epochs.append({"epoch": int(em.group(1)), "train_s": float(em.group(2)), "samples": int(em.group(3))})
     record["epochs"] = epochs
     later = [e for e in epochs if e["epoch"] >= 1] or epochs  # one epoch only: epoch 0 is all there is
@@ -212,7 +219,10 @@ def main() -> None:
         p.add_argument("--" + name, required=True)
     for name in ("epochs", "reps", "threads", "limit-train-batches", "limit-val-batches"):
         p.add_argument("--" + name, type=int, required=True)
-    p.add_argument("--cases", default="all", choices=["all", "main"])
+    p.add_argument("--hand", help="the hand_loop binary (built against the same LibTorch as --trainer)")
+    p.add_argument("--cases", default="all", choices=["all", "main", "step", "libtorch"],
+                   help="all; main: trainer, plain loop, Lightning, hand loop; step: trainer, plain loop, hand loop; "
+                        "libtorch: trainer and hand loop (for a LibTorch the Python peers do not have)")
     p.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     p.add_argument("--precisions", default="32", help="comma-separated: 32, 16-mixed, bf16-mixed")
     p.add_argument("--summary", help="append one JSON line per ratio here (bench/suite.sh)")
@@ -221,8 +231,14 @@ def main() -> None:
     opts.peers, opts.root, opts.trainer = (os.path.abspath(x) for x in (opts.peers, opts.root, opts.trainer))
     models = [m for m in opts.models.split(",") if m]
     precisions = [x for x in opts.precisions.split(",") if x]
-    # The tuning rows are about the CPU start-up tuning; on CUDA only the three programs run.
-    cases = CASES if opts.cases == "all" and opts.device == "cpu" else CASES[:3]
+    # The tuning rows are about the CPU start-up tuning; on CUDA only the three Python-peer programs run.
+    if opts.hand:
+        opts.hand = os.path.abspath(opts.hand)
+    by_kind = {"all": CASES, "main": CASES[:4], "step": [CASES[0], CASES[1], CASES[3]],
+               "libtorch": [CASES[0], CASES[3]]}
+    cases = by_kind[opts.cases] if opts.device == "cpu" else CASES[:3]
+    if not opts.hand:
+        cases = [c for c in cases if c.kind != "hand"]
     workdir = tempfile.mkdtemp(prefix="peer-bench-")
     records: List[dict] = []
     jobs = [(m, x, c) for m in models for x in precisions for c in cases]

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Peer benchmark: `trainer fit` against a plain PyTorch loop (bench/peers/plain_loop.py) and
-# PyTorch Lightning 2.6 (bench/peers/lightning_loop.py) on the same models (mlp, cnn), data (the
+# Peer benchmark: `trainer fit` against a plain PyTorch loop (bench/peers/plain_loop.py),
+# PyTorch Lightning 2.6 (bench/peers/lightning_loop.py) and the hand-written LibTorch loop
+# (bench/hand_loop/hand_loop.cpp, built against the same LibTorch) on the same models (mlp, cnn), data (the
 # real Fashion-MNIST of Debian's dataset-fashion-mnist), batch size, split, optimizer and thread
 # count, on CPU, interleaved in one run; plus trainer rows with each start-up tuning switched off
 # (TRAINER_MALLOC_TUNING=0, TRAINER_INTRA_OP_THREADS=0). The trainer is the wheel build, i.e. the
@@ -9,7 +10,8 @@
 #   bench/peer_bench.sh
 #   PEER_EPOCHS=1 PEER_REPS=1 PEER_MODELS=mlp PEER_LIMIT_TRAIN_BATCHES=40 bench/peer_bench.sh   # a smoke run
 # Environment: TRAINER_BIN (default build/wheel/trainer, built here when missing), PEER_EPOCHS (2: epoch 0 is warm-up, epoch 1 is measured; a full run takes ~17 min on 2 quiet cores),
-# PEER_REPS (3), PEER_MODELS (mlp,cnn), PEER_CASES (all | main: without the tuning rows),
+# PEER_REPS (3), PEER_MODELS (mlp,cnn), PEER_CASES (all | main: without the tuning rows | step: trainer,
+# plain loop and hand loop only | libtorch: trainer and hand loop, e.g. with TRAINER_BIN=build/debian/trainer),
 # PEER_THREADS (default: the cores this process may use, as the trainer picks),
 # PEER_LIMIT_TRAIN_BATCHES / PEER_LIMIT_VAL_BATCHES (0 = all; for quick runs), DATA_ROOT,
 # PEER_VENV (~/.cache/trainer/peer-venv), PEER_DEVICE (cpu | cuda), PEER_PRECISIONS (32; e.g. 32,16-mixed).
@@ -38,11 +40,19 @@ if [[ ! -x "$trainer" ]]; then
   bench_wheel_targets trainer trainer_engine
 fi
 trainer="$(cd "$(dirname "$trainer")" && pwd)/$(basename "$trainer")"
+hand="$(dirname "$trainer")/bench/hand_loop"
+if [[ ! -x "$hand" || "$root/bench/hand_loop/hand_loop.cpp" -nt "$hand" ]]; then
+  if [[ -n "${TRAINER_BIN:-}" ]]; then
+    cmake --build "$(dirname "$trainer")" --target hand_loop >&2
+  else
+    bench_wheel_targets hand_loop
+  fi
+fi
 
 threads="${PEER_THREADS:-$(nproc)}"
 mkdir -p "$root/bench/results"
 exec python3 "$root/bench/peer_bench.py" \
-  --trainer "$trainer" --python "$venv/bin/python" --peers "$root/bench/peers" --root "$data_root" \
+  --trainer "$trainer" --hand "$hand" --python "$venv/bin/python" --peers "$root/bench/peers" --root "$data_root" \
   --epochs "${PEER_EPOCHS:-2}" --reps "${PEER_REPS:-3}" --models "${PEER_MODELS:-mlp,cnn}" \
   --cases "${PEER_CASES:-all}" --threads "$threads" \
   --device "${PEER_DEVICE:-cpu}" --precisions "${PEER_PRECISIONS:-32}" \

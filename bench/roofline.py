@@ -15,6 +15,11 @@ Reported per model: floor / step (the share of the step its arithmetic needs), a
 FLOP/s over the achievable FLOP/s at the model's shapes (the floor's). Kernels and fits are
 interleaved, repetition by repetition.
 
+Then where the rest of the step goes: the model's forward + backward in plain ATen (no optimizer,
+no data, the trainer's OpenBLAS setting) at its real shapes and at tiny ones (the same operators
+on a few numbers: LibTorch's own per-operator cost, which no runner can remove); and each Linear
+layer's products through oneDNN beside the BLAS at::mm uses.
+
   bench/roofline.py --roofline build/debian/bench/roofline --trainer build/debian/trainer [--reps 5] [--out F]
 """
 import argparse
@@ -36,15 +41,17 @@ FIT_ARGS = {"mlp": ["trainer.max_epochs=1"],
 
 
 def kernels(binary, reps):
-    rows, info = {}, ""
+    rows, info, notes = {}, "", []
     out = subprocess.run([binary, "--reps", str(reps)], check=True, capture_output=True, text=True).stdout
     for line in out.splitlines():
         parts = line.split()
         if parts[0] == "info":
             info = " ".join(parts[1:])
+        elif parts[0] == "note":
+            notes.append(" ".join(parts[1:]))
         else:
             rows[parts[1]] = (float(parts[2]), float(parts[3]))
-    return info, rows
+    return info, rows, notes
 
 
 def fit(trainer, model, env, work):
@@ -82,7 +89,7 @@ def main():
     fits = {(m, label): [] for m in STEP_KERNELS for label, _ in variants}
     with tempfile.TemporaryDirectory() as work:
         for _ in range(args.reps):
-            info, rows = kernels(args.roofline, args.kernel_reps)
+            info, rows, notes = kernels(args.roofline, args.kernel_reps)
             runs.append(rows)
             for model in STEP_KERNELS:
                 for label, env in variants:
@@ -95,7 +102,8 @@ def main():
              "LibTorch: %s. %d repetitions, kernels and fits interleaved; a kernel's time is the median of %d calls, "
              "then the median over repetitions." % (info, args.reps, args.kernel_reps), "",
              "| kernel | ms | GFLOP/s |", "|---|---:|---:|"]
-    lines += ["| %s | %.3f | %.1f |" % (n, seconds[n] * 1e3, flops[n] / seconds[n] / 1e9) for n in names]
+    lines += ["| %s | %.3f | %.1f |" % (n, seconds[n] * 1e3, flops[n] / seconds[n] / 1e9) for n in names
+              if not n.startswith(("onednn-", "graph-"))]
     lines += ["", "| model | trainer | step floor (ms) | trainer step (ms), median [range] | floor / step | "
               "achievable GFLOP/s at the model's shapes | trainer GFLOP/s (its counter) | trainer / achievable |",
               "|---|---|---:|---:|---:|---:|---:|---:|"]
@@ -110,6 +118,31 @@ def main():
             lines.append("| %s | %s | %.2f | %.2f [%.2f-%.2f] | %.0f %% | %.1f | %.1f | %.0f %% |" % (
                 model, label, floor * 1e3, step * 1e3, min(steps) * 1e3, max(steps) * 1e3, 100 * floor / step,
                 achievable, counted, 100 * counted / achievable))
+    lines += ["", "Where the rest goes. Forward + backward in plain ATen (autograd; no optimizer, no data; %s), at the "
+              "model's shapes and at tiny ones (the same operators on a few numbers):" % next(
+                  (n.split(": ", 1)[1] for n in notes if n.startswith("graph rows:")), "-"), "",
+              "| model | step floor (ms) | forward + backward, plain ATen (ms) | same operators, tiny shapes (ms) | "
+              "trainer step (ms) | trainer step - plain ATen graph (ms) |", "|---|---:|---:|---:|---:|---:|"]
+    for model, selected in STEP_KERNELS.items():
+        floor = sum(seconds[n] for n in names if selected(n))
+        step = statistics.median(s for s, _ in fits[(model, "defaults")])
+        graph, tiny = seconds.get("graph-" + model), seconds.get("graph-%s-tiny" % model)
+        if graph is not None and tiny is not None:
+            lines.append("| %s | %.2f | %.2f | %.2f | %.2f | %.2f |" % (
+                model, floor * 1e3, graph * 1e3, tiny * 1e3, step * 1e3, (step - graph) * 1e3))
+    lines += ["", "Linear layers: the BLAS at::mm uses against oneDNN (at::mkldnn_linear and its gradients; the "
+              "forward with the input already in oneDNN's layout, and with the conversions a model of dense tensors "
+              "pays):", "", "| product | BLAS (ms) | oneDNN (ms) | oneDNN with conversions (ms) | oneDNN / BLAS |",
+              "|---|---:|---:|---:|---:|"]
+    for n in names:
+        if n.startswith("onednn-") and not n.endswith("+conversions"):
+            blas = n[len("onednn-"):]
+            conv = seconds.get(n.replace("-forward", "-forward+conversions")) if n.endswith("-forward") else None
+            if blas in seconds:
+                lines.append("| %s | %.3f | %.3f | %s | %.2f |" % (
+                    blas, seconds[blas] * 1e3, seconds[n] * 1e3, "%.3f" % (conv * 1e3) if conv else "-",
+                    seconds[n] / seconds[blas]))
+    lines += ["", "Notes from the kernel program:"] + ["- " + n for n in notes]
     text = "\n".join(lines)
     print(text)
     if args.out:

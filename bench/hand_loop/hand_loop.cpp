@@ -1,8 +1,11 @@
 // The peer of `trainer fit` (default configuration) in bench/engine_bench.sh: the plain LibTorch
 // loop a careful user would write for the same job. Same data (Fashion-MNIST, gzipped IDX files,
-// the same 54k/6k train/val split), same model (MLP 784-256-128-10, ReLU, dropout 0.2, LibTorch's
-// default Linear init drawn right after torch::manual_seed(seed)), Adam lr 1e-3, batch 128,
-// cross entropy, same intra-op threads and malloc tuning as the trainer's engine start-up.
+// the same 54k/6k train/val split), same model (--model mlp: MLP 784-256-128-10, ReLU, dropout
+// 0.2; --model cnn: configs/model/cnn.yaml's two blocks of 3x3 conv without bias, batch norm, ReLU
+// and 2x2 max pool (32, 64 channels), then 3136-128-10 with dropout 0.25; LibTorch's default
+// init drawn right after torch::manual_seed(seed)), LibTorch's Adam lr 1e-3, batch 128, cross
+// entropy, and the trainer's engine start-up tuning: its intra-op threads, its malloc settings and
+// OpenBLAS on one thread beside ATen's pool (src/engine/blas_threads.cpp, compiled in).
 //
 // Per epoch: randperm shuffle, index_select uint8 batches from tensors held in memory, normalise,
 // step; the loss is summed on the device and read once at the end of the epoch (no per-step
@@ -19,7 +22,8 @@
 // "epoch N done in S s" line, which is also taken before the checkpoint is written).
 //
 //   hand_loop --root /usr/share/datasets/fashion-mnist --epochs 3 --out DIR [--seed 42]
-//             [--threads N] [--save model+optim|model|none] [--fsync] [--meters]
+//             [--model mlp|cnn] [--threads N] [--limit-train-batches N]
+//             [--save model+optim|model|none] [--fsync] [--meters]
 // --meters adds the trainer's per-step bookkeeping (for attributing its overhead): two device-side
 // meters (loss sum and argmax accuracy) updated after every step, as src/engine/trainer.cpp does.
 #include <fcntl.h>
@@ -44,6 +48,8 @@
 #include <vector>
 
 #include <torch/torch.h>
+
+#include "trainer/engine/blas_threads.h"
 
 namespace {
 
@@ -138,10 +144,10 @@ torch::Tensor split_permutation(int64_t n, uint64_t seed) {
   return perm;
 }
 
-struct Net : torch::nn::Module {
+struct Mlp : torch::nn::Module {
   torch::nn::Linear fc1{nullptr}, fc2{nullptr}, fc3{nullptr};
-  double p;
-  explicit Net(double dropout) : p(dropout) {
+  double p = 0.2;
+  Mlp() {
     fc1 = register_module("fc1", torch::nn::Linear(784, 256));
     fc2 = register_module("fc2", torch::nn::Linear(256, 128));
     fc3 = register_module("fc3", torch::nn::Linear(128, 10));
@@ -152,6 +158,43 @@ struct Net : torch::nn::Module {
     x = torch::dropout(fc2->forward(x).relu_(), p, is_training());
     return fc3->forward(x);
   }
+};
+
+struct Cnn : torch::nn::Module {
+  torch::nn::Conv2d conv1{nullptr}, conv2{nullptr};
+  torch::nn::BatchNorm2d bn1{nullptr}, bn2{nullptr};
+  torch::nn::Linear fc1{nullptr}, fc2{nullptr};
+  double p = 0.25;
+  Cnn() {
+    conv1 = register_module("conv1", torch::nn::Conv2d(torch::nn::Conv2dOptions(1, 32, 3).padding(1).bias(false)));
+    bn1 = register_module("bn1", torch::nn::BatchNorm2d(32));
+    conv2 = register_module("conv2", torch::nn::Conv2d(torch::nn::Conv2dOptions(32, 64, 3).padding(1).bias(false)));
+    bn2 = register_module("bn2", torch::nn::BatchNorm2d(64));
+    fc1 = register_module("fc1", torch::nn::Linear(64 * 7 * 7, 128));
+    fc2 = register_module("fc2", torch::nn::Linear(128, 10));
+  }
+  torch::Tensor forward(torch::Tensor x) {
+    x = torch::max_pool2d(bn1->forward(conv1->forward(x)).relu_(), 2);
+    x = torch::max_pool2d(bn2->forward(conv2->forward(x)).relu_(), 2);
+    x = torch::dropout(fc1->forward(x.flatten(1)).relu_(), p, is_training());
+    return fc2->forward(x);
+  }
+};
+
+// One of the two models behind one interface, as a user's loop would hold it.
+struct Net : torch::nn::Module {
+  std::shared_ptr<Mlp> mlp;
+  std::shared_ptr<Cnn> cnn;
+  explicit Net(const std::string& name) {
+    if (name == "mlp") {
+      mlp = register_module("mlp", std::make_shared<Mlp>());
+    } else if (name == "cnn") {
+      cnn = register_module("cnn", std::make_shared<Cnn>());
+    } else {
+      throw std::runtime_error("--model must be mlp or cnn, not " + name);
+    }
+  }
+  torch::Tensor forward(const torch::Tensor& x) { return mlp ? mlp->forward(x) : cnn->forward(x); }
 };
 
 void fsync_file(const std::string& path) {
@@ -165,8 +208,8 @@ void fsync_file(const std::string& path) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string root = "/usr/share/datasets/fashion-mnist", out = ".", save = "model+optim";
-  int64_t epochs = 3, batch_size = 128;
+  std::string root = "/usr/share/datasets/fashion-mnist", out = ".", save = "model+optim", model_name = "mlp";
+  int64_t epochs = 3, batch_size = 128, limit_train_batches = 0;
   uint64_t seed = 42;
   int threads = 0;
   bool do_fsync = false, meters = false;
@@ -186,6 +229,10 @@ int main(int argc, char** argv) {
       seed = std::stoull(value());
     else if (a == "--threads")
       threads = std::stoi(value());
+    else if (a == "--model")
+      model_name = value();
+    else if (a == "--limit-train-batches")
+      limit_train_batches = std::stoll(value());
     else if (a == "--save")
       save = value();
     else if (a == "--fsync")
@@ -206,6 +253,8 @@ int main(int argc, char** argv) {
     threads = sched_getaffinity(0, sizeof(set), &set) == 0 ? std::max(1, CPU_COUNT(&set)) : 1;
   }
   torch::set_num_threads(threads);
+  const std::string blas = trainer::engine::limit_openblas_pool(threads);
+  if (!blas.empty()) std::printf("%s\n", blas.c_str());
   torch::manual_seed(seed);
 
   // Data: uint8 images [N, 1, 28, 28] and int64 labels in memory.
@@ -224,7 +273,7 @@ int main(int argc, char** argv) {
     return u8.to(torch::kFloat).mul_(1.0 / (255.0 * stddev)).sub_(mean / stddev);
   };
 
-  auto model = std::make_shared<Net>(0.2);
+  auto model = std::make_shared<Net>(model_name);
   torch::optim::Adam optimizer(model->parameters(), torch::optim::AdamOptions(1e-3));
 
   int64_t steps = 0;
@@ -239,8 +288,11 @@ int main(int argc, char** argv) {
       meter_loss[m] = torch::zeros({}, torch::kDouble);
       meter_correct[m] = torch::zeros({}, torch::kLong);
     }
-    for (int64_t start = 0; start < n_train; start += batch_size) {
-      const int64_t count = std::min(batch_size, n_train - start);
+    int64_t samples = 0;
+    const int64_t train_end = limit_train_batches > 0 ? std::min(n_train, limit_train_batches * batch_size) : n_train;
+    for (int64_t start = 0; start < train_end; start += batch_size) {
+      const int64_t count = std::min(batch_size, train_end - start);
+      samples += count;
       torch::Tensor idx = order.narrow(0, start, count);
       torch::Tensor x = normalise(train_x.index_select(0, idx));
       torch::Tensor y = train_y.index_select(0, idx);
@@ -284,10 +336,11 @@ int main(int argc, char** argv) {
     const double epoch_s = since(epoch_start);
     std::printf(
         "epoch %lld done in %.4f s (train %.4f s, val %.4f s) at t=%.6f s: train/loss %.4f val/loss %.4f val/acc "
-        "%.4f\n",
+        "%.4f samples %lld\n",
         static_cast<long long>(epoch), epoch_s, train_s, val_s, since(g_main_start),
-        (meters ? meter_loss[1] : loss_sum).item<double>() / static_cast<double>(n_train),
-        val_loss.item<double>() / static_cast<double>(n_val), correct.item<int64_t>() / static_cast<double>(n_val));
+        (meters ? meter_loss[1] : loss_sum).item<double>() / static_cast<double>(samples),
+        val_loss.item<double>() / static_cast<double>(n_val), correct.item<int64_t>() / static_cast<double>(n_val),
+        static_cast<long long>(samples));
     std::fflush(stdout);
 
     const auto save_start = Clock::now();
