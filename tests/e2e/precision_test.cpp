@@ -1,10 +1,12 @@
 // Precision settings through the real trainer binary on the CPU: bf16-mixed and bf16-true train,
 // 16-mixed runs with loss scaling where this LibTorch has CPU float16 autocast (2.x) and is
 // refused naming `precision` where it has not (1.13); inf gradients under loss scaling skip the
-// optimizer step and the LR schedule; a resumed run restores the scaler's state exactly.
+// optimizer step and the LR schedule; a resumed run restores the scaler's state exactly; bfloat16
+// on a CPU without bfloat16 arithmetic is said at start-up (read from /proc/cpuinfo here too).
 // Skipped without the engine.
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <regex>
 
 #include <catch2/catch.hpp>
@@ -125,6 +127,36 @@ TEST_CASE("precision=bf16-mixed trains on the CPU under autocast with float32 we
   INFO(alias.err);
   CHECK(alias.exit_code == 0);
   CHECK(alias.err.find("precision bf16-mixed") != std::string::npos);
+}
+
+TEST_CASE("bfloat16 on a CPU without bfloat16 arithmetic says so at start-up, and 32 does not") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  bool has_flags = false;
+  bool bf16_hardware = false;
+  while (std::getline(cpuinfo, line)) {
+    if (line.rfind("flags", 0) == 0 || line.rfind("Features", 0) == 0) {
+      has_flags = true;
+      bf16_hardware = std::regex_search(line, std::regex(" (avx512_bf16|amx_bf16|bf16)( |$)"));
+      break;
+    }
+  }
+  if (!has_flags) return skip_test("no flags line in /proc/cpuinfo", Skip::expected);
+  TempDir dir;
+  const std::string warning = "on a CPU without bfloat16 arithmetic";
+  for (const std::string precision : {"bf16-mixed", "bf16-true"}) {
+    auto result = run_process(
+        fit((fs::path(dir.path()) / precision).string(), {"precision=" + precision, "trainer.max_steps=2"}));
+    INFO(result.err);
+    REQUIRE(result.exit_code == 0);
+    CHECK((result.err.find("precision=" + precision + " " + warning) != std::string::npos) == !bf16_hardware);
+    if (!bf16_hardware) CHECK(result.err.find("Use precision=32 on this CPU") != std::string::npos);
+  }
+  auto plain = run_process(fit((fs::path(dir.path()) / "32").string(), {"precision=32", "trainer.max_steps=2"}));
+  INFO(plain.err);
+  REQUIRE(plain.exit_code == 0);
+  CHECK(plain.err.find(warning) == std::string::npos);
 }
 
 TEST_CASE("precision=bf16-true keeps the weights in bfloat16") {
