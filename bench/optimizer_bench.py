@@ -25,6 +25,8 @@ import statistics
 import subprocess
 import sys
 
+from report_out import emit
+
 MODELS = {
     # model=mlp (784-256-128-10), trainer's default model: 235,146 parameters.
     "mlp": "256x784,256,128x256,128,10x128,10",
@@ -150,10 +152,7 @@ def main():
     if args.trainer:
         lines += fit_table(args, env)
     text = "\n".join(lines)
-    print(text)
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write(text + "\n")
+    emit(text, args.out)
 
 
 if __name__ == "__main__":

@@ -31,6 +31,8 @@ import subprocess
 import sys
 import tempfile
 
+from report_out import emit
+
 # Which timed kernels one training step of each model runs.
 STEP_KERNELS = {
     "mlp": lambda name: name.startswith("mlp"),
@@ -144,10 +146,7 @@ def main():
                     seconds[n] / seconds[blas]))
     lines += ["", "Notes from the kernel program:"] + ["- " + n for n in notes]
     text = "\n".join(lines)
-    print(text)
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write(text + "\n")
+    emit(text, args.out)
 
 
 if __name__ == "__main__":
