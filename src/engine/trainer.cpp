@@ -86,7 +86,16 @@ std::string metric_text(const std::string& name, double value) {
 
 bool Trainer::Impl::unscale_clip_and_step(bool clip_by_norm) {
   if (scaler) scaler->unscale_(*optimizer);
-  if (options.gradient_clip_val) clip_gradients(parameters, *options.gradient_clip_val, clip_by_norm);
+  if (options.gradient_clip_val) {
+    // A pipeline's stages clip by the whole model's norm.
+    // Summed over every process, each replica's (identical, averaged) gradients count world_size times.
+    clip_gradients(parameters, *options.gradient_clip_val, clip_by_norm,
+                   pipeline ? [this](at::Tensor& squared) {
+                     group->allreduce_sum(squared, "pipeline gradient norm");
+                     if (world_size > 1) squared.div_(world_size);
+                   }
+                            : std::function<void(at::Tensor&)>());
+  }
   const bool stepped = optimizer_step();
   optimizer->zero_grad();
   return stepped;
@@ -120,21 +129,27 @@ void Trainer::Impl::flush_loggers() {
   for (auto& logger : loggers) logger->flush();
 }
 
-at::Tensor Trainer::Impl::forward_loss(const data::Batch& batch, at::Tensor& logits) {
-  AutocastGuard autocast_scope(device.type(), autocast_dtype, autocast);
-  at::Tensor inputs = batch.inputs;
-  if (param_dtype != at::kFloat) inputs = inputs.to(param_dtype);
-  logits = model->forward(inputs);
+at::Tensor Trainer::Impl::model_inputs(const data::Batch& batch) const {
+  return param_dtype != at::kFloat ? batch.inputs.to(param_dtype) : batch.inputs;
+}
+
+at::Tensor Trainer::Impl::loss_of(const at::Tensor& logits, const at::Tensor& targets) const {
   if (regression) {
-    if (logits.numel() != batch.targets.numel()) {  // sizes only: no sync
+    if (logits.numel() != targets.numel()) {  // sizes only: no sync
       throw Error("model",
-                  "gives " + std::to_string(logits.numel() / std::max<int64_t>(1, batch.targets.numel())) +
+                  "gives " + std::to_string(logits.numel() / std::max<int64_t>(1, targets.numel())) +
                       " outputs per sample, but data.task=regression predicts one number",
                   "Build the model with one output (the built-in models do so for data.task=regression).");
     }
-    return torch::nn::functional::mse_loss(logits.reshape({-1}).to(at::kFloat), batch.targets);
+    return torch::nn::functional::mse_loss(logits.reshape({-1}).to(at::kFloat), targets);
   }
-  return torch::nn::functional::cross_entropy(autocast ? logits.to(at::kFloat) : logits, batch.targets);
+  return torch::nn::functional::cross_entropy(autocast ? logits.to(at::kFloat) : logits, targets);
+}
+
+at::Tensor Trainer::Impl::forward_loss(const data::Batch& batch, at::Tensor& logits) {
+  AutocastGuard autocast_scope(device.type(), autocast_dtype, autocast);
+  logits = model->forward(model_inputs(batch));
+  return loss_of(logits, batch.targets);
 }
 
 DeviceMeter Trainer::Impl::new_meter() const {
@@ -157,7 +172,9 @@ DeviceMeter::Reading Trainer::Impl::evaluate(const std::shared_ptr<const data::D
   // evaluates with, and what rank 0's checkpoint holds, are rank 0's. Training forwards do not read
   // running statistics, so one copy here, before they are read, gives the same numbers as a copy
   // per step at a fraction of the cost.
-  if (group) broadcast_module_state(*group, {}, model->buffers());
+  // A pipeline's stages each keep their own pieces' statistics.
+  if (group && !pipeline) broadcast_module_state(*group, {}, model->buffers());
+  if (stage_replicas) broadcast_module_state(*stage_replicas, {}, pipeline->buffers());
   data::BatchLoader loader = make_loader(dataset, /*train=*/false);
   int64_t limit = limit_option.resolve(loader.batches_per_epoch());
   if (hard_limit >= 0) limit = std::min(limit, hard_limit);
@@ -167,9 +184,14 @@ DeviceMeter::Reading Trainer::Impl::evaluate(const std::shared_ptr<const data::D
   for (int64_t i = 0; i < limit; ++i) {
     auto batch = loader.next();
     if (!batch) break;
-    at::Tensor logits;
-    at::Tensor loss = forward_loss(*batch, logits);
-    meter.add(loss, logits, batch->targets);
+    if (pipeline) {
+      const at::Tensor logits = pipeline->forward_only(model_inputs(*batch));
+      if (logits.defined()) meter.add(loss_of(logits, batch->targets), logits, batch->targets);
+    } else {
+      at::Tensor logits;
+      at::Tensor loss = forward_loss(*batch, logits);
+      meter.add(loss, logits, batch->targets);
+    }
     beacon_tick(progress_beacon().step.load(std::memory_order_relaxed));
   }
   model->train();
@@ -256,7 +278,8 @@ int Trainer::Impl::fit() {
   }
   const bool resuming = options.ckpt_path.has_value() && !nothing_to_resume;
   if (resuming) {
-    const std::string path = resolve_ckpt_path(*options.ckpt_path);
+    const std::string main_path = resolve_ckpt_path(*options.ckpt_path);
+    const std::string path = pipeline ? pipeline_resume_path(main_path) : main_path;
     state = load_checkpoint(path, *model, optimizer.get(), /*restore_rng=*/true, config_yaml);
     // The best files live beside last.ckpt: a run directory copied or moved since keeps its own
     // files, and never deletes (as fallen out of the top k) those at the recorded location.
@@ -348,23 +371,38 @@ int Trainer::Impl::fit() {
       if (!batch) break;
       at::Tensor logits;
       at::Tensor loss;
-      {
-        PhaseProfiler::Scope timed(profiler, Phase::kForward);
-        loss = forward_loss(*batch, logits);
-      }
       const bool step_now = (b + 1) % options.accumulate_grad_batches == 0 || b + 1 == train_batches;
-      if (reducer) reducer->prepare(/*sync=*/step_now);
-      {
-        PhaseProfiler::Scope timed(profiler, Phase::kBackward);
-        at::Tensor objective =
-            options.accumulate_grad_batches > 1 ? loss / static_cast<double>(options.accumulate_grad_batches) : loss;
-        (scaler ? scaler->scale(objective) : objective).backward();
+      if (pipeline) {
+        // The schedule interleaves the micro-batches' forwards and backwards: one phase.
+        PhaseProfiler::Scope timed(profiler, Phase::kForward);
+        PipelineStage::Result result = pipeline->train_batch(
+            model_inputs(*batch), batch->targets,
+            [this](const at::Tensor& outputs, const at::Tensor& targets) { return loss_of(outputs, targets); },
+            1.0 / static_cast<double>(options.accumulate_grad_batches),
+            [this](const at::Tensor& objective) { return scaler ? scaler->scale(objective) : objective; },
+            [this, step_now](bool last) {
+              if (reducer) reducer->prepare(/*sync=*/step_now && last);  // replicas of this stage
+            });
+        loss = result.loss;
+        logits = result.outputs;
+      } else {
+        {
+          PhaseProfiler::Scope timed(profiler, Phase::kForward);
+          loss = forward_loss(*batch, logits);
+        }
+        if (reducer) reducer->prepare(/*sync=*/step_now);
+        {
+          PhaseProfiler::Scope timed(profiler, Phase::kBackward);
+          at::Tensor objective =
+              options.accumulate_grad_batches > 1 ? loss / static_cast<double>(options.accumulate_grad_batches) : loss;
+          (scaler ? scaler->scale(objective) : objective).backward();
+        }
       }
       if (reducer && step_now) {
         PhaseProfiler::Scope timed(profiler, Phase::kAllReduce);
         reducer->finish();  // gradients averaged across ranks (still scaled)
       }
-      epoch_meter.add(loss, logits, batch->targets);
+      if (loss.defined()) epoch_meter.add(loss, logits, batch->targets);  // a pipeline's last stage
       interval_samples += batch->targets.size(0) * world_size;
       ++interval_batches;
       bar.update(b + 1, batch->targets.size(0));
@@ -440,13 +478,18 @@ int Trainer::Impl::fit() {
         validate_mid_epoch(state, context, epoch_meter, b + 1, train_batches);
         if (take_stop_request(context, epoch)) stop = true;
       }
+      // A pipeline's processes agree after every step (the data-parallel flags ride on the
+      // gradient all-reduce instead).
+      const std::pair<bool, bool> pipeline_agreed = pipeline ? pipeline_flags() : std::pair<bool, bool>{};
       if ((options.max_steps > 0 && state.global_step >= options.max_steps) ||
-          (options.max_time_seconds &&
-           (reducer ? reducer->out_of_time() : seconds_since(start) >= *options.max_time_seconds))) {
+          (options.max_time_seconds && (pipeline  ? pipeline_agreed.second
+                                        : reducer ? reducer->out_of_time()
+                                                  : seconds_since(start) >= *options.max_time_seconds))) {
         stop = true;
       }
       // Data parallel: every rank stops after the same step (the flag rides on the all-reduce).
-      if (reducer
+      if (pipeline ? pipeline_agreed.first
+          : reducer
               ? (!device.is_cuda() || state.global_step % options.log_every_n_steps == 0) && reducer->stop_requested()
               : stop_signal_received() != 0) {
         bar.clear();
@@ -531,6 +574,7 @@ int Trainer::Impl::fit() {
   checkpoint_writer.wait();
   if (group) group->barrier("end of fit (rank 0 finishing its checkpoint writes)");
   if (reducer) log::info(reducer->describe_timing());
+  if (pipeline) report_pipeline_idle();
   tracer.finish();
   if (profiler.table_enabled() && is_main) report_profile(seconds_since(start));
   log::info("fit finished in " + fixed(seconds_since(start), 1) + " s, " + std::to_string(state.global_step) +

@@ -75,8 +75,16 @@ std::string Trainer::Impl::update_top_k(LoopState& state, double score, int64_t 
 }
 
 void Trainer::Impl::save(LoopState& state, std::vector<std::string> paths, std::vector<std::string> dropped) {
-  if (!options.checkpoint.enabled || paths.empty() || !is_main) return;
-  PhaseProfiler::Scope timed(profiler, Phase::kCheckpoint);
+  if (!options.checkpoint.enabled || paths.empty()) return;
+  if (pipeline) {
+    save_pipeline(state, paths, dropped);
+  } else if (is_main) {
+    PhaseProfiler::Scope timed(profiler, Phase::kCheckpoint);
+    save_whole(state, std::move(paths), std::move(dropped));
+  }
+}
+
+void Trainer::Impl::save_whole(LoopState& state, std::vector<std::string> paths, std::vector<std::string> dropped) {
   save_callback_states(state);
   flush_loggers();
   state.precision = precision_name(options.precision);

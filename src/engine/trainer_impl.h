@@ -22,6 +22,7 @@
 #include "trainer/engine/checkpoint/checkpoint_writer.h"
 #include "trainer/engine/device_meter.h"
 #include "trainer/engine/distributed/grad_reducer.h"
+#include "trainer/engine/distributed/pipeline_stage.h"
 #include "trainer/engine/distributed/process_group.h"
 #include "trainer/engine/loggers/metric_logger.h"
 #include "trainer/engine/precision/grad_scaler.h"
@@ -95,7 +96,14 @@ struct Trainer::Impl {
   std::unique_ptr<GradScaler> scaler;
   std::shared_ptr<ProcessGroup> group;  // data parallel (set_distributed), else null
   double bucket_cap_mb = 25;
-  std::unique_ptr<GradReducer> reducer;
+  // A pipeline run by several replicas: this stage's processes in every replica, whose gradients
+  // the reducer averages.
+  std::unique_ptr<ProcessGroup> stage_replicas;
+  std::unique_ptr<GradReducer> reducer;  // declared after the group it uses: destroyed first
+  // trainer.strategy=pipeline: this process's stage (then `parameters` are the stage's, and
+  // world_size and data_rank count pipelines, not processes), else null.
+  std::unique_ptr<PipelineStage> pipeline;
+  int data_rank = 0;    // this process's share of the data: its rank, or its pipeline's index
   bool is_main = true;  // rank 0: logs, metrics, checkpoints, progress bar
   int world_size = 1;
   std::map<std::string, double> latest_validation;  // the metrics of the latest validation
@@ -199,6 +207,27 @@ struct Trainer::Impl {
   // The forward pass (under autocast in the mixed modes: autocast state is per thread, and this
   // runs on the training thread) and the loss; float32 under autocast, as autocast itself would.
   at::Tensor forward_loss(const data::Batch& batch, at::Tensor& logits);
+  // The loss of a batch's (or micro-batch's) outputs: MSE for a regression, else cross entropy.
+  at::Tensor loss_of(const at::Tensor& logits, const at::Tensor& targets) const;
+  // The batch's inputs in the parameters' dtype.
+  at::Tensor model_inputs(const data::Batch& batch) const;
+
+  // strategy=pipeline (pipeline_stage.h): cuts the model, keeps this stage's parameters, and
+  // says how the model was cut. Called by setup before the optimizer is made.
+  void setup_pipeline();
+  // Every process of the pipeline job agrees whether any was asked to stop (SIGINT/SIGTERM) or
+  // ran out of trainer.max_time: {stop, out_of_time}. One small all-reduce.
+  std::pair<bool, bool> pipeline_flags();
+  // The end of fit: rank 0 logs every stage's measured idle share against the theory.
+  void report_pipeline_idle();
+  // A pipeline's checkpoint: stage 0 gathers every stage's weights and writes the whole model
+  // (what validate, test, predict and export read) with its own optimizer and loop state; each
+  // other stage writes its part beside it, <file>.stage<s>-step<N>, with its optimizer and RNG
+  // state. Parts go first, then the main file, then parts of earlier steps: a kill at any instant
+  // leaves a main file whose parts are on disk.
+  void save_pipeline(LoopState& state, const std::vector<std::string>& paths, const std::vector<std::string>& dropped);
+  // The part of `main_path` this stage resumes from (its own file for stage 0).
+  std::string pipeline_resume_path(const std::string& main_path) const;
 
   // Batches one validation (or test) pass runs on rank 0, the rank with the most samples: the
   // same number on every rank. Zero means no validation at all (limit_val_batches=0, an empty
@@ -234,6 +263,8 @@ struct Trainer::Impl {
   // Takes the snapshot here (callback states, loggers flushed, model + optimizer + loop state
   // serialised) and hands the bytes to the background writer, which writes every path from them.
   void save(LoopState& state, std::vector<std::string> paths, std::vector<std::string> dropped = {});
+  // The snapshot of this process's model, optimizer and loop, to every path (rank 0).
+  void save_whole(LoopState& state, std::vector<std::string> paths, std::vector<std::string> dropped);
 
   // Mid-epoch checkpoints (every_n_train_steps, a signal, max_steps/max_time) first make sure no
   // loss of this epoch was non-finite: one small host read, only when a checkpoint is written.

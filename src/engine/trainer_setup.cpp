@@ -172,6 +172,7 @@ void Trainer::Impl::setup() {
   if (param_dtype != at::kFloat) model->to(param_dtype);
   model->to(device);
   parameters = model->parameters();
+  if (group && pipeline_strategy(view)) setup_pipeline();  // parameters: the stage's
   optimizer = make_optimizer(options.optimizer, parameters, device);
   log::info(std::string("optimizer ") + optimizer_name(options.optimizer.kind) + ": " +
             optimizer_step_text(engine::optimizer_step(options.optimizer, device, param_dtype), options.optimizer,
@@ -339,8 +340,33 @@ c10::DeviceIndex Trainer::Impl::local_cuda_index() const {
 void Trainer::Impl::setup_distributed() {
   is_main = group->is_main();
   world_size = group->world_size();
+  data_rank = group->rank();
   if (!is_main) options.enable_progress_bar = false;
   options.checkpoint.dirpath = group->share_string("checkpoint_dir", options.checkpoint.dirpath);
+  if (pipeline) {
+    world_size = group->world_size() / pipeline->stages();  // pipelines, each reading its share
+    data_rank = group->rank() / pipeline->stages();
+    broadcast_module_state(*group, model->parameters(), model->buffers());
+    // Every stage skips the steps where any stage's gradients were not finite.
+    if (scaler)
+      scaler->share_found_inf([this](at::Tensor& found) { group->allreduce_sum(found, "pipeline inf check"); });
+    if (world_size > 1) {
+      std::vector<int> ranks;
+      ranks.reserve(static_cast<size_t>(world_size));
+      for (int r = 0; r < world_size; ++r) ranks.push_back(r * pipeline->stages() + pipeline->stage());
+      stage_replicas = group->subgroup("pipeline-stage-" + std::to_string(pipeline->stage()), ranks);
+      reducer = std::make_unique<GradReducer>(*stage_replicas, parameters, bucket_cap_mb, [] {
+        return GradReducer::LocalFlags{};  // stopping is agreed over the whole job (pipeline_flags)
+      });
+      log::info("pipeline: " + std::to_string(world_size) + " data-parallel replicas of " +
+                std::to_string(pipeline->stages()) + " stages; each stage's gradients averaged over its " +
+                std::to_string(world_size) + " replicas in " + std::to_string(reducer->bucket_count()) + " bucket(s)");
+    }
+    if (options.sync_batchnorm) {
+      log::info("sync_batchnorm: one pipeline, nothing to synchronise: batch norm is plain batch norm");
+    }
+    return;
+  }
   broadcast_module_state(*group, parameters, model->buffers());
   reducer = std::make_unique<GradReducer>(*group, parameters, bucket_cap_mb, [this] {
     return GradReducer::LocalFlags{stop_signal_received() != 0,
@@ -387,8 +413,9 @@ data::BatchLoader Trainer::Impl::make_loader(const std::shared_ptr<const data::D
   lo.std = data_options.std;
   lo.crop_padding = train ? data_options.random_crop_padding : 0;
   lo.flip = train && data_options.horizontal_flip;
-  lo.seed = group ? data::mix_seed(options.seed, static_cast<uint64_t>(group->rank())) : options.seed;
-  const int rank = group ? group->rank() : 0;
+  // Every stage of a pipeline reads the same batches (the first uses the inputs, the last the targets).
+  const int rank = group ? data_rank : 0;
+  lo.seed = group ? data::mix_seed(options.seed, static_cast<uint64_t>(rank)) : options.seed;
   // Training pads every rank to the same number of steps (DistributedSampler); evaluation reads
   // each sample exactly once over the ranks, so its metrics match one process's.
   // A stream (data=webdataset) deals its samples to the ranks itself and reads its share in its

@@ -117,6 +117,56 @@ std::string check_devices(const config::Node& job_config) {
          config::python_str(*devices) + " devices were asked for (use trainer.devices=1, or strategy=ddp or auto)";
 }
 
+// strategy=pipeline: the process count, the stages and the micro-batches fit together. The split
+// points are checked against the model's module names by the engine, which builds the model.
+std::string check_pipeline(const config::Node& job_config) {
+  const config::Node* strategy = config::select(job_config, "trainer.strategy");
+  if (strategy == nullptr || !strategy->is_string() || strategy->as_string() != "pipeline") return "";
+  auto int_at = [&](const std::string& path) -> const config::Node* {
+    const config::Node* node = config::select(job_config, path);
+    return node != nullptr && node->type() == config::NodeType::kInt ? node : nullptr;
+  };
+  const config::Node* devices = int_at("trainer.devices");
+  const config::Node* stages_node = int_at("trainer.pipeline.stages");
+  const config::Node* micro_node = int_at("trainer.pipeline.microbatches");
+  const config::Node* batch = int_at("data.batch_size");
+  std::string problems;
+  if (devices == nullptr) return "";  // devices=auto: the engine counts the devices
+  const int64_t processes = devices->as_int();
+  if (processes < 2) {
+    return "\n  " + at("trainer.devices", *devices) +
+           ": trainer.strategy=pipeline cuts the model into stages, one process each, but " +
+           std::to_string(processes) + " device was asked for (use trainer.devices=2 or more)";
+  }
+  const int64_t stages = stages_node != nullptr ? stages_node->as_int() : processes;
+  if (stages_node != nullptr && processes % stages != 0) {
+    problems += "\n  " + at("trainer.pipeline.stages", *stages_node) + ": " + std::to_string(processes) +
+                " processes (trainer.devices) do not make whole pipelines of " + std::to_string(stages) +
+                " stages (use a divisor of trainer.devices, or trainer.devices=" +
+                std::to_string((processes / stages + 1) * stages) + ")";
+  }
+  const int64_t micro = micro_node != nullptr ? micro_node->as_int() : 2 * stages;
+  if (batch != nullptr && batch->as_int() % micro != 0) {
+    const std::string key = micro_node != nullptr ? "trainer.pipeline.microbatches" : "data.batch_size";
+    const config::Node& node = micro_node != nullptr ? *micro_node : *batch;
+    problems += "\n  " + at(key, node) + ": a batch of " + std::to_string(batch->as_int()) +
+                " samples (data.batch_size) does not split into " + std::to_string(micro) + " equal micro-batches" +
+                (micro_node != nullptr ? "" : " (trainer.pipeline.microbatches=null: 2 x stages)") +
+                " (use a data.batch_size that " + std::to_string(micro) +
+                " divides, or set trainer.pipeline.microbatches to a divisor of it)";
+  }
+  if (const config::Node* points = config::select(job_config, "trainer.pipeline.split_points");
+      points != nullptr && (points->is_list() || points->is_string()) &&
+      static_cast<int64_t>(points->is_list() ? points->size() : 1) != stages - 1) {
+    const size_t count = points->is_list() ? points->size() : 1;
+    problems += "\n  " + at("trainer.pipeline.split_points", *points) + ": " + std::to_string(count) +
+                " split point(s) make " + std::to_string(count + 1) + " stages, but the pipeline has " +
+                std::to_string(stages) + " (give " + std::to_string(stages - 1) +
+                " module names, one where each stage after the first starts, or null to balance by parameters)";
+  }
+  return problems;
+}
+
 // The callbacks' monitors against their modes and the task: a mode that keeps the worst value
 // (mode=max for an error such as val/rmse) or a regression metric under classification.
 std::string check_monitors(const config::Node& job_config) {
@@ -167,6 +217,7 @@ void check_job_schema(const config::Node& job_config) {
   for (const char* group : {"optimizer", "scheduler"}) check_variant(job_config, group);
   problems.values += check_run_length(job_config);
   problems.values += check_devices(job_config);
+  problems.values += check_pipeline(job_config);
   problems.values += check_monitors(job_config);
   if (const config::Node* filename = config::select(job_config, "callbacks.model_checkpoint.filename");
       filename != nullptr && filename->is_string() && !filename->is_interpolation()) {

@@ -74,6 +74,12 @@ Cnn::Cnn(const CnnOptions& options) : Model("Cnn"), options_(options) {
 
 at::Tensor Cnn::forward(const at::Tensor& inputs) { return classifier_->forward(features_->forward(inputs)); }
 
+std::vector<PipelineUnit> Cnn::pipeline_units() {
+  std::vector<PipelineUnit> units = sequential_units("features", features_);
+  for (PipelineUnit& unit : sequential_units("classifier", classifier_)) units.push_back(std::move(unit));
+  return units;
+}
+
 std::string Cnn::describe() const {
   std::string channels;
   for (const int64_t c : options_.channels) channels += (channels.empty() ? "" : ",") + std::to_string(c);

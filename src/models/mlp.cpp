@@ -49,6 +49,8 @@ Mlp::Mlp(const MlpOptions& options) : Model("Mlp"), options_(options) {
 
 at::Tensor Mlp::forward(const at::Tensor& inputs) { return layers_->forward(inputs); }
 
+std::vector<PipelineUnit> Mlp::pipeline_units() { return sequential_units("layers", layers_); }
+
 std::string Mlp::describe() const {
   std::string sizes = std::to_string(options_.input_size);
   for (const int64_t hidden : options_.hidden_sizes) sizes += "-" + std::to_string(hidden);

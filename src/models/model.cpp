@@ -8,6 +8,19 @@ std::string Model::describe() const {
   return name() + ": " + with_thousands_separators(parameter_count(*this)) + " parameters";
 }
 
+std::vector<PipelineUnit> sequential_units(const std::string& prefix, const torch::nn::Sequential& sequential) {
+  std::vector<PipelineUnit> units;
+  for (size_t i = 0; i < sequential->size(); ++i) {
+    const std::string name = prefix + "." + std::to_string(i);
+    units.push_back({name,
+                     {{name, sequential->ptr(i)}},
+                     [modules = torch::nn::Sequential(sequential), i](const at::Tensor& x) mutable {
+                       return (modules->begin() + static_cast<std::ptrdiff_t>(i))->forward(x);
+                     }});
+  }
+  return units;
+}
+
 int64_t parameter_count(const torch::nn::Module& module) {
   int64_t count = 0;
   for (const at::Tensor& parameter : module.parameters()) count += parameter.numel();

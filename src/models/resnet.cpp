@@ -211,6 +211,7 @@ ResNet::ResNet(const ResNetOptions& options) : Model("ResNet"), options_(options
       }
       blocks->push_back(block);
       blocks_.push_back(block);
+      block_names_.push_back("layer" + std::to_string(stage + 1) + "." + std::to_string(i));
       channels = planes * expansion;
     }
     register_module("layer" + std::to_string(stage + 1), blocks);
@@ -233,6 +234,23 @@ at::Tensor ResNet::forward(const at::Tensor& inputs) {
   for (const std::shared_ptr<ResidualBlock>& block : blocks_) out = block->forward(out);
   // Global average pooling: the same as an adaptive average pool to 1x1, then flatten.
   return fc_->forward(out.mean({2, 3}));
+}
+
+std::vector<PipelineUnit> ResNet::pipeline_units() {
+  std::vector<PipelineUnit> units;
+  units.push_back(
+      {"conv1",
+       {{"conv1", conv1_.ptr()}, {"bn1", bn1_.ptr()}},
+       [conv1 = conv1_, bn1 = bn1_](const at::Tensor& x) mutable { return bn1->forward(conv1->forward(x)).relu_(); }});
+  for (size_t i = 0; i < blocks_.size(); ++i) {
+    units.push_back({block_names_[i], {{block_names_[i], blocks_[i]}}, [block = blocks_[i]](const at::Tensor& x) {
+                       return block->forward(x);
+                     }});
+  }
+  units.push_back({"fc", {{"fc", fc_.ptr()}}, [fc = fc_](const at::Tensor& x) mutable {
+                     return fc->forward(x.mean({2, 3}));
+                   }});
+  return units;
 }
 
 std::string ResNet::describe() const {

@@ -14,8 +14,9 @@ std::vector<Section> trainer_sections() {
           .or_words({"auto"})
           .means("processes per node (auto: one per CUDA device, else 1)"),
       integer("num_nodes", "1").at_least(1).means("nodes of a data-parallel job (torchrun / srun)"),
-      choice("strategy", "auto", {"auto", "ddp", "single_device"})
-          .means("ddp: one process per device; single_device: one process"),
+      choice("strategy", "auto", {"auto", "ddp", "single_device", "pipeline"})
+          .means("ddp: one process per device; single_device: one process; pipeline: the model split into stages"),
+      section("pipeline").means("strategy=pipeline: stages, split points, micro-batches, schedule, below"),
       choice("process_group_backend", "null", {"auto", "gloo", "nccl"})
           .or_null()
           .means("null: gloo on CPU, nccl on CUDA"),
@@ -91,6 +92,24 @@ std::vector<Section> trainer_sections() {
       number("backoff_factor", "0.5").above(0).below(1).means("scale multiplier after a step with inf/NaN gradients"),
       integer("growth_interval", "2000").at_least(1).means("finite steps before the scale grows"),
   };
+  Section pipeline{"trainer.pipeline",
+                   "",
+                   true,
+                   "strategy=pipeline: the model cut into stages, one process each (torchtitan's names)",
+                   {}};
+  pipeline.options = {
+      integer("stages", "null")
+          .at_least(2)
+          .or_null()
+          .means("pipeline degree (null: trainer.devices); devices / stages data-parallel replicas"),
+      texts("split_points", "null")
+          .or_null()
+          .or_one_text()
+          .means("module names where stages 2.. start (null: balanced by parameter count)"),
+      integer("microbatches", "null").at_least(1).or_null().means("micro-batches per batch (null: 2 x stages)"),
+      choice("schedule", "1f1b", {"1f1b", "gpipe"})
+          .means("1f1b: one forward one backward (at most stages micro-batches held); gpipe: all forwards first"),
+  };
   Section schedule{"trainer.profiler_schedule", "", true, "steps the pytorch profiler records", {}};
   schedule.options = {
       integer("skip_first", "0").at_least(0).means("steps ignored first"),
@@ -98,7 +117,7 @@ std::vector<Section> trainer_sections() {
       integer("warmup", "1").at_least(0).means("steps traced but discarded"),
       integer("active", "3").at_least(1).means("steps recorded"),
   };
-  return {trainer, scaler, schedule};
+  return {trainer, scaler, pipeline, schedule};
 }
 
 }  // namespace trainer::options

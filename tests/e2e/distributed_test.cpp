@@ -61,22 +61,6 @@ void check_close(const Weights& a, const Weights& b, const Weights& start) {
   CHECK(moved > 1e-3);  // training moved the weights far more than the tolerance
 }
 
-// The pid of rank `rank` started by trainer for the run in `run_dir`, or -1.
-pid_t find_rank(const std::string& run_dir, int rank) {
-  for (const auto& entry : fs::directory_iterator("/proc")) {
-    const std::string name = entry.path().filename().string();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    const std::string cmdline = read_file(entry.path() / "cmdline");
-    if (cmdline.find("hydra.run.dir=" + run_dir) == std::string::npos) continue;
-    const std::string environ = read_file(entry.path() / "environ");
-    if (environ.find(std::string("RANK=") + std::to_string(rank) + '\0') != std::string::npos &&
-        environ.find("TRAINER_DDP_LAUNCHER=") != std::string::npos) {
-      return static_cast<pid_t>(std::stoi(name));
-    }
-  }
-  return -1;
-}
-
 bool file_contains(const fs::path& path, const std::string& text) {
   return read_file(path).find(text) != std::string::npos;
 }

@@ -21,6 +21,21 @@ bool engine_built() {
   return built;
 }
 
+int find_rank(const std::string& run_dir, int rank) {
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    const std::string cmdline = read_file(entry.path() / "cmdline");
+    if (cmdline.find("hydra.run.dir=" + run_dir) == std::string::npos) continue;
+    const std::string environ = read_file(entry.path() / "environ");
+    if (environ.find(std::string("RANK=") + std::to_string(rank) + '\0') != std::string::npos &&
+        environ.find("TRAINER_DDP_LAUNCHER=") != std::string::npos) {
+      return std::stoi(name);
+    }
+  }
+  return -1;
+}
+
 std::string read_file(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   std::stringstream buffer;
@@ -103,12 +118,19 @@ Weights read_safetensors(const std::filesystem::path& path) {
   const size_t data_start = 8 + header_size;
   Weights tensors;
   std::regex entry(
-      "\"([^\"]+)\":\\{\"dtype\":\"F32\",\"shape\":\\[[0-9,]*\\],\"data_offsets\":\\[([0-9]+),([0-9]+)\\]\\}");
+      "\"([^\"]+)\":\\{\"dtype\":\"(F32|F64)\",\"shape\":\\[[0-9,]*\\],\"data_offsets\":\\[([0-9]+),([0-9]+)\\]\\}");
   for (auto it = std::sregex_iterator(header.begin(), header.end(), entry); it != std::sregex_iterator(); ++it) {
-    const size_t begin = std::stoull((*it)[2]);
-    const size_t end = std::stoull((*it)[3]);
-    std::vector<float> values((end - begin) / sizeof(float));
-    std::memcpy(values.data(), bytes.data() + data_start + begin, end - begin);
+    const size_t begin = std::stoull((*it)[3]);
+    const size_t end = std::stoull((*it)[4]);
+    std::vector<float> values;
+    if ((*it)[2] == "F64") {  // precision=64's weights, read as float32
+      std::vector<double> doubles((end - begin) / sizeof(double));
+      std::memcpy(doubles.data(), bytes.data() + data_start + begin, end - begin);
+      values.assign(doubles.begin(), doubles.end());
+    } else {
+      values.resize((end - begin) / sizeof(float));
+      std::memcpy(values.data(), bytes.data() + data_start + begin, end - begin);
+    }
     tensors[(*it)[1]] = std::move(values);
   }
   return tensors;

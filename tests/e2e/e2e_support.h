@@ -29,6 +29,9 @@ inline const char* const kNoEngine = "engine not built in this configuration (TR
 bool engine_built();
 
 std::string read_file(const std::filesystem::path& path);
+// The pid of rank `rank` that trainer started for the run in `run_dir` (a data-parallel or
+// pipeline job's process found in /proc), or -1.
+int find_rank(const std::string& run_dir, int rank);
 // A line of a cases.txt (tests/data/cli_trees, tests/data/template_optuna) as words: split on
 // spaces, "␣" (U+2423) inside a word standing for a space.
 std::vector<std::string> split_case(const std::string& line);
@@ -49,7 +52,7 @@ struct CsvTable {
 };
 CsvTable read_csv(const std::filesystem::path& path);
 
-// Float32 tensors by name, as a .safetensors file holds them.
+// Float32 tensors by name, as a .safetensors file holds them (float64 ones read as float32).
 using Weights = std::map<std::string, std::vector<float>>;
 Weights read_safetensors(const std::filesystem::path& path);
 // The weights of `run_dir`'s last.ckpt, exported by the real binary (trainer export) and read back.

@@ -62,6 +62,10 @@ TEST_CASE("every declared option is read by the code that honours it") {
   // The image models on the real Fashion-MNIST (normalize, augment, root), with AdamW and Adam.
   run(small({"fit", "-m", "model=cnn,resnet", "optimizer=adamw", "hydra.sweep.dir=images"}));
   run(small({"fit", "data=synthetic", "data.num_samples=96", "hydra.run.dir=adam"}));
+  // A 2-stage pipeline cut at a named module.
+  run(small({"fit", "data=synthetic", "data.num_samples=96", "model.hidden_sizes=[8]", "trainer.devices=2",
+             "trainer.strategy=pipeline", "trainer.pipeline.split_points=layers.4", "trainer.pipeline.microbatches=2",
+             "trainer.pipeline.schedule=gpipe", "hydra.run.dir=pipeline"}));
   // logger=mlflow (its file store, in this directory) reads every key of logger.mlflow.
   run(small({"fit", "data=synthetic", "data.num_samples=96", "logger=mlflow", "+logger.mlflow.tags.team=vision",
              "hydra.run.dir=mlflow"}));

@@ -33,6 +33,7 @@ class Cnn : public Model {
 
   at::Tensor forward(const at::Tensor& inputs) override;
   std::string describe() const override;
+  std::vector<PipelineUnit> pipeline_units() override;
   int64_t flops_per_sample() const override { return flops_per_sample_; }
   const CnnOptions& options() const { return options_; }
 

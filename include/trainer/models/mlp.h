@@ -28,6 +28,7 @@ class Mlp : public Model {
 
   at::Tensor forward(const at::Tensor& inputs) override;
   std::string describe() const override;
+  std::vector<PipelineUnit> pipeline_units() override;
   int64_t flops_per_sample() const override;
   const MlpOptions& options() const { return options_; }
 

@@ -4,11 +4,15 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <ATen/core/Tensor.h>
 #include <torch/nn/module.h>
+#include <torch/nn/modules/container/sequential.h>
 
 namespace trainer::models {
 
@@ -20,6 +24,19 @@ struct InputSpec {
   std::string num_classes_key = "data.num_classes";
   std::string channels_key = "data";
 };
+
+// One piece of a model cut for pipeline parallelism (trainer.strategy=pipeline): pieces run in
+// turn, each on the previous one's output, and together they are the model's forward. `name` is
+// the module name where the piece starts ("layers.4", "layer2.0", "fc"): what
+// trainer.pipeline.split_points names. `modules` own its parameters and buffers, by their names.
+struct PipelineUnit {
+  std::string name;
+  std::vector<std::pair<std::string, std::shared_ptr<torch::nn::Module>>> modules;
+  std::function<at::Tensor(const at::Tensor&)> forward;
+};
+
+// The pieces of a Sequential registered as `prefix`: one per child, named <prefix>.<index>.
+std::vector<PipelineUnit> sequential_units(const std::string& prefix, const torch::nn::Sequential& sequential);
 
 class Model : public torch::nn::Module {
  public:
@@ -35,6 +52,10 @@ class Model : public torch::nn::Module {
   // Forward FLOPs of one sample for MFU: the multiply-adds of convolutions and linear layers,
   // 2 FLOPs each (norms, activations and pooling are left out); 0 when unknown.
   virtual int64_t flops_per_sample() const { return 0; }
+
+  // The model as pieces for a pipeline, in forward order; empty when it cannot be cut (then
+  // trainer.strategy=pipeline refuses it, naming the model).
+  virtual std::vector<PipelineUnit> pipeline_units() { return {}; }
 };
 
 // Number of scalars in all parameters of `module` (recursively).

@@ -43,6 +43,8 @@ class ResNet : public Model {
 
   at::Tensor forward(const at::Tensor& inputs) override;
   std::string describe() const override;
+  // The stem (conv1, bn1), each residual block (layer<stage>.<index>), then pooling and fc.
+  std::vector<PipelineUnit> pipeline_units() override;
   int64_t flops_per_sample() const override { return flops_per_sample_; }
   const ResNetOptions& options() const { return options_; }
 
@@ -52,6 +54,7 @@ class ResNet : public Model {
   torch::nn::Conv2d conv1_{nullptr};
   SyncBatchNorm2d bn1_{nullptr};
   std::vector<std::shared_ptr<ResidualBlock>> blocks_;  // all stages in order
+  std::vector<std::string> block_names_;                // "layer1.0", ... as registered
   torch::nn::Linear fc_{nullptr};
 };
 

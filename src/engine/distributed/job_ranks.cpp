@@ -13,6 +13,7 @@
 #include "trainer/config/config_view.h"
 #include "trainer/engine/distributed/dist_env.h"
 #include "trainer/engine/distributed/local_ranks.h"
+#include "trainer/engine/distributed/pipeline_stage.h"
 #include "trainer/engine/distributed/process_group.h"
 #include "trainer/engine/trainer.h"
 #include "trainer/engine/tuner/batch_size_search.h"
@@ -48,9 +49,16 @@ std::vector<std::string> rank_command_line(const std::string& run_dir, const std
 
 // The job's error for a rank that ended with an error: how it ended, and the end of what it wrote
 // (quoted from its stderr, which the job process relays).
+// A pipeline's rank is named with its stage too ("rank 1 (pipeline stage 1, pid 7)").
 Error rank_failed(LocalRanks& local, const RankFailure& failure, int world_size, const std::string& when,
-                  const std::string& fix) {
-  const std::string problem = failure.what + when + (failure.why.empty() ? "" : ": " + failure.why);
+                  const std::string& fix, int pipeline_stages) {
+  std::string what = failure.what;
+  const std::string pid = "rank " + std::to_string(failure.rank) + " (pid ";
+  if (pipeline_stages > 1 && what.rfind(pid, 0) == 0) {
+    what = "rank " + std::to_string(failure.rank) + " (pipeline stage " +
+           std::to_string(failure.rank % pipeline_stages) + ", pid " + what.substr(pid.size());
+  }
+  const std::string problem = what + when + (failure.why.empty() ? "" : ": " + failure.why);
   return Error("distributed job of " + std::to_string(world_size) + " ranks", problem,
                fix + "\n" + local.last_output(failure.rank));
 }
@@ -89,6 +97,8 @@ int run_job_ranks(config::Node job_config, const std::string& run_dir, const std
     throw Error("trainer.devices", "trainer predict runs in one process, not " + std::to_string(world_size),
                 "Set trainer.devices=1 (a prediction pass needs no data parallelism).");
   }
+  const int pipeline_stages =
+      pipeline_strategy(view) && world_size > 1 ? PipelineOptions::from_config(view, world_size).stages : 0;
   std::unique_ptr<LocalRanks> local;
   if (!env && per_node * dist.num_nodes > 1 && dist.strategy != "single_device") {
     if (dist.num_nodes > 1) {
@@ -153,7 +163,8 @@ int run_job_ranks(config::Node job_config, const std::string& run_dir, const std
         throw rank_failed(*local, *cause, env->world_size, "",
                           "The other ranks were stopped. Resume with the same command plus ckpt_path=last and "
                           "hydra.run.dir=" +
-                              run_dir + ".");
+                              run_dir + ".",
+                          pipeline_stages);
       }
     }
     group.reset();  // the other ranks' collectives fail now, and they exit
@@ -164,7 +175,8 @@ int run_job_ranks(config::Node job_config, const std::string& run_dir, const std
   if (local) {
     if (std::optional<RankFailure> failure = local->wait_all(dist.timeout_seconds)) {
       throw rank_failed(*local, *failure, env->world_size, " at the end of the job",
-                        "Rank 0 finished the job; see what rank " + std::to_string(failure->rank) + " wrote.");
+                        "Rank 0 finished the job; see what rank " + std::to_string(failure->rank) + " wrote.",
+                        pipeline_stages);
     }
   }
   return code;

@@ -9,8 +9,10 @@
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
 #endif
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <stdexcept>
 #include <thread>
 
 #include "trainer/engine/torch_compat.h"
@@ -195,9 +197,10 @@ c10::intrusive_ptr<compat::CollectiveBackend> ProcessGroup::make_backend(const s
   }
 }
 
-ProcessGroup::ProcessGroup(const ProcessGroup& parent, const std::string& name)
-    : rank_(parent.rank_),
-      world_size_(parent.world_size_),
+ProcessGroup::ProcessGroup(const ProcessGroup& parent, const std::string& name, const std::vector<int>& ranks)
+    : rank_(ranks.empty() ? parent.rank_
+                          : static_cast<int>(std::find(ranks.begin(), ranks.end(), parent.rank_) - ranks.begin())),
+      world_size_(ranks.empty() ? parent.world_size_ : static_cast<int>(ranks.size())),
       local_rank_(parent.local_rank_),
       timeout_seconds_(parent.timeout_seconds_),
       backend_name_(parent.backend_name_),
@@ -211,7 +214,14 @@ ProcessGroup::ProcessGroup(const ProcessGroup& parent, const std::string& name)
 }
 
 std::unique_ptr<ProcessGroup> ProcessGroup::sibling(const std::string& name) const {
-  return std::unique_ptr<ProcessGroup>(new ProcessGroup(*this, name));
+  return std::unique_ptr<ProcessGroup>(new ProcessGroup(*this, name, {}));
+}
+
+std::unique_ptr<ProcessGroup> ProcessGroup::subgroup(const std::string& name, const std::vector<int>& ranks) const {
+  if (std::find(ranks.begin(), ranks.end(), rank_) == ranks.end()) {
+    throw std::logic_error("ProcessGroup::subgroup: rank " + std::to_string(rank_) + " is not among its ranks");
+  }
+  return std::unique_ptr<ProcessGroup>(new ProcessGroup(*this, name, ranks));
 }
 
 void ProcessGroup::fail(const std::string& what, const std::string& problem) const {
@@ -233,6 +243,24 @@ void ProcessGroup::wait(const c10::intrusive_ptr<c10d::Work>& work, const std::s
     work->wait();
   } catch (const std::exception& error) {
     fail(what, message_of(error));
+  }
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroup::send_async(at::Tensor& tensor, int peer, int tag) {
+  std::vector<at::Tensor> tensors{tensor};
+  try {
+    return handles_->backend->send(tensors, peer, tag);
+  } catch (const std::exception& error) {
+    fail("send to rank " + std::to_string(peer), message_of(error));
+  }
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroup::recv_async(at::Tensor& tensor, int peer, int tag) {
+  std::vector<at::Tensor> tensors{tensor};
+  try {
+    return handles_->backend->recv(tensors, peer, tag);
+  } catch (const std::exception& error) {
+    fail("receive from rank " + std::to_string(peer), message_of(error));
   }
 }
 

@@ -101,20 +101,31 @@ void set_lr(torch::optim::Optimizer& optimizer, double lr) {
   for (auto& group : optimizer.param_groups()) group.options().set_lr(lr);
 }
 
-void clip_gradients(const std::vector<at::Tensor>& parameters, double value, bool by_norm) {
+void clip_gradients(const std::vector<at::Tensor>& parameters, double value, bool by_norm,
+                    const std::function<void(at::Tensor& squared_norm)>& sum_across) {
   std::vector<at::Tensor> grads;
   for (const auto& p : parameters) {
     if (p.grad().defined()) grads.push_back(p.grad());
   }
-  if (grads.empty()) return;
   if (!by_norm) {
     for (auto& g : grads) g.clamp_(-value, value);
     return;
   }
+  if (grads.empty() && !sum_across) return;
   std::vector<at::Tensor> norms;
   norms.reserve(grads.size());
   for (const auto& g : grads) norms.push_back(g.norm(2));
-  at::Tensor total = at::stack(norms).norm(2);
+  at::Tensor total;
+  if (sum_across) {
+    // A stage without gradients still takes part in the sum (in its parameters' dtype).
+    at::Tensor squared = norms.empty() ? at::zeros({}, parameters.empty() ? at::TensorOptions().dtype(at::kFloat)
+                                                                          : parameters[0].options())
+                                       : at::stack(norms).square().sum();
+    sum_across(squared);
+    total = squared.sqrt();
+  } else {
+    total = at::stack(norms).norm(2);
+  }
   at::Tensor scale = (value / (total + 1e-6)).clamp_max(1.0);
   for (auto& g : grads) g.mul_(scale);
 }

@@ -86,6 +86,7 @@ bool GradScaler::step(torch::optim::Optimizer& optimizer) {
   if (stage_ == Stage::kReady) unscale_(optimizer);
   // The host read that skipping inherently needs (free on CPU; on CUDA it waits for the
   // unscale and clipping work queued before it).
+  if (share_found_inf_) share_found_inf_(found_inf_);
   found_inf_host_ = found_inf_.item<float>() != 0.0f;
   stage_ = Stage::kStepped;
   if (found_inf_host_) {

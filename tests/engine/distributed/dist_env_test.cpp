@@ -134,5 +134,5 @@ CATCH_TEST_CASE("distributed options from the trainer section") {
   CATCH_CHECK_NOTHROW(options_of("trainer: {devices: 2, sync_batchnorm: true}\n"));  // batch_norm_sync.h
   CATCH_CHECK_THROWS_WITH(options_of("trainer: {dist_timeout: soon}\n"), Catch::Contains("trainer.dist_timeout"));
   CATCH_CHECK_THROWS_WITH(options_of("trainer: {strategy: fsdp}\n"),
-                          Catch::Contains("fsdp is not one of auto, ddp or single_device"));
+                          Catch::Contains("fsdp is not one of auto, ddp, single_device or pipeline"));
 }

@@ -140,3 +140,31 @@ CATCH_TEST_CASE("clipping by norm scales all gradients together to the norm aske
   trainer::engine::clip_gradients(frozen, 1.0, /*by_norm=*/true);
   CATCH_CHECK_FALSE(frozen[0].grad().defined());
 }
+
+CATCH_TEST_CASE("a pipeline stage clips by the whole model's norm: the other stages' squares are summed in") {
+  // Stage 0 holds parameters[0], stage 1 parameters[1]; clipping each with the other's squared
+  // norm added gives what clipping both together gives.
+  std::vector<at::Tensor> together = parameters_with_gradients();
+  trainer::engine::clip_gradients(together, 2.0, /*by_norm=*/true);
+  std::vector<at::Tensor> both = parameters_with_gradients();
+  const double squared[2] = {std::pow(both[0].grad().norm().item<double>(), 2),
+                             std::pow(both[1].grad().norm().item<double>(), 2)};
+  for (int stage = 0; stage < 2; ++stage) {
+    std::vector<at::Tensor> mine{both[static_cast<size_t>(stage)]};
+    int calls = 0;
+    trainer::engine::clip_gradients(mine, 2.0, /*by_norm=*/true, [&](at::Tensor& sum) {
+      ++calls;
+      sum.add_(squared[1 - stage]);
+    });
+    CATCH_CHECK(calls == 1);
+    CATCH_CHECK(at::allclose(mine[0].grad(), together[static_cast<size_t>(stage)].grad(), 1e-5, 1e-6));
+  }
+  // A stage without gradients still takes part (the others wait for its share).
+  std::vector<at::Tensor> frozen{at::ones({2}).requires_grad_(true)};
+  int calls = 0;
+  trainer::engine::clip_gradients(frozen, 1.0, /*by_norm=*/true, [&](at::Tensor& sum) {
+    ++calls;
+    CATCH_CHECK(sum.item<float>() == 0.0f);
+  });
+  CATCH_CHECK(calls == 1);
+}

@@ -124,6 +124,25 @@ CATCH_TEST_CASE("an overflow in the scaled backward pass is caught like an injec
   CATCH_CHECK(at::equal(p.weights.detach(), at::arange(1.0, 5.0, at::kFloat)));
 }
 
+CATCH_TEST_CASE("another process's inf, shared before step(), skips this process's finite step too") {
+  // A pipeline's stages share the flag (a sum all-reduce): here the "other stage" reports an inf.
+  GradScaler scaler(options(1024.0), at::kCPU);
+  int shared = 0;
+  scaler.share_found_inf([&](at::Tensor& found) {
+    ++shared;
+    CATCH_CHECK(found.item<float>() == 0.0f);  // this process's own gradients were finite
+    found.add_(1.0);
+  });
+  Problem p;
+  p.backward(scaler, kInputs);
+  CATCH_CHECK_FALSE(scaler.step(p.optimizer));
+  scaler.update();
+  CATCH_CHECK(shared == 1);
+  CATCH_CHECK(at::equal(p.weights, at::arange(1.0, 5.0, at::kFloat)));  // untouched
+  CATCH_CHECK(scaler.current_scale() == 512.0);                         // backed off like the others
+  CATCH_CHECK(scaler.skipped_steps() == 1);
+}
+
 CATCH_TEST_CASE("the scale grows after growth_interval good steps in a row, and a skip restarts the count") {
   const bool allow_fused = GENERATE(true, false);
   CATCH_CAPTURE(allow_fused);

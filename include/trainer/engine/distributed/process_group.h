@@ -54,12 +54,20 @@ class ProcessGroup {
   // Every rank ends with rank 0's values (in place).
   void broadcast_from_main(const std::vector<at::Tensor>& tensors, const std::string& what);
   void barrier(const std::string& what);
+  // Point-to-point, as a pipeline's stages talk: starts sending `tensor` to rank `peer` (or
+  // receiving into it from `peer`); a send and its receive name the same `tag`. Wait with wait().
+  c10::intrusive_ptr<c10d::Work> send_async(at::Tensor& tensor, int peer, int tag);
+  c10::intrusive_ptr<c10d::Work> recv_async(at::Tensor& tensor, int peer, int tag);
   // Rank 0's `value` on every rank (through the store).
   std::string share_string(const std::string& key, const std::string& value);
   // A second group over the same ranks and store, with its own connections (Gloo) or
   // communicator (NCCL), so that its collectives never queue behind this group's. Every rank
   // must call it, in the same order; `name` keeps its keys apart in the store.
   std::unique_ptr<ProcessGroup> sibling(const std::string& name) const;
+  // A group of some of this group's ranks (`ranks`, which must hold this rank), with its own
+  // connections; its ranks are their places in `ranks`. Every member calls it with the same
+  // name and ranks; `name` keeps its keys apart in the store.
+  std::unique_ptr<ProcessGroup> subgroup(const std::string& name, const std::vector<int>& ranks) const;
 
   // Starts this rank's hang watchdog on the group's store (hang_watchdog.h); it stops when the
   // returned object is destroyed, which must happen before this group's. Its error quotes a
@@ -67,7 +75,7 @@ class ProcessGroup {
   std::unique_ptr<HangWatchdog> watch_for_hangs(double timeout_seconds) const;
 
  private:
-  ProcessGroup(const ProcessGroup& parent, const std::string& name);
+  ProcessGroup(const ProcessGroup& parent, const std::string& name, const std::vector<int>& ranks);
   c10::intrusive_ptr<compat::CollectiveBackend> make_backend(const std::string& name, const std::string& where) const;
   [[noreturn]] void fail(const std::string& what, const std::string& problem) const;
   // The fix of a failed wait: another rank ended or hangs, and where to read its error.

@@ -4,6 +4,7 @@
 // double).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -38,6 +39,9 @@ void set_lr(torch::optim::Optimizer& optimizer, double lr);
 
 // Clamps each gradient to [-value, value], or (by_norm) scales all of them so that their global
 // L2 norm is at most `value`; the norm stays on the device.
-void clip_gradients(const std::vector<at::Tensor>& parameters, double value, bool by_norm);
+// `sum_across` (a pipeline's stages) adds the squared norms of the other processes' gradients to
+// this one's, so that the norm is the whole model's; every process must call it.
+void clip_gradients(const std::vector<at::Tensor>& parameters, double value, bool by_norm,
+                    const std::function<void(at::Tensor& squared_norm)>& sum_across = {});
 
 }  // namespace trainer::engine

@@ -21,6 +21,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 
 #include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>
@@ -73,6 +74,10 @@ class GradScaler {
   GradScalerState state() const;
   void load_state(const GradScalerState& state);
 
+  // Where the step's inf/NaN flag is shared with other processes before step() reads it (a
+  // pipeline's stages: a sum all-reduce), so that all of them skip the same steps.
+  void share_found_inf(std::function<void(at::Tensor& found_inf)> share) { share_found_inf_ = std::move(share); }
+
   // Steps skipped for inf/NaN gradients since this scaler was built (not checkpointed).
   int64_t skipped_steps() const { return skipped_steps_; }
 
@@ -88,6 +93,7 @@ class GradScaler {
   Stage stage_ = Stage::kReady;
   bool found_inf_host_ = false;  // the flag as step() read it
   int64_t skipped_steps_ = 0;
+  std::function<void(at::Tensor&)> share_found_inf_;
 };
 
 }  // namespace trainer::engine

@@ -1,0 +1,120 @@
+// trainer.strategy=pipeline: this process's stage of a model cut into stages (GPipe and 1F1B,
+// pipeline_schedule.h). Every process builds the whole model from the same seed; each runs only
+// its stage's pieces (models::PipelineUnit) and optimises only their parameters. A batch is cut
+// into micro-batches: activations go forward and their gradients backward with point-to-point
+// sends and receives on the job's process group (Gloo on CPU, NCCL on CUDA). Loss and metrics
+// come out of the last stage.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <ATen/core/Tensor.h>
+#include <c10/core/DeviceType.h>
+#include <c10/core/ScalarType.h>
+
+#include "trainer/config/config_view.h"
+#include "trainer/engine/distributed/pipeline_schedule.h"
+#include "trainer/engine/distributed/process_group.h"
+#include "trainer/models/model.h"
+
+namespace trainer::engine {
+
+// trainer.pipeline, resolved against trainer.devices.
+struct PipelineOptions {
+  int stages = 2;
+  std::vector<std::string> split_points;  // empty: balanced by parameter count
+  int microbatches = 4;
+  PipelineScheduleKind schedule = PipelineScheduleKind::kOneFOneB;
+
+  // `processes`: the job's process count. Throws trainer::Error naming the key for a value that
+  // does not fit it (the launcher's schema check says the same before any job runs).
+  static PipelineOptions from_config(const config::ConfigView& root, int processes);
+};
+
+// Whether trainer.strategy is pipeline.
+bool pipeline_strategy(const config::ConfigView& root);
+
+class PipelineStage {
+ public:
+  // The forward of one piece of the stage, under the training precision (autocast).
+  struct Precision {
+    c10::DeviceType device = c10::DeviceType::CPU;
+    c10::ScalarType autocast_dtype = c10::ScalarType::BFloat16;
+    bool autocast = false;
+  };
+  using LossFn = std::function<at::Tensor(const at::Tensor& outputs, const at::Tensor& targets)>;
+  // The objective's backward: `objective` times the loss scale when loss scaling is on.
+  using ScaleFn = std::function<at::Tensor(const at::Tensor& objective)>;
+
+  // Stage `stage` of the pipeline whose stage 0 is rank `first_rank` of `group` (stage s at
+  // first_rank + s). Throws trainer::Error when the model cannot be cut as asked.
+  PipelineStage(models::Model& model, const std::string& model_name, const PipelineOptions& options,
+                ProcessGroup& group, int stage, int first_rank, Precision precision);
+
+  int stage() const { return stage_; }
+  int stages() const { return options_.stages; }
+  bool is_first() const { return stage_ == 0; }
+  bool is_last() const { return stage_ + 1 == options_.stages; }
+  const PipelineOptions& options() const { return options_; }
+
+  // This stage's parameters and buffers (the ones it trains and keeps), and those of stage `s`.
+  std::vector<at::Tensor> parameters() const { return tensors_of(stage_, true); }
+  std::vector<at::Tensor> buffers() const;
+  std::vector<at::Tensor> tensors_of(int stage, bool parameters_only) const;
+  // "stage 1 of 2: layers.4 .. layers.7 (33,034 parameters)".
+  std::string describe(int stage) const;
+
+  // Records the shape each stage receives, from one sample through the whole model (every
+  // process holds it): call once before training or evaluating.
+  void probe_shapes(const at::Tensor& one_sample);
+
+  // One batch through the schedule: every micro-batch's forward and backward. Gradients
+  // accumulate into this stage's parameters. The last stage returns the batch's loss (the
+  // micro-batches' losses weighted by their share of the batch: the loss of the whole batch) and
+  // outputs; the other stages return undefined tensors. `objective_factor` multiplies the loss
+  // before backward (1 / accumulate_grad_batches).
+  struct Result {
+    at::Tensor loss;
+    at::Tensor outputs;
+  };
+  // `before_backward(last)` runs before each micro-batch's backward, `last` for the batch's last
+  // one (a data-parallel reducer all-reduces only the gradients that backward completes).
+  Result train_batch(const at::Tensor& inputs, const at::Tensor& targets, const LossFn& loss, double objective_factor,
+                     const ScaleFn& scale, const std::function<void(bool last)>& before_backward = {});
+  // Forward only (evaluation, no micro-batches): the outputs on the last stage, else undefined.
+  at::Tensor forward_only(const at::Tensor& inputs);
+
+  // Sends this stage's parameters and buffers to rank `first_rank` (stage 0), which copies every
+  // stage's into its own model: before stage 0 writes the whole model to a checkpoint.
+  void gather_to_first();
+
+  // Measured over train_batch calls: this stage's own compute (forwards and backwards) and the
+  // wall time from each batch's start to the end of this stage's part of it, in seconds.
+  double busy_seconds() const { return busy_seconds_; }
+  double schedule_seconds() const { return total_seconds_; }
+  int64_t batches_timed() const { return batches_timed_; }
+
+ private:
+  at::Tensor run_pieces(const at::Tensor& input);
+  int peer(int stage) const { return first_rank_ + stage; }
+
+  models::Model& model_;
+  PipelineOptions options_;
+  ProcessGroup& group_;
+  int stage_ = 0;
+  int first_rank_ = 0;
+  Precision precision_;
+  std::vector<models::PipelineUnit> units_;
+  std::vector<size_t> first_;         // first piece of each stage, plus units_.size()
+  std::vector<int64_t> input_shape_;  // one sample's input to this stage (without batch)
+  c10::ScalarType input_dtype_ = c10::ScalarType::Float;
+  double busy_seconds_ = 0;
+  double total_seconds_ = 0;
+  int64_t batches_timed_ = 0;
+};
+
+}  // namespace trainer::engine

@@ -1,0 +1,260 @@
+#include "trainer/engine/distributed/pipeline_stage.h"
+
+#include <chrono>
+
+#include <ATen/ATen.h>
+#include <torch/utils.h>
+
+#include "trainer/engine/precision/autocast_guard.h"
+#include "trainer/models/pipeline_split.h"
+#include "trainer/options/option_reader.h"
+#include "trainer/util/error.h"
+
+namespace trainer::engine {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds(Clock::time_point since) { return std::chrono::duration<double>(Clock::now() - since).count(); }
+
+// Tags keep a stage pair's messages apart: a micro-batch's activation and its gradient, an
+// evaluation's activation, a checkpoint's tensors.
+int forward_tag(int microbatch) { return 2 * microbatch; }
+int backward_tag(int microbatch) { return 2 * microbatch + 1; }
+constexpr int kEvaluationTag = 1 << 20;
+constexpr int kGatherTag = 1 << 21;
+
+}  // namespace
+
+bool pipeline_strategy(const config::ConfigView& root) {
+  return root.has("trainer") && options::OptionReader(root.sub("trainer")).choice("strategy") == "pipeline";
+}
+
+PipelineOptions PipelineOptions::from_config(const config::ConfigView& root, int processes) {
+  PipelineOptions o;
+  const options::OptionReader p = options::OptionReader(root.sub("trainer")).sub("pipeline");
+  o.stages = p.get<std::optional<int>>("stages").value_or(processes);
+  if (o.stages < 2 || processes % o.stages != 0) {
+    throw Error(p.where("stages"),
+                std::to_string(processes) + " processes (trainer.devices) do not make whole pipelines of " +
+                    std::to_string(o.stages) + " stages",
+                "Use trainer.pipeline.stages=N with N >= 2 dividing trainer.devices.");
+  }
+  o.split_points = p.texts("split_points");
+  o.microbatches = p.get<std::optional<int>>("microbatches").value_or(2 * o.stages);
+  o.schedule = pipeline_schedule_kind(p.choice("schedule"));
+  return o;
+}
+
+PipelineStage::PipelineStage(models::Model& model, const std::string& model_name, const PipelineOptions& options,
+                             ProcessGroup& group, int stage, int first_rank, Precision precision)
+    : model_(model),
+      options_(options),
+      group_(group),
+      stage_(stage),
+      first_rank_(first_rank),
+      precision_(precision),
+      units_(model.pipeline_units()) {
+  if (units_.empty()) {
+    throw Error("trainer.strategy=pipeline",
+                "the " + model_name + " model cannot be cut into stages: it does not list its pieces in forward order",
+                "Use model=mlp, cnn or resnet, or give your model's class a pipeline_units() (models/model.h); "
+                "for data parallelism use trainer.strategy=ddp.");
+  }
+  std::vector<std::string> names;
+  std::vector<int64_t> sizes;
+  for (const models::PipelineUnit& unit : units_) {
+    names.push_back(unit.name);
+    int64_t count = 0;
+    for (const auto& [name, module] : unit.modules) count += models::parameter_count(*module);
+    sizes.push_back(count);
+  }
+  if (!options_.split_points.empty()) {
+    if (static_cast<int>(options_.split_points.size()) != options_.stages - 1) {
+      throw Error("trainer.pipeline.split_points",
+                  std::to_string(options_.split_points.size()) + " split point(s) make " +
+                      std::to_string(options_.split_points.size() + 1) + " stages, but the pipeline has " +
+                      std::to_string(options_.stages),
+                  "Give " + std::to_string(options_.stages - 1) +
+                      " module names, one where each stage after the first starts, or null to balance by parameters.");
+    }
+    first_ = models::split_at_names(names, options_.split_points, model_name);
+  } else {
+    first_ = models::split_by_parameters(sizes, options_.stages, model_name);
+  }
+  first_.push_back(units_.size());
+}
+
+std::vector<at::Tensor> PipelineStage::tensors_of(int stage, bool parameters_only) const {
+  std::vector<at::Tensor> tensors;
+  for (size_t u = first_[static_cast<size_t>(stage)]; u < first_[static_cast<size_t>(stage) + 1]; ++u) {
+    for (const auto& [name, module] : units_[u].modules) {
+      for (const at::Tensor& p : module->parameters()) tensors.push_back(p);
+      if (parameters_only) continue;
+      for (const at::Tensor& b : module->buffers()) tensors.push_back(b);
+    }
+  }
+  return tensors;
+}
+
+std::vector<at::Tensor> PipelineStage::buffers() const {
+  std::vector<at::Tensor> tensors;
+  for (size_t u = first_[static_cast<size_t>(stage_)]; u < first_[static_cast<size_t>(stage_) + 1]; ++u) {
+    for (const auto& [name, module] : units_[u].modules) {
+      for (const at::Tensor& b : module->buffers()) tensors.push_back(b);
+    }
+  }
+  return tensors;
+}
+
+std::string PipelineStage::describe(int stage) const {
+  const auto s = static_cast<size_t>(stage);
+  int64_t count = 0;
+  for (const at::Tensor& p : tensors_of(stage, true)) count += p.numel();
+  const std::string& first = units_[first_[s]].name;
+  const std::string& last = units_[first_[s + 1] - 1].name;
+  return "stage " + std::to_string(stage) + " of " + std::to_string(options_.stages) + ": " + first +
+         (first == last ? "" : " .. " + last) + " (" + models::with_thousands_separators(count) + " parameters)";
+}
+
+at::Tensor PipelineStage::run_pieces(const at::Tensor& input) {
+  AutocastGuard autocast(precision_.device, precision_.autocast_dtype, precision_.autocast);
+  at::Tensor x = input;
+  for (size_t u = first_[static_cast<size_t>(stage_)]; u < first_[static_cast<size_t>(stage_) + 1]; ++u) {
+    x = units_[u].forward(x);
+  }
+  return x;
+}
+
+void PipelineStage::probe_shapes(const at::Tensor& one_sample) {
+  torch::NoGradGuard no_grad;
+  const bool training = model_.is_training();
+  model_.eval();
+  AutocastGuard autocast(precision_.device, precision_.autocast_dtype, precision_.autocast);
+  at::Tensor x = one_sample;
+  for (size_t u = 0; u < first_[static_cast<size_t>(stage_)]; ++u) x = units_[u].forward(x);
+  input_shape_ = x.sizes().vec();
+  input_shape_.erase(input_shape_.begin());
+  input_dtype_ = x.scalar_type();
+  model_.train(training);
+}
+
+PipelineStage::Result PipelineStage::train_batch(const at::Tensor& inputs, const at::Tensor& targets,
+                                                 const LossFn& loss, double objective_factor, const ScaleFn& scale,
+                                                 const std::function<void(bool last)>& before_backward) {
+  const auto start = Clock::now();
+  const int64_t batch = targets.size(0);
+  const int m = static_cast<int>(std::min<int64_t>(options_.microbatches, batch));
+  std::vector<int64_t> offset(static_cast<size_t>(m) + 1, 0);
+  for (int i = 0; i < m; ++i)
+    offset[static_cast<size_t>(i) + 1] = offset[static_cast<size_t>(i)] + batch / m + (i < batch % m ? 1 : 0);
+  std::vector<at::Tensor> leaf(static_cast<size_t>(m)), output(static_cast<size_t>(m));
+  std::vector<at::Tensor> losses, outputs;
+  std::vector<c10::intrusive_ptr<c10d::Work>> sends;
+  std::vector<at::Tensor> sent;  // kept alive until their sends finish
+  const auto options = at::TensorOptions().dtype(input_dtype_).device(targets.device());
+  for (const PipelineAction& action : pipeline_actions(options_.schedule, stage_, options_.stages, m)) {
+    const auto i = static_cast<size_t>(action.microbatch);
+    const int64_t n = offset[i + 1] - offset[i];
+    if (action.kind == PipelineAction::Kind::kForward) {
+      at::Tensor x;
+      if (is_first()) {
+        x = inputs.narrow(0, offset[i], n);
+      } else {
+        std::vector<int64_t> shape{n};
+        shape.insert(shape.end(), input_shape_.begin(), input_shape_.end());
+        at::Tensor received = at::empty(shape, options);
+        group_.wait(group_.recv_async(received, peer(stage_ - 1), forward_tag(action.microbatch)),
+                    "pipeline receive of micro-batch " + std::to_string(i) + "'s activations from stage " +
+                        std::to_string(stage_ - 1));
+        leaf[i] = received.requires_grad_();
+        x = leaf[i].clone();  // the stage's first piece may work in place
+      }
+      const auto busy = Clock::now();
+      at::Tensor y = run_pieces(x);
+      if (is_last()) {
+        const at::Tensor l = loss(y, targets.narrow(0, offset[i], n));
+        const double share = static_cast<double>(n) / static_cast<double>(batch);
+        losses.push_back(l.detach() * share);
+        outputs.push_back(y.detach());
+        output[i] = scale(l * (share * objective_factor));
+      } else {
+        output[i] = y;
+        sent.push_back(y.detach().contiguous());
+        sends.push_back(group_.send_async(sent.back(), peer(stage_ + 1), forward_tag(action.microbatch)));
+      }
+      busy_seconds_ += seconds(busy);
+      continue;
+    }
+    at::Tensor gradient;
+    if (!is_last()) {
+      gradient = at::empty(output[i].sizes(), output[i].options());
+      group_.wait(group_.recv_async(gradient, peer(stage_ + 1), backward_tag(action.microbatch)),
+                  "pipeline receive of micro-batch " + std::to_string(i) + "'s gradients from stage " +
+                      std::to_string(stage_ + 1));
+    }
+    if (before_backward) before_backward(action.microbatch + 1 == m);
+    const auto busy = Clock::now();
+    if (is_last()) {
+      output[i].backward();
+    } else {
+      output[i].backward(gradient);
+    }
+    busy_seconds_ += seconds(busy);
+    if (!is_first()) {
+      sent.push_back(leaf[i].grad().contiguous());
+      sends.push_back(group_.send_async(sent.back(), peer(stage_ - 1), backward_tag(action.microbatch)));
+    }
+    output[i] = at::Tensor();
+    leaf[i] = at::Tensor();
+  }
+  for (const auto& work : sends) group_.wait(work, "pipeline send");
+  total_seconds_ += seconds(start);
+  ++batches_timed_;
+  Result result;
+  if (is_last()) {
+    result.loss = losses.size() == 1 ? losses[0] : at::stack(losses).sum();
+    result.outputs = outputs.size() == 1 ? outputs[0] : at::cat(outputs);
+  }
+  return result;
+}
+
+at::Tensor PipelineStage::forward_only(const at::Tensor& inputs) {
+  at::Tensor x = inputs;
+  if (!is_first()) {
+    std::vector<int64_t> shape{inputs.size(0)};
+    shape.insert(shape.end(), input_shape_.begin(), input_shape_.end());
+    x = at::empty(shape, at::TensorOptions().dtype(input_dtype_).device(inputs.device()));
+    group_.wait(group_.recv_async(x, peer(stage_ - 1), kEvaluationTag),
+                "pipeline receive of an evaluation batch from stage " + std::to_string(stage_ - 1));
+  }
+  at::Tensor y = run_pieces(x);
+  if (is_last()) return y;
+  y = y.contiguous();
+  group_.wait(group_.send_async(y, peer(stage_ + 1), kEvaluationTag),
+              "pipeline send of an evaluation batch to stage " + std::to_string(stage_ + 1));
+  return {};
+}
+
+void PipelineStage::gather_to_first() {
+  torch::NoGradGuard no_grad;
+  if (is_first()) {
+    for (int s = 1; s < options_.stages; ++s) {
+      int tag = kGatherTag;
+      for (at::Tensor& tensor : tensors_of(s, false)) {
+        at::Tensor received = at::empty_like(tensor, at::MemoryFormat::Contiguous);
+        group_.wait(group_.recv_async(received, peer(s), tag++),
+                    "pipeline receive of stage " + std::to_string(s) + "'s weights for the checkpoint");
+        tensor.copy_(received);
+      }
+    }
+    return;
+  }
+  int tag = kGatherTag;
+  for (const at::Tensor& tensor : tensors_of(stage_, false)) {
+    at::Tensor contiguous = tensor.detach().contiguous();
+    group_.wait(group_.send_async(contiguous, peer(0), tag++), "pipeline send of this stage's weights to stage 0");
+  }
+}
+
+}  // namespace trainer::engine

@@ -1,0 +1,147 @@
+// trainer.strategy=pipeline in the trainer: cutting the model at setup, the processes' agreement
+// on stopping, and the measured idle shares at the end of fit. The schedule itself runs in
+// PipelineStage (distributed/pipeline_stage.h).
+#include <dirent.h>
+
+#include <ATen/ATen.h>
+
+#include "trainer/engine/posix_files.h"
+#include "trainer/engine/stop_signal.h"
+#include "trainer/formats/checkpoint_file.h"
+#include "trainer/util/error.h"
+#include "trainer/util/log.h"
+
+#include "trainer_impl.h"
+
+namespace trainer::engine {
+
+void Trainer::Impl::setup_pipeline() {
+  const config::ConfigView view(config);
+  const int processes = group->world_size();
+  const PipelineOptions pipeline_options = PipelineOptions::from_config(view, processes);
+  const int stage = group->rank() % pipeline_options.stages;
+  const int first_rank = group->rank() - stage;
+  PipelineStage::Precision precision{device.type(), autocast_dtype, autocast};
+  pipeline = std::make_unique<PipelineStage>(*model, view.get_or<std::string>("model.name", "?"), pipeline_options,
+                                             *group, stage, first_rank, precision);
+  at::Tensor one_sample = zero_batch(input_spec, 1).inputs;
+  if (param_dtype != at::kFloat) one_sample = one_sample.to(param_dtype);
+  pipeline->probe_shapes(one_sample);
+  parameters = pipeline->parameters();
+  std::string stages;
+  for (int s = 0; s < pipeline_options.stages; ++s) stages += "\n  " + pipeline->describe(s);
+  log::info("pipeline: " + std::to_string(pipeline_options.stages) + " stages, " +
+            pipeline_schedule_name(pipeline_options.schedule) + " schedule, " +
+            std::to_string(pipeline_options.microbatches) + " micro-batches of " +
+            std::to_string(data_options.batch_size / pipeline_options.microbatches) + " samples per batch" +
+            (pipeline_options.split_points.empty() ? " (stages balanced by parameter count)" : "") + stages);
+}
+
+std::pair<bool, bool> Trainer::Impl::pipeline_flags() {
+  at::Tensor flags =
+      at::tensor({stop_signal_received() != 0 ? 1.0 : 0.0,
+                  options.max_time_seconds && seconds_since(fit_start) >= *options.max_time_seconds ? 1.0 : 0.0},
+                 at::TensorOptions().dtype(at::kDouble));
+  if (device.is_cuda()) flags = flags.to(device);
+  group->allreduce_sum(flags, "pipeline stop check");
+  flags = flags.cpu();
+  return {flags[0].item<double>() > 0, flags[1].item<double>() > 0};
+}
+
+void Trainer::Impl::report_pipeline_idle() {
+  const int stages = pipeline->stages();
+  // Per stage of the first pipeline: its busy seconds and its schedules' wall seconds.
+  at::Tensor times = at::zeros({2, stages}, at::TensorOptions().dtype(at::kDouble));
+  if (data_rank == 0) {
+    times[0][pipeline->stage()] = pipeline->busy_seconds();
+    times[1][pipeline->stage()] = pipeline->schedule_seconds();
+  }
+  if (device.is_cuda()) times = times.to(device);
+  group->allreduce_sum(times, "pipeline idle report");
+  times = times.cpu();
+  const int64_t batches = pipeline->batches_timed();
+  if (!is_main || batches == 0) return;
+  // Every stage starts a batch together (after the previous step's agreement); the batch's
+  // schedule spans until the last stage finishes its part. A stage idles for the rest of it.
+  double span = 0;
+  for (int s = 0; s < stages; ++s) span = std::max(span, times[1][s].item<double>());
+  const int m = static_cast<int>(std::min<int64_t>(pipeline->options().microbatches, data_options.batch_size));
+  std::string text = "pipeline (" + std::string(pipeline_schedule_name(pipeline->options().schedule)) + ", " +
+                     std::to_string(m) + " micro-batches, " + fixed(1000.0 * span / static_cast<double>(batches), 2) +
+                     " ms a batch): share of each stage's schedule spent idle (equal stages would idle " +
+                     fixed(100.0 * pipeline_bubble_theory(stages, m), 1) + " %):";
+  for (int s = 0; s < stages; ++s) {
+    const double busy = times[0][s].item<double>();
+    text += " stage " + std::to_string(s) + " " + fixed(span > 0 ? 100.0 * (1.0 - busy / span) : 0.0, 1) + " % (busy " +
+            fixed(1000.0 * busy / static_cast<double>(batches), 2) + " ms a batch)";
+    if (s + 1 < stages) text += ",";
+  }
+  log::info(text);
+}
+
+namespace {
+
+// <file>.stage<s>-step<N>: not *.ckpt, so nothing takes a part for a checkpoint of its own.
+std::string part_prefix(const std::string& main_path, int stage) {
+  return main_path + ".stage" + std::to_string(stage) + "-step";
+}
+
+// Deletes this stage's parts of `main_path` but `keep` (every part when `keep` is empty).
+void remove_parts(const std::string& main_path, int stage, const std::string& keep) {
+  const std::string directory = posix::parent(main_path);
+  const std::string prefix = part_prefix(main_path, stage).substr(directory.size() + 1);
+  DIR* listing = ::opendir(directory.c_str());
+  if (listing == nullptr) return;
+  std::vector<std::string> doomed;
+  while (const dirent* entry = ::readdir(listing)) {
+    const std::string name = entry->d_name;
+    if (name.rfind(prefix, 0) == 0 && directory + "/" + name != keep) doomed.push_back(directory + "/" + name);
+  }
+  ::closedir(listing);
+  for (const std::string& path : doomed) posix::remove_file(path);
+}
+
+}  // namespace
+
+void Trainer::Impl::save_pipeline(LoopState& state, const std::vector<std::string>& paths,
+                                  const std::vector<std::string>& dropped) {
+  PhaseProfiler::Scope timed(profiler, Phase::kCheckpoint);
+  // Only the first pipeline's stages write: the replicas hold the same weights.
+  const bool writes = data_rank == 0;
+  if (writes) pipeline->gather_to_first();
+  const int stage = pipeline->stage();
+  const std::string step = std::to_string(state.global_step);
+  if (writes && stage > 0) {
+    std::vector<std::string> parts;
+    parts.reserve(paths.size());
+    for (const std::string& path : paths) parts.push_back(part_prefix(path, stage) + step);
+    save_whole(state, std::move(parts), {});
+    checkpoint_writer.wait();
+  }
+  group->barrier("pipeline checkpoint: every stage's part written");
+  if (is_main) {
+    save_whole(state, paths, dropped);
+    checkpoint_writer.wait();
+  }
+  group->barrier("pipeline checkpoint: the main file written");
+  if (writes && stage > 0) {
+    for (const std::string& path : paths) remove_parts(path, stage, part_prefix(path, stage) + step);
+    for (const std::string& path : dropped) remove_parts(path, stage, "");
+  }
+}
+
+std::string Trainer::Impl::pipeline_resume_path(const std::string& main_path) const {
+  if (pipeline->stage() == 0) return main_path;
+  const formats::CheckpointFile main = formats::read_checkpoint_summary(main_path);
+  std::string part = part_prefix(main_path, pipeline->stage()) + std::to_string(main.summary.global_step);
+  if (!posix::exists(part)) {
+    throw Error("ckpt_path",
+                main_path + " has no part for pipeline stage " + std::to_string(pipeline->stage()) + " (" + part +
+                    " is missing)",
+                "Resume with the pipeline that wrote it (the same trainer.pipeline settings and trainer.devices); "
+                "a checkpoint of one process or of another pipeline cannot resume a pipeline's stages.");
+  }
+  return part;
+}
+
+}  // namespace trainer::engine
