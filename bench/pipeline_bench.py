@@ -13,7 +13,17 @@ times; for the measured stage times the bottleneck stage's theory is
   1 - m t_max / ((m - 1) t_max + sum t)     (t: a stage's busy time per micro-batch)
 which the report gives beside it. Each configuration runs --reps times interleaved; medians.
 
-  bench/pipeline_bench.py --trainer build/debian/trainer [--reps 3] [--batches 40] [--out F]
+Memory: an mlp 4096-4096-4096 (37.8 M parameters, Adam) trained by one process and by 2 stages
+balanced by parameters; what each holds at the end of fit (parameters, gradients, optimizer state,
+from the tensors themselves) and its peak resident memory (VmHWM), which also counts LibTorch's
+own libraries and the data.
+
+Balance: the cnn (channels 32, 64; hidden 128) and a resnet18 of width 16, each cut by parameter
+count (trainer.pipeline.balance=parameters) and by measured time (balance=time), 8 micro-batches:
+each stage's busy time and idle share, and the samples a second.
+
+  bench/pipeline_bench.py --trainer build/debian/trainer [--reps 3] [--batches 40]
+                          [--only bubble,memory,balance] [--out F]
 """
 import argparse
 import datetime
@@ -53,6 +63,71 @@ def run(trainer, schedule, m, batches, workdir, one_process=False):
     return result
 
 
+HELD = re.compile(r"parameters ([0-9.]+) MiB, gradients ([0-9.]+) MiB, optimizer state ([0-9.]+) MiB; "
+                  r"peak resident memory ([0-9.]+) MiB")
+
+
+def fit(trainer, args, workdir):
+    args = [trainer, "fit", *args, "trainer.enable_progress_bar=false", "trainer.enable_checkpointing=false",
+            "test_after_fit=false", "trainer.num_sanity_val_steps=0", "trainer.limit_val_batches=0",
+            f"hydra.run.dir={tempfile.mkdtemp(dir=workdir)}"]
+    done = subprocess.run(args, capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"pipeline_bench: {' '.join(args)} failed:\n{done.stderr[-3000:]}")
+    return done.stderr
+
+
+def memory(trainer, workdir):
+    model = ["model=mlp", "model.hidden_sizes=[4096,4096,4096]", "model.dropout=0", "data=synthetic",
+             "data.image_shape=[1,32,32]", "data.num_samples=2048", "data.batch_size=64", "optimizer=adam",
+             "trainer.max_epochs=1", "trainer.limit_train_batches=4"]
+    one = HELD.findall(fit(trainer, model, workdir))
+    two = HELD.findall(fit(trainer, model + ["trainer.devices=2", "trainer.strategy=pipeline"], workdir))
+    rows = [("one process, the whole model", one[0])] + [(f"pipeline stage {i}", h) for i, h in enumerate(two)]
+    whole = sum(float(x) for x in one[0][:3])
+    lines = ["## Memory per stage", "",
+             f"`{' '.join(model)}`; 2 stages balanced by parameters against one process.", "",
+             "| process | parameters MiB | gradients MiB | optimizer state MiB | held MiB | share of one process "
+             "| peak resident MiB |", "|---|---:|---:|---:|---:|---:|---:|"]
+    for name, h in rows:
+        held = sum(float(x) for x in h[:3])
+        lines.append(f"| {name} | {h[0]} | {h[1]} | {h[2]} | {held:.1f} | {100 * held / whole:.0f} % | {h[3]} |")
+    return lines
+
+
+def balance(trainer, reps, batches, workdir):
+    common = ["data=synthetic", "data.num_samples=8192", "data.batch_size=64", "trainer.max_epochs=1",
+              f"trainer.limit_train_batches={batches}", "trainer.log_every_n_steps=10", "trainer.devices=2",
+              "trainer.strategy=pipeline", "trainer.pipeline.microbatches=8"]
+    lines = ["## Cut by parameters or by measured time", "",
+             f"`{' '.join(common)}`, {batches} batches a run, {reps} runs each (medians).", "",
+             "| model | balance | stage 0 | stage 1 | busy ms/batch (0, 1) | idle % (0, 1) | samples/s |",
+             "|---|---|---|---|---:|---:|---:|"]
+    for model in (["model=cnn"], ["model=resnet", "model.depth=18", "model.width=16"]):
+        lines += balance_rows(trainer, reps, " ".join(model), model + common, workdir)
+    return lines
+
+
+def balance_rows(trainer, reps, name, model, workdir):
+    lines = []
+    for mode in ("parameters", "time"):
+        runs = []
+        for _ in range(reps):
+            err = fit(trainer, model + [f"trainer.pipeline.balance={mode}"], workdir)
+            stages = re.findall(r"stage (\d) of 2: ([^(]+) \(", err)
+            found = LINE.search(err)
+            rates = [float(x) for x in re.findall(r" ([0-9]+) samples/s", err)][1:]
+            runs.append((stages, [(float(i), float(b)) for _, i, b in STAGE.findall(found.group(5))],
+                         statistics.median(rates) if rates else float("nan")))
+        stages = runs[0][0]
+        busy = [statistics.median(r[1][s][1] for r in runs) for s in (0, 1)]
+        idle = [statistics.median(r[1][s][0] for r in runs) for s in (0, 1)]
+        lines.append(f"| `{name}` | {mode} | "
+                     f"{stages[0][1].strip()} | {stages[1][1].strip()} | {busy[0]:.1f}, {busy[1]:.1f} | "
+                     f"{idle[0]:.1f}, {idle[1]:.1f} | {statistics.median(r[2] for r in runs):.0f} |")
+    return lines
+
+
 def bottleneck_theory(busy_ms, m):
     t = [b / m for b in busy_ms]
     return 100.0 * (1.0 - m * max(t) / ((m - 1) * max(t) + sum(t)))
@@ -63,20 +138,34 @@ def main():
     parser.add_argument("--trainer", required=True)
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--batches", type=int, default=40)
+    parser.add_argument("--only", default="bubble,memory,balance")
     parser.add_argument("--out")
     a = parser.parse_args()
+    parts = a.only.split(",")
+    lines = [f"# Pipeline parallelism, {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC", "",
+             f"trainer {a.trainer}, {os.cpu_count()} cores.", ""]
+    with tempfile.TemporaryDirectory() as work:
+        if "bubble" in parts:
+            lines += bubble(a, work) + [""]
+        if "memory" in parts:
+            lines += memory(a.trainer, work) + [""]
+        if "balance" in parts:
+            lines += balance(a.trainer, a.reps, a.batches, work) + [""]
+    emit("\n".join(lines), a.out)
+
+
+def bubble(a, work):
     configs = [(s, m) for s in ("gpipe", "1f1b") for m in (1, 2, 4, 8)]
     results = {c: [] for c in configs}
     single = []
-    with tempfile.TemporaryDirectory() as work:
-        for rep in range(a.reps):
-            order = configs[rep % len(configs):] + configs[:rep % len(configs)]
-            single.append(run(a.trainer, "", 0, a.batches, work, one_process=True)["rate"])
-            for c in order:
-                results[c].append(run(a.trainer, c[0], c[1], a.batches, work))
-    lines = [f"# Pipeline bubble, {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC", "",
+    for rep in range(a.reps):
+        order = configs[rep % len(configs):] + configs[:rep % len(configs)]
+        single.append(run(a.trainer, "", 0, a.batches, work, one_process=True)["rate"])
+        for c in order:
+            results[c].append(run(a.trainer, c[0], c[1], a.batches, work))
+    lines = ["## Bubble", "",
              f"`{' '.join(MODEL)}`, 2 stages cut at layers.5, {a.batches} batches a run, {a.reps} runs each "
-             f"(medians), trainer {a.trainer}, {os.cpu_count()} cores.", "",
+             f"(medians).", "",
              f"One process, the whole model: {statistics.median(single):.0f} samples/s.", "",
              "| schedule | m | theory (equal stages) | idle stage 0 | idle stage 1 | busy ms/batch (0, 1) "
              "| theory for these stage times | samples/s |",
@@ -89,7 +178,7 @@ def main():
         lines.append(f"| {schedule} | {m} | {runs[0]['theory']:.1f} % | {idle0:.1f} % | {idle1:.1f} % | "
                      f"{busy[0]:.1f}, {busy[1]:.1f} | {bottleneck_theory(busy, m):.1f} % | "
                      f"{statistics.median(r['rate'] for r in results[(schedule, m)]):.0f} |")
-    emit("\n".join(lines), a.out)
+    return lines
 
 
 if __name__ == "__main__":

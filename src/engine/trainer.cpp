@@ -12,7 +12,6 @@
 #include <torch/nn/functional/loss.h>
 #include <torch/utils.h>
 
-#include "trainer/engine/callbacks/model_summary.h"
 #include "trainer/engine/callbacks/progress_bar.h"
 #include "trainer/engine/checkpoint/checkpoint_policy.h"
 #include "trainer/engine/distributed/progress_beacon.h"
@@ -267,7 +266,7 @@ void Trainer::Impl::validate_mid_epoch(LoopState& state, Context& context, const
 }
 
 int Trainer::Impl::fit() {
-  if (is_main) log::info("model summary\n" + model_summary(*model));
+  if (is_main) log::info("model summary\n" + summary_text);
   auto_scale_before_fit();
   LoopState state;
   // As Lightning: ckpt_path=last before any checkpoint exists (a run killed before its first
@@ -280,7 +279,7 @@ int Trainer::Impl::fit() {
   if (resuming) {
     const std::string main_path = resolve_ckpt_path(*options.ckpt_path);
     const std::string path = pipeline ? pipeline_resume_path(main_path) : main_path;
-    state = load_checkpoint(path, *model, optimizer.get(), /*restore_rng=*/true, config_yaml);
+    state = load_checkpoint(path, *model, optimizer.get(), /*restore_rng=*/true, config_yaml, released_tensors());
     // The best files live beside last.ckpt: a run directory copied or moved since keeps its own
     // files, and never deletes (as fallen out of the top k) those at the recorded location.
     for (TopKEntry& entry : state.top_k) {
@@ -326,7 +325,7 @@ int Trainer::Impl::fit() {
   };
   apply_lr();
 
-  setup_throughput();
+  if (!pipeline) setup_throughput();  // a pipeline's, before its stages freed the others' weights
   Context context(*this, state);
   ProgressBar bar(options.enable_progress_bar);
   for (auto& entry : callbacks) entry.callback->on_fit_start(context);
@@ -574,7 +573,11 @@ int Trainer::Impl::fit() {
   checkpoint_writer.wait();
   if (group) group->barrier("end of fit (rank 0 finishing its checkpoint writes)");
   if (reducer) log::info(reducer->describe_timing());
-  if (pipeline) report_pipeline_idle();
+  if (pipeline) {
+    report_pipeline_idle();
+  } else {
+    report_model_state();
+  }
   tracer.finish();
   if (profiler.table_enabled() && is_main) report_profile(seconds_since(start));
   log::info("fit finished in " + fixed(seconds_since(start), 1) + " s, " + std::to_string(state.global_step) +
@@ -591,7 +594,7 @@ int Trainer::Impl::fit() {
   }
   if (options.test_after_fit && test_runs) {
     if (options.checkpoint.enabled && !state.top_k.empty()) {
-      load_checkpoint(state.top_k.front().path, *model, nullptr, false, config_yaml);
+      load_checkpoint(state.top_k.front().path, *model, nullptr, false, config_yaml, released_tensors());
       log::info("testing the best checkpoint " + state.top_k.front().path);
     }
     run_test("test");
@@ -678,7 +681,7 @@ void Trainer::Impl::load_model_to_evaluate(const std::string& doing) {
     return;
   }
   const std::string path = resolve_ckpt_path(*options.ckpt_path);
-  const LoopState state = load_checkpoint(path, *model, nullptr, false, config_yaml);
+  const LoopState state = load_checkpoint(path, *model, nullptr, false, config_yaml, released_tensors());
   log::info("loaded " + path + " (epoch " + std::to_string(state.epoch) + ", step " +
             std::to_string(state.global_step) + ")");
 }

@@ -103,6 +103,9 @@ struct Trainer::Impl {
   // trainer.strategy=pipeline: this process's stage (then `parameters` are the stage's, and
   // world_size and data_rank count pipelines, not processes), else null.
   std::unique_ptr<PipelineStage> pipeline;
+  // The model summary fit logs, taken at setup (before a pipeline stage frees the other stages'
+  // weights).
+  std::string summary_text;
   int data_rank = 0;    // this process's share of the data: its rank, or its pipeline's index
   bool is_main = true;  // rank 0: logs, metrics, checkpoints, progress bar
   int world_size = 1;
@@ -218,8 +221,13 @@ struct Trainer::Impl {
   // Every process of the pipeline job agrees whether any was asked to stop (SIGINT/SIGTERM) or
   // ran out of trainer.max_time: {stop, out_of_time}. One small all-reduce.
   std::pair<bool, bool> pipeline_flags();
-  // The end of fit: rank 0 logs every stage's measured idle share against the theory.
+  // The end of fit: rank 0 logs every stage's measured idle share against the theory, and what
+  // each stage holds (parameters, gradients, optimizer state) and its peak resident memory.
   void report_pipeline_idle();
+  // The tensors a checkpoint load leaves alone: a pipeline stage's released ones; null without one.
+  SkipTensor released_tensors() const;
+  // The end of fit, one process or data parallel: rank 0 logs what it holds and its peak memory.
+  void report_model_state();
   // A pipeline's checkpoint: stage 0 gathers every stage's weights and writes the whole model
   // (what validate, test, predict and export read) with its own optimizer and loop state; each
   // other stage writes its part beside it, <file>.stage<s>-step<N>, with its optimizer and RNG

@@ -5,7 +5,9 @@
 
 #include <ATen/ATen.h>
 
+#include "trainer/engine/optim/model_state_bytes.h"
 #include "trainer/engine/posix_files.h"
+#include "trainer/engine/profiling/memory_stats.h"
 #include "trainer/engine/stop_signal.h"
 #include "trainer/formats/checkpoint_file.h"
 #include "trainer/util/error.h"
@@ -26,6 +28,15 @@ void Trainer::Impl::setup_pipeline() {
                                              *group, stage, first_rank, precision);
   at::Tensor one_sample = zero_batch(input_spec, 1).inputs;
   if (param_dtype != at::kFloat) one_sample = one_sample.to(param_dtype);
+  std::string measured;
+  if (pipeline_options.balance_time && pipeline_options.split_points.empty()) {
+    const int64_t micro = std::max<int64_t>(1, data_options.batch_size / pipeline_options.microbatches);
+    // Fixed inputs, not random ones: the measurement must not move the random generator.
+    at::Tensor inputs = zero_batch(input_spec, micro).inputs;
+    if (param_dtype != at::kFloat) inputs = inputs.to(param_dtype);
+    inputs = at::arange(inputs.numel(), inputs.options()).sin().reshape(inputs.sizes());
+    measured = pipeline->balance_by_time(inputs);
+  }
   pipeline->probe_shapes(one_sample);
   parameters = pipeline->parameters();
   std::string stages;
@@ -34,7 +45,12 @@ void Trainer::Impl::setup_pipeline() {
             pipeline_schedule_name(pipeline_options.schedule) + " schedule, " +
             std::to_string(pipeline_options.microbatches) + " micro-batches of " +
             std::to_string(data_options.batch_size / pipeline_options.microbatches) + " samples per batch" +
-            (pipeline_options.split_points.empty() ? " (stages balanced by parameter count)" : "") + stages);
+            (!pipeline_options.split_points.empty() ? ""
+             : measured.empty()                     ? " (stages balanced by parameter count)"
+                                                    : " (stages balanced by forward + backward time, measured on one "
+                                                      "micro-batch: " +
+                                      measured + ")") +
+            stages);
 }
 
 std::pair<bool, bool> Trainer::Impl::pipeline_flags() {
@@ -50,17 +66,39 @@ std::pair<bool, bool> Trainer::Impl::pipeline_flags() {
 
 void Trainer::Impl::report_pipeline_idle() {
   const int stages = pipeline->stages();
-  // Per stage of the first pipeline: its busy seconds and its schedules' wall seconds.
-  at::Tensor times = at::zeros({2, stages}, at::TensorOptions().dtype(at::kDouble));
+  // Per stage of the first pipeline: its busy seconds, its schedules' wall seconds, the bytes of
+  // its parameters, gradients and optimizer state, and its peak resident memory in MiB.
+  at::Tensor times = at::zeros({6, stages}, at::TensorOptions().dtype(at::kDouble));
   if (data_rank == 0) {
-    times[0][pipeline->stage()] = pipeline->busy_seconds();
-    times[1][pipeline->stage()] = pipeline->schedule_seconds();
+    const ModelStateBytes held = model_state_bytes(model->parameters(), *optimizer);  // released: empty
+    const int s = pipeline->stage();
+    times[0][s] = pipeline->busy_seconds();
+    times[1][s] = pipeline->schedule_seconds();
+    times[2][s] = static_cast<double>(held.parameters);
+    times[3][s] = static_cast<double>(held.gradients);
+    times[4][s] = static_cast<double>(held.optimizer);
+    times[5][s] = host_peak_rss_mb();
   }
   if (device.is_cuda()) times = times.to(device);
   group->allreduce_sum(times, "pipeline idle report");
   times = times.cpu();
   const int64_t batches = pipeline->batches_timed();
-  if (!is_main || batches == 0) return;
+  if (!is_main) return;
+  int64_t whole = 0;
+  for (int s = 0; s < stages; ++s) whole += pipeline->parameter_count(s);
+  std::string held =
+      "pipeline: what each stage holds (the whole model: " + models::with_thousands_separators(whole) + " parameters):";
+  for (int s = 0; s < stages; ++s) {
+    ModelStateBytes bytes;
+    bytes.parameters = static_cast<int64_t>(times[2][s].item<double>());
+    bytes.gradients = static_cast<int64_t>(times[3][s].item<double>());
+    bytes.optimizer = static_cast<int64_t>(times[4][s].item<double>());
+    held += "\n  stage " + std::to_string(s) + ": " + models::with_thousands_separators(pipeline->parameter_count(s)) +
+            " parameters; " + describe(bytes) + "; peak resident memory " + fixed(times[5][s].item<double>(), 1) +
+            " MiB";
+  }
+  log::info(held);
+  if (batches == 0) return;
   // Every stage starts a batch together (after the previous step's agreement); the batch's
   // schedule spans until the last stage finishes its part. A stage idles for the rest of it.
   double span = 0;
@@ -77,6 +115,17 @@ void Trainer::Impl::report_pipeline_idle() {
     if (s + 1 < stages) text += ",";
   }
   log::info(text);
+}
+
+void Trainer::Impl::report_model_state() {
+  if (!is_main) return;
+  log::info("model state: " + describe(model_state_bytes(parameters, *optimizer)) + "; peak resident memory " +
+            fixed(host_peak_rss_mb(), 1) + " MiB");
+}
+
+SkipTensor Trainer::Impl::released_tensors() const {
+  if (!pipeline) return {};
+  return [stage = pipeline.get()](const at::Tensor& tensor) { return stage->released(tensor); };
 }
 
 namespace {
@@ -123,6 +172,7 @@ void Trainer::Impl::save_pipeline(LoopState& state, const std::vector<std::strin
     save_whole(state, paths, dropped);
     checkpoint_writer.wait();
   }
+  if (writes && stage == 0) pipeline->release_others();  // the gathered weights are written
   group->barrier("pipeline checkpoint: the main file written");
   if (writes && stage > 0) {
     for (const std::string& path : paths) remove_parts(path, stage, part_prefix(path, stage) + step);

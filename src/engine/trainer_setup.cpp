@@ -5,6 +5,7 @@
 #include "trainer/config/yaml.h"
 #include "trainer/data/csv_dataset.h"
 #include "trainer/data/image_folder_dataset.h"
+#include "trainer/engine/callbacks/model_summary.h"
 #include "trainer/engine/distributed/batch_norm_sync.h"
 #include "trainer/engine/optim/optimizer_factory.h"
 #include "trainer/engine/out_of_memory_report.h"
@@ -172,7 +173,8 @@ void Trainer::Impl::setup() {
   if (param_dtype != at::kFloat) model->to(param_dtype);
   model->to(device);
   parameters = model->parameters();
-  if (group && pipeline_strategy(view)) setup_pipeline();  // parameters: the stage's
+  if (!group || group->is_main()) summary_text = model_summary(*model);  // before any weights are freed
+  if (group && pipeline_strategy(view)) setup_pipeline();                // parameters: the stage's
   optimizer = make_optimizer(options.optimizer, parameters, device);
   log::info(std::string("optimizer ") + optimizer_name(options.optimizer.kind) + ": " +
             optimizer_step_text(engine::optimizer_step(options.optimizer, device, param_dtype), options.optimizer,
@@ -347,6 +349,8 @@ void Trainer::Impl::setup_distributed() {
     world_size = group->world_size() / pipeline->stages();  // pipelines, each reading its share
     data_rank = group->rank() / pipeline->stages();
     broadcast_module_state(*group, model->parameters(), model->buffers());
+    if (command == "fit") setup_throughput();  // counts the whole model's FLOPs by running it
+    pipeline->release_others();
     // Every stage skips the steps where any stage's gradients were not finite.
     if (scaler)
       scaler->share_found_inf([this](at::Tensor& found) { group->allreduce_sum(found, "pipeline inf check"); });

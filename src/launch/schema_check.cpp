@@ -164,6 +164,14 @@ std::string check_pipeline(const config::Node& job_config) {
                 std::to_string(stages) + " (give " + std::to_string(stages - 1) +
                 " module names, one where each stage after the first starts, or null to balance by parameters)";
   }
+  const config::Node* points = config::select(job_config, "trainer.pipeline.split_points");
+  const config::Node* balance = config::select(job_config, "trainer.pipeline.balance");
+  if (points != nullptr && (points->is_list() || points->is_string()) && balance != nullptr && balance->is_string() &&
+      balance->as_string() == "time") {
+    problems += "\n  " + at("trainer.pipeline.balance", *balance) +
+                ": balance=time cuts the model where trainer.pipeline.split_points already does (give one: "
+                "split_points=null to cut by measured time, or drop balance=time to cut at the named modules)";
+  }
   return problems;
 }
 

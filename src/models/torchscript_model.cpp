@@ -142,6 +142,29 @@ std::string TorchScriptModel::describe() const {
          with_thousands_separators(parameter_count(*this)) + " parameters";
 }
 
+std::vector<PipelineUnit> TorchScriptModel::pipeline_units() {
+  const auto type_name = scripted_.type()->name();
+  const std::string type = type_name ? type_name->qualifiedName() : std::string("module");
+  // "__torch__.torch.nn.modules.container.Sequential", its last part mangled by nothing else.
+  if (type.size() < 11 || type.compare(type.size() - 11, 11, ".Sequential") != 0) {
+    throw Error("trainer.strategy=pipeline",
+                "the TorchScript module " + source_ + " (" + type +
+                    ") cannot be cut into stages: only a scripted torch.nn.Sequential says that its children run "
+                    "one after another",
+                "Script the model as an nn.Sequential of its pieces (torch.jit.script(nn.Sequential(...)).save(path)), "
+                "or train it with trainer.strategy=ddp.");
+  }
+  std::vector<PipelineUnit> units;
+  const auto mirrors = named_children();
+  for (const auto& child : scripted_.named_children()) {
+    torch::jit::Module piece = child.value;
+    units.push_back({child.name, {{child.name, mirrors[child.name]}}, [piece](const at::Tensor& x) mutable {
+                       return piece.forward({x}).toTensor();
+                     }});
+  }
+  return units;
+}
+
 void TorchScriptModel::check_output_shape(const InputSpec& spec) {
   std::vector<int64_t> batch_shape{2};
   batch_shape.insert(batch_shape.end(), spec.sample_shape.begin(), spec.sample_shape.end());

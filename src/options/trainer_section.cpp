@@ -105,7 +105,10 @@ std::vector<Section> trainer_sections() {
       texts("split_points", "null")
           .or_null()
           .or_one_text()
-          .means("module names where stages 2.. start (null: balanced by parameter count)"),
+          .means("module names where stages 2.. start (null: cut as balance says)"),
+      choice("balance", "parameters", {"parameters", "time"})
+          .means("with split_points null, what the stages share equally: parameters, or forward + backward time "
+                 "measured on one micro-batch at start-up"),
       integer("microbatches", "null").at_least(1).or_null().means("micro-batches per batch (null: 2 x stages)"),
       choice("schedule", "1f1b", {"1f1b", "gpipe"})
           .means("1f1b: one forward one backward (at most stages micro-batches held); gpipe: all forwards first"),

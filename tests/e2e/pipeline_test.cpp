@@ -133,8 +133,139 @@ TEST_CASE(
       INFO("largest difference " << largest << ", largest change by training " << moved);
       CHECK(largest <= 1e-5);
       CHECK(moved > 1e-3);
+      if (model.name != "cnn") continue;
+      // balance=time: the cut makes the largest stage's measured time as small as can be, and the
+      // measurement (eval mode, gradients cleared, no random draws) leaves the training as it was.
+      ProcessResult timed = run_ok(command(
+          "timed", {"data.batch_size=32", "trainer.max_steps=8", "trainer.devices=2", "trainer.strategy=pipeline",
+                    "trainer.pipeline.microbatches=4", "trainer.pipeline.balance=time"}));
+      const std::string intro = "(stages balanced by forward + backward time, measured on one micro-batch: ";
+      const size_t at = timed.err.find(intro);
+      REQUIRE(at != std::string::npos);
+      const std::string list = timed.err.substr(at + intro.size(), timed.err.find(')', at) - at - intro.size());
+      std::vector<std::pair<std::string, double>> pieces;  // "features.0 0.123 ms, ..."
+      for (size_t begin = 0; begin < list.size();) {
+        size_t end = list.find(", ", begin);
+        if (end == std::string::npos) end = list.size();
+        const std::string item = list.substr(begin, end - begin);
+        const size_t space = item.find(' ');
+        pieces.emplace_back(item.substr(0, space), std::stod(item.substr(space + 1)));
+        begin = end + 2;
+      }
+      REQUIRE(pieces.size() >= 4);
+      const size_t second = timed.err.find("stage 1 of 2: ");
+      REQUIRE(second != std::string::npos);
+      const std::string first_of_second = timed.err.substr(second + 14, timed.err.find(' ', second + 14) - second - 14);
+      double best = 1e300;
+      double chosen = -1;
+      for (size_t cut = 1; cut < pieces.size(); ++cut) {
+        double a = 0, b = 0;
+        for (size_t i = 0; i < pieces.size(); ++i) (i < cut ? a : b) += pieces[i].second;
+        best = std::min(best, std::max(a, b));
+        if (pieces[cut].first == first_of_second) chosen = std::max(a, b);
+      }
+      INFO(list << "; stage 1 starts at " << first_of_second);
+      CHECK(chosen >= 0);
+      CHECK(chosen <= best + 0.001 * static_cast<double>(pieces.size()));  // the printed times are rounded
+      CHECK(largest_difference(one, exported_weights(root / "timed")) <= 1e-5);
     }
   }
+}
+
+TEST_CASE(
+    "each stage holds only its own weights, gradients and optimizer state; the test after fit loads the best "
+    "checkpoint on every stage") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  TempDir dir;
+  const fs::path root(dir.path());
+  // Adam (two moments a parameter); the best checkpoint by val/loss is tested after fit.
+  auto command = [&](const std::string& name, std::vector<std::string> extra) {
+    std::vector<std::string> argv = fit_command(
+        root / name, {"data.batch_size=64", "trainer.max_epochs=2", "optimizer=adam", "test_after_fit=true"});
+    argv.erase(std::find(argv.begin(), argv.end(), "optimizer=sgd"));
+    argv.erase(std::find(argv.begin(), argv.end(), "test_after_fit=false"));
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return argv;
+  };
+  ProcessResult one = run_ok(command("one", {}));
+  // One process holds the whole model: 235,146 float parameters, 0.9 MiB, and twice that of moments.
+  CHECK(one.err.find("model state: parameters 0.9 MiB, gradients 0.9 MiB, optimizer state 1.8 MiB") !=
+        std::string::npos);
+  ProcessResult two = run_ok(command("two", {"trainer.devices=2", "trainer.strategy=pipeline"}));
+  INFO(two.err);
+  CHECK(two.err.find("pipeline: what each stage holds (the whole model: 235,146 parameters)") != std::string::npos);
+  // The FLOP count runs the whole model, before the stages free the others' weights.
+  CHECK(two.err.find("probe forward pass failed") == std::string::npos);
+  CHECK(two.err.find(" per sample forward, ") != std::string::npos);
+  // Had a stage kept the other's weights, each would hold 0.9 MiB of parameters.
+  CHECK(two.err.find("stage 0: 200,960 parameters; parameters 0.8 MiB, gradients 0.8 MiB, optimizer state 1.5 MiB") !=
+        std::string::npos);
+  CHECK(two.err.find("stage 1: 34,186 parameters; parameters 0.1 MiB, gradients 0.1 MiB, optimizer state 0.3 MiB") !=
+        std::string::npos);
+  // Every stage loaded its own pieces of the best checkpoint for the test: the test after fit
+  // equals one process testing that file.
+  const size_t best_at = two.err.find("testing the best checkpoint ");
+  REQUIRE(best_at != std::string::npos);
+  const size_t path_at = best_at + std::string("testing the best checkpoint ").size();
+  const std::string best = two.err.substr(path_at, two.err.find('\n', path_at) - path_at);
+  ProcessResult tested =
+      run_ok({TRAINER_BINARY, "test", "ckpt_path=" + best, "hydra.run.dir=" + (root / "test").string()});
+  // (Summed by one thread a stage against two in one process: equal to rounding.)
+  CHECK(std::fabs(printed(two.out, "test/loss") - printed(tested.out, "test/loss")) < 1e-6);
+  CHECK(printed(two.out, "test/acc") == printed(tested.out, "test/acc"));
+}
+
+TEST_CASE("a scripted nn.Sequential is cut into stages; another TorchScript module is refused", "[may-skip]") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  const std::string python = TRAINER_TEST_PYTHON;
+  if (python.empty() || run_process({python, "-c", "import torch"}).exit_code != 0) {
+    return skip_test("TRAINER_TEST_PYTHON has no torch to script a model with", Skip::unexpected_in_ci);
+  }
+  TempDir dir;
+  const fs::path root(dir.path());
+  const std::string sequential = (root / "sequential.pt").string();
+  const std::string residual = (root / "residual.pt").string();
+  // A Sequential, scripted; and a module whose forward adds a skip connection, traced (no source
+  // file needed), which must not be cut.
+  ProcessResult made = run_process(
+      {python, "-c",
+       "import sys, torch\nfrom torch import nn\ntorch.manual_seed(0)\n"
+       "torch.jit.script(nn.Sequential(nn.Flatten(), nn.Linear(784, 64), nn.ReLU(), nn.Linear(64, 32), nn.ReLU(), "
+       "nn.Linear(32, 10))).save(sys.argv[1])\n"
+       "class Net(nn.Module):\n"
+       "    def __init__(self):\n"
+       "        super().__init__()\n"
+       "        self.a = nn.Linear(784, 784)\n"
+       "        self.b = nn.Linear(784, 10)\n"
+       "    def forward(self, x):\n"
+       "        x = x.flatten(1)\n"
+       "        return self.b(x + self.a(x))\n"
+       "torch.jit.trace(Net(), torch.zeros(2, 1, 28, 28)).save(sys.argv[2])\n",
+       sequential, residual});
+  INFO(made.err);
+  REQUIRE(made.exit_code == 0);
+  auto command = [&](const std::string& name, const std::string& model, std::vector<std::string> extra) {
+    std::vector<std::string> argv = fit_command(root / name, {"model=torchscript", "model.path=" + model});
+    argv.erase(std::find(argv.begin(), argv.end(), "model.dropout=0"));  // no such key
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return argv;
+  };
+  run_ok(
+      command("one", sequential, {"data.batch_size=16", "trainer.accumulate_grad_batches=4", "trainer.max_epochs=1"}));
+  ProcessResult two = run_ok(command("two", sequential,
+                                     {"data.batch_size=64", "trainer.max_epochs=1", "trainer.devices=2",
+                                      "trainer.strategy=pipeline", "trainer.pipeline.microbatches=4"}));
+  INFO(two.err);
+  CHECK(two.err.find("stage 0 of 2: 0 .. 2 (50,240 parameters)") != std::string::npos);
+  CHECK(two.err.find("stage 1 of 2: 3 .. 5 (2,410 parameters)") != std::string::npos);
+  const double largest = largest_difference(exported_weights(root / "one"), exported_weights(root / "two"));
+  INFO("largest difference " << largest);
+  CHECK(largest <= 1e-5);
+  ProcessResult refused =
+      run_process(command("residual", residual, {"trainer.devices=2", "trainer.strategy=pipeline"}));
+  check_clean_error(refused);
+  CHECK(refused.err.find("cannot be cut into stages: only a scripted torch.nn.Sequential says that its children run "
+                         "one after another") != std::string::npos);
 }
 
 TEST_CASE("2 stages x 2 replicas on 4 processes end with the weights of one process on the whole batch") {
@@ -250,4 +381,7 @@ TEST_CASE("pipeline mistakes are refused before anything runs, naming the keys a
   refused({"trainer.devices=2", "trainer.pipeline.split_points=[layers.9]"},
           "'layers.9' is not a module where the mlp model can be cut");
   refused({"trainer.devices=2", "trainer.pipeline.schedule=interleaved"}, "trainer.pipeline.schedule");
+  refused({"trainer.devices=2", "trainer.pipeline.split_points=layers.3", "trainer.pipeline.balance=time"},
+          "balance=time cuts the model where trainer.pipeline.split_points already does");
+  refused({"trainer.devices=2", "trainer.pipeline.balance=flops"}, "trainer.pipeline.balance");
 }

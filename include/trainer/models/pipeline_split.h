@@ -1,6 +1,6 @@
 // Where a model's pieces (PipelineUnit) are cut into pipeline stages: at the module names of
-// trainer.pipeline.split_points, or balanced by parameter count. Torch-free: stages are ranges of
-// piece indices, [first[s], first[s+1]).
+// trainer.pipeline.split_points, or balanced by parameter count or by measured time. Torch-free:
+// stages are ranges of piece indices, [first[s], first[s+1]).
 #pragma once
 
 #include <cstdint>
@@ -9,8 +9,9 @@
 
 namespace trainer::models {
 
-// The first piece of each stage, cutting `sizes` (parameters per piece) into `stages` contiguous
-// runs whose largest sum is as small as can be; among equal cuts, earlier stages take as many
+// The first piece of each stage, cutting `sizes` (parameters per piece, or with
+// trainer.pipeline.balance=time nanoseconds per piece) into `stages` contiguous runs whose largest
+// sum is as small as can be; among equal cuts, earlier stages take as many
 // pieces as they can (so a ReLU or dropout stays with the layer before it). Every stage gets at
 // least one piece. Throws trainer::Error naming trainer.pipeline.stages when there are fewer
 // pieces than stages.

@@ -35,6 +35,9 @@ class TorchScriptModel : public Model {
   // Also sets the scripted module's (and its submodules') `training` flag.
   void train(bool on = true) override;
   std::string describe() const override;
+  // A scripted torch.nn.Sequential: one piece per child ("0", "1", ...), run in order. Any other
+  // module throws trainer::Error (its forward may not run its children one after another).
+  std::vector<PipelineUnit> pipeline_units() override;
 
   // Runs a zero batch of 2 samples (eval mode, no grad) and checks the logits' shape, so a model
   // saved for other data fails at start-up with a clear message rather than in the loss. The

@@ -91,7 +91,7 @@ std::string likely_keys(const std::string& stored_yaml, const std::string& curre
 // would otherwise replace a parameter of another shape without a word.
 void check_tensor_shapes_and_dtypes(const std::string& path, models::Model& model,
                                     torch::serialize::InputArchive& archive, const std::string& stored_config,
-                                    const std::string& current_config) {
+                                    const std::string& current_config, const SkipTensor& skip) {
   std::map<std::string, StoredTensor> stored;
   collect_tensors(archive, "", stored);
   std::vector<std::string> problems;
@@ -99,6 +99,7 @@ void check_tensor_shapes_and_dtypes(const std::string& path, models::Model& mode
   auto check = [&](const std::string& name, const at::Tensor& tensor) {
     if (!tensor.defined()) return;
     seen[name] = true;
+    if (skip && skip(tensor)) return;
     const auto found = stored.find(name);
     const StoredTensor mine{tensor.sizes().vec(), tensor.scalar_type()};
     if (found == stored.end()) {
@@ -221,8 +222,38 @@ void read_checkpoint_archive(const std::string& path, const std::function<void()
   }
 }
 
+namespace {
+
+// Module::load, but for the tensors `skip` leaves out, each read from its module's nested archive.
+void load_tensors(torch::serialize::InputArchive& archive, models::Model& model, const SkipTensor& skip) {
+  if (!skip) {
+    model.load(archive);
+    return;
+  }
+  torch::NoGradGuard no_grad;
+  auto read = [&](const std::string& name, at::Tensor tensor, bool is_buffer) {
+    if (!tensor.defined() || skip(tensor)) return;
+    torch::serialize::InputArchive* level = &archive;
+    std::vector<torch::serialize::InputArchive> children;  // the path's archives, kept alive
+    children.reserve(static_cast<size_t>(std::count(name.begin(), name.end(), '.')));
+    size_t begin = 0;
+    for (size_t dot = name.find('.'); dot != std::string::npos; dot = name.find('.', begin)) {
+      children.emplace_back();
+      level->read(name.substr(begin, dot - begin), children.back());
+      level = &children.back();
+      begin = dot + 1;
+    }
+    level->read(name.substr(begin), tensor, is_buffer);
+  };
+  for (const auto& parameter : model.named_parameters(/*recurse=*/true))
+    read(parameter.key(), parameter.value(), false);
+  for (const auto& buffer : model.named_buffers(/*recurse=*/true)) read(buffer.key(), buffer.value(), true);
+}
+
+}  // namespace
+
 LoopState load_checkpoint(const std::string& path, models::Model& model, torch::optim::Optimizer* optimizer,
-                          bool restore_rng, const std::string& current_config_yaml) {
+                          bool restore_rng, const std::string& current_config_yaml, const SkipTensor& skip) {
   const formats::CheckpointFile file = formats::read_checkpoint_file(path);  // sizes and checksums
   torch::serialize::InputArchive root;
   read_checkpoint_archive(path, [&] {
@@ -235,9 +266,9 @@ LoopState load_checkpoint(const std::string& path, models::Model& model, torch::
   }
   torch::serialize::InputArchive model_archive;
   root.read("model", model_archive);
-  check_tensor_shapes_and_dtypes(path, model, model_archive, file.config_yaml, current_config_yaml);
+  check_tensor_shapes_and_dtypes(path, model, model_archive, file.config_yaml, current_config_yaml, skip);
   try {
-    model.load(model_archive);
+    load_tensors(model_archive, model, skip);
   } catch (const c10::Error& error) {
     throw Error(path, std::string("the checkpoint does not fit this model: ") + error.what_without_backtrace(),
                 "Use the same model config as the run that wrote it.");

@@ -1,14 +1,19 @@
 #include "trainer/engine/distributed/pipeline_stage.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <stdexcept>
 
 #include <ATen/ATen.h>
+#include <torch/cuda.h>
 #include <torch/utils.h>
 
 #include "trainer/engine/precision/autocast_guard.h"
 #include "trainer/models/pipeline_split.h"
 #include "trainer/options/option_reader.h"
 #include "trainer/util/error.h"
+#include "trainer/util/fixed_text.h"
 
 namespace trainer::engine {
 namespace {
@@ -41,6 +46,12 @@ PipelineOptions PipelineOptions::from_config(const config::ConfigView& root, int
                 "Use trainer.pipeline.stages=N with N >= 2 dividing trainer.devices.");
   }
   o.split_points = p.texts("split_points");
+  o.balance_time = p.choice("balance") == "time";
+  if (o.balance_time && !o.split_points.empty()) {
+    throw Error(p.where("balance"), "balance=time cuts the model where trainer.pipeline.split_points already does",
+                "Give one: split_points=null to cut by measured time, or drop balance=time to cut at the named "
+                "modules.");
+  }
   o.microbatches = p.get<std::optional<int>>("microbatches").value_or(2 * o.stages);
   o.schedule = pipeline_schedule_kind(p.choice("schedule"));
   return o;
@@ -49,6 +60,7 @@ PipelineOptions PipelineOptions::from_config(const config::ConfigView& root, int
 PipelineStage::PipelineStage(models::Model& model, const std::string& model_name, const PipelineOptions& options,
                              ProcessGroup& group, int stage, int first_rank, Precision precision)
     : model_(model),
+      model_name_(model_name),
       options_(options),
       group_(group),
       stage_(stage),
@@ -83,6 +95,91 @@ PipelineStage::PipelineStage(models::Model& model, const std::string& model_name
     first_ = models::split_by_parameters(sizes, options_.stages, model_name);
   }
   first_.push_back(units_.size());
+  count_parameters();
+}
+
+void PipelineStage::count_parameters() {
+  parameter_counts_.clear();
+  for (int s = 0; s < options_.stages; ++s) {
+    int64_t count = 0;
+    for (const at::Tensor& p : tensors_of(s, true)) count += p.numel();
+    parameter_counts_.push_back(count);
+  }
+}
+
+std::string PipelineStage::balance_by_time(const at::Tensor& microbatch) {
+  if (!released_.empty()) throw std::logic_error("balance_by_time after release_others");
+  const bool training = model_.is_training();
+  model_.eval();  // running statistics stay, dropout draws nothing
+  const bool cuda = microbatch.is_cuda();
+  auto synchronize = [cuda] {
+    if (cuda) torch::cuda::synchronize();
+  };
+  constexpr int kRuns = 3;  // after one warm-up; the median is kept
+  std::vector<double> each(units_.size(), 0.0);
+  at::Tensor x = microbatch;
+  for (size_t u = 0; u < units_.size(); ++u) {
+    std::vector<double> runs;
+    at::Tensor next;
+    for (int run = 0; run <= kRuns; ++run) {
+      at::Tensor input = x.detach();
+      if (u > 0 && input.is_floating_point()) input.requires_grad_();  // later stages send gradients back
+      synchronize();
+      const auto begin = Clock::now();
+      at::Tensor y;
+      {
+        AutocastGuard autocast(precision_.device, precision_.autocast_dtype, precision_.autocast);
+        y = units_[u].forward(input.clone());  // a piece may work in place on its input
+      }
+      if (y.requires_grad()) y.backward(at::ones_like(y));
+      synchronize();
+      if (run > 0) runs.push_back(seconds(begin));
+      next = y.detach();
+    }
+    std::sort(runs.begin(), runs.end());
+    each[u] = runs[runs.size() / 2];
+    x = next;
+  }
+  for (at::Tensor& p : model_.parameters()) p.mutable_grad() = at::Tensor();
+  model_.train(training);
+  at::Tensor times = at::tensor(each, at::TensorOptions().dtype(at::kDouble));
+  if (cuda) times = times.to(microbatch.device());
+  group_.allreduce_sum(times, "pipeline balance=time: the pieces' times");
+  times = times.cpu() / static_cast<double>(group_.world_size());
+  std::vector<int64_t> nanoseconds;
+  std::string text;
+  piece_seconds_.clear();
+  for (size_t u = 0; u < units_.size(); ++u) {
+    const double t = times[static_cast<int64_t>(u)].item<double>();
+    piece_seconds_.push_back(t);
+    nanoseconds.push_back(static_cast<int64_t>(std::llround(t * 1e9)));
+    text += (u == 0 ? "" : ", ") + units_[u].name + " " + fixed_text(1000.0 * t, 3) + " ms";
+  }
+  first_ = models::split_by_parameters(nanoseconds, options_.stages, model_name_);
+  first_.push_back(units_.size());
+  count_parameters();
+  return text;
+}
+
+void PipelineStage::release_others() {
+  torch::NoGradGuard no_grad;
+  if (released_.empty()) {
+    released_.resize(static_cast<size_t>(options_.stages));
+    for (int s = 0; s < options_.stages; ++s) {
+      if (s == stage_) continue;
+      for (const at::Tensor& tensor : tensors_of(s, false)) {
+        released_[static_cast<size_t>(s)].push_back({tensor, tensor.sizes().vec()});
+        released_set_.insert(tensor.unsafeGetTensorImpl());
+      }
+    }
+  }
+  for (auto& tensors : released_) {
+    for (Released& r : tensors) r.tensor.set_data(at::empty({0}, r.tensor.options()));
+  }
+}
+
+bool PipelineStage::released(const at::Tensor& tensor) const {
+  return tensor.defined() && released_set_.count(tensor.unsafeGetTensorImpl()) > 0;
 }
 
 std::vector<at::Tensor> PipelineStage::tensors_of(int stage, bool parameters_only) const {
@@ -109,12 +206,18 @@ std::vector<at::Tensor> PipelineStage::buffers() const {
 
 std::string PipelineStage::describe(int stage) const {
   const auto s = static_cast<size_t>(stage);
-  int64_t count = 0;
-  for (const at::Tensor& p : tensors_of(stage, true)) count += p.numel();
+  const int64_t count = parameter_count(stage);
   const std::string& first = units_[first_[s]].name;
   const std::string& last = units_[first_[s + 1] - 1].name;
+  std::string measured;
+  if (!piece_seconds_.empty()) {
+    double total = 0;
+    for (size_t u = first_[s]; u < first_[s + 1]; ++u) total += piece_seconds_[u];
+    measured = ", " + fixed_text(1000.0 * total, 3) + " ms forward + backward a micro-batch";
+  }
   return "stage " + std::to_string(stage) + " of " + std::to_string(options_.stages) + ": " + first +
-         (first == last ? "" : " .. " + last) + " (" + models::with_thousands_separators(count) + " parameters)";
+         (first == last ? "" : " .. " + last) + " (" + models::with_thousands_separators(count) + " parameters" +
+         measured + ")";
 }
 
 at::Tensor PipelineStage::run_pieces(const at::Tensor& input) {
@@ -241,11 +344,14 @@ void PipelineStage::gather_to_first() {
   if (is_first()) {
     for (int s = 1; s < options_.stages; ++s) {
       int tag = kGatherTag;
+      const bool was_released = !released_.empty();
       for (at::Tensor& tensor : tensors_of(s, false)) {
-        at::Tensor received = at::empty_like(tensor, at::MemoryFormat::Contiguous);
+        std::vector<int64_t> shape = tensor.sizes().vec();
+        if (was_released) shape = released_[static_cast<size_t>(s)][static_cast<size_t>(tag - kGatherTag)].shape;
+        at::Tensor received = at::empty(shape, tensor.options());
         group_.wait(group_.recv_async(received, peer(s), tag++),
                     "pipeline receive of stage " + std::to_string(s) + "'s weights for the checkpoint");
-        tensor.copy_(received);
+        tensor.set_data(received);
       }
     }
     return;

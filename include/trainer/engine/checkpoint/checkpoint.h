@@ -58,8 +58,11 @@ std::string serialize_checkpoint(models::Model& model, torch::optim::Optimizer& 
 // it), not a trainer checkpoint, holds non-finite weights, or does not fit `model` (any tensor's
 // name, shape or dtype; the error lists them and the keys of `current_config_yaml` that differ
 // from the config stored in the checkpoint).
+// `skip`: tensors of `model` left as they are, neither checked nor loaded (a pipeline stage's
+// released tensors of the other stages); null: none.
+using SkipTensor = std::function<bool(const at::Tensor&)>;
 LoopState load_checkpoint(const std::string& path, models::Model& model, torch::optim::Optimizer* optimizer,
-                          bool restore_rng, const std::string& current_config_yaml = {});
+                          bool restore_rng, const std::string& current_config_yaml = {}, const SkipTensor& skip = {});
 
 // Runs `load`, which reads LibTorch's archive out of the checkpoint at `path` (training's loader
 // and export's TorchScript loader): LibTorch's errors become "not a readable checkpoint" naming

@@ -1,6 +1,7 @@
 // trainer.strategy=pipeline: this process's stage of a model cut into stages (GPipe and 1F1B,
-// pipeline_schedule.h). Every process builds the whole model from the same seed; each runs only
-// its stage's pieces (models::PipelineUnit) and optimises only their parameters. A batch is cut
+// pipeline_schedule.h). Every process builds the whole model from the same seed; each then frees
+// the other stages' weights (release_others), runs only its stage's pieces (models::PipelineUnit)
+// and optimises only their parameters. A batch is cut
 // into micro-batches: activations go forward and their gradients backward with point-to-point
 // sends and receives on the job's process group (Gloo on CPU, NCCL on CUDA). Loss and metrics
 // come out of the last stage.
@@ -10,6 +11,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include <ATen/core/Tensor.h>
@@ -26,7 +28,8 @@ namespace trainer::engine {
 // trainer.pipeline, resolved against trainer.devices.
 struct PipelineOptions {
   int stages = 2;
-  std::vector<std::string> split_points;  // empty: balanced by parameter count
+  std::vector<std::string> split_points;  // empty: balanced by parameter count, or by time
+  bool balance_time = false;              // balance=time: by measured forward + backward time
   int microbatches = 4;
   PipelineScheduleKind schedule = PipelineScheduleKind::kOneFOneB;
 
@@ -65,8 +68,25 @@ class PipelineStage {
   std::vector<at::Tensor> parameters() const { return tensors_of(stage_, true); }
   std::vector<at::Tensor> buffers() const;
   std::vector<at::Tensor> tensors_of(int stage, bool parameters_only) const;
-  // "stage 1 of 2: layers.4 .. layers.7 (33,034 parameters)".
+  // "stage 1 of 2: layers.4 .. layers.7 (33,034 parameters)", with its measured milliseconds
+  // after balance_by_time.
   std::string describe(int stage) const;
+  // balance=time without split_points: times every piece's forward and backward on `microbatch`
+  // (one micro-batch of inputs; in eval mode, so neither running statistics nor random draws move,
+  // and the gradients it leaves are cleared), averages the times over the job's processes so that
+  // all cut alike, and cuts the model to make the largest stage's time as small as can be. Call
+  // before parameters() is read. Returns "conv1 0.31 ms, layer1.0 0.52 ms, ..." (the averages).
+  std::string balance_by_time(const at::Tensor& microbatch);
+  // Parameters of stage `s` (counted before any release).
+  int64_t parameter_count(int stage) const { return parameter_counts_[static_cast<size_t>(stage)]; }
+
+  // Frees the other stages' parameters and buffers: each becomes an empty tensor of its dtype and
+  // device (its shape is kept here), so that this process holds only its own stage's weights,
+  // gradients and optimizer state. Call after the processes have agreed on the initial weights;
+  // again after gather_to_first, whose copies it frees.
+  void release_others();
+  // Whether `tensor` is one of the released ones (a checkpoint load skips them).
+  bool released(const at::Tensor& tensor) const;
 
   // Records the shape each stage receives, from one sample through the whole model (every
   // process holds it): call once before training or evaluating.
@@ -89,7 +109,8 @@ class PipelineStage {
   at::Tensor forward_only(const at::Tensor& inputs);
 
   // Sends this stage's parameters and buffers to rank `first_rank` (stage 0), which copies every
-  // stage's into its own model: before stage 0 writes the whole model to a checkpoint.
+  // stage's into its own model (its released tensors hold them again until the next
+  // release_others): before stage 0 writes the whole model to a checkpoint.
   void gather_to_first();
 
   // Measured over train_batch calls: this stage's own compute (forwards and backwards) and the
@@ -102,14 +123,26 @@ class PipelineStage {
   at::Tensor run_pieces(const at::Tensor& input);
   int peer(int stage) const { return first_rank_ + stage; }
 
+  void count_parameters();
+
   models::Model& model_;
+  std::string model_name_;
   PipelineOptions options_;
   ProcessGroup& group_;
   int stage_ = 0;
   int first_rank_ = 0;
   Precision precision_;
   std::vector<models::PipelineUnit> units_;
-  std::vector<size_t> first_;         // first piece of each stage, plus units_.size()
+  std::vector<size_t> first_;  // first piece of each stage, plus units_.size()
+  std::vector<int64_t> parameter_counts_;
+  std::vector<double> piece_seconds_;  // balance_by_time's measurement, else empty
+  // The other stages' tensors (by stage, in tensors_of order) and their shapes, once released.
+  struct Released {
+    at::Tensor tensor;
+    std::vector<int64_t> shape;
+  };
+  std::vector<std::vector<Released>> released_;
+  std::unordered_set<const c10::TensorImpl*> released_set_;
   std::vector<int64_t> input_shape_;  // one sample's input to this stage (without batch)
   c10::ScalarType input_dtype_ = c10::ScalarType::Float;
   double busy_seconds_ = 0;
