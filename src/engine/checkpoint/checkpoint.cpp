@@ -256,9 +256,17 @@ LoopState load_checkpoint(const std::string& path, models::Model& model, torch::
                           bool restore_rng, const std::string& current_config_yaml, const SkipTensor& skip) {
   const formats::CheckpointFile file = formats::read_checkpoint_file(path);  // sizes and checksums
   torch::serialize::InputArchive root;
+  // Onto the model's device. LibTorch would otherwise restore each tensor to the device it was
+  // saved from (cuda:0 for a GPU run's checkpoint: another rank's GPU, or none on a CPU-only
+  // machine) and then move the model's parameters there.
+  c10::Device device(c10::kCPU);
+  for (const at::Tensor& parameter : model.parameters()) {
+    device = parameter.device();
+    break;
+  }
   read_checkpoint_archive(path, [&] {
     const std::string_view payload = file.payload();
-    root.load_from(payload.data(), payload.size());
+    root.load_from(payload.data(), payload.size(), device);
   });
   if (read_int(root, "format_version") != kFormatVersion) {
     throw Error(path, "not a trainer checkpoint (no format_version 1)",
