@@ -51,8 +51,8 @@ at::Tensor Trainer::Impl::predict_forward(const data::Batch& batch) {
 }
 
 int Trainer::Impl::predict_command() {
-  if (world_size > 1) {
-    throw Error("trainer.devices", "trainer predict runs in one process, not " + std::to_string(world_size),
+  if (group && group->world_size() > 1) {  // world_size counts a pipeline's processes as one
+    throw Error("trainer.devices", "trainer predict runs in one process, not " + std::to_string(group->world_size()),
                 "Set trainer.devices=1 (a prediction pass over a folder needs no data parallelism).");
   }
   const options::OptionReader predict(config::ConfigView(config).sub("predict"), "", "predict");

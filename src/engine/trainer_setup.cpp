@@ -331,7 +331,9 @@ void Trainer::Impl::setup_throughput() {
     at::Tensor logits;
     forward_loss(probe, logits);
   });
-  throughput = make_flops_throughput(forward, device, options.precision, world_size, is_main);
+  // Devices, for the MFU's peak: a pipeline's world_size counts pipelines.
+  throughput =
+      make_flops_throughput(forward, device, options.precision, group ? group->world_size() : world_size, is_main);
 }
 
 c10::DeviceIndex Trainer::Impl::local_cuda_index() const {
@@ -349,8 +351,12 @@ void Trainer::Impl::setup_distributed() {
     world_size = group->world_size() / pipeline->stages();  // pipelines, each reading its share
     data_rank = group->rank() / pipeline->stages();
     broadcast_module_state(*group, model->parameters(), model->buffers());
-    if (command == "fit") setup_throughput();  // counts the whole model's FLOPs by running it
-    pipeline->release_others();
+    // Training is where the memory matters; validate and test run through the stages too, and
+    // load only the stages' own tensors either way.
+    if (command == "fit") {
+      setup_throughput();  // counts the whole model's FLOPs by running it
+      pipeline->release_others();
+    }
     // Every stage skips the steps where any stage's gradients were not finite.
     if (scaler)
       scaler->share_found_inf([this](at::Tensor& found) { group->allreduce_sum(found, "pipeline inf check"); });

@@ -145,8 +145,14 @@ std::string TorchScriptModel::describe() const {
 std::vector<PipelineUnit> TorchScriptModel::pipeline_units() {
   const auto type_name = scripted_.type()->name();
   const std::string type = type_name ? type_name->qualifiedName() : std::string("module");
-  // "__torch__.torch.nn.modules.container.Sequential", its last part mangled by nothing else.
-  if (type.size() < 11 || type.compare(type.size() - 11, 11, ".Sequential") != 0) {
+  // "__torch__.torch.nn.modules.container.Sequential", or with a mangled name part in between
+  // ("...container.___torch_mangle_3.Sequential"); not a user's own class called Sequential.
+  const std::string prefix = "__torch__.torch.nn.modules.container.";
+  const bool sequential =
+      type.rfind(prefix, 0) == 0 && type.size() >= prefix.size() + 10 &&
+      type.compare(type.size() - 10, 10, "Sequential") == 0 &&
+      (type.size() == prefix.size() + 10 || type.compare(prefix.size(), 16, "___torch_mangle_") == 0);
+  if (!sequential) {
     throw Error("trainer.strategy=pipeline",
                 "the TorchScript module " + source_ + " (" + type +
                     ") cannot be cut into stages: only a scripted torch.nn.Sequential says that its children run "

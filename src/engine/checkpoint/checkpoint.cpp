@@ -243,7 +243,9 @@ void load_tensors(torch::serialize::InputArchive& archive, models::Model& model,
       level = &children.back();
       begin = dot + 1;
     }
-    level->read(name.substr(begin), tensor, is_buffer);
+    at::Tensor stored;
+    level->read(name.substr(begin), stored, is_buffer);
+    tensor.set_data(stored.to(tensor.device()));  // stays where the model is
   };
   for (const auto& parameter : model.named_parameters(/*recurse=*/true))
     read(parameter.key(), parameter.value(), false);
@@ -258,11 +260,14 @@ LoopState load_checkpoint(const std::string& path, models::Model& model, torch::
   torch::serialize::InputArchive root;
   // Onto the model's device. LibTorch would otherwise restore each tensor to the device it was
   // saved from (cuda:0 for a GPU run's checkpoint: another rank's GPU, or none on a CPU-only
-  // machine) and then move the model's parameters there.
+  // machine) and then move the model's parameters there. A pipeline stage evaluating from the
+  // whole model's file reads it into host memory and copies only its own tensors to its device.
   c10::Device device(c10::kCPU);
-  for (const at::Tensor& parameter : model.parameters()) {
-    device = parameter.device();
-    break;
+  if (!(skip && optimizer == nullptr)) {
+    for (const at::Tensor& tensor : model.parameters()) {
+      device = tensor.device();
+      break;
+    }
   }
   read_checkpoint_archive(path, [&] {
     const std::string_view payload = file.payload();
@@ -328,7 +333,7 @@ LoopState load_checkpoint(const std::string& path, models::Model& model, torch::
     if (root.try_read("rng_cpu", rng)) {
       auto generator = at::detail::getDefaultCPUGenerator();
       std::lock_guard<std::mutex> lock(generator.mutex());
-      generator.set_state(rng);
+      generator.set_state(rng.cpu());  // the archive may have been mapped to a GPU
     }
   }
   return state;

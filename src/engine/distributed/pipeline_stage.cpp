@@ -165,16 +165,22 @@ void PipelineStage::release_others() {
   torch::NoGradGuard no_grad;
   if (released_.empty()) {
     released_.resize(static_cast<size_t>(options_.stages));
+    std::unordered_set<const c10::TensorImpl*> own;  // a tensor shared with this stage stays
+    for (const at::Tensor& tensor : tensors_of(stage_, false)) own.insert(tensor.unsafeGetTensorImpl());
     for (int s = 0; s < options_.stages; ++s) {
       if (s == stage_) continue;
       for (const at::Tensor& tensor : tensors_of(s, false)) {
         released_[static_cast<size_t>(s)].push_back({tensor, tensor.sizes().vec()});
-        released_set_.insert(tensor.unsafeGetTensorImpl());
+        if (own.count(tensor.unsafeGetTensorImpl()) == 0) released_set_.insert(tensor.unsafeGetTensorImpl());
       }
     }
   }
   for (auto& tensors : released_) {
-    for (Released& r : tensors) r.tensor.set_data(at::empty({0}, r.tensor.options()));
+    for (Released& r : tensors) {
+      if (!released(r.tensor)) continue;
+      r.tensor.set_data(at::empty({0}, r.tensor.options()));
+      r.tensor.mutable_grad() = at::Tensor();  // a probe's backward may have left one
+    }
   }
 }
 
