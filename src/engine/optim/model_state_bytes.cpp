@@ -32,7 +32,9 @@ ModelStateBytes model_state_bytes(const std::vector<at::Tensor>& parameters, tor
   ModelStateBytes bytes;
   for (const at::Tensor& p : parameters) {
     bytes.parameters += bytes_of(p);
-    bytes.gradients += bytes_of(p.grad());
+    // Its gradient during a step, of its size: LibTorch 2's zero_grad frees gradients between
+    // steps (set_to_none), 1.13's keeps them, so the tensors at hand would say either.
+    if (p.requires_grad()) bytes.gradients += bytes_of(p);
   }
   for (auto& entry : optimizer.state()) {
     if (entry.second) bytes.optimizer += state_bytes(*entry.second);

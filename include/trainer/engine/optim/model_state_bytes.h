@@ -1,5 +1,6 @@
-// What training holds per parameter, in bytes: the parameters, their gradients and the optimizer's
-// state (SGD's momentum, Adam's and AdamW's moments). Reported at the end of fit, per stage for a
+// What training holds per parameter, in bytes: the parameters, their gradients (one per trainable
+// parameter, as held during a step) and the optimizer's state (SGD's momentum, Adam's and AdamW's
+// moments). Reported at the end of fit, per stage for a
 // pipeline, beside the peak resident memory.
 #pragma once
 
