@@ -8,10 +8,11 @@ to compute for its first layer). Each stage is one process with one intra-op thr
 (forwards and backwards) and the wall time from each batch's start until its part of the batch is
 done; the batch's schedule spans until the last stage is done (every stage starts a batch together,
 after the previous step's agreement on stopping), and a stage's idle share is the part of that span
-it did not compute (waiting for the other stage, and the sends and receives). GPipe's theory, (p-1)/(m+p-1), holds for equal stage
-times; for the measured stage times the bottleneck stage's theory is
-  1 - m t_max / ((m - 1) t_max + sum t)     (t: a stage's busy time per micro-batch)
-which the report gives beside it. Each configuration runs --reps times interleaved; medians.
+it did not compute (waiting for the other stage, and the sends and receives). GPipe's theory,
+(p-1)/(m+p-1), holds for equal stage times; the trainer also plays the schedule out with each
+stage's measured mean forward and backward times and free communication (the last column): what is
+measured beyond that is the cost of moving activations and gradients and of stage times that vary
+from one micro-batch to the next. Each configuration runs --reps times interleaved; medians.
 
 Memory: an mlp 4096-4096-4096 (37.8 M parameters, Adam) trained by one process and by 2 stages
 balanced by parameters; what each holds at the end of fit (parameters, gradients, optimizer state,
@@ -38,8 +39,9 @@ from report_out import emit
 
 MODEL = ["model=mlp", "model.hidden_sizes=[1024,1024,1707]", "model.dropout=0", "data=synthetic",
          "data.image_shape=[1,32,32]", "data.num_samples=20480", "data.batch_size=256"]
-LINE = re.compile(r"pipeline \((\w+), (\d+) micro-batches, ([0-9.]+) ms a batch\).*?would idle ([0-9.]+) %\):(.*)")
-STAGE = re.compile(r"stage (\d+) ([0-9.]+) % \(busy ([0-9.]+) ms a batch\)")
+LINE = re.compile(r"pipeline \((\w+), (\d+) micro-batches, ([0-9.]+) ms a batch\).*?would idle ([0-9.]+) %; "
+                  r"these stages' forward and backward times would idle ([0-9.]+) % and ([0-9.]+) %\):(.*)")
+STAGE = re.compile(r"stage (\d+) ([0-9.]+) % \(busy ([0-9.]+) ms a batch: forward ([0-9.]+), backward ([0-9.]+)\)")
 
 
 def run(trainer, schedule, m, batches, workdir, one_process=False):
@@ -59,7 +61,8 @@ def run(trainer, schedule, m, batches, workdir, one_process=False):
     if found:
         result["span"] = float(found.group(3))
         result["theory"] = float(found.group(4))
-        result["stages"] = [(float(i), float(b)) for _, i, b in STAGE.findall(found.group(5))]
+        result["implied"] = (float(found.group(5)), float(found.group(6)))
+        result["stages"] = [(float(i), float(b), float(f), float(w)) for _, i, b, f, w in STAGE.findall(found.group(7))]
     return result
 
 
@@ -117,7 +120,7 @@ def balance_rows(trainer, reps, name, model, workdir):
             stages = re.findall(r"stage (\d) of 2: ([^(]+) \(", err)
             found = LINE.search(err)
             rates = [float(x) for x in re.findall(r" ([0-9]+) samples/s", err)][1:]
-            runs.append((stages, [(float(i), float(b)) for _, i, b in STAGE.findall(found.group(5))],
+            runs.append((stages, [(float(i), float(b)) for _, i, b, _, _ in STAGE.findall(found.group(7))],
                          statistics.median(rates) if rates else float("nan")))
         stages = runs[0][0]
         busy = [statistics.median(r[1][s][1] for r in runs) for s in (0, 1)]
@@ -126,11 +129,6 @@ def balance_rows(trainer, reps, name, model, workdir):
                      f"{stages[0][1].strip()} | {stages[1][1].strip()} | {busy[0]:.1f}, {busy[1]:.1f} | "
                      f"{idle[0]:.1f}, {idle[1]:.1f} | {statistics.median(r[2] for r in runs):.0f} |")
     return lines
-
-
-def bottleneck_theory(busy_ms, m):
-    t = [b / m for b in busy_ms]
-    return 100.0 * (1.0 - m * max(t) / ((m - 1) * max(t) + sum(t)))
 
 
 def main():
@@ -167,16 +165,19 @@ def bubble(a, work):
              f"`{' '.join(MODEL)}`, 2 stages cut at layers.5, {a.batches} batches a run, {a.reps} runs each "
              f"(medians).", "",
              f"One process, the whole model: {statistics.median(single):.0f} samples/s.", "",
-             "| schedule | m | theory (equal stages) | idle stage 0 | idle stage 1 | busy ms/batch (0, 1) "
-             "| theory for these stage times | samples/s |",
+             "| schedule | m | theory (equal stages) | idle stage 0 | idle stage 1 | forward + backward ms/batch "
+             "(stage 0; stage 1) | the schedule for these times (0, 1) | samples/s |",
              "|---|---:|---:|---:|---:|---:|---:|---:|"]
     for (schedule, m) in configs:
         runs = [r for r in results[(schedule, m)] if "stages" in r]
         idle0 = statistics.median(r["stages"][0][0] for r in runs)
         idle1 = statistics.median(r["stages"][1][0] for r in runs)
-        busy = [statistics.median(r["stages"][s][1] for r in runs) for s in (0, 1)]
+        fw = [statistics.median(r["stages"][s][2] for r in runs) for s in (0, 1)]
+        bw = [statistics.median(r["stages"][s][3] for r in runs) for s in (0, 1)]
+        implied = [statistics.median(r["implied"][s] for r in runs) for s in (0, 1)]
         lines.append(f"| {schedule} | {m} | {runs[0]['theory']:.1f} % | {idle0:.1f} % | {idle1:.1f} % | "
-                     f"{busy[0]:.1f}, {busy[1]:.1f} | {bottleneck_theory(busy, m):.1f} % | "
+                     f"{fw[0]:.1f} + {bw[0]:.1f}; {fw[1]:.1f} + {bw[1]:.1f} | "
+                     f"{implied[0]:.1f}, {implied[1]:.1f} % | "
                      f"{statistics.median(r['rate'] for r in results[(schedule, m)]):.0f} |")
     return lines
 

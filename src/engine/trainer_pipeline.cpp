@@ -66,52 +66,71 @@ std::pair<bool, bool> Trainer::Impl::pipeline_flags() {
 
 void Trainer::Impl::report_pipeline_idle() {
   const int stages = pipeline->stages();
-  // Per stage of the first pipeline: its busy seconds, its schedules' wall seconds, the bytes of
-  // its parameters, gradients and optimizer state, and its peak resident memory in MiB.
-  at::Tensor times = at::zeros({6, stages}, at::TensorOptions().dtype(at::kDouble));
+  // Per stage of the first pipeline: its forward and backward seconds, its schedules' wall
+  // seconds, the bytes of its parameters, gradients and optimizer state, and its peak resident
+  // memory in MiB.
+  enum Row { kForward, kBackward, kSchedule, kParameters, kGradients, kOptimizer, kPeak, kRows };
+  at::Tensor times = at::zeros({kRows, stages}, at::TensorOptions().dtype(at::kDouble));
   if (data_rank == 0) {
     const ModelStateBytes held = model_state_bytes(model->parameters(), *optimizer);  // released: empty
     const int s = pipeline->stage();
-    times[0][s] = pipeline->busy_seconds();
-    times[1][s] = pipeline->schedule_seconds();
-    times[2][s] = static_cast<double>(held.parameters);
-    times[3][s] = static_cast<double>(held.gradients);
-    times[4][s] = static_cast<double>(held.optimizer);
-    times[5][s] = host_peak_rss_mb();
+    times[kForward][s] = pipeline->forward_seconds();
+    times[kBackward][s] = pipeline->backward_seconds();
+    times[kSchedule][s] = pipeline->schedule_seconds();
+    times[kParameters][s] = static_cast<double>(held.parameters);
+    times[kGradients][s] = static_cast<double>(held.gradients);
+    times[kOptimizer][s] = static_cast<double>(held.optimizer);
+    times[kPeak][s] = host_peak_rss_mb();
   }
   if (device.is_cuda()) times = times.to(device);
   group->allreduce_sum(times, "pipeline idle report");
   times = times.cpu();
   const int64_t batches = pipeline->batches_timed();
   if (!is_main) return;
+  auto value = [&](Row row, int s) { return times[row][s].item<double>(); };
   int64_t whole = 0;
   for (int s = 0; s < stages; ++s) whole += pipeline->parameter_count(s);
   std::string held =
       "pipeline: what each stage holds (the whole model: " + models::with_thousands_separators(whole) + " parameters):";
   for (int s = 0; s < stages; ++s) {
     ModelStateBytes bytes;
-    bytes.parameters = static_cast<int64_t>(times[2][s].item<double>());
-    bytes.gradients = static_cast<int64_t>(times[3][s].item<double>());
-    bytes.optimizer = static_cast<int64_t>(times[4][s].item<double>());
+    bytes.parameters = static_cast<int64_t>(value(kParameters, s));
+    bytes.gradients = static_cast<int64_t>(value(kGradients, s));
+    bytes.optimizer = static_cast<int64_t>(value(kOptimizer, s));
     held += "\n  stage " + std::to_string(s) + ": " + models::with_thousands_separators(pipeline->parameter_count(s)) +
-            " parameters; " + describe(bytes) + "; peak resident memory " + fixed(times[5][s].item<double>(), 1) +
-            " MiB";
+            " parameters; " + describe(bytes) + "; peak resident memory " + fixed(value(kPeak, s), 1) + " MiB";
   }
   log::info(held);
   if (batches == 0) return;
   // Every stage starts a batch together (after the previous step's agreement); the batch's
   // schedule spans until the last stage finishes its part. A stage idles for the rest of it.
   double span = 0;
-  for (int s = 0; s < stages; ++s) span = std::max(span, times[1][s].item<double>());
+  for (int s = 0; s < stages; ++s) span = std::max(span, value(kSchedule, s));
   const int m = static_cast<int>(std::min<int64_t>(pipeline->options().microbatches, data_options.batch_size));
+  // The idle the schedule itself implies for these stages' measured times (each forward and
+  // backward at its stage's mean, communication free): what is measured beyond it is the cost of
+  // moving activations and gradients, and of stage times that vary from one micro-batch to the next.
+  std::vector<double> forward(static_cast<size_t>(stages)), backward(static_cast<size_t>(stages));
+  for (int s = 0; s < stages; ++s) {
+    forward[static_cast<size_t>(s)] = value(kForward, s) / static_cast<double>(batches * m);
+    backward[static_cast<size_t>(s)] = value(kBackward, s) / static_cast<double>(batches * m);
+  }
+  const PipelineSimulation alone = simulate_pipeline(pipeline->options().schedule, m, forward, backward);
+  std::string implied;
+  for (int s = 0; s < stages; ++s) {
+    implied += (s == 0 ? "" : s + 1 == stages ? " and " : ", ") + fixed(100.0 * alone.idle_share(s), 1) + " %";
+  }
   std::string text = "pipeline (" + std::string(pipeline_schedule_name(pipeline->options().schedule)) + ", " +
                      std::to_string(m) + " micro-batches, " + fixed(1000.0 * span / static_cast<double>(batches), 2) +
                      " ms a batch): share of each stage's schedule spent idle (equal stages would idle " +
-                     fixed(100.0 * pipeline_bubble_theory(stages, m), 1) + " %):";
+                     fixed(100.0 * pipeline_bubble_theory(stages, m), 1) +
+                     " %; these stages' forward and backward times would idle " + implied + "):";
   for (int s = 0; s < stages; ++s) {
-    const double busy = times[0][s].item<double>();
+    const double busy = value(kForward, s) + value(kBackward, s);
+    const auto per_batch = [&](double seconds) { return fixed(1000.0 * seconds / static_cast<double>(batches), 2); };
     text += " stage " + std::to_string(s) + " " + fixed(span > 0 ? 100.0 * (1.0 - busy / span) : 0.0, 1) + " % (busy " +
-            fixed(1000.0 * busy / static_cast<double>(batches), 2) + " ms a batch)";
+            per_batch(busy) + " ms a batch: forward " + per_batch(value(kForward, s)) + ", backward " +
+            per_batch(value(kBackward, s)) + ")";
     if (s + 1 < stages) text += ",";
   }
   log::info(text);

@@ -40,7 +40,18 @@ double pipeline_bubble_theory(int stages, int microbatches) {
 
 PipelineSimulation simulate_pipeline(PipelineScheduleKind kind, int stages, int microbatches, double forward_cost,
                                      double backward_cost) {
+  return simulate_pipeline(kind, microbatches, std::vector<double>(static_cast<size_t>(stages), forward_cost),
+                           std::vector<double>(static_cast<size_t>(stages), backward_cost));
+}
+
+PipelineSimulation simulate_pipeline(PipelineScheduleKind kind, int microbatches,
+                                     const std::vector<double>& forward_costs,
+                                     const std::vector<double>& backward_costs) {
   using Kind = PipelineAction::Kind;
+  if (forward_costs.size() != backward_costs.size() || forward_costs.empty()) {
+    throw std::logic_error("simulate_pipeline: one forward and one backward cost a stage");
+  }
+  const int stages = static_cast<int>(forward_costs.size());
   const auto p = static_cast<size_t>(stages);
   const auto m = static_cast<size_t>(microbatches);
   std::vector<std::vector<PipelineAction>> orders(p);
@@ -68,7 +79,7 @@ PipelineSimulation simulate_pipeline(PipelineScheduleKind kind, int stages, int 
         ready = s + 1 < p ? backward_done[s + 1][i] : forward_done[s][i];
       }
       if (ready < 0) continue;  // its input has not been produced yet
-      const double cost = action.kind == Kind::kForward ? forward_cost : backward_cost;
+      const double cost = action.kind == Kind::kForward ? forward_costs[s] : backward_costs[s];
       const double start = std::max(clock[s], ready);
       clock[s] = start + cost;
       result.busy[s] += cost;

@@ -4,6 +4,9 @@
 #define CATCH_CONFIG_PREFIX_ALL
 #include "trainer/engine/distributed/pipeline_schedule.h"
 
+#include <stdexcept>
+#include <vector>
+
 #include <catch2/catch.hpp>
 
 using trainer::engine::pipeline_actions;
@@ -81,4 +84,24 @@ CATCH_TEST_CASE("the theory: one stage never idles; more micro-batches shrink th
   CATCH_CHECK(pipeline_bubble_theory(2, 1) == Catch::Detail::Approx(0.5));
   CATCH_CHECK(pipeline_bubble_theory(2, 8) == Catch::Detail::Approx(1.0 / 9.0));
   CATCH_CHECK(pipeline_bubble_theory(4, 4) == Catch::Detail::Approx(3.0 / 7.0));
+}
+
+CATCH_TEST_CASE("unequal stages: the slower stage sets the pace and the faster one waits for it") {
+  // GPipe, 4 micro-batches; stage 0's forward takes 2, stage 1's 1, every backward 2. Stage 0's
+  // forwards end at 2, 4, 6, 8; stage 1 follows each (ends 3, 5, 7, 9), then runs its backwards
+  // (11, 13, 15, 17); stage 0's backwards wait for each of them (13, 15, 17, 19).
+  const trainer::engine::PipelineSimulation run =
+      simulate_pipeline(PipelineScheduleKind::kGPipe, 4, std::vector<double>{2.0, 1.0}, std::vector<double>{2.0, 2.0});
+  CATCH_CHECK(run.makespan == Catch::Detail::Approx(19.0));
+  CATCH_CHECK(run.idle_share(0) == Catch::Detail::Approx(3.0 / 19.0));
+  CATCH_CHECK(run.idle_share(1) == Catch::Detail::Approx(7.0 / 19.0));
+  // Equal costs given per stage are the equal-stage theory.
+  const std::vector<double> forwards{1.0, 1.0};
+  const std::vector<double> backwards{2.0, 2.0};
+  const trainer::engine::PipelineSimulation even =
+      simulate_pipeline(PipelineScheduleKind::kOneFOneB, 8, forwards, backwards);
+  CATCH_CHECK(even.idle_share(0) == Catch::Detail::Approx(pipeline_bubble_theory(2, 8)));
+  const std::vector<double> one_stage{1.0};
+  const std::vector<double> two_stages{1.0, 2.0};
+  CATCH_CHECK_THROWS_AS(simulate_pipeline(PipelineScheduleKind::kGPipe, 4, one_stage, two_stages), std::logic_error);
 }

@@ -6,7 +6,7 @@
 //   and one backward, then drains the remaining backwards. Same bubble as GPipe, (p-1)/(m+p-1),
 //   but at most p-s micro-batches of activations in flight.
 // Both run the backwards in micro-batch order, so a stage's sends and its neighbour's receives
-// pair up in the same order.
+// pair up in the same order (NCCL needs that: it ignores tags; Gloo matches by tag).
 #pragma once
 
 #include <string>
@@ -44,5 +44,11 @@ struct PipelineSimulation {
 };
 PipelineSimulation simulate_pipeline(PipelineScheduleKind kind, int stages, int microbatches, double forward_cost = 1.0,
                                      double backward_cost = 2.0);
+// The same with each stage's own costs (one entry a stage): the idle the schedule itself implies for
+// stages of unequal times (the trainer's end-of-fit report, beside what it measured). Throws
+// std::logic_error when the two lists are empty or of different lengths.
+PipelineSimulation simulate_pipeline(PipelineScheduleKind kind, int microbatches,
+                                     const std::vector<double>& forward_costs,
+                                     const std::vector<double>& backward_costs);
 
 }  // namespace trainer::engine

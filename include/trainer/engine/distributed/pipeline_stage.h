@@ -88,8 +88,8 @@ class PipelineStage {
   // Whether `tensor` is one of the released ones (a checkpoint load skips them).
   bool released(const at::Tensor& tensor) const;
 
-  // Records the shape each stage receives, from one sample through the whole model (every
-  // process holds it): call once before training or evaluating.
+  // Records the shapes each stage receives and sends, from one sample through the whole model
+  // (every process holds it): call once before training or evaluating.
   void probe_shapes(const at::Tensor& one_sample);
 
   // One batch through the schedule: every micro-batch's forward and backward. Gradients
@@ -113,9 +113,13 @@ class PipelineStage {
   // release_others): before stage 0 writes the whole model to a checkpoint.
   void gather_to_first();
 
-  // Measured over train_batch calls: this stage's own compute (forwards and backwards) and the
-  // wall time from each batch's start to the end of this stage's part of it, in seconds.
-  double busy_seconds() const { return busy_seconds_; }
+  // Measured over train_batch calls: this stage's own compute (its forwards, with the loss on the
+  // last stage, and its backwards; sends and receives excluded) and the wall time from each
+  // batch's start to the end of this stage's part of it, in seconds. Host time: on a GPU it
+  // counts the launches, not the kernels (nothing synchronises the device per action).
+  double forward_seconds() const { return forward_seconds_; }
+  double backward_seconds() const { return backward_seconds_; }
+  double busy_seconds() const { return forward_seconds_ + backward_seconds_; }
   double schedule_seconds() const { return total_seconds_; }
   int64_t batches_timed() const { return batches_timed_; }
 
@@ -133,6 +137,7 @@ class PipelineStage {
   int first_rank_ = 0;
   Precision precision_;
   std::vector<models::PipelineUnit> units_;
+  size_t receives_ahead_ = 0;  // receives posted beyond the one awaited (Gloo only; train_batch)
   std::vector<size_t> first_;  // first piece of each stage, plus units_.size()
   std::vector<int64_t> parameter_counts_;
   std::vector<double> piece_seconds_;  // balance_by_time's measurement, else empty
@@ -145,7 +150,10 @@ class PipelineStage {
   std::unordered_set<const c10::TensorImpl*> released_set_;
   std::vector<int64_t> input_shape_;  // one sample's input to this stage (without batch)
   c10::ScalarType input_dtype_ = c10::ScalarType::Float;
-  double busy_seconds_ = 0;
+  std::vector<int64_t> output_shape_;  // one sample's output of this stage (the next one's input)
+  c10::ScalarType output_dtype_ = c10::ScalarType::Float;
+  double forward_seconds_ = 0;
+  double backward_seconds_ = 0;
   double total_seconds_ = 0;
   int64_t batches_timed_ = 0;
 };
