@@ -311,10 +311,11 @@ PipelineStage::Result PipelineStage::train_batch(const at::Tensor& inputs, const
     post_until(next_receive + 1 + receives_ahead_);
     Receive& r = receives[next_receive++];
     const bool forward = action.kind == PipelineAction::Kind::kForward;
-    group_.wait(r.work, forward ? "pipeline receive of micro-batch " + std::to_string(action.microbatch) +
-                                      "'s activations from stage " + std::to_string(stage_ - 1)
-                                : "pipeline receive of micro-batch " + std::to_string(action.microbatch) +
-                                      "'s gradients from stage " + std::to_string(stage_ + 1));
+    group_.wait_described(r.work, [&] {
+      return "pipeline receive of micro-batch " + std::to_string(action.microbatch) +
+             (forward ? "'s activations from stage " + std::to_string(stage_ - 1)
+                      : "'s gradients from stage " + std::to_string(stage_ + 1));
+    });
     r.work.reset();
     return std::move(r.buffer);
   };
@@ -337,10 +338,11 @@ PipelineStage::Result PipelineStage::train_batch(const at::Tensor& inputs, const
         losses.push_back(l.detach() * share);
         outputs.push_back(y.detach());
         output[i] = scale(l * (share * objective_factor));
-        forward_seconds_ += seconds(busy);
       } else {
         output[i] = y;
-        forward_seconds_ += seconds(busy);  // the send is communication, not this stage's compute
+      }
+      forward_seconds_ += seconds(busy);  // the loss counts; the send is communication, not compute
+      if (!is_last()) {
         sent.push_back(y.detach().contiguous());
         sends.push_back(group_.send_async(sent.back(), peer(stage_ + 1), forward_tag(action.microbatch)));
       }

@@ -224,8 +224,9 @@ std::unique_ptr<ProcessGroup> ProcessGroup::subgroup(const std::string& name, co
   return std::unique_ptr<ProcessGroup>(new ProcessGroup(*this, name, ranks));
 }
 
-void ProcessGroup::fail(const std::string& what, const std::string& problem) const {
-  throw Error("distributed " + what + " (rank " + std::to_string(rank_) + " of " + std::to_string(world_size_) + ")",
+void ProcessGroup::fail(std::string_view what, const std::string& problem) const {
+  throw Error("distributed " + std::string(what) + " (rank " + std::to_string(rank_) + " of " +
+                  std::to_string(world_size_) + ")",
               problem, fix_text());
 }
 
@@ -238,12 +239,17 @@ c10::intrusive_ptr<c10d::Work> ProcessGroup::allreduce_async(at::Tensor& tensor)
   }
 }
 
-void ProcessGroup::wait(const c10::intrusive_ptr<c10d::Work>& work, const std::string& what) {
+std::optional<std::string> ProcessGroup::wait_problem(const c10::intrusive_ptr<c10d::Work>& work) {
   try {
     work->wait();
   } catch (const std::exception& error) {
-    fail(what, message_of(error));
+    return message_of(error);
   }
+  return std::nullopt;
+}
+
+void ProcessGroup::wait(const c10::intrusive_ptr<c10d::Work>& work, std::string_view what) {
+  if (std::optional<std::string> problem = wait_problem(work)) fail(what, *problem);
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroup::send_async(at::Tensor& tensor, int peer, int tag) {
@@ -264,9 +270,9 @@ c10::intrusive_ptr<c10d::Work> ProcessGroup::recv_async(at::Tensor& tensor, int 
   }
 }
 
-void ProcessGroup::allreduce_sum(at::Tensor& tensor, const std::string& what) { wait(allreduce_async(tensor), what); }
+void ProcessGroup::allreduce_sum(at::Tensor& tensor, std::string_view what) { wait(allreduce_async(tensor), what); }
 
-void ProcessGroup::broadcast_from_main(const std::vector<at::Tensor>& tensors, const std::string& what) {
+void ProcessGroup::broadcast_from_main(const std::vector<at::Tensor>& tensors, std::string_view what) {
   for (const at::Tensor& tensor : tensors) {
     std::vector<at::Tensor> one{tensor};
     c10d::BroadcastOptions options;
@@ -281,7 +287,7 @@ void ProcessGroup::broadcast_from_main(const std::vector<at::Tensor>& tensors, c
   }
 }
 
-void ProcessGroup::barrier(const std::string& what) {
+void ProcessGroup::barrier(std::string_view what) {
   try {
     wait(handles_->backend->barrier(), what);
   } catch (const Error&) {

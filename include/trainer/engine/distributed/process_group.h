@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <ATen/core/Tensor.h>
@@ -48,12 +49,19 @@ class ProcessGroup {
 
   // Starts a sum all-reduce of `tensor` in place.
   c10::intrusive_ptr<c10d::Work> allreduce_async(at::Tensor& tensor);
-  // Waits for a collective; `what` names it in the error.
-  void wait(const c10::intrusive_ptr<c10d::Work>& work, const std::string& what);
-  void allreduce_sum(at::Tensor& tensor, const std::string& what);
+  // Waits for a collective; `what` names it in the error (a string is built only on failure: the
+  // per-step waits pass literals).
+  void wait(const c10::intrusive_ptr<c10d::Work>& work, std::string_view what);
+  // The same where the name is made of values (a pipeline's micro-batch): `describe()` returns
+  // it, called only when the wait fails.
+  template <typename Describe>
+  void wait_described(const c10::intrusive_ptr<c10d::Work>& work, const Describe& describe) {
+    if (std::optional<std::string> problem = wait_problem(work)) fail(describe(), *problem);
+  }
+  void allreduce_sum(at::Tensor& tensor, std::string_view what);
   // Every rank ends with rank 0's values (in place).
-  void broadcast_from_main(const std::vector<at::Tensor>& tensors, const std::string& what);
-  void barrier(const std::string& what);
+  void broadcast_from_main(const std::vector<at::Tensor>& tensors, std::string_view what);
+  void barrier(std::string_view what);
   // Point-to-point, as a pipeline's stages talk: starts sending `tensor` to rank `peer` (or
   // receiving into it from `peer`); a send and its receive name the same `tag`. Wait with wait().
   c10::intrusive_ptr<c10d::Work> send_async(at::Tensor& tensor, int peer, int tag);
@@ -77,7 +85,9 @@ class ProcessGroup {
  private:
   ProcessGroup(const ProcessGroup& parent, const std::string& name, const std::vector<int>& ranks);
   c10::intrusive_ptr<compat::CollectiveBackend> make_backend(const std::string& name, const std::string& where) const;
-  [[noreturn]] void fail(const std::string& what, const std::string& problem) const;
+  [[noreturn]] void fail(std::string_view what, const std::string& problem) const;
+  // Waits for `work`; what went wrong, or nullopt.
+  std::optional<std::string> wait_problem(const c10::intrusive_ptr<c10d::Work>& work);
   // The fix of a failed wait: another rank ended or hangs, and where to read its error.
   std::string fix_text() const;
 
