@@ -23,7 +23,7 @@ Balance: the cnn (channels 32, 64; hidden 128) and a resnet18 of width 16, each 
 count (trainer.pipeline.balance=parameters) and by measured time (balance=time), 8 micro-batches:
 each stage's busy time and idle share, and the samples a second.
 
-  bench/pipeline_bench.py --trainer build/debian/trainer [--reps 3] [--batches 40]
+  bench/pipeline_bench.py --trainer build/debian/trainer [--reps 3] [--batches 40] [--batch-size 256]
                           [--only bubble,memory,balance] [--out F]
 """
 import argparse
@@ -39,6 +39,14 @@ from report_out import emit
 
 MODEL = ["model=mlp", "model.hidden_sizes=[1024,1024,1707]", "model.dropout=0", "data=synthetic",
          "data.image_shape=[1,32,32]", "data.num_samples=20480", "data.batch_size=256"]
+
+
+def set_batch_size(batch_size, batches):
+    """The bubble's model with another batch (each micro-batch batch_size / m samples)."""
+    MODEL[-2] = f"data.num_samples={max(20480, batch_size * batches)}"
+    MODEL[-1] = f"data.batch_size={batch_size}"
+
+
 LINE = re.compile(r"pipeline \((\w+), (\d+) micro-batches, ([0-9.]+) ms a batch\).*?would idle ([0-9.]+) %; "
                   r"these stages' forward and backward times would idle ([0-9.]+) % and ([0-9.]+) %\):(.*)")
 STAGE = re.compile(r"stage (\d+) ([0-9.]+) % \(busy ([0-9.]+) ms a batch: forward ([0-9.]+), backward ([0-9.]+)\)")
@@ -136,10 +144,13 @@ def main():
     parser.add_argument("--trainer", required=True)
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--batches", type=int, default=40)
+    parser.add_argument("--batch-size", type=int, default=256,
+                        help="the bubble's batch (micro-batches of batch-size / m samples)")
     parser.add_argument("--only", default="bubble,memory,balance")
     parser.add_argument("--out")
     a = parser.parse_args()
     parts = a.only.split(",")
+    set_batch_size(a.batch_size, a.batches)
     lines = [f"# Pipeline parallelism, {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC", "",
              f"trainer {a.trainer}, {os.cpu_count()} cores.", ""]
     with tempfile.TemporaryDirectory() as work:
