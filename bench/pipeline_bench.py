@@ -55,7 +55,8 @@ STAGE = re.compile(r"stage (\d+) ([0-9.]+) % \(busy ([0-9.]+) ms a batch: forwar
 def run(trainer, schedule, m, batches, workdir, one_process=False):
     args = [trainer, "fit", *MODEL, "trainer.max_epochs=1", f"trainer.limit_train_batches={batches}",
             "trainer.limit_val_batches=0", "trainer.num_sanity_val_steps=0", "trainer.enable_progress_bar=false",
-            "trainer.enable_checkpointing=false", "test_after_fit=false", "trainer.log_every_n_steps=10",
+            "trainer.enable_checkpointing=false", "test_after_fit=false",
+            f"trainer.log_every_n_steps={max(1, min(10, batches // 4))}",  # rates after the first interval
             f"hydra.run.dir={tempfile.mkdtemp(dir=workdir)}"]
     if not one_process:
         args += ["trainer.devices=2", "trainer.strategy=pipeline", "trainer.pipeline.split_points=[layers.5]",

@@ -6,7 +6,7 @@
 # Environment: TRAINER_BIN (default build/debian/trainer), SEARCH_PEER_VENV (default
 # ~/.cache/trainer/venv-hydra-optuna-1.2.0, the goldens' venv of scripts/common.sh: hydra-core 1.3.2,
 # hydra-optuna-sweeper 1.2.0, optuna 2.10.1 (the sweeper needs optuna < 3); matplotlib is added).
-# About 75 minutes a seed for (a) on 2 cores, 3 for (b). --from-json FILE reports (a) again from
+# About 8 minutes a seed for (a) on the 2 cores of 2026-12 (75 on the slower ones before), 3 for (b). --from-json FILE reports (a) again from
 # the search_<time>_runs.json a run saved, running nothing.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
