@@ -4,7 +4,8 @@ theory, for m = 1, 2, 4, 8 micro-batches and both schedules. Run through bench/p
 The model is an mlp on 32x32 synthetic samples, 1024-1024-1024-1707-10, cut at layers.5 (its third
 Linear): the two stages then do about the same multiply-adds a step (stage 0 has no input gradient
 to compute for its first layer). Each stage is one process with one intra-op thread on this
-2-core machine, Gloo over loopback between them. The trainer measures, per stage, its own compute
+2-core machine; between them a ring in shared memory (trainer.pipeline.transport=shared_memory, what
+auto picks on one host) and, side by side, Gloo over the loopback (transport=process_group). The trainer measures, per stage, its own compute
 (forwards and backwards) and the wall time from each batch's start until its part of the batch is
 done; the batch's schedule spans until the last stage is done (every stage starts a batch together,
 after the previous step's agreement on stopping), and a stage's idle share is the part of that span
@@ -24,7 +25,7 @@ count (trainer.pipeline.balance=parameters) and by measured time (balance=time),
 each stage's busy time and idle share, and the samples a second.
 
   bench/pipeline_bench.py --trainer build/debian/trainer [--reps 3] [--batches 40] [--batch-size 256]
-                          [--only bubble,memory,balance] [--out F]
+                          [--only bubble,memory,balance] [--transports shared_memory,process_group] [--out F]
 """
 import argparse
 import datetime
@@ -52,7 +53,7 @@ LINE = re.compile(r"pipeline \((\w+), (\d+) micro-batches, ([0-9.]+) ms a batch\
 STAGE = re.compile(r"stage (\d+) ([0-9.]+) % \(busy ([0-9.]+) ms a batch: forward ([0-9.]+), backward ([0-9.]+)\)")
 
 
-def run(trainer, schedule, m, batches, workdir, one_process=False):
+def run(trainer, schedule, m, batches, workdir, one_process=False, transport="auto"):
     args = [trainer, "fit", *MODEL, "trainer.max_epochs=1", f"trainer.limit_train_batches={batches}",
             "trainer.limit_val_batches=0", "trainer.num_sanity_val_steps=0", "trainer.enable_progress_bar=false",
             "trainer.enable_checkpointing=false", "test_after_fit=false",
@@ -60,7 +61,8 @@ def run(trainer, schedule, m, batches, workdir, one_process=False):
             f"hydra.run.dir={tempfile.mkdtemp(dir=workdir)}"]
     if not one_process:
         args += ["trainer.devices=2", "trainer.strategy=pipeline", "trainer.pipeline.split_points=[layers.5]",
-                 f"trainer.pipeline.microbatches={m}", f"trainer.pipeline.schedule={schedule}"]
+                 f"trainer.pipeline.microbatches={m}", f"trainer.pipeline.schedule={schedule}",
+                 f"trainer.pipeline.transport={transport}"]
     done = subprocess.run(args, capture_output=True, text=True)
     if done.returncode != 0:
         sys.exit(f"pipeline_bench: {' '.join(args)} failed:\n{done.stderr[-3000:]}")
@@ -148,6 +150,8 @@ def main():
     parser.add_argument("--batch-size", type=int, default=256,
                         help="the bubble's batch (micro-batches of batch-size / m samples)")
     parser.add_argument("--only", default="bubble,memory,balance")
+    parser.add_argument("--transports", default="shared_memory,process_group",
+                        help="the bubble's trainer.pipeline.transport values, side by side")
     parser.add_argument("--out")
     a = parser.parse_args()
     parts = a.only.split(",")
@@ -165,32 +169,38 @@ def main():
 
 
 def bubble(a, work):
-    configs = [(s, m) for s in ("gpipe", "1f1b") for m in (1, 2, 4, 8)]
+    transports = a.transports.split(",")
+    configs = [(s, m, t) for s in ("gpipe", "1f1b") for m in (1, 2, 4, 8) for t in transports]
     results = {c: [] for c in configs}
     single = []
     for rep in range(a.reps):
         order = configs[rep % len(configs):] + configs[:rep % len(configs)]
         single.append(run(a.trainer, "", 0, a.batches, work, one_process=True)["rate"])
         for c in order:
-            results[c].append(run(a.trainer, c[0], c[1], a.batches, work))
+            results[c].append(run(a.trainer, c[0], c[1], a.batches, work, transport=c[2]))
     lines = ["## Bubble", "",
              f"`{' '.join(MODEL)}`, 2 stages cut at layers.5, {a.batches} batches a run, {a.reps} runs each "
-             f"(medians).", "",
+             f"(medians, the configurations interleaved); trainer.pipeline.transport "
+             f"{' and '.join(transports)} (shared_memory: a ring in /dev/shm between the two processes; "
+             f"process_group: Gloo over the loopback).", "",
              f"One process, the whole model: {statistics.median(single):.0f} samples/s.", "",
-             "| schedule | m | theory (equal stages) | idle stage 0 | idle stage 1 | forward + backward ms/batch "
-             "(stage 0; stage 1) | the schedule for these times (0, 1) | samples/s |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|"]
-    for (schedule, m) in configs:
-        runs = [r for r in results[(schedule, m)] if "stages" in r]
+             "| schedule | m | transport | theory (equal stages) | idle stage 0 | idle stage 1 | beyond the theory "
+             "(the larger) | forward + backward ms/batch (stage 0; stage 1) | the schedule for these times (0, 1) "
+             "| ms a batch | samples/s |",
+             "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for (schedule, m, transport) in configs:
+        runs = [r for r in results[(schedule, m, transport)] if "stages" in r]
         idle0 = statistics.median(r["stages"][0][0] for r in runs)
         idle1 = statistics.median(r["stages"][1][0] for r in runs)
         fw = [statistics.median(r["stages"][s][2] for r in runs) for s in (0, 1)]
         bw = [statistics.median(r["stages"][s][3] for r in runs) for s in (0, 1)]
         implied = [statistics.median(r["implied"][s] for r in runs) for s in (0, 1)]
-        lines.append(f"| {schedule} | {m} | {runs[0]['theory']:.1f} % | {idle0:.1f} % | {idle1:.1f} % | "
+        theory = runs[0]["theory"]
+        lines.append(f"| {schedule} | {m} | {transport} | {theory:.1f} % | {idle0:.1f} % | {idle1:.1f} % | "
+                     f"{max(idle0, idle1) - theory:+.1f} | "
                      f"{fw[0]:.1f} + {bw[0]:.1f}; {fw[1]:.1f} + {bw[1]:.1f} | "
-                     f"{implied[0]:.1f}, {implied[1]:.1f} % | "
-                     f"{statistics.median(r['rate'] for r in results[(schedule, m)]):.0f} |")
+                     f"{implied[0]:.1f}, {implied[1]:.1f} % | {statistics.median(r['span'] for r in runs):.1f} | "
+                     f"{statistics.median(r['rate'] for r in results[(schedule, m, transport)]):.0f} |")
     return lines
 
 

@@ -2,9 +2,10 @@
 # Pipeline parallelism (issue 21): memory per stage against one process, cuts by parameters
 # against cuts by measured time, and the measured idle share of each stage against GPipe's theory
 # (p-1)/(m+p-1) for m = 1, 2, 4, 8 micro-batches, both schedules, 2 stages on this machine's CPU
-# (Gloo), beside one process training the same model (bench/pipeline_bench.py). Markdown to
-# stdout and bench/results/pipeline_<UTC time>.md.
+# (shared memory and Gloo side by side), beside one process training the same model
+# (bench/pipeline_bench.py). Markdown to stdout and bench/results/pipeline_<UTC time>.md.
 #   bench/pipeline_bench.sh [--reps 3] [--batches 40] [--batch-size 256] [--only bubble,memory,balance]
+#                           [--transports shared_memory,process_group]
 # Environment: TRAINER_BIN (default build/debian/trainer).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

@@ -38,6 +38,18 @@ void Trainer::Impl::setup_pipeline() {
     measured = pipeline->balance_by_time(inputs);
   }
   pipeline->probe_shapes(one_sample);
+  if (!device.is_cpu() && pipeline_options.transport == PipelineOptions::Transport::kSharedMemory) {
+    throw Error("trainer.pipeline.transport=shared_memory",
+                std::string("the stages run on ") + c10::DeviceTypeName(device.type(), true) +
+                    " devices, whose activations shared memory on the host cannot carry",
+                "Use transport=auto (or process_group): stages on CUDA talk through NCCL.");
+  }
+  std::string transport = "through the " + group->backend_name() + " process group";
+  if (device.is_cpu() && pipeline_options.transport != PipelineOptions::Transport::kProcessGroup) {
+    const int64_t largest =
+        (data_options.batch_size + pipeline_options.microbatches - 1) / pipeline_options.microbatches;
+    transport = pipeline->connect_links(std::max<int64_t>(1, largest));
+  }
   parameters = pipeline->parameters();
   std::string stages;
   for (int s = 0; s < pipeline_options.stages; ++s) stages += "\n  " + pipeline->describe(s);
@@ -50,7 +62,7 @@ void Trainer::Impl::setup_pipeline() {
                                                     : " (stages balanced by forward + backward time, measured on one "
                                                       "micro-batch: " +
                                       measured + ")") +
-            stages);
+            stages + "\n  activations and gradients: " + transport);
 }
 
 std::pair<bool, bool> Trainer::Impl::pipeline_flags() {

@@ -112,6 +112,10 @@ std::vector<Section> trainer_sections() {
       integer("microbatches", "null").at_least(1).or_null().means("micro-batches per batch (null: 2 x stages)"),
       choice("schedule", "1f1b", {"1f1b", "gpipe"})
           .means("1f1b: one forward one backward (at most stages micro-batches held); gpipe: all forwards first"),
+      choice("transport", "auto", {"auto", "shared_memory", "process_group"})
+          .means("how activations and gradients go between stages on the CPU: auto: shared memory between "
+                 "stages on one host, else the process group; shared_memory: an error where it cannot be had; "
+                 "process_group: always Gloo"),
   };
   Section schedule{"trainer.profiler_schedule", "", true, "steps the pytorch profiler records", {}};
   schedule.options = {

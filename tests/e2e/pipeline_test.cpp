@@ -80,6 +80,8 @@ TEST_CASE(
       CHECK(two.err.find("stage 0 of 2: layers.0 .. layers.2 (200,960 parameters)") != std::string::npos);
       CHECK(two.err.find("stage 1 of 2: layers.3 .. layers.5 (34,186 parameters)") != std::string::npos);
       CHECK(two.err.find("share of each stage's schedule spent idle") != std::string::npos);
+      CHECK(two.err.find("activations and gradients: 1 of 1 pair(s) of neighbouring stages through shared memory "
+                         "(this rank's next link: two rings of 4 slots of 16 KiB)") != std::string::npos);
       check_same_training(root / "one", run, root / "start", 1e-5);
       // The validation through the pipeline matches one process's.
       const CsvTable a = read_csv(root / "one" / "metrics.csv");
@@ -89,6 +91,16 @@ TEST_CASE(
       CHECK(a.last("val/acc") == b.last("val/acc"));
       CHECK(std::fabs(std::stod(a.last("train/loss_epoch")) - std::stod(b.last("train/loss_epoch"))) < 1e-5);
     }
+  }
+  SECTION("through Gloo (transport=process_group)") {
+    const fs::path run = root / "gloo";
+    ProcessResult two =
+        run_ok(fit_command(run, {"data.batch_size=64", "trainer.max_epochs=2", "trainer.devices=2",
+                                 "trainer.strategy=pipeline", "trainer.pipeline.microbatches=4",
+                                 "trainer.pipeline.schedule=gpipe", "trainer.pipeline.transport=process_group"}));
+    CHECK(two.err.find("activations and gradients: through the gloo process group") != std::string::npos);
+    CHECK(two.err.find("through shared memory") == std::string::npos);
+    check_same_training(root / "one", run, root / "start", 1e-5);
   }
 }
 
@@ -109,6 +121,8 @@ TEST_CASE(
                 "trainer.pipeline.microbatches=4", "trainer.pipeline.schedule=" + schedule}));
       CHECK(three.err.find("pipeline: 3 stages, " + schedule + " schedule") != std::string::npos);
       CHECK(three.err.find("stage 1 of 3: ") != std::string::npos);
+      CHECK(three.err.find("activations and gradients: 2 of 2 pair(s) of neighbouring stages through shared "
+                           "memory") != std::string::npos);
       check_same_training(root / "one", run, root / "start", 1e-5);
     }
   }
@@ -319,6 +333,8 @@ TEST_CASE("2 stages x 2 replicas on 4 processes end with the weights of one proc
       root / "four", {"data.batch_size=32", "trainer.max_epochs=1", "trainer.devices=4", "trainer.strategy=pipeline",
                       "trainer.pipeline.stages=2", "trainer.pipeline.microbatches=2"}));
   CHECK(four.err.find("pipeline: 2 data-parallel replicas of 2 stages") != std::string::npos);
+  CHECK(four.err.find("activations and gradients: 2 of 2 pair(s) of neighbouring stages through shared memory") !=
+        std::string::npos);
   check_same_training(root / "one", root / "four", root / "start", 1e-5);
 }
 

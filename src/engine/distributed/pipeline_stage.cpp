@@ -56,6 +56,10 @@ PipelineOptions PipelineOptions::from_config(const config::ConfigView& root, int
   }
   o.microbatches = p.get<std::optional<int>>("microbatches").value_or(2 * o.stages);
   o.schedule = pipeline_schedule_kind(p.choice("schedule"));
+  const std::string transport = p.choice("transport");
+  o.transport = transport == "shared_memory"   ? PipelineOptions::Transport::kSharedMemory
+                : transport == "process_group" ? PipelineOptions::Transport::kProcessGroup
+                                               : PipelineOptions::Transport::kAuto;
   return o;
 }
 
@@ -278,15 +282,19 @@ PipelineStage::Result PipelineStage::train_batch(const at::Tensor& inputs, const
   // thread is using (measured: 1-7 ms a message on 2 cores). NCCL ignores the tags and runs a pair's
   // sends and receives in the order both sides issue them: there each receive is posted when it
   // is awaited, in the schedule's order.
+  // A message whose pair of stages has a shared-memory link, and that fits its slots, goes
+  // through it (both ends decide alike from its size), never through the process group.
   struct Receive {
     size_t action = 0;
     at::Tensor buffer;
     c10::intrusive_ptr<c10d::Work> work;
+    SharedMemoryLink* link = nullptr;
   };
   std::vector<Receive> receives;
   for (size_t k = 0; k < actions.size(); ++k) {
     const bool forward = actions[k].kind == PipelineAction::Kind::kForward;
-    if (forward ? !is_first() : !is_last()) receives.push_back({k, {}, {}});
+    if (forward ? !is_first() : !is_last())
+      receives.push_back({k, {}, {}, forward ? link_previous_.get() : link_next_.get()});
   }
   size_t posted = 0;
   auto post_until = [&](size_t count) {
@@ -300,6 +308,8 @@ PipelineStage::Result PipelineStage::train_batch(const at::Tensor& inputs, const
       shape.insert(shape.end(), sample.begin(), sample.end());
       r.buffer =
           at::empty(shape, at::TensorOptions().dtype(forward ? input_dtype_ : output_dtype_).device(targets.device()));
+      if (r.link != nullptr && r.link->fits(r.buffer.nbytes())) continue;  // received when awaited
+      r.link = nullptr;
       r.work = forward ? group_.recv_async(r.buffer, peer(stage_ - 1), forward_tag(action.microbatch))
                        : group_.recv_async(r.buffer, peer(stage_ + 1), backward_tag(action.microbatch));
     }
@@ -311,12 +321,18 @@ PipelineStage::Result PipelineStage::train_batch(const at::Tensor& inputs, const
     post_until(next_receive + 1 + receives_ahead_);
     Receive& r = receives[next_receive++];
     const bool forward = action.kind == PipelineAction::Kind::kForward;
-    group_.wait_described(r.work, [&] {
+    const auto describe = [&] {
       return "pipeline receive of micro-batch " + std::to_string(action.microbatch) +
              (forward ? "'s activations from stage " + std::to_string(stage_ - 1)
                       : "'s gradients from stage " + std::to_string(stage_ + 1));
-    });
-    r.work.reset();
+    };
+    if (r.link != nullptr) {
+      receive_through(*r.link, r.buffer, forward ? forward_tag(action.microbatch) : backward_tag(action.microbatch),
+                      describe);
+    } else {
+      group_.wait_described(r.work, describe);
+      r.work.reset();
+    }
     return std::move(r.buffer);
   };
   for (const PipelineAction& action : actions) {
@@ -343,8 +359,13 @@ PipelineStage::Result PipelineStage::train_batch(const at::Tensor& inputs, const
       }
       forward_seconds_ += seconds(busy);  // the loss counts; the send is communication, not compute
       if (!is_last()) {
-        sent.push_back(y.detach().contiguous());
-        sends.push_back(group_.send_async(sent.back(), peer(stage_ + 1), forward_tag(action.microbatch)));
+        at::Tensor message = y.detach().contiguous();
+        if (link_next_ && link_next_->fits(message.nbytes())) {
+          link_next_->send(message, forward_tag(action.microbatch));
+        } else {
+          sent.push_back(std::move(message));
+          sends.push_back(group_.send_async(sent.back(), peer(stage_ + 1), forward_tag(action.microbatch)));
+        }
       }
       continue;
     }
@@ -359,13 +380,19 @@ PipelineStage::Result PipelineStage::train_batch(const at::Tensor& inputs, const
     }
     backward_seconds_ += seconds(busy);
     if (!is_first()) {
-      sent.push_back(leaf[i].grad().contiguous());
-      sends.push_back(group_.send_async(sent.back(), peer(stage_ - 1), backward_tag(action.microbatch)));
+      at::Tensor message = leaf[i].grad().contiguous();
+      if (link_previous_ && link_previous_->fits(message.nbytes())) {
+        link_previous_->send(message, backward_tag(action.microbatch));
+      } else {
+        sent.push_back(std::move(message));
+        sends.push_back(group_.send_async(sent.back(), peer(stage_ - 1), backward_tag(action.microbatch)));
+      }
     }
     output[i] = at::Tensor();
     leaf[i] = at::Tensor();
   }
   for (const auto& work : sends) group_.wait(work, "pipeline send");
+  flush_links();
   total_seconds_ += seconds(start);
   ++batches_timed_;
   Result result;
@@ -374,6 +401,68 @@ PipelineStage::Result PipelineStage::train_batch(const at::Tensor& inputs, const
     result.outputs = outputs.size() == 1 ? outputs[0] : at::cat(outputs);
   }
   return result;
+}
+
+std::string PipelineStage::connect_links(int64_t largest_microbatch) {
+  const auto bytes = [&](const std::vector<int64_t>& shape, c10::ScalarType dtype) {
+    int64_t numel = largest_microbatch;
+    for (const int64_t size : shape) numel *= size;
+    return static_cast<size_t>(numel) * c10::elementSize(dtype);
+  };
+  const size_t previous_bytes = is_first() ? 0 : bytes(input_shape_, input_dtype_);
+  const size_t next_bytes = is_last() ? 0 : bytes(output_shape_, output_dtype_);
+  PipelineLinks links =
+      connect_pipeline_links(group_, is_first() ? -1 : peer(stage_ - 1), previous_bytes,
+                             is_last() ? -1 : peer(stage_ + 1), next_bytes, std::max(2, options_.microbatches));
+  if (options_.transport == PipelineOptions::Transport::kSharedMemory && !links.all_connected) {
+    throw Error("trainer.pipeline.transport=shared_memory",
+                "not every pair of neighbouring stages could share memory: " + links.summary,
+                "Run the stages on one host with room in /dev/shm, or use transport=auto (the process group where "
+                "shared memory cannot be had).");
+  }
+  link_previous_ = std::move(links.previous);
+  link_next_ = std::move(links.next);
+  return links.summary;
+}
+
+template <typename Describe>
+void PipelineStage::receive_through(SharedMemoryLink& link, at::Tensor& into, int tag, const Describe& describe) {
+  const auto start = Clock::now();
+  auto last_check = start;
+  for (;;) {
+    const uint32_t seen = link.doorbell();
+    const bool queued = (link_previous_ && !link_previous_->flush()) | (link_next_ && !link_next_->flush());
+    if (link.try_receive(into, tag)) return;
+    const auto now = Clock::now();
+    if (now - last_check >= std::chrono::milliseconds(50)) {
+      last_check = now;
+      if (std::optional<std::string> problem = link.peer_problem())
+        group_.fail(describe(), "the other stage ended: " + *problem);
+      if (seconds(start) > group_.timeout_seconds()) {
+        group_.fail(describe(), "nothing arrived through shared memory within trainer.dist_timeout");
+      }
+    }
+    // While a send waits for room in the other link's ring, its room is polled.
+    link.sleep(seen, queued ? std::chrono::microseconds(200) : std::chrono::microseconds(50000));
+  }
+}
+
+void PipelineStage::flush_links() {
+  const auto start = Clock::now();
+  for (SharedMemoryLink* link : {link_previous_.get(), link_next_.get()}) {
+    if (link == nullptr) continue;
+    for (;;) {
+      const uint32_t seen = link->doorbell();
+      if (link->flush()) break;
+      if (std::optional<std::string> problem = link->peer_problem()) {
+        group_.fail("pipeline send", "the other stage ended: " + *problem);
+      }
+      if (seconds(start) > group_.timeout_seconds()) {
+        group_.fail("pipeline send", "no room freed in the shared-memory ring within trainer.dist_timeout");
+      }
+      link->sleep(seen, std::chrono::microseconds(50000));
+    }
+  }
 }
 
 at::Tensor PipelineStage::forward_only(const at::Tensor& inputs) {

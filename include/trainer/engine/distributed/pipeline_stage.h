@@ -3,8 +3,9 @@
 // the other stages' weights (release_others), runs only its stage's pieces (models::PipelineUnit)
 // and optimises only their parameters. A batch is cut
 // into micro-batches: activations go forward and their gradients backward with point-to-point
-// sends and receives on the job's process group (Gloo on CPU, NCCL on CUDA). Loss and metrics
-// come out of the last stage.
+// sends and receives on the job's process group (Gloo on CPU, NCCL on CUDA), or, between
+// neighbouring stages on one host's CPUs, through shared memory (shared_memory_link.h). Loss and
+// metrics come out of the last stage.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +22,7 @@
 #include "trainer/config/config_view.h"
 #include "trainer/engine/distributed/pipeline_schedule.h"
 #include "trainer/engine/distributed/process_group.h"
+#include "trainer/engine/distributed/shared_memory_link.h"
 #include "trainer/models/model.h"
 
 namespace trainer::engine {
@@ -32,6 +34,9 @@ struct PipelineOptions {
   bool balance_time = false;              // balance=time: by measured forward + backward time
   int microbatches = 4;
   PipelineScheduleKind schedule = PipelineScheduleKind::kOneFOneB;
+  // transport: how a micro-batch's activations and gradients travel between stages on the CPU.
+  enum class Transport { kAuto, kSharedMemory, kProcessGroup };
+  Transport transport = Transport::kAuto;
 
   // `processes`: the job's process count. Throws trainer::Error naming the key for a value that
   // does not fit it (the launcher's schema check says the same before any job runs).
@@ -91,6 +96,11 @@ class PipelineStage {
   // Records the shapes each stage receives and sends, from one sample through the whole model
   // (every process holds it): call once before training or evaluating.
   void probe_shapes(const at::Tensor& one_sample);
+  // On the CPU, unless transport=process_group: maps shared-memory links to the neighbouring
+  // stages, sized for micro-batches of up to `largest_microbatch` samples (every rank of the
+  // group calls it together, after probe_shapes). Returns what was made, for the log; throws
+  // trainer::Error when transport=shared_memory and a pair could not have one.
+  std::string connect_links(int64_t largest_microbatch);
 
   // One batch through the schedule: every micro-batch's forward and backward. Gradients
   // accumulate into this stage's parameters. The last stage returns the batch's loss (the
@@ -125,6 +135,12 @@ class PipelineStage {
 
  private:
   at::Tensor run_pieces(const at::Tensor& input);
+  // Waits for the next message through `link` (into `into`), writing queued sends of both links
+  // meanwhile; a peer that ended or trainer.dist_timeout is a trainer::Error naming `describe()`.
+  template <typename Describe>
+  void receive_through(SharedMemoryLink& link, at::Tensor& into, int tag, const Describe& describe);
+  // Waits until both links have written every queued send.
+  void flush_links();
   int peer(int stage) const { return first_rank_ + stage; }
 
   void count_parameters();
@@ -137,8 +153,10 @@ class PipelineStage {
   int first_rank_ = 0;
   Precision precision_;
   std::vector<models::PipelineUnit> units_;
-  size_t receives_ahead_ = 0;  // receives posted beyond the one awaited (Gloo only; train_batch)
-  std::vector<size_t> first_;  // first piece of each stage, plus units_.size()
+  size_t receives_ahead_ = 0;                        // receives posted beyond the one awaited (Gloo only; train_batch)
+  std::unique_ptr<SharedMemoryLink> link_previous_;  // to stage - 1 (train_batch), or null
+  std::unique_ptr<SharedMemoryLink> link_next_;      // to stage + 1, or null
+  std::vector<size_t> first_;                        // first piece of each stage, plus units_.size()
   std::vector<int64_t> parameter_counts_;
   std::vector<double> piece_seconds_;  // balance_by_time's measurement, else empty
   // The other stages' tensors (by stage, in tensors_of order) and their shapes, once released.

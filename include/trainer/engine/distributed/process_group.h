@@ -66,6 +66,9 @@ class ProcessGroup {
   // receiving into it from `peer`); a send and its receive name the same `tag`. Wait with wait().
   c10::intrusive_ptr<c10d::Work> send_async(at::Tensor& tensor, int peer, int tag);
   c10::intrusive_ptr<c10d::Work> recv_async(at::Tensor& tensor, int peer, int tag);
+  // Throws the error of a failed wait for `what` (naming this rank, with the fix): for waits
+  // outside the backend too (shared_memory_link.h).
+  [[noreturn]] void fail(std::string_view what, const std::string& problem) const;
   // Rank 0's `value` on every rank (through the store).
   std::string share_string(const std::string& key, const std::string& value);
   // A second group over the same ranks and store, with its own connections (Gloo) or
@@ -85,7 +88,6 @@ class ProcessGroup {
  private:
   ProcessGroup(const ProcessGroup& parent, const std::string& name, const std::vector<int>& ranks);
   c10::intrusive_ptr<compat::CollectiveBackend> make_backend(const std::string& name, const std::string& where) const;
-  [[noreturn]] void fail(std::string_view what, const std::string& problem) const;
   // Waits for `work`; what went wrong, or nullopt.
   std::optional<std::string> wait_problem(const c10::intrusive_ptr<c10d::Work>& work);
   // The fix of a failed wait: another rank ended or hangs, and where to read its error.
