@@ -283,6 +283,16 @@ PipelineLinks connect_pipeline_links(ProcessGroup& group, int previous_rank, siz
   group.barrier("pipeline shared-memory files");
   if (previous_rank >= 0)
     links.previous = SharedMemoryLink::open(name_of(previous_rank), previous_bytes, slots_for(previous_bytes), why);
+  // Each end must see the other's process, to notice when it ends (ranks in other PID namespaces
+  // sharing a /dev/shm would not).
+  const auto peer_invisible = [&](const std::unique_ptr<SharedMemoryLink>& link) {
+    if (!link || !link->peer_problem()) return false;
+    why = "the other stage's process (pid " + std::to_string(link->peer_pid()) + ") is not visible from here";
+    return true;
+  };
+  if (peer_invisible(links.previous)) links.previous.reset();
+  group.barrier("pipeline shared-memory files opened");
+  if (peer_invisible(links.next)) links.next.reset();
   // Per rank: whether it has a next stage, and how many ends of that link are mapped.
   const int64_t world = group.world_size();
   at::Tensor flags = at::zeros({2, world}, at::TensorOptions().dtype(at::kDouble));
