@@ -392,6 +392,17 @@ TEST_CASE("a killed stage ends the pipeline with an error naming it") {
   const fs::path run = fs::path(dir.path()) / "killed";
   pid_t killed = -1;
   bool unused = false;
+  // The stages' shared-memory file is unlinked once both have mapped it: while they train, and
+  // after one is killed, /dev/shm holds nothing of theirs.
+  auto shared_memory_files = [] {
+    std::vector<std::string> names;
+    for (const auto& entry : fs::directory_iterator("/dev/shm")) {
+      const std::string name = entry.path().filename().string();
+      if (name.rfind("trainer-pipeline-", 0) == 0) names.push_back(name);
+    }
+    return names;
+  };
+  std::vector<std::string> while_training;
   auto result = run_and_signal(
       fit_command(
           run, {"data.num_samples=65536", "data.batch_size=32", "trainer.max_epochs=20", "trainer.log_every_n_steps=10",
@@ -399,6 +410,7 @@ TEST_CASE("a killed stage ends the pipeline with an error naming it") {
       dir.path(),
       [&] {
         if (killed < 0 && read_file(run / "trainer.log").find(" step 20 ") != std::string::npos) {
+          while_training = shared_memory_files();
           killed = find_rank(run.string(), 1);
           if (killed > 0) kill(killed, SIGKILL);
         }
@@ -413,6 +425,9 @@ TEST_CASE("a killed stage ends the pipeline with an error naming it") {
   CHECK(error.find("rank 1 (pipeline stage 1, pid " + std::to_string(killed) + ") was killed by signal 9") !=
         std::string::npos);
   CHECK(result.err.find("fit finished") == std::string::npos);
+  CHECK(result.err.find("1 of 1 pair(s) of neighbouring stages through shared memory") != std::string::npos);
+  CHECK(while_training.empty());
+  CHECK(shared_memory_files().empty());
 }
 
 TEST_CASE("pipeline mistakes are refused before anything runs, naming the keys and the fix") {
