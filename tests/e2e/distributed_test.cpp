@@ -273,6 +273,66 @@ TEST_CASE("a killed rank ends the job at once with an error naming it and saying
   CHECK(kill(killed, 0) != 0);  // reaped, not left behind
 }
 
+// While the ranks meet and connect (the rendezvous, then Gloo's connections), a rank that dies or a
+// SIGTERM ends the job at once: Gloo's connect would otherwise wait for a peer that joined and
+// then died for all of trainer.dist_timeout (here 120 s, above the 60 s these runs may take).
+TEST_CASE("a rank killed or a SIGTERM while the ranks start ends the job at once (not after dist_timeout)") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  TempDir dir;
+  const std::vector<std::string> args = {"data.num_samples=1024", "data.batch_size=64", "trainer.max_epochs=1",
+                                         "trainer.devices=2", "trainer.dist_timeout=120"};
+  for (const int delay_ms : {0, 50, 100, 200, 300, 400}) {
+    const std::string run = (fs::path(dir.path()) / ("killed-" + std::to_string(delay_ms))).string();
+    pid_t killed = -1;
+    bool unused = false;
+    std::chrono::steady_clock::time_point seen{};
+    auto result = run_and_signal(
+        fit_command(run, args), dir.path(),
+        [&] {
+          if (killed > 0) return false;
+          if (seen == std::chrono::steady_clock::time_point{}) {
+            if (find_rank(run, 1) > 0) seen = std::chrono::steady_clock::now();
+          } else if (std::chrono::steady_clock::now() - seen >= std::chrono::milliseconds(delay_ms)) {
+            killed = find_rank(run, 1);
+            if (killed > 0) kill(killed, SIGKILL);
+          }
+          return false;
+        },
+        SIGTERM, &unused, std::chrono::seconds(60));
+    INFO("killed " << delay_ms << " ms after rank 1 appeared\n" << result.err);
+    if (killed < 0) continue;  // the job had already finished
+    CHECK(result.exit_code != 0);
+    check_no_crash(result);
+    if (result.err.find("fit finished") == std::string::npos) {
+      CHECK(
+          from_last(result.err, "Error: ").find("rank 1 (pid " + std::to_string(killed) + ") was killed by signal 9") !=
+          std::string::npos);
+    }
+  }
+  for (const int delay_ms : {0, 100, 300}) {
+    const std::string run = (fs::path(dir.path()) / ("stopped-" + std::to_string(delay_ms))).string();
+    bool signalled = false;
+    std::chrono::steady_clock::time_point seen{};
+    auto result = run_and_signal(
+        fit_command(run, args), dir.path(),
+        [&] {
+          if (seen == std::chrono::steady_clock::time_point{}) {
+            if (find_rank(run, 1) > 0) seen = std::chrono::steady_clock::now();
+            return false;
+          }
+          return std::chrono::steady_clock::now() - seen >= std::chrono::milliseconds(delay_ms);
+        },
+        SIGTERM, &signalled, std::chrono::seconds(60));
+    INFO("SIGTERM " << delay_ms << " ms after rank 1 appeared\n" << result.err);
+    if (!signalled) continue;
+    CHECK(result.exit_code == 1);
+    check_no_crash(result);
+    const std::string error = from_last(result.err, "Error: ");
+    CHECK((error.find("stopped by signal 15 (Terminated)") != std::string::npos ||
+           error.find("signal 15: stopped after step") != std::string::npos));
+  }
+}
+
 // Rank 1 alone reads model.input_size=1 (RANK is 1 only there; rank 0 resolves the default 784): a
 // valid size that the data refuses once the engine builds the model, after the rendezvous. Its own
 // error, on its own stderr, which the job process relays.

@@ -15,6 +15,7 @@
 #include "trainer/engine/distributed/local_ranks.h"
 #include "trainer/engine/distributed/pipeline_stage.h"
 #include "trainer/engine/distributed/process_group.h"
+#include "trainer/engine/stop_signal.h"
 #include "trainer/engine/trainer.h"
 #include "trainer/engine/tuner/batch_size_search.h"
 #include "trainer/options/option_reader.h"
@@ -156,6 +157,12 @@ int run_job_ranks(config::Node job_config, const std::string& run_dir, const std
     trainer.set_distributed(group, dist.bucket_cap_mb);
     code = trainer.run(command);
   } catch (const Error& error) {
+    // SIGINT or SIGTERM while the ranks met: nothing has run, so the other ranks stop now.
+    if (local && stop_signal_received() != 0 && starts_with(error.where(), "distributed rendezvous")) {
+      group.reset();
+      local->stop(2.0);
+      throw;
+    }
     if (local && is_collective_failure(error)) {
       // A rank that died made our collective fail at once; its exit shows up within moments.
       if (std::optional<RankFailure> cause = local->failure(3.0)) {

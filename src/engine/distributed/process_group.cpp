@@ -11,10 +11,16 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
+#include <csignal>
 #include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <mutex>
 #include <stdexcept>
 #include <thread>
 
+#include "trainer/engine/stop_signal.h"
 #include "trainer/engine/torch_compat.h"
 #include "trainer/util/error.h"
 #include "trainer/util/log.h"
@@ -45,6 +51,16 @@ std::string where_stderr_went(int rank, const std::vector<StderrLocation>& locat
 }
 
 bool is_loopback(const std::string& host) { return host == "localhost" || host.rfind("127.", 0) == 0; }
+
+// Ends the start-up on SIGINT or SIGTERM: nothing has run yet, and the handler only records it.
+void throw_if_stopped(const std::string& where, const std::string& when) {
+  if (const int signal = stop_signal_received()) {
+    throw Error(where,
+                "stopped by signal " + std::to_string(signal) + " (" + strsignal(signal) + ") " + when +
+                    "; nothing had run yet",
+                "Run the command again to start the job.");
+  }
+}
 
 }  // namespace
 
@@ -115,6 +131,7 @@ ProcessGroup::ProcessGroup(const DistEnv& env, const DistOptions& options, const
         throw Error(where, *failure + " before all ranks joined", "See that rank's error above.");
       }
     }
+    throw_if_stopped(where, "before all ranks joined");
     if (Clock::now() >= deadline) {
       throw Error(where,
                   "only " + std::to_string(joined) + " of " + std::to_string(world_size_) + " ranks joined within " +
@@ -130,7 +147,7 @@ ProcessGroup::ProcessGroup(const DistEnv& env, const DistOptions& options, const
       stderr_locations_.push_back(StderrLocation::decode(std::string(bytes.begin(), bytes.end())));
     }
   }
-  handles_->backend = make_backend("", where);
+  handles_->backend = make_backend_watching(where, peer_failure);
   log::info("distributed: rank " + std::to_string(rank_) + " of " + std::to_string(world_size_) + " (" + backend_name_ +
             ", rendezvous " + meeting + ", " + (env.source.empty() ? "environment" : env.source) + ")");
 }
@@ -162,30 +179,33 @@ std::string ProcessGroup::fix_text() const {
          " s). Resume with ckpt_path=last and the same hydra.run.dir.";
 }
 
-c10::intrusive_ptr<compat::CollectiveBackend> ProcessGroup::make_backend(const std::string& name,
-                                                                         const std::string& where) const {
-  const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout_seconds_ * 1000.0));
+ProcessGroup::BackendSpec ProcessGroup::backend_spec(const std::string& name, const std::string& where) const {
+  return {backend_name_, master_addr_, rank_, world_size_, timeout_seconds_, handles_->store, name, where, fix_text()};
+}
+
+c10::intrusive_ptr<compat::CollectiveBackend> ProcessGroup::create_backend(const BackendSpec& spec) {
+  const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(spec.timeout_seconds * 1000.0));
   // Each group has its own key space in the store: "gloo"/"nccl", plus the name of a sibling.
-  const std::string prefix = backend_name_ + (name.empty() ? "" : "/" + name);
+  const std::string prefix = spec.backend_name + (spec.name.empty() ? "" : "/" + spec.name);
   try {
-    if (backend_name_ == "gloo") {
+    if (spec.backend_name == "gloo") {
       auto gloo_options = c10d::ProcessGroupGloo::Options::create(timeout);
       const char* interface = std::getenv("GLOO_SOCKET_IFNAME");
       if (interface != nullptr && interface[0] != '\0') {
         gloo_options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForInterface(interface));
-      } else if (is_loopback(master_addr_)) {
+      } else if (is_loopback(spec.master_addr)) {
         gloo_options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
       } else {
         gloo_options->devices.push_back(c10d::ProcessGroupGloo::createDefaultDevice());
       }
-      return c10::make_intrusive<c10d::ProcessGroupGloo>(
-          c10::make_intrusive<c10d::PrefixStore>(prefix, handles_->store), rank_, world_size_, gloo_options);
+      return c10::make_intrusive<c10d::ProcessGroupGloo>(c10::make_intrusive<c10d::PrefixStore>(prefix, spec.store),
+                                                         spec.rank, spec.world_size, gloo_options);
     }
 #ifdef USE_C10D_NCCL
     auto nccl_options = c10d::ProcessGroupNCCL::Options::create();
     nccl_options->timeout = timeout;
-    return c10::make_intrusive<c10d::ProcessGroupNCCL>(c10::make_intrusive<c10d::PrefixStore>(prefix, handles_->store),
-                                                       rank_, world_size_, nccl_options);
+    return c10::make_intrusive<c10d::ProcessGroupNCCL>(c10::make_intrusive<c10d::PrefixStore>(prefix, spec.store),
+                                                       spec.rank, spec.world_size, nccl_options);
 #else
     throw Error("trainer.process_group_backend", "this LibTorch has no NCCL",
                 "Use trainer.process_group_backend=gloo, or build against a CUDA LibTorch.");
@@ -193,8 +213,58 @@ c10::intrusive_ptr<compat::CollectiveBackend> ProcessGroup::make_backend(const s
   } catch (const Error&) {
     throw;
   } catch (const std::exception& error) {
-    throw Error(where, "cannot create the " + backend_name_ + " process group: " + message_of(error), fix_text());
+    throw Error(spec.where, "cannot create the " + spec.backend_name + " process group: " + message_of(error),
+                spec.fix);
   }
+}
+
+c10::intrusive_ptr<compat::CollectiveBackend> ProcessGroup::make_backend(const std::string& name,
+                                                                         const std::string& where) const {
+  return create_backend(backend_spec(name, where));
+}
+
+c10::intrusive_ptr<compat::CollectiveBackend> ProcessGroup::make_backend_watching(const std::string& where,
+                                                                                  const PeerFailure& peer_failure) {
+  // Gloo's and NCCL's constructors connect every pair of ranks and wait, up to the timeout, for a
+  // peer that joined and then died (or was stopped) before its connections were made. They run
+  // on a thread of their own while this one watches for that; on a failure this thread throws and
+  // leaves that one behind, waiting in the constructor on its own copies until the process exits.
+  struct Pending {
+    std::mutex mutex;
+    std::condition_variable finished;
+    bool done = false;
+    c10::intrusive_ptr<compat::CollectiveBackend> backend;
+    std::exception_ptr error;
+  };
+  auto pending = std::make_shared<Pending>();
+  BackendSpec spec = backend_spec("", where);
+  std::thread([pending, spec = std::move(spec)] {
+    c10::intrusive_ptr<compat::CollectiveBackend> backend;
+    std::exception_ptr error;
+    try {
+      backend = create_backend(spec);
+    } catch (...) {
+      error = std::current_exception();
+    }
+    std::lock_guard<std::mutex> lock(pending->mutex);
+    pending->backend = std::move(backend);
+    pending->error = error;
+    pending->done = true;
+    pending->finished.notify_all();
+  }).detach();
+  std::unique_lock<std::mutex> lock(pending->mutex);
+  while (!pending->finished.wait_for(lock, std::chrono::milliseconds(50), [&] { return pending->done; })) {
+    lock.unlock();
+    if (peer_failure) {
+      if (std::optional<std::string> failure = peer_failure()) {
+        throw Error(where, *failure + " before the ranks' connections were made", "See that rank's error above.");
+      }
+    }
+    throw_if_stopped(where, "while the ranks connected");
+    lock.lock();
+  }
+  if (pending->error) std::rethrow_exception(pending->error);
+  return pending->backend;
 }
 
 ProcessGroup::ProcessGroup(const ProcessGroup& parent, const std::string& name, const std::vector<int>& ranks)

@@ -87,7 +87,26 @@ class ProcessGroup {
 
  private:
   ProcessGroup(const ProcessGroup& parent, const std::string& name, const std::vector<int>& ranks);
+  // What creating a backend needs, copied (a thread may create it after this object is gone).
+  struct BackendSpec {
+    std::string backend_name;
+    std::string master_addr;
+    int rank = 0;
+    int world_size = 1;
+    double timeout_seconds = 1800;
+    c10::intrusive_ptr<c10d::Store> store;
+    std::string name;   // a sibling's or subgroup's key space ("": the job's group)
+    std::string where;  // for the error
+    std::string fix;
+  };
+  BackendSpec backend_spec(const std::string& name, const std::string& where) const;
+  static c10::intrusive_ptr<compat::CollectiveBackend> create_backend(const BackendSpec& spec);
   c10::intrusive_ptr<compat::CollectiveBackend> make_backend(const std::string& name, const std::string& where) const;
+  // The job's group's backend, created while this thread watches `peer_failure` and the stop
+  // signal: a rank that died (or a SIGTERM that came) before the connections were made ends the
+  // wait at once instead of after trainer.dist_timeout.
+  c10::intrusive_ptr<compat::CollectiveBackend> make_backend_watching(const std::string& where,
+                                                                      const PeerFailure& peer_failure);
   // Waits for `work`; what went wrong, or nullopt.
   std::optional<std::string> wait_problem(const c10::intrusive_ptr<c10d::Work>& work);
   // The fix of a failed wait: another rank ended or hangs, and where to read its error.
