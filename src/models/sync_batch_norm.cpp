@@ -39,6 +39,9 @@ at::Tensor compute_view(const at::Tensor& input) {
   return type == at::kHalf || type == at::kBFloat16 ? input.to(at::kFloat) : input;
 }
 
+// `t` as `type`; an undefined tensor (no affine parameters) stays undefined.
+at::Tensor of_type(const at::Tensor& t, at::ScalarType type) { return t.defined() ? t.to(type) : t; }
+
 struct SyncBatchNormFunction : public torch::autograd::Function<SyncBatchNormFunction> {
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& input, const at::Tensor& weight,
                             const at::Tensor& bias, const at::Tensor& running_mean, const at::Tensor& running_var,
@@ -73,7 +76,9 @@ struct SyncBatchNormFunction : public torch::autograd::Function<SyncBatchNormFun
     const at::Tensor mean_x = mean.to(x.scalar_type());
     const at::Tensor invstd = (var + eps).rsqrt().to(x.scalar_type());
     // The normalisation itself is batch norm in eval mode with the global statistics: one fused pass.
-    at::Tensor output = at::batch_norm(x, weight, bias, mean_x, var.to(x.scalar_type()), /*training=*/false,
+    // The affine parameters are cast too: under precision=bf16-true they are bfloat16 while x is float32.
+    at::Tensor output = at::batch_norm(x, of_type(weight, x.scalar_type()), of_type(bias, x.scalar_type()), mean_x,
+                                       var.to(x.scalar_type()), /*training=*/false,
                                        /*momentum=*/0.0, eps, /*cudnn_enabled=*/false);
     ctx->save_for_backward({x, weight, mean_x, invstd, count});
     ctx->saved_data["group"] = c10::IValue::make_capsule(group);

@@ -187,6 +187,60 @@ TEST_CASE("sync_batchnorm: 2 ranks x b with model=cnn end with the weights and r
   CHECK(largest_difference(running_var(single), running_var(synced)) <= 1e-5);
 }
 
+TEST_CASE("precision=bf16-true on Gloo: 2 ranks x b end within bfloat16 rounding of 1 rank x 2b (sync_batchnorm too)") {
+  // LibTorch 1.13's Gloo has no bfloat16: parameters are broadcast as their bits and gradients
+  // summed in float32 (process_group.h). Before that, the first broadcast failed ("Invalid scalar
+  // type"); the synchronised batch norm mixed bfloat16 parameters with float32 statistics.
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  TempDir dir;
+  const fs::path root(dir.path());
+  auto run = [&](const std::string& name, std::vector<std::string> extra) {
+    extra.push_back("trainer.precision=bf16-true");
+    auto result = run_process(fit_command((root / name).string(), extra));
+    INFO(result.err);
+    REQUIRE(result.exit_code == 0);
+    return result;
+  };
+  SECTION("mlp") {
+    run("start", {"data.batch_size=64", "trainer.max_steps=1", "optimizer.lr=0"});
+    run("one", {"data.batch_size=64", "trainer.max_steps=14"});
+    auto two = run("two", {"data.batch_size=32", "trainer.max_steps=14", "trainer.devices=2"});
+    CHECK(two.err.find("gradient all-reduce: 1 bucket(s), 14 steps") != std::string::npos);
+    const Weights one = exported_weights(root / "one");
+    const double largest = largest_difference(one, exported_weights(root / "two"));
+    const double moved = largest_difference(one, exported_weights(root / "start"));
+    INFO("largest difference " << largest << ", largest change by training " << moved);
+    // Measured: 4 % of the change (bfloat16 sums in another order); a rank training on its own
+    // half batch without the all-reduce ends 53 % away.
+    CHECK(largest <= 0.1 * moved);
+    CHECK(moved > 1e-2);
+  }
+  SECTION("cnn with sync_batchnorm") {
+    const std::vector<std::string> cnn = {"model=cnn", "model.channels=[4,8]", "model.hidden_size=16"};
+    auto with_cnn = [&](std::vector<std::string> extra) {
+      extra.insert(extra.end(), cnn.begin(), cnn.end());
+      return extra;
+    };
+    run("start", with_cnn({"data.batch_size=64", "trainer.max_steps=1", "optimizer.lr=0"}));
+    run("one", with_cnn({"data.batch_size=64", "trainer.max_steps=6"}));
+    auto two = run("two", with_cnn({"data.batch_size=32", "trainer.max_steps=6", "trainer.devices=2",
+                                    "trainer.sync_batchnorm=true"}));
+    CHECK(two.err.find("sync_batchnorm: 2 batch norm layer(s) normalise over the global batch of 2 ranks") !=
+          std::string::npos);
+    const Weights one = exported_weights(root / "one");
+    const Weights synced = exported_weights(root / "two");
+    const Weights start = exported_weights(root / "start");
+    for (const std::string name : {"features.0.weight", "classifier.3.weight", "features.5.running_mean"}) {
+      const auto only = [&](const Weights& all) { return Weights{{name, all.at(name)}}; };
+      const double largest = largest_difference(only(one), only(synced));
+      const double moved = largest_difference(only(one), only(start));
+      INFO(name << ": largest difference " << largest << ", largest change by training " << moved);
+      CHECK(largest <= 0.25 * moved);  // measured 1-22 %
+      CHECK(moved > 1e-2);
+    }
+  }
+}
+
 TEST_CASE(
     "without sync_batchnorm a 2-rank fit validates with rank 0's batch norm statistics, as its checkpoint "
     "does",
@@ -269,6 +323,11 @@ TEST_CASE("a killed rank ends the job at once with an error naming it and saying
         std::string::npos);
   CHECK(error.find(number == SIGKILL ? "): killed from outside" : "): it aborted") != std::string::npos);
   CHECK(error.find("Rank 1 wrote nothing to stderr.") != std::string::npos);
+  // Killed before the first checkpoint: the advice is to start again, not to resume.
+  CHECK(error.find("No checkpoint was written yet (none in " + run +
+                   "/checkpoints): once the cause is fixed, run "
+                   "the same command again.") != std::string::npos);
+  CHECK(error.find("ckpt_path=last") == std::string::npos);
   CHECK(result.err.find("fit finished") == std::string::npos);
   CHECK(kill(killed, 0) != 0);  // reaped, not left behind
 }

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <csignal>
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <regex>
@@ -118,7 +119,8 @@ Weights read_safetensors(const std::filesystem::path& path) {
   const size_t data_start = 8 + header_size;
   Weights tensors;
   std::regex entry(
-      "\"([^\"]+)\":\\{\"dtype\":\"(F32|F64)\",\"shape\":\\[[0-9,]*\\],\"data_offsets\":\\[([0-9]+),([0-9]+)\\]\\}");
+      "\"([^\"]+)\":\\{\"dtype\":\"(F32|F64|BF16)\",\"shape\":\\[[0-9,]*\\],\"data_offsets\":\\[([0-9]+),([0-9]+)\\]"
+      "\\}");
   for (auto it = std::sregex_iterator(header.begin(), header.end(), entry); it != std::sregex_iterator(); ++it) {
     const size_t begin = std::stoull((*it)[3]);
     const size_t end = std::stoull((*it)[4]);
@@ -127,6 +129,14 @@ Weights read_safetensors(const std::filesystem::path& path) {
       std::vector<double> doubles((end - begin) / sizeof(double));
       std::memcpy(doubles.data(), bytes.data() + data_start + begin, end - begin);
       values.assign(doubles.begin(), doubles.end());
+    } else if ((*it)[2] == "BF16") {  // precision=bf16-true's: the upper half of a float32's bits
+      std::vector<uint16_t> halves((end - begin) / sizeof(uint16_t));
+      std::memcpy(halves.data(), bytes.data() + data_start + begin, end - begin);
+      values.resize(halves.size());
+      for (size_t i = 0; i < halves.size(); ++i) {
+        const uint32_t bits = static_cast<uint32_t>(halves[i]) << 16;
+        std::memcpy(&values[i], &bits, sizeof(bits));
+      }
     } else {
       values.resize((end - begin) / sizeof(float));
       std::memcpy(values.data(), bytes.data() + data_start + begin, end - begin);

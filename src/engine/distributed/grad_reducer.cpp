@@ -126,7 +126,10 @@ GradReducer::GradReducer(ProcessGroup& group, const std::vector<at::Tensor>& par
   for (size_t b = 0; b < s.buckets.size(); ++b) {
     State::Bucket& bucket = s.buckets[b];
     const at::Tensor& first = s.parameters[bucket.members.front()];
-    bucket.flat = at::zeros({bucket.numel + (b == 0 ? 2 : 0)}, first.options().requires_grad(false));
+    // bfloat16 gradients on Gloo are summed in float32 (process_group.h); the copies in and out
+    // convert.
+    bucket.flat = at::zeros({bucket.numel + (b == 0 ? 2 : 0)},
+                            first.options().dtype(group.reduction_dtype(first.scalar_type())).requires_grad(false));
   }
   std::weak_ptr<State> weak = state_;
   struct ReadyHook final : torch::autograd::FunctionPostHook {
@@ -196,7 +199,7 @@ void GradReducer::finish() {
       if (p.grad().defined()) {
         p.mutable_grad().copy_(slice);
       } else {
-        p.mutable_grad() = slice.clone();
+        p.mutable_grad() = slice.to(p.scalar_type(), /*non_blocking=*/false, /*copy=*/true);
       }
     }
   }

@@ -15,6 +15,7 @@
 #include "trainer/engine/distributed/local_ranks.h"
 #include "trainer/engine/distributed/pipeline_stage.h"
 #include "trainer/engine/distributed/process_group.h"
+#include "trainer/engine/posix_files.h"
 #include "trainer/engine/stop_signal.h"
 #include "trainer/engine/trainer.h"
 #include "trainer/engine/tuner/batch_size_search.h"
@@ -64,6 +65,20 @@ Error rank_failed(LocalRanks& local, const RankFailure& failure, int world_size,
                fix + "\n" + local.last_output(failure.rank));
 }
 
+// What to do after a failed job: resume from the last checkpoint when one exists (where
+// ckpt_path=last looks, trainer_options.cpp), or start again when the job wrote none yet.
+std::string checkpoint_dir(const config::ConfigView& view, const std::string& run_dir) {
+  return view.get_or<std::string>("callbacks.model_checkpoint.dirpath",
+                                  view.get_or<std::string>("trainer.default_root_dir", run_dir) + "/checkpoints");
+}
+
+std::string restart_advice(const std::string& dir, const std::string& run_dir) {
+  if (posix::exists(dir + "/last.ckpt")) {
+    return "Resume with the same command plus ckpt_path=last and hydra.run.dir=" + run_dir + ".";
+  }
+  return "No checkpoint was written yet (none in " + dir + "): once the cause is fixed, run the same command again.";
+}
+
 // A collective failed: the rank that ended first is the cause (rank 0's own error is a consequence).
 bool is_collective_failure(const Error& error) { return starts_with(error.where(), "distributed"); }
 
@@ -73,6 +88,7 @@ int run_job_ranks(config::Node job_config, const std::string& run_dir, const std
                   const std::string& command) {
   const config::ConfigView view(job_config);
   const DistOptions dist = DistOptions::from_config(view);
+  const std::string checkpoints = checkpoint_dir(view, run_dir);  // read before job_config moves
   std::optional<DistEnv> env = detect_dist_env();
   const std::string accelerator =
       view.has("trainer") ? options::OptionReader(view.sub("trainer")).choice("accelerator") : "auto";
@@ -168,10 +184,7 @@ int run_job_ranks(config::Node job_config, const std::string& run_dir, const std
       if (std::optional<RankFailure> cause = local->failure(3.0)) {
         group.reset();
         throw rank_failed(*local, *cause, env->world_size, "",
-                          "The other ranks were stopped. Resume with the same command plus ckpt_path=last and "
-                          "hydra.run.dir=" +
-                              run_dir + ".",
-                          pipeline_stages);
+                          "The other ranks were stopped. " + restart_advice(checkpoints, run_dir), pipeline_stages);
       }
     }
     group.reset();  // the other ranks' collectives fail now, and they exit

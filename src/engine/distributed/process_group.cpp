@@ -176,7 +176,7 @@ std::string ProcessGroup::fix_text() const {
   }
   return text + ". Waits are bounded by trainer.dist_timeout (now " +
          std::to_string(static_cast<long long>(timeout_seconds_)) +
-         " s). Resume with ckpt_path=last and the same hydra.run.dir.";
+         " s). If the job wrote a checkpoint, resume with ckpt_path=last and the same hydra.run.dir.";
 }
 
 ProcessGroup::BackendSpec ProcessGroup::backend_spec(const std::string& name, const std::string& where) const {
@@ -300,7 +300,21 @@ void ProcessGroup::fail(std::string_view what, const std::string& problem) const
               problem, fix_text());
 }
 
+at::ScalarType ProcessGroup::reduction_dtype(at::ScalarType dtype) const {
+  return dtype == at::kBFloat16 && backend_name_ == "gloo" ? at::kFloat : dtype;
+}
+
+// What Gloo is handed for a copy (send, receive, broadcast): bfloat16 as float16 of the same
+// bits (LibTorch 1.13's Gloo refuses bfloat16; a copy never looks at the values).
+at::Tensor ProcessGroup::on_the_wire(const at::Tensor& tensor) const {
+  return tensor.scalar_type() == at::kBFloat16 && backend_name_ == "gloo" ? tensor.view(at::kHalf) : tensor;
+}
+
 c10::intrusive_ptr<c10d::Work> ProcessGroup::allreduce_async(at::Tensor& tensor) {
+  if (reduction_dtype(tensor.scalar_type()) != tensor.scalar_type()) {
+    throw std::logic_error("ProcessGroup::allreduce_async: a " + std::string(c10::toString(tensor.scalar_type())) +
+                           " tensor on " + backend_name_ + " must be reduced as its reduction_dtype");
+  }
   std::vector<at::Tensor> tensors{tensor};
   try {
     return handles_->backend->allreduce(tensors);
@@ -323,7 +337,7 @@ void ProcessGroup::wait(const c10::intrusive_ptr<c10d::Work>& work, std::string_
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroup::send_async(at::Tensor& tensor, int peer, int tag) {
-  std::vector<at::Tensor> tensors{tensor};
+  std::vector<at::Tensor> tensors{on_the_wire(tensor)};
   try {
     return handles_->backend->send(tensors, peer, tag);
   } catch (const std::exception& error) {
@@ -332,7 +346,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroup::send_async(at::Tensor& tensor, int 
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroup::recv_async(at::Tensor& tensor, int peer, int tag) {
-  std::vector<at::Tensor> tensors{tensor};
+  std::vector<at::Tensor> tensors{on_the_wire(tensor)};
   try {
     return handles_->backend->recv(tensors, peer, tag);
   } catch (const std::exception& error) {
@@ -340,11 +354,20 @@ c10::intrusive_ptr<c10d::Work> ProcessGroup::recv_async(at::Tensor& tensor, int 
   }
 }
 
-void ProcessGroup::allreduce_sum(at::Tensor& tensor, std::string_view what) { wait(allreduce_async(tensor), what); }
+void ProcessGroup::allreduce_sum(at::Tensor& tensor, std::string_view what) {
+  const at::ScalarType wide = reduction_dtype(tensor.scalar_type());
+  if (wide == tensor.scalar_type()) {
+    wait(allreduce_async(tensor), what);
+    return;
+  }
+  at::Tensor widened = tensor.to(wide);
+  wait(allreduce_async(widened), what);
+  tensor.copy_(widened);
+}
 
 void ProcessGroup::broadcast_from_main(const std::vector<at::Tensor>& tensors, std::string_view what) {
   for (const at::Tensor& tensor : tensors) {
-    std::vector<at::Tensor> one{tensor};
+    std::vector<at::Tensor> one{on_the_wire(tensor)};
     c10d::BroadcastOptions options;
     options.rootRank = 0;
     try {

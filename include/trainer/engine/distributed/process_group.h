@@ -47,7 +47,11 @@ class ProcessGroup {
   const std::string& backend_name() const { return backend_name_; }
   double timeout_seconds() const { return timeout_seconds_; }
 
-  // Starts a sum all-reduce of `tensor` in place.
+  // The type a sum all-reduce of `dtype` values runs in: float32 for bfloat16 on Gloo (LibTorch
+  // 1.13's Gloo has no bfloat16; on 2.x, summing in float32 keeps both versions' results the
+  // same), `dtype` otherwise. Point-to-point and broadcast move bfloat16 as it is, bit for bit.
+  at::ScalarType reduction_dtype(at::ScalarType dtype) const;
+  // Starts a sum all-reduce of `tensor` in place; its type must be its own reduction_dtype.
   c10::intrusive_ptr<c10d::Work> allreduce_async(at::Tensor& tensor);
   // Waits for a collective; `what` names it in the error (a string is built only on failure: the
   // per-step waits pass literals).
@@ -58,6 +62,7 @@ class ProcessGroup {
   void wait_described(const c10::intrusive_ptr<c10d::Work>& work, const Describe& describe) {
     if (std::optional<std::string> problem = wait_problem(work)) fail(describe(), *problem);
   }
+  // Any type: one that reduction_dtype widens is summed in the wider type and written back.
   void allreduce_sum(at::Tensor& tensor, std::string_view what);
   // Every rank ends with rank 0's values (in place).
   void broadcast_from_main(const std::vector<at::Tensor>& tensors, std::string_view what);
@@ -107,6 +112,7 @@ class ProcessGroup {
   // wait at once instead of after trainer.dist_timeout.
   c10::intrusive_ptr<compat::CollectiveBackend> make_backend_watching(const std::string& where,
                                                                       const PeerFailure& peer_failure);
+  at::Tensor on_the_wire(const at::Tensor& tensor) const;
   // Waits for `work`; what went wrong, or nullopt.
   std::optional<std::string> wait_problem(const c10::intrusive_ptr<c10d::Work>& work);
   // The fix of a failed wait: another rank ended or hangs, and where to read its error.
