@@ -31,6 +31,16 @@ void DeviceMeter::add(const at::Tensor& loss, const at::Tensor& outputs, const a
   ++batches;
 }
 
+void DeviceMeter::resume_from(const Reading& totals, bool holder) {
+  if (!holder) return;
+  loss_sum.fill_(totals.loss_sum);
+  correct.fill_(static_cast<int64_t>(totals.correct));
+  errors.copy_(at::tensor({totals.abs_error, totals.squared_error, totals.target_sum, totals.target_squares},
+                          at::TensorOptions().dtype(at::kDouble)));
+  samples = totals.samples;
+  batches = totals.batches;
+}
+
 DeviceMeter::Reading DeviceMeter::read() const {
   Reading reading;
   reading.regression = regression;

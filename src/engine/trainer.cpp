@@ -240,8 +240,8 @@ int64_t Trainer::Impl::resolve_val_check_batch(int64_t train_batches) const {
 }
 
 void Trainer::Impl::validate_mid_epoch(LoopState& state, Context& context, const DeviceMeter& epoch_meter,
-                                       int64_t batch, int64_t train_batches) {
-  check_finite_before_saving(epoch_meter, state);
+                                       const DeviceMeter::Reading& logged, int64_t batch, int64_t train_batches) {
+  keep_epoch_sums(epoch_meter, logged, state);
   const DeviceMeter::Reading validation = evaluate(val_set, options.limit_val);
   MetricRow row;
   std::string line;
@@ -356,6 +356,12 @@ int Trainer::Impl::fit() {
     train_loader.start_epoch(epoch, state.batch_in_epoch);
     DeviceMeter epoch_meter = new_meter();
     DeviceMeter::Reading logged;  // the epoch meter at the last logged line
+    if (state.batch_in_epoch > 0 && state.epoch_sums.batches > 0) {
+      // Resumed inside this epoch: its metrics go on from the checkpoint's sums (over every rank;
+      // rank 0 holds them).
+      epoch_meter.resume_from(reading_of(state.epoch_sums, epoch_meter), group == nullptr || group->rank() == 0);
+      logged = reading_of(state.logged_sums, epoch_meter);
+    }
     if (state.batch_in_epoch == 0) {
       for (auto& entry : callbacks) entry.callback->on_train_epoch_start(context);
     }
@@ -467,14 +473,14 @@ int Trainer::Impl::fit() {
       if (options.checkpoint.enabled && options.checkpoint.every_n_train_steps &&
           *options.checkpoint.every_n_train_steps > 0 &&
           state.global_step % *options.checkpoint.every_n_train_steps == 0) {
-        check_finite_before_saving(epoch_meter, state);
+        keep_epoch_sums(epoch_meter, logged, state);
         save_at_step(state, epoch_meter, epoch);
       }
       if (b + 1 < train_batches && (b + 1) % val_check_batch == 0 && validation_runs &&
           (epoch + 1) % std::max<int64_t>(1, options.check_val_every_n_epoch) == 0) {
         bar.clear();
         PhaseProfiler::Scope timed(profiler, Phase::kValidation);
-        validate_mid_epoch(state, context, epoch_meter, b + 1, train_batches);
+        validate_mid_epoch(state, context, epoch_meter, logged, b + 1, train_batches);
         if (take_stop_request(context, epoch)) stop = true;
       }
       // A pipeline's processes agree after every step (the data-parallel flags ride on the
@@ -492,7 +498,7 @@ int Trainer::Impl::fit() {
               ? (!device.is_cuda() || state.global_step % options.log_every_n_steps == 0) && reducer->stop_requested()
               : stop_signal_received() != 0) {
         bar.clear();
-        check_finite_before_saving(epoch_meter, state);
+        keep_epoch_sums(epoch_meter, logged, state);
         save_last(state);
         checkpoint_writer.wait();
         throw Error(
@@ -516,6 +522,10 @@ int Trainer::Impl::fit() {
     if (!epoch_reading.finite()) {
       throw_nonfinite(epoch_reading.since(logged).batches, state.global_step, last_path());
     }
+    // A checkpoint at the epoch's end starts the next epoch from nothing; one of a run stopped
+    // inside it (max_steps, max_time) goes on from these sums.
+    state.epoch_sums = epoch_done ? MetricSums{} : sums_of(epoch_reading);
+    state.logged_sums = epoch_done ? MetricSums{} : sums_of(logged);
     MetricRow row;
     const double epoch_seconds = seconds_since(epoch_start);
     std::string line = "epoch " + std::to_string(epoch) + " done in " + fixed(epoch_seconds, 2) + " s:";

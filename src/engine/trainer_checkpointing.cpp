@@ -98,8 +98,12 @@ void Trainer::Impl::save_whole(LoopState& state, std::vector<std::string> paths,
   checkpoint_writer.write(std::move(bytes), std::move(paths), std::move(dropped));
 }
 
-void Trainer::Impl::check_finite_before_saving(const DeviceMeter& epoch_meter, const LoopState& state) const {
-  if (!epoch_meter.read().finite()) throw_nonfinite(epoch_meter.batches, state.global_step, last_path());
+void Trainer::Impl::keep_epoch_sums(const DeviceMeter& epoch_meter, const DeviceMeter::Reading& logged,
+                                    LoopState& state) const {
+  const DeviceMeter::Reading now = epoch_meter.read();
+  if (!now.finite()) throw_nonfinite(epoch_meter.batches, state.global_step, last_path());
+  state.epoch_sums = sums_of(now);
+  state.logged_sums = sums_of(logged);
 }
 
 void Trainer::Impl::save_at_step(LoopState& state, const DeviceMeter& epoch_meter, int64_t epoch) {

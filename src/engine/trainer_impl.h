@@ -47,6 +47,25 @@ inline double seconds_since(Clock::time_point start) {
 
 inline std::string fixed(double value, int digits) { return fixed_text(value, digits); }
 
+// A meter's reading as a checkpoint keeps it, and back (with `like`'s kind of metrics).
+inline MetricSums sums_of(const DeviceMeter::Reading& r) {
+  return {r.loss_sum, r.correct, r.abs_error, r.squared_error, r.target_sum, r.target_squares, r.samples, r.batches};
+}
+inline DeviceMeter::Reading reading_of(const MetricSums& s, const DeviceMeter& like) {
+  DeviceMeter::Reading r;
+  r.loss_sum = s.loss_sum;
+  r.correct = s.correct;
+  r.abs_error = s.abs_error;
+  r.squared_error = s.squared_error;
+  r.target_sum = s.target_sum;
+  r.target_squares = s.target_squares;
+  r.samples = s.samples;
+  r.batches = s.batches;
+  r.regression = like.regression;
+  r.target_std = like.target_std;
+  return r;
+}
+
 // A value of any scale in a log line: five significant digits ("48.603", "6.0077e-31").
 inline std::string general(double value) {
   char text[32];
@@ -274,9 +293,11 @@ struct Trainer::Impl {
   // The snapshot of this process's model, optimizer and loop, to every path (rank 0).
   void save_whole(LoopState& state, std::vector<std::string> paths, std::vector<std::string> dropped);
 
-  // Mid-epoch checkpoints (every_n_train_steps, a signal, max_steps/max_time) first make sure no
-  // loss of this epoch was non-finite: one small host read, only when a checkpoint is written.
-  void check_finite_before_saving(const DeviceMeter& epoch_meter, const LoopState& state) const;
+  // Mid-epoch checkpoints (every_n_train_steps, a signal, a validation) first read the epoch's
+  // metric sums (one small host read, an all-reduce under data parallel: every rank calls it),
+  // refuse to save if a loss of this epoch was non-finite, and keep the sums and those of the last
+  // logged line (`logged`) in `state`, so a resumed run goes on from them.
+  void keep_epoch_sums(const DeviceMeter& epoch_meter, const DeviceMeter::Reading& logged, LoopState& state) const;
 
   void save_last(LoopState& state) { save(state, {last_path()}); }
 
@@ -297,8 +318,8 @@ struct Trainer::Impl {
   // A validation inside the epoch (val_check_interval below one epoch): logs val/*, hands the
   // metrics to the callbacks, and writes the top-k checkpoint and last.ckpt (resumable from the next
   // batch), as Lightning's ModelCheckpoint does after every validation.
-  void validate_mid_epoch(LoopState& state, Context& context, const DeviceMeter& epoch_meter, int64_t batch,
-                          int64_t train_batches);
+  void validate_mid_epoch(LoopState& state, Context& context, const DeviceMeter& epoch_meter,
+                          const DeviceMeter::Reading& logged, int64_t batch, int64_t train_batches);
 
   // ---- Batch-size search (docs/tuning.md) ----
 

@@ -1,6 +1,7 @@
 // Killed runs resume exactly: the real trainer binary is SIGKILLed (or interrupted) in the middle
 // of a deterministic CPU run, resumed with ckpt_path=last, and must end with the same weights and
 // metrics as a run that was never interrupted. Skipped without the engine.
+#include <algorithm>
 #include <csignal>
 #include <filesystem>
 #include <regex>
@@ -57,6 +58,30 @@ std::string final_weights(const fs::path& run) {
   return read_file(run / "final.safetensors");
 }
 
+// Each row's step and its values of `columns`, for the rows that have any of them.
+std::vector<std::string> logged_values(const CsvTable& table, const std::vector<std::string>& columns) {
+  std::vector<size_t> at;
+  size_t step = table.columns.size();
+  for (size_t i = 0; i < table.columns.size(); ++i) {
+    if (table.columns[i] == "step") step = i;
+    if (std::find(columns.begin(), columns.end(), table.columns[i]) != columns.end()) at.push_back(i);
+  }
+  REQUIRE(step < table.columns.size());
+  REQUIRE(at.size() == columns.size());
+  std::vector<std::string> rows;
+  for (const auto& row : table.rows) {
+    std::string values;
+    bool any = false;
+    for (size_t i : at) {
+      const std::string cell = i < row.size() ? row[i] : "";
+      any = any || !cell.empty();
+      values += "," + cell;
+    }
+    if (any) rows.push_back(row[step] + values);
+  }
+  return rows;
+}
+
 // Same final weights, bit for bit; the same test metrics of the final model and the same last
 // validation metrics (full precision in metrics.csv).
 void check_same_end(const std::string& out_a, const fs::path& run_a, const std::string& out_b, const fs::path& run_b) {
@@ -70,6 +95,14 @@ void check_same_end(const std::string& out_a, const fs::path& run_a, const std::
   REQUIRE(!a.last("val/loss").empty());
   CHECK(a.last("val/loss") == b.last("val/loss"));
   CHECK(a.last("train/loss_epoch") == b.last("train/loss_epoch"));
+  // Every logged value too, the resumed epoch's included: its step lines (a line's interval may
+  // cross the checkpoint) and its epoch means (the sums of the batches before the checkpoint
+  // are kept in it). Before they were, the resumed epoch's mean covered only the batches after it.
+  const std::vector<std::string> metrics = {"train/loss",      "train/acc", "train/loss_epoch",
+                                            "train/acc_epoch", "val/loss",  "val/acc"};
+  const std::vector<std::string> logged_a = logged_values(a, metrics);
+  CHECK(logged_a.size() == 15);  // 3 epochs: 12 step lines, 3 rows of epoch means and validation
+  CHECK(logged_a == logged_values(b, metrics));
 }
 
 }  // namespace

@@ -59,6 +59,9 @@ struct DeviceMeter {
     // What was added between `earlier` and this reading.
     Reading since(const Reading& earlier) const;
   };
+  // Continues from `totals` (sums a checkpoint kept, over every rank): `holder` keeps them, every
+  // other rank starts from zero, so that readings (sums over the ranks) go on from them.
+  void resume_from(const Reading& totals, bool holder);
   // One host transfer for every value (after one all-reduce when data parallel: every rank calls
   // read() at the same points of the loop).
   Reading read() const;

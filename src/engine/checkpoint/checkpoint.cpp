@@ -27,6 +27,31 @@ void write_int(torch::serialize::OutputArchive& archive, const std::string& key,
   archive.write(key, c10::IValue(value));
 }
 
+// The sums as one list of doubles (the counts are exact below 2^53).
+void write_sums(torch::serialize::OutputArchive& archive, const std::string& key, const MetricSums& sums) {
+  c10::List<double> values({sums.loss_sum, sums.correct, sums.abs_error, sums.squared_error, sums.target_sum,
+                            sums.target_squares, static_cast<double>(sums.samples), static_cast<double>(sums.batches)});
+  archive.write(key, c10::IValue(values));
+}
+
+// Zero when absent (a checkpoint from before they were kept).
+MetricSums read_sums(torch::serialize::InputArchive& archive, const std::string& key) {
+  MetricSums sums;
+  c10::IValue value;
+  if (!archive.try_read(key, value) || !value.isDoubleList()) return sums;
+  const c10::List<double> v = value.toDoubleList();
+  if (v.size() != 8) return sums;
+  sums.loss_sum = v.get(0);
+  sums.correct = v.get(1);
+  sums.abs_error = v.get(2);
+  sums.squared_error = v.get(3);
+  sums.target_sum = v.get(4);
+  sums.target_squares = v.get(5);
+  sums.samples = static_cast<int64_t>(v.get(6));
+  sums.batches = static_cast<int64_t>(v.get(7));
+  return sums;
+}
+
 int64_t read_int(torch::serialize::InputArchive& archive, const std::string& key) {
   c10::IValue value;
   if (!archive.try_read(key, value)) return 0;
@@ -164,6 +189,8 @@ std::string serialize_checkpoint(models::Model& model, torch::optim::Optimizer& 
   write_int(root, "global_step", state.global_step);
   write_int(root, "batch_in_epoch", state.batch_in_epoch);
   write_int(root, "scheduler_count", state.scheduler_count);
+  write_sums(root, "epoch_sums", state.epoch_sums);
+  write_sums(root, "logged_sums", state.logged_sums);
   c10::List<std::string> callback_names;
   c10::List<std::string> callback_states;
   for (const auto& [name, text] : state.callback_states) {
@@ -301,6 +328,8 @@ LoopState load_checkpoint(const std::string& path, models::Model& model, torch::
   state.global_step = read_int(root, "global_step");
   state.batch_in_epoch = read_int(root, "batch_in_epoch");
   state.scheduler_count = read_int(root, "scheduler_count");
+  state.epoch_sums = read_sums(root, "epoch_sums");
+  state.logged_sums = read_sums(root, "logged_sums");
   c10::IValue names;
   c10::IValue texts;
   if (root.try_read("callback_names", names) && root.try_read("callback_states", texts)) {

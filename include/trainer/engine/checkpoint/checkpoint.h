@@ -23,11 +23,25 @@ struct TopKEntry {
   std::string path;
 };
 
+// The training metrics' running sums (DeviceMeter::Reading's, summed over the ranks).
+struct MetricSums {
+  double loss_sum = 0.0;
+  double correct = 0.0;
+  double abs_error = 0.0, squared_error = 0.0, target_sum = 0.0, target_squares = 0.0;
+  int64_t samples = 0;
+  int64_t batches = 0;
+};
+
 struct LoopState {
-  int64_t epoch = 0;             // the epoch in progress (or the next one at a boundary)
-  int64_t global_step = 0;       // optimizer steps taken
-  int64_t batch_in_epoch = 0;    // batches of `epoch` already trained
-  int64_t scheduler_count = 0;   // epochs or steps the LR schedule has advanced
+  int64_t epoch = 0;            // the epoch in progress (or the next one at a boundary)
+  int64_t global_step = 0;      // optimizer steps taken
+  int64_t batch_in_epoch = 0;   // batches of `epoch` already trained
+  int64_t scheduler_count = 0;  // epochs or steps the LR schedule has advanced
+  // The epoch's metric sums over its first batch_in_epoch batches, and where its last logged
+  // line left them: a run resumed mid-epoch (or after its last batch, before the epoch's end)
+  // logs the lines and the epoch's metrics of a run that was never stopped. Zero at a boundary.
+  MetricSums epoch_sums;
+  MetricSums logged_sums;
   std::vector<TopKEntry> top_k;  // model-checkpoint callback: best files, best first
   // Other callbacks' state, by config name (callbacks.<name>), as each callback serialised it.
   std::vector<std::pair<std::string, std::string>> callback_states;
