@@ -48,19 +48,10 @@ inline double seconds_since(Clock::time_point start) {
 inline std::string fixed(double value, int digits) { return fixed_text(value, digits); }
 
 // A meter's reading as a checkpoint keeps it, and back (with `like`'s kind of metrics).
-inline MetricSums sums_of(const DeviceMeter::Reading& r) {
-  return {r.loss_sum, r.correct, r.abs_error, r.squared_error, r.target_sum, r.target_squares, r.samples, r.batches};
-}
+inline MetricSums sums_of(const DeviceMeter::Reading& r) { return r; }
 inline DeviceMeter::Reading reading_of(const MetricSums& s, const DeviceMeter& like) {
   DeviceMeter::Reading r;
-  r.loss_sum = s.loss_sum;
-  r.correct = s.correct;
-  r.abs_error = s.abs_error;
-  r.squared_error = s.squared_error;
-  r.target_sum = s.target_sum;
-  r.target_squares = s.target_squares;
-  r.samples = s.samples;
-  r.batches = s.batches;
+  static_cast<MetricSums&>(r) = s;
   r.regression = like.regression;
   r.target_std = like.target_std;
   return r;

@@ -13,6 +13,7 @@
 #include <ATen/ATen.h>
 
 #include "trainer/engine/distributed/process_group.h"
+#include "trainer/engine/metric_sums.h"
 
 namespace trainer::engine {
 
@@ -37,12 +38,8 @@ struct DeviceMeter {
              std::optional<double> regression_target_std = std::nullopt);
   // A few small device ops, no host sync. `outputs` are the logits, or a regression's [N] values.
   void add(const at::Tensor& loss, const at::Tensor& outputs, const at::Tensor& targets);
-  struct Reading {
-    double loss_sum = 0.0;
-    double correct = 0.0;
-    double abs_error = 0.0, squared_error = 0.0, target_sum = 0.0, target_squares = 0.0;
-    int64_t samples = 0;
-    int64_t batches = 0;
+  // The sums (summed over the ranks), and how to read metrics from them.
+  struct Reading : MetricSums {
     bool regression = false;
     double target_std = 1.0;
     bool finite() const { return std::isfinite(loss_sum); }

@@ -13,6 +13,7 @@
 
 #include <torch/optim/optimizer.h>
 
+#include "trainer/engine/metric_sums.h"
 #include "trainer/engine/precision/grad_scaler.h"
 #include "trainer/models/model.h"
 
@@ -21,15 +22,6 @@ namespace trainer::engine {
 struct TopKEntry {
   double score = 0.0;
   std::string path;
-};
-
-// The training metrics' running sums (DeviceMeter::Reading's, summed over the ranks).
-struct MetricSums {
-  double loss_sum = 0.0;
-  double correct = 0.0;
-  double abs_error = 0.0, squared_error = 0.0, target_sum = 0.0, target_squares = 0.0;
-  int64_t samples = 0;
-  int64_t batches = 0;
 };
 
 struct LoopState {
