@@ -10,6 +10,7 @@
 #include <ATen/ATen.h>
 
 #include "trainer/data/datasets.h"
+#include "trainer/image/decode_transformed.h"
 #include "trainer/image/image_decoder.h"
 #include "trainer/util/error.h"
 #include "trainer/util/home_path.h"
@@ -95,15 +96,16 @@ Batch ImageFolderDataset::get_batch(const at::Tensor& indices, int64_t epoch) co
     }
     const std::string& file = files_[static_cast<size_t>(sample)];
     image::Image& img = scratch->image;
+    SeededRandom random(mix_seed(options_.seed, static_cast<uint64_t>(epoch), static_cast<uint64_t>(sample)));
     try {
-      image::read_image(file, options_.decode, scratch->file, img);
+      image::read_file(file, scratch->file);
+      image::decode_transformed(scratch->file.data(), scratch->file.size(), options_.decode, options_.transforms,
+                                random, scratch->transform, img, file);
     } catch (const image::BadImage& bad) {
       if (!options_.skip_bad_samples) throw;
       note_skipped(file, bad.problem());
       continue;
     }
-    SeededRandom random(mix_seed(options_.seed, static_cast<uint64_t>(epoch), static_cast<uint64_t>(sample)));
-    options_.transforms.apply(img, random, scratch->transform);
     if (img.height != h || img.width != w) {
       throw Error(file,
                   "is " + std::to_string(img.height) + "x" + std::to_string(img.width) + " after the transforms (" +

@@ -21,6 +21,7 @@
 #include "trainer/formats/array_file.h"
 #include "trainer/formats/shard_index.h"
 #include "trainer/formats/tar_shard.h"
+#include "trainer/image/decode_transformed.h"
 #include "trainer/image/image.h"
 #include "trainer/util/error.h"
 #include "trainer/util/home_path.h"
@@ -629,12 +630,15 @@ bool WebDataset::decode_into(Encoded& e, int64_t epoch, int64_t position, Batch&
                 "Keep one kind of input per dataset.");
   }
   image::Image& img = scratch.image;
-  if (!decoded([&] { image::decode_image(e.bytes.data(), e.bytes.size(), options_.decode, img, e.name); })) {
-    return false;
-  }
   SeededRandom random(mix_seed(mix_seed(options_.seed, static_cast<uint64_t>(rank_)), static_cast<uint64_t>(epoch),
                                static_cast<uint64_t>(position)));
-  options_.transforms.apply(img, random, scratch.transform);
+  try {  // an unreadable image may be skipped; the transforms' errors (a crop too large) may not
+    image::decode_transformed(e.bytes.data(), e.bytes.size(), options_.decode, options_.transforms, random,
+                              scratch.transform, img, e.name);
+  } catch (const image::BadImage&) {
+    if (!options_.skip_bad_samples) throw;
+    return false;
+  }
   const int64_t h = options_.sample_shape[1], w = options_.sample_shape[2];
   if (img.height != h || img.width != w) {
     throw Error(e.name,

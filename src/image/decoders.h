@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "trainer/image/image.h"
@@ -13,6 +14,7 @@
 namespace trainer::image::detail {
 
 void decode_jpeg(const uint8_t* data, size_t size, const DecodeRequest& request, Image& out, const std::string& name);
+std::optional<Size> jpeg_header_size(const uint8_t* data, size_t size);
 void decode_png(const uint8_t* data, size_t size, const DecodeRequest& request, Image& out, const std::string& name);
 void decode_webp(const uint8_t* data, size_t size, const DecodeRequest& request, Image& out, const std::string& name);
 void decode_pnm(const uint8_t* data, size_t size, const DecodeRequest& request, Image& out, const std::string& name);

@@ -83,7 +83,12 @@ void decode_image(const uint8_t* data, size_t size, const DecodeRequest& request
                  "Replace or remove the file; an image's extension must match what it holds.");
 }
 
-void read_image(const std::string& path, const DecodeRequest& request, std::vector<uint8_t>& buffer, Image& out) {
+std::optional<Size> jpeg_size(const uint8_t* data, size_t size) {
+  if (sniff_format(data, size) != ImageFormat::kJpeg) return std::nullopt;
+  return detail::jpeg_header_size(data, size);
+}
+
+void read_file(const std::string& path, std::vector<uint8_t>& buffer) {
   // O_NONBLOCK: opening a FIFO (or a device) named like an image must not wait forever for a
   // writer; anything but a regular file is refused below.
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
@@ -116,6 +121,10 @@ void read_image(const std::string& path, const DecodeRequest& request, std::vect
     done += static_cast<size_t>(n);
   }
   ::close(fd);
+}
+
+void read_image(const std::string& path, const DecodeRequest& request, std::vector<uint8_t>& buffer, Image& out) {
+  read_file(path, buffer);
   decode_image(buffer.data(), buffer.size(), request, out, path);
 }
 

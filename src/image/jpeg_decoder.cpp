@@ -2,9 +2,12 @@
 // handler into decode_into (which holds no object with a destructor across the jump); the warnings
 // libjpeg gives for truncated or corrupt pixel data, while still returning an image, count as
 // errors too (on_message).
+#include <algorithm>
 #include <csetjmp>
 #include <cstdio>
 #include <cstring>
+#include <stdexcept>
+#include <string>
 
 // jpeglib.h uses FILE and size_t without including their headers: it must come after <cstdio>;
 // jerror.h (the message codes) after jpeglib.h.
@@ -59,6 +62,19 @@ unsigned scale_denominator(unsigned height, unsigned width, int min_height, int 
   return chosen;
 }
 
+// The same for a region: the largest 1/denominator at which the box's sides, shrunk (rounded
+// down, as the box is cut from the shrunk image), stay at least the minimum.
+unsigned region_denominator(const CropBox& box, int min_height, int min_width) {
+  if (min_height <= 0 || min_width <= 0) return 1;
+  unsigned chosen = 1;
+  for (int denominator : {2, 4, 8}) {
+    if (box.height / denominator >= min_height && box.width / denominator >= min_width) {
+      chosen = static_cast<unsigned>(denominator);
+    }
+  }
+  return chosen;
+}
+
 // Pillow's CMYK -> RGB (after undoing Adobe's inversion): each channel (255 - K) scaled by
 // (255 - C), with its rounding of x * y / 255.
 inline uint8_t cmyk_channel(int c, int k) {
@@ -89,14 +105,62 @@ int decode_into(const uint8_t* data, size_t size, const DecodeRequest& request, 
     // decodes to RGB and converts, which differs slightly from taking libjpeg's Y channel).
     info.out_color_space = gray_source ? JCS_GRAYSCALE : JCS_RGB;
   }
+  const CropBox& box = request.region;
+  const bool region = box.height > 0 && box.width > 0;
+  if (region && (box.top < 0 || box.left < 0 || static_cast<unsigned>(box.top + box.height) > info.image_height ||
+                 static_cast<unsigned>(box.left + box.width) > info.image_width)) {
+    return 3;  // a box outside the image: the caller's mistake (decode_jpeg throws)
+  }
   info.scale_num = 1;
-  info.scale_denom = scale_denominator(info.image_height, info.image_width, request.min_height, request.min_width);
+  info.scale_denom =
+      region ? region_denominator(box, request.min_height, request.min_width)
+             : scale_denominator(info.image_height, info.image_width, request.min_height, request.min_width);
   jpeg_start_decompress(&info);
   const int channels = info.output_components;
-  out.reshape(static_cast<int>(info.output_height), static_cast<int>(info.output_width), channels);
-  while (info.output_scanline < info.output_height) {
-    JSAMPROW row = out.row(static_cast<int>(info.output_scanline));
-    jpeg_read_scanlines(&info, &row, 1);
+  if (!region) {
+    out.reshape(static_cast<int>(info.output_height), static_cast<int>(info.output_width), channels);
+    while (info.output_scanline < info.output_height) {
+      JSAMPROW row = out.row(static_cast<int>(info.output_scanline));
+      jpeg_read_scanlines(&info, &row, 1);
+    }
+  } else {
+    // The box in the shrunk image's pixels (the output is ceil(stored / d) on each side, so the
+    // rounded-down box lies inside it). libjpeg widens the decoded columns to whole iMCUs; the
+    // rows are decoded that wide into `out`, then each is moved left to the box's columns. One
+    // more column on each side is asked for: at the edges of the columns it decodes, libjpeg
+    // upsamples the chroma from the edge sample alone (as at the image's own edges), so the
+    // box's first or last pixel would differ from a full decode's when it lay there.
+    const auto d = static_cast<int>(info.scale_denom);
+    const int top = box.top / d, left = box.left / d;
+    const int height = std::max(1, box.height / d), width = std::max(1, box.width / d);
+    const int begin = std::max(0, left - 1);
+    const int end = std::min(static_cast<int>(info.output_width), left + width + 1);
+    JDIMENSION first_column = static_cast<JDIMENSION>(begin), columns = static_cast<JDIMENSION>(end - begin);
+    jpeg_crop_scanline(&info, &first_column, &columns);
+    const auto wide = static_cast<int>(columns);
+    out.reshape(height + 1, wide, channels);  // one spare row for the image's last
+    if (top > 0) jpeg_skip_scanlines(&info, static_cast<JDIMENSION>(top));
+    for (int y = 0; y < height; ++y) {
+      JSAMPROW row = out.row(y);
+      jpeg_read_scanlines(&info, &row, 1);
+    }
+    // The rows below the box are entropy-decoded only (damage there is still an error), but the
+    // last is read: a skip to the very end would decode nothing.
+    if (info.output_scanline + 1 < info.output_height) {
+      jpeg_skip_scanlines(&info, info.output_height - info.output_scanline - 1);
+    }
+    if (info.output_scanline < info.output_height) {
+      JSAMPROW row = out.row(height);
+      jpeg_read_scanlines(&info, &row, 1);
+    }
+    const size_t shift = static_cast<size_t>(left - static_cast<int>(first_column)) * static_cast<size_t>(channels);
+    const size_t kept = static_cast<size_t>(width) * static_cast<size_t>(channels);
+    const size_t stride = static_cast<size_t>(wide) * static_cast<size_t>(channels);
+    uint8_t* pixels = out.pixels.data();
+    for (int y = 0; y < height; ++y) {  // front to back: a row never lands on one not yet moved
+      std::memmove(pixels + static_cast<size_t>(y) * kept, pixels + static_cast<size_t>(y) * stride + shift, kept);
+    }
+    out.reshape(height, width, channels);
   }
   jpeg_finish_decompress(&info);
   if (cmyk) {
@@ -116,7 +180,29 @@ int decode_into(const uint8_t* data, size_t size, const DecodeRequest& request, 
   return 0;
 }
 
+// The header's size, or nullopt when it does not read. Plain data only in this frame.
+int read_size(const uint8_t* data, size_t size, ErrorManager& errors, jpeg_decompress_struct& info) {
+  if (setjmp(errors.jump) != 0) return 1;
+  jpeg_create_decompress(&info);
+  jpeg_mem_src(&info, data, static_cast<unsigned long>(size));
+  jpeg_read_header(&info, TRUE);
+  return 0;
+}
+
 }  // namespace
+
+std::optional<Size> jpeg_header_size(const uint8_t* data, size_t size) {
+  ErrorManager errors{};
+  jpeg_decompress_struct info{};
+  info.err = jpeg_std_error(&errors.base);
+  errors.base.error_exit = on_error;
+  errors.base.emit_message = on_message;
+  const int failed = read_size(data, size, errors, info);
+  const Size stored{static_cast<int>(info.image_height), static_cast<int>(info.image_width)};
+  jpeg_destroy_decompress(&info);
+  if (failed != 0 || stored.height <= 0 || stored.width <= 0) return std::nullopt;
+  return stored;
+}
 
 void decode_jpeg(const uint8_t* data, size_t size, const DecodeRequest& request, Image& out, const std::string& name) {
   ErrorManager errors{};
@@ -133,6 +219,10 @@ void decode_jpeg(const uint8_t* data, size_t size, const DecodeRequest& request,
   }
   jpeg_destroy_decompress(&info);
   if (failed == 2) check_size(name, "JPEG", info.image_height, info.image_width);
+  if (failed == 3) {
+    throw std::logic_error(name + ": a JPEG region outside the " + std::to_string(info.image_height) + " x " +
+                           std::to_string(info.image_width) + " image");
+  }
   if (failed != 0) bad_image(name, "JPEG", errors.message);
   convert_channels(out, request.channels);
 }

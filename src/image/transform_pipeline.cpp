@@ -119,9 +119,10 @@ TransformPipeline TransformPipeline::preset(const std::string& name, bool traini
   return TransformPipeline(std::move(steps), where);
 }
 
-void TransformPipeline::apply(Image& image, SeededRandom& random, TransformScratch& scratch) const {
+void TransformPipeline::apply(Image& image, SeededRandom& random, TransformScratch& scratch, size_t first_step) const {
   using Kind = TransformStep::Kind;
-  for (const TransformStep& s : steps_) {
+  for (size_t i = first_step; i < steps_.size(); ++i) {
+    const TransformStep& s = steps_[i];
     switch (s.kind) {
       case Kind::kResize: {
         const Size size =

@@ -28,6 +28,19 @@ struct Image {
   const uint8_t* row(int y) const { return pixels.data() + static_cast<size_t>(y) * row_bytes(); }
 };
 
+struct Size {
+  int height = 0;
+  int width = 0;
+};
+
+// The rectangle [top, top + height) x [left, left + width); it must lie inside the image.
+struct CropBox {
+  int top = 0;
+  int left = 0;
+  int height = 0;
+  int width = 0;
+};
+
 // Writes `image`'s pixels channel by channel (CHW, the layout of a batch) to `out`, which holds
 // height * width * channels bytes.
 inline void copy_planar(const Image& image, uint8_t* out) {

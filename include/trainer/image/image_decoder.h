@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,11 @@ struct DecodeRequest {
   // pixels then differ a little from a full decode followed by a resize.
   int min_height = 0;
   int min_width = 0;
+  // JPEG only, when its sides are positive: decode just this box of the stored image (in its
+  // pixels), which must lie inside it; min_height/min_width then bound the box's shrunk size. The
+  // rows and columns around the box are entropy-decoded (damage anywhere is still found) but never
+  // transformed to pixels. Unshrunk, the pixels are a full decode's, cropped.
+  CropBox region;
 };
 
 // A file that is not a readable image of a supported format: truncated, corrupt, empty or of
@@ -42,6 +48,14 @@ class BadImage : public Error {
 // Decodes `size` bytes into `out` (its buffer reused). `name` (the file's path) goes into errors.
 // Throws BadImage.
 void decode_image(const uint8_t* data, size_t size, const DecodeRequest& request, Image& out, const std::string& name);
+
+// A JPEG's stored size, from its header alone; nullopt for any other format or a header that
+// does not read (decode_image then says why). Only JPEG decodes a region (DecodeRequest::region).
+std::optional<Size> jpeg_size(const uint8_t* data, size_t size);
+
+// Reads the file at `path` into `buffer` (reused). Throws BadImage when it cannot be read or is not
+// a regular file.
+void read_file(const std::string& path, std::vector<uint8_t>& buffer);
 
 // Reads the file at `path` into `buffer` (reused) and decodes it. Throws BadImage, also when the
 // file cannot be read.

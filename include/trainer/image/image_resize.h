@@ -16,10 +16,6 @@ void resize_bilinear(const Image& in, int out_height, int out_width, Image& out,
 
 // The output size of torchvision's Resize(size) for an int `size`: the shorter side becomes
 // `size`, the longer int(size * longer / shorter) (truncated), the orientation kept.
-struct Size {
-  int height = 0;
-  int width = 0;
-};
 Size shorter_side_resized(int height, int width, int size);
 
 }  // namespace trainer::image

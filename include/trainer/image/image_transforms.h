@@ -10,14 +10,6 @@
 
 namespace trainer::image {
 
-// The rectangle [top, top + height) x [left, left + width); it must lie inside the image.
-struct CropBox {
-  int top = 0;
-  int left = 0;
-  int height = 0;
-  int width = 0;
-};
-
 void crop(const Image& in, const CropBox& box, Image& out);
 
 // `in` framed by zero (black) borders of the given widths.

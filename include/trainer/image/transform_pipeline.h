@@ -53,8 +53,8 @@ class TransformPipeline {
   static TransformPipeline preset(const std::string& name, bool training, int height, int width,
                                   const std::string& where);
 
-  // Applies every step to `image` in order.
-  void apply(Image& image, SeededRandom& random, TransformScratch& scratch) const;
+  // Applies the steps from `first_step` on to `image`, in order.
+  void apply(Image& image, SeededRandom& random, TransformScratch& scratch, size_t first_step = 0) const;
 
   // The size every output has when the last resizing step fixes it; nullopt otherwise.
   std::optional<Size> output_size() const;
