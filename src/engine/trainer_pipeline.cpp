@@ -56,7 +56,8 @@ void Trainer::Impl::setup_pipeline() {
   log::info("pipeline: " + std::to_string(pipeline_options.stages) + " stages, " +
             pipeline_schedule_name(pipeline_options.schedule) + " schedule, " +
             std::to_string(pipeline_options.microbatches) + " micro-batches of " +
-            std::to_string(data_options.batch_size / pipeline_options.microbatches) + " samples per batch" +
+            std::to_string(data_options.batch_size / pipeline_options.microbatches) +
+            (data_options.batch_size / pipeline_options.microbatches == 1 ? " sample" : " samples") + " per batch" +
             (!pipeline_options.split_points.empty() ? ""
              : measured.empty()                     ? " (stages balanced by parameter count)"
                                                     : " (stages balanced by forward + backward time, measured on one "

@@ -150,7 +150,8 @@ std::string check_pipeline(const config::Node& job_config) {
     const std::string key = micro_node != nullptr ? "trainer.pipeline.microbatches" : "data.batch_size";
     const config::Node& node = micro_node != nullptr ? *micro_node : *batch;
     problems += "\n  " + at(key, node) + ": a batch of " + std::to_string(batch->as_int()) +
-                " samples (data.batch_size) does not split into " + std::to_string(micro) + " equal micro-batches" +
+                (batch->as_int() == 1 ? " sample" : " samples") + " (data.batch_size) does not split into " +
+                std::to_string(micro) + " equal micro-batches" +
                 (micro_node != nullptr ? "" : " (trainer.pipeline.microbatches=null: 2 x stages)") +
                 " (use a data.batch_size that " + std::to_string(micro) +
                 " divides, or set trainer.pipeline.microbatches to a divisor of it)";
