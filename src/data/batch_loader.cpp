@@ -184,6 +184,7 @@ Batch BatchLoader::make_batch(int64_t batch_number, CopyObserver* observer) cons
   const int64_t start = batch_number * options_.batch_size;
   const int64_t count = std::min(options_.batch_size, indices_.size(0) - start);
   Batch batch = dataset_->get_batch(indices_.narrow(0, start, count), epoch_);
+  batch.requested = count;
   // Tells the observer when the copy starts and ends; a null observer is told nothing.
   struct CopyReport {
     CopyObserver* observer;

@@ -163,7 +163,7 @@ int64_t Trainer::Impl::evaluation_batches(const data::Dataset& dataset, const Ba
 }
 
 DeviceMeter::Reading Trainer::Impl::evaluate(const std::shared_ptr<const data::Dataset>& dataset,
-                                             const BatchLimit& limit_option, int64_t hard_limit) {
+                                             const BatchLimit& limit_option, int64_t hard_limit, int64_t* left_out) {
   DeviceMeter meter = new_meter();
   if (dataset->size() == 0) return meter.read();
   // Without sync_batchnorm each rank's batch norm running statistics follow its own batches. PyTorch's
@@ -183,6 +183,7 @@ DeviceMeter::Reading Trainer::Impl::evaluate(const std::shared_ptr<const data::D
   for (int64_t i = 0; i < limit; ++i) {
     auto batch = loader.next();
     if (!batch) break;
+    if (left_out != nullptr) *left_out += batch->requested - batch->targets.size(0);
     if (pipeline) {
       const at::Tensor logits = pipeline->forward_only(model_inputs(*batch));
       if (logits.defined()) meter.add(loss_of(logits, batch->targets), logits, batch->targets);
@@ -242,7 +243,7 @@ int64_t Trainer::Impl::resolve_val_check_batch(int64_t train_batches) const {
 void Trainer::Impl::validate_mid_epoch(LoopState& state, Context& context, const DeviceMeter& epoch_meter,
                                        const DeviceMeter::Reading& logged, int64_t batch, int64_t train_batches) {
   keep_epoch_sums(epoch_meter, logged, state);
-  const DeviceMeter::Reading validation = evaluate(val_set, options.limit_val);
+  const DeviceMeter::Reading validation = evaluate(val_set, options.limit_val, -1, &skipped_validation);
   MetricRow row;
   std::string line;
   add_metrics(validation, "val/", "", row, line);
@@ -287,6 +288,7 @@ int Trainer::Impl::fit() {
     }
     restore_callback_states(state);
     restore_precision_state(state);
+    restore_own_rng_state(state);
     log::info("resumed from " + path + " at epoch " + std::to_string(state.epoch) + ", batch " +
               std::to_string(state.batch_in_epoch) + ", step " + std::to_string(state.global_step));
   }
@@ -352,7 +354,10 @@ int Trainer::Impl::fit() {
     state.epoch = epoch;
     context.current_epoch = epoch;
     epoch_start = Clock::now();
-    const int64_t skipped_before = train_set->skipped_samples() + val_set->skipped_samples();
+    skipped_training = 0;
+    skipped_validation = 0;
+    // Resumed inside this epoch: its count goes on from the checkpoint's (rank 0 holds it).
+    skipped_resumed = state.batch_in_epoch > 0 && (!group || group->is_main()) ? state.skipped_in_epoch : 0;
     train_loader.start_epoch(epoch, state.batch_in_epoch);
     DeviceMeter epoch_meter = new_meter();
     DeviceMeter::Reading logged;  // the epoch meter at the last logged line
@@ -374,6 +379,7 @@ int Trainer::Impl::fit() {
         batch = train_loader.next();
       }
       if (!batch) break;
+      if (data_options.skip_bad_samples) skipped_training += batch->requested - batch->targets.size(0);
       at::Tensor logits;
       at::Tensor loss;
       const bool step_now = (b + 1) % options.accumulate_grad_batches == 0 || b + 1 == train_batches;
@@ -536,15 +542,16 @@ int Trainer::Impl::fit() {
                               (epoch + 1) % std::max<int64_t>(1, options.check_val_every_n_epoch) == 0;
     if (validate_now) {
       PhaseProfiler::Scope timed(profiler, Phase::kValidation);
-      const DeviceMeter::Reading validation = evaluate(val_set, options.limit_val);
+      const DeviceMeter::Reading validation = evaluate(val_set, options.limit_val, -1, &skipped_validation);
       validated = true;
       MetricRow val_row;
       add_metrics(validation, "val/", "", val_row, line);
       latest_validation = std::map<std::string, double>(val_row.begin(), val_row.end());
       row.insert(row.end(), val_row.begin(), val_row.end());
     }
-    if (const int64_t skipped = train_set->skipped_samples() + val_set->skipped_samples() - skipped_before;
-        skipped > 0) {
+    const int64_t skipped = skipped_in_epoch();
+    state.skipped_in_epoch = epoch_done ? 0 : skipped;
+    if (skipped > 0) {
       line += "; " + std::to_string(skipped) + " unreadable sample(s) left out (data.on_bad_sample=skip)";
     }
     // The checkpoint's monitor names the epoch's training metrics without the "_epoch" suffix.

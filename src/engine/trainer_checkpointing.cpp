@@ -1,5 +1,9 @@
 // What a checkpoint holds (model, optimizer, loop, callback and loss-scaler state), when the loop
 // writes one (epoch end, every_n_train_steps, a signal) and where (top-k names, last.ckpt).
+#include <mutex>
+
+#include <ATen/CPUGeneratorImpl.h>
+
 #include "trainer/engine/checkpoint/checkpoint_policy.h"
 #include "trainer/engine/posix_files.h"
 #include "trainer/formats/checkpoint_file.h"
@@ -76,6 +80,7 @@ std::string Trainer::Impl::update_top_k(LoopState& state, double score, int64_t 
 
 void Trainer::Impl::save(LoopState& state, std::vector<std::string> paths, std::vector<std::string> dropped) {
   if (!options.checkpoint.enabled || paths.empty()) return;
+  gather_rng_states(state);
   if (pipeline) {
     save_pipeline(state, paths, dropped);
   } else if (is_main) {
@@ -98,12 +103,57 @@ void Trainer::Impl::save_whole(LoopState& state, std::vector<std::string> paths,
   checkpoint_writer.write(std::move(bytes), std::move(paths), std::move(dropped));
 }
 
+int64_t Trainer::Impl::skipped_in_epoch() const {
+  if (!data_options.skip_bad_samples) return 0;
+  // A pipeline's stages all read the same batches: its first stages count them.
+  const bool counts = !pipeline || pipeline->stage() == 0;
+  int64_t here = counts ? skipped_training + skipped_validation : 0;
+  if (!group || group->is_main()) here += skipped_resumed;
+  if (!group || group->world_size() < 2) return here;
+  at::Tensor total = at::tensor({static_cast<double>(here)}, at::TensorOptions().dtype(at::kDouble));
+  if (device.is_cuda()) total = total.to(device);
+  group->allreduce_sum(total, "unreadable samples left out");
+  return static_cast<int64_t>(total.cpu().item<double>());
+}
+
+void Trainer::Impl::gather_rng_states(LoopState& state) const {
+  if (!group || group->world_size() < 2) return;
+  at::Tensor own;
+  {
+    auto generator = at::detail::getDefaultCPUGenerator();
+    std::lock_guard<std::mutex> lock(generator.mutex());
+    own = generator.get_state();
+  }
+  // Each rank fills its own row; the sum of the rows is the table (uint8: no carries, one row
+  // each). NCCL reduces device tensors only.
+  at::Tensor table = at::zeros({group->world_size(), own.numel()}, at::kByte);
+  table.select(0, group->rank()).copy_(own.reshape(-1));
+  if (device.is_cuda()) table = table.to(device);
+  group->allreduce_sum(table, "checkpoint: every rank's random generator state");
+  state.rank_rng_states = table.cpu();
+}
+
+void Trainer::Impl::restore_own_rng_state(const LoopState& state) const {
+  if (!group || !state.rank_rng_states.defined()) return;
+  if (state.rank_rng_states.size(0) != group->world_size()) {
+    log::warning("the checkpoint was written by " + std::to_string(state.rank_rng_states.size(0)) +
+                 " processes, this job has " + std::to_string(group->world_size()) +
+                 ": every rank resumes with rank 0's random generator state, so random draws (dropout) "
+                 "continue as they would not have in the first job");
+    return;
+  }
+  auto generator = at::detail::getDefaultCPUGenerator();
+  std::lock_guard<std::mutex> lock(generator.mutex());
+  generator.set_state(state.rank_rng_states.select(0, group->rank()).contiguous().clone());
+}
+
 void Trainer::Impl::keep_epoch_sums(const DeviceMeter& epoch_meter, const DeviceMeter::Reading& logged,
                                     LoopState& state) const {
   const DeviceMeter::Reading now = epoch_meter.read();
   if (!now.finite()) throw_nonfinite(epoch_meter.batches, state.global_step, last_path());
   state.epoch_sums = sums_of(now);
   state.logged_sums = sums_of(logged);
+  state.skipped_in_epoch = skipped_in_epoch();
 }
 
 void Trainer::Impl::save_at_step(LoopState& state, const DeviceMeter& epoch_meter, int64_t epoch) {

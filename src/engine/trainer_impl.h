@@ -264,8 +264,9 @@ struct Trainer::Impl {
   DeviceMeter new_meter() const;
 
   // Runs an evaluation loop over up to `limit` batches; returns its loss and metrics.
+  // `left_out`, when given, counts the samples left out of the batches it took (on_bad_sample=skip).
   DeviceMeter::Reading evaluate(const std::shared_ptr<const data::Dataset>& dataset, const BatchLimit& limit_option,
-                                int64_t hard_limit = -1);
+                                int64_t hard_limit = -1, int64_t* left_out = nullptr);
 
   void restore_precision_state(const LoopState& state);
 
@@ -290,7 +291,24 @@ struct Trainer::Impl {
   // logged line (`logged`) in `state`, so a resumed run goes on from them.
   void keep_epoch_sums(const DeviceMeter& epoch_meter, const DeviceMeter::Reading& logged, LoopState& state) const;
 
+  // data.on_bad_sample=skip: the samples left out this epoch, over every rank (an all-reduce when
+  // several read data: every rank calls it at the same points). Counted from the training
+  // batches the loop took (`skipped_training`: a loader's workers read ahead of the loop, and a
+  // resume reads those batches again) and from the validation set's count over whole validations
+  // (`skipped_validation`), plus what the checkpoint it resumed from had counted in the epoch
+  // (`skipped_resumed`, held by rank 0 alone).
+  int64_t skipped_in_epoch() const;
+  int64_t skipped_training = 0;
+  int64_t skipped_validation = 0;
+  int64_t skipped_resumed = 0;
+
   void save_last(LoopState& state) { save(state, {last_path()}); }
+
+  // Under several processes: every rank's CPU generator state into `state` (an all-reduce of
+  // one row per rank; every rank calls it, at every save), and back to this rank's own after a
+  // resume when the checkpoint has one per rank of this job.
+  void gather_rng_states(LoopState& state) const;
+  void restore_own_rng_state(const LoopState& state) const;
 
   // model_checkpoint.every_n_train_steps: last.ckpt, and a top-k file when the monitored metric has
   // a value: a val/* metric's from the latest validation, a train/* metric's as this epoch's running

@@ -23,6 +23,8 @@ struct Batch {
   // The samples' names, set by a dataset that learns them only as it reads (data=webdataset's
   // shard:key, for evaluation and prediction); empty: Dataset::sample_name gives them.
   std::vector<std::string> names = {};
+  // How many samples the loader asked for (the rows plus those left out); 0 outside a BatchLoader.
+  int64_t requested = 0;
 };
 
 // A regression's target column: its values are learnt as (value - mean) / std, and the model's

@@ -191,6 +191,7 @@ std::string serialize_checkpoint(models::Model& model, torch::optim::Optimizer& 
   write_int(root, "scheduler_count", state.scheduler_count);
   write_sums(root, "epoch_sums", state.epoch_sums);
   write_sums(root, "logged_sums", state.logged_sums);
+  write_int(root, "skipped_in_epoch", state.skipped_in_epoch);
   c10::List<std::string> callback_names;
   c10::List<std::string> callback_states;
   for (const auto& [name, text] : state.callback_states) {
@@ -218,6 +219,7 @@ std::string serialize_checkpoint(models::Model& model, torch::optim::Optimizer& 
     std::lock_guard<std::mutex> lock(generator.mutex());
     root.write("rng_cpu", generator.get_state(), /*is_buffer=*/true);
   }
+  if (state.rank_rng_states.defined()) root.write("rng_cpu_ranks", state.rank_rng_states, /*is_buffer=*/true);
 
   std::string bytes = formats::begin_checkpoint_file();
   root.save_to([&bytes](const void* data, size_t size) {
@@ -330,6 +332,7 @@ LoopState load_checkpoint(const std::string& path, models::Model& model, torch::
   state.scheduler_count = read_int(root, "scheduler_count");
   state.epoch_sums = read_sums(root, "epoch_sums");
   state.logged_sums = read_sums(root, "logged_sums");
+  state.skipped_in_epoch = read_int(root, "skipped_in_epoch");
   c10::IValue names;
   c10::IValue texts;
   if (root.try_read("callback_names", names) && root.try_read("callback_states", texts)) {
@@ -357,6 +360,8 @@ LoopState load_checkpoint(const std::string& path, models::Model& model, torch::
       state.top_k.push_back({score_list.get(i), path_list.get(i).toStringRef()});
     }
   }
+  at::Tensor ranks;
+  if (root.try_read("rng_cpu_ranks", ranks)) state.rank_rng_states = ranks.cpu();
   if (restore_rng) {
     at::Tensor rng;
     if (root.try_read("rng_cpu", rng)) {

@@ -34,6 +34,12 @@ struct LoopState {
   // logs the lines and the epoch's metrics of a run that was never stopped. Zero at a boundary.
   MetricSums epoch_sums;
   MetricSums logged_sums;
+  // Unreadable samples left out so far in the epoch (data.on_bad_sample=skip), over every rank.
+  int64_t skipped_in_epoch = 0;
+  // Every rank's CPU random generator state, one row each (uint8), when several processes
+  // trained: ranks whose batches differ (a skipped file) draw differently, so each resumes with
+  // its own. Undefined for one process (the file's rng_cpu is its state).
+  at::Tensor rank_rng_states;
   std::vector<TopKEntry> top_k;  // model-checkpoint callback: best files, best first
   // Other callbacks' state, by config name (callbacks.<name>), as each callback serialised it.
   std::vector<std::pair<std::string, std::string>> callback_states;
