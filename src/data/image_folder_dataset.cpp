@@ -184,9 +184,9 @@ std::string steps_source(const DataOptions& options, bool training) {
          (options.image_size > 0 ? std::to_string(options.image_size) : std::string("null")) + ")";
 }
 
-// The samples' size: the one the training (or else the evaluation) steps end at, else the first
-// readable image's own (every image must then have it; with on_bad_sample=skip an unreadable
-// first file is passed over, as it will be in the batches). Training and evaluation must agree:
+// The samples' size: the one the training (or else the evaluation) steps end at, else the size the
+// steps give the first readable image (every image must then end at it; with on_bad_sample=skip
+// an unreadable first file is passed over, as it will be in the batches). Training and evaluation must agree:
 // the model takes one size. `with_training`: false for prediction, which uses the evaluation steps
 // alone.
 std::pair<int, int> sample_size(const DataOptions& options, const std::vector<std::string>& files,
@@ -221,21 +221,38 @@ std::pair<int, int> sample_size(const DataOptions& options, const std::vector<st
                         "file, set data.on_bad_sample=skip, or set data.image_size.");
     }
   }
-  const std::optional<image::Size> fixed = train ? train : eval;
-  if (!fixed) return {first.height, first.width};
-  if (!(train && eval) && (first.height != fixed->height || first.width != fixed->width)) {
-    throw Error(steps_source(options, !train.has_value()),
-                "keeps the images' own size (" + size_text(first.height, first.width) + ", " + files.front() +
-                    "), but " + steps_source(options, train.has_value()) + " brings them to " +
-                    size_text(fixed->height, fixed->width) + ": the model takes one size",
-                fixed->height == fixed->width
-                    ? "Set data.image_size=" + std::to_string(fixed->height) + ", or give data.transforms." +
-                          (train ? "eval" : "train") + " ending at that size."
-                    : "Give data.transforms." + std::string(train ? "eval" : "train") + "=[{resize: [" +
-                          std::to_string(fixed->height) + ", " + std::to_string(fixed->width) +
+  // A list that fixes no size (a shorter-side resize, flips, jitter, or nothing) leaves the first
+  // image at the size its steps give it (its own when it has none).
+  const auto size_after = [&](bool training, const std::optional<image::Size>& fixed) {
+    if (fixed) return *fixed;
+    image::Image copy = first;
+    SeededRandom random(0);
+    image::TransformScratch scratch;
+    pipeline_for(options, training).apply(copy, random, scratch);
+    return image::Size{copy.height, copy.width};
+  };
+  const image::Size eval_size = size_after(false, eval);
+  if (!with_training) return {eval_size.height, eval_size.width};
+  const image::Size train_size = size_after(true, train);
+  if (train_size.height != eval_size.height || train_size.width != eval_size.width) {
+    // Named first: the list whose size follows the image (the other one fixes it).
+    const bool unsized_training = !train.has_value();
+    const image::Size fixed = unsized_training ? eval_size : train_size;
+    const image::Size follows = unsized_training ? train_size : eval_size;
+    throw Error(steps_source(options, unsized_training),
+                "brings " + files.front() + " to " + size_text(follows.height, follows.width) + " (" +
+                    pipeline_for(options, unsized_training).describe() + "), but " +
+                    steps_source(options, !unsized_training) + " brings it to " + size_text(fixed.height, fixed.width) +
+                    ": the model takes one size",
+                fixed.height == fixed.width
+                    ? "Set data.image_size=" + std::to_string(fixed.height) + ", or end data.transforms." +
+                          (unsized_training ? "train" : "eval") +
+                          " with a step of that size (e.g. center_crop: " + std::to_string(fixed.height) + ")."
+                    : "Give data.transforms." + std::string(unsized_training ? "train" : "eval") + "=[{resize: [" +
+                          std::to_string(fixed.height) + ", " + std::to_string(fixed.width) +
                           "]}] (data.image_size is a square's side).");
   }
-  return {fixed->height, fixed->width};
+  return {train_size.height, train_size.width};
 }
 
 }  // namespace

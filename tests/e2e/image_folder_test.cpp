@@ -320,8 +320,20 @@ TEST_CASE("image_folder: data.transforms gives each split torchvision's steps by
   check_clean_error(sizes);
   CHECK(sizes.err.find("data.transforms.eval (null: data.augment=none with data.image_size=null)") !=
         std::string::npos);
-  CHECK(sizes.err.find("but data.transforms.train brings them to 32 x 32: the model takes one size") !=
+  CHECK(sizes.err.find("but data.transforms.train brings it to 32 x 32: the model takes one size") !=
         std::string::npos);
+  // Lists that fix no size (a shorter-side resize) take the first image's size after their steps,
+  // not before them (they used to, and every batch then failed).
+  const fs::path square = fs::path(dir.path()) / "square";
+  if (!make_tree(square, {"--per-class", "3"})) return;
+  argv = common;
+  argv[3] = "data.root=" + square.string();
+  argv.insert(argv.end(),
+              {"data.transforms.train=[{resize: 20}]", "data.transforms.eval=[{resize: 20}]", "hydra.run.dir=unsized"});
+  const ProcessResult unsized = run_process(argv, dir.path());
+  INFO(unsized.err);
+  CHECK(unsized.exit_code == 0);
+  CHECK(unsized.err.find("samples 3 x 20 x 20") != std::string::npos);
   // An unknown step: its place and the closest name.
   argv = common;
   argv.insert(argv.end(), {"data.transforms.train=[{random_flip: 0.5}]", "hydra.run.dir=typo"});
