@@ -25,7 +25,7 @@ void Trainer::Impl::setup_pipeline() {
   const int first_rank = group->rank() - stage;
   PipelineStage::Precision precision{device.type(), autocast_dtype, autocast};
   pipeline = std::make_unique<PipelineStage>(*model, view.get_or<std::string>("model.name", "?"), pipeline_options,
-                                             *group, stage, first_rank, precision);
+                                             *group, stage, first_rank, precision, device);
   at::Tensor one_sample = zero_batch(input_spec, 1).inputs;
   if (param_dtype != at::kFloat) one_sample = one_sample.to(param_dtype);
   std::string measured;
@@ -37,6 +37,7 @@ void Trainer::Impl::setup_pipeline() {
     inputs = at::arange(inputs.numel(), inputs.options()).sin().reshape(inputs.sizes());
     measured = pipeline->balance_by_time(inputs);
   }
+  pipeline->place();
   pipeline->probe_shapes(one_sample);
   if (!device.is_cpu() && pipeline_options.transport == PipelineOptions::Transport::kSharedMemory) {
     throw Error("trainer.pipeline.transport=shared_memory",
@@ -63,7 +64,8 @@ void Trainer::Impl::setup_pipeline() {
                                                     : " (stages balanced by forward + backward time, measured on one "
                                                       "micro-batch: " +
                                       measured + ")") +
-            stages + "\n  activations and gradients: " + transport);
+            stages + "\n  this process: stage " + std::to_string(stage) + "'s pieces on " + device.str() +
+            ", the other stages' on the host until released" + "\n  activations and gradients: " + transport);
 }
 
 std::pair<bool, bool> Trainer::Impl::pipeline_flags() {

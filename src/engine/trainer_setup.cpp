@@ -171,10 +171,13 @@ void Trainer::Impl::setup() {
   input_spec = spec;
   model = models::ModelRegistry::global().create(view.sub("model"), spec);
   if (param_dtype != at::kFloat) model->to(param_dtype);
-  model->to(device);
+  // A pipeline's process takes only its stage's pieces to the device (setup_pipeline): a model
+  // larger than one device still starts.
+  const bool pipelined = group && pipeline_strategy(view);
+  if (!pipelined) model->to(device);
   parameters = model->parameters();
   if (!group || group->is_main()) summary_text = model_summary(*model);  // before any weights are freed
-  if (group && pipeline_strategy(view)) setup_pipeline();                // parameters: the stage's
+  if (pipelined) setup_pipeline();                                       // parameters: the stage's
   optimizer = make_optimizer(options.optimizer, parameters, device);
   log::info(std::string("optimizer ") + optimizer_name(options.optimizer.kind) + ": " +
             optimizer_step_text(engine::optimizer_step(options.optimizer, device, param_dtype), options.optimizer,
@@ -305,8 +308,13 @@ void Trainer::Impl::probe_precision(const models::InputSpec& spec, const std::st
   model->eval();
   std::string failure;
   try {
-    at::Tensor logits;
-    forward_loss(probe, logits).backward();
+    if (pipeline) {  // piece by piece: the device holds its stage and one other piece at a time
+      pipeline->probe_step(model_inputs(probe),
+                           [&](const at::Tensor& outputs) { return loss_of(outputs, probe.targets); });
+    } else {
+      at::Tensor logits;
+      forward_loss(probe, logits).backward();
+    }
   } catch (const c10::Error& error) {
     failure = error.what_without_backtrace();
   } catch (const std::exception& error) {
@@ -328,6 +336,10 @@ void Trainer::Impl::probe_precision(const models::InputSpec& spec, const std::st
 void Trainer::Impl::setup_throughput() {
   const data::Batch probe = zero_batch(input_spec, 1);
   const ForwardFlops forward = count_forward_flops(*model, [&] {
+    if (pipeline) {
+      pipeline->forward_whole(model_inputs(probe));
+      return;
+    }
     at::Tensor logits;
     forward_loss(probe, logits);
   });
@@ -350,7 +362,6 @@ void Trainer::Impl::setup_distributed() {
   if (pipeline) {
     world_size = group->world_size() / pipeline->stages();  // pipelines, each reading its share
     data_rank = group->rank() / pipeline->stages();
-    broadcast_module_state(*group, model->parameters(), model->buffers());
     // Training is where the memory matters; validate and test run through the stages too, and
     // load only the stages' own tensors either way.
     if (command == "fit") {
@@ -365,6 +376,9 @@ void Trainer::Impl::setup_distributed() {
       ranks.reserve(static_cast<size_t>(world_size));
       for (int r = 0; r < world_size; ++r) ranks.push_back(r * pipeline->stages() + pipeline->stage());
       stage_replicas = group->subgroup("pipeline-stage-" + std::to_string(pipeline->stage()), ranks);
+      // The replicas of a stage start from its first pipeline's weights (each process holds only
+      // its own stage's on the device; one pipeline's stages need no agreement).
+      broadcast_module_state(*stage_replicas, parameters, pipeline->buffers());
       reducer = std::make_unique<GradReducer>(*stage_replicas, parameters, bucket_cap_mb, [] {
         return GradReducer::LocalFlags{};  // stopping is agreed over the whole job (pipeline_flags)
       });

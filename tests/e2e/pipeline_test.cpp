@@ -295,8 +295,10 @@ TEST_CASE("a scripted nn.Sequential is cut into stages; another TorchScript modu
   const fs::path root(dir.path());
   const std::string sequential = (root / "sequential.pt").string();
   const std::string residual = (root / "residual.pt").string();
-  // A Sequential, scripted; and a module whose forward adds a skip connection, traced (no source
-  // file needed), which must not be cut.
+  const std::string orphan = (root / "orphan.pt").string();
+  // A Sequential, scripted; a module whose forward adds a skip connection, traced (no source file
+  // needed), which must not be cut; and a Sequential holding a parameter of its own, outside
+  // every child (no stage would hold it).
   ProcessResult made = run_process(
       {python, "-c",
        "import sys, torch\nfrom torch import nn\ntorch.manual_seed(0)\n"
@@ -310,8 +312,11 @@ TEST_CASE("a scripted nn.Sequential is cut into stages; another TorchScript modu
        "    def forward(self, x):\n"
        "        x = x.flatten(1)\n"
        "        return self.b(x + self.a(x))\n"
-       "torch.jit.trace(Net(), torch.zeros(2, 1, 28, 28)).save(sys.argv[2])\n",
-       sequential, residual});
+       "torch.jit.trace(Net(), torch.zeros(2, 1, 28, 28)).save(sys.argv[2])\n"
+       "s = nn.Sequential(nn.Flatten(), nn.Linear(784, 10))\n"
+       "s.register_parameter('temperature', nn.Parameter(torch.ones(1)))\n"
+       "torch.jit.script(s).save(sys.argv[3])\n",
+       sequential, residual, orphan});
   INFO(made.err);
   REQUIRE(made.exit_code == 0);
   auto command = [&](const std::string& name, const std::string& model, std::vector<std::string> extra) {
@@ -328,6 +333,8 @@ TEST_CASE("a scripted nn.Sequential is cut into stages; another TorchScript modu
   INFO(two.err);
   CHECK(two.err.find("stage 0 of 2: 0 .. 2 (50,240 parameters)") != std::string::npos);
   CHECK(two.err.find("stage 1 of 2: 3 .. 5 (2,410 parameters)") != std::string::npos);
+  CHECK(two.err.find("this process: stage 0's pieces on cpu, the other stages' on the host until released") !=
+        std::string::npos);
   const double largest = largest_difference(exported_weights(root / "one"), exported_weights(root / "two"));
   INFO("largest difference " << largest);
   CHECK(largest <= 1e-5);
@@ -336,6 +343,11 @@ TEST_CASE("a scripted nn.Sequential is cut into stages; another TorchScript modu
   check_clean_error(refused);
   CHECK(refused.err.find("cannot be cut into stages: only a scripted torch.nn.Sequential says that its children run "
                          "one after another") != std::string::npos);
+  ProcessResult orphaned = run_process(command("orphan", orphan, {"trainer.devices=2", "trainer.strategy=pipeline"}));
+  check_clean_error(orphaned);
+  CHECK(orphaned.err.find("tensor temperature belongs to none of the pieces it lists for a pipeline") !=
+        std::string::npos);
+  CHECK_FALSE(fs::exists(root / "orphan" / "checkpoints"));
 }
 
 TEST_CASE("2 stages x 2 replicas on 4 processes end with the weights of one process on the whole batch") {

@@ -64,7 +64,7 @@ PipelineOptions PipelineOptions::from_config(const config::ConfigView& root, int
 }
 
 PipelineStage::PipelineStage(models::Model& model, const std::string& model_name, const PipelineOptions& options,
-                             ProcessGroup& group, int stage, int first_rank, Precision precision)
+                             ProcessGroup& group, int stage, int first_rank, Precision precision, at::Device device)
     : model_(model),
       model_name_(model_name),
       options_(options),
@@ -72,6 +72,7 @@ PipelineStage::PipelineStage(models::Model& model, const std::string& model_name
       stage_(stage),
       first_rank_(first_rank),
       precision_(precision),
+      device_(device),
       units_(model.pipeline_units()),
       receives_ahead_(group.backend_name() == "gloo" ? kReceivesAhead : 0) {
   if (units_.empty()) {
@@ -103,6 +104,65 @@ PipelineStage::PipelineStage(models::Model& model, const std::string& model_name
   }
   first_.push_back(units_.size());
   count_parameters();
+  check_every_tensor_in_a_piece();
+}
+
+void PipelineStage::check_every_tensor_in_a_piece() const {
+  std::unordered_set<const c10::TensorImpl*> in_pieces;
+  for (const models::PipelineUnit& unit : units_) {
+    for (const auto& [name, module] : unit.modules) {
+      for (const at::Tensor& p : module->parameters()) in_pieces.insert(p.unsafeGetTensorImpl());
+      for (const at::Tensor& b : module->buffers()) in_pieces.insert(b.unsafeGetTensorImpl());
+    }
+  }
+  auto check = [&](const std::string& name, const at::Tensor& tensor) {
+    if (!tensor.defined() || in_pieces.count(tensor.unsafeGetTensorImpl()) > 0) return;
+    throw Error("trainer.strategy=pipeline",
+                "the " + model_name_ + " model's tensor " + name +
+                    " belongs to none of the pieces it lists for a pipeline (pipeline_units()), so no stage would "
+                    "hold or train it",
+                "List the module that owns " + name +
+                    " in the PipelineUnit whose forward uses it (models/model.h), or train with "
+                    "trainer.strategy=ddp.");
+  };
+  for (const auto& parameter : model_.named_parameters(/*recurse=*/true)) check(parameter.key(), parameter.value());
+  for (const auto& buffer : model_.named_buffers(/*recurse=*/true)) check(buffer.key(), buffer.value());
+}
+
+bool PipelineStage::placed_piece(size_t piece) const {
+  return placed_ && piece >= first_[static_cast<size_t>(stage_)] && piece < first_[static_cast<size_t>(stage_) + 1];
+}
+
+void PipelineStage::place() {
+  placed_ = true;
+  for (size_t u = first_[static_cast<size_t>(stage_)]; u < first_[static_cast<size_t>(stage_) + 1]; ++u) {
+    for (const auto& [name, module] : units_[u].modules) module->to(device_);
+  }
+}
+
+at::Tensor PipelineStage::piece_by_piece(const at::Tensor& input,
+                                         const std::function<at::Tensor(size_t piece, const at::Tensor& x)>& step) {
+  at::Tensor x = input;
+  for (size_t u = 0; u < units_.size(); ++u) {
+    const bool visiting = !placed_piece(u) && !device_.is_cpu();
+    auto leave = [&] {
+      for (const auto& [name, module] : units_[u].modules) {
+        for (at::Tensor& p : module->parameters()) p.mutable_grad() = at::Tensor();
+        if (visiting) module->to(at::kCPU);
+      }
+    };
+    if (visiting) {
+      for (const auto& [name, module] : units_[u].modules) module->to(device_);
+    }
+    try {
+      x = step(u, x);
+    } catch (...) {
+      leave();
+      throw;
+    }
+    leave();
+  }
+  return x;
 }
 
 void PipelineStage::count_parameters() {
@@ -115,7 +175,7 @@ void PipelineStage::count_parameters() {
 }
 
 std::string PipelineStage::balance_by_time(const at::Tensor& microbatch) {
-  if (!released_.empty()) throw std::logic_error("balance_by_time after release_others");
+  if (!released_.empty() || placed_) throw std::logic_error("balance_by_time after place or release_others");
   const bool training = model_.is_training();
   model_.eval();  // running statistics stay, dropout draws nothing
   const bool cuda = microbatch.is_cuda();
@@ -124,8 +184,7 @@ std::string PipelineStage::balance_by_time(const at::Tensor& microbatch) {
   };
   constexpr int kRuns = 3;  // after one warm-up; the median is kept
   std::vector<double> each(units_.size(), 0.0);
-  at::Tensor x = microbatch;
-  for (size_t u = 0; u < units_.size(); ++u) {
+  piece_by_piece(microbatch, [&](size_t u, const at::Tensor& x) {
     std::vector<double> runs;
     at::Tensor next;
     for (int run = 0; run <= kRuns; ++run) {
@@ -145,8 +204,8 @@ std::string PipelineStage::balance_by_time(const at::Tensor& microbatch) {
     }
     std::sort(runs.begin(), runs.end());
     each[u] = runs[runs.size() / 2];
-    x = next;
-  }
+    return next;
+  });
   for (at::Tensor& p : model_.parameters()) p.mutable_grad() = at::Tensor();
   model_.train(training);
   at::Tensor times = at::tensor(each, at::TensorOptions().dtype(at::kDouble));
@@ -247,18 +306,46 @@ void PipelineStage::probe_shapes(const at::Tensor& one_sample) {
   const bool training = model_.is_training();
   model_.eval();
   AutocastGuard autocast(precision_.device, precision_.autocast_dtype, precision_.autocast);
-  at::Tensor x = one_sample;
-  for (size_t u = 0; u < first_[static_cast<size_t>(stage_)]; ++u) x = units_[u].forward(x);
-  input_shape_ = x.sizes().vec();
-  input_shape_.erase(input_shape_.begin());
-  input_dtype_ = x.scalar_type();
-  for (size_t u = first_[static_cast<size_t>(stage_)]; u < first_[static_cast<size_t>(stage_) + 1]; ++u) {
-    x = units_[u].forward(x);
-  }
-  output_shape_ = x.sizes().vec();
-  output_shape_.erase(output_shape_.begin());
-  output_dtype_ = x.scalar_type();
+  const size_t first = first_[static_cast<size_t>(stage_)];
+  const size_t last = first_[static_cast<size_t>(stage_) + 1] - 1;
+  piece_by_piece(one_sample, [&](size_t u, const at::Tensor& x) {
+    if (u == first) {
+      input_shape_.assign(x.sizes().begin() + 1, x.sizes().end());
+      input_dtype_ = x.scalar_type();
+    }
+    at::Tensor y = units_[u].forward(x);
+    if (u == last) {
+      output_shape_.assign(y.sizes().begin() + 1, y.sizes().end());
+      output_dtype_ = y.scalar_type();
+    }
+    return y;
+  });
   model_.train(training);
+}
+
+void PipelineStage::probe_step(const at::Tensor& inputs, const std::function<at::Tensor(const at::Tensor&)>& loss) {
+  piece_by_piece(inputs, [&](size_t u, const at::Tensor& x) {
+    at::Tensor input = x.detach();
+    if (u > 0 && input.is_floating_point()) input.requires_grad_();
+    at::Tensor y;
+    at::Tensor objective;
+    {
+      AutocastGuard autocast(precision_.device, precision_.autocast_dtype, precision_.autocast);
+      y = units_[u].forward(input.clone());  // a piece may work in place on its input
+      if (u + 1 == units_.size()) objective = loss(y);
+    }
+    if (objective.defined()) {
+      objective.backward();
+    } else if (y.requires_grad()) {
+      y.backward(at::ones_like(y));
+    }
+    return y.detach();
+  });
+}
+
+at::Tensor PipelineStage::forward_whole(const at::Tensor& inputs) {
+  AutocastGuard autocast(precision_.device, precision_.autocast_dtype, precision_.autocast);
+  return piece_by_piece(inputs, [&](size_t u, const at::Tensor& x) { return units_[u].forward(x); });
 }
 
 PipelineStage::Result PipelineStage::train_batch(const at::Tensor& inputs, const at::Tensor& targets,
@@ -491,10 +578,12 @@ void PipelineStage::gather_to_first() {
       for (at::Tensor& tensor : tensors_of(s, false)) {
         std::vector<int64_t> shape = tensor.sizes().vec();
         if (was_released) shape = released_[static_cast<size_t>(s)][static_cast<size_t>(tag - kGatherTag)].shape;
-        at::Tensor received = at::empty(shape, tensor.options());
+        // Received on the device (NCCL's), kept where the tensor lives (the host, for another
+        // stage's): stage 0's device never holds the whole model.
+        at::Tensor received = at::empty(shape, tensor.options().device(device_));
         group_.wait(group_.recv_async(received, peer(s), tag++),
                     "pipeline receive of stage " + std::to_string(s) + "'s weights for the checkpoint");
-        tensor.set_data(received);
+        tensor.set_data(tensor.device() == device_ ? received : received.to(tensor.device()));
       }
     }
     return;

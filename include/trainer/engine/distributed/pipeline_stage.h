@@ -1,7 +1,8 @@
 // trainer.strategy=pipeline: this process's stage of a model cut into stages (GPipe and 1F1B,
-// pipeline_schedule.h). Every process builds the whole model from the same seed; each then frees
-// the other stages' weights (release_others), runs only its stage's pieces (models::PipelineUnit)
-// and optimises only their parameters. A batch is cut
+// pipeline_schedule.h). Every process builds the whole model on the host from the same seed and
+// takes only its stage's pieces (models::PipelineUnit) to its device (place): a model larger than
+// one device still starts. Each then frees the other stages' weights (release_others), runs only
+// its stage's pieces and optimises only their parameters. A batch is cut
 // into micro-batches: activations go forward and their gradients backward with point-to-point
 // sends and receives on the job's process group (Gloo on CPU, NCCL on CUDA), or, between
 // neighbouring stages on one host's CPUs, through shared memory (shared_memory_link.h). Loss and
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
 #include <c10/core/DeviceType.h>
 #include <c10/core/ScalarType.h>
 
@@ -59,9 +61,15 @@ class PipelineStage {
   using ScaleFn = std::function<at::Tensor(const at::Tensor& objective)>;
 
   // Stage `stage` of the pipeline whose stage 0 is rank `first_rank` of `group` (stage s at
-  // first_rank + s). Throws trainer::Error when the model cannot be cut as asked.
+  // first_rank + s), whose pieces run on `device`. The model is on the host until place().
+  // Throws trainer::Error when the model cannot be cut as asked (or has a tensor that belongs to
+  // none of its pieces: no stage would take it to its device).
   PipelineStage(models::Model& model, const std::string& model_name, const PipelineOptions& options,
-                ProcessGroup& group, int stage, int first_rank, Precision precision);
+                ProcessGroup& group, int stage, int first_rank, Precision precision, at::Device device);
+
+  // Takes this stage's pieces to the device; the others stay on the host (after balance_by_time,
+  // which may move the cut).
+  void place();
 
   int stage() const { return stage_; }
   int stages() const { return options_.stages; }
@@ -96,6 +104,12 @@ class PipelineStage {
   // Records the shapes each stage receives and sends, from one sample through the whole model
   // (every process holds it): call once before training or evaluating.
   void probe_shapes(const at::Tensor& one_sample);
+  // Before release_others: one training step of `inputs` through the whole model, each piece's
+  // forward and backward under the training precision, the last one's through `loss` (whatever
+  // the precision cannot run throws here, before training), leaving no gradients.
+  void probe_step(const at::Tensor& inputs, const std::function<at::Tensor(const at::Tensor& outputs)>& loss);
+  // Before release_others: the whole model's forward of `inputs` (for counting its FLOPs).
+  at::Tensor forward_whole(const at::Tensor& inputs);
   // On the CPU, unless transport=process_group: maps shared-memory links to the neighbouring
   // stages, sized for micro-batches of up to `largest_microbatch` samples (every rank of the
   // group calls it together, after probe_shapes). Returns what was made, for the log; throws
@@ -135,6 +149,14 @@ class PipelineStage {
 
  private:
   at::Tensor run_pieces(const at::Tensor& input);
+  // Runs `step(u, x)` for every piece u of the whole model in order (x: the previous step's
+  // result, `input` first) on the device, one piece at a time: a piece on the host goes to the
+  // device for its step and back after it, so the device never holds more than this stage and
+  // one other piece. Leaves no gradients on the pieces it moved.
+  at::Tensor piece_by_piece(const at::Tensor& input,
+                            const std::function<at::Tensor(size_t piece, const at::Tensor& x)>& step);
+  bool placed_piece(size_t piece) const;
+  void check_every_tensor_in_a_piece() const;
   // Waits for the next message through `link` (into `into`), writing queued sends of both links
   // meanwhile; a peer that ended or trainer.dist_timeout is a trainer::Error naming `describe()`.
   template <typename Describe>
@@ -152,6 +174,8 @@ class PipelineStage {
   int stage_ = 0;
   int first_rank_ = 0;
   Precision precision_;
+  at::Device device_;
+  bool placed_ = false;  // place() was called: this stage's pieces are on device_
   std::vector<models::PipelineUnit> units_;
   size_t receives_ahead_ = 0;                        // receives posted beyond the one awaited (Gloo only; train_batch)
   std::unique_ptr<SharedMemoryLink> link_previous_;  // to stage - 1 (train_batch), or null
