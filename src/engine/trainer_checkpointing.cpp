@@ -116,35 +116,65 @@ int64_t Trainer::Impl::skipped_in_epoch() const {
   return static_cast<int64_t>(total.cpu().item<double>());
 }
 
+namespace {
+
+at::Tensor generator_state(at::Generator generator) {
+  std::lock_guard<std::mutex> lock(generator.mutex());
+  return generator.get_state();
+}
+
+void set_generator_state(at::Generator generator, const at::Tensor& state) {
+  std::lock_guard<std::mutex> lock(generator.mutex());
+  generator.set_state(state.contiguous().clone());
+}
+
+}  // namespace
+
 void Trainer::Impl::gather_rng_states(LoopState& state) const {
-  if (!group || group->world_size() < 2) return;
-  at::Tensor own;
-  {
-    auto generator = at::detail::getDefaultCPUGenerator();
-    std::lock_guard<std::mutex> lock(generator.mutex());
-    own = generator.get_state();
-  }
+  const int64_t ranks = group ? group->world_size() : 1;
   // Each rank fills its own row; the sum of the rows is the table (uint8: no carries, one row
   // each). NCCL reduces device tensors only.
-  at::Tensor table = at::zeros({group->world_size(), own.numel()}, at::kByte);
-  table.select(0, group->rank()).copy_(own.reshape(-1));
-  if (device.is_cuda()) table = table.to(device);
-  group->allreduce_sum(table, "checkpoint: every rank's random generator state");
-  state.rank_rng_states = table.cpu();
+  auto table_of = [&](const at::Tensor& own, const std::string& what) {
+    at::Tensor table = at::zeros({ranks, own.numel()}, at::kByte);
+    table.select(0, group ? group->rank() : 0).copy_(own.reshape(-1));
+    if (ranks < 2) return table;
+    if (device.is_cuda()) table = table.to(device);
+    group->allreduce_sum(table, "checkpoint: every rank's " + what + " random generator state");
+    return table.cpu();
+  };
+  if (device.is_cuda()) {
+    state.rank_cuda_rng_states = table_of(generator_state(at::globalContext().defaultGenerator(device)), "CUDA");
+  }
+  if (ranks > 1) state.rank_rng_states = table_of(generator_state(at::detail::getDefaultCPUGenerator()), "CPU");
 }
 
 void Trainer::Impl::restore_own_rng_state(const LoopState& state) const {
-  if (!group || !state.rank_rng_states.defined()) return;
-  if (state.rank_rng_states.size(0) != group->world_size()) {
-    log::warning("the checkpoint was written by " + std::to_string(state.rank_rng_states.size(0)) +
-                 " processes, this job has " + std::to_string(group->world_size()) +
-                 ": every rank resumes with rank 0's random generator state, so random draws (dropout) "
-                 "continue as they would not have in the first job");
+  const int64_t ranks = group ? group->world_size() : 1;
+  const int64_t rank = group ? group->rank() : 0;
+  auto written_by_others = [&](const at::Tensor& table, const std::string& instead) {
+    if (table.size(0) == ranks) return false;
+    if (is_main) {
+      log::warning("the checkpoint was written by " + std::to_string(table.size(0)) + " process(es), this job has " +
+                   std::to_string(ranks) + ": " + instead +
+                   ", so random draws (dropout) continue as they would not have in the first job");
+    }
+    return true;
+  };
+  if (group && state.rank_rng_states.defined() &&
+      !written_by_others(state.rank_rng_states, "every rank resumes with rank 0's CPU random generator state")) {
+    set_generator_state(at::detail::getDefaultCPUGenerator(), state.rank_rng_states.select(0, rank));
+  }
+  if (!device.is_cuda()) return;
+  if (!state.rank_cuda_rng_states.defined()) {
+    if (is_main) {
+      log::warning(
+          "the checkpoint keeps no CUDA random generator state (written on the CPU, or by an older "
+          "trainer): random draws on the GPU (dropout) continue from the seed, not as they would have");
+    }
     return;
   }
-  auto generator = at::detail::getDefaultCPUGenerator();
-  std::lock_guard<std::mutex> lock(generator.mutex());
-  generator.set_state(state.rank_rng_states.select(0, group->rank()).contiguous().clone());
+  if (written_by_others(state.rank_cuda_rng_states, "the GPUs' random generators continue from the seed")) return;
+  set_generator_state(at::globalContext().defaultGenerator(device), state.rank_cuda_rng_states.select(0, rank));
 }
 
 void Trainer::Impl::keep_epoch_sums(const DeviceMeter& epoch_meter, const DeviceMeter::Reading& logged,

@@ -304,9 +304,10 @@ struct Trainer::Impl {
 
   void save_last(LoopState& state) { save(state, {last_path()}); }
 
-  // Under several processes: every rank's CPU generator state into `state` (an all-reduce of
-  // one row per rank; every rank calls it, at every save), and back to this rank's own after a
-  // resume when the checkpoint has one per rank of this job.
+  // Every rank's CPU generator state into `state` under several processes, and on CUDA every
+  // rank's CUDA generator state (an all-reduce of one row per rank; every rank calls it, at every
+  // save); and back to this rank's own after a resume when the checkpoint has one per rank of
+  // this job.
   void gather_rng_states(LoopState& state) const;
   void restore_own_rng_state(const LoopState& state) const;
 

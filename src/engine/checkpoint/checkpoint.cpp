@@ -220,6 +220,9 @@ std::string serialize_checkpoint(models::Model& model, torch::optim::Optimizer& 
     root.write("rng_cpu", generator.get_state(), /*is_buffer=*/true);
   }
   if (state.rank_rng_states.defined()) root.write("rng_cpu_ranks", state.rank_rng_states, /*is_buffer=*/true);
+  if (state.rank_cuda_rng_states.defined()) {
+    root.write("rng_cuda_ranks", state.rank_cuda_rng_states, /*is_buffer=*/true);
+  }
 
   std::string bytes = formats::begin_checkpoint_file();
   root.save_to([&bytes](const void* data, size_t size) {
@@ -362,6 +365,8 @@ LoopState load_checkpoint(const std::string& path, models::Model& model, torch::
   }
   at::Tensor ranks;
   if (root.try_read("rng_cpu_ranks", ranks)) state.rank_rng_states = ranks.cpu();
+  at::Tensor cuda_ranks;
+  if (root.try_read("rng_cuda_ranks", cuda_ranks)) state.rank_cuda_rng_states = cuda_ranks.cpu();
   if (restore_rng) {
     at::Tensor rng;
     if (root.try_read("rng_cpu", rng)) {

@@ -40,6 +40,9 @@ struct LoopState {
   // trained: ranks whose batches differ (a skipped file) draw differently, so each resumes with
   // its own. Undefined for one process (the file's rng_cpu is its state).
   at::Tensor rank_rng_states;
+  // Every rank's CUDA random generator state (of the device it trained on), one row each, when
+  // it trained on CUDA (one row for one process): dropout on the GPU continues as it would have.
+  at::Tensor rank_cuda_rng_states;
   std::vector<TopKEntry> top_k;  // model-checkpoint callback: best files, best first
   // Other callbacks' state, by config name (callbacks.<name>), as each callback serialised it.
   std::vector<std::pair<std::string, std::string>> callback_states;
