@@ -36,6 +36,7 @@
 #include "trainer/launch/optuna_sweep.h"
 #include "trainer/launch/schema_check.h"
 #include "trainer/launch/shell_completion.h"
+#include "trainer/launch/sweep_lock.h"
 #include "trainer/launch/sweep_planner.h"
 #include "trainer/launch/sweep_runner.h"
 #include "trainer/options/option_reference.h"
@@ -352,26 +353,37 @@ int run_sweep(const CliOptions& options, const CliArgs& args, const config::Comp
     std::cerr << "The sweep has no jobs.\n";
     return 0;
   }
-  if (launch::has_sweep_plan(sweep.plan.sweep_dir)) {
-    launch::SweepPlan on_disk = launch::read_sweep_plan(sweep.plan.sweep_dir);
-    const std::vector<std::string> differences = launch::plan_differences(on_disk, sweep.plan);
-    if (!differences.empty()) {
-      std::string listed;
-      for (size_t i = 0; i < differences.size() && i < 20; ++i) listed += "\n  " + differences[i];
-      if (differences.size() > 20) listed += "\n  ... and " + std::to_string(differences.size() - 20) + " more";
-      throw Error("hydra.sweep.dir=" + sweep.plan.sweep_dir,
-                  "this directory holds a sweep with a different job list; nothing was run:" + listed,
-                  "\nResume it with the command that planned it (or trainer sweep resume " + sweep.plan.sweep_dir +
-                      "), or give this sweep a new hydra.sweep.dir.");
+  // One sweep at a time in a directory (launch/sweep_lock.h), from before the plan on disk is
+  // read; a new sweep refused by the checks below leaves no directory behind.
+  const launch::NewDirectories made(sweep.plan.sweep_dir);
+  auto lock = std::make_unique<launch::SweepLock>(sweep.plan.sweep_dir);
+  launch::SweepPlan to_run;
+  try {
+    if (launch::has_sweep_plan(sweep.plan.sweep_dir)) {
+      to_run = launch::read_sweep_plan(sweep.plan.sweep_dir);
+      const std::vector<std::string> differences = launch::plan_differences(to_run, sweep.plan);
+      if (!differences.empty()) {
+        std::string listed;
+        for (size_t i = 0; i < differences.size() && i < 20; ++i) listed += "\n  " + differences[i];
+        if (differences.size() > 20) listed += "\n  ... and " + std::to_string(differences.size() - 20) + " more";
+        throw Error("hydra.sweep.dir=" + sweep.plan.sweep_dir,
+                    "this directory holds a sweep with a different job list; nothing was run:" + listed,
+                    "\nResume it with the command that planned it (or trainer sweep resume " + sweep.plan.sweep_dir +
+                        "), or give this sweep a new hydra.sweep.dir.");
+      }
+      to_run.launcher = sweep.plan.launcher;  // this command's launcher settings (n_jobs, fail_fast)
+    } else {
+      launch::refuse_overwriting_checkpoints(sweep);
+      launch::write_sweep_plan(sweep);
+      to_run = sweep.plan;
     }
-    on_disk.launcher = sweep.plan.launcher;  // this command's launcher settings (n_jobs, fail_fast)
-    prepare_in_process_jobs(options, on_disk);
-    return launch::run_sweep_plan(on_disk);
+  } catch (...) {
+    lock.reset();
+    made.remove_if_no_results({launch::SweepLock::kRelativePath});
+    throw;
   }
-  launch::refuse_overwriting_checkpoints(sweep);
-  launch::write_sweep_plan(sweep);
-  prepare_in_process_jobs(options, sweep.plan);
-  return launch::run_sweep_plan(sweep.plan);
+  prepare_in_process_jobs(options, to_run);
+  return launch::run_sweep_plan(to_run);
 }
 
 int run(const CliOptions& options, const CliArgs& args);
@@ -399,6 +411,8 @@ int run_sweep_command(const CliOptions& options, const CliArgs& args) {
       std::cerr << "[optuna] continuing the study of " << args.sweep_dir << " in " << origin->cwd << std::endl;
       return run(options, again);
     }
+    if (!launch::has_sweep_plan(args.sweep_dir)) return launch::resume_sweep(args.sweep_dir);  // its error
+    const launch::SweepLock lock(args.sweep_dir);
     prepare_in_process_jobs(options, launch::read_sweep_plan(args.sweep_dir));
     return launch::resume_sweep(args.sweep_dir);
   }

@@ -25,6 +25,7 @@
 #include "trainer/util/duration_text.h"
 #include "trainer/util/error.h"
 #include "trainer/util/log.h"
+#include "trainer/util/signal_cause.h"
 #include "trainer/util/usable_cores.h"
 
 extern char** environ;
@@ -366,9 +367,13 @@ void LocalLauncher::launch(const SweepPlan& plan, const std::vector<int>& todo, 
       written.end_time = iso_time(now_epoch_s());
       written.duration_s = seconds;
       if (WIFSIGNALED(wait_status)) {
-        written.state = JobState::kInterrupted;
-        written.exit_code = 128 + WTERMSIG(wait_status);
-        written.error = "the job process was killed by signal " + std::to_string(WTERMSIG(wait_status));
+        // Stopped from outside (SIGKILL: the out-of-memory killer, a kill -9) it resumes from its
+        // last checkpoint; a crash would crash again: failed, re-run from scratch on resume.
+        const int number = WTERMSIG(wait_status);
+        written.state = signal_is_crash(number) ? JobState::kFailed : JobState::kInterrupted;
+        written.exit_code = 128 + number;
+        written.error = "the job process was killed by " + signal_text(number) + ": " + signal_cause(number) +
+                        "; see " + (fs::path(by_number[child.number]->run_dir) / "stderr.log").string();
       } else {
         written.state = JobState::kFailed;
         written.exit_code = WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : 1;
@@ -399,7 +404,8 @@ void LocalLauncher::launch(const SweepPlan& plan, const std::vector<int>& todo, 
     std::string line =
         "[sweep] #" + std::to_string(child.number) + " " + state_name(status->state) + " in " + duration_text(seconds);
     if (metric.last) line += ", " + monitor.first + " " + metric_text(metric.last);
-    if (status->state == JobState::kFailed && !status->error.empty()) line += ": " + status->error;
+    const bool stopped = status->state == JobState::kFailed || status->state == JobState::kInterrupted;
+    if (stopped && !status->error.empty()) line += ": " + status->error;  // why (a kill from outside too)
     line += " | " + std::to_string(ended) + "/" + std::to_string(total) + " ended";
     if (failed > 0) line += ", " + std::to_string(failed) + " failed";
     if (remaining > 0 && !stop_launching) {

@@ -29,6 +29,7 @@
 #include "trainer/launch/mlflow_sweep_run.h"
 #include "trainer/launch/optuna_search.h"
 #include "trainer/launch/slurm_launcher.h"
+#include "trainer/launch/sweep_lock.h"
 #include "trainer/launch/sweep_plan.h"
 #include "trainer/launch/sweep_planner.h"
 #include "trainer/launch/sweep_summary.h"
@@ -717,6 +718,8 @@ int run_optuna_sweep(const config::Composer& composer, const StudyOrigin& origin
   }
   SweepPlan plan = checked.plan;
   plan.jobs.clear();
+  // One study at a time in a sweep directory (sweep_lock.h), from before the study is read.
+  const SweepLock lock(plan.sweep_dir);
   const int at_once = trials_at_once(plan, settings);
   const Node first_config = checked.configs.front();
 

@@ -252,10 +252,13 @@ std::string summary_markdown(const SweepSummary& summary) {
   }
   bool any_error = false;
   for (const JobSummary& job : summary.jobs) {
-    if (job.state != JobState::kFailed || job.error.empty()) continue;
+    // A job killed from outside is interrupted (it resumes), but why it stopped belongs here too.
+    const bool interrupted = job.state == JobState::kInterrupted;
+    if ((job.state != JobState::kFailed && !interrupted) || job.error.empty()) continue;
     if (!any_error) out += "\n## Errors\n\n";
     any_error = true;
-    out += "- job " + std::to_string(job.job.number) + ": " + md_cell(job.error) + "\n";
+    out += "- job " + std::to_string(job.job.number) + (interrupted ? " (interrupted)" : "") + ": " +
+           md_cell(job.error) + "\n";
   }
   return out;
 }

@@ -5,6 +5,7 @@
 // overrides do not fit its model fails here, naming the file and line. What a command refers to
 // is made first: runs trained on Fashion-MNIST (runs/cnn), on .npy tensors and on a CSV table,
 // so that an evaluation's `outputs/<run>` is a run of its block's data kind.
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -25,6 +26,7 @@ struct DocumentedCommand {
   std::string where;      // docs/data.md:15
   std::string text;       // as written, continuation lines included, comments removed
   std::string data_kind;  // the data= of the block's latest fit command ("" for the default)
+  std::string error;      // the "Error: ..." line the block shows right after it, if any
 };
 
 std::vector<DocumentedCommand> documented_commands(const fs::path& file, const std::string& name) {
@@ -37,6 +39,7 @@ std::vector<DocumentedCommand> documented_commands(const fs::path& file, const s
   bool in_block = false;
   bool continued = false;
   std::string block_kind;
+  int after_command = 0;  // the line after the latest command's last one
   for (int number = 1; std::getline(in, line); ++number) {
     const size_t first = line.find_first_not_of(' ');
     if (first != std::string::npos && line.compare(first, 3, "```") == 0) {
@@ -46,16 +49,20 @@ std::vector<DocumentedCommand> documented_commands(const fs::path& file, const s
       continue;
     }
     if (!in_block) continue;
+    if (!continued && number == after_command && line.rfind("Error: ", 0) == 0) {
+      commands.back().error = line;
+    }
     const std::string text = std::regex_replace(line, comment, "");
     if (continued) {
       commands.back().text += "\n" + text;
     } else {
       const std::string trimmed = first == std::string::npos ? "" : text.substr(first);
       if (!std::regex_match(trimmed, command)) continue;
-      commands.push_back({name + ":" + std::to_string(number), trimmed.substr(trimmed.rfind("trainer ", 2)), ""});
+      commands.push_back({name + ":" + std::to_string(number), trimmed.substr(trimmed.rfind("trainer ", 2)), "", ""});
     }
     continued = !text.empty() && text.back() == '\\';
     if (continued) continue;
+    after_command = number + 1;
     DocumentedCommand& last = commands.back();
     std::smatch kind;
     if (last.text.rfind("trainer fit", 0) == 0 && std::regex_search(last.text, kind, data_kind)) block_kind = kind[1];
@@ -149,4 +156,59 @@ TEST_CASE("every trainer command shown in README.md and docs/ composes over the 
     ++checked;
   }
   CHECK(checked >= 50);  // the reading found the commands
+}
+
+// The documented commands that train on the default data (Fashion-MNIST) on the CPU, run for real
+// in the order each file shows them (an evaluation after the fit that made its run), cut to two
+// batches: each ends as the docs say, with exit 0, or, where the block shows an "Error: ..." line
+// after it, with a clean error that starts as that line does. Commands naming other data, files,
+// a server or CUDA are left to their own e2e files (they compose in the case above).
+TEST_CASE("the documented commands on the default data run as the docs say") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  TempDir dir;
+  const fs::path root(dir.path());
+  const fs::path source(TRAINER_SOURCE_DIR);
+  std::vector<fs::path> files{source / "README.md"};
+  for (const auto& entry : fs::directory_iterator(source / "docs")) {
+    if (entry.path().extension() == ".md") files.push_back(entry.path());
+  }
+  std::sort(files.begin() + 1, files.end());
+  int ran = 0;
+  int refused = 0;
+  for (const fs::path& file : files) {
+    const std::string name = file == source / "README.md" ? "README.md" : "docs/" + file.filename().string();
+    for (const DocumentedCommand& command : documented_commands(file, name)) {
+      const std::string& text = command.text;
+      bool elsewhere = usage_line(text) || text.find(" -m ") != std::string::npos ||
+                       text.find("--cfg") != std::string::npos || text.find("-sc ") != std::string::npos;
+      for (const char* other : {"data=", "data.", "model.path=", "accelerator=cuda", "http://", "hparams_search="}) {
+        elsewhere = elsewhere || text.find(other) != std::string::npos;
+      }
+      if (elsewhere || !command.data_kind.empty() || text.find('<') != std::string::npos) continue;
+      std::string line = text;
+      // Every run in a directory of its own: two fits within one second would share
+      // outputs/<date>/<time>.
+      if (line.find("hydra.run.dir=") == std::string::npos) line += " hydra.run.dir=runs/line" + std::to_string(ran);
+      line +=
+          " trainer.max_epochs=1 trainer.limit_train_batches=2 trainer.limit_val_batches=1"
+          " trainer.limit_test_batches=1 trainer.num_sanity_val_steps=0 trainer.enable_progress_bar=false";
+      const ProcessResult result = run_process({"/bin/sh", "-c", "trainer() { \"$TRAINER\" \"$@\"; }\n" + line},
+                                               root.string(), {"TRAINER=" TRAINER_BINARY, "HOME=" + root.string()});
+      INFO(command.where << ": " << line << "\nstderr: " << result.err);
+      if (std::getenv("TIMES")) std::fprintf(stderr, "%s %s\n", command.where.c_str(), result.err.substr(0,0).c_str());
+      ++ran;
+      if (command.error.empty()) {
+        CHECK(result.exit_code == 0);
+        check_no_crash(result);
+        continue;
+      }
+      ++refused;
+      check_clean_error(result);
+      // The documented error's first words, up to its first path or quote (those differ here).
+      const std::string documented = command.error.substr(0, command.error.find_first_of("/(\"'", 7));
+      CHECK(result.err.find(documented) != std::string::npos);
+    }
+  }
+  CHECK(ran >= 15);
+  CHECK(refused >= 2);
 }

@@ -164,6 +164,53 @@ TEST_CASE("sweep: a failing job does not stop the others, the sweep exits non-ze
   CHECK_FALSE(contains(resumed.err, "#1 started"));
 }
 
+TEST_CASE("sweep: a job killed from outside is interrupted and a crashed one failed; the summary says why") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  TempDir dir;
+  const fs::path sweep = fs::path(dir.path()) / "sweep";
+  auto pid_of = [&](int job) -> pid_t {
+    const std::string text = read_file(sweep / ".sweep" / "status" / (std::to_string(job) + ".yaml"));
+    const size_t at = text.find("pid: ");
+    return at == std::string::npos ? 0 : static_cast<pid_t>(std::stol(text.substr(at + 5)));
+  };
+  // Job 0 gets SIGKILL (what the out-of-memory killer sends), job 1 SIGSEGV (a crash), each once it
+  // runs; job 2 runs to its end.
+  std::vector<bool> sent(2, false);
+  bool signalled = false;
+  const ProcessResult result = run_and_signal(
+      sweep_command({"data.num_samples=1024", "trainer.max_epochs=4", "hydra/launcher=local", "hydra.launcher.n_jobs=1",
+                     "seed=1,2,3", "hydra.sweep.dir=sweep"}),
+      dir.path(),
+      [&] {
+        for (int job : {0, 1}) {
+          if (sent[static_cast<size_t>(job)] || status_of(sweep, job) != "running" || pid_of(job) == 0) continue;
+          ::kill(pid_of(job), job == 0 ? SIGKILL : SIGSEGV);
+          sent[static_cast<size_t>(job)] = true;
+        }
+        return false;
+      },
+      SIGTERM, &signalled);
+  INFO(result.err);
+  REQUIRE(sent[0]);
+  REQUIRE(sent[1]);
+  CHECK(result.exit_code == 1);
+  CHECK(status_of(sweep, 0) == "interrupted");
+  CHECK(status_of(sweep, 1) == "failed");
+  CHECK(status_of(sweep, 2) == "done");
+  CHECK(
+      contains(read_file(sweep / ".sweep" / "status" / "0.yaml"), "killed by signal 9 (Killed): killed from outside"));
+  CHECK(contains(result.err, "#0 interrupted in "));
+  CHECK(contains(result.err,
+                 "the job process was killed by signal 9 (Killed): killed from outside (the kernel's "
+                 "out-of-memory killer, see dmesg, or a kill command); see " +
+                     (sweep / "0" / "stderr.log").string()));
+  const std::string summary = read_file(sweep / "sweep_summary.md");
+  CHECK(contains(summary, "## Errors"));
+  CHECK(contains(summary, "- job 0 (interrupted): the job process was killed by signal 9 (Killed)"));
+  CHECK(contains(summary, "- job 1: the job process was killed by signal 11 (Segmentation fault): it crashed"));
+  CHECK(contains(result.err, "1 of 3 jobs failed (1); 1 did not finish (0: interrupted or never started)"));
+}
+
 TEST_CASE("sweep: fail_fast=true stops launching at the first failure") {
   if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
@@ -238,6 +285,55 @@ TEST_CASE("sweep: killed with SIGKILL mid-way, the same command resumes it; a ch
   CsvTable table = read_csv(sweep / "sweep_summary.csv");
   REQUIRE(table.rows.size() == 3);
   CHECK(table.rows[1][9] == "6");
+}
+
+TEST_CASE("sweep: a second sweep in the directory of a running one is refused and the jobs stay its own") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  TempDir dir;
+  const fs::path sweep = fs::path(dir.path()) / "busy";
+  auto command = [](const std::string& seeds) {
+    return sweep_command({"data.num_samples=1024", "trainer.max_epochs=4", "callbacks.model_checkpoint.save_top_k=0",
+                          "seed=" + seeds, "hydra.sweep.dir=busy"});
+  };
+  // While job 0 of the first sweep trains: another job list, the same command (a script started
+  // twice), and trainer sweep resume, each in the same directory.
+  std::vector<ProcessResult> refused;
+  bool signalled = false;
+  const ProcessResult first = run_and_signal(
+      command("1,2"), dir.path(),
+      [&] {
+        if (!refused.empty() || status_of(sweep, 0) != "running") return false;
+        refused.push_back(run_process(command("7,8"), dir.path()));
+        refused.push_back(run_process(command("1,2"), dir.path()));
+        refused.push_back(run_process({TRAINER_BINARY, "sweep", "resume", sweep.string()}, dir.path()));
+        return false;
+      },
+      SIGTERM, &signalled);
+  INFO(first.err);
+  CHECK(first.exit_code == 0);
+  REQUIRE(refused.size() == 3);
+  for (const ProcessResult& other : refused) {
+    INFO(other.err);
+    check_clean_error(other);
+    CHECK(contains(other.err, "hydra.sweep.dir=" + sweep.string() +
+                                  ": another trainer sweep is running in this "
+                                  "directory (pid "));
+    CHECK(contains(other.err, "nothing was run"));
+  }
+  // The first sweep's jobs ran once each, with its own overrides.
+  CHECK(contains(read_file(sweep / "0" / ".hydra" / "overrides.yaml"), "seed=1"));
+  CHECK(contains(read_file(sweep / "1" / ".hydra" / "overrides.yaml"), "seed=2"));
+  for (int job : {0, 1}) {
+    CHECK(status_of(sweep, job) == "done");
+    const std::string log = read_file(sweep / std::to_string(job) / "trainer.log");
+    CHECK(log.find("first training step") == log.rfind("first training step"));
+  }
+  CHECK_FALSE(fs::exists(sweep / "2"));
+  // Once it ended, the directory is free: the same command finds every job ended.
+  const ProcessResult again = run_process(command("1,2"), dir.path());
+  INFO(again.err);
+  CHECK(again.exit_code == 0);
+  CHECK(contains(again.err, "2 of 2 jobs already ended, 0 to run"));
 }
 
 TEST_CASE("sweep: ASHA stops the clearly bad jobs early and keeps the best one") {

@@ -17,6 +17,7 @@
 
 #include "trainer/util/error.h"
 #include "trainer/util/log.h"
+#include "trainer/util/signal_cause.h"
 
 extern char** environ;
 
@@ -34,24 +35,8 @@ RankFailure describe_status(int rank, pid_t pid, int status) {
     return failure;
   }
   const int number = WTERMSIG(status);
-  const char* name = strsignal(number);
-  failure.what += " was killed by signal " + std::to_string(number) + (name ? " (" + std::string(name) + ")" : "");
-  switch (number) {
-    case SIGKILL:
-      failure.why = "killed from outside (the kernel's out-of-memory killer, see dmesg, or a kill command)";
-      break;
-    case SIGABRT:
-      failure.why = "it aborted (an uncaught exception or a failed check inside a library)";
-      break;
-    case SIGSEGV:
-    case SIGBUS:
-    case SIGILL:
-    case SIGFPE:
-      failure.why = "it crashed";
-      break;
-    default:
-      failure.why = "a signal sent from outside";
-  }
+  failure.what += " was killed by " + signal_text(number);
+  failure.why = signal_cause(number);
   return failure;
 }
 
