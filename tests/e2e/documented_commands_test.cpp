@@ -195,7 +195,6 @@ TEST_CASE("the documented commands on the default data run as the docs say") {
       const ProcessResult result = run_process({"/bin/sh", "-c", "trainer() { \"$TRAINER\" \"$@\"; }\n" + line},
                                                root.string(), {"TRAINER=" TRAINER_BINARY, "HOME=" + root.string()});
       INFO(command.where << ": " << line << "\nstderr: " << result.err);
-      if (std::getenv("TIMES")) std::fprintf(stderr, "%s %s\n", command.where.c_str(), result.err.substr(0,0).c_str());
       ++ran;
       if (command.error.empty()) {
         CHECK(result.exit_code == 0);
