@@ -55,7 +55,8 @@ int run_sweep_job(const std::string& sweep_dir, int number, const JobBody& body)
   }
   const double end = now_epoch_s();
   status.end_time = iso_time(end);
-  status.duration_s = end - status.start_epoch_s;
+  // A resumed job's time counts its earlier attempts too (the summary's duration_s is the job's).
+  status.duration_s = end - status.start_epoch_s + (status.resumed && before ? before->duration_s : 0.0);
   status.exit_code = code;
   write_job_status(sweep_dir, number, status);
   return code;

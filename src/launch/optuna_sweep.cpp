@@ -27,6 +27,7 @@
 #include "trainer/launch/launcher.h"
 #include "trainer/launch/local_launcher.h"
 #include "trainer/launch/mlflow_sweep_run.h"
+#include "trainer/launch/new_directories.h"
 #include "trainer/launch/optuna_search.h"
 #include "trainer/launch/slurm_launcher.h"
 #include "trainer/launch/sweep_lock.h"
@@ -718,10 +719,18 @@ int run_optuna_sweep(const config::Composer& composer, const StudyOrigin& origin
   }
   SweepPlan plan = checked.plan;
   plan.jobs.clear();
-  // One study at a time in a sweep directory (sweep_lock.h), from before the study is read.
-  const SweepLock lock(plan.sweep_dir);
   const int at_once = trials_at_once(plan, settings);
   const Node first_config = checked.configs.front();
+  // One study at a time in a sweep directory (sweep_lock.h), from before the study is read; a new
+  // directory that the checks below refuse is taken back.
+  struct TakenBackUnlessKept {
+    NewDirectories made;
+    bool kept = false;
+    ~TakenBackUnlessKept() {
+      if (!kept) made.remove_if_no_results({SweepLock::kRelativePath});
+    }
+  } new_directory{NewDirectories(plan.sweep_dir)};
+  const SweepLock lock(plan.sweep_dir);
 
   Study now;
   now.sweep_dir = plan.sweep_dir;
@@ -816,6 +825,7 @@ int run_optuna_sweep(const config::Composer& composer, const StudyOrigin& origin
     write_file_atomically(storage_pointer(plan.sweep_dir), study.path + "\n");
   }
   save_study(study);
+  new_directory.kept = true;
   if (plan.jobs.empty()) {
     write_plan_index(plan, first_config);
   }

@@ -255,6 +255,13 @@ TEST_CASE("sweep: killed with SIGKILL mid-way, the same command resumes it; a ch
   CHECK(status_of(sweep, 1) == "interrupted");
   CHECK_FALSE(fs::exists(sweep / ".sweep" / "status" / "2.yaml"));
   const std::string job0_status = read_file(sweep / ".sweep" / "status" / "0.yaml");
+  auto duration_of = [&](int job) {
+    const std::string text = read_file(sweep / ".sweep" / "status" / (std::to_string(job) + ".yaml"));
+    const size_t at = text.find("duration_s: ");
+    return at == std::string::npos ? -1.0 : std::stod(text.substr(at + 12));
+  };
+  const double first_attempt = duration_of(1);
+  CHECK(first_attempt > 0);
 
   // Another job list on the same directory is refused, with the differences, and runs nothing.
   auto changed = run_process(command("1,2,4"), dir.path());
@@ -279,6 +286,7 @@ TEST_CASE("sweep: killed with SIGKILL mid-way, the same command resumes it; a ch
   CHECK(read_file(sweep / ".sweep" / "status" / "0.yaml") == job0_status);
   for (int job : {0, 1, 2}) CHECK(status_of(sweep, job) == "done");
   CHECK(contains(read_file(sweep / ".sweep" / "status" / "1.yaml"), "resumed: true"));
+  CHECK(duration_of(1) > first_attempt);  // both attempts' time
   CHECK(contains(read_file(sweep / "1" / "trainer.log"), "resumed from"));
   CHECK(contains(read_file(sweep / "2" / ".hydra" / "overrides.yaml"), "seed=3"));
   // Job 1 trained 6 epochs in all: epochs 0..5 each logged val/acc once in metrics.csv.
