@@ -1,5 +1,6 @@
 #include "trainer/data/tensor_files.h"
 
+#include <cmath>
 #include <memory>
 #include <string>
 #include <utility>
@@ -150,6 +151,26 @@ at::ScalarType array_scalar_type(const std::string& dtype) {
   return at::kBool;  // BOOL: formats::read_* return no other names
 }
 
+// Float inputs hold numbers only: a NaN or infinity would make every loss it meets NaN (data=csv
+// refuses them too). One pass over the file at load.
+void check_finite(const at::Tensor& inputs, const std::string& path, const std::string& key) {
+  if (!at::isFloatingType(inputs.scalar_type()) || inputs.numel() == 0) return;
+  const at::Tensor finite = at::isfinite(inputs).reshape({inputs.size(0), -1});
+  if (finite.all().item<bool>()) return;
+  const at::Tensor bad = at::logical_not(finite);
+  const int64_t sample = at::nonzero(bad.any(1))[0][0].item<int64_t>();
+  const int64_t count = bad.sum().item<int64_t>();
+  const int64_t position = at::nonzero(bad[sample])[0][0].item<int64_t>();
+  const double value = inputs.reshape({inputs.size(0), -1})[sample][position].item<double>();
+  throw Error(key,
+              path + ": sample " + std::to_string(sample) + " holds " + (std::isnan(value) ? "NaN" : "an infinity") +
+                  " (its value " + std::to_string(position) + "); " +
+                  (count == 1 ? std::string("it is the file's only value that is not a finite number")
+                              : std::to_string(count) + " values of the file are not finite numbers"),
+              "Replace or drop them before saving (numpy: x[~numpy.isfinite(x)] = 0, or keep the rows where "
+              "numpy.isfinite(x).all(axis=tuple(range(1, x.ndim)))).");
+}
+
 DataSplits load_tensor_files(const DataOptions& options) {
   const at::Tensor inputs = open_array(options.inputs, "inputs", options.input_key, "input_key");
   const at::Tensor targets = open_array(options.targets, "targets", options.target_key, "target_key");
@@ -170,6 +191,7 @@ DataSplits load_tensor_files(const DataOptions& options) {
                   "Save samples of at least one value each.");
     }
   }
+  check_finite(inputs, options.inputs, "data.inputs");
   const int64_t largest = check_targets(targets, inputs.size(0), options.targets, "data.targets", options.num_classes);
   // Labels far beyond the samples (a stray id, a value not mapped to an index) would build a model
   // of that many outputs and run out of memory: a class count that large must be said.
@@ -218,6 +240,20 @@ DataSplits load_tensor_files(const DataOptions& options) {
                       ", but the training inputs' are " + shape_text(inputs.sizes().slice(1)),
                   "Give test inputs shaped as the training inputs.");
     }
+    // uint8 is read as pixels (divided by 255), every other dtype as values: a model trained on
+    // one would see the other on another scale.
+    if ((test_inputs.scalar_type() == at::kByte) != (inputs.scalar_type() == at::kByte)) {
+      throw Error("data.test_inputs",
+                  options.test_inputs + " holds " + numpy_name(test_inputs.scalar_type()) +
+                      " samples, but the "
+                      "training inputs (" +
+                      options.inputs + ") are " + numpy_name(inputs.scalar_type()) +
+                      ": uint8 is read as pixels and divided by 255, every other dtype as it is, so the model would "
+                      "see these samples on another scale",
+                  "Save the test inputs with the training inputs' dtype (numpy: x.astype(train.dtype); from "
+                  "float pixels in 0..1 to uint8: (x * 255).round().astype('uint8')).");
+    }
+    check_finite(test_inputs, options.test_inputs, "data.test_inputs");
     if (!options.test_targets.empty()) {
       check_targets(test_targets, test_inputs.size(0), options.test_targets, "data.test_targets", num_classes);
     }

@@ -309,7 +309,10 @@ char csv_delimiter_for(const std::string& path) {
 bool parse_csv_number(std::string_view text, double& value) {
   while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
   while (!text.empty() && (text.back() == ' ' || text.back() == '\t' || text.back() == '\r')) text.remove_suffix(1);
-  if (!text.empty() && text.front() == '+') text.remove_prefix(1);
+  if (!text.empty() && text.front() == '+') {
+    text.remove_prefix(1);
+    if (!text.empty() && (text.front() == '-' || text.front() == '+')) return false;  // "+-3" is text
+  }
   const bool negative = !text.empty() && text.front() == '-';
   const std::string_view digits = negative ? text.substr(1) : text;
   if (digits.empty() || (!std::isdigit(static_cast<unsigned char>(digits.front())) && digits.front() != '.')) {
@@ -328,8 +331,80 @@ bool parse_csv_number(std::string_view text, double& value) {
   return status == std::errc() && end == text.data() + text.size();
 }
 
+namespace {
+
+// The offset of the first byte that does not belong to UTF-8 text (size when all do): a lead byte
+// followed by the continuation bytes it announces (no overlong two-byte forms, nothing past U+10FFFF).
+size_t first_non_utf8(const uint8_t* data, size_t size) {
+  size_t i = 0;
+  while (i < size) {
+    if (i + 8 <= size) {  // eight ASCII bytes at a time: the common case
+      uint64_t word;
+      std::memcpy(&word, data + i, sizeof(word));
+      if ((word & 0x8080808080808080ULL) == 0) {
+        i += 8;
+        continue;
+      }
+    }
+    const uint8_t lead = data[i];
+    const size_t length = lead < 0x80                    ? 1
+                          : lead >= 0xC2 && lead <= 0xDF ? 2
+                          : lead >= 0xE0 && lead <= 0xEF ? 3
+                          : lead >= 0xF0 && lead <= 0xF4 ? 4
+                                                         : 0;
+    if (length == 0 || i + length > size) return i;
+    for (size_t k = 1; k < length; ++k) {
+      if ((data[i + k] & 0xC0) != 0x80) return i;
+    }
+    i += length;
+  }
+  return size;
+}
+
+// A compressed file (its first bytes say which), or bytes that are not UTF-8 text (pandas refuses
+// them too): refused before parsing, naming where and the fix.
+void check_plain_text(const uint8_t* data, size_t size, const std::string& path, const std::string& key) {
+  struct Magic {
+    const char* bytes;
+    size_t length;
+    const char* format;
+    const char* tool;
+  };
+  static const Magic kMagics[] = {{"\x1f\x8b", 2, "gzip", "gunzip"},
+                                  {"PK\x03\x04", 4, "zip", "unzip"},
+                                  {"\x28\xb5\x2f\xfd", 4, "zstd", "unzstd"},
+                                  {"BZh", 3, "bzip2", "bunzip2"},
+                                  {"\xfd"
+                                   "7zXZ",
+                                   5, "xz", "unxz"}};
+  for (const Magic& magic : kMagics) {
+    if (size >= magic.length && std::memcmp(data, magic.bytes, magic.length) == 0) {
+      throw Error(
+          key, path + " is " + magic.format + "-compressed; tables are read as plain text",
+          std::string("Decompress it first (") + magic.tool + " " + path + ") and point " + key + " at the text file.");
+    }
+  }
+  const size_t bad = first_non_utf8(data, size);
+  if (bad == size) return;
+  const auto* begin = reinterpret_cast<const char*>(data);
+  const int64_t line = 1 + std::count(begin, begin + bad, '\n');
+  const char* line_start = begin + bad;
+  while (line_start > begin && line_start[-1] != '\n') --line_start;
+  static const char kHex[] = "0123456789ABCDEF";
+  const std::string byte = {'0', 'x', kHex[data[bad] >> 4], kHex[data[bad] & 15]};
+  throw Error(key,
+              path + ":" + std::to_string(line) + ": byte " + std::to_string(begin + bad - line_start + 1) +
+                  " of the line (" + byte + ") is not UTF-8 text (a Latin-1 or Windows-1252 file?)",
+              "Save the table as UTF-8: iconv -f latin1 -t utf-8 " + path +
+                  " > utf8.csv, or in pandas "
+                  "df.to_csv(path, encoding='utf-8').");
+}
+
+}  // namespace
+
 CsvTable read_csv(const uint8_t* data, size_t size, const std::string& path, const std::string& key, char delimiter,
                   const std::function<std::vector<CsvWanted>(const std::vector<std::string>& header)>& choose) {
+  check_plain_text(data, size, path, key);
   Reader reader(path, key, choose);
   csv_parser parser{};
   if (csv_init(&parser, CSV_STRICT | CSV_STRICT_FINI | CSV_REPALL_NL) != 0) {

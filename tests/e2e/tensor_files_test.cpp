@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -314,6 +315,11 @@ TEST_CASE("data=tensors: the mistakes users make with array files are clean erro
   write_npy(root / "complex.npy", "<c8", {20, 4}, pixels);
   write_npy(root / "big_endian.npy", ">f4", {40, 4}, pixels);
   write_npy(root / "truncated.npy", "<f4", {40, 4}, pixels.substr(0, 100));
+  std::string with_nan = pixels;
+  const float nan = std::nanf("");
+  std::memcpy(&with_nan[(9 * 4 + 2) * 4], &nan, sizeof nan);  // sample 9, value 2
+  write_npy(root / "nan.npy", "<f4", {40, 4}, with_nan);
+  write_npy(root / "bytes.npy", "|u1", {40, 4}, std::string(40 * 4, '\x7f'));
   { std::ofstream(root / "text.npy") << "not numpy\n"; }
   { std::ofstream(root / "x.csv") << "1,2\n"; }
   REQUIRE(::mkfifo((root / "fifo.npy").c_str(), 0644) == 0);  // opening it would wait for a writer
@@ -345,6 +351,13 @@ TEST_CASE("data=tensors: the mistakes users make with array files are clean erro
       {{"data.inputs=y.npy", "data.targets=y.npy"}, "data.inputs: y.npy holds one value per sample (shape [40])"},
       {{"data.inputs=x.npy", "data.targets=y.npy", "data.test_inputs=x.npy"},
        "the test split needs both data.test_inputs and data.test_targets"},
+      {{"data.inputs=nan.npy", "data.targets=y.npy"},
+       "data.inputs: nan.npy: sample 9 holds NaN (its value 2); it is the file's only value"},
+      {{"data.inputs=x.npy", "data.targets=y.npy", "data.test_inputs=nan.npy", "data.test_targets=y.npy"},
+       "data.test_inputs: nan.npy: sample 9 holds NaN"},
+      // Pixels (uint8, divided by 255) to train on, values to test on: another scale.
+      {{"data.inputs=bytes.npy", "data.targets=y.npy", "data.test_inputs=x.npy", "data.test_targets=y.npy"},
+       "data.test_inputs: x.npy holds float32 samples, but the training inputs"},
   };
   for (const Case& c : cases) {
     std::vector<std::string> overrides = c.overrides;

@@ -93,6 +93,8 @@ TEST_CASE("every bad cell is named by file:line:column and its column", "[csv]")
   CHECK(problem("a,b\n1,2\n3,\n") == "t.csv:3:2 (b): the cell is empty (a missing value) in a column of numbers");
   CHECK(problem("a,b\n1,2\n3,NA\n") == "t.csv:3:2 (b): the cell is 'NA' (a missing value) in a column of numbers");
   CHECK(problem("a,b\n1,2\n3,4x\n") == "t.csv:3:2 (b): '4x' is not a number, in a column of numbers");
+  CHECK(problem("a,b\n1,+-3\n") == "t.csv:2:2 (b): '+-3' is not a number, in a column of numbers");
+  CHECK(problem("a,b\n1,++3\n") == "t.csv:2:2 (b): '++3' is not a number, in a column of numbers");
   CHECK(problem("a,b\n1,2\n\n3,1,5\n") == "t.csv:4: the row has 3 cells, the header 2 columns");
   CHECK(problem("a,b\n1,inf\n") == "t.csv:2:2 (b): 'inf' is infinite or beyond 1e38 (float32's range)");
   CHECK(problem("a,b\n1,-Infinity\n") == "t.csv:2:2 (b): '-Infinity' is infinite or beyond 1e38 (float32's range)");
@@ -109,6 +111,20 @@ TEST_CASE("every bad cell is named by file:line:column and its column", "[csv]")
   CHECK(problem("a,b\n1,2\n", CsvKind::kNumber, {"c"}) == "t.csv:1: the header has no column 'c'; it has a, b");
   CHECK(problem("\n\n") == "t.csv has no header row (the file is empty)");
   CHECK(problem("") == "t.csv has no header row (the file is empty)");
+  // Not UTF-8 (Latin-1's e-acute), on line 3 past 17 ASCII bytes (the 8-byte fast path and the
+  // byte loop both), and a truncated 3-byte sequence at the very end.
+  CHECK(problem("a,b\n1,2\nlong enough text,caf\xe9\n", CsvKind::kText) ==
+        "t.csv:3: byte 21 of the line (0xE9) is not UTF-8 text (a Latin-1 or Windows-1252 file?)");
+  CHECK(problem("a,b\n1,\xe2\x82", CsvKind::kText) ==
+        "t.csv:2: byte 3 of the line (0xE2) is not UTF-8 text (a Latin-1 or Windows-1252 file?)");
+  CHECK(problem(std::string("\x1f\x8b\x08\0\0\0", 6)) == "t.csv is gzip-compressed; tables are read as plain text");
+  CHECK(problem("PK\x03\x04rest") == "t.csv is zip-compressed; tables are read as plain text");
+}
+
+TEST_CASE("UTF-8 text of every length is read as it is", "[csv]") {
+  const CsvTable table = read("name,n\ncaf\xc3\xa9,1\n\xe2\x82\xac,2\n\xf0\x9f\x98\x80,3\n", CsvKind::kText, {"name"});
+  REQUIRE(table.rows() == 3);
+  CHECK(table.columns.at(0).texts == std::vector<std::string>{"caf\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80"});
 }
 
 TEST_CASE("a large table is read in parts on several threads exactly as in one, errors included", "[csv]") {

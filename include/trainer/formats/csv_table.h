@@ -55,7 +55,8 @@ bool is_csv_missing(std::string_view cell);
 char csv_delimiter_for(const std::string& path);
 
 // The part of a number cell std::from_chars reads: `text` without surrounding blanks or a leading
-// '+'. Returns false for a cell that is not one number (a missing value, "NA", "1,5", "12abc");
+// '+'. Returns false for a cell that is not one number (a missing value, "NA", "1,5", "12abc",
+// "+-3");
 // "inf", "-Infinity" and numbers beyond a double ("1e400") read as infinities.
 bool parse_csv_number(std::string_view text, double& value);
 
@@ -63,7 +64,9 @@ bool parse_csv_number(std::string_view text, double& value);
 // which columns to read. Throws trainer::Error at `key` (the config key naming the file), its
 // problem as "path:line:column (name): ..." for a malformed quote, a row with more or fewer
 // cells than the header, an empty or non-numeric cell in a number column, an empty cell in a text
-// column, a duplicate header name, a wanted column the header lacks, or a file with no header.
+// column, a duplicate header name, a wanted column the header lacks, a file with no header, a
+// compressed file (gzip, zip, zstd, bzip2, xz) or bytes that are not UTF-8 ("path:line: byte N of
+// the line (0xE9) is not UTF-8 text").
 // Blank lines are skipped; a UTF-8 byte-order mark is ignored.
 CsvTable read_csv(const uint8_t* data, size_t size, const std::string& path, const std::string& key, char delimiter,
                   const std::function<std::vector<CsvWanted>(const std::vector<std::string>& header)>& choose);
