@@ -447,6 +447,23 @@ void fit_classes(const formats::CsvTable& table, const DataOptions& options, Enc
                   "Map the labels to 0 .. classes - 1, or, if so many classes are meant, set data.num_classes.");
     }
     encoding.num_classes = options.num_classes > 0 ? options.num_classes : largest + 1;
+    // Whole numbers nearly all different are more likely a quantity (a price, a count, a score)
+    // than class labels: trained as classes, each value is its own output.
+    std::vector<bool> seen(static_cast<size_t>(largest + 1), false);
+    int64_t distinct = 0;
+    for (const std::string& text : c.texts) {
+      int64_t label = 0;
+      if (class_index(text, label) && !seen[static_cast<size_t>(label)]) {
+        seen[static_cast<size_t>(label)] = true;
+        ++distinct;
+      }
+    }
+    if (options.num_classes == 0 && distinct >= 20 && distinct * 5 >= table.rows()) {
+      log::warning("data.target: column '" + c.name + "' holds " + std::to_string(distinct) +
+                   " different whole numbers in " + std::to_string(table.rows()) + " rows, trained as " +
+                   std::to_string(encoding.num_classes) +
+                   " classes; if it is a quantity rather than a label, set data.task=regression");
+    }
   } else {
     encoding.classes = distinct_sorted(c.texts);
     encoding.num_classes = static_cast<int64_t>(encoding.classes.size());

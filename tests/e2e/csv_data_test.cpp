@@ -280,6 +280,9 @@ TEST_CASE("data=csv: a bad table or a wrong column is a clean error naming the k
   write_text(root / "na.csv", "a,b,y\n1,2,0\n3,4,NA\n");
   write_text(root / "one.csv", "a,b,y\n1,2,0\n3,4,0\n5,6,0\n");
   write_text(root / "semicolons.csv", "a;b;y\n1;2;x\n3;4;z\n");
+  write_text(root / "latin1.csv", "a,b,y\n1,2,x\n3,4,caf\xe9\n");
+  write_text(root / "gzipped.csv", std::string("\x1f\x8b\x08\0\0\0\0\0", 8));
+  write_text(root / "sign.csv", "a,b,y\n1,2,x\n3,+-4,z\n");
   struct Case {
     std::vector<std::string> args;
     std::string message;
@@ -317,6 +320,9 @@ TEST_CASE("data=csv: a bad table or a wrong column is a clean error naming the k
       {{"data.path=na.csv", "data.target=y"}, "data.target: na.csv:3:3 (y): the label is 'NA' (a missing value)"},
       {{"data.path=one.csv", "data.target=y"}, "data.target: one.csv: every label of column 'y' is 0, one class"},
       {{"data.path=good.csv", "data.target=y", "data.features=[]"}, "lists no column: a model needs at least one"},
+      {{"data.path=latin1.csv", "data.target=y"}, "data.path: latin1.csv:3: byte 8 of the line (0xE9) is not UTF-8"},
+      {{"data.path=gzipped.csv", "data.target=y"}, "data.path: gzipped.csv is gzip-compressed"},
+      {{"data.path=sign.csv", "data.target=y"}, "data.path: sign.csv:3:2 (b): '+-4' is not a number"},
   };
   for (const Case& c : cases) {
     std::vector<std::string> args = c.args;
@@ -327,6 +333,22 @@ TEST_CASE("data=csv: a bad table or a wrong column is a clean error naming the k
     check_clean_error(run);
     CHECK(run.err.find(c.message) != std::string::npos);
   }
+
+  // Whole-number labels nearly all different: trained as classes, with a warning naming the fix.
+  std::string counts = "a,b,y\n";
+  for (int i = 0; i < 40; ++i)
+    counts += std::to_string(i) + "," + std::to_string(i % 7) + "," + std::to_string(3 * i) + "\n";
+  write_text(root / "counts.csv", counts);
+  auto quantity =
+      run_process(csv_fit("counts", {"data.path=counts.csv", "data.target=y", "trainer.max_epochs=1"}), dir.path());
+  INFO(quantity.err);
+  CHECK(quantity.exit_code == 0);
+  CHECK(
+      quantity.err.find("data.target: column 'y' holds 40 different whole numbers in 40 rows, trained as 118 classes; "
+                        "if it is a quantity rather than a label, set data.task=regression") != std::string::npos);
+  auto labels =
+      run_process(csv_fit("labels", {"data.path=good.csv", "data.target=y", "trainer.max_epochs=1"}), dir.path());
+  CHECK(labels.err.find("if it is a quantity") == std::string::npos);
 
   // predict reads data.test_path: without it, it says so.
   auto fit = run_process(csv_fit("ok", {"data.path=good.csv", "data.target=y", "trainer.max_epochs=1"}), dir.path());
