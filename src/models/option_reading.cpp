@@ -95,6 +95,16 @@ int64_t image_channels(const config::ConfigView& view, const InputSpec& spec, co
                     shape_string(spec.sample_shape),
                 "Use image data (e.g. data=fashion_mnist), or model=mlp for flat samples");
   }
+  // [height, width, channels] (numpy's and Pillow's layout) read as [channels, height, width]
+  // would train on `height` channels of width-3 images, or fail later with advice that misleads.
+  const std::vector<int64_t>& shape = spec.sample_shape;
+  if (shape[2] >= 1 && shape[2] <= 4 && shape[0] > 4 && shape[1] > 4) {
+    throw Error(spec.channels_key,
+                "the data's samples are shaped " + shape_string(shape) + ": channels last (height, width, " +
+                    std::to_string(shape[2]) + " channel" + (shape[2] == 1 ? "" : "s") + "), but the " + model +
+                    " model reads [channels, height, width]",
+                "Save the images channels first: numpy.transpose(x, (0, 3, 1, 2)) (PyTorch: x.permute(0, 3, 1, 2)).");
+  }
   return spec.sample_shape[0];
 }
 

@@ -320,6 +320,7 @@ TEST_CASE("data=tensors: the mistakes users make with array files are clean erro
   std::memcpy(&with_nan[(9 * 4 + 2) * 4], &nan, sizeof nan);  // sample 9, value 2
   write_npy(root / "nan.npy", "<f4", {40, 4}, with_nan);
   write_npy(root / "bytes.npy", "|u1", {40, 4}, std::string(40 * 4, '\x7f'));
+  write_npy(root / "hwc.npy", "|u1", {40, 8, 8, 3}, std::string(40 * 8 * 8 * 3, '\x7f'));
   { std::ofstream(root / "text.npy") << "not numpy\n"; }
   { std::ofstream(root / "x.csv") << "1,2\n"; }
   REQUIRE(::mkfifo((root / "fifo.npy").c_str(), 0644) == 0);  // opening it would wait for a writer
@@ -355,6 +356,8 @@ TEST_CASE("data=tensors: the mistakes users make with array files are clean erro
        "data.inputs: nan.npy: sample 9 holds NaN (its value 2); it is the file's only value"},
       {{"data.inputs=x.npy", "data.targets=y.npy", "data.test_inputs=nan.npy", "data.test_targets=y.npy"},
        "data.test_inputs: nan.npy: sample 9 holds NaN"},
+      {{"data.inputs=hwc.npy", "data.targets=y.npy", "model=cnn"},
+       "data=tensors: the data's samples are shaped [8, 8, 3]: channels last (height, width, 3 channels)"},
       // Pixels (uint8, divided by 255) to train on, values to test on: another scale.
       {{"data.inputs=bytes.npy", "data.targets=y.npy", "data.test_inputs=x.npy", "data.test_targets=y.npy"},
        "data.test_inputs: x.npy holds float32 samples, but the training inputs"},
