@@ -279,6 +279,17 @@ at::Tensor encode_inputs(const formats::CsvTable& table, const Encoding& encodin
 
 // A regression's targets, float32 and scaled as the encoding says (NaN for every row when the
 // table has no target column).
+// A regression's targets as the table holds them (float32; NaN for every row without a target column).
+at::Tensor regression_target_values(const formats::CsvTable& table, const Encoding& encoding) {
+  const int64_t rows = table.rows();
+  at::Tensor values = at::full({rows}, std::nan(""), at::kFloat);
+  const formats::CsvColumn* c = column_named(table, encoding.target);
+  if (c == nullptr) return values;
+  float* out = values.data_ptr<float>();
+  for (int64_t r = 0; r < rows; ++r) out[r] = table.number(r, *c);
+  return values;
+}
+
 at::Tensor encode_regression_targets(const formats::CsvTable& table, const Encoding& encoding) {
   const int64_t rows = table.rows();
   at::Tensor targets = at::full({rows}, std::nan(""), at::kFloat);
@@ -556,8 +567,9 @@ void fit_target(const formats::CsvTable& table, const DataOptions& options, cons
 }
 
 TensorDataset make_dataset(const at::Tensor& inputs, const at::Tensor& targets, const Encoding& encoding,
-                           const std::string& json) {
+                           const std::string& json, const formats::CsvTable& table) {
   TensorDataset dataset(inputs, targets);
+  if (encoding.regression) dataset.set_target_values(regression_target_values(table, encoding));
   dataset.set_num_classes(encoding.num_classes);
   dataset.set_class_names(encoding.classes);
   dataset.set_encoding(json);
@@ -587,7 +599,7 @@ TensorDataset read_encoded(const DataOptions& options, const std::string& path, 
     return wanted_for(encoding, target_optional);
   });
   return make_dataset(encode_inputs(table, encoding, path, key),
-                      encode_targets(table, encoding, path, key, /*training=*/false), encoding, json);
+                      encode_targets(table, encoding, path, key, /*training=*/false), encoding, json, table);
 }
 
 // A checkpoint's encoding decides the columns: data keys that say otherwise are named, once.
@@ -666,9 +678,9 @@ DataSplits load_csv(const DataOptions& options) {
   if (!fitted) fit_features(table, options, train_rows, encoding);
   if (!fitted && encoding.regression) fit_target(table, options, train_rows, encoding);
   const std::string json = encoding.to_json();
-  const TensorDataset all =
-      make_dataset(encode_inputs(table, encoding, options.path, "data.path"),
-                   encode_targets(table, encoding, options.path, "data.path", /*training=*/!fitted), encoding, json);
+  const TensorDataset all = make_dataset(
+      encode_inputs(table, encoding, options.path, "data.path"),
+      encode_targets(table, encoding, options.path, "data.path", /*training=*/!fitted), encoding, json, table);
   log::info("data: encoded " + options.path + " as " + std::to_string(encoding.width()) + " inputs per row" +
             (fitted ? " (the checkpoint's encoding)" : "") + " in " +
             fixed_text(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 2) + " s");

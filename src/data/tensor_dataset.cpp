@@ -45,7 +45,16 @@ TensorDataset TensorDataset::subset(const at::Tensor& indices) const {
   rows.num_classes_ = num_classes_;
   rows.encoding_ = encoding_;
   rows.regression_ = regression_;
+  if (target_values_.defined()) {
+    rows.target_values_ = target_values_.index_select(0, rows_.defined() ? rows_.index_select(0, indices) : indices);
+  }
   return rows;
+}
+
+std::optional<float> TensorDataset::target_value(int64_t index) const {
+  if (!target_values_.defined() || index < 0 || index >= size_) return std::nullopt;
+  const int64_t row = rows_.defined() ? rows_.data_ptr<int64_t>()[index] : index;
+  return target_values_.data_ptr<float>()[row];
 }
 
 TensorDataset TensorDataset::view(const at::Tensor& indices) const {

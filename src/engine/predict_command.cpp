@@ -147,6 +147,11 @@ int Trainer::Impl::predict_values() {
     const auto written = std::to_chars(text, text + sizeof(text), value);
     return std::string(text, written.ptr);
   };
+  const auto float_text = [](float value) {  // a float32 as the shortest text that reads back as it
+    char text[40];
+    const auto written = std::to_chars(text, text + sizeof(text), value);
+    return std::string(text, written.ptr);
+  };
   while (auto batch = loader.next()) {
     const at::Tensor outputs = predict_forward(*batch);
     const at::Tensor values = outputs.to(at::kCPU, at::kDouble).reshape({-1}).contiguous();
@@ -164,10 +169,16 @@ int Trainer::Impl::predict_values() {
     for (int64_t row = 0; row < n; ++row) {
       // Back to the target's units: the model learnt (value - mean) / std.
       const double prediction = vp[row] * regression->std + regression->mean;
-      const double target = tp[row] * regression->std + regression->mean;
       const int64_t sample = ip != nullptr ? ip[row] : position + row;
+      // The target as the data gave it where the dataset kept it (the batch's is scaled float32).
+      const std::optional<float> given = predict_set->target_value(sample);
+      const double target = given ? static_cast<double>(*given) : tp[row] * regression->std + regression->mean;
       csv += csv_field(batch->names.empty() ? predict_set->sample_name(sample) : batch->names[row]) + "," +
-             value_text(prediction) + "," + (std::isnan(target) ? std::string() : value_text(target)) + "\n";
+             value_text(prediction) + "," +
+             (std::isnan(target) ? std::string()
+              : given            ? float_text(*given)
+                                 : value_text(target)) +
+             "\n";
       if (!std::isnan(target)) {
         ++known;
         abs_error += std::abs(prediction - target);

@@ -147,6 +147,14 @@ open('reference.txt', 'w').write('%.6f %.6f\n' % (r2, train['target'].std(ddof=0
     squares += error * error;
   }
   CHECK(std::sqrt(squares / 89.0) == Approx(test_rmse).epsilon(1e-3));
+  // The target column is test.csv's own values, exactly (not brought back from their scaled float32).
+  const CsvTable given = read_csv(root / "test.csv");
+  const auto target_at = std::find(given.columns.begin(), given.columns.end(), "target") - given.columns.begin();
+  REQUIRE(static_cast<size_t>(target_at) < given.columns.size());
+  for (size_t i = 0; i < scored.rows.size(); ++i) {
+    INFO("row " << i << ": " << scored.rows[i][2] << " against " << given.rows[i][static_cast<size_t>(target_at)]);
+    CHECK(std::stod(scored.rows[i][2]) == std::stod(given.rows[i][static_cast<size_t>(target_at)]));
+  }
 
   // predict on rows without the target column.
   fs::remove_all(root / "run" / "eval");

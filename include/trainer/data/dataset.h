@@ -68,6 +68,9 @@ class Dataset {
   // Set when the targets are numbers to regress (data.task=regression): float32 [N], scaled as
   // RegressionTarget says (NaN where a table to predict has no target); unset: class indices.
   virtual std::optional<RegressionTarget> regression() const { return std::nullopt; }
+  // A regression's target of sample `index` as the data gave it (its batches hold it scaled, in
+  // float32, which would not come back exactly): what predictions.csv shows. Unset: not kept.
+  virtual std::optional<float> target_value(int64_t /*index*/) const { return std::nullopt; }
   // A stream (data=webdataset) orders its samples itself: it returns the part one data-parallel
   // rank reads, whose size() is that rank's samples per epoch and whose get_batch takes positions
   // in its stream (0, 1, 2, ... in order), padded to the same count on every rank when `training`

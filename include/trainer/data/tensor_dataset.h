@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -35,6 +36,9 @@ class TensorDataset : public Dataset {
   void set_encoding(std::string json) { encoding_ = std::move(json); }
   std::optional<RegressionTarget> regression() const override { return regression_; }
   void set_regression(RegressionTarget target) { regression_ = target; }
+  // A regression's targets unscaled (float32, one per row of targets()): target_value's.
+  void set_target_values(at::Tensor values) { target_values_ = std::move(values); }
+  std::optional<float> target_value(int64_t index) const override;
   // A dataset holding copies of the rows `indices` (and the same class names).
   TensorDataset subset(const at::Tensor& indices) const;
   // A dataset of the rows `indices` that shares this one's tensors, copying nothing: a split of a
@@ -54,6 +58,7 @@ class TensorDataset : public Dataset {
   std::vector<std::string> class_names_;
   std::string encoding_;
   std::optional<RegressionTarget> regression_;
+  at::Tensor target_values_;  // float32 [rows of targets_], or undefined
 };
 
 // `dataset` as the TensorDataset it is; trainer::Error when it is another kind (an image folder).
