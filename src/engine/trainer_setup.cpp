@@ -163,7 +163,7 @@ void Trainer::Impl::setup() {
     // evaluation's run directory does not need them (and must stay removable when it fails).
     if (is_main && command == "fit") {
       std::string text;
-      for (const std::string& name : class_names) text += name + "\n";
+      for (const std::string& name : class_names) text += formats::escape_line(name) + "\n";
       write_file_durably(run_dir + "/class_names.txt", text);
     }
   }

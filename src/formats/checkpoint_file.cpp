@@ -53,34 +53,6 @@ bool parse_header(std::string_view line, Header& h) {
   return true;
 }
 
-// A value on one summary line: backslash and newline escaped (a folder name may hold either).
-std::string escape_line(const std::string& value) {
-  std::string out;
-  for (const char c : value) {
-    if (c == '\\') {
-      out += "\\\\";
-    } else if (c == '\n') {
-      out += "\\n";
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
-std::string unescape_line(const std::string& value) {
-  std::string out;
-  for (size_t i = 0; i < value.size(); ++i) {
-    if (value[i] == '\\' && i + 1 < value.size()) {
-      out += value[i + 1] == 'n' ? '\n' : value[i + 1];
-      ++i;
-    } else {
-      out += value[i];
-    }
-  }
-  return out;
-}
-
 std::string summary_text(const CheckpointSummary& s) {
   std::string text = "epoch " + std::to_string(s.epoch) + "\nglobal_step " + std::to_string(s.global_step) +
                      "\nprecision " + s.precision + "\n";
@@ -265,6 +237,33 @@ CheckpointFile read(const std::string& path, bool whole) {
 }
 
 }  // namespace
+
+std::string escape_line(const std::string& value) {
+  std::string out;
+  for (const char c : value) {
+    if (c == '\\') {
+      out += "\\\\";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string unescape_line(const std::string& value) {
+  std::string out;
+  for (size_t i = 0; i < value.size(); ++i) {
+    if (value[i] == '\\' && i + 1 < value.size()) {
+      out += value[i + 1] == 'n' ? '\n' : value[i + 1];
+      ++i;
+    } else {
+      out += value[i];
+    }
+  }
+  return out;
+}
 
 std::string begin_checkpoint_file() { return std::string(kCheckpointHeaderBytes, ' '); }
 

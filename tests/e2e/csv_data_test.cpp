@@ -350,6 +350,15 @@ TEST_CASE("data=csv: a bad table or a wrong column is a clean error naming the k
       run_process(csv_fit("labels", {"data.path=good.csv", "data.target=y", "trainer.max_epochs=1"}), dir.path());
   CHECK(labels.err.find("if it is a quantity") == std::string::npos);
 
+  // A label holding a line break stays one line of class_names.txt (escaped as the checkpoint's).
+  write_text(root / "broken.csv", "a,b,y\n1,2,\"two\nlines\"\n3,4,z\n5,6,z\n7,8,\"two\nlines\"\n");
+  auto broken = run_process(
+      csv_fit("broken", {"data.path=broken.csv", "data.target=y", "trainer.max_epochs=1", "data.val_fraction=0"}),
+      dir.path());
+  INFO(broken.err);
+  REQUIRE(broken.exit_code == 0);
+  CHECK(read_file(root / "broken" / "class_names.txt") == "two\\nlines\nz\n");
+
   // predict reads data.test_path: without it, it says so.
   auto fit = run_process(csv_fit("ok", {"data.path=good.csv", "data.target=y", "trainer.max_epochs=1"}), dir.path());
   INFO(fit.err);

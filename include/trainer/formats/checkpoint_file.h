@@ -40,6 +40,11 @@ constexpr size_t kCheckpointHeaderBytes = 80;
 //   std::string file = begin_checkpoint_file();      // the header line, to be filled in
 //   <append the LibTorch archive to file>
 //   finish_checkpoint_file(file, summary, config_yaml);  // summary, config, sizes and checksums
+// A value on one line of a summary or a list file (class_names.txt): backslash and newline
+// escaped as \\ and \n (a folder or a table's label may hold either); unescape_line undoes it.
+std::string escape_line(const std::string& value);
+std::string unescape_line(const std::string& value);
+
 std::string begin_checkpoint_file();
 void finish_checkpoint_file(std::string& file, const CheckpointSummary& summary, std::string_view config_yaml);
 
