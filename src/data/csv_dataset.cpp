@@ -582,6 +582,8 @@ TensorDataset read_encoded(const DataOptions& options, const std::string& path, 
   const formats::CsvTable table = read_table(path, key, options.delimiter, [&](const std::vector<std::string>& header) {
     for (const Feature& f : encoding.features) {
       if (!contains(header, f.column)) {
+        // A header read as one column: the file has another delimiter than the run's (say so).
+        if (header.size() == 1) throw no_such_column(key, f.column, path, header);
         throw Error(
             key, path + " has no column '" + f.column + "', an input of the model",
             "Give a table with the training table's input columns: " +

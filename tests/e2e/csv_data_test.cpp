@@ -359,6 +359,17 @@ TEST_CASE("data=csv: a bad table or a wrong column is a clean error naming the k
   REQUIRE(broken.exit_code == 0);
   CHECK(read_file(root / "broken" / "class_names.txt") == "two\\nlines\nz\n");
 
+  // A run trained on a ';' table predicting a ',' one: the delimiter is named, not a column.
+  auto semi = run_process(csv_fit("semi", {"data.path=semicolons.csv", "data.target=y", "data.delimiter=';'",
+                                           "trainer.max_epochs=1", "data.val_fraction=0"}),
+                          dir.path());
+  INFO(semi.err);
+  REQUIRE(semi.exit_code == 0);
+  auto comma = run_process(
+      {TRAINER_BINARY, "predict", "ckpt_path=last", "hydra.run.dir=semi", "data.test_path=good.csv"}, dir.path());
+  check_clean_error(comma);
+  CHECK(comma.err.find("its header reads as one column, 'a,b,y'") != std::string::npos);
+
   // predict reads data.test_path: without it, it says so.
   auto fit = run_process(csv_fit("ok", {"data.path=good.csv", "data.target=y", "trainer.max_epochs=1"}), dir.path());
   INFO(fit.err);
