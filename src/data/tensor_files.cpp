@@ -1,5 +1,6 @@
 #include "trainer/data/tensor_files.h"
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <string>
@@ -8,9 +9,11 @@
 
 #include <ATen/ATen.h>
 
+#include "trainer/data/tensor_dataset.h"
 #include "trainer/formats/array_file.h"
 #include "trainer/util/error.h"
 #include "trainer/util/home_path.h"
+#include "trainer/util/log.h"
 #include "trainer/util/mapped_file.h"
 
 namespace trainer::data {
@@ -152,23 +155,23 @@ at::ScalarType array_scalar_type(const std::string& dtype) {
 }
 
 // Float inputs hold numbers only: a NaN or infinity would make every loss it meets NaN (data=csv
-// refuses them too). One pass over the file at load.
-void check_finite(const at::Tensor& inputs, const std::string& path, const std::string& key) {
-  if (!at::isFloatingType(inputs.scalar_type()) || inputs.numel() == 0) return;
-  const at::Tensor finite = at::isfinite(inputs).reshape({inputs.size(0), -1});
-  if (finite.all().item<bool>()) return;
-  const at::Tensor bad = at::logical_not(finite);
-  const int64_t sample = at::nonzero(bad.any(1))[0][0].item<int64_t>();
-  const int64_t count = bad.sum().item<int64_t>();
-  const int64_t position = at::nonzero(bad[sample])[0][0].item<int64_t>();
-  const double value = inputs.reshape({inputs.size(0), -1})[sample][position].item<double>();
-  throw Error(key,
-              path + ": sample " + std::to_string(sample) + " holds " + (std::isnan(value) ? "NaN" : "an infinity") +
-                  " (its value " + std::to_string(position) + "); " +
-                  (count == 1 ? std::string("it is the file's only value that is not a finite number")
-                              : std::to_string(count) + " values of the file are not finite numbers"),
-              "Replace or drop them before saving (numpy: x[~numpy.isfinite(x)] = 0, or keep the rows where "
-              "numpy.isfinite(x).all(axis=tuple(range(1, x.ndim)))).");
+// refuses them too). A file of up to kCheckedAtLoad bytes is checked whole at load, a slice at a
+// time; a larger one (mapped, read only as batches are drawn) batch by batch as they are drawn.
+constexpr int64_t kCheckedAtLoad = int64_t{256} << 20;
+
+bool check_finite_at_load(const at::Tensor& inputs, const std::string& path, const std::string& key) {
+  if (!at::isFloatingType(inputs.scalar_type()) || inputs.numel() == 0) return true;
+  if (inputs.numel() * static_cast<int64_t>(inputs.element_size()) > kCheckedAtLoad) {
+    log::info(key + ": " + path + " is too large to read whole at load: its values are checked for NaN and " +
+              "infinity in each batch as it is drawn");
+    return false;
+  }
+  const int64_t per_row = std::max<int64_t>(1, inputs.numel() / inputs.size(0));
+  const int64_t rows = std::max<int64_t>(1, (int64_t{4} << 20) / per_row);  // about 4M values a slice
+  for (int64_t start = 0; start < inputs.size(0); start += rows) {
+    check_finite(inputs.narrow(0, start, std::min(rows, inputs.size(0) - start)), start, path, key);
+  }
+  return true;
 }
 
 DataSplits load_tensor_files(const DataOptions& options) {
@@ -191,7 +194,7 @@ DataSplits load_tensor_files(const DataOptions& options) {
                   "Save samples of at least one value each.");
     }
   }
-  check_finite(inputs, options.inputs, "data.inputs");
+  const bool inputs_checked = check_finite_at_load(inputs, options.inputs, "data.inputs");
   const int64_t largest = check_targets(targets, inputs.size(0), options.targets, "data.targets", options.num_classes);
   // Labels far beyond the samples (a stray id, a value not mapped to an index) would build a model
   // of that many outputs and run out of memory: a class count that large must be said.
@@ -206,6 +209,7 @@ DataSplits load_tensor_files(const DataOptions& options) {
   const int64_t num_classes = options.num_classes > 0 ? options.num_classes : found;
 
   TensorDataset all(inputs, targets);
+  if (!inputs_checked) all.check_finite_per_batch("data.inputs", options.inputs);
   all.set_num_classes(num_classes);
   auto [train_rows, val_rows] = split_indices(all.size(), options.val_fraction, options.seed);
   TensorDataset train = all.view(train_rows);
@@ -253,11 +257,12 @@ DataSplits load_tensor_files(const DataOptions& options) {
                   "Save the test inputs with the training inputs' dtype (numpy: x.astype(train.dtype); from "
                   "float pixels in 0..1 to uint8: (x * 255).round().astype('uint8')).");
     }
-    check_finite(test_inputs, options.test_inputs, "data.test_inputs");
+    const bool test_checked = check_finite_at_load(test_inputs, options.test_inputs, "data.test_inputs");
     if (!options.test_targets.empty()) {
       check_targets(test_targets, test_inputs.size(0), options.test_targets, "data.test_targets", num_classes);
     }
     test = TensorDataset(test_inputs, test_targets);
+    if (!test_checked) test.check_finite_per_batch("data.test_inputs", options.test_inputs);
     test.set_num_classes(num_classes);
   }
   return {std::move(train), std::move(val), std::move(test)};

@@ -353,7 +353,7 @@ TEST_CASE("data=tensors: the mistakes users make with array files are clean erro
       {{"data.inputs=x.npy", "data.targets=y.npy", "data.test_inputs=x.npy"},
        "the test split needs both data.test_inputs and data.test_targets"},
       {{"data.inputs=nan.npy", "data.targets=y.npy"},
-       "data.inputs: nan.npy: sample 9 holds NaN (its value 2); it is the file's only value"},
+       "data.inputs: nan.npy: sample 9 holds NaN (its value 2): inputs must be finite numbers"},
       {{"data.inputs=x.npy", "data.targets=y.npy", "data.test_inputs=nan.npy", "data.test_targets=y.npy"},
        "data.test_inputs: nan.npy: sample 9 holds NaN"},
       {{"data.inputs=hwc.npy", "data.targets=y.npy", "model=cnn"},

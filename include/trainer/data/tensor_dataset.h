@@ -36,6 +36,13 @@ class TensorDataset : public Dataset {
   void set_encoding(std::string json) { encoding_ = std::move(json); }
   std::optional<RegressionTarget> regression() const override { return regression_; }
   void set_regression(RegressionTarget target) { regression_ = target; }
+  // Float inputs too large to check whole at load (data=tensors): each batch's inputs are checked
+  // as the batch is drawn, a NaN or an infinity a trainer::Error at `key` naming `path` and the
+  // sample's row (one pass summing the batch in float64; the search only when it is not finite).
+  void check_finite_per_batch(std::string key, std::string path) {
+    finite_key_ = std::move(key);
+    finite_path_ = std::move(path);
+  }
   // A regression's targets unscaled (float32, one per row of targets()): target_value's.
   void set_target_values(at::Tensor values) { target_values_ = std::move(values); }
   std::optional<float> target_value(int64_t index) const override;
@@ -59,7 +66,16 @@ class TensorDataset : public Dataset {
   std::string encoding_;
   std::optional<RegressionTarget> regression_;
   at::Tensor target_values_;  // float32 [rows of targets_], or undefined
+  std::string finite_key_;    // check_finite_per_batch's; empty: no check
+  std::string finite_path_;
 };
+
+// Throws trainer::Error at `key` when `values` (floating point, [n, ...]) holds a NaN or an
+// infinity, naming `path`, the first such sample as the file's row `first_row` + its position,
+// and its position within the sample. Integer values pass.
+void check_finite(const at::Tensor& values, int64_t first_row, const std::string& path, const std::string& key);
+// The same for a batch whose sample i is the file's row rows[i] (int64).
+void check_finite(const at::Tensor& values, const at::Tensor& rows, const std::string& path, const std::string& key);
 
 // `dataset` as the TensorDataset it is; trainer::Error when it is another kind (an image folder).
 const TensorDataset& as_tensors(const Dataset& dataset);
