@@ -277,8 +277,6 @@ at::Tensor encode_inputs(const formats::CsvTable& table, const Encoding& encodin
   return inputs;
 }
 
-// A regression's targets, float32 and scaled as the encoding says (NaN for every row when the
-// table has no target column).
 // A regression's targets as the table holds them (float32; NaN for every row without a target column).
 at::Tensor regression_target_values(const formats::CsvTable& table, const Encoding& encoding) {
   const int64_t rows = table.rows();
@@ -290,18 +288,10 @@ at::Tensor regression_target_values(const formats::CsvTable& table, const Encodi
   return values;
 }
 
+// The same scaled as the encoding says (in float64, then float32), as the model learns them.
 at::Tensor encode_regression_targets(const formats::CsvTable& table, const Encoding& encoding) {
-  const int64_t rows = table.rows();
-  at::Tensor targets = at::full({rows}, std::nan(""), at::kFloat);
-  const formats::CsvColumn* c = column_named(table, encoding.target);
-  if (c == nullptr) return targets;
-  float* out = targets.data_ptr<float>();
-  const size_t stride = table.number_width;
-  for (int64_t r = 0; r < rows; ++r) {
-    const double value = table.numbers[static_cast<size_t>(r) * stride + c->number_slot];
-    out[r] = static_cast<float>((value - encoding.target_mean) / encoding.target_std);
-  }
-  return targets;
+  const at::Tensor values = regression_target_values(table, encoding).to(at::kDouble);
+  return ((values - encoding.target_mean) / encoding.target_std).to(at::kFloat);
 }
 
 // The labels of `table` under `encoding` as int64 class indices (-1 for every row when the table

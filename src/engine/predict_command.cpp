@@ -141,13 +141,9 @@ int Trainer::Impl::predict_values() {
   loader.start_epoch(0);
   int64_t position = 0, known = 0, rows = 0;
   double abs_error = 0.0, squared_error = 0.0;
-  // The shortest text that reads back as the same double, as pandas writes floats.
-  const auto value_text = [](double value) {
-    char text[40];
-    const auto written = std::to_chars(text, text + sizeof(text), value);
-    return std::string(text, written.ptr);
-  };
-  const auto float_text = [](float value) {  // a float32 as the shortest text that reads back as it
+  // The shortest text that reads back as the same value, as pandas writes floats (a double, or a
+  // float32 target as the table gave it).
+  const auto value_text = [](auto value) {
     char text[40];
     const auto written = std::to_chars(text, text + sizeof(text), value);
     return std::string(text, written.ptr);
@@ -176,7 +172,7 @@ int Trainer::Impl::predict_values() {
       csv += csv_field(batch->names.empty() ? predict_set->sample_name(sample) : batch->names[row]) + "," +
              value_text(prediction) + "," +
              (std::isnan(target) ? std::string()
-              : given            ? float_text(*given)
+              : given            ? value_text(*given)
                                  : value_text(target)) +
              "\n";
       if (!std::isnan(target)) {
