@@ -10,6 +10,7 @@
 #include "trainer/engine/optim/optimizer_factory.h"
 #include "trainer/engine/out_of_memory_report.h"
 #include "trainer/engine/posix_files.h"
+#include "trainer/engine/precision/cast_floating_tensors.h"
 #include "trainer/engine/profiling/throughput_setup.h"
 #include "trainer/engine/stop_signal.h"
 #include "trainer/engine/torch_compat.h"
@@ -170,7 +171,7 @@ void Trainer::Impl::setup() {
   spec.channels_key = data_options.name == "image_folder" ? "data.channels" : "data=" + data_options.name;
   input_spec = spec;
   model = models::ModelRegistry::global().create(view.sub("model"), spec);
-  if (param_dtype != at::kFloat) model->to(param_dtype);
+  if (param_dtype != at::kFloat) cast_floating_tensors(*model, param_dtype);  // integer buffers stay integers
   // A pipeline's process takes only its stage's pieces to the device (setup_pipeline): a model
   // larger than one device still starts.
   const bool pipelined = group && pipeline_strategy(view);

@@ -169,6 +169,27 @@ TEST_CASE("precision=bf16-true keeps the weights in bfloat16") {
   const std::string header = exported_header(run);
   CHECK(header.find("\"BF16\"") != std::string::npos);
   CHECK(header.find("\"F32\"") == std::string::npos);
+
+  // Only floating tensors: a batch norm's step counter stays an integer (LibTorch's Module::to
+  // made it a bfloat16 that stops counting at 256), in the checkpoint and in the export.
+  const fs::path cnn = fs::path(dir.path()) / "cnn";
+  auto cnn_fit = run_process({TRAINER_BINARY, "fit", "data=synthetic", "data.num_samples=640", "data.batch_size=2",
+                              "trainer.max_epochs=1", "precision=bf16-true", "model=cnn", "model.channels=[4]",
+                              "hydra.run.dir=" + cnn.string()});
+  INFO(cnn_fit.err);
+  REQUIRE(cnn_fit.exit_code == 0);
+  const std::string cnn_header = exported_header(cnn);
+  INFO(cnn_header);
+  const std::regex counter(
+      R"re("features\.1\.num_batches_tracked":\{"dtype":"I64","shape":\[\],"data_offsets":\[([0-9]+),)re");
+  std::smatch match;
+  REQUIRE(std::regex_search(cnn_header, match, counter));
+  const std::string bytes = read_file(cnn / "weights.safetensors");
+  const size_t at = 8 + cnn_header.size() + std::stoull(match[1]);
+  REQUIRE(bytes.size() >= at + 8);
+  int64_t steps = 0;
+  for (int i = 7; i >= 0; --i) steps = (steps << 8) | static_cast<unsigned char>(bytes[at + i]);
+  CHECK(steps == 288);  // 576 training samples (the rest validation) in batches of 2: past bfloat16's 256
 }
 
 TEST_CASE("precision=16 on the CPU runs bf16-mixed with a warning, as Lightning does, and the checkpoint says so") {

@@ -113,15 +113,19 @@ std::string likely_keys(const std::string& stored_yaml, const std::string& curre
 
 // Lightning's strict loading: every tensor of the model must be in the checkpoint with the same
 // shape and dtype, and the checkpoint may hold no tensor the model lacks. LibTorch's Module::load
-// would otherwise replace a parameter of another shape without a word.
-void check_tensor_shapes_and_dtypes(const std::string& path, models::Model& model,
+// would otherwise replace a parameter of another shape without a word. Returns whether an integer
+// buffer was stored as a floating-point one (a counter such as num_batches_tracked, which
+// checkpoints of the "true" precisions held in the weights' dtype before cast_floating_tensors):
+// accepted, and converted on load.
+bool check_tensor_shapes_and_dtypes(const std::string& path, models::Model& model,
                                     torch::serialize::InputArchive& archive, const std::string& stored_config,
                                     const std::string& current_config, const SkipTensor& skip) {
   std::map<std::string, StoredTensor> stored;
   collect_tensors(archive, "", stored);
   std::vector<std::string> problems;
   std::map<std::string, bool> seen;
-  auto check = [&](const std::string& name, const at::Tensor& tensor) {
+  bool converts = false;
+  auto check = [&](const std::string& name, const at::Tensor& tensor, bool is_buffer) {
     if (!tensor.defined()) return;
     seen[name] = true;
     if (skip && skip(tensor)) return;
@@ -129,17 +133,21 @@ void check_tensor_shapes_and_dtypes(const std::string& path, models::Model& mode
     const StoredTensor mine{tensor.sizes().vec(), tensor.scalar_type()};
     if (found == stored.end()) {
       problems.push_back(name + ": missing from the checkpoint (model " + describe(mine) + ")");
+    } else if (is_buffer && found->second.shape == mine.shape && !at::isFloatingType(mine.dtype) &&
+               at::isFloatingType(found->second.dtype)) {
+      converts = true;
     } else if (found->second.shape != mine.shape || found->second.dtype != mine.dtype) {
       problems.push_back(name + ": checkpoint " + describe(found->second) + " vs model " + describe(mine));
     }
   };
-  for (const auto& parameter : model.named_parameters(/*recurse=*/true)) check(parameter.key(), parameter.value());
-  for (const auto& buffer : model.named_buffers(/*recurse=*/true)) check(buffer.key(), buffer.value());
+  for (const auto& parameter : model.named_parameters(/*recurse=*/true))
+    check(parameter.key(), parameter.value(), false);
+  for (const auto& buffer : model.named_buffers(/*recurse=*/true)) check(buffer.key(), buffer.value(), true);
   for (const auto& [name, tensor] : stored) {
     if (seen.count(name) == 0)
       problems.push_back(name + ": in the checkpoint (" + describe(tensor) + "), not in the model");
   }
-  if (problems.empty()) return;
+  if (problems.empty()) return converts;
   std::string listed;
   for (size_t i = 0; i < problems.size() && i < 4; ++i) listed += (i == 0 ? "" : "; ") + problems[i];
   if (problems.size() > 4) listed += "; and " + std::to_string(problems.size() - 4) + " more";
@@ -256,15 +264,16 @@ void read_checkpoint_archive(const std::string& path, const std::function<void()
 
 namespace {
 
-// Module::load, but for the tensors `skip` leaves out, each read from its module's nested archive.
-void load_tensors(torch::serialize::InputArchive& archive, models::Model& model, const SkipTensor& skip) {
-  if (!skip) {
+// Module::load, but for the tensors `skip` leaves out, each read from its module's nested archive;
+// with `convert`, each tensor read in the model's dtype (an integer buffer stored as a float).
+void load_tensors(torch::serialize::InputArchive& archive, models::Model& model, const SkipTensor& skip, bool convert) {
+  if (!skip && !convert) {
     model.load(archive);
     return;
   }
   torch::NoGradGuard no_grad;
   auto read = [&](const std::string& name, at::Tensor tensor, bool is_buffer) {
-    if (!tensor.defined() || skip(tensor)) return;
+    if (!tensor.defined() || (skip && skip(tensor))) return;
     torch::serialize::InputArchive* level = &archive;
     std::vector<torch::serialize::InputArchive> children;  // the path's archives, kept alive
     children.reserve(static_cast<size_t>(std::count(name.begin(), name.end(), '.')));
@@ -277,7 +286,7 @@ void load_tensors(torch::serialize::InputArchive& archive, models::Model& model,
     }
     at::Tensor stored;
     level->read(name.substr(begin), stored, is_buffer);
-    tensor.set_data(stored.to(tensor.device()));  // stays where the model is
+    tensor.set_data(stored.to(tensor.device(), tensor.scalar_type()));  // stays where the model is
   };
   for (const auto& parameter : model.named_parameters(/*recurse=*/true))
     read(parameter.key(), parameter.value(), false);
@@ -311,9 +320,10 @@ LoopState load_checkpoint(const std::string& path, models::Model& model, torch::
   }
   torch::serialize::InputArchive model_archive;
   root.read("model", model_archive);
-  check_tensor_shapes_and_dtypes(path, model, model_archive, file.config_yaml, current_config_yaml, skip);
+  const bool convert =
+      check_tensor_shapes_and_dtypes(path, model, model_archive, file.config_yaml, current_config_yaml, skip);
   try {
-    load_tensors(model_archive, model, skip);
+    load_tensors(model_archive, model, skip, convert);
   } catch (const c10::Error& error) {
     throw Error(path, std::string("the checkpoint does not fit this model: ") + error.what_without_backtrace(),
                 "Use the same model config as the run that wrote it.");

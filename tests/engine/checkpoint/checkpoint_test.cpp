@@ -18,6 +18,7 @@
 #include "trainer/config/config_view.h"
 #include "trainer/config/yaml.h"
 #include "trainer/engine/checkpoint/checkpoint_writer.h"
+#include "trainer/engine/precision/cast_floating_tensors.h"
 #include "trainer/models/model_registry.h"
 #include "trainer/util/error.h"
 
@@ -30,6 +31,13 @@ std::shared_ptr<trainer::models::Model> mlp(const std::string& hidden_sizes) {
       trainer::config::load_yaml_string("name: mlp\nhidden_sizes: " + hidden_sizes + "\ndropout: 0.0\n", "model").root);
   return trainer::models::ModelRegistry::global().create(trainer::config::ConfigView(root).sub("model"),
                                                          trainer::models::InputSpec{{1, 28, 28}, 10});
+}
+
+std::shared_ptr<trainer::models::Model> cnn() {
+  trainer::config::Node root = trainer::config::Node::map();
+  root.set("model", trainer::config::load_yaml_string("name: cnn\nchannels: [4]\nhidden_size: 8\n", "model").root);
+  return trainer::models::ModelRegistry::global().create(trainer::config::ConfigView(root).sub("model"),
+                                                         trainer::models::InputSpec{{1, 8, 8}, 3});
 }
 
 struct Scratch {
@@ -207,4 +215,45 @@ CATCH_TEST_CASE("a file that is not a trainer checkpoint, and non-finite weights
   const std::string diverged = error_of([&] { trainer::engine::load_checkpoint(bare, *fresh, nullptr, false); });
   CATCH_CHECK(diverged.find("non-finite weights (NaN or inf) in layers.3.weight") != std::string::npos);
   CATCH_CHECK(diverged.find("(" + scratch.dir + "/epoch_000.ckpt is the newest other one)") != std::string::npos);
+}
+
+CATCH_TEST_CASE("a true precision casts only floating tensors, and loads the float counters older checkpoints held") {
+  Scratch scratch;
+  const std::string path = scratch.dir + "/last.ckpt";
+  // Before: LibTorch's Module::to(dtype) made the batch norm's step counter a bfloat16 (it stops
+  // at 256). Such a checkpoint, 300 steps counted, as an older trainer wrote it:
+  auto old = cnn();
+  old->to(at::kBFloat16);
+  at::Tensor old_counter = old->named_buffers()["features.1.num_batches_tracked"];
+  CATCH_REQUIRE(old_counter.scalar_type() == at::kBFloat16);
+  old_counter.fill_(300);
+  torch::optim::Adam adam(old->parameters(), torch::optim::AdamOptions(1e-3));
+  trainer::engine::write_file_durably(path, trainer::engine::serialize_checkpoint(*old, adam, {}, "seed: 1\n"));
+
+  auto model = cnn();
+  trainer::engine::cast_floating_tensors(*model, at::kBFloat16);
+  for (const auto& parameter : model->named_parameters()) {
+    CATCH_CHECK(parameter.value().scalar_type() == at::kBFloat16);
+  }
+  at::Tensor counter = model->named_buffers()["features.1.num_batches_tracked"];
+  CATCH_CHECK(counter.scalar_type() == at::kLong);
+  CATCH_CHECK(model->named_buffers()["features.1.running_var"].scalar_type() == at::kBFloat16);
+  // The same tensors, cast in place: an optimizer made before the cast steps the cast weights.
+  const at::Tensor first = model->parameters()[0];
+  trainer::engine::cast_floating_tensors(*model, at::kDouble);
+  CATCH_CHECK(first.scalar_type() == at::kDouble);
+  trainer::engine::cast_floating_tensors(*model, at::kBFloat16);
+
+  trainer::engine::load_checkpoint(path, *model, nullptr, false);
+  counter = model->named_buffers()["features.1.num_batches_tracked"];
+  CATCH_CHECK(counter.scalar_type() == at::kLong);
+  CATCH_CHECK(counter.item<int64_t>() == 300);  // 300 is a bfloat16 (256 + 32 + 8 + 4)
+  CATCH_CHECK(
+      at::equal(model->named_parameters()["classifier.1.weight"], old->named_parameters()["classifier.1.weight"]));
+
+  // A float32 model still refuses the bfloat16 weights, naming them.
+  auto float32 = cnn();
+  const std::string refused = error_of([&] { trainer::engine::load_checkpoint(path, *float32, nullptr, false); });
+  CATCH_CHECK(refused.find("checkpoint BFloat16") != std::string::npos);
+  CATCH_CHECK(refused.find("num_batches_tracked") == std::string::npos);
 }
