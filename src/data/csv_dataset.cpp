@@ -20,6 +20,7 @@
 #include "trainer/util/home_path.h"
 #include "trainer/util/log.h"
 #include "trainer/util/mapped_file.h"
+#include "trainer/util/same_file.h"
 
 namespace trainer::data {
 namespace {
@@ -347,8 +348,27 @@ std::vector<formats::CsvWanted> choose_columns(const DataOptions& options, const
   if (!contains(header, options.target)) throw no_such_column("data.target", options.target, options.path, header);
   std::vector<std::string> features = options.features;
   if (features.empty()) {
-    for (const std::string& name : header) {
-      if (name != options.target) features.push_back(name);
+    // Leading columns without a header name are a row index (pandas' DataFrame.to_csv writes its
+    // index so, and a table read and written again gets another): as an input it tells the model
+    // the row's position, which a table sorted by class gives away. Left out unless listed.
+    std::vector<std::string> index_columns;
+    for (size_t i = 0; i < header.size(); ++i) {
+      const std::string& name = header[i];
+      if (name == options.target) continue;
+      if (index_columns.size() == i && name == "Unnamed: " + std::to_string(i)) {
+        index_columns.push_back(name);
+      } else {
+        features.push_back(name);
+      }
+    }
+    if (features.empty()) {
+      features = index_columns;  // nothing else to learn from: kept
+    } else if (!index_columns.empty()) {
+      log::warning("data.features: " + options.path + "'s first column" +
+                   (index_columns.size() > 1 ? "s have" : " has") + " no name in the header (" +
+                   listed(index_columns, 4) +
+                   "): a row index, as pandas' to_csv writes it, left out of the inputs; to train on " +
+                   (index_columns.size() > 1 ? "them" : "it") + ", list the input columns in data.features");
     }
     if (features.empty()) {
       throw Error("data.path", options.path + " has one column, the target '" + options.target + "': no input",
@@ -678,6 +698,12 @@ DataSplits load_csv(const DataOptions& options) {
             fixed_text(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 2) + " s");
   TensorDataset test;
   if (!options.test_path.empty()) {
+    if (same_file(options.test_path, options.path)) {
+      log::warning("data.test_path: " + options.test_path +
+                   " is data.path's table, so the test rows are the rows "
+                   "trained and validated on: test metrics say how well the model fits them, not how it does on "
+                   "rows it has not seen; give a table of held-out rows");
+    }
     test = read_encoded(options, options.test_path, "data.test_path", encoding, json, /*target_optional=*/false);
   }
   return {all.view(train_rows), all.view(val_rows), std::move(test)};

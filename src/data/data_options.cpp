@@ -150,7 +150,8 @@ DataOptions DataOptions::from_config(const config::ConfigView& data, uint64_t se
     const auto features = r.get<std::optional<std::vector<std::string>>>("features");
     if (features && features->empty()) {
       throw Error(where(data, "features"), "lists no column: a model needs at least one input",
-                  "List the input columns, or set data.features=null for every column but the target.");
+                  "List the input columns, or set data.features=null for every column but the target (and a leading "
+                  "row index).");
     }
     o.features = features.value_or(std::vector<std::string>{});
     o.categorical = r.get<std::vector<std::string>>("categorical");

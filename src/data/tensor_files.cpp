@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include <ATen/ATen.h>
+#include <nlohmann/json.hpp>
 
 #include "trainer/data/tensor_dataset.h"
 #include "trainer/formats/array_file.h"
@@ -15,9 +17,12 @@
 #include "trainer/util/home_path.h"
 #include "trainer/util/log.h"
 #include "trainer/util/mapped_file.h"
+#include "trainer/util/same_file.h"
 
 namespace trainer::data {
 namespace {
+
+const char* const kCheckpoints = "the checkpoint's";
 
 bool ends_with(const std::string& text, const std::string& suffix) {
   return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
@@ -26,6 +31,16 @@ bool ends_with(const std::string& text, const std::string& suffix) {
 // NumPy's name of a dtype, as users save them.
 std::string numpy_name(at::ScalarType type) {
   switch (type) {
+    case at::kByte:
+      return "uint8";
+    case at::kChar:
+      return "int8";
+    case at::kShort:
+      return "int16";
+    case at::kInt:
+      return "int32";
+    case at::kLong:
+      return "int64";
     case at::kFloat:
       return "float32";
     case at::kDouble:
@@ -174,7 +189,95 @@ bool check_finite_at_load(const at::Tensor& inputs, const std::string& path, con
   return true;
 }
 
+namespace {
+
+// What the model was trained on: the training inputs' sample shape and dtype, and where they
+// came from (a file, or the checkpoint of a run on them), for the test split's checks.
+struct TrainedInputs {
+  std::vector<int64_t> sample_shape;
+  at::ScalarType dtype = at::kFloat;
+  std::string source;  // "x.npy", or "the checkpoint's"
+
+  // Kept in checkpoints (their summary's data encoding), so that test and predict need only the
+  // test files.
+  std::string encoding() const { return nlohmann::json{{"tensor_inputs_dtype", numpy_name(dtype)}}.dump(); }
+};
+
+// The test split of data.test_inputs / data.test_targets (empty when data.test_inputs is null),
+// checked against what the model was trained on.
+TensorDataset load_test_split(const DataOptions& options, const TrainedInputs& trained, int64_t num_classes) {
+  TensorDataset test;
+  if (options.test_inputs.empty()) return test;
+  // data.input_key / data.target_key name the test tensors too when the test files are
+  // safetensors; a .npy test file has one array and needs no name.
+  const at::Tensor test_inputs =
+      open_array(options.test_inputs, "test_inputs", options.input_key, "input_key", /*key_may_not_apply=*/true);
+  if (options.test_targets.empty() && !options.targets_optional) {
+    throw Error(options.test_inputs_where.empty() ? "data.test_inputs" : options.test_inputs_where,
+                "the test split needs both data.test_inputs and data.test_targets; data.test_targets is null",
+                "Give both files, or neither (no test split); only trainer predict reads data.test_inputs "
+                "alone.");
+  }
+  // Predicting inputs whose classes are unknown: every target -1.
+  const at::Tensor test_targets =
+      options.test_targets.empty() ? at::full({test_inputs.size(0)}, -1, at::kLong)
+                                   : open_array(options.test_targets, "test_targets", options.target_key, "target_key",
+                                                /*key_may_not_apply=*/true);
+  if (test_inputs.sizes().slice(1).vec() != trained.sample_shape) {
+    throw Error("data.test_inputs",
+                options.test_inputs + " holds samples of shape " + shape_text(test_inputs.sizes().slice(1)) +
+                    ", but the training inputs' are " + shape_text(trained.sample_shape) +
+                    (trained.source == kCheckpoints ? " (the checkpoint's)" : ""),
+                "Give test inputs shaped as the training inputs.");
+  }
+  // uint8 is read as pixels (divided by 255), every other dtype as values: a model trained on
+  // one would see the other on another scale.
+  if ((test_inputs.scalar_type() == at::kByte) != (trained.dtype == at::kByte)) {
+    throw Error("data.test_inputs",
+                options.test_inputs + " holds " + numpy_name(test_inputs.scalar_type()) + " samples, but the " +
+                    "training inputs (" + trained.source + ") are " + numpy_name(trained.dtype) +
+                    ": uint8 is read as pixels and divided by 255, every other dtype as it is, so the model would "
+                    "see these samples on another scale",
+                "Save the test inputs with the training inputs' dtype (numpy: x.astype(train.dtype); from "
+                "float pixels in 0..1 to uint8: (x * 255).round().astype('uint8')).");
+  }
+  const bool test_checked = check_finite_at_load(test_inputs, options.test_inputs, "data.test_inputs");
+  if (!options.test_targets.empty()) {
+    check_targets(test_targets, test_inputs.size(0), options.test_targets, "data.test_targets", num_classes);
+  }
+  test = TensorDataset(test_inputs, test_targets);
+  if (!test_checked) test.check_finite_per_batch("data.test_inputs", options.test_inputs);
+  test.set_num_classes(num_classes);
+  return test;
+}
+
+// trainer test and predict from a checkpoint that says what its inputs were: the test files
+// alone (the training files may have moved, or be relative to another directory).
+std::optional<DataSplits> load_test_files_alone(const DataOptions& options) {
+  if (options.evaluated_split != "test" || options.test_inputs.empty() || options.trained_sample_shape.empty() ||
+      options.trained_num_classes <= 0 || options.encoding.empty()) {
+    return std::nullopt;
+  }
+  const nlohmann::json encoding = nlohmann::json::parse(options.encoding, nullptr, /*allow_exceptions=*/false);
+  if (!encoding.is_object() || !encoding.contains("tensor_inputs_dtype") ||
+      !encoding["tensor_inputs_dtype"].is_string()) {
+    return std::nullopt;
+  }
+  const std::string dtype = encoding["tensor_inputs_dtype"].get<std::string>();
+  const TrainedInputs trained{options.trained_sample_shape, dtype == "uint8" ? at::kByte : at::kFloat, kCheckpoints};
+  TensorDataset test = load_test_split(options, trained, options.trained_num_classes);
+  test.set_encoding(options.encoding);
+  log::info("data: " + options.test_inputs + " alone (the checkpoint says what the model was trained on; " +
+            options.inputs + " is not read)");
+  // The model is built from the test split's samples (the same shape and classes).
+  auto tested = std::make_shared<const TensorDataset>(std::move(test));
+  return DataSplits(tested, std::make_shared<const TensorDataset>(), tested);
+}
+
+}  // namespace
+
 DataSplits load_tensor_files(const DataOptions& options) {
+  if (std::optional<DataSplits> alone = load_test_files_alone(options)) return std::move(*alone);
   const at::Tensor inputs = open_array(options.inputs, "inputs", options.input_key, "input_key");
   const at::Tensor targets = open_array(options.targets, "targets", options.target_key, "target_key");
   if (inputs.dim() < 2) {
@@ -221,50 +324,16 @@ DataSplits load_tensor_files(const DataOptions& options) {
                 "Lower data.val_fraction (0.1 holds out a tenth).");
   }
 
-  TensorDataset test;
-  if (!options.test_inputs.empty()) {
-    // data.input_key / data.target_key name the test tensors too when the test files are
-    // safetensors; a .npy test file has one array and needs no name.
-    const at::Tensor test_inputs =
-        open_array(options.test_inputs, "test_inputs", options.input_key, "input_key", /*key_may_not_apply=*/true);
-    if (options.test_targets.empty() && !options.targets_optional) {
-      throw Error(options.test_inputs_where.empty() ? "data.test_inputs" : options.test_inputs_where,
-                  "the test split needs both data.test_inputs and data.test_targets; data.test_targets is null",
-                  "Give both files, or neither (no test split); only trainer predict reads data.test_inputs "
-                  "alone.");
-    }
-    // Predicting inputs whose classes are unknown: every target -1.
-    const at::Tensor test_targets = options.test_targets.empty() ? at::full({test_inputs.size(0)}, -1, at::kLong)
-                                                                 : open_array(options.test_targets, "test_targets",
-                                                                              options.target_key, "target_key",
-                                                                              /*key_may_not_apply=*/true);
-    if (test_inputs.sizes().slice(1) != inputs.sizes().slice(1)) {
-      throw Error("data.test_inputs",
-                  options.test_inputs + " holds samples of shape " + shape_text(test_inputs.sizes().slice(1)) +
-                      ", but the training inputs' are " + shape_text(inputs.sizes().slice(1)),
-                  "Give test inputs shaped as the training inputs.");
-    }
-    // uint8 is read as pixels (divided by 255), every other dtype as values: a model trained on
-    // one would see the other on another scale.
-    if ((test_inputs.scalar_type() == at::kByte) != (inputs.scalar_type() == at::kByte)) {
-      throw Error("data.test_inputs",
-                  options.test_inputs + " holds " + numpy_name(test_inputs.scalar_type()) +
-                      " samples, but the "
-                      "training inputs (" +
-                      options.inputs + ") are " + numpy_name(inputs.scalar_type()) +
-                      ": uint8 is read as pixels and divided by 255, every other dtype as it is, so the model would "
-                      "see these samples on another scale",
-                  "Save the test inputs with the training inputs' dtype (numpy: x.astype(train.dtype); from "
-                  "float pixels in 0..1 to uint8: (x * 255).round().astype('uint8')).");
-    }
-    const bool test_checked = check_finite_at_load(test_inputs, options.test_inputs, "data.test_inputs");
-    if (!options.test_targets.empty()) {
-      check_targets(test_targets, test_inputs.size(0), options.test_targets, "data.test_targets", num_classes);
-    }
-    test = TensorDataset(test_inputs, test_targets);
-    if (!test_checked) test.check_finite_per_batch("data.test_inputs", options.test_inputs);
-    test.set_num_classes(num_classes);
+  if (!options.test_inputs.empty() && !options.test_targets.empty() && same_file(options.test_inputs, options.inputs)) {
+    log::warning("data.test_inputs: " + options.test_inputs +
+                 " is data.inputs' file, so the test samples are the "
+                 "samples trained and validated on: test metrics say how well the model fits them, not how it does "
+                 "on samples it has not seen; give held-out samples");
   }
+  const TrainedInputs trained{inputs.sizes().slice(1).vec(), inputs.scalar_type(), options.inputs};
+  TensorDataset test = load_test_split(options, trained, num_classes);
+  const std::string encoding = trained.encoding();
+  for (TensorDataset* split : {&train, &val, &test}) split->set_encoding(encoding);
   return {std::move(train), std::move(val), std::move(test)};
 }
 

@@ -66,6 +66,18 @@ void Trainer::Impl::setup() {
       data_options.evaluated_split = command == "validate" ? "val" : "test";
     }
   }
+  // test and predict on data=tensors read the test files alone when the checkpoint says what the
+  // model was trained on (the inputs' dtype is in its data encoding): the training files, named
+  // relative to the training run's directory, need not be there.
+  if (data_options.name == "tensors" && (command == "test" || predict_only)) {
+    const formats::CheckpointSummary trained = checkpoint_summary();
+    if (!trained.sample_shape.empty() && trained.num_classes > 0 && !trained.data_encoding.empty()) {
+      data_options.trained_sample_shape = trained.sample_shape;
+      data_options.trained_num_classes = trained.num_classes;
+      data_options.evaluated_split = "test";
+      data_options.encoding = trained.data_encoding;
+    }
+  }
   if (predict_only && data_options.name == "csv") {
     if (data_options.encoding.empty()) {
       throw Error("ckpt_path", "predict with data=csv needs a checkpoint written by a fit on data=csv",

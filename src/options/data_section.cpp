@@ -189,7 +189,9 @@ std::vector<Section> data_sections() {
           text("target", "???").means("the label column: class indices or names, or numbers to regress"),
           choice("task", "classification", {"classification", "regression"})
               .means("classification (cross-entropy; acc) or regression (MSE; mae, rmse, r2)"),
-          texts("features", "null").or_null().means("the input columns, in order (null: every column but the target)"),
+          texts("features", "null")
+              .or_null()
+              .means("the input columns, in order (null: every column but the target and a leading row index)"),
           texts("categorical", "[]").means("input columns holding categories, one-hot encoded"),
           text("delimiter", "null").or_null().means("the character between cells, '\\t' for tabs (null: by extension)"),
           flag("standardize", "true")

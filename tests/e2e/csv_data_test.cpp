@@ -201,6 +201,9 @@ TEST_CASE("data=csv one-hot encodes categorical columns, so a label that only a 
   INFO(fit.err);
   REQUIRE(fit.exit_code == 0);
   CHECK(fit.err.find("mlp 6-") != std::string::npos);  // 3 colours + noise + 2 codes
+  // The test table is the training table here: test/acc says how well it fits, and a warning says so.
+  CHECK(fit.err.find("data.test_path: signals.tsv is data.path's table, so the test rows are the rows trained") !=
+        std::string::npos);
   CHECK(printed(fit.out, "test/acc") == 1.0);
   CHECK(read_file(root / "run" / "class_names.txt") == "go\nstop\nwait\n");
   const std::string ckpt = read_file(root / "run" / "checkpoints" / "last.ckpt");
@@ -261,6 +264,39 @@ TEST_CASE("data=csv trains on Fashion-MNIST written as a CSV table with a label 
   INFO(predicted.err);
   REQUIRE(predicted.exit_code == 0);
   CHECK(printed(predicted.out, "predict/acc") == Approx(printed(fit.out, "test/acc")).margin(1e-6));
+}
+
+TEST_CASE("data=csv leaves a pandas row index out of the inputs unless data.features lists it", "") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  TempDir dir;
+  const fs::path root(dir.path());
+  // What pandas' DataFrame.to_csv writes by default (the index first, its header cell empty), and
+  // the same table read back and written with index=False (the old index now 'Unnamed: 0'), of a
+  // table sorted by class: the row number alone would tell the label.
+  std::string rows;
+  for (int i = 0; i < 200; ++i) {
+    rows += std::to_string(i) + "," + std::to_string((i * 37) % 11) + "," + (i < 100 ? "p" : "q") + "\n";
+  }
+  write_text(root / "indexed.csv", ",a,y\n" + rows);
+  write_text(root / "rewritten.csv", "Unnamed: 0,a,y\n" + rows);
+  for (const std::string table : {"indexed.csv", "rewritten.csv"}) {
+    auto fit = run_process(csv_fit("run_" + table, {"data.path=" + table, "data.target=y", "trainer.max_epochs=1"}),
+                           dir.path());
+    INFO(fit.err);
+    REQUIRE(fit.exit_code == 0);
+    CHECK(fit.err.find("mlp 1-") != std::string::npos);  // a alone
+    CHECK(fit.err.find(table + "'s first column has no name in the header (Unnamed: 0): a row index") !=
+          std::string::npos);
+    CHECK(fit.err.find("list the input columns in data.features") != std::string::npos);
+  }
+
+  auto listed = run_process(csv_fit("listed", {"data.path=indexed.csv", "data.target=y", "trainer.max_epochs=1",
+                                               "data.features=['Unnamed: 0',a]"}),
+                            dir.path());
+  INFO(listed.err);
+  REQUIRE(listed.exit_code == 0);
+  CHECK(listed.err.find("mlp 2-") != std::string::npos);
+  CHECK(listed.err.find("a row index") == std::string::npos);
 }
 
 TEST_CASE("data=csv: a bad table or a wrong column is a clean error naming the key and file:line:column", "") {

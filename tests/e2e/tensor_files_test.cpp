@@ -207,6 +207,35 @@ TEST_CASE(
   CHECK(no_targets.exit_code != 0);
   check_clean_error(no_targets);
   CHECK(no_targets.err.find("data.test_targets is null") != std::string::npos);
+
+  // test and predict read the test files alone: the training files (x.npy and y.npy, relative to
+  // the directory the fit ran in) may be gone; the checkpoint says what the model was trained on.
+  fs::rename(root / "x.npy", root / "moved_x.npy");
+  fs::rename(root / "y.npy", root / "moved_y.npy");
+  auto alone = run_process({TRAINER_BINARY, "test", "ckpt_path=last", "hydra.run.dir=npy"}, dir.path());
+  INFO(alone.err);
+  REQUIRE(alone.exit_code == 0);
+  CHECK(alone.err.find("data: tx.npy alone") != std::string::npos);
+  CHECK(printed(alone.out, "test/acc") == printed(tested.out, "test/acc"));
+  fs::remove_all(root / "npy" / "eval");
+  auto predicted_alone = run_process({TRAINER_BINARY, "predict", "ckpt_path=last", "hydra.run.dir=npy",
+                                      "data.test_inputs=tx.npy", "data.test_targets=null"},
+                                     dir.path());
+  INFO(predicted_alone.err);
+  REQUIRE(predicted_alone.exit_code == 0);
+  const CsvTable again = read_csv(predictions_under(root / "npy" / "eval"));
+  REQUIRE(again.rows.size() == 10000);
+  for (size_t i = 0; i < again.rows.size(); i += 997) CHECK(again.rows[i][1] == labelled.rows[i][1]);
+  // Checked against the checkpoint's inputs: float samples for a model trained on uint8 pixels.
+  write_npy(root / "float_x.npy", "<f4", {2, 1, 28, 28}, std::string(2 * 784 * 4, '\0'));
+  write_npy(root / "two_y.npy", "|u1", {2}, std::string(2, '\0'));
+  auto floats = run_process({TRAINER_BINARY, "test", "ckpt_path=last", "hydra.run.dir=npy",
+                             "data.test_inputs=float_x.npy", "data.test_targets=two_y.npy"},
+                            dir.path());
+  CHECK(floats.exit_code != 0);
+  check_clean_error(floats);
+  CHECK(floats.err.find("float_x.npy holds float32 samples, but the training inputs (the checkpoint's) are uint8") !=
+        std::string::npos);
 }
 
 TEST_CASE("data=tensors reads named float16 tensors of a safetensors file with int32 labels, and an MLP learns",
@@ -376,4 +405,13 @@ TEST_CASE("data=tensors: the mistakes users make with array files are clean erro
   INFO(good.err);
   CHECK(good.exit_code == 0);
   CHECK(good.err.find("data: 36 train / 4 val / 0 test samples") != std::string::npos);
+  CHECK(good.err.find("is data.inputs' file") == std::string::npos);
+  // Testing on the training file (through another spelling of its path) trains, with a warning.
+  auto same = run_process(tensors_fit("same", {"data.inputs=x.npy", "data.targets=y.npy", "data.test_inputs=./x.npy",
+                                               "data.test_targets=y.npy", "trainer.max_steps=2"}),
+                          dir.path());
+  INFO(same.err);
+  CHECK(same.exit_code == 0);
+  CHECK(same.err.find("data.test_inputs: ./x.npy is data.inputs' file, so the test samples are the samples trained") !=
+        std::string::npos);
 }
