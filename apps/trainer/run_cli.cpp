@@ -34,6 +34,7 @@
 #include "trainer/launch/launcher.h"
 #include "trainer/launch/new_directories.h"
 #include "trainer/launch/optuna_sweep.h"
+#include "trainer/launch/run_lock.h"
 #include "trainer/launch/schema_check.h"
 #include "trainer/launch/shell_completion.h"
 #include "trainer/launch/sweep_lock.h"
@@ -242,16 +243,40 @@ int run_single_job(const CliOptions& options, const CliArgs& args, const config:
   }
   const std::string run_dir = fs::absolute(resolve_string(result.config, "hydra.run.dir", ctx)).string();
   const config::Node* ckpt = result.config.find("ckpt_path");
+  const bool resumes = ckpt != nullptr && !ckpt->is_null();
+  std::optional<launch::RunLock> lock;  // held until this process ends
+  std::optional<launch::RecordSnapshot> record;
   if (args.command == "fit" && !launch::is_secondary_rank()) {
-    if (ckpt == nullptr || ckpt->is_null()) {
-      launch::refuse_overwriting_run(run_dir);
-      const launch::CheckpointDirectory checkpoints = launch::job_checkpoint_directory(result.config, run_dir, ctx);
-      launch::refuse_overwriting_checkpoints(checkpoints.path, checkpoints.key);
-    } else {
-      launch::verify_resume_checkpoint(result.config, run_dir, ctx);
+    lock.emplace(run_dir);
+    const launch::CheckpointDirectory checkpoints = launch::job_checkpoint_directory(result.config, run_dir, ctx);
+    try {
+      if (!resumes) {
+        launch::refuse_overwriting_run(run_dir);
+        launch::refuse_overwriting_checkpoints(checkpoints.path, checkpoints.key);
+      } else {
+        launch::verify_resume_checkpoint(result.config, run_dir, ctx);
+      }
+    } catch (...) {
+      std::error_code ec;
+      if (lock->created()) fs::remove(run_dir, ec);  // empty: made for the lock alone
+      throw;
+    }
+    if (resumes) {
+      std::vector<std::string> files = launch::job_records(result.config);
+      const std::string log = files.empty() ? std::string() : files.front();  // the refused attempt stays in it
+      if (!files.empty()) files.erase(files.begin());
+      record.emplace(run_dir, files, log, (fs::path(checkpoints.path) / "last.ckpt").string());
     }
   }
-  launch::run_job(options.engine, args.command, std::move(result.config), run_dir, task_overrides_of(texts), ctx);
+  try {
+    launch::run_job(options.engine, args.command, std::move(result.config), run_dir, task_overrides_of(texts), ctx);
+  } catch (...) {
+    if (record && record->restore_if_not_trained()) {
+      log::info(
+          "fit: the resume ended before it saved a checkpoint: the run's record (.hydra, TensorBoard) is as it was");
+    }
+    throw;
+  }
   return 0;
 }
 

@@ -1,6 +1,8 @@
 #include "trainer/engine/export_command.h"
 
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <sstream>
 #include <vector>
@@ -90,6 +92,52 @@ std::string default_output(const std::string& checkpoint, const std::string& run
   return run_dir + "/" + name + ".safetensors";
 }
 
+// The file an export writes for `export_path`: the one a symbolic link names (the link stays a
+// link), refused when it is not a regular file (a device such as /dev/stdout, a directory, a FIFO)
+// or when it holds a trainer checkpoint (another run's, or a copy: written over, it could never be
+// resumed or evaluated again).
+std::string export_target(const std::string& export_path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status status = fs::status(export_path, ec);  // through links
+  if (!fs::exists(status)) {
+    // A new file, or a link to one not there yet: the link's target is written.
+    fs::path target = export_path;
+    for (int hops = 0; hops < 40 && fs::is_symlink(target, ec); ++hops) {
+      const fs::path next = fs::read_symlink(target, ec);
+      if (ec) break;
+      target = next.is_absolute() ? next : target.parent_path() / next;
+    }
+    return target.lexically_normal().string();
+  }
+  if (!fs::is_regular_file(status)) {
+    throw Error("export_path=" + export_path,
+                std::string("is ") +
+                    (fs::is_directory(status)        ? "a directory"
+                     : fs::is_character_file(status) ? "a character device"
+                     : fs::is_block_file(status)     ? "a block device"
+                     : fs::is_fifo(status)           ? "a FIFO or pipe"
+                                                     : "not a regular file") +
+                    ": the export writes a .safetensors file (atomically: a temporary file renamed into place); "
+                    "nothing was written",
+                "Set export_path to a file path, e.g. export_path=model.safetensors.");
+  }
+  const fs::path target = fs::canonical(export_path, ec);
+  std::ifstream in(target, std::ios::binary);
+  char head[15] = {};
+  in.read(head, sizeof(head));
+  if (target.extension() == ".ckpt" ||
+      std::string(head, static_cast<size_t>(in.gcount())).rfind("TRAINER-CKPT", 0) == 0) {
+    throw Error("export_path=" + export_path,
+                "holds a trainer checkpoint" +
+                    (fs::is_symlink(export_path, ec) ? " (" + target.string() + ")" : std::string()) +
+                    ": the export would write over it, and it could never be resumed or evaluated again; nothing "
+                    "was written",
+                "Set export_path to a .safetensors file.");
+  }
+  return fs::is_symlink(export_path, ec) ? target.string() : export_path;
+}
+
 }  // namespace
 
 std::string export_checkpoint(const config::Node& job_config, const std::string& run_dir) {
@@ -109,6 +157,7 @@ std::string export_checkpoint(const config::Node& job_config, const std::string&
     throw Error("export_path", "the export would overwrite the checkpoint " + checkpoint,
                 "Set export_path to a .safetensors file.");
   }
+  const std::string target = export_target(output);
 
   torch::jit::Module root = load_archive(checkpoint);
   const formats::CheckpointSummary summary = formats::read_checkpoint_summary(checkpoint).summary;
@@ -156,10 +205,10 @@ std::string export_checkpoint(const config::Node& job_config, const std::string&
   // How a table's rows become inputs (data=csv: columns, categories, mean and std), so a deployed
   // model can encode new rows as training did.
   if (!summary.data_encoding.empty()) metadata["trainer_data_encoding"] = summary.data_encoding;
-  if (!posix::make_directories(posix::parent(output))) {
+  if (!posix::make_directories(posix::parent(target))) {
     throw Error(output, "cannot create the export's directory", "Check the directory's permissions.");
   }
-  formats::write_safetensors(output, tensors, metadata);
+  formats::write_safetensors(target, tensors, metadata);
 
   char size[32];
   std::snprintf(size, sizeof(size), "%.2f MB", static_cast<double>(total_bytes) / 1e6);

@@ -226,12 +226,22 @@ void refuse_writing_into_run(const Node& composed, const fs::path& own, const fs
   }
   keys.push_back("callbacks.model_checkpoint.dirpath");
   keys.push_back("trainer.default_root_dir");
+  keys.push_back("export_path");  // trainer export's file
   for (const std::string& key : keys) {
     if (config::select(composed, key) == nullptr) continue;
     const std::string value = resolved_string(composed, key, in_own);
     if (value.empty()) continue;
     const fs::path dir = fs::absolute(value).lexically_normal();
     if (!lies_within(dir, training_run) || lies_within(dir, own)) continue;
+    if (key == "export_path") {
+      throw Error(key + "=" + value,
+                  "the export would write " + dir.string() + ", inside the training run " + training_run.string() +
+                      " it exports (outside its own directory " + own.string() +
+                      "): it would replace or add to that run's files (a checkpoint written over cannot be resumed or "
+                      "evaluated again); nothing was written",
+                  "Drop export_path (the export goes to " + own.string() +
+                      "/<checkpoint name>.safetensors), or name a file outside the training run.");
+    }
     throw Error(key + "=" + value,
                 "this evaluation would write into " + dir.string() + ", inside the training run " +
                     training_run.string() + " it evaluates (outside its own directory " + own.string() +
@@ -347,6 +357,40 @@ std::string checkpoint_directory(const Node& composed, const std::string& run_di
   return job_checkpoint_directory(composed, run_dir, ctx).path;
 }
 
+namespace {
+
+// A resume writes into this run's checkpoint directory and metrics: the checkpoint directory must
+// be this run's, and a directory holding this run's checkpoints takes only their continuation.
+void refuse_resuming_into_another_run(const std::string& checkpoint, const CheckpointDirectory& writes,
+                                      const std::string& run_dir) {
+  const std::string& directory = writes.path;
+  std::error_code ec;
+  const fs::path dir = fs::weakly_canonical(fs::absolute(directory), ec);
+  const fs::path run = fs::weakly_canonical(fs::absolute(run_dir), ec);
+  if (const std::optional<std::string> owner = run_of_checkpoint_directory(directory);
+      owner && fs::weakly_canonical(fs::absolute(*owner), ec) != run) {
+    throw Error(writes.key + (writes.key == "hydra.run.dir" ? "=" + run_dir : "=" + directory),
+                "holds the checkpoints of the training run " + *owner + ", not of hydra.run.dir=" + run_dir +
+                    ": resuming would write this run's checkpoints among that run's (its ckpt_path=best|last would "
+                    "then load this run's model) and record that directory as this run's; nothing was written",
+                "Resume " + *owner + " with ckpt_path=last hydra.run.dir=" + *owner +
+                    ", or drop callbacks.model_checkpoint.dirpath (checkpoints go to <hydra.run.dir>/checkpoints).");
+  }
+  if (lies_within(fs::absolute(checkpoint), dir)) return;  // this run's own checkpoint
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    if (entry.path().extension() != ".ckpt") continue;
+    throw Error("hydra.run.dir=" + run_dir,
+                "already holds a training run (" + entry.path().string() + "), and ckpt_path=" + checkpoint +
+                    " is another run's checkpoint: resuming it here would replace this run's last.ckpt with that "
+                    "run's continuation and mix both runs' metrics.csv; nothing was written",
+                "Resume that checkpoint's run in its own directory (ckpt_path=last hydra.run.dir=<its run>), or "
+                "continue from it in a new hydra.run.dir (ckpt_path=" +
+                    checkpoint + " hydra.run.dir=<a new directory>).");
+  }
+}
+
+}  // namespace
+
 void verify_resume_checkpoint(const Node& composed, const std::string& run_dir, const config::ResolveContext& ctx) {
   const Node* ckpt = composed.find("ckpt_path");
   if (ckpt == nullptr || ckpt->is_null()) return;
@@ -355,6 +399,8 @@ void verify_resume_checkpoint(const Node& composed, const std::string& run_dir, 
   // ckpt_path=last before any checkpoint starts afresh (the engine says so).
   if (wanted == "last" && !present(fs::path(directory) / "last.ckpt")) return;
   const std::string path = formats::resolve_checkpoint_name(wanted, directory);
+  // Where this command would write its checkpoints (its own dirpath override included).
+  refuse_resuming_into_another_run(path, job_checkpoint_directory(composed, run_dir, ctx), run_dir);
   const formats::CheckpointFile file = formats::read_checkpoint_file(path);
   if (file.config_yaml.empty()) return;  // format 1: nothing to compare
   const Node stored = config::load_yaml_string(file.config_yaml, path + " (its config)").root;
@@ -430,6 +476,18 @@ EvaluationPlan plan_evaluation(const std::string& command, Node composed,
     own = fresh_dir(run_dir / "eval", command, now);
   } else if (holds_a_run(run_dir)) {  // Hydra's default directory, taken by another run this second
     for (int i = 1; holds_a_run(own); ++i) own = run_dir.string() + "_" + std::to_string(i);
+  }
+  if (plan.training_run && run_dir_given && !keep_run_dir && own == run_dir &&
+      lies_within(run_dir, fs::path(*plan.training_run)) &&
+      !lies_within(run_dir, fs::path(*plan.training_run) / "eval")) {
+    // hydra.run.dir=<run>/checkpoints, <run>/tensorboard, <run>/sub: the evaluation's .hydra,
+    // metrics.csv and log would land among the training run's files.
+    throw Error("hydra.run.dir=" + run_dir.string(),
+                "lies inside the training run " + *plan.training_run + " this " + command +
+                    " reads its checkpoint from: its .hydra, metrics.csv and log would be written among that run's "
+                    "files; nothing was written",
+                "Give hydra.run.dir=" + *plan.training_run + " (an evaluation then writes into " + *plan.training_run +
+                    "/eval/" + command + "_<date>_<time>), or a directory outside the training run.");
   }
   if (plan.training_run) refuse_writing_into_run(composed, own, fs::path(*plan.training_run), context);
   plan.run_dir = own.string();

@@ -1,11 +1,15 @@
 #include "trainer/launch/job_files.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <optional>
 
 #include "trainer/config/yaml.h"
@@ -65,6 +69,65 @@ void write_job_files(const std::string& run_dir, const std::string& output_subdi
   config::Node overrides = config::Node::list();
   for (const std::string& text : task_overrides) overrides.push_back(config::Node::string(text));
   write_file_atomically((meta / "overrides.yaml").string(), config::to_yaml(overrides));
+}
+
+namespace {
+
+std::string identity_of(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return {};
+  return std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino) + ":" + std::to_string(st.st_size) + ":" +
+         std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec);
+}
+
+}  // namespace
+
+// The run's files outside checkpoints/ and eval/ (an evaluation's), sorted.
+std::vector<std::string> run_files(const std::string& run_dir) {
+  std::vector<std::string> files;
+  std::error_code ec;
+  fs::recursive_directory_iterator it(run_dir, ec), end;
+  for (; !ec && it != end; it.increment(ec)) {
+    const fs::path relative = it->path().lexically_relative(run_dir);
+    if (it.depth() == 0 && it->is_directory(ec) && (relative == "checkpoints" || relative == "eval")) {
+      it.disable_recursion_pending();
+      continue;
+    }
+    if (it->is_regular_file(ec)) files.push_back(it->path().string());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+RecordSnapshot::RecordSnapshot(const std::string& run_dir, const std::vector<std::string>& records, std::string log,
+                               std::string last_checkpoint)
+    : run_dir_(run_dir),
+      log_((fs::path(run_dir) / log).string()),
+      present_(run_files(run_dir)),
+      last_checkpoint_(std::move(last_checkpoint)),
+      checkpoint_identity_(identity_of(last_checkpoint_)) {
+  std::vector<std::string> kept;
+  for (const std::string& relative : records) kept.push_back((fs::path(run_dir) / relative).string());
+  for (const std::string& path : present_) {
+    if (fs::path(path).extension() == ".hparams") kept.push_back(path);
+  }
+  for (const std::string& path : kept) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) continue;
+    files_.emplace_back(path, std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()));
+  }
+}
+
+bool RecordSnapshot::restore_if_not_trained() const {
+  if (files_.empty() || checkpoint_identity_.empty() || identity_of(last_checkpoint_) != checkpoint_identity_) {
+    return false;
+  }
+  for (const auto& [path, bytes] : files_) write_file_atomically(path, bytes);
+  for (const std::string& path : run_files(run_dir_)) {
+    std::error_code ec;
+    if (path != log_ && !std::binary_search(present_.begin(), present_.end(), path)) fs::remove(path, ec);
+  }
+  return true;
 }
 
 }  // namespace trainer::launch

@@ -1,9 +1,15 @@
 // A fit never writes into another run's checkpoints, and a resume never loads state that cannot
 // fit: a new fit (no ckpt_path) whose checkpoint directory holds another run's *.ckpt files, a
 // sweep whose jobs share one, and a resume with another optimizer are refused before anything is
-// written. Skipped without the engine (TRAINER_LIBTORCH=none).
+// written; one fit at a time holds a run directory; a resume never writes into another run's
+// directory, and one the engine refuses leaves the run's record as it was. Skipped without the
+// engine (TRAINER_LIBTORCH=none).
+#include <sys/stat.h>
+
+#include <chrono>
 #include <filesystem>
 #include <map>
+#include <thread>
 
 #include <catch2/catch.hpp>
 
@@ -131,4 +137,139 @@ TEST_CASE("a resume with another optimizer is refused before anything is written
   CHECK(step.exit_code == 0);
   CHECK(step.err.find("ckpt_path=last: the checkpoint was trained with scheduler=none, this run has scheduler=step: "
                       "the learning rate follows step from step 2 on") != std::string::npos);
+}
+
+TEST_CASE("one fit at a time in a run directory, and a resume never writes into another run") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  TempDir dir;
+  const fs::path base(dir.path());
+  const fs::path a = base / "runs" / "a";
+  const fs::path b = base / "runs" / "b";
+  for (const std::string run : {"runs/a", "runs/b"}) {
+    auto made =
+        run_process(fit({"hydra.run.dir=" + run, "seed=" + std::to_string(run.size() + run.back())}), dir.path());
+    INFO(made.err);
+    REQUIRE(made.exit_code == 0);
+  }
+  const auto a_before = tree(a);
+  const auto b_before = tree(b);
+  auto unchanged = [](const std::map<std::string, std::string>& before, const fs::path& run, bool but_log) {
+    const auto after = tree(run);
+    for (const auto& [name, bytes] : after) {
+      INFO(name);
+      REQUIRE(before.count(name) == 1);  // nothing added
+      if (!(but_log && name == "trainer.log")) CHECK(before.at(name) == bytes);
+    }
+    CHECK(after.size() == before.size());
+  };
+
+  // Run a's checkpoint resumed in run b's directory: b's last.ckpt and metrics would be a's.
+  auto foreign = run_process(
+      fit({"hydra.run.dir=runs/b", "ckpt_path=runs/a/checkpoints/last.ckpt", "trainer.max_epochs=2"}), dir.path());
+  INFO(foreign.err);
+  check_clean_error(foreign);
+  CHECK(foreign.err.find("Error: hydra.run.dir=" + b.string() + ": already holds a training run (") !=
+        std::string::npos);
+  CHECK(foreign.err.find("and ckpt_path=runs/a/checkpoints/last.ckpt is another run's checkpoint") !=
+        std::string::npos);
+  // Run a resumed with its checkpoints sent into run b's directory.
+  auto elsewhere =
+      run_process(fit({"hydra.run.dir=runs/a", "ckpt_path=last",
+                       "callbacks.model_checkpoint.dirpath=" + (b / "checkpoints").string(), "trainer.max_epochs=2"}),
+                  dir.path());
+  INFO(elsewhere.err);
+  check_clean_error(elsewhere);
+  CHECK(elsewhere.err.find("holds the checkpoints of the training run " + b.string() +
+                           ", not of hydra.run.dir=" + a.string()) != std::string::npos);
+  unchanged(a_before, a, false);
+  unchanged(b_before, b, false);
+
+  // A resume the engine refuses (the checkpoint does not fit the model) leaves the run's record as
+  // it was: .hydra still names the run's own model (a later ckpt_path=best follows it); only the
+  // log tells the attempt.
+  auto misfit = run_process(fit({"hydra.run.dir=runs/a", "ckpt_path=last", "model.hidden_sizes=[32]"}), dir.path());
+  INFO(misfit.err);
+  check_clean_error(misfit);
+  CHECK(misfit.err.find("the checkpoint does not fit this model") != std::string::npos);
+  CHECK(misfit.err.find("the run's record (.hydra, TensorBoard) is as it was") != std::string::npos);
+  unchanged(a_before, a, true);
+  CHECK(read_file(a / "trainer.log").size() > a_before.at("trainer.log").size());
+
+  // Two fits into one directory at once: the second is refused while the first runs, naming it.
+  BackgroundProcess running(
+      fit({"hydra.run.dir=runs/c", "data.num_samples=100000", "data.batch_size=8", "trainer.max_epochs=100"}),
+      dir.path(), (base / "first.log").string());
+  for (int i = 0; i < 600 && !fs::exists(base / "runs" / "c" / "trainer.log"); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  REQUIRE(running.running());
+  auto second = run_process(fit({"hydra.run.dir=runs/c", "seed=9"}), dir.path());
+  INFO(second.err);
+  check_clean_error(second);
+  CHECK(second.err.find("Error: hydra.run.dir=" + (base / "runs" / "c").string() +
+                        ": another trainer fit is running in this directory (pid ") != std::string::npos);
+  CHECK(read_file(base / "runs" / "c" / ".hydra" / "overrides.yaml").find("seed=9") == std::string::npos);
+  running.stop();
+  // Its lock goes with it: a resume after it ended is let in.
+  auto after = run_process(fit({"hydra.run.dir=runs/c", "ckpt_path=last", "data.num_samples=256"}), dir.path());
+  CHECK(after.err.find("another trainer fit is running") == std::string::npos);
+}
+
+TEST_CASE("an evaluation or export never writes among a training run's files, nor over a checkpoint or a device") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  TempDir dir;
+  const fs::path base(dir.path());
+  const fs::path a = base / "runs" / "a";
+  for (const std::string run : {"runs/a", "runs/b"}) {
+    auto made = run_process(fit({"hydra.run.dir=" + run}), dir.path());
+    INFO(made.err);
+    REQUIRE(made.exit_code == 0);
+  }
+  const auto before = tree(a);
+  const auto other = tree(base / "runs" / "b");
+  REQUIRE(::mkfifo((base / "pipe").c_str(), 0644) == 0);
+  struct Case {
+    std::vector<std::string> argv;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {{"export", "ckpt_path=last", "hydra.run.dir=runs/a", "export_path=runs/a/checkpoints/last.ckpt"},
+       "Error: export_path=runs/a/checkpoints/last.ckpt: the export would write " +
+           (a / "checkpoints/last.ckpt").string() + ", inside the training run " + a.string()},
+      {{"export", "ckpt_path=last", "hydra.run.dir=runs/a", "export_path=runs/a/metrics.csv"},
+       "the export would write " + (a / "metrics.csv").string()},
+      {{"export", "ckpt_path=last", "hydra.run.dir=runs/a", "export_path=runs/b/checkpoints/last.ckpt"},
+       "Error: export_path=runs/b/checkpoints/last.ckpt: holds a trainer checkpoint: the export would write over it"},
+      {{"export", "ckpt_path=last", "hydra.run.dir=runs/a", "export_path=pipe"},
+       "Error: export_path=pipe: is a FIFO or pipe: the export writes a .safetensors file"},
+      {{"test", "ckpt_path=runs/a/checkpoints/last.ckpt", "hydra.run.dir=runs/a/checkpoints"},
+       "Error: hydra.run.dir=" + (a / "checkpoints").string() + ": lies inside the training run " + a.string()},
+      {{"validate", "ckpt_path=runs/a/checkpoints/last.ckpt", "hydra.run.dir=runs/a/tensorboard"},
+       "lies inside the training run"},
+  };
+  for (const Case& c : cases) {
+    std::vector<std::string> argv = {TRAINER_BINARY};
+    argv.insert(argv.end(), c.argv.begin(), c.argv.end());
+    auto result = run_process(argv, dir.path());
+    INFO(c.message << "\n" << result.err);
+    check_clean_error(result);
+    CHECK(result.err.find(c.message) != std::string::npos);
+  }
+  const auto after = tree(a);
+  CHECK(after.size() == before.size());
+  for (const auto& [name, bytes] : before) {
+    INFO(name);
+    REQUIRE(after.count(name) == 1);
+    CHECK(after.at(name) == bytes);
+  }
+  CHECK(tree(base / "runs" / "b") == other);
+
+  // A link is written through: the file it names gets the export, the link stays.
+  fs::create_symlink("model.safetensors", base / "link.safetensors");
+  auto linked = run_process(
+      {TRAINER_BINARY, "export", "ckpt_path=last", "hydra.run.dir=runs/a", "export_path=link.safetensors"}, dir.path());
+  INFO(linked.err);
+  REQUIRE(linked.exit_code == 0);
+  CHECK(fs::is_symlink(base / "link.safetensors"));
+  CHECK(fs::file_size(base / "model.safetensors") > 1000);
 }

@@ -32,4 +32,29 @@ using ::trainer::write_file_atomically;
 void write_job_files(const std::string& run_dir, const std::string& output_subdir, const config::Node& job_config,
                      const config::Node& hydra, const std::vector<std::string>& task_overrides);
 
+// A run's record as it is before a resume writes its own (`.hydra/config.yaml`, hydra.yaml,
+// overrides.yaml, the TensorBoard HParams record), so that a resume refused before it trains (a
+// checkpoint that does not fit, a setting the engine refuses) leaves the run as it was: a later
+// ckpt_path=best of the run would otherwise follow the refused command's settings (its checkpoint
+// directory included). Only the log keeps the refused attempt.
+class RecordSnapshot {
+ public:
+  // `records` and every `*.hparams` file under `run_dir` are kept (their bytes), and which files
+  // the run holds (outside checkpoints/ and eval/); `log` is the job's log, relative to run_dir;
+  // `last_checkpoint`: the run's last.ckpt, whose replacement means the resume trained and its
+  // record stands.
+  RecordSnapshot(const std::string& run_dir, const std::vector<std::string>& records, std::string log,
+                 std::string last_checkpoint);
+  // When last.ckpt is the one it was: writes the kept files back and removes the files the
+  // attempt added (an empty TensorBoard event file), but the log; true when it did.
+  bool restore_if_not_trained() const;
+
+ private:
+  std::string run_dir_, log_;
+  std::vector<std::pair<std::string, std::string>> files_;  // path, bytes
+  std::vector<std::string> present_;                        // sorted
+  std::string last_checkpoint_;
+  std::string checkpoint_identity_;  // device, inode, size and mtime; empty when there was none
+};
+
 }  // namespace trainer::launch
