@@ -275,6 +275,8 @@ int run_single_job(const CliOptions& options, const CliArgs& args, const config:
       log::info(
           "fit: the resume ended before it saved a checkpoint: the run's record (.hydra, TensorBoard) is as it was");
     }
+    std::error_code ec;
+    if (lock && lock->created()) fs::remove(run_dir, ec);  // only while empty: refused by the job's own checks
     throw;
   }
   return 0;

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cinttypes>
 #include <cstdio>
@@ -288,7 +289,20 @@ CheckpointFile read_checkpoint_summary(const std::string& path) { return read(pa
 std::string resolve_checkpoint_name(const std::string& wanted, const std::string& directory) {
   std::string last = directory + "/last.ckpt";
   if (wanted == "last") return last;
-  if (wanted != "best") return wanted;
+  if (wanted != "best") {
+    // A word, not a path (no '/', no extension), that names no file: a mistyped best or last.
+    struct stat found;
+    if (!wanted.empty() && wanted.find_first_of("/.") == std::string::npos && ::stat(wanted.c_str(), &found) != 0) {
+      const char first = static_cast<char>(std::tolower(static_cast<unsigned char>(wanted[0])));
+      throw Error("ckpt_path=" + wanted,
+                  "is neither best, last nor a checkpoint file (no file '" + wanted + "' in the working directory)",
+                  first == 'b'   ? std::string("Did you mean ckpt_path=best?")
+                  : first == 'l' ? std::string("Did you mean ckpt_path=last?")
+                                 : std::string("Give ckpt_path=best or last (the words are lower case), or the path "
+                                               "of a .ckpt file."));
+    }
+    return wanted;
+  }
   // Every checkpoint records the best files so far; last.ckpt is the newest, and without it
   // (callbacks.model_checkpoint.save_last=false) the newest intact one says the same.
   std::string source = last;

@@ -4,6 +4,8 @@
 #include <ctime>
 #include <filesystem>
 
+#include "trainer/config/config_diff.h"
+#include "trainer/config/interpolation.h"
 #include "trainer/config/python_str.h"
 #include "trainer/config/sweep_expansion.h"
 #include "trainer/config/yaml.h"
@@ -183,6 +185,10 @@ LocatedCheckpoint locate_checkpoint(const Node& composed, const std::vector<conf
         formats::resolve_checkpoint_name(wanted, checkpoint_directory(composed, run_dir.string(), context));
     located.training_run = run_dir.string();
   } else if (!wanted.empty()) {
+    // A word that names no file is a mistyped best or last (resolve_checkpoint_name says so).
+    if (wanted.find_first_of("/.") == std::string::npos && !present(wanted)) {
+      formats::resolve_checkpoint_name(wanted, checkpoint_directory(composed, run_dir.string(), context));
+    }
     located.checkpoint = fs::absolute(wanted).lexically_normal();
     // <run>/checkpoints/best.ckpt: the best file that run recorded.
     if (located.checkpoint.filename() == "best.ckpt" && !present(located.checkpoint)) {
@@ -234,13 +240,17 @@ void refuse_writing_into_run(const Node& composed, const fs::path& own, const fs
     const fs::path dir = fs::absolute(value).lexically_normal();
     if (!lies_within(dir, training_run) || lies_within(dir, own)) continue;
     if (key == "export_path") {
+      // A new file the user names beside the run's is theirs, and so is an earlier export
+      // (.safetensors) written again; the run's own records are not.
+      std::error_code ec;
+      if (!fs::exists(dir, ec) || fs::weakly_canonical(dir, ec).extension() == ".safetensors") continue;
       throw Error(key + "=" + value,
-                  "the export would write " + dir.string() + ", inside the training run " + training_run.string() +
-                      " it exports (outside its own directory " + own.string() +
-                      "): it would replace or add to that run's files (a checkpoint written over cannot be resumed or "
-                      "evaluated again); nothing was written",
+                  "the export would write over " + dir.string() + ", one of the files of the training run " +
+                      training_run.string() +
+                      " it exports (a checkpoint written over could never be resumed or evaluated again, a "
+                      "metrics.csv would lose the run's records); nothing was written",
                   "Drop export_path (the export goes to " + own.string() +
-                      "/<checkpoint name>.safetensors), or name a file outside the training run.");
+                      "/<checkpoint name>.safetensors), or name a new file.");
     }
     throw Error(key + "=" + value,
                 "this evaluation would write into " + dir.string() + ", inside the training run " +
@@ -389,6 +399,36 @@ void refuse_resuming_into_another_run(const std::string& checkpoint, const Check
   }
 }
 
+// A resume on other data or another seed trains on, but its validation split and batches are
+// drawn from them: validation metrics and the best checkpoint then mix two splits. Said in one
+// warning naming the keys (the loader's settings, which draw nothing, are left out).
+void warn_about_other_data(const Node& stored, const Node& composed, const config::ResolveContext& ctx,
+                           const std::string& wanted) {
+  Node now = composed;
+  now.erase("hydra");
+  try {
+    config::resolve_all(now, ctx);
+  } catch (const std::exception&) {
+    return;  // an interpolation of the run's directory: the engine's own checks follow
+  }
+  static const std::vector<std::string> drawing_nothing = {"data.batch_size", "data.num_workers", "data.pin_memory",
+                                                           "data.prefetch_factor", "data.persistent_workers"};
+  std::string listed;
+  int shown = 0;
+  for (const config::ValueDifference& d : config::config_differences(stored, now)) {
+    if (d.key != "seed" && d.key.rfind("data.", 0) != 0) continue;
+    if (std::find(drawing_nothing.begin(), drawing_nothing.end(), d.key) != drawing_nothing.end()) continue;
+    if (shown++ < 4)
+      listed += std::string(listed.empty() ? "" : "; ") + d.key + ": " + d.before + " then, " + d.after + " now";
+  }
+  if (shown == 0) return;
+  if (shown > 4) listed += "; and " + std::to_string(shown - 4) + " more";
+  log::warning("ckpt_path=" + wanted + ": this resume's data or seed differs from the run that wrote the checkpoint (" +
+               listed +
+               "): the validation split and the batches are drawn from them, so validation metrics and the best "
+               "checkpoint now mix two splits; resume with the run's own values to continue it exactly");
+}
+
 }  // namespace
 
 void verify_resume_checkpoint(const Node& composed, const std::string& run_dir, const config::ResolveContext& ctx) {
@@ -420,6 +460,7 @@ void verify_resume_checkpoint(const Node& composed, const std::string& run_dir, 
                     " as a new run: another hydra.run.dir and no ckpt_path (trainer export ckpt_path=" + path +
                     " writes the weights as .safetensors).");
   }
+  warn_about_other_data(stored, composed, ctx, wanted);
   if (const auto [then, now] = names("scheduler"); then != now) {
     log::warning("ckpt_path=" + wanted + ": the checkpoint was trained with scheduler=" + then +
                  ", this run has scheduler=" + now + ": the learning rate follows " + now + " from step " +

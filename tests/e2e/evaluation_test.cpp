@@ -213,6 +213,17 @@ TEST_CASE("ckpt_path=best|last needs the training run, and a wrong one says so b
   check_clean_error(empty_run);
   CHECK(empty_run.err.find("checkpoint not found") != std::string::npos);
   CHECK_FALSE(fs::exists(fs::path(dir.path()) / "nothing"));
+
+  // A mistyped keyword is named as one, with the word it was likely meant to be.
+  const std::vector<std::pair<std::string, std::string>> typos = {
+      {"bets", "Did you mean ckpt_path=best?"}, {"Last", "Did you mean ckpt_path=last?"}, {"newest", "lower case"}};
+  for (const auto& [word, hint] : typos) {
+    auto typo = run_process({TRAINER_BINARY, "test", "ckpt_path=" + word, "hydra.run.dir=nothing"}, dir.path());
+    INFO(typo.err);
+    check_clean_error(typo);
+    CHECK(typo.err.find("ckpt_path=" + word + ": is neither best, last nor a checkpoint file") != std::string::npos);
+    CHECK(typo.err.find(hint) != std::string::npos);
+  }
 }
 
 TEST_CASE("evaluation takes the seed and the run's own checkpoint directory; a sweep of checkpoints each its own") {

@@ -213,6 +213,13 @@ TEST_CASE("one fit at a time in a run directory, and a resume never writes into 
   // Its lock goes with it: a resume after it ended is let in.
   auto after = run_process(fit({"hydra.run.dir=runs/c", "ckpt_path=last", "data.num_samples=256"}), dir.path());
   CHECK(after.err.find("another trainer fit is running") == std::string::npos);
+  // With another seed than the run's: the validation split is drawn anew, and a warning says so.
+  auto reseeded =
+      run_process(fit({"hydra.run.dir=runs/b", "ckpt_path=last", "seed=5", "trainer.max_epochs=2"}), dir.path());
+  INFO(reseeded.err);
+  CHECK(reseeded.exit_code == 0);
+  CHECK(reseeded.err.find("ckpt_path=last: this resume's data or seed differs from the run that wrote the checkpoint "
+                          "(seed: 104 then, 5 now)") != std::string::npos);
 }
 
 TEST_CASE("an evaluation or export never writes among a training run's files, nor over a checkpoint or a device") {
@@ -234,10 +241,10 @@ TEST_CASE("an evaluation or export never writes among a training run's files, no
   };
   const std::vector<Case> cases = {
       {{"export", "ckpt_path=last", "hydra.run.dir=runs/a", "export_path=runs/a/checkpoints/last.ckpt"},
-       "Error: export_path=runs/a/checkpoints/last.ckpt: the export would write " +
-           (a / "checkpoints/last.ckpt").string() + ", inside the training run " + a.string()},
+       "Error: export_path=runs/a/checkpoints/last.ckpt: the export would write over " +
+           (a / "checkpoints/last.ckpt").string() + ", one of the files of the training run " + a.string()},
       {{"export", "ckpt_path=last", "hydra.run.dir=runs/a", "export_path=runs/a/metrics.csv"},
-       "the export would write " + (a / "metrics.csv").string()},
+       "the export would write over " + (a / "metrics.csv").string()},
       {{"export", "ckpt_path=last", "hydra.run.dir=runs/a", "export_path=runs/b/checkpoints/last.ckpt"},
        "Error: export_path=runs/b/checkpoints/last.ckpt: holds a trainer checkpoint: the export would write over it"},
       {{"export", "ckpt_path=last", "hydra.run.dir=runs/a", "export_path=pipe"},
