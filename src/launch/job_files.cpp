@@ -99,14 +99,15 @@ std::vector<std::string> run_files(const std::string& run_dir) {
   return files;
 }
 
-RecordSnapshot::RecordSnapshot(const std::string& run_dir, const std::vector<std::string>& records, std::string log,
-                               std::string last_checkpoint)
+RecordSnapshot::RecordSnapshot(const std::string& run_dir, const std::vector<std::string>& records,
+                               const std::string& log, std::string last_checkpoint)
     : run_dir_(run_dir),
       log_((fs::path(run_dir) / log).string()),
       present_(run_files(run_dir)),
       last_checkpoint_(std::move(last_checkpoint)),
       checkpoint_identity_(identity_of(last_checkpoint_)) {
   std::vector<std::string> kept;
+  kept.reserve(records.size());
   for (const std::string& relative : records) kept.push_back((fs::path(run_dir) / relative).string());
   for (const std::string& path : present_) {
     if (fs::path(path).extension() == ".hparams") kept.push_back(path);

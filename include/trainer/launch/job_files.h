@@ -43,7 +43,7 @@ class RecordSnapshot {
   // the run holds (outside checkpoints/ and eval/); `log` is the job's log, relative to run_dir;
   // `last_checkpoint`: the run's last.ckpt, whose replacement means the resume trained and its
   // record stands.
-  RecordSnapshot(const std::string& run_dir, const std::vector<std::string>& records, std::string log,
+  RecordSnapshot(const std::string& run_dir, const std::vector<std::string>& records, const std::string& log,
                  std::string last_checkpoint);
   // When last.ckpt is the one it was: writes the kept files back and removes the files the
   // attempt added (an empty TensorBoard event file), but the log; true when it did.
