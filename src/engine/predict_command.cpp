@@ -14,6 +14,7 @@
 #include <torch/nn/functional/activation.h>
 
 #include "trainer/engine/precision/autocast_guard.h"
+#include "trainer/engine/stop_signal.h"
 #include "trainer/options/option_reader.h"
 #include "trainer/util/atomic_file.h"
 #include "trainer/util/error.h"
@@ -39,6 +40,16 @@ std::string probability_text(float p) {
   char text[32];
   std::snprintf(text, sizeof(text), "%.6f", static_cast<double>(p));
   return text;
+}
+
+// Ctrl-C / SIGTERM ends the pass before its next batch, and nothing is written.
+void stop_if_signalled(int64_t rows, int64_t samples) {
+  const int signal = stop_signal_received();
+  if (signal == 0) return;
+  throw Error("signal " + std::to_string(signal),
+              "predict stopped after " + std::to_string(rows) + " of " + std::to_string(samples) +
+                  " samples; predictions.csv was not written",
+              "Run the same command again; predicting never changes the checkpoint.");
 }
 
 }  // namespace
@@ -88,7 +99,10 @@ int Trainer::Impl::predict_command() {
   model->eval();
   loader.start_epoch(0);
   int64_t position = 0, labelled = 0, correct = 0, rows = 0;
-  while (auto batch = loader.next()) {
+  while (true) {
+    stop_if_signalled(rows, predict_set->size());
+    const auto batch = loader.next();
+    if (!batch) break;
     const at::Tensor logits = predict_forward(*batch);
     const at::Tensor probabilities = torch::softmax(logits.to(at::kFloat), 1);
     const auto [top_p, top_class] = probabilities.topk(k, 1);
@@ -148,7 +162,10 @@ int Trainer::Impl::predict_values() {
     const auto written = std::to_chars(text, text + sizeof(text), value);
     return std::string(text, written.ptr);
   };
-  while (auto batch = loader.next()) {
+  while (true) {
+    stop_if_signalled(rows, predict_set->size());
+    const auto batch = loader.next();
+    if (!batch) break;
     const at::Tensor outputs = predict_forward(*batch);
     const at::Tensor values = outputs.to(at::kCPU, at::kDouble).reshape({-1}).contiguous();
     const at::Tensor targets = batch->targets.to(at::kCPU, at::kDouble).contiguous();

@@ -163,7 +163,8 @@ int64_t Trainer::Impl::evaluation_batches(const data::Dataset& dataset, const Ba
 }
 
 DeviceMeter::Reading Trainer::Impl::evaluate(const std::shared_ptr<const data::Dataset>& dataset,
-                                             const BatchLimit& limit_option, int64_t hard_limit, int64_t* left_out) {
+                                             const BatchLimit& limit_option, int64_t hard_limit, int64_t* left_out,
+                                             const StopCheck* stop_check) {
   DeviceMeter meter = new_meter();
   if (dataset->size() == 0) return meter.read();
   // Without sync_batchnorm each rank's batch norm running statistics follow its own batches. PyTorch's
@@ -181,6 +182,7 @@ DeviceMeter::Reading Trainer::Impl::evaluate(const std::shared_ptr<const data::D
   model->eval();
   loader.start_epoch(0);
   for (int64_t i = 0; i < limit; ++i) {
+    if (stop_check != nullptr && stop_signal_received() != 0) (*stop_check)(i, limit);
     auto batch = loader.next();
     if (!batch) break;
     if (left_out != nullptr) *left_out += batch->requested - batch->targets.size(0);
@@ -614,15 +616,30 @@ int Trainer::Impl::fit() {
       load_checkpoint(state.top_k.front().path, *model, nullptr, false, config_yaml, released_tensors());
       log::info("testing the best checkpoint " + state.top_k.front().path);
     }
-    run_test("test");
+    run_test("test", /*after_fit=*/true);
   }
   return 0;
 }
 
-void Trainer::Impl::run_test(const std::string& split) {
+void Trainer::Impl::run_test(const std::string& split, bool after_fit) {
   const bool is_test = split == "test";
-  const DeviceMeter::Reading reading =
-      evaluate(is_test ? test_set : val_set, is_test ? options.limit_test : options.limit_val);
+  // Ctrl-C / SIGTERM ends the pass before its next batch; nothing of it is recorded.
+  const StopCheck stop_check = [&](int64_t done, int64_t limit) {
+    const int signal = stop_signal_received();
+    const std::string pass = after_fit ? "the test after fit" : is_test ? "test" : "validate";
+    const std::string progress = " stopped after " + std::to_string(done) + " of " + std::to_string(limit) + " batch" +
+                                 (limit == 1 ? "" : "es") + "; no " + split + "/* metric was recorded";
+    if (after_fit) {
+      throw Error("signal " + std::to_string(signal),
+                  pass + progress + ". The fit itself finished: its checkpoints are in " + checkpoint_dir(),
+                  "Test them when you like: trainer test ckpt_path=best hydra.run.dir=" + run_dir +
+                      " (or resume the fit with ckpt_path=last, which tests again).");
+    }
+    throw Error("signal " + std::to_string(signal), pass + progress,
+                "Run the same command again; evaluating never changes the checkpoint.");
+  };
+  const DeviceMeter::Reading reading = evaluate(
+      is_test ? test_set : val_set, is_test ? options.limit_test : options.limit_val, -1, nullptr, &stop_check);
   MetricRow row;
   std::string line;
   add_metrics(reading, split + "/", "", row, line);
@@ -674,7 +691,7 @@ int Trainer::Impl::evaluate_command(const std::string& split) {
                                     : "Set " + limit + " to a share above 0 or a number of batches.");
   }
   load_model_to_evaluate("evaluating");
-  run_test(split);
+  run_test(split, /*after_fit=*/false);
   return 0;
 }
 

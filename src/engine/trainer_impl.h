@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <functional>
 #include <iomanip>
 #include <map>
 #include <sstream>
@@ -265,8 +266,13 @@ struct Trainer::Impl {
 
   // Runs an evaluation loop over up to `limit` batches; returns its loss and metrics.
   // `left_out`, when given, counts the samples left out of the batches it took (on_bad_sample=skip).
+  // `stop_check`, when given, is asked before every batch once SIGINT/SIGTERM came, with the batches
+  // done and the limit, and throws the error that ends the pass (fit's own validations run to their
+  // end: the step after them takes the stop and saves).
+  using StopCheck = std::function<void(int64_t done, int64_t limit)>;
   DeviceMeter::Reading evaluate(const std::shared_ptr<const data::Dataset>& dataset, const BatchLimit& limit_option,
-                                int64_t hard_limit = -1, int64_t* left_out = nullptr);
+                                int64_t hard_limit = -1, int64_t* left_out = nullptr,
+                                const StopCheck* stop_check = nullptr);
 
   void restore_precision_state(const LoopState& state);
 
@@ -347,7 +353,8 @@ struct Trainer::Impl {
 
   int fit();
 
-  void run_test(const std::string& split);
+  // The test after fit (`after_fit`) or the validate/test command's pass; both stop at a signal.
+  void run_test(const std::string& split, bool after_fit);
 
   int evaluate_command(const std::string& split);
   // An image folder whose classes are not those the checkpoint (ckpt_path) was trained on is an

@@ -2,8 +2,11 @@
 // and precision from the checkpoint's own config, resolve ckpt_path=best|last against the run given
 // explicitly, and write into a directory of their own under the run's eval/ (docs/evaluation.md).
 // Skipped without the engine (TRAINER_LIBTORCH=none).
+#include <csignal>
 #include <filesystem>
 #include <map>
+#include <string>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
@@ -403,4 +406,92 @@ TEST_CASE("a TorchScript model from Python is trained, tested and predicted") {
   auto gone = run_process({TRAINER_BINARY, "predict", "ckpt_path=last", "hydra.run.dir=run"}, dir.path());
   check_clean_error(gone);
   CHECK(gone.err.find("no TorchScript file at '" + model + "'") != std::string::npos);
+}
+
+namespace {
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// The trainer.log of every evaluation under <run>/eval, together.
+std::string evaluation_logs(const fs::path& run) {
+  std::string logs;
+  for (const fs::path& dir : evaluations(run)) {
+    if (fs::exists(dir / "trainer.log")) logs += read_file(dir / "trainer.log");
+  }
+  return logs;
+}
+
+}  // namespace
+
+TEST_CASE("Ctrl-C or SIGTERM during the test after fit or trainer test or predict stops at the next batch") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  // Fashion-MNIST's 10,000 test images one at a time through a wide mlp: seconds of evaluation, so
+  // the signal, sent once the pass has begun, comes long before its end.
+  TempDir dir;
+  const fs::path run = fs::path(dir.path()) / "run";
+  const std::vector<std::string> slow = {"model.hidden_sizes=[2048,2048]", "data.batch_size=1"};
+  std::vector<std::string> fit_argv = {TRAINER_BINARY,
+                                       "fit",
+                                       "trainer.max_epochs=1",
+                                       "trainer.limit_train_batches=4",
+                                       "trainer.limit_val_batches=4",
+                                       "trainer.num_sanity_val_steps=0",
+                                       "hydra.run.dir=run"};
+  fit_argv.insert(fit_argv.end(), slow.begin(), slow.end());
+  bool signalled = false;
+  const fs::path log = run / "trainer.log";
+  const auto fit = run_and_signal(
+      fit_argv, dir.path(), [&] { return read_file(log).find("testing the best checkpoint") != std::string::npos; },
+      SIGTERM, &signalled);
+  INFO(fit.out << fit.err);
+  REQUIRE(signalled);
+  CHECK(fit.exit_code == 1);  // handled: not 128 + 15
+  check_clean_error(fit);
+  CHECK(contains(fit.err, "signal 15: the test after fit stopped after "));
+  CHECK(contains(fit.err,
+                 "of 10000 batches; no test/* metric was recorded. The fit itself finished: its checkpoints "
+                 "are in " +
+                     (run / "checkpoints").string()));
+  CHECK(contains(fit.err, "trainer test ckpt_path=best hydra.run.dir=" + run.string()));
+  CHECK_FALSE(contains(fit.out, "test/acc="));
+  CHECK_FALSE(contains(read_file(run / "metrics.csv"), "test/acc"));
+  REQUIRE(fs::exists(run / "checkpoints" / "last.ckpt"));
+  // The advice runs (on a few batches).
+  const auto advised = run_process(
+      {TRAINER_BINARY, "test", "ckpt_path=best", "hydra.run.dir=" + run.string(), "trainer.limit_test_batches=5"},
+      dir.path());
+  INFO(advised.err);
+  REQUIRE(advised.exit_code == 0);
+  CHECK(printed(advised.out, "test/acc") >= 0.0);
+
+  // trainer test and trainer predict, each stopped by Ctrl-C (SIGINT) once it loaded the checkpoint:
+  // exit 1, nothing recorded, the training run as it was.
+  const auto loads = [&] {
+    const std::string logs = evaluation_logs(run);
+    size_t count = 0;
+    for (size_t at = logs.find("loaded "); at != std::string::npos; at = logs.find("loaded ", at + 1)) ++count;
+    return count;
+  };
+  const auto before = snapshot(run);
+  for (const std::string command : {"test", "predict"}) {
+    signalled = false;
+    const size_t loads_before = loads();
+    const std::vector<fs::path> evaluations_before = evaluations(run);
+    const auto stopped = run_and_signal(
+        {TRAINER_BINARY, command, "ckpt_path=last", "hydra.run.dir=" + run.string()}, dir.path(),
+        [&] { return loads() > loads_before; }, SIGINT, &signalled);
+    INFO(command << ": " << stopped.out << stopped.err);
+    REQUIRE(signalled);
+    CHECK(stopped.exit_code == 1);
+    check_clean_error(stopped);
+    CHECK(contains(stopped.err, "signal 2: " + command + " stopped after "));
+    CHECK(contains(stopped.err, command == "test" ? "of 10000 batches; no test/* metric was recorded"
+                                                  : "of 10000 samples; predictions.csv was not written"));
+    CHECK(contains(stopped.err, "Run the same command again"));
+    CHECK_FALSE(contains(stopped.out, command + "/acc="));
+    // Its directory held no result, so it went again, as for any evaluation that fails.
+    CHECK(contains(stopped.err, command + ": removed "));
+    CHECK(evaluations(run) == evaluations_before);
+  }
+  CHECK(snapshot(run) == before);
 }
