@@ -23,6 +23,7 @@
 #include "trainer/engine/stop_signal.h"
 #include "trainer/util/error.h"
 #include "trainer/util/log.h"
+#include "trainer/util/same_file.h"
 
 #include "trainer_impl.h"
 
@@ -285,6 +286,19 @@ int Trainer::Impl::fit() {
     state = load_checkpoint(path, *model, optimizer.get(), /*restore_rng=*/true, config_yaml, released_tensors());
     // The best files live beside last.ckpt: a run directory copied or moved since keeps its own
     // files, and never deletes (as fallen out of the top k) those at the recorded location.
+    // A checkpoint of another directory (a fit forked from another run's file) leaves that run's
+    // best files where they are: this run's top k starts afresh, as Lightning's does when the
+    // dirpath changed (they would be missing here, and the test after fit would not find its best).
+    const std::string resumed_dir = main_path.substr(0, main_path.find_last_of('/') + 1);
+    if (!state.top_k.empty() && !same_file(resumed_dir.empty() ? "." : resumed_dir, checkpoint_dir())) {
+      const bool one = state.top_k.size() == 1;
+      log::info("resumed from a checkpoint outside this run's " + checkpoint_dir() + ": its " +
+                (one ? std::string("best file (") : std::to_string(state.top_k.size()) + " best files (best ") +
+                general(state.top_k.front().score) + ", " + state.top_k.front().path +
+                (one ? ") stays where it is" : ") stay where they are") +
+                ", and this run keeps its own best checkpoints from now on");
+      state.top_k.clear();
+    }
     for (TopKEntry& entry : state.top_k) {
       entry.path = checkpoint_dir() + "/" + entry.path.substr(entry.path.find_last_of('/') + 1);
     }

@@ -222,6 +222,39 @@ TEST_CASE("one fit at a time in a run directory, and a resume never writes into 
                           "(seed: 104 then, 5 now)") != std::string::npos);
 }
 
+TEST_CASE("a fit forked from another run's checkpoint keeps its own best files and leaves that run's alone") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  // The fork trains with lr 0, so its val/acc ties run a's best (the last epoch's) and does not beat
+  // it: a fork that kept a's top k would look for a's best file in its own checkpoints/ (the test
+  // after fit failed: "checkpoint not found").
+  TempDir dir;
+  const fs::path base(dir.path());
+  auto made = run_process(fit({"hydra.run.dir=runs/a", "trainer.max_epochs=2", "test_after_fit=true"}), dir.path());
+  INFO(made.err);
+  REQUIRE(made.exit_code == 0);
+  const auto a_before = tree(base / "runs" / "a");
+  REQUIRE(a_before.count("checkpoints/epoch_001.ckpt") == 1);
+
+  auto forked = run_process(fit({"hydra.run.dir=runs/fork", "ckpt_path=runs/a/checkpoints/last.ckpt",
+                                 "trainer.max_epochs=3", "optimizer.lr=0", "test_after_fit=true"}),
+                            dir.path());
+  INFO(forked.err);
+  REQUIRE(forked.exit_code == 0);
+  CHECK(forked.err.find("resumed from a checkpoint outside this run's " +
+                        (base / "runs" / "fork" / "checkpoints").string() + ": its best file (") != std::string::npos);
+  CHECK(forked.err.find("runs/a/checkpoints/epoch_001.ckpt) stays where it is") != std::string::npos);
+  const fs::path own_best = base / "runs" / "fork" / "checkpoints" / "epoch_002.ckpt";
+  CHECK(fs::exists(own_best));
+  CHECK(forked.err.find("testing the best checkpoint " + own_best.string()) != std::string::npos);
+  CHECK(printed(forked.out, "test/acc") >= 0.0);
+  CHECK(tree(base / "runs" / "a") == a_before);
+  // ckpt_path=best of the fork is its own file.
+  auto tested = run_process({TRAINER_BINARY, "test", "ckpt_path=best", "hydra.run.dir=runs/fork"}, dir.path());
+  INFO(tested.err);
+  CHECK(tested.exit_code == 0);
+  CHECK(tested.err.find("checkpoint " + own_best.string()) != std::string::npos);
+}
+
 TEST_CASE("an evaluation or export never writes among a training run's files, nor over a checkpoint or a device") {
   if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
