@@ -68,14 +68,20 @@ int Trainer::Impl::predict_command() {
   }
   const options::OptionReader predict(config::ConfigView(config).sub("predict"), "", "predict");
   const auto wanted_k = predict.get<int64_t>("top_k");
-  load_model_to_evaluate("predicting with");
   if (predict_set->size() == 0) {
     throw Error("data", "predict has no sample: the test split is empty",
                 data_options.name == "webdataset"
                     ? "Give the shards to predict on: data.test_shards=<path or pattern>."
                     : "Use a dataset with a test split, or data=image_folder with data.root=<a folder of images>.");
   }
-  if (regression) return predict_values();
+  const int64_t batches = evaluation_batches(*predict_set, options.limit_predict);
+  if (batches == 0) {
+    throw Error("trainer.limit_predict_batches",
+                "predict has no batch to run: trainer.limit_predict_batches leaves none",
+                "Set trainer.limit_predict_batches to a share above 0 or a number of batches.");
+  }
+  load_model_to_evaluate("predicting with");
+  if (regression) return predict_values(batches);
   const int64_t classes = input_spec.num_classes;
   const int64_t k = std::min<int64_t>(wanted_k, classes);
   if (wanted_k > classes) {
@@ -99,8 +105,9 @@ int Trainer::Impl::predict_command() {
   model->eval();
   loader.start_epoch(0);
   int64_t position = 0, labelled = 0, correct = 0, rows = 0;
-  while (true) {
-    stop_if_signalled(rows, predict_set->size());
+  const int64_t samples = std::min(predict_set->size(), batches * data_options.batch_size);
+  for (int64_t done = 0; done < batches; ++done) {
+    stop_if_signalled(rows, samples);
     const auto batch = loader.next();
     if (!batch) break;
     const at::Tensor logits = predict_forward(*batch);
@@ -147,7 +154,7 @@ int Trainer::Impl::predict_command() {
   return 0;
 }
 
-int Trainer::Impl::predict_values() {
+int Trainer::Impl::predict_values(int64_t batches) {
   std::string csv = "sample,prediction,target\n";
   data::BatchLoader loader = make_loader(predict_set, /*train=*/false);
   torch::NoGradGuard no_grad;
@@ -162,8 +169,9 @@ int Trainer::Impl::predict_values() {
     const auto written = std::to_chars(text, text + sizeof(text), value);
     return std::string(text, written.ptr);
   };
-  while (true) {
-    stop_if_signalled(rows, predict_set->size());
+  const int64_t samples = std::min(predict_set->size(), batches * data_options.batch_size);
+  for (int64_t done = 0; done < batches; ++done) {
+    stop_if_signalled(rows, samples);
     const auto batch = loader.next();
     if (!batch) break;
     const at::Tensor outputs = predict_forward(*batch);

@@ -367,7 +367,8 @@ struct Trainer::Impl {
   // to <run dir>/predictions.csv.
   int predict_command();
   // predict for a regression: the predicted values in the target's units.
-  int predict_values();
+  // `batches`: trainer.limit_predict_batches resolved (at least 1).
+  int predict_values(int64_t batches);
   // The model's outputs for a batch to predict (no loss), in the checkpoint's precision.
   at::Tensor predict_forward(const data::Batch& batch);
   // validate/test/predict: the model's weights from ckpt_path (model only), or a warning that

@@ -75,6 +75,7 @@ void read_trainer_section(const options::OptionReader& t, TrainerOptions& o, std
   o.limit_train = to_limit(t.limit("limit_train_batches"));
   o.limit_val = to_limit(t.limit("limit_val_batches"));
   o.limit_test = to_limit(t.limit("limit_test_batches"));
+  o.limit_predict = to_limit(t.limit("limit_predict_batches"));
   o.val_check_interval = to_limit(t.limit("val_check_interval"));
   o.check_val_every_n_epoch = t.get<int64_t>("check_val_every_n_epoch");
   o.num_sanity_val_steps = t.get<int64_t>("num_sanity_val_steps");
@@ -297,6 +298,7 @@ TrainerOptions TrainerOptions::from_config(const config::ConfigView& root, const
     o.limit_train = {false, 0.0, o.fast_dev_run};
     o.limit_val = {false, 0.0, o.fast_dev_run};
     o.limit_test = {false, 0.0, o.fast_dev_run};
+    o.limit_predict = {false, 0.0, o.fast_dev_run};
     o.num_sanity_val_steps = 0;
     o.checkpoint.enabled = false;
     o.enable_loggers = false;

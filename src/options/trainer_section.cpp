@@ -52,6 +52,7 @@ std::vector<Section> trainer_sections() {
       limit("limit_train_batches", "1.0").means("share (float) or number (int) of training batches per epoch"),
       limit("limit_val_batches", "1.0").means("share or number of validation batches (0: no validation)"),
       limit("limit_test_batches", "1.0").means("share or number of test batches"),
+      limit("limit_predict_batches", "1.0").means("share or number of batches trainer predict runs"),
       limit("val_check_interval", "1.0")
           .means("validate after this share of an epoch (float) or every N batches (int)"),
       integer("check_val_every_n_epoch", "1").at_least(1).means("epochs between validations"),

@@ -2,6 +2,7 @@
 // and precision from the checkpoint's own config, resolve ckpt_path=best|last against the run given
 // explicitly, and write into a directory of their own under the run's eval/ (docs/evaluation.md).
 // Skipped without the engine (TRAINER_LIBTORCH=none).
+#include <algorithm>
 #include <csignal>
 #include <filesystem>
 #include <map>
@@ -494,4 +495,35 @@ TEST_CASE("Ctrl-C or SIGTERM during the test after fit or trainer test or predic
     CHECK(evaluations(run) == evaluations_before);
   }
   CHECK(snapshot(run) == before);
+}
+
+TEST_CASE("trainer.limit_predict_batches limits what predict runs as limit_test_batches does for test") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  TempDir dir;
+  const fs::path run = fs::path(dir.path()) / "run";
+  auto fit = run_process({TRAINER_BINARY, "fit", "data=synthetic", "data.num_samples=2000", "model.hidden_sizes=[8]",
+                          "trainer.max_epochs=1", "test_after_fit=false", "hydra.run.dir=run"},
+                         dir.path());
+  INFO(fit.err);
+  REQUIRE(fit.exit_code == 0);
+  auto rows_of = [&](const std::vector<std::string>& extra) {
+    std::vector<std::string> argv = {TRAINER_BINARY, "predict", "ckpt_path=last", "hydra.run.dir=run",
+                                     "data.batch_size=7"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    const auto predicted = run_process(argv, dir.path());
+    INFO(predicted.err);
+    REQUIRE(predicted.exit_code == 0);
+    const std::string csv = read_file(evaluations(run).back() / "predictions.csv");
+    return std::count(csv.begin(), csv.end(), '\n') - 1;
+  };
+  const auto all = rows_of({});
+  CHECK(all > 21);
+  CHECK(rows_of({"trainer.limit_predict_batches=3"}) == 21);                                    // batches
+  CHECK(rows_of({"trainer.limit_predict_batches=0.5"}) == (all / 7 + (all % 7 != 0)) / 2 * 7);  // a share
+  CHECK(rows_of({"trainer.fast_dev_run=2"}) == 14);
+  auto none =
+      run_process({TRAINER_BINARY, "predict", "ckpt_path=last", "hydra.run.dir=run", "trainer.limit_predict_batches=0"},
+                  dir.path());
+  check_clean_error(none);
+  CHECK(contains(none.err, "trainer.limit_predict_batches: predict has no batch to run"));
 }

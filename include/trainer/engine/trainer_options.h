@@ -104,7 +104,7 @@ struct TrainerOptions {
   int64_t min_epochs = 1;  // early stopping is held back until this many epochs ran
   int64_t max_steps = -1;
   std::optional<double> max_time_seconds;
-  BatchLimit limit_train, limit_val, limit_test;
+  BatchLimit limit_train, limit_val, limit_test, limit_predict;
   BatchLimit val_check_interval;
   int64_t check_val_every_n_epoch = 1;
   int64_t num_sanity_val_steps = 2;
