@@ -13,12 +13,43 @@ namespace {
 
 const std::set<std::string> kInfoKinds = {"all", "defaults", "defaults-tree", "config", "searchpath", "plugins"};
 
+// Hydra's flags (its argparse parser), long forms.
+const std::vector<std::string> kLongFlags = {
+    "--help",     "--hydra-help",       "--version",     "--cfg",         "--resolve",    "--package", "--run",
+    "--multirun", "--shell-completion", "--config-path", "--config-name", "--config-dir", "--info"};
+
+// A flag as argparse reads it: a short form with its value after `=` (-cn=NAME, -c=job, -p=KEY)
+// or an unambiguous prefix of a long one (--config-n NAME, --pack KEY) is the long flag.
+std::string long_flag(const std::string& arg) {
+  static const std::vector<std::pair<std::string, std::string>> kShort = {
+      {"-cp", "--config-path"}, {"-cn", "--config-name"}, {"-cd", "--config-dir"},
+      {"-c", "--cfg"},          {"-p", "--package"},      {"-i", "--info"}};
+  for (const auto& [short_form, long_form] : kShort) {
+    if (arg.rfind(short_form + "=", 0) == 0) return long_form + arg.substr(short_form.size());
+  }
+  if (arg.rfind("--", 0) != 0 || arg.size() < 3) return arg;
+  const size_t equals = arg.find('=');
+  const std::string name = arg.substr(0, equals);
+  std::string match;
+  for (const std::string& flag : kLongFlags) {
+    if (flag == name) return arg;
+    if (flag.rfind(name, 0) == 0) {
+      if (!match.empty()) return arg;  // ambiguous: CLI11 says it is unknown
+      match = flag;
+    }
+  }
+  return match.empty() ? arg : match + (equals == std::string::npos ? "" : arg.substr(equals));
+}
+
 // Hydra spells some short flags with two letters (-cp, -cn, -cd), which CLI11 cannot declare,
-// and `--info` takes an optional value; normalise argv to long forms first.
+// and `--info` takes an optional value; normalise argv to long forms first. `--` ends the flags,
+// as in argparse: what follows is overrides (the marker itself is dropped; CLI11 would give the
+// words after it to the app's own list, and the command's list overwrote them).
 std::vector<std::string> normalise(int argc, char** argv) {
   std::vector<std::string> args;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
+    if (arg == "--") continue;
     if (arg == "-cp") arg = "--config-path";
     if (arg == "-cn") arg = "--config-name";
     if (arg == "-cd") arg = "--config-dir";
@@ -26,6 +57,7 @@ std::vector<std::string> normalise(int argc, char** argv) {
     if (arg == "--config_path") arg = "--config-path";
     if (arg == "--config_name") arg = "--config-name";
     if (arg == "--config_dir") arg = "--config-dir";
+    arg = long_flag(arg);
     if (arg == "-i" || arg == "--info") {
       if (i + 1 < argc && kInfoKinds.count(argv[i + 1])) {
         args.push_back("--info=" + std::string(argv[++i]));
@@ -199,19 +231,25 @@ std::optional<CliArgs> parse_cli(int argc, char** argv, int& exit_code) {
   run_job->add_option("job", args.sweep_job, "The job number")->required();
 
   app.add_option("-c,--cfg", args.cfg, "Print the config instead of running (job, hydra or all)")
-      ->check(CLI::IsMember({"job", "hydra", "all"}));
+      ->check(CLI::IsMember({"job", "hydra", "all"}))
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   app.add_flag("--resolve", args.resolve, "Resolve interpolations when printing with --cfg");
-  app.add_option("-p,--package", args.package, "With --cfg: print only this config package");
+  app.add_option("-p,--package", args.package, "With --cfg: print only this config package")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   app.add_option("--info", args.info, "Print information: all, defaults, defaults-tree, config, searchpath")
-      ->check(CLI::IsMember(kInfoKinds));
+      ->check(CLI::IsMember(kInfoKinds))
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   app.add_flag("-m,--multirun", args.multirun, "Run a sweep: one job per value combination");
   app.add_flag("-r,--run", args.run, "Run a job (the default; not with -m, --cfg or --info)");
   app.add_flag("--shell-completion", args.shell_completion,
                "Shell completion (-sc): install=bash|zsh|fish prints the script to eval "
                "(eval \"$(trainer fit -sc install=bash)\"), uninstall=SHELL the one that removes it");
-  app.add_option("--config-path", args.config_path, "Primary config directory (-cp); default: the shipped configs/");
-  app.add_option("--config-name", args.config_name, "Primary config name (-cn); default: config");
-  app.add_option("--config-dir", args.config_dir, "Additional config directory (-cd)");
+  app.add_option("--config-path", args.config_path, "Primary config directory (-cp); default: the shipped configs/")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  app.add_option("--config-name", args.config_name, "Primary config name (-cn); default: config")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  app.add_option("--config-dir", args.config_dir, "Additional config directory (-cd)")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
 
   std::vector<std::string> normalised = normalise(argc, argv);
   std::reverse(normalised.begin(), normalised.end());  // CLI11 takes them reversed
