@@ -349,8 +349,13 @@ int Trainer::Impl::fit() {
   for (auto& entry : callbacks) entry.callback->on_fit_start(context);
   const bool validation_runs = evaluation_batches(*val_set, options.limit_val) > 0;
   if (!validation_runs) warn_no_validation();
-  if (!resuming && options.num_sanity_val_steps > 0 && validation_runs) {
-    evaluate(val_set, options.limit_val, options.num_sanity_val_steps);
+  if (!resuming && options.num_sanity_val_steps != 0 && validation_runs) {  // -1: every validation batch
+    const int64_t available = evaluation_batches(*val_set, options.limit_val);
+    const int64_t sanity =
+        options.num_sanity_val_steps < 0 ? available : std::min(options.num_sanity_val_steps, available);
+    evaluate(val_set, options.limit_val, sanity);
+    log::info("sanity check: " + std::to_string(sanity) + " validation batch" + (sanity == 1 ? "" : "es") +
+              " ran before training (trainer.num_sanity_val_steps)");
   }
   const auto start = Clock::now();
   fit_start = start;

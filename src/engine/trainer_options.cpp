@@ -82,6 +82,7 @@ void read_trainer_section(const options::OptionReader& t, TrainerOptions& o, std
   o.log_every_n_steps = t.get<int64_t>("log_every_n_steps");
   o.accumulate_grad_batches = t.get<int64_t>("accumulate_grad_batches");
   o.gradient_clip_val = t.get<std::optional<double>>("gradient_clip_val");
+  if (o.gradient_clip_val && *o.gradient_clip_val <= 0.0) o.gradient_clip_val.reset();  // Lightning: 0 clips nothing
   o.gradient_clip_algorithm =
       t.choice("gradient_clip_algorithm") == "value" ? ClipAlgorithm::kValue : ClipAlgorithm::kNorm;
   o.fast_dev_run = t.count("fast_dev_run");

@@ -61,7 +61,8 @@ std::vector<Section> scheduler_sections() {
           .at_least(0)
           .or_minus_one()
           .computed()
-          .means("epochs (or steps) of one half-cosine (absent: trainer.max_epochs; 0 or -1: the whole run)"),
+          .means("PyTorch's T_max: epochs (or steps) from the rate down to eta_min, after which it rises again "
+                 "(absent: trainer.max_epochs; 0 or -1: the whole run)"),
       number("eta_min", "0.0").at_least(0).means("the last learning rate"),
       interval("epoch"),
   };

@@ -62,7 +62,7 @@ std::vector<Section> trainer_sections() {
       number("gradient_clip_val", "null")
           .at_least(0)
           .or_null()
-          .means("clip gradients to this norm or value (null: off)"),
+          .means("clip gradients to this norm or value (null or 0: off, as in Lightning)"),
       choice("gradient_clip_algorithm", "norm", {"norm", "value"}).means("norm: total 2-norm; value: each element"),
       flag("deterministic", "false").means("deterministic algorithms only"),
       flag("benchmark", "null").or_null().means("cuDNN autotuning (null: off, as in Lightning 2.x)"),

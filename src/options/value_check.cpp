@@ -138,7 +138,9 @@ std::optional<double> parse_duration(const std::string& text) {
       return std::nullopt;
     }
   }
-  if (fields.empty() || fields.size() > 4 || (!text.empty() && text.back() == ':')) return std::nullopt;
+  // Lightning's Timer takes DD:HH:MM:SS whole: "0:02" read from the right would be 2 s, from the
+  // left 2 hours. A text without ':' is a number of seconds.
+  if ((fields.size() != 1 && fields.size() != 4) || (!text.empty() && text.back() == ':')) return std::nullopt;
   static const double kUnits[] = {1.0, 60.0, 3600.0, 86400.0};
   double seconds = 0.0;
   for (size_t i = 0; i < fields.size(); ++i) seconds += fields[fields.size() - 1 - i] * kUnits[i];

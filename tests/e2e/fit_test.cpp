@@ -55,6 +55,39 @@ TEST_CASE("fit trains, validates, checkpoints and tests on synthetic data") {
   CHECK(log.find("intra-op thread") != std::string::npos);
 }
 
+TEST_CASE("num_sanity_val_steps -1 validates every batch before fit and gradient_clip_val 0 clips nothing") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  TempDir dir;
+  // 2048 samples, 205 of them validation: 4 batches of 64 (the red team's key audit found -1 ran none).
+  const auto run_with = [&](const std::string& name, const std::vector<std::string>& extra) {
+    std::vector<std::string> argv = fast_fit(name);
+    argv.insert(argv.end(), {"data.batch_size=64", "trainer.max_epochs=1", "test_after_fit=false"});
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    auto result = run_process(argv, dir.path());
+    INFO(result.err);
+    REQUIRE(result.exit_code == 0);
+    return result;
+  };
+  CHECK(run_with("all", {"trainer.num_sanity_val_steps=-1"})
+            .err.find("sanity check: 4 validation batches ran before training") != std::string::npos);
+  CHECK(run_with("two", {"trainer.num_sanity_val_steps=2"})
+            .err.find("sanity check: 2 validation batches ran before training") != std::string::npos);
+  CHECK(run_with("none", {"trainer.num_sanity_val_steps=0"}).err.find("sanity check") == std::string::npos);
+  // Lightning: gradient_clip_val 0 is no clipping (it clipped every gradient to 0, so nothing
+  // trained): the same losses as without the key ("two" ran with the default sanity steps, as these).
+  const fs::path base(dir.path());
+  const auto losses = [&](const std::string& name) {
+    const CsvTable table = read_csv(base / name / "metrics.csv");
+    return table.last("train/loss") + " " + table.last("val/loss");
+  };
+  run_with("clip0", {"trainer.gradient_clip_val=0"});
+  run_with("clip0v", {"trainer.gradient_clip_val=0", "trainer.gradient_clip_algorithm=value"});
+  run_with("clip_small", {"trainer.gradient_clip_val=0.001"});
+  CHECK(losses("clip0") == losses("two"));
+  CHECK(losses("clip0v") == losses("two"));
+  CHECK(losses("clip_small") != losses("two"));  // a clip that bites changes them
+}
+
 TEST_CASE("a run stopped mid-epoch and resumed ends with exactly the same test metrics") {
   if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;

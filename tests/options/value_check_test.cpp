@@ -46,6 +46,12 @@ TEST_CASE("durations, limits, lists and words") {
   CHECK_THAT(options::check_value(timeout, yaml("0")), Contains("out of range"));
   CHECK(options::parse_duration("01:00:00:30") == 86430.0);
   CHECK_FALSE(options::parse_duration("1:"));
+  // Lightning's Timer takes the four fields or nothing: "0:02" is not 2 seconds (nor 2 hours).
+  CHECK_FALSE(options::parse_duration("0:02"));
+  CHECK_FALSE(options::parse_duration("01:30:00"));
+  CHECK(options::parse_duration("00:00:00:02") == 2.0);
+  CHECK(options::parse_duration("90") == 90.0);
+  CHECK_THAT(options::check_value(timeout, yaml("\"1:30\"")), Contains("expected DD:HH:MM:SS"));
   const options::Option limit = options::limit("limit_val_batches", "1.0").means("l");
   CHECK(options::check_value(limit, yaml("0")) == "");
   CHECK(options::check_value(limit, yaml("0.5")) == "");

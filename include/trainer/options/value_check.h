@@ -18,7 +18,8 @@ std::string check_value(const Option& option, const config::Node& value);
 // What the option accepts, for a message's fix: "an int >= 1", "one of epoch, step or null".
 std::string accepted(const Option& option);
 
-// "DD:HH:MM:SS" (or fewer fields, each a number) in seconds; nullopt when the text is not one.
+// "DD:HH:MM:SS" (all four fields, as Lightning's Timer takes it) or a number, in seconds; nullopt
+// when the text is neither ("0:02" is neither).
 std::optional<double> parse_duration(const std::string& text);
 
 // The text of a choice's value (an int reads as its digits: precision=16 is "16").

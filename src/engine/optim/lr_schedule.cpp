@@ -15,6 +15,12 @@ double cosine(double start, double end, double fraction) {
   return end + (start - end) * (1.0 + std::cos(kPi * fraction)) / 2.0;
 }
 
+// PyTorch's CosineAnnealingLR: past T_max the rate rises again along the same cosine (its period
+// is 2 T_max); it is not held at eta_min.
+double periodic_cosine(double start, double end, double fraction) {
+  return end + (start - end) * (1.0 + std::cos(kPi * fraction)) / 2.0;
+}
+
 }  // namespace
 
 LrSchedule::LrSchedule(SchedulerOptions options, double base_lr, int64_t total_steps)
@@ -29,7 +35,7 @@ double LrSchedule::lr_at(int64_t count) const {
   }
   if (n == ScheduleKind::kCosine) {
     double horizon = options_.t_max > 0 ? options_.t_max : static_cast<double>(total_steps_);
-    return cosine(base_lr_, options_.eta_min, t / horizon);
+    return periodic_cosine(base_lr_, options_.eta_min, t / horizon);
   }
   if (n == ScheduleKind::kWarmupCosine) {
     const double warmup = static_cast<double>(options_.warmup_steps);
