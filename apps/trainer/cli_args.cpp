@@ -44,12 +44,18 @@ std::string long_flag(const std::string& arg) {
 // Hydra spells some short flags with two letters (-cp, -cn, -cd), which CLI11 cannot declare,
 // and `--info` takes an optional value; normalise argv to long forms first. `--` ends the flags,
 // as in argparse: what follows is overrides (the marker itself is dropped; CLI11 would give the
-// words after it to the app's own list, and the command's list overwrote them).
-std::vector<std::string> normalise(int argc, char** argv) {
+// words after it to the app's own list, and the command's list overwrote them). A bare `++` is
+// an override to Hydra (with no key: an error), to CLI11 the end of a subcommand: it is held back
+// in `bare_overrides` for the override parser.
+std::vector<std::string> normalise(int argc, char** argv, std::vector<std::string>& bare_overrides) {
   std::vector<std::string> args;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--") continue;
+    if (arg == "++") {
+      bare_overrides.push_back(arg);
+      continue;
+    }
     if (arg == "-cp") arg = "--config-path";
     if (arg == "-cn") arg = "--config-name";
     if (arg == "-cd") arg = "--config-dir";
@@ -251,7 +257,8 @@ std::optional<CliArgs> parse_cli(int argc, char** argv, int& exit_code) {
   app.add_option("--config-dir", args.config_dir, "Additional config directory (-cd)")
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
 
-  std::vector<std::string> normalised = normalise(argc, argv);
+  std::vector<std::string> bare_overrides;
+  std::vector<std::string> normalised = normalise(argc, argv, bare_overrides);
   std::reverse(normalised.begin(), normalised.end());  // CLI11 takes them reversed
   try {
     app.parse(normalised);
@@ -274,6 +281,7 @@ std::optional<CliArgs> parse_cli(int argc, char** argv, int& exit_code) {
       return std::nullopt;
     }
   }
+  args.overrides.insert(args.overrides.end(), bare_overrides.begin(), bare_overrides.end());
   for (const char* name : {"fit", "validate", "test", "predict", "export"}) {
     if (app.got_subcommand(name)) args.command = name;
   }

@@ -9,6 +9,7 @@
 #include "trainer/config/config_repository.h"
 #include "trainer/config/defaults_list.h"
 #include "trainer/config/did_you_mean.h"
+#include "trainer/config/hydra_schema.h"
 #include "trainer/config/python_str.h"
 #include "trainer/config/python_value.h"
 #include "trainer/util/error.h"
@@ -429,6 +430,7 @@ ComposeResult Composer::compose(const std::vector<Override>& overrides, RunMode 
 
   Node* hydra = config.find("hydra");
   if (hydra == nullptr || !hydra->is_map()) return result;
+  apply_hydra_schema(*hydra);  // hydra.job.chdir=yes is true, hydra.run.dir=null refused, as in Hydra
   auto ensure_map = [](Node& parent, const char* key) -> Node& {
     Node* node = parent.find(key);
     if (node == nullptr || !node->is_map()) return parent.set(key, Node::map());

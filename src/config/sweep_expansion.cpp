@@ -282,7 +282,16 @@ std::vector<SweepJob> expand_sweep(const std::vector<Override>& overrides,
         parse_sweeper_param(key, value, "write the value as on the command line, e.g. 1,2,3 or range(1,4)");
     add_override(slots, parsed, group_options, rng);
   }
-  for (const Override& override : overrides) add_override(slots, override, group_options, rng);
+  for (const Override& override : overrides) {
+    // As Hydra's multirun, before any job: a job's hydra.* settings are the sweep's (it refused
+    // `-m hydra.job.name=a,b` and `-m hydra/launcher=a,b`; trainer planned one job per value).
+    if (override.is_sweep() && is_hydra_override(override.text)) {
+      throw Error(Origin::override_text(override.text).describe(),
+                  "Sweeping over Hydra's configuration is not supported : '" + override.text + "'",
+                  "sweep over your own config keys, or set hydra.* once");
+    }
+    add_override(slots, override, group_options, rng);
+  }
 
   constexpr uint64_t kMaxJobs = 100'000'000;
   uint64_t count = 1;

@@ -214,3 +214,20 @@ TEST_CASE("a 10,000-job sweep expands to every combination") {
   REQUIRE(jobs.size() == 10000);
   CHECK(jobs[9999].overrides == Lines{"a=99", "b=0.99", "model.hidden_size=32"});
 }
+
+TEST_CASE("a sweep over the hydra node is refused before any job, as Hydra's multirun refuses it") {
+  for (const char* text : {"hydra.job.name=x,y", "hydra/launcher=basic,local", "+hydra.sweeper.params.seed=1,2",
+                           "hydra.sweep.subdir=range(2)"}) {
+    INFO(text);
+    try {
+      expand_sweep(parse_all({"a=1,2", text}), kParams, kGroups);
+      FAIL("no error");
+    } catch (const trainer::Error& error) {
+      CHECK_THAT(error.what(), Catch::Matchers::Contains(std::string("Sweeping over Hydra's configuration is not "
+                                                                     "supported : '") +
+                                                         text + "'"));
+    }
+  }
+  // One value for a hydra key is a setting of every job, not a sweep.
+  CHECK(expand_sweep(parse_all({"a=1,2", "hydra.job.name=x"}), kParams, kGroups).size() == 8);  // 2 x b x c
+}
