@@ -85,20 +85,22 @@ std::string render_config(Node config, const CliArgs& args) {
   Node shown = config_view_for(std::move(config), args.cfg.value_or("job"), hydra);
   config::ResolveContext ctx;
   ctx.hydra = &hydra;
-  if (args.resolve) {
-    config::ResolveContext strict = ctx;
-    strict.omegaconf_resolve = true;  // as OmegaConf.resolve, which Hydra's --resolve runs
-    config::resolve_all(shown, strict);
-  }
+  config::ResolveContext strict = ctx;
+  strict.omegaconf_resolve = true;  // as OmegaConf.resolve, which Hydra's --resolve runs
   std::string package = args.package.value_or("");
   if (package == "_global_") package.clear();
-  if (package.empty()) return config::to_yaml(shown);
+  if (package.empty()) {
+    if (args.resolve) config::resolve_all(shown, strict);
+    return config::to_yaml(shown);
+  }
   // As OmegaConf.select in Hydra's show_cfg: the selected value is resolved (a scalar, or an
-  // interpolation to a container), and null or ??? counts as not found.
+  // interpolation to a container), and null or ??? counts as not found. --resolve resolves the
+  // package alone (and what it refers to), not the rest of the config.
   const Node* selected = config::select(shown, package);
   Node value;
-  if (selected != nullptr && (selected->is_scalar() || selected->is_interpolation())) {
-    value = config::resolve_path(shown, package, ctx);
+  if (selected != nullptr && (selected->is_scalar() || selected->is_interpolation() || args.resolve)) {
+    const bool container = !selected->is_scalar() && !selected->is_interpolation();  // OmegaConf.resolve'd
+    value = config::resolve_path(shown, package, container ? strict : ctx);
     selected = &value;
   }
   if (selected == nullptr || selected->is_null() || selected->is_missing()) {
