@@ -10,6 +10,7 @@
 #include "trainer/config/defaults_list.h"
 #include "trainer/config/did_you_mean.h"
 #include "trainer/config/hydra_schema.h"
+#include "trainer/config/interpolation.h"
 #include "trainer/config/python_str.h"
 #include "trainer/config/python_value.h"
 #include "trainer/util/error.h"
@@ -428,6 +429,7 @@ ComposeResult Composer::compose(const std::vector<Override>& overrides, RunMode 
     apply_config_override(config, *override);
   }
 
+  check_interpolation_syntax(config);  // as OmegaConf on creating each value: `x${a` fails here
   Node* hydra = config.find("hydra");
   if (hydra == nullptr || !hydra->is_map()) return result;
   apply_hydra_schema(*hydra);  // hydra.job.chdir=yes is true, hydra.run.dir=null refused, as in Hydra

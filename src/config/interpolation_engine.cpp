@@ -154,6 +154,31 @@ std::shared_ptr<const grammar::Template> parsed_template(const std::string& text
 
 }  // namespace
 
+namespace {
+
+void check_syntax_under(const Node& node, const std::string& path) {
+  if (node.is_map()) {
+    for (const Node::Entry& entry : node.entries()) check_syntax_under(entry.value, join_path(path, entry.key));
+  } else if (node.is_list()) {
+    for (size_t i = 0; i < node.items().size(); ++i)
+      check_syntax_under(node.items()[i], join_path(path, std::to_string(i)));
+  } else if (node.is_string() && node.as_string().find("${") != std::string::npos) {
+    try {
+      parsed_template(node.as_string());
+    } catch (const grammar::SyntaxError& error) {
+      const std::string key = path.empty() ? "<root>" : path;
+      throw Error(node.origin().known() ? node.origin().describe() : key,
+                  key + " = '" + node.as_string() + "': cannot parse the interpolation: " + error.what() +
+                      " (at character " + std::to_string(error.position() + 1) + ")",
+                  "Write interpolations as ${key.path} or ${resolver:args}; write \\${ for a literal '${'.");
+    }
+  }
+}
+
+}  // namespace
+
+void check_interpolation_syntax(const Node& root) { check_syntax_under(root, ""); }
+
 void throw_missing_value(const std::string& path, const Node& node, const std::string& context) {
   const std::string where = node.origin().known() ? node.origin().describe() : path;
   throw Error(where, "missing mandatory value: " + path + " is \?\?\?" + context,

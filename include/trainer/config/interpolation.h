@@ -53,6 +53,11 @@ class ResolverRegistry {
 // Strings are converted with Python's str() when concatenated ("lr_${lr}" -> "lr_1e-05").
 void resolve_all(Node& root, const ResolveContext& ctx);
 
+// Parses every string value holding "${" (OmegaConf validates them so when a config is created or
+// merged, before anything is resolved: `bad: x${a` fails Hydra's --cfg job). Throws trainer::Error
+// naming the key, its origin and where parsing stopped. Resolves nothing.
+void check_interpolation_syntax(const Node& root);
+
 // Resolves the value at `path` (and what it refers to) without changing `root`. Throws
 // trainer::Error (with a did-you-mean) when the key is absent. For many lookups in one tree use
 // ConfigView (config_view.h), which copies the tree once.
