@@ -338,6 +338,15 @@ int Trainer::Impl::fit() {
                                    : options.max_steps > 0 ? (options.max_steps + steps_per_epoch - 1) / steps_per_epoch
                                                            : (endless_epochs ? 0 : options.max_epochs);
   LrSchedule schedule(options.scheduler, options.optimizer.lr, schedule_horizon);
+  if (options.scheduler.kind == ScheduleKind::kWarmupCosine && schedule_horizon > 0 &&
+      options.scheduler.warmup_steps >= schedule_horizon && is_main && !resuming) {
+    const std::string unit = options.scheduler.per_step ? " optimizer steps" : " epochs";
+    log::warning("scheduler.warmup_steps=" + std::to_string(options.scheduler.warmup_steps) +
+                 " is not shorter than the run's " + std::to_string(schedule_horizon) + unit +
+                 ": the rate climbs the whole run and ends at " + general(schedule.lr_at(schedule_horizon - 1)) +
+                 ", never reaching optimizer.lr=" + general(options.optimizer.lr) +
+                 ". Lower scheduler.warmup_steps (a few percent of the run is usual).");
+  }
   auto apply_lr = [&] {
     if (schedule.active()) set_lr(*optimizer, schedule.lr_at(state.scheduler_count));
   };

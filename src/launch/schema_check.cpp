@@ -105,6 +105,28 @@ std::string check_run_length(const config::Node& job_config) {
   return "";
 }
 
+// Loop settings that cannot run together (the engine refuses them too, but only after the run's
+// directory and loggers exist): a validation interval of 0, cuDNN autotuning with determinism.
+std::string check_loop_settings(const config::Node& job_config) {
+  std::string problems;
+  const config::Node* interval = config::select(job_config, "trainer.val_check_interval");
+  if (interval != nullptr && ((interval->type() == config::NodeType::kInt && interval->as_int() == 0) ||
+                              (interval->type() == config::NodeType::kFloat && interval->as_float() == 0.0))) {
+    problems += "\n  " + at("trainer.val_check_interval", *interval) +
+                ": validation after 0 batches (or a share of 0) never comes (use a share in (0, 1] or a number of "
+                "batches; to skip validation set trainer.limit_val_batches=0)";
+  }
+  const config::Node* benchmark = config::select(job_config, "trainer.benchmark");
+  const config::Node* deterministic = config::select(job_config, "trainer.deterministic");
+  if (benchmark != nullptr && deterministic != nullptr && benchmark->type() == config::NodeType::kBool &&
+      deterministic->type() == config::NodeType::kBool && benchmark->as_bool() && deterministic->as_bool()) {
+    problems += "\n  " + at("trainer.benchmark", *benchmark) +
+                ": benchmark=true picks convolution algorithms by timing them, which trainer.deterministic=true "
+                "rules out (set one of them to false)";
+  }
+  return problems;
+}
+
 // Lightning refuses more devices than a single-device strategy runs.
 std::string check_devices(const config::Node& job_config) {
   const config::Node* strategy = config::select(job_config, "trainer.strategy");
@@ -226,6 +248,7 @@ void check_job_schema(const config::Node& job_config) {
   for (const char* group : {"optimizer", "scheduler"}) check_variant(job_config, group);
   problems.values += check_run_length(job_config);
   problems.values += check_devices(job_config);
+  problems.values += check_loop_settings(job_config);
   problems.values += check_pipeline(job_config);
   problems.values += check_monitors(job_config);
   if (const config::Node* filename = config::select(job_config, "callbacks.model_checkpoint.filename");

@@ -76,3 +76,37 @@ TEST_CASE("cosine with t_max=-1 per epoch anneals to eta_min over the run's epoc
   CHECK(rates[2] == Approx(0.05).epsilon(1e-3));
   CHECK(rates[3] == Approx(0.1 * (1 + std::cos(3.14159265358979 * 3 / 4)) / 2).epsilon(1e-3));
 }
+
+TEST_CASE("cosine with t_max shorter than the run rises again past it as PyTorch's CosineAnnealingLR") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  TempDir dir;
+  const auto rates =
+      learning_rates(dir, "cosine_past",
+                     {"scheduler=cosine", "scheduler.interval=epoch", "scheduler.t_max=2", "scheduler.eta_min=0.0",
+                      "trainer.max_epochs=4", "callbacks.lr_monitor.logging_interval=epoch"});
+  REQUIRE(rates.size() == 4);
+  // torch 2.11: CosineAnnealingLR(T_max=2) gives 0.1, 0.05, 0.0, 0.05 (it was held at 0.0).
+  CHECK(rates[1] == Approx(0.05).epsilon(1e-3));
+  CHECK(rates[2] == Approx(0.0).margin(1e-9));
+  CHECK(rates[3] == Approx(0.05).epsilon(1e-3));
+}
+
+TEST_CASE("a warm-up as long as the run warns that the rate never reaches optimizer.lr") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  TempDir dir;
+  auto run = [&](const std::string& name, const std::string& warmup) {
+    return run_process({TRAINER_BINARY, "fit", "data=synthetic", "data.num_samples=512", "trainer.max_epochs=1",
+                        "test_after_fit=false", "scheduler=warmup_cosine", "scheduler.warmup_steps=" + warmup,
+                        "hydra.run.dir=" + name},
+                       dir.path());
+  };
+  const auto long_warmup = run("long", "500");  // the schedule's default, against 4 optimizer steps
+  INFO(long_warmup.err);
+  REQUIRE(long_warmup.exit_code == 0);
+  CHECK(long_warmup.err.find("scheduler.warmup_steps=500 is not shorter than the run's 4 optimizer steps: the rate "
+                             "climbs the whole run and ends at 8e-06, never reaching optimizer.lr=0.001") !=
+        std::string::npos);
+  const auto short_warmup = run("short", "2");
+  REQUIRE(short_warmup.exit_code == 0);
+  CHECK(short_warmup.err.find("scheduler.warmup_steps") == std::string::npos);
+}

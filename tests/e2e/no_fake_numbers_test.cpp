@@ -70,6 +70,25 @@ TEST_CASE("validate or test over zero batches is an error, not a metric of 0") {
   CHECK(validate.err.find("validate has no batch to evaluate") != std::string::npos);
 }
 
+TEST_CASE("a validation interval of 0 and benchmark with deterministic are refused before the run directory") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  // Both are inside their keys' ranges; the engine refused them only after the run's directory,
+  // metrics.csv and TensorBoard files existed (the red team's key audit).
+  TempDir dir;
+  for (const std::string interval : {"0", "0.0"}) {
+    auto never = run_process(small_fit("never", {"trainer.val_check_interval=" + interval}), dir.path());
+    check_clean_error(never);
+    CHECK(never.err.find("trainer.val_check_interval (override 'trainer.val_check_interval=" + interval +
+                         "'): validation after 0 batches") != std::string::npos);
+    CHECK_FALSE(fs::exists(fs::path(dir.path()) / "never"));
+  }
+  auto both = run_process(small_fit("both", {"trainer.benchmark=true", "trainer.deterministic=true"}), dir.path());
+  check_clean_error(both);
+  CHECK(both.err.find("trainer.benchmark (override 'trainer.benchmark=true'): benchmark=true picks convolution "
+                      "algorithms by timing them") != std::string::npos);
+  CHECK_FALSE(fs::exists(fs::path(dir.path()) / "both"));
+}
+
 TEST_CASE("epoch counts follow Lightning: -1 needs max_steps or max_time, below -1 is an error before any run") {
   if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
