@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <stdexcept>
@@ -64,8 +65,12 @@ CATCH_TEST_CASE("a link carries tensors both ways in order, queueing what its ri
   creator->unlink_name();
   CATCH_CHECK_FALSE(name_exists(name));
   // The opener answers every message with its values doubled; the creator sends all of them
-  // first (the ring has 2 slots: 38 wait in its queue), then reads the answers.
+  // first (the ring has 2 slots: 38 wait in its queue), then reads the answers. The opener starts
+  // reading only once all are sent: reading alongside, it could drain the ring as fast as the
+  // sends filled it, and the queue was empty at the check (seen once in 2 cores' CI run).
+  std::atomic<bool> all_sent{false};
   std::thread answering([&] {
+    while (!all_sent.load()) std::this_thread::yield();
     for (int k = 0; k < kMessages; ++k) {
       at::Tensor got = receive(*opener, {6, 5}, 2 * k);
       opener->send(got * 2, 2 * k + 1);
@@ -76,6 +81,7 @@ CATCH_TEST_CASE("a link carries tensors both ways in order, queueing what its ri
     creator->send(at::arange(30, at::kFloat).reshape({6, 5}) + static_cast<float>(k), 2 * k);
   }
   CATCH_CHECK(creator->has_queued());
+  all_sent.store(true);
   for (int k = 0; k < kMessages; ++k) {
     at::Tensor answer = receive(*creator, {6, 5}, 2 * k + 1);
     CATCH_CHECK(answer.equal((at::arange(30, at::kFloat).reshape({6, 5}) + static_cast<float>(k)) * 2));
