@@ -71,6 +71,8 @@ std::filesystem::path predictions_under(const std::filesystem::path& dir) {
   return found;
 }
 
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
 double printed(const std::string& out, const std::string& name) {
   std::smatch match;
   std::regex pattern(name + "=([0-9.eE+-]+)");

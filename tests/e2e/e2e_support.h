@@ -40,6 +40,9 @@ void write_text(const std::filesystem::path& path, const std::string& text);
 // The only predictions.csv below `dir` (an evaluation's run directory; fails the test when none).
 std::filesystem::path predictions_under(const std::filesystem::path& dir);
 
+// Whether `part` occurs in `text`.
+bool contains(const std::string& text, const std::string& part);
+
 // The number printed as `<name>=<number>` on stdout (fails the test when absent).
 double printed(const std::string& out, const std::string& name);
 

@@ -411,8 +411,6 @@ TEST_CASE("a TorchScript model from Python is trained, tested and predicted") {
 
 namespace {
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
 // The trainer.log of every evaluation under <run>/eval, together.
 std::string evaluation_logs(const fs::path& run) {
   std::string logs;

@@ -10,6 +10,7 @@
 #include "subprocess.h"
 
 namespace fs = std::filesystem;
+using trainer::testing::contains;
 using trainer::testing::run_process;
 using trainer::testing::TempDir;
 
@@ -23,8 +24,6 @@ std::string read_file(const fs::path& path) {
   buffer << in.rdbuf();
   return buffer.str();
 }
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 size_t count_of(const std::string& text, const std::string& part) {
   size_t count = 0;

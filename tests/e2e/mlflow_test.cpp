@@ -21,8 +21,6 @@ using nlohmann::json;
 
 namespace {
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
 bool have_mlflow() {
   if (std::string(TRAINER_MLFLOW_PYTHON).empty()) {
     skip_test("TRAINER_MLFLOW_PYTHON is empty: no MLflow to run a server and read the runs with",

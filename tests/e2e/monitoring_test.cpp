@@ -33,8 +33,6 @@ long long phase_count(const std::string& table, const std::string& phase) {
   return std::stoll(match[1].str());
 }
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
 }  // namespace
 
 TEST_CASE("profiler=simple: a table of time per phase, in the log and in the run directory") {

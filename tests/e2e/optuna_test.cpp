@@ -23,8 +23,6 @@ using trainer::config::Node;
 
 namespace {
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
 std::vector<std::string> study_command(const std::string& sweep_dir, std::vector<std::string> extra) {
   std::vector<std::string> argv = {TRAINER_BINARY,
                                    "fit",

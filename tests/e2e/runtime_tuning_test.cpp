@@ -29,8 +29,6 @@ std::string tuning_line(const TempDir& dir) {
   return log.substr(start, log.find('\n', start) - start);
 }
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
 // The engine's own line names the BLAS library it resolved (runtime_info.h).
 std::string engine_line(const TempDir& dir) {
   const std::string log = read_file(fs::path(dir.path()) / "run" / "trainer.log");

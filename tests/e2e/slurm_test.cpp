@@ -18,8 +18,6 @@ using namespace trainer::testing;
 
 namespace {
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
 std::string status_of(const fs::path& sweep, int job) {
   std::error_code ec;
   const fs::path path = sweep / ".sweep" / "status" / (std::to_string(job) + ".yaml");

@@ -32,8 +32,6 @@ std::string status_of(const fs::path& sweep, int job) {
   return text.substr(start + 8, text.find('\n', start) - start - 8);
 }
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
 }  // namespace
 
 TEST_CASE("sweep: every job is checked before any runs; all bad jobs are listed and nothing runs") {

@@ -22,8 +22,6 @@ using namespace trainer::testing;
 
 namespace {
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
 struct Range {
   std::string name;
   std::string tid;  // as text: Kineto writes numbers, other tools strings

@@ -22,8 +22,6 @@ namespace {
 
 constexpr double kInputMiBPerSample = 32.0 * 32.0 * 4.0 / (1024.0 * 1024.0);  // float 1x32x32
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
 std::vector<std::string> tune_command(const std::string& mode, const std::string& limit_mb) {
   return {TRAINER_BINARY,
           "tune",
