@@ -174,3 +174,49 @@ TEST_CASE("SIGINT finishes the step, writes a checkpoint, exits non-zero saying 
   CHECK(resumed.result.exit_code == 0);
   CHECK(resumed.epoch >= 0);
 }
+
+TEST_CASE("a second Ctrl-C quits at once; the first waits for fit's validation to finish") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  TempDir dir;
+  const fs::path run = fs::path(dir.path()) / "run";
+  const fs::path log = run / "trainer.log";
+  // Two steps, then 6,000 validation batches of one image through a wide mlp: seconds in which
+  // the first Ctrl-C only waits.
+  const std::vector<std::string> argv = {TRAINER_BINARY,
+                                         "fit",
+                                         "model.hidden_sizes=[2048,2048]",
+                                         "data.batch_size=1",
+                                         "trainer.max_epochs=1",
+                                         "trainer.limit_train_batches=2",
+                                         "trainer.log_every_n_steps=1",
+                                         "trainer.num_sanity_val_steps=0",
+                                         "hydra.run.dir=run"};
+  std::chrono::steady_clock::time_point first_sent;
+  const auto after_step_2 = [&] {
+    if (!contains(read_file(log), " step 2 ")) return false;
+    first_sent = std::chrono::steady_clock::now();
+    return true;
+  };
+  const auto half_a_second_later = [&] {
+    return std::chrono::steady_clock::now() - first_sent > std::chrono::milliseconds(500);
+  };
+  size_t sent = 0;
+  const auto quit =
+      run_and_signal_each(argv, dir.path(), {{after_step_2, SIGINT}, {half_a_second_later, SIGINT}}, &sent);
+  INFO(quit.out << quit.err);
+  REQUIRE(sent == 2);
+  CHECK(quit.exit_code == 128 + SIGINT);  // the signal's default action, as the user asked
+  CHECK(contains(quit.err, "stopping after the current step or batch"));
+  CHECK(contains(quit.err, "Press Ctrl-C again to quit at once without saving."));
+  CHECK(contains(quit.err, "second Ctrl-C (SIGINT): quitting now; nothing more is saved."));
+  CHECK_FALSE(contains(read_file(log), "epoch 0 done"));  // the validation never ended
+  CHECK_FALSE(fs::exists(run / "checkpoints" / "last.ckpt"));
+
+  // The dead process holds nothing: the same run directory takes a new fit.
+  std::vector<std::string> again = argv;
+  again.insert(again.end() - 1, {"trainer.limit_val_batches=2", "test_after_fit=false"});
+  const auto rerun = run_process(again, dir.path());
+  INFO(rerun.err);
+  CHECK(rerun.exit_code == 0);
+  CHECK(fs::exists(run / "checkpoints" / "last.ckpt"));
+}

@@ -138,6 +138,14 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::strin
 ProcessResult run_and_signal(const std::vector<std::string>& argv, const std::string& cwd,
                              const std::function<bool()>& when, int signal_number, bool* signalled,
                              std::chrono::seconds timeout) {
+  size_t sent = 0;
+  ProcessResult result = run_and_signal_each(argv, cwd, {{when, signal_number}}, &sent, timeout);
+  *signalled = sent == 1;
+  return result;
+}
+
+ProcessResult run_and_signal_each(const std::vector<std::string>& argv, const std::string& cwd,
+                                  const std::vector<SignalWhen>& signals, size_t* sent, std::chrono::seconds timeout) {
   const Clock::time_point started = Clock::now();
   const Clock::time_point deadline = started + timeout;
   // Output goes to files, so nothing blocks on a full pipe while we watch.
@@ -162,7 +170,7 @@ ProcessResult run_and_signal(const std::vector<std::string>& argv, const std::st
   setpgid(pid, pid);
   close(out_fd);
   close(err_fd);
-  *signalled = false;
+  *sent = 0;
   int status = 0;
   bool timed_out = false;
   while (waitpid(pid, &status, WNOHANG) == 0) {
@@ -170,9 +178,9 @@ ProcessResult run_and_signal(const std::vector<std::string>& argv, const std::st
       timed_out = true;
       break;
     }
-    if (!*signalled && when()) {
-      kill(pid, signal_number);
-      *signalled = true;
+    if (*sent < signals.size() && signals[*sent].when()) {
+      kill(pid, signals[*sent].signal_number);
+      ++*sent;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }

@@ -36,6 +36,17 @@ ProcessResult run_and_signal(const std::vector<std::string>& argv, const std::st
                              const std::function<bool()>& when, int signal_number, bool* signalled,
                              std::chrono::seconds timeout = kProcessTimeout);
 
+// Runs argv like run_process, sending each signal in turn: the first once its `when` returns true
+// (checked every 10 ms), the next once its own does, and so on. `sent` says how many went before
+// the process ended.
+struct SignalWhen {
+  std::function<bool()> when;
+  int signal_number = 0;
+};
+ProcessResult run_and_signal_each(const std::vector<std::string>& argv, const std::string& cwd,
+                                  const std::vector<SignalWhen>& signals, size_t* sent,
+                                  std::chrono::seconds timeout = kProcessTimeout);
+
 // A process the test leaves running while it goes on (a server), its output in `log_path`;
 // stopped with its process group (SIGTERM, then SIGKILL) when the object goes.
 class BackgroundProcess {
