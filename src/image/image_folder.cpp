@@ -217,15 +217,18 @@ ImageFolderSplits scan_image_folder_splits(const std::string& root, const std::s
   ImageFolderSplits splits;
   const std::string train_dir = join(root, "train");
   struct stat info {};
-  // The split layout is a root whose sub-folders are exactly train/ and maybe val/ and test/. A
-  // root with train/ among other folders is a class tree (a class may be called "train"); a root
-  // whose folders all look like split names but are not exactly these (Train/, valid/) is an
-  // error rather than ten quiet classes or a split left out.
+  // The split layout is a root whose sub-folders are exactly train/ and maybe val/ and test/
+  // (hidden ones, .ipynb_checkpoints/, aside). A root with train/ among other folders is a class
+  // tree (a class may be called "train"), unless val/ or test/ is there too: then it is a split
+  // layout with extra folders, an error rather than the test images trained on as a class. A root
+  // whose folders all look like split names but are not exactly these (Train/, valid/) is an error
+  // rather than ten quiet classes or a split left out.
   std::vector<std::string> folders;
   std::error_code error;
   for (const auto& entry : std::filesystem::directory_iterator(root, error)) {
     std::error_code kind;
-    if (entry.is_directory(kind)) folders.push_back(entry.path().filename().string());
+    const std::string name = entry.path().filename().string();
+    if (entry.is_directory(kind) && name[0] != '.') folders.push_back(name);
   }
   std::sort(folders.begin(), folders.end());
   auto lower = [](std::string text) {
@@ -241,6 +244,20 @@ ImageFolderSplits scan_image_folder_splits(const std::string& root, const std::s
         l != "test" && l != "testing" && l != "eval") {
       split_like = false;
     }
+  }
+  const auto has = [&](const char* name) { return std::find(folders.begin(), folders.end(), name) != folders.end(); };
+  if (!exact && has("train") && (has("val") || has("test"))) {
+    std::string others;
+    for (const std::string& name : folders) {
+      if (name != "train" && name != "val" && name != "test") others += (others.empty() ? "" : ", ") + name + "/";
+    }
+    throw Error(where,
+                "'" + root + "' holds train/ and " + (has("val") ? "val/" : "test/") + " beside " + others +
+                    ": a split layout holds only train/, val/ and test/, and as a class tree every folder, "
+                    "the test images too, would become a class",
+                "Move " + others + " out of " + root +
+                    " (or into train/ as a class); if these folders really are "
+                    "classes, put them one level down, in train/.");
   }
   if (!exact && split_like) {
     std::string listed;

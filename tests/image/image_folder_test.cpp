@@ -240,6 +240,24 @@ TEST_CASE("train/, val/ and test/ folders are the splits, with train/'s classes"
   CHECK(almost_message.find("holds Train/, valid/: that looks like a train/validation/test layout") !=
         std::string::npos);
   CHECK(almost_message.find("Rename them to train/, val/ and test/") != std::string::npos);
+
+  // train/ and test/ beside another folder: a split layout with an extra folder, an error rather
+  // than a class tree whose classes are train, test and unlabeled (the test images trained on).
+  TempDir extra("trainer-image-folder");
+  touch(extra.path + "/train/a/1.png");
+  touch(extra.path + "/test/a/2.png");
+  touch(extra.path + "/unlabeled/misc/3.png");
+  const std::string extra_message = error_of([&] { scan_image_folder_splits(extra.path, "data.root"); });
+  CHECK(extra_message.find("holds train/ and test/ beside unlabeled/: a split layout holds only train/, val/ and "
+                           "test/") != std::string::npos);
+  CHECK(extra_message.find("Move unlabeled/ out of " + extra.path) != std::string::npos);
+
+  // A hidden folder beside the splits (a notebook's checkpoints) is not a class of the root.
+  fs::remove_all(extra.path + "/unlabeled");
+  touch(extra.path + "/.ipynb_checkpoints/x.txt");
+  splits = scan_image_folder_splits(extra.path, "data.root");
+  CHECK(splits.split_layout);
+  CHECK(splits.train.classes == std::vector<std::string>{"a"});
 }
 
 TEST_CASE("a tree without images, an empty class or a loop is an error naming the path and the fix", "[image]") {
