@@ -10,6 +10,7 @@
 #include "trainer/config/sweep_expansion.h"
 #include "trainer/config/yaml.h"
 #include "trainer/formats/checkpoint_file.h"
+#include "trainer/options/option_table.h"
 #include "trainer/util/error.h"
 #include "trainer/util/log.h"
 
@@ -96,10 +97,66 @@ std::string short_value(const Node* node) {
   return config::python_str(*node);
 }
 
+// The directory a training run started in: its .hydra/hydra.yaml's hydra.runtime.cwd.
+std::optional<fs::path> working_directory_of(const std::optional<std::string>& run) {
+  if (!run) return std::nullopt;
+  const fs::path file = fs::path(*run) / ".hydra" / "hydra.yaml";
+  if (!present(file)) return std::nullopt;
+  try {
+    const config::YamlDocument record = config::load_yaml_file(file.string());
+    const Node* cwd = config::select(record.root, "hydra.runtime.cwd");
+    if (cwd != nullptr && cwd->is_string() && fs::path(cwd->as_string()).is_absolute()) return cwd->as_string();
+  } catch (const Error&) {
+    // A damaged record: paths stay as the checkpoint has them.
+  }
+  return std::nullopt;
+}
+
+// A relative file path of the checkpoint's config, read in the training run's working directory
+// (what it named there), unless it is not a plain path (an interpolation, ~, a URL or a pipe).
+bool rebase(Node& value, const fs::path& cwd) {
+  if (!value.is_string()) return false;
+  const std::string text = value.as_string();
+  if (text.empty() || fs::path(text).is_absolute() || text[0] == '~' || text.find("${") != std::string::npos ||
+      text.find("://") != std::string::npos || text.rfind("pipe:", 0) == 0) {
+    return false;
+  }
+  value = Node::string((cwd / text).lexically_normal().string());
+  return true;
+}
+
+// The checkpoint's relative data and model files (keys declared a_path()), not set on this command
+// line, made absolute against the training run's working directory: evaluated from elsewhere,
+// tx.npy is the file the run named, not another one that happens to share its name here.
+void rebase_paths(Node& section_node, const std::string& section, const std::vector<const config::Override*>& set,
+                  const fs::path& cwd, std::string& rebased) {
+  if (!section_node.is_map()) return;
+  const Node* name = section_node.find("name");
+  const options::Section* declared =
+      options::find_section(section, name != nullptr && name->is_string() ? name->as_string() : "");
+  if (declared == nullptr) return;
+  for (const options::Option& option : declared->options) {
+    if (!option.file_path) continue;
+    const std::string key = section + "." + option.key;
+    if (std::any_of(set.begin(), set.end(), [&](const config::Override* o) { return o->key == key; })) continue;
+    Node* value = section_node.find(option.key);
+    if (value == nullptr) continue;
+    bool changed = false;
+    if (value->is_list()) {
+      for (Node& item : value->items()) changed = rebase(item, cwd) || changed;
+    } else {
+      changed = rebase(*value, cwd);
+    }
+    if (changed) rebased += (rebased.empty() ? "" : ", ") + key;
+  }
+}
+
 // Puts the checkpoint's model, data and precision into `composed`, except what an override on
-// the command line set; says what it did in `notes`.
+// the command line set; says what it did in `notes`. `training_cwd`: where the training run
+// started, against which the checkpoint's relative file paths are read.
 void take_settings(Node& composed, const Node& stored, const std::vector<config::Override>& overrides,
-                   std::vector<std::string>& notes) {
+                   const std::optional<fs::path>& training_cwd, std::vector<std::string>& notes) {
+  std::string rebased;
   std::string taken;
   std::string kept;
   for (const std::string& section : kSettingsFromCheckpoint) {
@@ -130,6 +187,7 @@ void take_settings(Node& composed, const Node& stored, const std::vector<config:
       }
       kept += (kept.empty() ? "" : ", ") + o->text;
     }
+    if (training_cwd) rebase_paths(merged, section, within, *training_cwd, rebased);
     taken += (taken.empty() ? "" : ", ") + section + "=" + short_value(from);
     // hydra.yaml's record of the group options should name what runs: the checkpoint's model, not
     // the default this command composed (the option is the section's `name`, as for the shipped ones).
@@ -157,6 +215,10 @@ void take_settings(Node& composed, const Node& stored, const std::vector<config:
   }
   if (!taken.empty()) notes.push_back("from the checkpoint's config: " + taken);
   if (!kept.empty()) notes.push_back("from the command line instead: " + kept);
+  if (!rebased.empty()) {
+    notes.push_back("the checkpoint's relative " + rebased + " read in the training run's working directory " +
+                    training_cwd->string());
+  }
 }
 
 // The checkpoint an evaluation loads (empty: ckpt_path not given) and the training run it
@@ -502,7 +564,7 @@ EvaluationPlan plan_evaluation(const std::string& command, Node composed,
           "come from this command's config");
     } else {
       take_settings(composed, config::load_yaml_string(file.config_yaml, plan.checkpoint + " (its config)").root,
-                    overrides, plan.notes);
+                    overrides, working_directory_of(plan.training_run), plan.notes);
     }
     composed.set("ckpt_path", Node::string(plan.checkpoint));
   }

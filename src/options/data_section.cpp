@@ -45,6 +45,7 @@ std::vector<Section> data_sections() {
   fashion.options.front().default_text = "fashion_mnist";
   fashion.options.push_back(
       text("root", "${paths.data_dir}")
+          .a_path()
           .computed()
           .means("the directory of the four IDX files (default paths.data_dir: Debian's dataset-fashion-mnist)"));
   fashion.options.push_back(section("normalize").means("per-pixel normalisation, below"));
@@ -62,7 +63,9 @@ std::vector<Section> data_sections() {
   folder.options.insert(
       folder.options.end(),
       {
-          text("root", "???").means("root/<class>/**/<image>, or root/train, root/val, root/test holding such folders"),
+          text("root", "???")
+              .a_path()
+              .means("root/<class>/**/<image>, or root/train, root/val, root/test holding such folders"),
           choice("channels", "3", {"1", "3"}).means("1 (gray) or 3 (RGB): every image is converted to it"),
           integer("image_size", "null")
               .at_least(1)
@@ -111,10 +114,16 @@ std::vector<Section> data_sections() {
       shards.options.end(),
       {
           texts("shards", "???")
+              .a_path()
               .or_one_text()
               .means("the training shards: a path, a brace pattern (train-{000000..000127}.tar) or a list of them"),
-          texts("val_shards", "null").or_null().or_one_text().means("the validation shards (null: no validation)"),
+          texts("val_shards", "null")
+              .a_path()
+              .or_null()
+              .or_one_text()
+              .means("the validation shards (null: no validation)"),
           texts("test_shards", "null")
+              .a_path()
               .or_null()
               .or_one_text()
               .means("the test shards, also what trainer predict reads (null: no test split)"),
@@ -161,12 +170,12 @@ std::vector<Section> data_sections() {
   tensors.options.insert(
       tensors.options.end(),
       {
-          text("inputs", "???").means("a .npy or .safetensors file: the samples along its first dimension"),
-          text("targets", "???").means("a .npy or .safetensors file: one integer class index per sample"),
+          text("inputs", "???").a_path().means("a .npy or .safetensors file: the samples along its first dimension"),
+          text("targets", "???").a_path().means("a .npy or .safetensors file: one integer class index per sample"),
           text("input_key", "null").or_null().means("the inputs' tensor in a safetensors file (null: its only one)"),
           text("target_key", "null").or_null().means("the targets' tensor in a safetensors file (null: its only one)"),
-          text("test_inputs", "null").or_null().means("the test split's inputs (null: no test split)"),
-          text("test_targets", "null").or_null().means("the test split's targets, with test_inputs"),
+          text("test_inputs", "null").a_path().or_null().means("the test split's inputs (null: no test split)"),
+          text("test_targets", "null").a_path().or_null().means("the test split's targets, with test_inputs"),
           integer("num_classes", "null").at_least(1).or_null().means("label classes (null: the largest target + 1)"),
           section("normalize").means("(x - mean) / std per value; uint8 inputs first scaled to [0, 1]"),
       });
@@ -184,8 +193,11 @@ std::vector<Section> data_sections() {
   csv.options.insert(
       csv.options.end(),
       {
-          text("path", "???").means("the table of the train and val rows (.csv; .tsv/.tab: tab-separated)"),
-          text("test_path", "null").or_null().means("the test split's table, with the same columns (null: none)"),
+          text("path", "???").a_path().means("the table of the train and val rows (.csv; .tsv/.tab: tab-separated)"),
+          text("test_path", "null")
+              .a_path()
+              .or_null()
+              .means("the test split's table, with the same columns (null: none)"),
           text("target", "???").means("the label column: class indices or names, or numbers to regress"),
           choice("task", "classification", {"classification", "regression"})
               .means("classification (cross-entropy; acc) or regression (MSE; mae, rmse, r2)"),

@@ -45,7 +45,7 @@ std::vector<Section> model_sections() {
       "model", "torchscript", true, "model=torchscript: a module saved with torch.jit.script(m).save(path)", {}};
   torchscript.options = {
       text("name", "torchscript").means("the registered model"),
-      text("path", "???").means("the saved TorchScript file"),
+      text("path", "???").a_path().means("the saved TorchScript file"),
   };
   torchscript.options.back().mandatory = true;
   Section registered{"model", "*", false, "model=<a registered model>: the model reads its own keys", {}};

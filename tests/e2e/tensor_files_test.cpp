@@ -210,12 +210,22 @@ TEST_CASE(
 
   // test and predict read the test files alone: the training files (x.npy and y.npy, relative to
   // the directory the fit ran in) may be gone; the checkpoint says what the model was trained on.
+  // Run from another directory that holds files of the same names, the checkpoint's relative paths
+  // are still the training run's files, not these two samples.
   fs::rename(root / "x.npy", root / "moved_x.npy");
   fs::rename(root / "y.npy", root / "moved_y.npy");
-  auto alone = run_process({TRAINER_BINARY, "test", "ckpt_path=last", "hydra.run.dir=npy"}, dir.path());
+  const fs::path elsewhere = root / "elsewhere";
+  fs::create_directories(elsewhere);
+  write_npy(elsewhere / "tx.npy", "|u1", {2, 1, 28, 28}, std::string(2 * 784, '\0'));
+  write_npy(elsewhere / "ty.npy", "<i8", {2}, std::string(2 * 8, '\0'));
+  auto alone = run_process({TRAINER_BINARY, "test", "ckpt_path=last", "hydra.run.dir=../npy"}, elsewhere.string());
   INFO(alone.err);
   REQUIRE(alone.exit_code == 0);
-  CHECK(alone.err.find("data: tx.npy alone") != std::string::npos);
+  const std::string fit_cwd = fs::canonical(root).string();
+  CHECK(alone.err.find("the checkpoint's relative data.inputs, data.targets, data.test_inputs, data.test_targets "
+                       "read in the training run's working directory " +
+                       fit_cwd) != std::string::npos);
+  CHECK(alone.err.find("data: " + fit_cwd + "/tx.npy alone") != std::string::npos);
   CHECK(printed(alone.out, "test/acc") == printed(tested.out, "test/acc"));
   fs::remove_all(root / "npy" / "eval");
   auto predicted_alone = run_process({TRAINER_BINARY, "predict", "ckpt_path=last", "hydra.run.dir=npy",

@@ -45,6 +45,8 @@ struct Option {
   bool minus_one = false;            // -1 is allowed besides the range (Lightning's "no limit")
   bool bool_as_int = false;          // true/false are read as 1/0 (fast_dev_run)
   bool one_text = false;             // kTextList: one string stands for a list of it (data.shards)
+  bool file_path = false;            // a file or folder (or a list of them): an evaluation reads a relative
+                                     // one from the checkpoint's config in the training run's directory
   std::vector<std::string> choices;  // kChoice: the names; kInt: words allowed instead (auto)
   std::string help;
 
@@ -91,6 +93,10 @@ struct Option {
   }
   Option& accepts_bool() {
     bool_as_int = true;
+    return *this;
+  }
+  Option& a_path() {
+    file_path = true;
     return *this;
   }
   Option& means(std::string text) {
