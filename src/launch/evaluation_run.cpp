@@ -285,21 +285,43 @@ void refuse_writing_into_run(const Node& composed, const fs::path& own, const fs
   set_path(runtime_hydra, "run.dir", Node::string(own.string()));
   config::ResolveContext in_own = ctx;
   in_own.hydra = &runtime_hydra;
-  std::vector<std::string> keys;
+  // With hydra.job.chdir the job runs in its own directory: a relative path is read from there.
+  const Node* chdir = config::select(composed, "hydra.job.chdir");
+  const bool in_own_dir = chdir != nullptr && chdir->type() == config::NodeType::kBool && chdir->as_bool();
+  const auto absolute = [&](const fs::path& path) {
+    fs::path full = (path.is_absolute() ? path : (in_own_dir ? own : fs::current_path()) / path).lexically_normal();
+    return full.has_filename() || full == full.root_path() ? full : full.parent_path();  // "run/" as "run"
+  };
+  // What the evaluation writes, by the key that names it: a logger's directory (and the csv
+  // logger's file name within it), the checkpoint directory, the export, and its own records
+  // (hydra.output_subdir, <hydra.job.name>.log) in `own` unless a name climbs out of it.
+  std::vector<std::pair<std::string, fs::path>> targets;
+  const auto value_of = [&](const std::string& key) {
+    return config::select(composed, key) == nullptr ? std::string() : resolved_string(composed, key, in_own);
+  };
   if (const Node* loggers = composed.find("logger"); loggers != nullptr && loggers->is_map()) {
     for (const auto& entry : loggers->entries()) {
-      if (entry.value.is_map() && entry.value.find("save_dir") != nullptr)
-        keys.push_back("logger." + entry.key + ".save_dir");
+      if (!entry.value.is_map() || entry.value.find("save_dir") == nullptr) continue;
+      const std::string key = "logger." + entry.key;
+      const std::string dir = value_of(key + ".save_dir");
+      if (dir.empty()) continue;
+      targets.emplace_back(key + ".save_dir", absolute(dir));
+      if (const std::string name = entry.key == "csv" ? value_of(key + ".name") : ""; !name.empty()) {
+        targets.emplace_back(key + ".name", absolute(fs::path(dir) / name));
+      }
     }
   }
-  keys.push_back("callbacks.model_checkpoint.dirpath");
-  keys.push_back("trainer.default_root_dir");
-  keys.push_back("export_path");  // trainer export's file
-  for (const std::string& key : keys) {
-    if (config::select(composed, key) == nullptr) continue;
-    const std::string value = resolved_string(composed, key, in_own);
-    if (value.empty()) continue;
-    const fs::path dir = fs::absolute(value).lexically_normal();
+  for (const char* key : {"callbacks.model_checkpoint.dirpath", "trainer.default_root_dir", "export_path"}) {
+    if (const std::string value = value_of(key); !value.empty()) targets.emplace_back(key, absolute(value));
+  }
+  if (const std::string subdir = value_of("hydra.output_subdir"); !subdir.empty() && subdir != "null") {
+    targets.emplace_back("hydra.output_subdir", (own / subdir).lexically_normal());
+  }
+  if (const std::string name = value_of("hydra.job.name"); !name.empty()) {
+    targets.emplace_back("hydra.job.name", (own / (name + ".log")).lexically_normal());
+  }
+  for (const auto& [key, dir] : targets) {
+    const std::string value = value_of(key);
     if (!lies_within(dir, training_run) || lies_within(dir, own)) continue;
     if (key == "export_path") {
       // A new file the user names beside the run's is theirs, and so is an earlier export

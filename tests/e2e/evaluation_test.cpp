@@ -136,9 +136,14 @@ TEST_CASE("evaluating a cnn run takes its config from the checkpoint and leaves 
   // directory) is refused before anything is written.
   for (const std::string& into_run :
        {"logger.csv.save_dir=" + run.string(), std::string("logger.tensorboard.save_dir=run/tensorboard"),
-        std::string("callbacks.model_checkpoint.dirpath=run/checkpoints"),
-        std::string("+trainer.default_root_dir=run")}) {
-    auto refused = run_process({TRAINER_BINARY, "test", "ckpt_path=best", "hydra.run.dir=run", into_run}, dir.path());
+        std::string("callbacks.model_checkpoint.dirpath=run/checkpoints"), std::string("+trainer.default_root_dir=run"),
+        // Names that climb out of the evaluation's directory into the run's records (relative to
+        // <run>/eval/test_<time>), and a relative save_dir read from that directory under chdir.
+        std::string("logger.csv.name=../../metrics.csv"), std::string("hydra.job.name=../../trainer"),
+        std::string("hydra.output_subdir=../../.hydra"), std::string("logger.csv.save_dir=../..")}) {
+    std::vector<std::string> argv = {TRAINER_BINARY, "test", "ckpt_path=best", "hydra.run.dir=run", into_run};
+    if (into_run == "logger.csv.save_dir=../..") argv.push_back("hydra.job.chdir=true");
+    auto refused = run_process(argv, dir.path());
     INFO(into_run << ": " << refused.err);
     check_clean_error(refused);
     const std::string key = into_run.substr(into_run[0] == '+' ? 1 : 0);
