@@ -246,12 +246,24 @@ int run_single_job(const CliOptions& options, const CliArgs& args, const config:
   const std::string run_dir = fs::absolute(resolve_string(result.config, "hydra.run.dir", ctx)).string();
   const config::Node* ckpt = result.config.find("ckpt_path");
   const bool resumes = ckpt != nullptr && !ckpt->is_null();
-  std::optional<launch::RunLock> lock;  // held until this process ends
+  std::optional<launch::RunLock> lock;              // held until this process ends
+  std::optional<launch::RunLock> checkpoints_lock;  // the checkpoint directory's, when not the run's
+  std::string checkpoint_dir;
+  // A directory made for a lock alone goes again when the fit is refused (only while empty).
+  const auto remove_made = [&] {
+    std::error_code ec;
+    if (checkpoints_lock && checkpoints_lock->created()) fs::remove(checkpoint_dir, ec);
+    if (lock && lock->created()) fs::remove(run_dir, ec);
+  };
   std::optional<launch::RecordSnapshot> record;
   if (args.command == "fit" && !launch::is_secondary_rank()) {
     lock.emplace(run_dir);
     const launch::CheckpointDirectory checkpoints = launch::job_checkpoint_directory(result.config, run_dir, ctx);
+    checkpoint_dir = checkpoints.path;
     try {
+      if (fs::path(checkpoints.path).lexically_normal() != fs::path(run_dir).lexically_normal()) {
+        checkpoints_lock.emplace(checkpoints.path, checkpoints.key, /*checkpoint_directory=*/true);
+      }
       if (!resumes) {
         launch::refuse_overwriting_run(run_dir);
         launch::refuse_overwriting_checkpoints(checkpoints.path, checkpoints.key);
@@ -259,8 +271,7 @@ int run_single_job(const CliOptions& options, const CliArgs& args, const config:
         launch::verify_resume_checkpoint(result.config, run_dir, ctx);
       }
     } catch (...) {
-      std::error_code ec;
-      if (lock->created()) fs::remove(run_dir, ec);  // empty: made for the lock alone
+      remove_made();
       throw;
     }
     if (resumes) {
@@ -277,8 +288,7 @@ int run_single_job(const CliOptions& options, const CliArgs& args, const config:
       log::info(
           "fit: the resume ended before it saved a checkpoint: the run's record (.hydra, TensorBoard) is as it was");
     }
-    std::error_code ec;
-    if (lock && lock->created()) fs::remove(run_dir, ec);  // only while empty: refused by the job's own checks
+    remove_made();  // refused by the job's own checks
     throw;
   }
   return 0;

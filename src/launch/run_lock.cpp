@@ -41,13 +41,13 @@ std::string lock_holder(const struct stat& st) {
 
 }  // namespace
 
-RunLock::RunLock(const std::string& run_dir) {
+RunLock::RunLock(const std::string& run_dir, const std::string& key, bool checkpoint_directory) {
   std::error_code ec;
   if (!fs::exists(run_dir, ec)) {
     fs::create_directories(run_dir, ec);
     if (ec) {
-      throw Error(run_dir, "cannot create the output directory: " + ec.message(),
-                  "Set hydra.run.dir to a writable place.");
+      throw Error(key + "=" + run_dir, "cannot create the directory: " + ec.message(),
+                  "Set " + key + " to a writable place.");
     }
     created_ = true;
   }
@@ -60,6 +60,16 @@ RunLock::RunLock(const std::string& run_dir) {
   const std::string pid = ::fstat(fd_, &st) == 0 ? lock_holder(st) : std::string();
   ::close(fd_);
   fd_ = -1;
+  if (checkpoint_directory) {
+    throw Error(
+        key + "=" + run_dir,
+        "another trainer fit is writing its checkpoints in this directory" + (pid.empty() ? "" : " (pid " + pid + ")") +
+            ": two fits sharing a checkpoint directory would overwrite each other's best and last files "
+            "(the same names, epoch_001.ckpt, last.ckpt); nothing was written",
+        key == "hydra.run.dir" ? "Wait for it to end, or give this fit its own hydra.run.dir."
+                               : "Wait for it to end, or give this fit a checkpoint directory of its own (without " +
+                                     key + ", checkpoints go to <hydra.run.dir>/checkpoints).");
+  }
   throw Error("hydra.run.dir=" + run_dir,
               "another trainer fit is running in this directory" + (pid.empty() ? "" : " (pid " + pid + ")") +
                   ": two fits in one directory would overwrite each other's checkpoints and mix their metrics and "

@@ -209,6 +209,19 @@ TEST_CASE("one fit at a time in a run directory, and a resume never writes into 
   CHECK(second.err.find("Error: hydra.run.dir=" + (base / "runs" / "c").string() +
                         ": another trainer fit is running in this directory (pid ") != std::string::npos);
   CHECK(read_file(base / "runs" / "c" / ".hydra" / "overrides.yaml").find("seed=9") == std::string::npos);
+  // A fit of its own directory whose checkpoints would go where the running one writes its own
+  // (before the first epoch ends no checkpoint is there to refuse it by): refused, naming the key,
+  // and the directory made for it goes again.
+  const fs::path c_checkpoints = base / "runs" / "c" / "checkpoints";
+  auto sharing = run_process(
+      fit({"hydra.run.dir=runs/d", "callbacks.model_checkpoint.dirpath=" + c_checkpoints.string()}), dir.path());
+  INFO(sharing.err);
+  check_clean_error(sharing);
+  CHECK(sharing.err.find("Error: callbacks.model_checkpoint.dirpath=" + c_checkpoints.string() +
+                         ": another trainer fit is writing its checkpoints in this directory (pid ") !=
+        std::string::npos);
+  CHECK(sharing.err.find("give this fit a checkpoint directory of its own") != std::string::npos);
+  CHECK_FALSE(fs::exists(base / "runs" / "d"));
   running.stop();
   // Its lock goes with it: a resume after it ended is let in.
   auto after = run_process(fit({"hydra.run.dir=runs/c", "ckpt_path=last", "data.num_samples=256"}), dir.path());

@@ -14,9 +14,12 @@ namespace trainer::launch {
 class RunLock {
  public:
   // Creates `run_dir` when it is not there (created() says so) and takes the lock. Throws
-  // trainer::Error naming hydra.run.dir and the holder's pid when another process holds it. On a
-  // filesystem without flock it goes on unguarded.
-  explicit RunLock(const std::string& run_dir);
+  // trainer::Error naming `key` (hydra.run.dir, or the key that names a checkpoint directory
+  // outside the run: a fit locks that too, so two runs sharing one cannot overwrite each other's
+  // best and last files) and the holder's pid when another process holds it. On a filesystem
+  // without flock it goes on unguarded.
+  explicit RunLock(const std::string& run_dir, const std::string& key = "hydra.run.dir",
+                   bool checkpoint_directory = false);
   ~RunLock();
   RunLock(const RunLock&) = delete;
   RunLock& operator=(const RunLock&) = delete;
