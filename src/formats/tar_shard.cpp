@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
+#include <fstream>
 #include <string_view>
 #include <utility>
 
@@ -189,6 +190,28 @@ void TarShardReader::fail(const std::string& member, const std::string& what) co
               "tar cannot be read past).");
 }
 
+// libarchive reads a tar cut at a member boundary to a clean end: nothing tells it from a whole
+// one but the end-of-archive blocks (two of 512 zero bytes, then padding) every tar writer puts
+// last. An uncompressed shard whose last block is not zeros was cut short; a compressed one cut
+// anywhere fails in its decompressor instead.
+void TarShardReader::check_end_blocks() const {
+  if (archive_filter_code(archive_, 0) != ARCHIVE_FILTER_NONE) return;
+  std::ifstream in(path_, std::ios::binary | std::ios::ate);
+  const std::streamoff size = in ? static_cast<std::streamoff>(in.tellg()) : -1;
+  if (size < 512) return;  // an empty file: libarchive's own error, or nothing to read
+  char block[512];
+  in.seekg(size - 512);
+  if (!in.read(block, sizeof block)) return;
+  if (std::all_of(block, block + sizeof block, [](char c) { return c == 0; })) return;
+  throw Error(
+      path_,
+      "ends " + (pending_member_.empty() ? std::string("before its first member") : "after member " + pending_member_) +
+          " without the zero blocks that end every tar archive: it was cut short at a member boundary, so "
+          "its last samples are missing",
+      "The shard is damaged or was cut short (an interrupted copy?): write it again, or leave it out of its "
+      "shard list.");
+}
+
 bool TarShardReader::next_header() {
   if (at_end_) return false;
   for (;;) {
@@ -196,6 +219,7 @@ bool TarShardReader::next_header() {
     const int status = archive_read_next_header(archive_, &entry);
     if (status == ARCHIVE_EOF) {
       at_end_ = true;
+      check_end_blocks();
       return false;
     }
     if (status < ARCHIVE_WARN) {

@@ -127,6 +127,32 @@ TEST_CASE("tar shards: gzip-compressed shards read alike; a cut-short or missing
     CHECK(error.where().find(tar.string()) == 0);
     CHECK(error.fix().find("cut short") != std::string::npos);
   }
+  // Cut exactly at a member boundary (after the 10th sample: 20 members of a 512-byte header and
+  // data padded to 512), libarchive ends cleanly; the missing end-of-archive blocks say it was cut.
+  const fs::path whole = fs::path(dir.path) / "whole.tar";
+  make_tar(src, whole, files);
+  const fs::path cut = fs::path(dir.path) / "cut.tar";
+  fs::copy_file(whole, cut);
+  const uintmax_t member_bytes = 512 + (5000 + 511) / 512 * 512 + 512 + 512;  // .bin and .cls
+  fs::resize_file(cut, 10 * member_bytes);
+  {
+    TarShardReader cut_reader(cut.string(), "data.shards");
+    int count = 0;
+    try {
+      while (cut_reader.next(sample, everything)) ++count;
+      FAIL("a tar cut at a member boundary read to its end");
+    } catch (const trainer::Error& error) {
+      CHECK(error.where() == cut.string());
+      CHECK(std::string(error.what())
+                .find("ends after member s109.cls without the zero blocks that end every tar "
+                      "archive: it was cut short at a member boundary") != std::string::npos);
+    }
+    CHECK(count == 9);  // the 10th sample's end is where the error comes
+    TarShardReader whole_reader(whole.string(), "data.shards");
+    count = 0;
+    while (whole_reader.next(sample, everything)) ++count;
+    CHECK(count == 20);
+  }
   CHECK_THROWS_WITH(TarShardReader((fs::path(dir.path) / "absent.tar").string(), "data.val_shards"),
                     Catch::Contains("data.val_shards") && Catch::Contains("No such file"));
 }

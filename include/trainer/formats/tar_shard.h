@@ -56,6 +56,7 @@ class TarShardReader {
   const std::string& path() const { return path_; }
 
  private:
+  void check_end_blocks() const;
   bool next_header();  // the next regular member with a key into pending_; false at the end
   void fail(const std::string& member, const std::string& what) const;
 
