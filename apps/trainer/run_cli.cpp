@@ -20,6 +20,7 @@
 #include "trainer/config/interpolation.h"
 #include "trainer/config/override.h"
 #include "trainer/config/python_str.h"
+#include "trainer/config/repeated_overrides.h"
 #include "trainer/config/sweep_expansion.h"
 #include "trainer/config/yaml.h"
 #include "trainer/launch/completion_scripts.h"
@@ -618,6 +619,7 @@ int run(const CliOptions& options, const CliArgs& args) {
     throw Error("--resolve", "--resolve only works together with --cfg or --help", "Add --cfg job (or hydra, all).");
   }
   std::vector<config::Override> overrides = config::parse_overrides(args.overrides);
+  for (const std::string& warning : config::repeated_override_warnings(overrides)) log::warning(warning);
   config::ComposerOptions composer_options;
   composer_options.config_name = args.config_name.value_or("config");
   composer_options.search_path =

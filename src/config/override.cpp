@@ -97,6 +97,11 @@ std::string Parser::quoted_suggestion() const {
   std::string out(key);
   std::string raw(value);
   append_with_quotes(out, raw, qc);
+  // A shell strips the quotes typed around the value: the whole override goes in double quotes
+  // there (when nothing in it is special inside them).
+  if (qc == '\'' && out.find_first_of("\"$`\\!") == std::string::npos) {
+    out += " (on a shell command line, with the whole override in double quotes: \"" + out + "\")";
+  }
   return out;
 }
 

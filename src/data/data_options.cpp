@@ -135,7 +135,8 @@ DataOptions DataOptions::from_config(const config::ConfigView& data, uint64_t se
     if (given_shards == nullptr || !given_shards->is_missing()) o.shards = r.texts("shards");
     if (o.shards.empty() && given_shards != nullptr && !given_shards->is_missing()) {
       throw Error(where(data, "shards"), "lists no shard",
-                  "Give the training shards: data.shards='/data/train-{000000..000127}.tar'.");
+                  "Give the training shards: \"data.shards='/data/train-{000000..000127}.tar'\" (both quotes on a "
+                  "shell command line).");
     }
     o.val_shards = r.texts("val_shards");
     o.test_shards = r.texts("test_shards");

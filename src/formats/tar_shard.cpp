@@ -139,7 +139,9 @@ TarShardReader::TarShardReader(std::string path, std::string key) : path_(std::m
   // libarchive would read standard input for an empty name and block on a FIFO: refused first.
   if (path_.empty()) {
     throw Error(key_, "lists an empty shard path",
-                "Give each shard's file: " + key_ + "='/data/train-{000..009}.tar' (quoted on the command line).");
+                "Give each shard's file: \"" + key_ +
+                    "='/data/train-{000..009}.tar'\" (on the command line, both "
+                    "quotes: Hydra's and the shell's).");
   }
   if (path_.find("://") != std::string::npos || path_.rfind("pipe:", 0) == 0) {
     throw Error(key_, "lists '" + path_ + "': shards are read from local files only (no URLs or pipe: commands)",

@@ -235,7 +235,10 @@ TEST_CASE("errors name the override, the place and the way out") {
 
   trainer::Error hash = error_of("key=a#b");
   CHECK(hash.problem() == "'#' is not allowed in an unquoted value (column 6)");
-  CHECK(hash.fix() == "Quote it: key='a#b'");
+  // A shell would strip quotes around the value alone: the fix shows the form to type there too.
+  CHECK(hash.fix() ==
+        "Quote it: key='a#b' (on a shell command line, with the whole override in double quotes: "
+        "\"key='a#b'\")");
 
   CHECK_THAT(error_of("key='a\\'").problem(), Catch::Contains("never closed"));
   CHECK_THAT(error_of("key=[1,2").problem(), Catch::Contains("'[' at column 5 is never closed"));
