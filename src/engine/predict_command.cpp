@@ -15,6 +15,7 @@
 
 #include "trainer/engine/precision/autocast_guard.h"
 #include "trainer/engine/stop_signal.h"
+#include "trainer/formats/checkpoint_file.h"
 #include "trainer/options/option_reader.h"
 #include "trainer/util/atomic_file.h"
 #include "trainer/util/error.h"
@@ -88,10 +89,17 @@ int Trainer::Impl::predict_command() {
     log::warning("predict.top_k=" + std::to_string(wanted_k) + " is more than the " + std::to_string(classes) +
                  " classes: predictions.csv lists all " + std::to_string(classes));
   }
+  // Data that names no classes (shards packed from an image folder keep only the indices) takes
+  // the checkpoint's names, when it has one for every class.
+  std::vector<std::string> names = class_names;
+  if (names.empty() && options.ckpt_path) {
+    names = formats::read_checkpoint_summary(resolve_ckpt_path(*options.ckpt_path)).summary.class_names;
+    if (static_cast<int64_t>(names.size()) != classes) names.clear();
+  }
   auto name_of = [&](int64_t label) {
-    return class_names.empty() || label < 0 || label >= static_cast<int64_t>(class_names.size())
+    return names.empty() || label < 0 || label >= static_cast<int64_t>(names.size())
                ? std::to_string(label)
-               : class_names[static_cast<size_t>(label)];
+               : names[static_cast<size_t>(label)];
   };
 
   std::string csv = "sample,prediction,probability,target";

@@ -12,6 +12,8 @@
 #include <c10/util/Exception.h>
 #include <torch/csrc/autograd/custom_function.h>
 
+#include "trainer/util/error.h"
+
 namespace trainer::models {
 namespace {
 
@@ -200,6 +202,24 @@ at::Tensor SyncBatchNormImpl<D>::forward(const at::Tensor& input) {
   } else {
     TORCH_CHECK(input.dim() == static_cast<int64_t>(D) + 2, "SyncBatchNorm", D, "d: expected ", D + 2, "D input (got ",
                 input.dim(), "D input)");
+  }
+  // PyTorch's check (F.batch_norm's _verify_batch_size): in training, one value per channel has no
+  // variance; the running variance would become NaN and every later evaluation with it. Shapes
+  // only: no device work.
+  if (this->is_training() && (!group_ || group_->world_size() <= 1)) {
+    int64_t per_channel = input.size(0);
+    for (int64_t d = 2; d < input.dim(); ++d) per_channel *= input.size(d);
+    if (per_channel == 1) {
+      std::string shape;
+      for (int64_t d = 0; d < input.dim(); ++d) shape += (d == 0 ? "[" : ", ") + std::to_string(input.size(d));
+      throw Error("model: a batch norm layer of " + std::to_string(options.num_features()) + " channels",
+                  "a training batch gave it one value per channel (input " + shape +
+                      "]): a batch of one sample at a 1 x 1 position, whose variance is undefined; its running "
+                      "variance would become NaN, and every evaluation after it (PyTorch raises here too)",
+                  "The smaller last batch of an epoch (the training samples, per rank, modulo data.batch_size) holds "
+                  "one sample: choose a data.batch_size that leaves it more, or larger images (data.image_size), "
+                  "or a model without batch norm.");
+    }
   }
   // torch::nn::BatchNorm's rules: an exponential average, or a cumulative one when momentum is null.
   double factor = options.momentum().has_value() ? options.momentum().value() : 0.0;

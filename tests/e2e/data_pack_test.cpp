@@ -170,6 +170,36 @@ TEST_CASE(
   CHECK(trained.err.find("data: 60 train") != std::string::npos);
   CHECK(trained.err.find("evaluation Resize(size=28)") != std::string::npos);
 
+  // A model trained on the folder itself names its classes: predict on the shards (which keep only
+  // the indices) writes those names, as predict on the folder does.
+  std::vector<std::string> on_folder = {TRAINER_BINARY,
+                                        "fit",
+                                        "model=cnn",
+                                        "model.channels=[4,8]",
+                                        "model.hidden_size=16",
+                                        "trainer.max_epochs=1",
+                                        "test_after_fit=false",
+                                        "hydra.run.dir=named"};
+  on_folder.insert(on_folder.end(), source.begin(), source.end());
+  const ProcessResult named = run_process(on_folder, dir.path());
+  INFO(named.err);
+  REQUIRE(named.exit_code == 0);
+  const ProcessResult predicted =
+      run_process({TRAINER_BINARY, "predict", "ckpt_path=last", "hydra.run.dir=named", "data=webdataset",
+                   "data.test_shards='" + dir.path() + "/shards/train-{000000..000003}.tar'", "data.channels=1",
+                   "data.image_size=28", "data.transforms.eval=[{resize: 28}, {center_crop: 28}]",
+                   "data.normalize.mean=[0.286]", "data.normalize.std=[0.353]"},
+                  dir.path());
+  INFO(predicted.err);
+  REQUIRE(predicted.exit_code == 0);
+  const CsvTable predictions = read_csv(predictions_under(fs::path(dir.path()) / "named" / "eval"));
+  REQUIRE(predictions.rows.size() == 60);
+  std::set<std::string> classes;
+  for (const auto& entry : fs::directory_iterator(root)) {
+    if (entry.is_directory()) classes.insert(entry.path().filename().string());
+  }
+  for (const auto& row : predictions.rows) CHECK(classes.count(row.at(1)) == 1);  // "bag", not "1"
+
   // Packing again over the same shards: refused, nothing touched.
   const auto before = fs::last_write_time(shards[0]);
   const ProcessResult again = pack("again", {"--maxcount", "16", "-o", "shards/train-%06d.tar"});

@@ -203,3 +203,30 @@ TEST_CASE("a damaged Fashion-MNIST file or an out-of-range label stops fit befor
   check_clean_error(label);
   CHECK(label.err.find(labels.string() + ": label 12 of sample 5 is outside the 10 classes 0..9") != std::string::npos);
 }
+
+TEST_CASE("a batch norm layer given one value per channel in training stops the fit instead of NaN statistics") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  TempDir dir;
+  // 90 training samples in batches of 89: the last batch is one 8 x 8 image, which a resnet's last
+  // stage sees at 1 x 1. PyTorch raises there; the running variance would otherwise become NaN and
+  // the run end "successfully" with val/loss nan.
+  auto one =
+      run_process({TRAINER_BINARY, "fit", "data=synthetic", "data.num_samples=100", "data.image_shape=[3,8,8]",
+                   "data.batch_size=89", "model=resnet", "model.width=8", "trainer.max_epochs=1", "hydra.run.dir=run"},
+                  dir.path());
+  INFO(one.err);
+  CHECK(one.exit_code == 1);
+  check_clean_error(one);
+  CHECK(contains(one.err,
+                 "Error: model: a batch norm layer of 64 channels: a training batch gave it one value per "
+                 "channel (input [1, 64, 1, 1])"));
+  CHECK(contains(one.err, "choose a data.batch_size that leaves it more"));
+  CHECK_FALSE(contains(one.err, "val/loss nan"));
+  // A last batch of two is fine.
+  auto two =
+      run_process({TRAINER_BINARY, "fit", "data=synthetic", "data.num_samples=100", "data.image_shape=[3,8,8]",
+                   "data.batch_size=88", "model=resnet", "model.width=8", "trainer.max_epochs=1", "hydra.run.dir=run2"},
+                  dir.path());
+  INFO(two.err);
+  CHECK(two.exit_code == 0);
+}
