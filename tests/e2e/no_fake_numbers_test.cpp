@@ -207,13 +207,16 @@ TEST_CASE("a damaged Fashion-MNIST file or an out-of-range label stops fit befor
 TEST_CASE("a batch norm layer given one value per channel in training stops the fit instead of NaN statistics") {
   if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
-  // 90 training samples in batches of 89: the last batch is one 8 x 8 image, which a resnet's last
-  // stage sees at 1 x 1. PyTorch raises there; the running variance would otherwise become NaN and
-  // the run end "successfully" with val/loss nan.
-  auto one =
-      run_process({TRAINER_BINARY, "fit", "data=synthetic", "data.num_samples=100", "data.image_shape=[3,8,8]",
-                   "data.batch_size=89", "model=resnet", "model.width=8", "trainer.max_epochs=1", "hydra.run.dir=run"},
-                  dir.path());
+  // 100 samples, 90 for training: in batches of 89 the last batch is one 8 x 8 image, which a
+  // resnet's last stage sees at 1 x 1. PyTorch raises there; the running variance would otherwise
+  // become NaN and the run end "successfully" with val/loss nan.
+  const auto fit_in_batches_of = [&](const std::string& batch_size) {
+    return run_process({TRAINER_BINARY, "fit", "data=synthetic", "data.num_samples=100", "data.image_shape=[3,8,8]",
+                        "data.batch_size=" + batch_size, "model=resnet", "model.width=8", "trainer.max_epochs=1",
+                        "hydra.run.dir=run_" + batch_size},
+                       dir.path());
+  };
+  const auto one = fit_in_batches_of("89");
   INFO(one.err);
   CHECK(one.exit_code == 1);
   check_clean_error(one);
@@ -222,11 +225,7 @@ TEST_CASE("a batch norm layer given one value per channel in training stops the 
                  "channel (input [1, 64, 1, 1])"));
   CHECK(contains(one.err, "choose a data.batch_size that leaves it more"));
   CHECK_FALSE(contains(one.err, "val/loss nan"));
-  // A last batch of two is fine.
-  auto two =
-      run_process({TRAINER_BINARY, "fit", "data=synthetic", "data.num_samples=100", "data.image_shape=[3,8,8]",
-                   "data.batch_size=88", "model=resnet", "model.width=8", "trainer.max_epochs=1", "hydra.run.dir=run2"},
-                  dir.path());
+  const auto two = fit_in_batches_of("88");  // a last batch of two is fine
   INFO(two.err);
   CHECK(two.exit_code == 0);
 }
