@@ -115,6 +115,7 @@ void write_plan_index(const SweepPlan& plan, const Node& first_config) {
   write_file_atomically((fs::path(plan.sweep_dir) / "multirun.yaml").string(), config::to_yaml(first_config));
   Node index = Node::map();
   index.set("command", Node::string(plan.command));
+  index.set("sweep_dir", Node::string(plan.sweep_dir));  // where it was planned: a moved copy is told
   Node jobs = Node::list();
   for (const PlannedJob& job : plan.jobs) {
     Node entry = Node::map();
@@ -132,7 +133,37 @@ bool has_sweep_plan(const std::string& sweep_dir) {
   return fs::exists(fs::path(sweep_state_dir(sweep_dir)) / "plan.yaml", ec);
 }
 
-SweepPlan read_sweep_plan(const std::string& sweep_dir) {
+namespace {
+
+bool same_directory(const std::string& a, const std::string& b) {
+  std::error_code ec;
+  const fs::path x = fs::weakly_canonical(a, ec);
+  const fs::path y = fs::weakly_canonical(b, ec);
+  return x.lexically_normal() == y.lexically_normal();
+}
+
+bool lies_in(const std::string& path, const std::string& dir) {
+  const fs::path relative = fs::path(path).lexically_normal().lexically_relative(fs::path(dir).lexically_normal());
+  return !relative.empty() && *relative.begin() != "..";
+}
+
+// Where a sweep read from `plan.sweep_dir` was planned, when that is another directory (it was
+// moved or copied): "" when in place. Plans written before plan.yaml named its directory are
+// judged by their jobs' directories.
+std::string planned_elsewhere(const SweepPlan& plan, const Node& index) {
+  if (const Node* stored = index.find("sweep_dir"); stored != nullptr && stored->is_string()) {
+    return same_directory(stored->as_string(), plan.sweep_dir) ? "" : stored->as_string();
+  }
+  if (plan.jobs.empty()) return "";
+  for (const PlannedJob& job : plan.jobs) {
+    if (lies_in(job.run_dir, plan.sweep_dir)) return "";
+  }
+  return fs::path(plan.jobs.front().run_dir).parent_path().string();
+}
+
+}  // namespace
+
+SweepPlan read_sweep_plan(const std::string& sweep_dir, bool moved_for_reading) {
   SweepPlan plan;
   plan.sweep_dir = fs::absolute(sweep_dir).lexically_normal().string();
   if (!plan.sweep_dir.empty() && plan.sweep_dir.back() == '/') plan.sweep_dir.pop_back();
@@ -147,6 +178,25 @@ SweepPlan read_sweep_plan(const std::string& sweep_dir) {
     job.run_dir = string_at(entry, "run_dir", index_path);
     job.overrides = strings_of(entry.find("overrides"), index_path);
     plan.jobs.push_back(std::move(job));
+  }
+  if (const std::string planned = planned_elsewhere(plan, index.root); !planned.empty()) {
+    if (!moved_for_reading) {
+      throw Error(plan.sweep_dir,
+                  "this sweep was planned in " + planned +
+                      " (its .sweep/plan.yaml names its jobs' directories there, " + plan.jobs.front().run_dir +
+                      ", ...), so it was moved or copied here: resuming it would run its " + "jobs in " + planned +
+                      " and read their checkpoints and metrics from there; nothing was run",
+                  "Move it back to " + planned +
+                      " to resume it there; the finished jobs of a copy are read where they are (trainer sweep "
+                      "summary " +
+                      plan.sweep_dir + "), and more jobs need a new sweep (another hydra.sweep.dir).");
+    }
+    // Read only: each job's directory is the same place below the directory the sweep is in now.
+    for (PlannedJob& job : plan.jobs) {
+      if (lies_in(job.run_dir, planned)) {
+        job.run_dir = (fs::path(plan.sweep_dir) / fs::path(job.run_dir).lexically_relative(planned)).string();
+      }
+    }
   }
   const std::string multirun_path = (fs::path(plan.sweep_dir) / "multirun.yaml").string();
   config::YamlDocument multirun = load(multirun_path, "multirun.yaml");

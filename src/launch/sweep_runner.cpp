@@ -96,7 +96,7 @@ int run_sweep_plan(const SweepPlan& plan) {
 int resume_sweep(const std::string& sweep_dir) { return run_sweep_plan(read_sweep_plan(sweep_dir)); }
 
 std::string sweep_summary_text(const std::string& sweep_dir) {
-  const SweepPlan plan = read_sweep_plan(sweep_dir);
+  const SweepPlan plan = read_sweep_plan(sweep_dir, /*moved_for_reading=*/true);
   try {
     return summary_markdown(write_sweep_summary(plan));
   } catch (const Error&) {

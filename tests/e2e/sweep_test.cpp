@@ -160,6 +160,20 @@ TEST_CASE("sweep: a failing job does not stop the others, the sweep exits non-ze
   CHECK(contains(resumed.err, "2 of 3 jobs already ended, 1 to run"));
   CHECK(contains(resumed.err, "#0 failed"));
   CHECK_FALSE(contains(resumed.err, "#1 started"));
+
+  // Moved elsewhere, the sweep is not resumed (its plan names the old directories: the jobs would
+  // run there); its summary reads the finished jobs where they are now.
+  const fs::path moved = fs::path(dir.path()) / "moved";
+  fs::rename(sweep, moved);
+  auto not_here = run_process({TRAINER_BINARY, "sweep", "resume", "moved"}, dir.path());
+  check_clean_error(not_here);
+  CHECK(contains(not_here.err, "Error: " + moved.string() + ": this sweep was planned in " + sweep.string()));
+  CHECK(contains(not_here.err, "Move it back to " + sweep.string()));
+  CHECK_FALSE(fs::exists(sweep));
+  auto moved_summary = run_process({TRAINER_BINARY, "sweep", "summary", "moved"}, dir.path());
+  INFO(moved_summary.err);
+  CHECK(moved_summary.exit_code == 0);
+  CHECK(moved_summary.out == md);
 }
 
 TEST_CASE("sweep: a job killed from outside is interrupted and a crashed one failed; the summary says why") {

@@ -52,8 +52,10 @@ void write_plan_index(const SweepPlan& plan, const config::Node& first_config);
 bool has_sweep_plan(const std::string& sweep_dir);
 
 // Reads the plan of a sweep directory: plan.yaml plus the launcher and sweeper nodes of
-// multirun.yaml. Throws trainer::Error naming the file and how to fix it.
-SweepPlan read_sweep_plan(const std::string& sweep_dir);
+// multirun.yaml. Throws trainer::Error naming the file and how to fix it, and when the sweep was
+// planned in another directory (moved or copied: its jobs would run and read there), unless
+// `moved_for_reading` (a summary): its jobs' directories are then taken below `sweep_dir`.
+SweepPlan read_sweep_plan(const std::string& sweep_dir, bool moved_for_reading = false);
 
 JobRecord read_job_record(const std::string& sweep_dir, int number);
 
