@@ -42,6 +42,7 @@
 #include "trainer/launch/sweep_planner.h"
 #include "trainer/launch/sweep_runner.h"
 #include "trainer/options/option_reference.h"
+#include "trainer/util/atomic_file.h"
 #include "trainer/util/error.h"
 #include "trainer/util/log.h"
 
@@ -274,6 +275,15 @@ int run_single_job(const CliOptions& options, const CliArgs& args, const config:
     } catch (...) {
       remove_made();
       throw;
+    }
+    // A fit killed while it wrote a checkpoint left the temporary file (as large as a checkpoint);
+    // no other fit writes here now (the locks above), so those of processes that are gone go.
+    uintmax_t abandoned_bytes = 0;
+    const std::vector<std::string> abandoned = remove_abandoned_temporaries(checkpoint_dir, &abandoned_bytes);
+    if (!abandoned.empty()) {
+      log::info("fit: removed " + std::to_string(abandoned.size()) + " unfinished write(s) a killed process left in " +
+                checkpoint_dir + " (" + std::to_string(abandoned_bytes / (1024 * 1024)) +
+                " MiB): " + abandoned.front() + (abandoned.size() > 1 ? ", ..." : ""));
     }
     if (resumes) {
       std::vector<std::string> files = launch::job_records(result.config);

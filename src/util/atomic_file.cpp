@@ -1,12 +1,15 @@
 #include "trainer/util/atomic_file.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <utility>
 
 #include "trainer/util/error.h"
@@ -88,6 +91,36 @@ void write_file_atomically(const std::string& path, std::string_view bytes, cons
   AtomicFile file(path, options);
   file.append(bytes);
   file.commit();
+}
+
+std::vector<std::string> remove_abandoned_temporaries(const std::string& directory, uintmax_t* bytes) {
+  std::vector<std::string> removed;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(directory, ec)) {
+    // <final name>.tmp.<pid>.<counter>, as temporary_name() makes them.
+    const std::string name = entry.path().filename().string();
+    const size_t counter_dot = name.rfind('.');
+    if (counter_dot == std::string::npos || counter_dot == 0) continue;
+    const size_t pid_dot = name.rfind('.', counter_dot - 1);
+    if (pid_dot == std::string::npos || pid_dot < 4 || name.compare(pid_dot - 4, 4, ".tmp") != 0) continue;
+    const std::string pid_text = name.substr(pid_dot + 1, counter_dot - pid_dot - 1);
+    const std::string counter_text = name.substr(counter_dot + 1);
+    const auto digits = [](const std::string& text) {
+      return !text.empty() && text.size() < 10 && text.find_first_not_of("0123456789") == std::string::npos;
+    };
+    if (!digits(pid_text) || !digits(counter_text)) continue;
+    const pid_t pid = static_cast<pid_t>(std::stol(pid_text));
+    if (pid == ::getpid() || ::kill(pid, 0) == 0 || errno != ESRCH) continue;  // alive (or not ours to judge)
+    std::error_code kind;
+    if (!entry.is_regular_file(kind)) continue;
+    const uintmax_t size = entry.file_size(kind);
+    if (std::filesystem::remove(entry.path(), kind)) {
+      removed.push_back(name);
+      if (bytes != nullptr && !kind) *bytes += size;
+    }
+  }
+  std::sort(removed.begin(), removed.end());
+  return removed;
 }
 
 }  // namespace trainer

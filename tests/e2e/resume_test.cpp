@@ -1,6 +1,8 @@
 // Killed runs resume exactly: the real trainer binary is SIGKILLed (or interrupted) in the middle
 // of a deterministic CPU run, resumed with ckpt_path=last, and must end with the same weights and
 // metrics as a run that was never interrupted. Skipped without the engine.
+#include <unistd.h>
+
 #include <algorithm>
 #include <csignal>
 #include <filesystem>
@@ -169,10 +171,25 @@ TEST_CASE("SIGINT finishes the step, writes a checkpoint, exits non-zero saying 
   CHECK(first.err.find("hydra.run.dir=") != std::string::npos);
   CHECK(fs::exists(root / "run" / "checkpoints" / "last.ckpt"));
 
+  // What a fit killed in the middle of a checkpoint write leaves: its temporary file. The resume
+  // removes those of processes that are gone (pid_max is no process's), not a live one's (this
+  // test's).
+  const fs::path checkpoints = root / "run" / "checkpoints";
+  const std::string dead_pid =
+      read_file("/proc/sys/kernel/pid_max").substr(0, read_file("/proc/sys/kernel/pid_max").find('\n'));
+  const fs::path abandoned = checkpoints / ("last.ckpt.tmp." + dead_pid + ".3");
+  const fs::path live = checkpoints / ("epoch_000.ckpt.tmp." + std::to_string(getpid()) + ".0");
+  write_text(abandoned, std::string(3 * 1024 * 1024, 'x'));
+  write_text(live, "being written");
+
   Resumed resumed = resume("run", dir.path(), {});
   INFO(resumed.result.err);
   CHECK(resumed.result.exit_code == 0);
   CHECK(resumed.epoch >= 0);
+  CHECK_FALSE(fs::exists(abandoned));
+  CHECK(fs::exists(live));
+  CHECK(resumed.result.err.find("fit: removed 1 unfinished write(s) a killed process left in " + checkpoints.string() +
+                                " (3 MiB): last.ckpt.tmp." + dead_pid + ".3") != std::string::npos);
 }
 
 TEST_CASE("a second Ctrl-C quits at once; the first waits for fit's validation to finish") {

@@ -5,8 +5,10 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace trainer {
 
@@ -48,5 +50,10 @@ class AtomicFile {
 
 // Writes `bytes` to `path` atomically (the directory must exist).
 void write_file_atomically(const std::string& path, std::string_view bytes, const AtomicWriteOptions& options = {});
+
+// The temporary files in `directory` (not below it) of writes whose process is gone (SIGKILL or a
+// crash in the middle of a write: a checkpoint's can be hundreds of MB each time): removed. Those
+// of live processes are left. Returns the names removed and adds their bytes to `*bytes`.
+std::vector<std::string> remove_abandoned_temporaries(const std::string& directory, uintmax_t* bytes);
 
 }  // namespace trainer
