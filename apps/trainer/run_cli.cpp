@@ -629,7 +629,9 @@ int run(const CliOptions& options, const CliArgs& args) {
     throw Error("--resolve", "--resolve only works together with --cfg or --help", "Add --cfg job (or hydra, all).");
   }
   std::vector<config::Override> overrides = config::parse_overrides(args.overrides);
-  for (const std::string& warning : config::repeated_override_warnings(overrides)) log::warning(warning);
+  if (!launch::is_secondary_rank()) {  // the command line's, said once: rank 0 has the same
+    for (const std::string& warning : config::repeated_override_warnings(overrides)) log::warning(warning);
+  }
   config::ComposerOptions composer_options;
   composer_options.config_name = args.config_name.value_or("config");
   composer_options.search_path =
