@@ -282,7 +282,7 @@ int run_single_job(const CliOptions& options, const CliArgs& args, const config:
     const std::vector<std::string> abandoned = remove_abandoned_temporaries(checkpoint_dir, &abandoned_bytes);
     if (!abandoned.empty()) {
       log::info("fit: removed " + std::to_string(abandoned.size()) + " unfinished write(s) a killed process left in " +
-                checkpoint_dir + " (" + std::to_string(abandoned_bytes / (1024 * 1024)) +
+                checkpoint_dir + " (" + std::to_string(abandoned_bytes / (uintmax_t{1} << 20)) +
                 " MiB): " + abandoned.front() + (abandoned.size() > 1 ? ", ..." : ""));
     }
     if (resumes) {
