@@ -122,11 +122,11 @@ void Trainer::Impl::add_metrics(const DeviceMeter::Reading& reading, const std::
 }
 
 void Trainer::Impl::log_metrics(const MetricRow& row, int64_t epoch, int64_t step) {
-  for (auto& logger : loggers) logger->log_metrics(row, epoch, step);
+  for (auto& entry : loggers) entry.logger->log_metrics(row, epoch, step);
 }
 
 void Trainer::Impl::flush_loggers() {
-  for (auto& logger : loggers) logger->flush();
+  for (auto& entry : loggers) entry.logger->flush();
 }
 
 at::Tensor Trainer::Impl::model_inputs(const data::Batch& batch) const {
@@ -308,8 +308,12 @@ int Trainer::Impl::fit() {
     log::info("resumed from " + path + " at epoch " + std::to_string(state.epoch) + ", batch " +
               std::to_string(state.batch_in_epoch) + ", step " + std::to_string(state.global_step));
   }
-  for (auto& logger : loggers) {
-    logger->on_fit_start(resuming ? std::optional<int64_t>(state.global_step) : std::nullopt);
+  for (auto& entry : loggers) {
+    std::string saved;
+    for (const auto& [name, text] : state.logger_states) {
+      if (name == entry.name) saved = text;
+    }
+    entry.logger->on_fit_start(resuming ? std::optional<int64_t>(state.global_step) : std::nullopt, saved);
   }
   data::BatchLoader train_loader = make_loader(train_set, /*train=*/true);
   CopyPhase copy_phase(profiler);
@@ -752,11 +756,11 @@ int Trainer::run(const std::string& command) {
   // The loggers hear how the command ended (Lightning's finalize): finished, failed or stopped.
   try {
     const int code = run_command(command);
-    for (auto& logger : impl_->loggers) logger->finalize(RunEnd::kFinished);
+    for (auto& entry : impl_->loggers) entry.logger->finalize(RunEnd::kFinished);
     return code;
   } catch (...) {
     const RunEnd end = stop_signal_received() != 0 ? RunEnd::kInterrupted : RunEnd::kFailed;
-    for (auto& logger : impl_->loggers) logger->finalize(end);
+    for (auto& entry : impl_->loggers) entry.logger->finalize(end);
     throw;
   }
 }

@@ -51,6 +51,14 @@ void Trainer::Impl::restore_callback_states(const LoopState& state) {
   }
 }
 
+void Trainer::Impl::save_logger_states(LoopState& state) const {
+  state.logger_states.clear();
+  for (const auto& entry : loggers) {
+    std::string text = entry.logger->checkpoint_state();
+    if (!text.empty()) state.logger_states.emplace_back(entry.name, std::move(text));
+  }
+}
+
 void Trainer::Impl::restore_precision_state(const LoopState& state) {
   const std::string name = precision_name(options.precision);
   if (state.precision != name) {
@@ -92,6 +100,7 @@ void Trainer::Impl::save(LoopState& state, std::vector<std::string> paths, std::
 void Trainer::Impl::save_whole(LoopState& state, std::vector<std::string> paths, std::vector<std::string> dropped) {
   save_callback_states(state);
   flush_loggers();
+  save_logger_states(state);
   state.precision = precision_name(options.precision);
   state.grad_scaler.reset();
   if (scaler) state.grad_scaler = scaler->state();

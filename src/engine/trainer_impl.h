@@ -97,7 +97,7 @@ struct Trainer::Impl {
   std::vector<std::string> class_names;  // the data's, in label order (empty: it names none)
   // data.task=regression: one output, MSE loss, metrics mae/rmse/r2 in the target's units.
   std::optional<data::RegressionTarget> regression;
-  std::vector<std::unique_ptr<MetricLogger>> loggers;
+  std::vector<NamedLogger> loggers;
   std::vector<NamedCallback> callbacks;
   // Precision, resolved once in setup: the dtype of weights and inputs (float32 but for 64-true and
   // the half "true" modes), autocast for the mixed modes, and the loss scaler when it is on.
@@ -213,6 +213,7 @@ struct Trainer::Impl {
 
   void save_callback_states(LoopState& state) const;
   void restore_callback_states(const LoopState& state);
+  void save_logger_states(LoopState& state) const;
 
   // `batch_size` 0: data.batch_size.
   data::BatchLoader make_loader(const std::shared_ptr<const data::Dataset>& dataset, bool train,

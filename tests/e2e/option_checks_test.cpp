@@ -1,6 +1,7 @@
 // The option declarations at work through the real binary: before anything runs, a key of
 // another variant, a typo, a value outside its choices and a wrong type are reported at once with
 // where they were set; --help lists what the chosen variants' keys accept.
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -140,4 +141,77 @@ TEST_CASE("metrics.csv: a fit that starts afresh keeps an earlier attempt's rows
   CHECK(read_file(run / "metrics.csv.1") == "epoch,step,train/loss\n0,5,9.0\n");
   CHECK(read_file(run / "metrics.csv").find("9.0") == std::string::npos);
   CHECK(fit.err.find("kept as") != std::string::npos);
+}
+
+namespace {
+
+// metrics.csv without the speed columns (samples_per_sec and the like differ between runs), a
+// line per row.
+std::vector<std::string> metrics_without_speeds(const fs::path& path) {
+  const CsvTable table = read_csv(path);
+  std::vector<std::string> lines(table.rows.size() + 1);
+  for (size_t c = 0; c < table.columns.size(); ++c) {
+    if (table.columns[c].find("_per_sec") != std::string::npos) continue;
+    lines[0] += table.columns[c] + ",";
+    for (size_t r = 0; r < table.rows.size(); ++r) {
+      lines[r + 1] += (c < table.rows[r].size() ? table.rows[r][c] : std::string()) + ",";
+    }
+  }
+  return lines;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "metrics.csv: a fit resumed from an older checkpoint ends as the run never stopped; another run's file is "
+    "refused") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  TempDir dir;
+  const fs::path run = fs::path(dir.path()) / "run";
+  const std::vector<std::string> fit = {TRAINER_BINARY,
+                                        "fit",
+                                        "data=synthetic",
+                                        "data.num_samples=256",
+                                        "trainer.log_every_n_steps=2",
+                                        "callbacks.model_checkpoint.save_top_k=-1",
+                                        "hydra.run.dir=run"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = fit;
+    args.insert(args.end(), extra.begin(), extra.end());
+    return run_process(args, dir.path());
+  };
+  auto first = with({"trainer.max_epochs=3"});
+  INFO(first.err);
+  REQUIRE(first.exit_code == 0);
+  const std::vector<std::string> never_stopped = metrics_without_speeds(run / "metrics.csv");
+  // From the first epoch's checkpoint: the rows logged at its step after it was taken (the next
+  // epoch's learning rate) and the test after fit are dropped, and logged again once.
+  auto again = with({"trainer.max_epochs=3", "ckpt_path=run/checkpoints/epoch_000.ckpt"});
+  INFO(again.err);
+  REQUIRE(again.exit_code == 0);
+  CHECK(again.err.find("row(s) logged after the checkpoint") != std::string::npos);
+  CHECK(metrics_without_speeds(run / "metrics.csv") == never_stopped);
+  // A finished run resumed for one more epoch: its test row goes, the header keeps its place.
+  auto longer = with({"trainer.max_epochs=4", "ckpt_path=last"});
+  INFO(longer.err);
+  REQUIRE(longer.exit_code == 0);
+  const std::vector<std::string> resumed = metrics_without_speeds(run / "metrics.csv");
+  REQUIRE(resumed.size() > never_stopped.size());
+  CHECK(never_stopped.back().rfind(",,", 0) == 0);  // the test row: no epoch, no step
+  for (size_t line = 1; line + 1 < never_stopped.size(); ++line) {
+    CHECK(resumed[line].rfind(never_stopped[line], 0) == 0);  // the test columns come later, again
+  }
+  CHECK(resumed[never_stopped.size() - 1].rfind("3,", 0) == 0);  // the fourth epoch follows the third
+  CHECK(std::count_if(resumed.begin(), resumed.end(),
+                      [](const std::string& line) { return line.rfind(",,", 0) == 0; }) == 1);
+
+  // A new fit whose logger.csv.save_dir is that run's directory: refused, the run's file untouched.
+  const std::string before = read_file(run / "metrics.csv");
+  auto other = run_process({TRAINER_BINARY, "fit", "data=synthetic", "data.num_samples=256", "trainer.max_epochs=1",
+                            "hydra.run.dir=other", "logger.csv.save_dir=run"},
+                           dir.path());
+  CHECK(other.exit_code != 0);
+  CHECK(other.err.find("logger.csv.save_dir: run is another run's directory") != std::string::npos);
+  CHECK(read_file(run / "metrics.csv") == before);
+  CHECK_FALSE(fs::exists(run / "metrics.csv.1"));
 }

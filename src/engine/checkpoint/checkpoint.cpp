@@ -180,6 +180,35 @@ void check_finite(const std::string& path, models::Model& model) {
           ", and lower optimizer.lr or set trainer.gradient_clip_val for the next run.");
 }
 
+// Named texts (callbacks' and loggers' states) as two lists, `<prefix>_names` and `<prefix>_states`.
+void write_named_texts(torch::serialize::OutputArchive& root, const std::string& prefix,
+                       const std::vector<std::pair<std::string, std::string>>& entries) {
+  c10::List<std::string> names;
+  c10::List<std::string> texts;
+  for (const auto& [name, text] : entries) {
+    names.push_back(name);
+    texts.push_back(text);
+  }
+  root.write(prefix + "_names", c10::IValue(names));
+  root.write(prefix + "_states", c10::IValue(texts));
+}
+
+// Absent in a checkpoint of an older trainer: none.
+std::vector<std::pair<std::string, std::string>> read_named_texts(torch::serialize::InputArchive& root,
+                                                                  const std::string& prefix) {
+  std::vector<std::pair<std::string, std::string>> entries;
+  c10::IValue names;
+  c10::IValue texts;
+  if (root.try_read(prefix + "_names", names) && root.try_read(prefix + "_states", texts)) {
+    auto name_list = names.toList();
+    auto text_list = texts.toList();
+    for (size_t i = 0; i < name_list.size() && i < text_list.size(); ++i) {
+      entries.emplace_back(name_list.get(i).toStringRef(), text_list.get(i).toStringRef());
+    }
+  }
+  return entries;
+}
+
 }  // namespace
 
 std::string serialize_checkpoint(models::Model& model, torch::optim::Optimizer& optimizer, const LoopState& state,
@@ -200,14 +229,8 @@ std::string serialize_checkpoint(models::Model& model, torch::optim::Optimizer& 
   write_sums(root, "epoch_sums", state.epoch_sums);
   write_sums(root, "logged_sums", state.logged_sums);
   write_int(root, "skipped_in_epoch", state.skipped_in_epoch);
-  c10::List<std::string> callback_names;
-  c10::List<std::string> callback_states;
-  for (const auto& [name, text] : state.callback_states) {
-    callback_names.push_back(name);
-    callback_states.push_back(text);
-  }
-  root.write("callback_names", c10::IValue(callback_names));
-  root.write("callback_states", c10::IValue(callback_states));
+  write_named_texts(root, "callback", state.callback_states);
+  write_named_texts(root, "logger", state.logger_states);
   c10::List<double> scores;
   c10::List<std::string> paths;
   for (const TopKEntry& entry : state.top_k) {
@@ -346,15 +369,8 @@ LoopState load_checkpoint(const std::string& path, models::Model& model, torch::
   state.epoch_sums = read_sums(root, "epoch_sums");
   state.logged_sums = read_sums(root, "logged_sums");
   state.skipped_in_epoch = read_int(root, "skipped_in_epoch");
-  c10::IValue names;
-  c10::IValue texts;
-  if (root.try_read("callback_names", names) && root.try_read("callback_states", texts)) {
-    auto name_list = names.toList();
-    auto text_list = texts.toList();
-    for (size_t i = 0; i < name_list.size() && i < text_list.size(); ++i) {
-      state.callback_states.emplace_back(name_list.get(i).toStringRef(), text_list.get(i).toStringRef());
-    }
-  }
+  state.callback_states = read_named_texts(root, "callback");
+  state.logger_states = read_named_texts(root, "logger");
   c10::IValue precision;
   // Checkpoints from before mixed precision wrote "32".
   if (root.try_read("precision", precision) && precision.isString() && precision.toStringRef() != "32") {

@@ -15,7 +15,7 @@ config::Registry<LoggerFactory>& logger_registry() {
       const options::OptionReader r(section);
       const std::string dir = r.get_or<std::string>("save_dir", run_dir);
       const std::string name = r.get<std::string>("name");
-      return std::unique_ptr<MetricLogger>(std::make_unique<MetricsCsv>(dir + "/" + name));
+      return std::unique_ptr<MetricLogger>(std::make_unique<MetricsCsv>(dir + "/" + name, run_dir));
     });
     created->add("tensorboard", make_tensorboard_logger);
     created->add("mlflow", make_mlflow_logger);
@@ -24,15 +24,15 @@ config::Registry<LoggerFactory>& logger_registry() {
   return *registry;
 }
 
-std::vector<std::unique_ptr<MetricLogger>> make_loggers(const config::ConfigView& root, const std::string& run_dir) {
-  std::vector<std::unique_ptr<MetricLogger>> loggers;
+std::vector<NamedLogger> make_loggers(const config::ConfigView& root, const std::string& run_dir) {
+  std::vector<NamedLogger> loggers;
   if (!root.has("logger") || root.node("logger").is_null()) return loggers;
   config::ConfigView section = root.sub("logger");
   for (const std::string& name : section.keys()) {
     if (section.node(name).is_null()) continue;  // `logger.tensorboard: null` switches one off
     LoggerFactory factory = logger_registry().get(name, "logger." + name);
-    loggers.push_back(factory(section.sub(name), run_dir));
-    loggers.back()->log_hyperparams(root);
+    loggers.push_back({name, factory(section.sub(name), run_dir)});
+    loggers.back().logger->log_hyperparams(root);
   }
   return loggers;
 }

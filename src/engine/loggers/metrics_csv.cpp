@@ -9,6 +9,7 @@
 #include "trainer/util/atomic_file.h"
 #include "trainer/util/error.h"
 #include "trainer/util/log.h"
+#include "trainer/util/same_file.h"
 
 namespace trainer::engine {
 namespace {
@@ -36,12 +37,13 @@ std::string join_row(const std::vector<std::string>& cells, size_t width) {
 
 }  // namespace
 
-MetricsCsv::MetricsCsv(std::string path) : path_(std::move(path)) {
-  if (posix::exists(path_)) {  // a resumed run: keep what is there
+MetricsCsv::MetricsCsv(std::string path, std::string run_dir) : path_(std::move(path)), run_dir_(std::move(run_dir)) {
+  if (posix::exists(path_)) {  // a resumed run: keep what is there (written again once this fit logs)
     std::ifstream in(path_);
     std::string line;
     if (std::getline(in, line) && !line.empty()) columns_ = split_csv_line(line);
     while (std::getline(in, line)) rows_.push_back(split_csv_line(line));
+    return;
   }
   if (!posix::make_directories(posix::parent(path_))) {
     throw Error(path_, "cannot create the directory for metrics.csv", "Check the run directory's permissions.");
@@ -88,7 +90,7 @@ void MetricsCsv::log_metrics(const MetricRow& metrics, int64_t epoch, int64_t st
     cells[column] = config::python_float_repr(value);
   }
   rows_.push_back(cells);
-  if (widened) {
+  if (widened || file_ == nullptr) {
     rewrite();
     return;
   }
@@ -96,35 +98,89 @@ void MetricsCsv::log_metrics(const MetricRow& metrics, int64_t epoch, int64_t st
   std::fwrite(line.data(), 1, line.size(), file_);
 }
 
-void MetricsCsv::on_fit_start(std::optional<int64_t> resumed_step) {
+std::string MetricsCsv::checkpoint_state() const { return "rows=" + std::to_string(rows_.size()); }
+
+void MetricsCsv::on_fit_start(std::optional<int64_t> resumed_step, const std::string& saved_state) {
   if (rows_.empty()) return;
   if (!resumed_step) {
-    std::string kept;
-    for (int n = 1; kept.empty() || posix::exists(kept); ++n) kept = path_ + "." + std::to_string(n);
-    if (std::rename(path_.c_str(), kept.c_str()) != 0) {
-      throw Error(path_, "cannot move an earlier attempt's metrics aside", "Check the run directory's permissions.");
-    }
-    log::warning(path_ + " held " + std::to_string(rows_.size()) +
-                 " rows of an earlier attempt that left no checkpoint; kept as " + kept +
-                 ", this fit starts a new one");
-    rows_.clear();
-    columns_ = {"epoch", "step"};
-    rewrite();
+    keep_earlier_rows_aside();
     return;
   }
-  const size_t before = rows_.size();
-  rows_.erase(std::remove_if(rows_.begin(), rows_.end(),
-                             [&](const std::vector<std::string>& row) {
-                               if (row.size() < 2 || row[1].empty()) return false;
-                               char* end = nullptr;
-                               const long long step = std::strtoll(row[1].c_str(), &end, 10);
-                               return *end == '\0' && step > *resumed_step;
-                             }),
-              rows_.end());
-  if (rows_.size() == before) return;
-  log::info(path_ + ": " + std::to_string(before - rows_.size()) + " row(s) logged after the checkpoint's step " +
-            std::to_string(*resumed_step) + " dropped; they are logged again as the run resumes");
+  const size_t dropped = drop_rows_after(*resumed_step, saved_state);
+  if (dropped == 0) return;
+  log::info(path_ + ": " + std::to_string(dropped) + " row(s) logged after the checkpoint (step " +
+            std::to_string(*resumed_step) + ") dropped; they are logged again as the run resumes");
   rewrite();
+}
+
+void MetricsCsv::keep_earlier_rows_aside() {
+  const std::string dir = posix::parent(path_);
+  const bool own = run_dir_.empty() || same_file(dir.empty() ? "." : dir, run_dir_);
+  const bool another_run = !own && (posix::exists(dir + "/.hydra") || posix::exists(dir + "/checkpoints") ||
+                                    posix::exists(dir + "/trainer.log"));
+  if (another_run) {
+    throw Error("logger.csv.save_dir",
+                dir + " is another run's directory: its " + path_.substr(path_.find_last_of('/') + 1) + " holds " +
+                    std::to_string(rows_.size()) + " rows of that run, and a new fit would move them aside",
+                "Leave logger.csv.save_dir at this run's directory (its default), or point it at a directory of "
+                "its own; to continue that run, resume it with ckpt_path=last and hydra.run.dir=" +
+                    dir + ".");
+  }
+  std::string kept;
+  for (int n = 1; kept.empty() || posix::exists(kept); ++n) kept = path_ + "." + std::to_string(n);
+  if (std::rename(path_.c_str(), kept.c_str()) != 0) {
+    throw Error(path_, "cannot move an earlier attempt's metrics aside", "Check the run directory's permissions.");
+  }
+  log::warning(path_ + " held " + std::to_string(rows_.size()) + (rows_.size() == 1 ? " row" : " rows") +
+               (own ? " of an earlier attempt that left no checkpoint" : " of an earlier fit") + "; kept as " + kept +
+               ", this fit starts a new one");
+  rows_.clear();
+  columns_ = {"epoch", "step"};
+  rewrite();
+}
+
+size_t MetricsCsv::drop_rows_after(int64_t resumed_step, const std::string& saved_state) {
+  const size_t before = rows_.size();
+  // The rows written when the checkpoint was taken; a checkpoint of an older trainer has only its step.
+  size_t kept = before;
+  char* end = nullptr;
+  const bool counted = saved_state.rfind("rows=", 0) == 0;
+  const unsigned long long written = counted ? std::strtoull(saved_state.c_str() + 5, &end, 10) : 0;
+  if (counted && *end == '\0' && written <= before) {
+    kept = static_cast<size_t>(written);
+  } else {
+    rows_.erase(std::remove_if(rows_.begin(), rows_.end(),
+                               [&](const std::vector<std::string>& row) {
+                                 if (row.size() < 2 || row[1].empty()) return false;
+                                 char* step_end = nullptr;
+                                 const long long step = std::strtoll(row[1].c_str(), &step_end, 10);
+                                 return *step_end == '\0' && step > resumed_step;
+                               }),
+                rows_.end());
+    kept = rows_.size();
+  }
+  rows_.resize(kept);
+  if (kept == before) return 0;
+  // The header of the rows kept: a metric first logged after the checkpoint comes back in its place
+  // (columns are in the order first logged) when the resumed run logs it again.
+  std::vector<bool> used(columns_.size(), false);
+  for (size_t c = 0; c < 2 && c < used.size(); ++c) used[c] = true;  // epoch, step
+  for (const auto& row : rows_) {
+    for (size_t c = 2; c < row.size() && c < used.size(); ++c) used[c] = used[c] || !row[c].empty();
+  }
+  std::vector<std::string> columns;
+  for (size_t c = 0; c < columns_.size(); ++c) {
+    if (used[c]) columns.push_back(columns_[c]);
+  }
+  for (auto& row : rows_) {
+    std::vector<std::string> cells;
+    for (size_t c = 0; c < columns_.size(); ++c) {
+      if (used[c]) cells.push_back(c < row.size() ? row[c] : std::string());
+    }
+    row = std::move(cells);
+  }
+  columns_ = std::move(columns);
+  return before - kept;
 }
 
 void MetricsCsv::flush() {

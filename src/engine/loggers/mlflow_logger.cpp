@@ -61,7 +61,7 @@ class MlflowLogger final : public MetricLogger {
     }
   }
 
-  void on_fit_start(std::optional<int64_t> resumed_step) override {
+  void on_fit_start(std::optional<int64_t> resumed_step, const std::string& /*saved_state*/) override {
     // A resumed fit continues the run its first attempt made (unless run_id names one).
     if (resumed_step && settings_.run_id.empty() && posix::exists(record_path_)) {
       std::ifstream in(record_path_);

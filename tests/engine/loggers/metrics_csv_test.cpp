@@ -1,6 +1,6 @@
 // metrics.csv as Lightning's CSVLogger writes it: epoch and step first, a column per metric in
 // the order first logged, empty cells for metrics a row lacks, the header widened by a rewrite,
-// and a resumed run appending to the file it finds.
+// a resumed run appending to the file it finds, less what it logged after the checkpoint.
 // Engine tests use Catch's prefixed macros (docs/architecture.md).
 #define CATCH_CONFIG_PREFIX_ALL
 #include "trainer/engine/loggers/metrics_csv.h"
@@ -96,4 +96,59 @@ CATCH_TEST_CASE("a run directory that cannot be created is an error naming metri
     CATCH_CHECK(error.where() == blocker + "/sub/metrics.csv");
     CATCH_CHECK_THAT(error.problem(), Catch::Contains("metrics.csv"));
   }
+}
+
+CATCH_TEST_CASE("resumed: the rows the checkpoint counted stay, later ones go with the columns only they had") {
+  Scratch scratch;
+  const std::string path = scratch.dir + "/metrics.csv";
+  std::string saved;
+  {
+    MetricsCsv csv(path);
+    csv.log_metrics({{"train/loss", 2.0}}, 0, 4);
+    saved = csv.checkpoint_state();               // the checkpoint of step 4
+    csv.log_metrics({{"lr-Adam", 0.001}}, 1, 4);  // the next epoch's first row, at the same step
+    csv.log_metrics({{"train/loss", 1.0}}, 1, 6);
+    csv.log_metrics({{"test/acc", 0.5}}, -1, -1);  // no step
+  }
+  CATCH_CHECK(saved == "rows=1");
+  {
+    MetricsCsv resumed(path);
+    resumed.on_fit_start(4, saved);
+    CATCH_CHECK(read(path) == "epoch,step,train/loss\n0,4,2.0\n");
+  }
+  {
+    // A checkpoint of an older trainer kept no count: the rows after its step go.
+    std::ofstream(path) << "epoch,step,train/loss,lr-Adam\n0,4,2.0,\n1,4,,0.001\n1,6,1.0,\n";
+    MetricsCsv resumed(path);
+    resumed.on_fit_start(4, "");
+    CATCH_CHECK(read(path) == "epoch,step,train/loss,lr-Adam\n0,4,2.0,\n1,4,,0.001\n");
+  }
+}
+
+CATCH_TEST_CASE("a new fit: an earlier fit's rows elsewhere are kept aside; another run's directory is refused") {
+  Scratch scratch;
+  const std::string shared = scratch.dir + "/shared";
+  {
+    MetricsCsv csv(shared + "/metrics.csv", scratch.dir + "/run1");
+    csv.log_metrics({{"train/loss", 2.0}}, 0, 4);
+  }
+  {
+    MetricsCsv csv(shared + "/metrics.csv", scratch.dir + "/run2");
+    csv.on_fit_start(std::nullopt, "");
+    CATCH_CHECK(read(shared + "/metrics.csv.1") == "epoch,step,train/loss\n0,4,2.0\n");
+    CATCH_CHECK(read(shared + "/metrics.csv") == "epoch,step\n");
+  }
+  const std::string other_run = scratch.dir + "/other_run";
+  CATCH_REQUIRE(::mkdir(other_run.c_str(), 0755) == 0);
+  CATCH_REQUIRE(::mkdir((other_run + "/.hydra").c_str(), 0755) == 0);
+  std::ofstream(other_run + "/metrics.csv") << "epoch,step,train/loss\n0,4,2.0\n";
+  MetricsCsv csv(other_run + "/metrics.csv", scratch.dir + "/run3");
+  try {
+    csv.on_fit_start(std::nullopt, "");
+    CATCH_FAIL("no error");
+  } catch (const trainer::Error& error) {
+    CATCH_CHECK(error.where() == "logger.csv.save_dir");
+    CATCH_CHECK_THAT(error.problem(), Catch::Contains("another run's directory"));
+  }
+  CATCH_CHECK(read(other_run + "/metrics.csv") == "epoch,step,train/loss\n0,4,2.0\n");
 }

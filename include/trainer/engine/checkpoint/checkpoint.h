@@ -46,6 +46,8 @@ struct LoopState {
   std::vector<TopKEntry> top_k;  // model-checkpoint callback: best files, best first
   // Other callbacks' state, by config name (callbacks.<name>), as each callback serialised it.
   std::vector<std::pair<std::string, std::string>> callback_states;
+  // Loggers' state, by config name (logger.<name>): metrics.csv's rows written so far.
+  std::vector<std::pair<std::string, std::string>> logger_states;
   // Precision state: Lightning's name of the precision that wrote the checkpoint, and the loss
   // scaler's state when loss scaling was on.
   std::string precision = "32-true";

@@ -2,8 +2,10 @@
 // in the order first logged; one row per logging event with empty cells for metrics not in it.
 // When a new metric name appears the file is rewritten with the wider header (atomically, like a
 // checkpoint). A resumed run reads the existing file and keeps appending to it, less the rows
-// logged after its checkpoint (they are logged again); a fit that starts afresh where an earlier
-// attempt left rows (killed before its first checkpoint) keeps them as metrics.csv.1, .2, ...
+// logged after its checkpoint (they are logged again): a checkpoint keeps the count of rows
+// written when it was taken (checkpoint_state), an older one only its step. A fit that starts
+// afresh where an earlier attempt left rows (killed before its first checkpoint) keeps them as
+// metrics.csv.1, .2, ...; one whose file lies in another run's directory is refused.
 #pragma once
 
 #include <cstdio>
@@ -16,22 +18,28 @@ namespace trainer::engine {
 
 class MetricsCsv final : public MetricLogger {
  public:
-  explicit MetricsCsv(std::string path);
+  // `run_dir`: the fit's own directory (a file elsewhere that holds rows belongs to another fit).
+  explicit MetricsCsv(std::string path, std::string run_dir = {});
   ~MetricsCsv() override;
   MetricsCsv(const MetricsCsv&) = delete;
   MetricsCsv& operator=(const MetricsCsv&) = delete;
 
   void log_metrics(const MetricRow& metrics, int64_t epoch, int64_t step) override;
   void flush() override;
-  void on_fit_start(std::optional<int64_t> resumed_step) override;
+  void on_fit_start(std::optional<int64_t> resumed_step, const std::string& saved_state) override;
+  std::string checkpoint_state() const override;
 
   const std::vector<std::string>& columns() const { return columns_; }
 
  private:
   void rewrite();
   void open_for_append();
+  void keep_earlier_rows_aside();
+  // Keeps the rows written before the checkpoint; returns how many were dropped.
+  size_t drop_rows_after(int64_t resumed_step, const std::string& saved_state);
 
   std::string path_;
+  std::string run_dir_;
   std::FILE* file_ = nullptr;
   std::vector<std::string> columns_{"epoch", "step"};
   std::vector<std::vector<std::string>> rows_;  // every row so far, cells as written
