@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -679,6 +680,9 @@ int run(const CliOptions& options, const CliArgs& args) {
 namespace trainer {
 
 int run_cli(int argc, char** argv, const CliOptions& options) {
+  // A file that reaches the size limit (`ulimit -f`) fails its write with EFBIG, which names the file
+  // and says to free space, instead of SIGXFSZ ending the process without a word.
+  ::signal(SIGXFSZ, SIG_IGN);
   int exit_code = 0;
   std::optional<app::CliArgs> args = app::parse_cli(argc, argv, exit_code);
   if (!args) return exit_code;

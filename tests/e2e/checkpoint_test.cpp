@@ -1,6 +1,6 @@
-// Checkpoints load only where they fit: a model of another shape, a damaged or truncated file and
-// ckpt_path=last before any checkpoint exists, each through the real binary. Skipped without the
-// engine (TRAINER_LIBTORCH=none).
+// Checkpoints load only where they fit: a model of another shape, a damaged or truncated file,
+// ckpt_path=last before any checkpoint exists and a file size limit, each through the real binary.
+// Skipped without the engine (TRAINER_LIBTORCH=none).
 #include <filesystem>
 #include <fstream>
 
@@ -130,6 +130,26 @@ TEST_CASE("ckpt_path=last before any checkpoint exists starts afresh with a warn
   CHECK(fit.err.find("ckpt_path=last: no checkpoint in") != std::string::npos);
   CHECK(fit.err.find("starting from scratch") != std::string::npos);
   CHECK(fs::exists(fs::path(dir.path()) / "run" / "checkpoints" / "last.ckpt"));
+}
+
+TEST_CASE("a file size limit (ulimit -f) ends the fit with an error naming the checkpoint, not a silent signal") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  TempDir dir;
+  // 1000 KiB: below the default mlp's checkpoint (its weights and Adam's two moments: over 2 MB).
+  std::vector<std::string> argv = {"/bin/sh", "-c", "ulimit -f 1000 && exec \"$0\" \"$@\""};
+  for (const std::string& arg : mlp_fit("run", {"trainer.max_epochs=1"})) {
+    if (arg.rfind("model.", 0) != 0) argv.push_back(arg);
+  }
+  auto fit = run_process(argv, dir.path());
+  INFO(fit.err);
+  CHECK(fit.exit_code == 1);  // SIGXFSZ would end it with 153 and no word
+  check_clean_error(fit);
+  CHECK(fit.err.find("cannot write the checkpoint: File too large") != std::string::npos);
+  if (fs::exists(fs::path(dir.path()) / "run" / "checkpoints")) {
+    for (const auto& entry : fs::directory_iterator(fs::path(dir.path()) / "run" / "checkpoints")) {
+      CHECK(entry.path().filename().string().find(".tmp.") == std::string::npos);
+    }
+  }
 }
 
 TEST_CASE("a run directory copied elsewhere resumes and evaluates its own files, leaving the original alone") {
