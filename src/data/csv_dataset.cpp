@@ -156,6 +156,9 @@ Error no_such_column(const std::string& key, const std::string& name, const std:
 
 // The sorted distinct values of a text column: by value when they are all numbers ("2" < "10"),
 // else as text.
+// The distinct values of a column, sorted: by value when every one is a number, each number once
+// however it is written (`1`, `1.0` and `01` are one category, as pandas reads them: its shortest
+// spelling names it); as text otherwise.
 std::vector<std::string> distinct_sorted(const std::vector<std::string>& texts) {
   std::vector<std::string> values(texts);
   std::sort(values.begin(), values.end());
@@ -163,17 +166,52 @@ std::vector<std::string> distinct_sorted(const std::vector<std::string>& texts) 
   std::vector<double> numbers(values.size());
   bool numeric = true;
   for (size_t i = 0; i < values.size() && numeric; ++i) numeric = formats::parse_csv_number(values[i], numbers[i]);
-  if (numeric) {
-    std::vector<size_t> order(values.size());
-    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return numbers[a] < numbers[b]; });
-    std::vector<std::string> sorted;
-    sorted.reserve(order.size());
-    for (const size_t i : order) sorted.push_back(values[i]);
-    values = std::move(sorted);
+  if (!numeric) return values;
+  std::vector<size_t> order(values.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    if (numbers[a] != numbers[b]) return numbers[a] < numbers[b];
+    return values[a].size() < values[b].size();
+  });
+  std::vector<std::string> sorted;
+  sorted.reserve(order.size());
+  for (size_t k = 0; k < order.size(); ++k) {
+    if (k == 0 || numbers[order[k]] != numbers[order[k - 1]]) sorted.push_back(values[order[k]]);
   }
-  return values;
+  return sorted;
 }
+
+// Where a cell's category lies among `categories`: by value when they are all numbers (the cell
+// `1.0` is the category `1`), by text otherwise.
+class CategoryIndex {
+ public:
+  explicit CategoryIndex(const std::vector<std::string>& categories) {
+    std::vector<double> numbers(categories.size());
+    for (size_t i = 0; i < categories.size() && numeric_; ++i) {
+      numeric_ = formats::parse_csv_number(categories[i], numbers[i]);
+    }
+    for (size_t i = 0; i < categories.size(); ++i) {
+      if (numeric_) by_value_.emplace(numbers[i], static_cast<int64_t>(i));
+      by_text_.emplace(categories[i], static_cast<int64_t>(i));
+    }
+  }
+  // -1: not a category.
+  int64_t find(const std::string& cell) const {
+    if (numeric_) {
+      double value = 0.0;
+      if (!formats::parse_csv_number(cell, value)) return -1;
+      const auto found = by_value_.find(value);
+      return found == by_value_.end() ? -1 : found->second;
+    }
+    const auto found = by_text_.find(cell);
+    return found == by_text_.end() ? -1 : found->second;
+  }
+
+ private:
+  bool numeric_ = true;
+  std::map<double, int64_t> by_value_;
+  std::map<std::string, int64_t> by_text_;
+};
 
 // A label as a class index, when it is a whole number.
 bool class_index(const std::string& text, int64_t& index) {
@@ -259,19 +297,24 @@ at::Tensor encode_inputs(const formats::CsvTable& table, const Encoding& encodin
       offset += 1;
       continue;
     }
-    std::map<std::string, int64_t> index;
-    for (size_t i = 0; i < f.categories.size(); ++i) index.emplace(f.categories[i], static_cast<int64_t>(i));
+    const CategoryIndex index(f.categories);
     for (int64_t r = 0; r < rows; ++r) {
       const std::string& value = c.texts[static_cast<size_t>(r)];
-      const auto found = index.find(value);
-      if (found == index.end()) {
+      if (formats::is_csv_missing(value)) {
+        throw Error(key,
+                    at(table, path, r, c) + ": the cell is '" + value + "' (a missing value) in a column of categories",
+                    "Fill it with a category of its own (e.g. 'unknown', df.fillna in pandas), or drop the rows that "
+                    "lack it; missing values are not imputed.");
+      }
+      const int64_t found = index.find(value);
+      if (found < 0) {
         throw Error(key,
                     at(table, path, r, c) + ": category '" + value + "' is not one of the " +
                         std::to_string(f.categories.size()) + " the model was trained on (" + listed(f.categories) +
                         ")",
                     "Map it to one of them, or drop the row; a model learns nothing for a category it never saw.");
       }
-      out[r * width + offset + found->second] = 1.0F;
+      out[r * width + offset + found] = 1.0F;
     }
     offset += static_cast<int64_t>(f.categories.size());
   }

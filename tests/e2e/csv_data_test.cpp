@@ -182,17 +182,21 @@ TEST_CASE("data=csv one-hot encodes categorical columns, so a label that only a 
   if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
   const fs::path root(dir.path());
-  // The label is the colour's, the number is noise; '12' and '3' are categories sorted as numbers.
+  // The label is the colour's, the number is noise; '12' and '3' are categories sorted as numbers,
+  // and '3.0' is '3' written otherwise (one category, as pandas reads them).
   const std::vector<std::string> colours = {"red", "green", "blue"};
   const std::vector<std::string> labels = {"stop", "go", "wait"};
   // A TSV whose columns are not in the features' order, with one the features leave out.
   std::string table = "label\tcode\tunused\tnoise\tcolour\n";
   for (int i = 0; i < 300; ++i) {
-    table += labels[static_cast<size_t>(i % 3)] + "\t" + (i % 2 == 0 ? "12" : "3") + "\tx\t" +
-             std::to_string((i * 7919) % 101) + "\t" + colours[static_cast<size_t>(i % 3)] + "\n";
+    table += labels[static_cast<size_t>(i % 3)] + "\t" +
+             (i % 2 == 0   ? "12"
+              : i % 4 == 1 ? "3"
+                           : "3.0") +
+             "\tx\t" + std::to_string((i * 7919) % 101) + "\t" + colours[static_cast<size_t>(i % 3)] + "\n";
   }
   write_text(root / "signals.tsv", table);
-  write_text(root / "unseen.csv", "colour,noise,code,label\nred,5,12,stop\npurple,5,3,go\n");
+  write_text(root / "unseen.csv", "colour,noise,code,label\nred,5,012,stop\npurple,5,3,go\n");
   // docs/data.md's third command, with a test split.
   auto fit = run_process(csv_fit("run", {"data.path=signals.tsv", "data.target=label",
                                          "data.features=[colour,noise,code]", "data.categorical=[colour,code]",
@@ -319,6 +323,7 @@ TEST_CASE("data=csv: a bad table or a wrong column is a clean error naming the k
   write_text(root / "latin1.csv", "a,b,y\n1,2,x\n3,4,caf\xe9\n");
   write_text(root / "gzipped.csv", std::string("\x1f\x8b\x08\0\0\0\0\0", 8));
   write_text(root / "sign.csv", "a,b,y\n1,2,x\n3,+-4,z\n");
+  write_text(root / "category_na.csv", "a,b,y\n1,red,x\n3,NA,z\n");
   struct Case {
     std::vector<std::string> args;
     std::string message;
@@ -359,6 +364,8 @@ TEST_CASE("data=csv: a bad table or a wrong column is a clean error naming the k
       {{"data.path=latin1.csv", "data.target=y"}, "data.path: latin1.csv:3: byte 8 of the line (0xE9) is not UTF-8"},
       {{"data.path=gzipped.csv", "data.target=y"}, "data.path: gzipped.csv is gzip-compressed"},
       {{"data.path=sign.csv", "data.target=y"}, "data.path: sign.csv:3:2 (b): '+-4' is not a number"},
+      {{"data.path=category_na.csv", "data.target=y", "data.categorical=[b]"},
+       "data.path: category_na.csv:3:2 (b): the cell is 'NA' (a missing value) in a column of categories"},
   };
   for (const Case& c : cases) {
     std::vector<std::string> args = c.args;
