@@ -30,6 +30,7 @@ int run_sweep_job(const std::string& sweep_dir, int number, const JobBody& body)
   }
   status.state = JobState::kRunning;
   status.pid = static_cast<int>(getpid());
+  status.pid_start = process_start_ticks(status.pid);
   status.host = host_name();
   status.start_epoch_s = now_epoch_s();
   status.start_time = iso_time(status.start_epoch_s);

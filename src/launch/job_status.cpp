@@ -5,9 +5,11 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 
 #include "trainer/config/yaml.h"
@@ -54,6 +56,7 @@ void write_job_status(const std::string& sweep_dir, int number, const JobStatus&
   Node node = Node::map();
   node.set("status", Node::string(state_name(status.state)));
   node.set("pid", Node::integer(status.pid));
+  if (status.pid_start > 0) node.set("pid_start", Node::integer(status.pid_start));
   node.set("host", Node::string(status.host));
   node.set("start_time", Node::string(status.start_time));
   node.set("start_epoch_s", Node::floating(status.start_epoch_s));
@@ -90,6 +93,7 @@ std::optional<JobStatus> read_job_status(const std::string& sweep_dir, int numbe
   };
   status.state = parse_state(text("status"));
   status.pid = static_cast<int>(number_of("pid"));
+  status.pid_start = static_cast<int64_t>(number_of("pid_start"));
   status.host = text("host");
   status.start_time = text("start_time");
   status.start_epoch_s = number_of("start_epoch_s");
@@ -102,10 +106,29 @@ std::optional<JobStatus> read_job_status(const std::string& sweep_dir, int numbe
   return status;
 }
 
+int64_t process_start_ticks(int pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // "pid (comm) state ppid ...": comm may hold spaces and parentheses; the fields follow its last ')'.
+  const size_t close = stat.rfind(')');
+  if (close == std::string::npos) return -1;
+  std::istringstream fields(stat.substr(close + 1));
+  std::string field;
+  for (int number = 3; fields >> field; ++number) {
+    if (number == 3 && field == "Z") return -1;
+    if (number == 22) return std::strtoll(field.c_str(), nullptr, 10);
+  }
+  return -1;
+}
+
 bool job_process_alive(const JobStatus& status) {
   if (status.pid <= 0 || status.host != host_name()) return false;
   if (::kill(status.pid, 0) != 0 && errno == ESRCH) return false;
-  // A reused pid is not our job: the job process's command line holds `sweep run-job`.
+  const int64_t started = process_start_ticks(status.pid);
+  if (started < 0) return false;
+  if (status.pid_start > 0) return started == status.pid_start;
+  // A status of an older trainer: a reused pid is not our job when its command line lacks `sweep
+  // run-job` (a job forked from the sweep process has the sweep's, and reads as gone).
   std::ifstream in("/proc/" + std::to_string(status.pid) + "/cmdline", std::ios::binary);
   std::stringstream buffer;
   buffer << in.rdbuf();

@@ -1,6 +1,8 @@
 // Sweeps (-m) with the real trainer binary: every job checked before any runs, job processes run
 // by the basic and local launchers, failures isolated, fail_fast, resume after the sweep process
 // was killed, refusal of a changed job list, and the summary files. Tiny synthetic runs.
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -250,17 +252,42 @@ TEST_CASE("sweep: killed with SIGKILL mid-way, the same command resumes it; a ch
     return sweep_command({"data.num_samples=1024", "trainer.max_epochs=6", "callbacks.model_checkpoint.save_top_k=0",
                           "seed=" + seeds, "hydra.sweep.dir=sweep"});
   };
-  // Killed once job 1 has written a checkpoint (job 0 is done by then).
+  auto pid_of = [&](int job) -> pid_t {
+    const std::string text = read_file(sweep / ".sweep" / "status" / (std::to_string(job) + ".yaml"));
+    const size_t at = text.find("pid: ");
+    return at == std::string::npos ? 0 : static_cast<pid_t>(std::stol(text.substr(at + 5)));
+  };
+  // Killed once job 1 has written a checkpoint (job 0 is done by then). Job 1's process, forked from
+  // the sweep's with the sweep's command line, is stopped first, so that it outlives the sweep. This
+  // test process adopts it: were it an orphan of init, its process group would be orphaned with a
+  // stopped member, which the kernel ends with SIGHUP.
+  REQUIRE(::prctl(PR_SET_CHILD_SUBREAPER, 1) == 0);
   bool signalled = false;
+  pid_t job1 = 0;
   auto killed = run_and_signal(
       command("1,2,3"), dir.path(),
       [&] {
         std::error_code ec;
-        return fs::exists(sweep / "1" / "checkpoints" / "last.ckpt", ec) && status_of(sweep, 1) == "running";
+        if (!fs::exists(sweep / "1" / "checkpoints" / "last.ckpt", ec) || status_of(sweep, 1) != "running") {
+          return false;
+        }
+        job1 = pid_of(1);
+        return job1 > 0 && ::kill(job1, SIGSTOP) == 0;
       },
       SIGKILL, &signalled);
   REQUIRE(signalled);
   CHECK(killed.exit_code == 128 + SIGKILL);
+  // While it lives, the sweep is not resumed: job 1 would run twice, in one directory.
+  auto early = run_process({TRAINER_BINARY, "sweep", "resume", "sweep"}, dir.path());
+  INFO(early.err);
+  ::kill(job1, SIGCONT);
+  int job1_status = 0;
+  ::waitpid(job1, &job1_status, 0);
+  ::prctl(PR_SET_CHILD_SUBREAPER, 0);
+  CHECK(early.exit_code == 1);
+  check_clean_error(early);
+  CHECK(contains(early.err, "jobs of this sweep are still running: 1 (pid " + std::to_string(job1)));
+  CHECK_FALSE(contains(early.err, "started"));
   // The orphaned job process got SIGTERM (parent-death signal): it checkpoints and records itself.
   for (int i = 0; i < 600 && status_of(sweep, 1) == "running"; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));

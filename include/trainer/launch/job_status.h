@@ -5,6 +5,7 @@
 // means the job was interrupted (killed, machine lost).
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -19,6 +20,10 @@ JobState parse_state(const std::string& name);  // unknown names read as kFailed
 struct JobStatus {
   JobState state = JobState::kPending;
   int pid = 0;
+  // The process's start time (/proc/<pid>/stat, clock ticks after boot): tells the job's process,
+  // forked from the sweep with the sweep's command line, from a later one given its pid. 0: not
+  // recorded (a status of an older trainer).
+  int64_t pid_start = 0;
   std::string host;
   std::string start_time;    // ISO 8601 UTC
   double start_epoch_s = 0;  // seconds since 1970, for durations
@@ -41,8 +46,12 @@ std::optional<JobStatus> read_job_status(const std::string& sweep_dir, int numbe
 // (one running on another host cannot be checked and stays running).
 JobState effective_state(const std::optional<JobStatus>& status);
 
-// Whether the status's process still runs on this host as a trainer job.
+// Whether the status's process still runs on this host as a trainer job (stopped counts; a zombie
+// does not).
 bool job_process_alive(const JobStatus& status);
+
+// The start time of process `pid` (/proc/<pid>/stat's 22nd field); -1 when it is gone or a zombie.
+int64_t process_start_ticks(int pid);
 
 std::string host_name();
 double now_epoch_s();
