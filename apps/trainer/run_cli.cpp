@@ -439,8 +439,50 @@ int run_sweep(const CliOptions& options, const CliArgs& args, const config::Comp
 
 int run(const CliOptions& options, const CliArgs& args);
 
+// `trainer sweep --help`, also after an action.
+void print_sweep_help(const CliArgs& args) {
+  std::cout << "Usage: " << args.program << " sweep resume DIR\n"
+            << "       " << args.program << " sweep summary DIR\n\n"
+            << "DIR is a sweep directory: the hydra.sweep.dir of a `" << args.program << " fit -m ...` run.\n"
+            << "  resume   run the jobs of the sweep that have not ended well (failed, interrupted, never\n"
+            << "           started), each with the config it was planned with; an interrupted job continues\n"
+            << "           from its last.ckpt. Refused while a job of the sweep still runs.\n"
+            << "  summary  print the sweep's summary table (and write sweep_summary.md and .csv again)\n\n"
+            << "Neither takes overrides or flags: a sweep keeps the jobs it planned. To change them, start a\n"
+            << "new sweep; a job's config is DIR/<job>/.hydra/config.yaml. See docs/sweeps.md.\n";
+}
+
+// What `trainer sweep resume|summary DIR` was given beyond DIR: each is refused, as a resume keeps
+// the jobs it planned (an override would silently not apply, --cfg would run the jobs).
+void refuse_sweep_extras(const CliArgs& args) {
+  std::vector<std::string> extras = args.overrides;
+  if (args.cfg) extras.push_back("--cfg " + *args.cfg);
+  if (args.info) extras.push_back("--info");
+  if (args.resolve) extras.push_back("--resolve");
+  if (args.package) extras.push_back("--package");
+  if (args.multirun) extras.push_back("--multirun");
+  if (args.config_path) extras.push_back("--config-path");
+  if (args.config_name) extras.push_back("--config-name");
+  if (args.config_dir) extras.push_back("--config-dir");
+  if (extras.empty()) return;
+  std::string listed;
+  for (const std::string& extra : extras) listed += (listed.empty() ? "'" : ", '") + extra + "'";
+  throw Error(
+      "command line",
+      "trainer sweep " + args.sweep_action + " takes a sweep directory and nothing else, but was also given " + listed,
+      "Run `trainer sweep " + args.sweep_action + " " + args.sweep_dir +
+          "` alone: a sweep keeps the jobs it planned. To change them, start a new sweep (trainer fit -m "
+          "...); a job's config is " +
+          args.sweep_dir + "/<job>/.hydra/config.yaml.");
+}
+
 // `trainer sweep resume|summary|run-job`.
 int run_sweep_command(const CliOptions& options, const CliArgs& args) {
+  if (args.help) {
+    print_sweep_help(args);
+    return 0;
+  }
+  if (args.sweep_action != "run-job") refuse_sweep_extras(args);
   if (args.sweep_action == "resume") {
     if (std::optional<launch::StudyOrigin> origin = launch::optuna_study_origin(args.sweep_dir)) {
       // An Optuna study composes new trials: its command runs again where it first ran.

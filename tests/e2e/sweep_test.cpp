@@ -487,3 +487,34 @@ TEST_CASE("sweep: a job forked from the sweep process ends with the same weights
   CHECK((from_sweep == weights("single")));
   CHECK((from_sweep != weights("sweep/0")));  // seed 5 differs: the comparison can fail
 }
+
+TEST_CASE("sweep: --help explains resume and summary; words after the directory are refused, nothing runs") {
+  TempDir dir;
+  for (const std::vector<std::string>& help : std::vector<std::vector<std::string>>{
+           {"sweep", "--help"}, {"sweep", "-h"}, {"sweep", "resume", "--help"}, {"sweep", "summary", "--help"}}) {
+    std::vector<std::string> argv = {TRAINER_BINARY};
+    argv.insert(argv.end(), help.begin(), help.end());
+    auto result = run_process(argv, dir.path());
+    INFO(result.err);
+    CHECK(result.exit_code == 0);
+    CHECK(contains(result.out, "Usage: trainer sweep resume DIR"));
+    CHECK(contains(result.out, "summary  print the sweep's summary table"));
+  }
+  struct Case {
+    std::vector<std::string> args;
+    std::string given;
+  };
+  for (const Case& c : std::vector<Case>{{{"resume", "sweep", "--cfg", "job"}, "'--cfg job'"},
+                                         {{"resume", "sweep", "seed=5"}, "'seed=5'"},
+                                         {{"summary", "sweep", "other"}, "'other'"}}) {
+    std::vector<std::string> argv = {TRAINER_BINARY, "sweep"};
+    argv.insert(argv.end(), c.args.begin(), c.args.end());
+    auto result = run_process(argv, dir.path());
+    INFO(result.err);
+    CHECK(result.exit_code == 1);
+    check_clean_error(result);
+    CHECK(contains(result.err, "Error: command line: trainer sweep " + c.args.front() +
+                                   " takes a sweep directory and nothing else, but was also given " + c.given));
+    CHECK_FALSE(fs::exists(fs::path(dir.path()) / "sweep"));
+  }
+}
