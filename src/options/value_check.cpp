@@ -67,11 +67,17 @@ std::string expected(const Option& option, const std::string& what, const config
   return "expected " + what + " (" + option.help + "), got " + got(value);
 }
 
+std::string too_big(const Option& option, const config::Node& value) {
+  return value.int_text() + " does not fit in 64 bits (" + option.help +
+         "); use a value between -9223372036854775808 and 9223372036854775807";
+}
+
 std::string check_number(const Option& option, const config::Node& value, bool integer) {
   const bool is_int = value.type() == config::NodeType::kInt;
   if (!is_number(value) || (integer && !is_int)) {
     return expected(option, integer ? "an int" : "a number", value);
   }
+  if (value.is_big_int()) return too_big(option, value);
   if (!std::isfinite(as_number(value))) {
     return config::python_str(value) + " is not a finite number (" + option.help + ")";
   }
@@ -248,6 +254,7 @@ std::string check_value(const Option& option, const config::Node& value) {
     }
     case Type::kLimit:
       if (value.type() == config::NodeType::kInt) {
+        if (value.is_big_int()) return too_big(option, value);
         return value.as_int() >= 0 ? ""
                                    : config::python_str(value) + " is out of range: a batch count cannot be negative";
       }

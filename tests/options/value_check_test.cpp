@@ -27,6 +27,12 @@ TEST_CASE("numbers: type, range and Lightning's -1") {
   const options::Option lr = options::number("lr", "0.001").at_least(0).means("the learning rate");
   CHECK_THAT(options::check_value(lr, yaml(".inf")), Contains("inf is not a finite number (the learning rate)"));
   CHECK_THAT(options::check_value(lr, yaml(".nan")), Contains("nan is not a finite number"));
+  // Beyond 64 bits: refused with the exact digits, before anything runs (not as the run reads it).
+  const options::Option seed = options::integer("seed", "42").means("seeds");
+  CHECK_THAT(options::check_value(seed, yaml("99999999999999999999999")),
+             Contains("99999999999999999999999 does not fit in 64 bits (seeds); use a value between "
+                      "-9223372036854775808 and 9223372036854775807"));
+  CHECK_THAT(options::check_value(epochs, yaml("-99999999999999999999999")), Contains("does not fit in 64 bits"));
 }
 
 TEST_CASE("choices name the closest one; ints read as their text") {
