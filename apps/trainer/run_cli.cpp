@@ -252,11 +252,13 @@ int run_single_job(const CliOptions& options, const CliArgs& args, const config:
   std::optional<launch::RunLock> lock;              // held until this process ends
   std::optional<launch::RunLock> checkpoints_lock;  // the checkpoint directory's, when not the run's
   std::string checkpoint_dir;
-  // A directory made for a lock alone goes again when the fit is refused (only while empty).
+  // A directory made for a lock alone goes again when the fit is refused (only while empty), with
+  // the parents made for it (outputs/<date>/ of the default run directory).
+  const launch::NewDirectories made_dirs(run_dir);
   const auto remove_made = [&] {
     std::error_code ec;
     if (checkpoints_lock && checkpoints_lock->created()) fs::remove(checkpoint_dir, ec);
-    if (lock && lock->created()) fs::remove(run_dir, ec);
+    if (lock && lock->created() && fs::is_empty(run_dir, ec)) made_dirs.remove_if_no_results({});
   };
   std::optional<launch::RecordSnapshot> record;
   if (args.command == "fit" && !launch::is_secondary_rank()) {
@@ -391,11 +393,12 @@ int run_sweep(const CliOptions& options, const CliArgs& args, const config::Comp
   if (uses_optuna_sweeper(composer, overrides)) return run_optuna(options, args, composer, overrides);
   if (args.cfg) {
     std::string out;
-    launch::compose_sweep(composer, overrides, false, [&](const config::SweepJob& job, config::ComposeResult&& result) {
-      if (job.number > 0) out += "---\n";
-      out += "# job " + std::to_string(job.number) + ": " + join_words(task_overrides_of(job.overrides)) + "\n";
-      out += render_config(std::move(result.config), args);
-    });
+    launch::compose_sweep(
+        composer, overrides, /*check_for=*/"", [&](const config::SweepJob& job, config::ComposeResult&& result) {
+          if (job.number > 0) out += "---\n";
+          out += "# job " + std::to_string(job.number) + ": " + join_words(task_overrides_of(job.overrides)) + "\n";
+          out += render_config(std::move(result.config), args);
+        });
     std::fwrite(out.data(), 1, out.size(), stdout);
     return 0;
   }

@@ -69,6 +69,7 @@ EngineResult run_job(const EngineEntry* in_process, const std::string& command, 
   }
   Node job_config = config;
   job_config.erase("hydra");
+  check_job_sections(job_config, command, *hydra);
   check_job_schema(job_config);
   // Resolved once, here: values that come from interpolations (${oc.env:...}, ${other.key}) are
   // checked as the engine will see them, before anything is written, and this is what it gets.

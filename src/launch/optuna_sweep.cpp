@@ -307,7 +307,7 @@ class StudySource : public JobSource {
     for (std::string& o : space_.overrides(trial.params)) overrides.push_back(std::move(o));
 
     Node composed;
-    compose_jobs(composer_, {config::SweepJob{number, overrides}}, true,
+    compose_jobs(composer_, {config::SweepJob{number, overrides}}, plan_.command,
                  [&](const config::SweepJob&, config::ComposeResult&& result) { composed = std::move(result.config); });
     PlannedJob job;
     job.number = number;
@@ -652,7 +652,7 @@ std::string optuna_sweep_outline(const config::Composer& composer, const std::ve
   // a key that is not in the config or a group option that does not exist is said here too.
   const std::vector<config::SweepJob> corners = corner_jobs(p);
   try {
-    compose_jobs(composer, corners, /*check=*/false, [](const config::SweepJob&, config::ComposeResult&&) {});
+    compose_jobs(composer, corners, /*check_for=*/"", [](const config::SweepJob&, config::ComposeResult&&) {});
   } catch (const Error& error) {
     throw corner_error(error, p, corners);
   }

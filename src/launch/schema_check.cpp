@@ -298,3 +298,54 @@ void check_job_schema(const config::Node& job_config) {
 }
 
 }  // namespace trainer::launch
+
+namespace trainer::launch {
+
+void check_job_sections(const config::Node& job_config, const std::string& command, const config::Node& hydra) {
+  std::vector<std::string> needed;
+  if (command == "fit" || command == "tune_batch_size") needed = {"data", "model"};
+  if (command == "data_pack") needed = {"data"};
+  std::vector<std::string> missing;
+  for (const std::string& section : needed) {
+    const config::Node* node = job_config.find(section);
+    if (node == nullptr || node->is_null()) missing.push_back(section);
+  }
+  if (missing.empty()) return;
+  // The primary config: its name, and the directory of the search path's main provider.
+  std::string primary = "the primary config";
+  const config::Node* name = config::select(hydra, "job.config_name");
+  if (name != nullptr && name->is_string()) {
+    primary = name->as_string() + ".yaml";
+    if (const config::Node* sources = config::select(hydra, "runtime.config_sources");
+        sources != nullptr && sources->is_list()) {
+      for (const config::Node& source : sources->items()) {
+        const config::Node* provider = source.find("provider");
+        const config::Node* path = source.find("path");
+        if (provider != nullptr && provider->is_string() && provider->as_string() == "main" && path != nullptr &&
+            path->is_string()) {
+          primary = path->as_string() + "/" + primary;
+        }
+      }
+    }
+  }
+  const bool both = missing.size() == 2;
+  const std::string what = both ? "no data and no model section" : "no " + missing.front() + " section";
+  throw Error("config",
+              "the composed config has " + what + ": " + primary + " and its defaults list choose none, and " +
+                  (command == "data_pack" ? "trainer data pack" : "trainer " + command.substr(0, command.find('_'))) +
+                  " needs " +
+                  (both                        ? "them (which data to read, which model to build)"
+                   : missing.front() == "data" ? "it (which data to read)"
+                                               : "it (which model to build)"),
+              "Give " + primary + " a defaults list that picks " + (both ? "them" : "it") +
+                  " from groups of its directory (" +
+                  (both ? "data/<name>.yaml, model/<name>.yaml" : missing.front() + "/<name>.yaml") + "), or " +
+                  (both ? "the sections themselves (" : "the section itself (") +
+                  (both                        ? "data: {name: synthetic} and model: {name: mlp}"
+                   : missing.front() == "data" ? "data: {name: synthetic}"
+                                               : "model: {name: mlp}") +
+                  "; docs/options.md lists their keys). With --config-path the shipped groups are not on the search "
+                  "path; --config-dir adds a directory of yours to them instead.");
+}
+
+}  // namespace trainer::launch

@@ -30,10 +30,12 @@ std::string resolve_path_string(const Node& config, const std::string& path, con
 
 // The checks a job's run makes before the engine starts: trainer's sections, then every
 // interpolation resolved with the run's hydra.runtime values.
-void check_job(const Node& config, const std::string& run_dir, const config::ResolveContext& base) {
+void check_job(const Node& config, const std::string& command, const std::string& run_dir,
+               const config::ResolveContext& base) {
   Node job_config = config;
   Node hydra = job_config.find("hydra") != nullptr ? *job_config.find("hydra") : Node::map();
   job_config.erase("hydra");
+  check_job_sections(job_config, command, hydra);
   check_job_schema(job_config);
   if (Node* runtime = hydra.find("runtime"); runtime != nullptr && runtime->is_map()) {
     runtime->set("output_dir", Node::string(run_dir));
@@ -84,7 +86,8 @@ void refuse_overwriting_checkpoints(const ComposedSweep& sweep) {
   }
 }
 
-void compose_sweep(const config::Composer& composer, const std::vector<config::Override>& overrides, bool check,
+void compose_sweep(const config::Composer& composer, const std::vector<config::Override>& overrides,
+                   const std::string& check_for,
                    const std::function<void(const config::SweepJob&, config::ComposeResult&&)>& visit) {
   std::vector<config::Override> fixed;
   for (const auto& o : overrides) {
@@ -102,10 +105,11 @@ void compose_sweep(const config::Composer& composer, const std::vector<config::O
   const Node* sweeper = config::select(base.config, "hydra.sweeper");
   std::vector<config::SweepJob> jobs = config::make_sweep_jobs(sweeper ? *sweeper : Node(), overrides, params, lookup);
 
-  compose_jobs(composer, jobs, check, visit);
+  compose_jobs(composer, jobs, check_for, visit);
 }
 
-void compose_jobs(const config::Composer& composer, const std::vector<config::SweepJob>& jobs, bool check,
+void compose_jobs(const config::Composer& composer, const std::vector<config::SweepJob>& jobs,
+                  const std::string& check_for,
                   const std::function<void(const config::SweepJob&, config::ComposeResult&&)>& visit) {
   // Each distinct error once, with the jobs it breaks: a bad key in a config file breaks every job
   // of the sweep alike, and is one entry rather than one per job.
@@ -119,7 +123,7 @@ void compose_jobs(const config::Composer& composer, const std::vector<config::Sw
         num->set("num", Node::integer(job.number));
         num->set("id", Node::string(std::to_string(job.number)));
       }
-      if (check) check_job(result.config, "", config::ResolveContext{});
+      if (!check_for.empty()) check_job(result.config, check_for, "", config::ResolveContext{});
       if (bad == 0) visit(job, std::move(result));
     } catch (const Error& error) {
       ++bad;
@@ -167,7 +171,7 @@ ComposedSweep plan_sweep(const config::Composer& composer, const std::string& co
   ComposedSweep sweep;
   sweep.plan.command = command;
   std::vector<config::SweepJob> jobs;
-  compose_sweep(composer, overrides, true, [&](const config::SweepJob& job, config::ComposeResult&& result) {
+  compose_sweep(composer, overrides, command, [&](const config::SweepJob& job, config::ComposeResult&& result) {
     jobs.push_back(job);
     sweep.configs.push_back(std::move(result.config));
   });
@@ -179,7 +183,7 @@ ComposedSweep plan_jobs(const config::Composer& composer, const std::string& com
                         const std::vector<config::SweepJob>& jobs) {
   ComposedSweep sweep;
   sweep.plan.command = command;
-  compose_jobs(composer, jobs, true, [&](const config::SweepJob&, config::ComposeResult&& result) {
+  compose_jobs(composer, jobs, command, [&](const config::SweepJob&, config::ComposeResult&& result) {
     sweep.configs.push_back(std::move(result.config));
   });
   place_jobs(sweep, jobs);

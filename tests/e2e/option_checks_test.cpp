@@ -215,3 +215,30 @@ TEST_CASE(
   CHECK(read_file(run / "metrics.csv") == before);
   CHECK_FALSE(fs::exists(run / "metrics.csv.1"));
 }
+
+TEST_CASE("a primary config without data or model is refused before anything is made, naming the file") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  TempDir dir;
+  const fs::path root(dir.path());
+  fs::create_directories(root / "mine");
+  write_text(root / "mine" / "config.yaml", "seed: 1\ndata: {name: synthetic}\n");
+  auto single = run_process({TRAINER_BINARY, "fit", "-cp", "mine"}, dir.path());
+  INFO(single.err);
+  CHECK(single.exit_code == 1);
+  check_clean_error(single);
+  CHECK(contains(single.err, "Error: config: the composed config has no model section: " +
+                                 (root / "mine" / "config.yaml").string() + " and its defaults list choose none"));
+  CHECK(contains(single.err, "the section itself (model: {name: mlp}"));
+  auto sweep =
+      run_process({TRAINER_BINARY, "fit", "-m", "-cp", "mine", "seed=1,2", "hydra.sweep.dir=sweep"}, dir.path());
+  INFO(sweep.err);
+  CHECK(sweep.exit_code == 1);
+  CHECK(contains(sweep.err, "2 of 2 sweep jobs are not valid; nothing was run"));
+  CHECK(contains(sweep.err, "the composed config has no model section"));
+  // A refused fit takes back the default run directory and the outputs/<date>/ made for it.
+  auto refused = run_process({TRAINER_BINARY, "fit", "optimizer.lr=-1"}, dir.path());
+  CHECK(refused.exit_code == 1);
+  CHECK(contains(refused.err, "optimizer.lr"));
+  CHECK_FALSE(fs::exists(root / "outputs"));
+  CHECK_FALSE(fs::exists(root / "sweep"));
+}

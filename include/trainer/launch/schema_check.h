@@ -5,11 +5,18 @@
 // >= -1, a monitor that names a metric the run logs, ...), and the cross-key rules.
 #pragma once
 
+#include <string>
+
 #include "trainer/config/node.h"
 
 namespace trainer::launch {
 
 // Throws trainer::Error listing every problem of a kind with its origin and a suggestion.
 void check_job_schema(const config::Node& job_config);
+
+// The sections `command` builds from (fit and tune batch_size: data and model; data pack: data;
+// an evaluation takes them from its checkpoint): one missing is an error naming the primary config
+// (from `hydra`: hydra.job.config_name and hydra.runtime.config_sources) and how to give it.
+void check_job_sections(const config::Node& job_config, const std::string& command, const config::Node& hydra);
 
 }  // namespace trainer::launch

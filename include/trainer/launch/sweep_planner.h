@@ -15,14 +15,17 @@
 namespace trainer::launch {
 
 // Expands the sweep with the sweeper of hydra.sweeper and composes each job (hydra.job.num/id
-// set), handing it to `visit` while no job has failed. With `check`, each job's config is also
-// schema-checked (check_job_schema) and resolved as its run would resolve it. Throws one
-// trainer::Error listing every bad job (the first 20) when any is bad.
-void compose_sweep(const config::Composer& composer, const std::vector<config::Override>& overrides, bool check,
+// set), handing it to `visit` while no job has failed. With `check_for` a command (fit, test, ...),
+// each job's config is also checked for that command (check_job_schema, check_job_sections) and
+// resolved as its run would resolve it; empty: not checked. Throws one trainer::Error listing every
+// bad job (the first 20) when any is bad.
+void compose_sweep(const config::Composer& composer, const std::vector<config::Override>& overrides,
+                   const std::string& check_for,
                    const std::function<void(const config::SweepJob&, config::ComposeResult&&)>& visit);
 
 // Composes `jobs` (hydra.job.num/id set from each number) as compose_sweep does, checked or not.
-void compose_jobs(const config::Composer& composer, const std::vector<config::SweepJob>& jobs, bool check,
+void compose_jobs(const config::Composer& composer, const std::vector<config::SweepJob>& jobs,
+                  const std::string& check_for,
                   const std::function<void(const config::SweepJob&, config::ComposeResult&&)>& visit);
 
 // A planned sweep held in memory: the plan and each job's composed config, in job order.
