@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <map>
 
 namespace trainer::config {
@@ -68,8 +69,20 @@ std::vector<std::string> repeated_override_warnings(const std::vector<Override>&
     std::string text = key + " is set " + std::to_string(list.size()) + " times on the command line (" + given +
                        "): the last one, " + list.back()->text + ", wins, as in Hydra.";
     if (const std::string pattern = brace_pattern(values); !pattern.empty()) {
-      text += " If the shell expanded a brace pattern into these, quote it to pass it whole: \"" + key + "='" +
-              pattern + "'\".";
+      // Numbers from a pattern (seed={1..3}, lr=0.{1..2}) were meant as one job each: quoted, the
+      // pattern would be a string.
+      const bool numbers = std::all_of(values.begin(), values.end(), [](const std::string& v) {
+        char* end = nullptr;
+        (void)std::strtod(v.c_str(), &end);
+        return !v.empty() && *end == '\0';
+      });
+      std::string listed;
+      for (const std::string& v : values) listed += (listed.empty() ? "" : ",") + v;
+      text += numbers ? " If the shell expanded a brace pattern (" + key + "=" + pattern +
+                            ") into these, meaning one job per value, sweep them in one override: -m " + key + "=" +
+                            listed + "."
+                      : " If the shell expanded a brace pattern into these, quote it to pass it whole: \"" + key +
+                            "='" + pattern + "'\".";
     }
     warnings.push_back(std::move(text));
   }

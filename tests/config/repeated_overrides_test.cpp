@@ -17,6 +17,14 @@ TEST_CASE("a key set twice warns that the last wins; a shell's brace expansion i
         "data.shards=/d/train-000002.tar, wins, as in Hydra. If the shell expanded a brace pattern into these, "
         "quote it to pass it whole: \"data.shards='/d/train-{000000..000002}.tar'\".");
 
+  // Numbers from a pattern were meant as one job each: a sweep, not a quoted string.
+  warnings = repeated_override_warnings(parse_overrides({"optimizer.lr=0.1", "optimizer.lr=0.2"}));
+  REQUIRE(warnings.size() == 1);
+  CHECK(warnings[0] ==
+        "optimizer.lr is set 2 times on the command line (optimizer.lr=0.1, optimizer.lr=0.2): the last one, "
+        "optimizer.lr=0.2, wins, as in Hydra. If the shell expanded a brace pattern (optimizer.lr=0.{1..2}) into "
+        "these, meaning one job per value, sweep them in one override: -m optimizer.lr=0.1,0.2.");
+
   // Values a brace pattern would not give (not consecutive numbers): the warning alone.
   warnings = repeated_override_warnings(parse_overrides({"seed=1", "optimizer.lr=0.1", "seed=7"}));
   REQUIRE(warnings.size() == 1);
