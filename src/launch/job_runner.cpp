@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 
@@ -12,6 +13,28 @@
 namespace fs = std::filesystem;
 
 namespace trainer::launch {
+
+namespace {
+
+// The engine's advice for a run it stopped or lost (engine/trainer.cpp, distributed/job_ranks.cpp)
+// is a single run's: a sweep's job continues through its sweep, which knows the job's config.
+std::string sweep_advice(std::string message, const std::string& sweep_dir) {
+  const std::string single = "Resume with the same command plus ckpt_path=last and hydra.run.dir=";
+  const size_t at = message.find(single);
+  if (at == std::string::npos) return message;
+  // The sentence ends at a full stop followed by a blank, a new line (the rank's output) or nothing.
+  size_t end = at + single.size();
+  while (end < message.size() &&
+         !(message[end] == '.' && (end + 1 == message.size() || message[end + 1] == ' ' || message[end + 1] == '\n'))) {
+    ++end;
+  }
+  end = std::min(end + 1, message.size());
+  return message.replace(
+      at, end - at,
+      "Resume the sweep with trainer sweep resume " + sweep_dir + " (this job continues from its last.ckpt).");
+}
+
+}  // namespace
 
 int run_sweep_job(const std::string& sweep_dir, int number, const JobBody& body) {
   JobRecord record = read_job_record(sweep_dir, number);
@@ -46,8 +69,8 @@ int run_sweep_job(const std::string& sweep_dir, int number, const JobBody& body)
     const bool interrupted = result.outcome == JobOutcome::kInterrupted;
     status.state = interrupted ? JobState::kInterrupted : JobState::kFailed;
     code = interrupted ? 128 + result.stop_signal : 1;
-    status.error = failure.what();
-    std::cerr << "Error: " << failure.what() << "\n";
+    status.error = sweep_advice(failure.what(), sweep_dir);
+    std::cerr << "Error: " << status.error << "\n";
   } catch (const std::exception& error) {
     status.state = JobState::kFailed;
     code = 1;

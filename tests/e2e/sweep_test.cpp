@@ -294,6 +294,10 @@ TEST_CASE("sweep: killed with SIGKILL mid-way, the same command resumes it; a ch
   }
   CHECK(status_of(sweep, 0) == "done");
   CHECK(status_of(sweep, 1) == "interrupted");
+  // Its advice is the sweep's (a single run's, ckpt_path=last with its run directory, would run it
+  // without the sweep's bookkeeping).
+  CHECK(contains(read_file(sweep / "1" / "stderr.log"), "Resume the sweep with trainer sweep resume"));
+  CHECK_FALSE(contains(read_file(sweep / "1" / "stderr.log"), "plus ckpt_path=last"));
   CHECK_FALSE(fs::exists(sweep / ".sweep" / "status" / "2.yaml"));
   const std::string job0_status = read_file(sweep / ".sweep" / "status" / "0.yaml");
   auto duration_of = [&](int job) {
