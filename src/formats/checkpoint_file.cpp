@@ -308,7 +308,12 @@ std::string resolve_checkpoint_name(const std::string& wanted, const std::string
   std::string source = last;
   struct stat info;
   if (::stat(last.c_str(), &info) != 0) {
-    if (std::optional<std::string> newest = newest_intact_checkpoint(directory)) source = *newest;
+    std::optional<std::string> newest = newest_intact_checkpoint(directory);
+    if (!newest && ::stat(directory.c_str(), &info) == 0) {
+      throw Error("ckpt_path=best", "no checkpoint in " + directory + " tells which one is best (it holds none)",
+                  "Fit first with this hydra.run.dir, or give the path of a .ckpt file.");
+    }
+    if (newest) source = *newest;
   }
   const CheckpointFile file = read_checkpoint_summary(source);
   if (file.legacy) {

@@ -81,6 +81,11 @@ TEST_CASE("a checkpoint file reads back its archive, summary and config", "[form
   CHECK(resolve_checkpoint_name("best", dir.path) == dir.path + "/epoch_002.ckpt");
   CHECK(resolve_checkpoint_name("last", dir.path) == dir.path + "/last.ckpt");
   CHECK(resolve_checkpoint_name("x/y.ckpt", dir.path) == "x/y.ckpt");
+  // A directory with no checkpoint: best is named as what was asked (not last.ckpt, which was not).
+  const std::string empty = dir.path + "/empty";
+  fs::create_directories(empty);
+  const std::string message = error_of([&] { resolve_checkpoint_name("best", empty); });
+  CHECK(message.find("ckpt_path=best: no checkpoint in " + empty + " tells which one is best") == 0);
 }
 
 TEST_CASE("damage anywhere in a checkpoint file is caught and names the newest intact file", "[formats]") {
