@@ -1,5 +1,7 @@
 #include "trainer/util/error.h"
 
+#include <cctype>
+
 namespace trainer {
 namespace {
 
@@ -7,11 +9,19 @@ std::string paragraph(const std::string& where, const std::string& problem, cons
   std::string text;
   if (!where.empty()) text += where + ": ";
   text += problem;
-  if (!fix.empty()) {
-    if (!text.empty() && text.back() != '.' && text.back() != '?' && text.back() != '\n') text += '.';
-    text += ' ';
-    text += fix;
+  if (fix.empty()) return text;
+  // After a listing (lines of options, of a search path) the fix starts a line of its own, as a
+  // sentence: glued to the last line it would read as part of a path.
+  if (problem.find('\n') != std::string::npos && fix.front() != '\n') {
+    if (text.back() != '\n') text += '\n';
+    text += static_cast<char>(std::toupper(static_cast<unsigned char>(fix.front())));
+    text += fix.substr(1);
+    if (text.back() != '.' && text.back() != '?') text += '.';
+    return text;
   }
+  if (!text.empty() && text.back() != '.' && text.back() != '?' && text.back() != '\n') text += '.';
+  if (fix.front() != '\n') text += ' ';
+  text += fix;
   return text;
 }
 
