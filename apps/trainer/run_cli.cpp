@@ -269,6 +269,7 @@ int run_single_job(const CliOptions& options, const CliArgs& args, const config:
       if (fs::path(checkpoints.path).lexically_normal() != fs::path(run_dir).lexically_normal()) {
         checkpoints_lock.emplace(checkpoints.path, checkpoints.key, /*checkpoint_directory=*/true);
       }
+      launch::refuse_sweep_directory(run_dir);
       if (!resumes) {
         launch::refuse_overwriting_run(run_dir);
         launch::refuse_overwriting_checkpoints(checkpoints.path, checkpoints.key);

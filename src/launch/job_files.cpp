@@ -33,6 +33,19 @@ void refuse_overwriting_run(const std::string& run_dir) {
   }
 }
 
+void refuse_sweep_directory(const std::string& run_dir) {
+  std::error_code ec;
+  const bool plan = fs::exists(fs::path(run_dir) / ".sweep", ec);
+  if (!plan && !fs::exists(fs::path(run_dir) / "multirun.yaml", ec)) return;
+  throw Error("hydra.run.dir=" + run_dir,
+              std::string("this is a sweep's directory (it holds ") + (plan ? ".sweep/" : "multirun.yaml") +
+                  "; its jobs run in its numbered subdirectories): a fit here would write its checkpoints, metrics "
+                  "and .hydra/ among the sweep's records; nothing was written",
+              "Give this fit a hydra.run.dir of its own; to run the sweep's unfinished jobs again, use trainer sweep "
+              "resume " +
+                  run_dir + ".");
+}
+
 void refuse_overwriting_checkpoints(const std::string& checkpoint_dir, const std::string& key) {
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(checkpoint_dir, ec)) {

@@ -326,3 +326,24 @@ TEST_CASE("an evaluation or export never writes among a training run's files, no
   CHECK(fs::is_symlink(base / "link.safetensors"));
   CHECK(fs::file_size(base / "model.safetensors") > 1000);
 }
+
+TEST_CASE("a fit (new or resumed) never writes into a sweep's own directory") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  TempDir dir;
+  const fs::path sweep = fs::path(dir.path()) / "sweep";
+  std::vector<std::string> planned = fit({"-m", "seed=1,2", "hydra.sweep.dir=sweep"});
+  auto ran = run_process(planned, dir.path());
+  INFO(ran.err);
+  REQUIRE(ran.exit_code == 0);
+  const auto before = tree(sweep);
+  for (const std::vector<std::string>& extra :
+       std::vector<std::vector<std::string>>{{"hydra.run.dir=sweep"}, {"hydra.run.dir=sweep", "ckpt_path=last"}}) {
+    auto refused = run_process(fit(extra), dir.path());
+    INFO(refused.err);
+    CHECK(refused.exit_code == 1);
+    check_clean_error(refused);
+    CHECK(contains(refused.err, "hydra.run.dir=" + sweep.string() + ": this is a sweep's directory (it holds .sweep/"));
+    CHECK(contains(refused.err, "use trainer sweep resume " + sweep.string()));
+    CHECK(tree(sweep) == before);
+  }
+}

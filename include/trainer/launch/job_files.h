@@ -16,6 +16,10 @@ namespace trainer::launch {
 // saying how to resume it or start elsewhere.
 void refuse_overwriting_run(const std::string& run_dir);
 
+// A fit (new or resumed) whose run directory is a sweep's (.sweep/ or multirun.yaml in it): its
+// files would lie among the sweep's records, where its jobs' directories are. Throws trainer::Error.
+void refuse_sweep_directory(const std::string& run_dir);
+
 // The same for the checkpoint directory a new fit resolves (callbacks.model_checkpoint.dirpath, else
 // trainer.default_root_dir/checkpoints, else <run>/checkpoints): *.ckpt files there belong to
 // another run, whose last.ckpt this fit would replace and whose ckpt_path=best|last would then load
