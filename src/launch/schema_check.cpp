@@ -332,7 +332,9 @@ void check_job_sections(const config::Node& job_config, const std::string& comma
   const std::string what = both ? "no data and no model section" : "no " + missing.front() + " section";
   throw Error("config",
               "the composed config has " + what + ": " + primary + " and its defaults list choose none, and " +
-                  (command == "data_pack" ? "trainer data pack" : "trainer " + command.substr(0, command.find('_'))) +
+                  (command == "data_pack"         ? "trainer data pack"
+                   : command == "tune_batch_size" ? "trainer tune batch_size"
+                                                  : "trainer " + command) +
                   " needs " +
                   (both                        ? "them (which data to read, which model to build)"
                    : missing.front() == "data" ? "it (which data to read)"

@@ -55,7 +55,7 @@ void answer(int exit_code, int outcome, int signal, long long batch, const char*
 
 Node composed() {
   return trainer::config::load_yaml_string(
-             "data:\n  name: synthetic\n  batch_size: 128\n"
+             "data:\n  name: synthetic\n  batch_size: 128\nmodel:\n  name: mlp\n"
              "hydra:\n  output_subdir: .hydra\n  verbose: false\n  job:\n    name: trainer\n    chdir: false\n"
              "  runtime:\n    output_dir: ''\n",
              "test")
