@@ -45,6 +45,7 @@
 #include "trainer/options/option_reference.h"
 #include "trainer/util/atomic_file.h"
 #include "trainer/util/error.h"
+#include "trainer/util/lies_within.h"
 #include "trainer/util/log.h"
 
 #include "cli_args.h"
@@ -266,7 +267,7 @@ int run_single_job(const CliOptions& options, const CliArgs& args, const config:
     const launch::CheckpointDirectory checkpoints = launch::job_checkpoint_directory(result.config, run_dir, ctx);
     checkpoint_dir = checkpoints.path;
     try {
-      if (fs::path(checkpoints.path).lexically_normal() != fs::path(run_dir).lexically_normal()) {
+      if (!same_place(checkpoints.path, run_dir)) {
         checkpoints_lock.emplace(checkpoints.path, checkpoints.key, /*checkpoint_directory=*/true);
       }
       launch::refuse_sweep_directory(run_dir);

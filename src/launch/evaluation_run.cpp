@@ -12,6 +12,7 @@
 #include "trainer/formats/checkpoint_file.h"
 #include "trainer/options/option_table.h"
 #include "trainer/util/error.h"
+#include "trainer/util/lies_within.h"
 #include "trainer/util/log.h"
 
 namespace fs = std::filesystem;
@@ -260,19 +261,6 @@ LocatedCheckpoint locate_checkpoint(const Node& composed, const std::vector<conf
   }
   if (!located.checkpoint.empty()) located.checkpoint = fs::absolute(located.checkpoint).lexically_normal();
   return located;
-}
-
-// `path` lies in `root` or below it (symbolic links and .. resolved where they exist).
-bool lies_within(const fs::path& path, const fs::path& root) {
-  std::error_code ec;
-  const fs::path p = fs::weakly_canonical(fs::absolute(path), ec);
-  const fs::path r = fs::weakly_canonical(fs::absolute(root), ec);
-  auto pi = p.begin();
-  for (auto ri = r.begin(); ri != r.end(); ++ri, ++pi) {
-    if (ri->empty()) continue;  // the trailing "" of a path ending in '/'
-    if (pi == p.end() || *pi != *ri) return false;
-  }
-  return true;
 }
 
 // An evaluation writes only into its own directory: a logger's save_dir, the checkpoint dirpath or

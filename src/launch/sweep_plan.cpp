@@ -13,6 +13,7 @@
 #include "trainer/config/yaml.h"
 #include "trainer/launch/job_files.h"
 #include "trainer/util/error.h"
+#include "trainer/util/lies_within.h"
 
 namespace fs = std::filesystem;
 using trainer::config::Node;
@@ -135,28 +136,16 @@ bool has_sweep_plan(const std::string& sweep_dir) {
 
 namespace {
 
-bool same_directory(const std::string& a, const std::string& b) {
-  std::error_code ec;
-  const fs::path x = fs::weakly_canonical(a, ec);
-  const fs::path y = fs::weakly_canonical(b, ec);
-  return x.lexically_normal() == y.lexically_normal();
-}
-
-bool lies_in(const std::string& path, const std::string& dir) {
-  const fs::path relative = fs::path(path).lexically_normal().lexically_relative(fs::path(dir).lexically_normal());
-  return !relative.empty() && *relative.begin() != "..";
-}
-
 // Where a sweep read from `plan.sweep_dir` was planned, when that is another directory (it was
 // moved or copied): "" when in place. Plans written before plan.yaml named its directory are
 // judged by their jobs' directories.
 std::string planned_elsewhere(const SweepPlan& plan, const Node& index) {
   if (const Node* stored = index.find("sweep_dir"); stored != nullptr && stored->is_string()) {
-    return same_directory(stored->as_string(), plan.sweep_dir) ? "" : stored->as_string();
+    return same_place(stored->as_string(), plan.sweep_dir) ? "" : stored->as_string();
   }
   if (plan.jobs.empty()) return "";
   for (const PlannedJob& job : plan.jobs) {
-    if (lies_in(job.run_dir, plan.sweep_dir)) return "";
+    if (lies_within(job.run_dir, plan.sweep_dir)) return "";
   }
   return fs::path(plan.jobs.front().run_dir).parent_path().string();
 }
@@ -193,7 +182,7 @@ SweepPlan read_sweep_plan(const std::string& sweep_dir, bool moved_for_reading) 
     }
     // Read only: each job's directory is the same place below the directory the sweep is in now.
     for (PlannedJob& job : plan.jobs) {
-      if (lies_in(job.run_dir, planned)) {
+      if (lies_within(job.run_dir, planned)) {
         job.run_dir = (fs::path(plan.sweep_dir) / fs::path(job.run_dir).lexically_relative(planned)).string();
       }
     }
