@@ -10,6 +10,8 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <optional>
+#include <string>
 #include <utility>
 
 #include "trainer/util/error.h"
@@ -25,9 +27,34 @@ std::string parent_directory(const std::string& path) {
 
 // Unique per process and per write: sweep jobs write their status files side by side, and the
 // checkpoint thread may write while the training thread writes another file.
+// A temporary file's name: <final name>.tmp.<pid>.<counter>, made by the writing process and read
+// back by a later one that removes what a killed writer left.
+struct TemporaryName {
+  std::string final_name;
+  pid_t pid = 0;
+  unsigned long counter = 0;
+
+  std::string text() const { return final_name + ".tmp." + std::to_string(pid) + "." + std::to_string(counter); }
+
+  static std::optional<TemporaryName> parse(const std::string& name) {
+    const size_t counter_dot = name.rfind('.');
+    if (counter_dot == std::string::npos || counter_dot == 0) return std::nullopt;
+    const size_t pid_dot = name.rfind('.', counter_dot - 1);
+    if (pid_dot == std::string::npos || pid_dot < 4 || name.compare(pid_dot - 4, 4, ".tmp") != 0) return std::nullopt;
+    const std::string pid_text = name.substr(pid_dot + 1, counter_dot - pid_dot - 1);
+    const std::string counter_text = name.substr(counter_dot + 1);
+    const auto digits = [](const std::string& text) {
+      return !text.empty() && text.size() < 10 && text.find_first_not_of("0123456789") == std::string::npos;
+    };
+    if (!digits(pid_text) || !digits(counter_text)) return std::nullopt;
+    return TemporaryName{name.substr(0, pid_dot - 4), static_cast<pid_t>(std::stol(pid_text)),
+                         std::stoul(counter_text)};
+  }
+};
+
 std::string temporary_name(const std::string& path) {
   static std::atomic<unsigned long> counter{0};
-  return path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter.fetch_add(1));
+  return TemporaryName{path, ::getpid(), counter.fetch_add(1)}.text();
 }
 
 void fsync_directory(const std::string& path) {
@@ -97,19 +124,10 @@ std::vector<std::string> remove_abandoned_temporaries(const std::string& directo
   std::vector<std::string> removed;
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(directory, ec)) {
-    // <final name>.tmp.<pid>.<counter>, as temporary_name() makes them.
     const std::string name = entry.path().filename().string();
-    const size_t counter_dot = name.rfind('.');
-    if (counter_dot == std::string::npos || counter_dot == 0) continue;
-    const size_t pid_dot = name.rfind('.', counter_dot - 1);
-    if (pid_dot == std::string::npos || pid_dot < 4 || name.compare(pid_dot - 4, 4, ".tmp") != 0) continue;
-    const std::string pid_text = name.substr(pid_dot + 1, counter_dot - pid_dot - 1);
-    const std::string counter_text = name.substr(counter_dot + 1);
-    const auto digits = [](const std::string& text) {
-      return !text.empty() && text.size() < 10 && text.find_first_not_of("0123456789") == std::string::npos;
-    };
-    if (!digits(pid_text) || !digits(counter_text)) continue;
-    const pid_t pid = static_cast<pid_t>(std::stol(pid_text));
+    const std::optional<TemporaryName> temporary = TemporaryName::parse(name);
+    if (!temporary) continue;
+    const pid_t pid = temporary->pid;
     if (pid == ::getpid() || ::kill(pid, 0) == 0 || errno != ESRCH) continue;  // alive (or not ours to judge)
     std::error_code kind;
     if (!entry.is_regular_file(kind)) continue;
