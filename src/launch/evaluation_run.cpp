@@ -283,7 +283,12 @@ void refuse_writing_into_run(const Node& composed, const fs::path& own, const fs
   // What the evaluation writes, by the key that names it: a logger's directory (and the csv
   // logger's file name within it), the checkpoint directory, the export, and its own records
   // (hydra.output_subdir, <hydra.job.name>.log) in `own` unless a name climbs out of it.
-  std::vector<std::pair<std::string, fs::path>> targets;
+  struct Target {
+    std::string key;    // what names it
+    std::string value;  // the key's value, resolved as the evaluation resolves it
+    fs::path path;      // where it writes
+  };
+  std::vector<Target> targets;
   const auto value_of = [&](const std::string& key) {
     return config::select(composed, key) == nullptr ? std::string() : resolved_string(composed, key, in_own);
   };
@@ -293,23 +298,25 @@ void refuse_writing_into_run(const Node& composed, const fs::path& own, const fs
       const std::string key = "logger." + entry.key;
       const std::string dir = value_of(key + ".save_dir");
       if (dir.empty()) continue;
-      targets.emplace_back(key + ".save_dir", absolute(dir));
+      targets.push_back({key + ".save_dir", dir, absolute(dir)});
       if (const std::string name = entry.key == "csv" ? value_of(key + ".name") : ""; !name.empty()) {
-        targets.emplace_back(key + ".name", absolute(fs::path(dir) / name));
+        targets.push_back({key + ".name", name, absolute(fs::path(dir) / name)});
       }
     }
   }
   for (const char* key : {"callbacks.model_checkpoint.dirpath", "trainer.default_root_dir", "export_path"}) {
-    if (const std::string value = value_of(key); !value.empty()) targets.emplace_back(key, absolute(value));
+    if (const std::string value = value_of(key); !value.empty()) targets.push_back({key, value, absolute(value)});
   }
   if (const std::string subdir = value_of("hydra.output_subdir"); !subdir.empty() && subdir != "null") {
-    targets.emplace_back("hydra.output_subdir", (own / subdir).lexically_normal());
+    targets.push_back({"hydra.output_subdir", subdir, (own / subdir).lexically_normal()});
   }
   if (const std::string name = value_of("hydra.job.name"); !name.empty()) {
-    targets.emplace_back("hydra.job.name", (own / (name + ".log")).lexically_normal());
+    targets.push_back({"hydra.job.name", name, (own / (name + ".log")).lexically_normal()});
   }
-  for (const auto& [key, dir] : targets) {
-    const std::string value = value_of(key);
+  for (const Target& target : targets) {
+    const std::string& key = target.key;
+    const std::string& value = target.value;
+    const fs::path& dir = target.path;
     if (!lies_within(dir, training_run) || lies_within(dir, own)) continue;
     if (key == "export_path") {
       // A new file the user names beside the run's is theirs, and so is an earlier export
