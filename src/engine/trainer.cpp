@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cmath>
 #include <csignal>
 #include <fstream>
 #include <limits>
@@ -361,6 +362,16 @@ int Trainer::Impl::fit() {
   ProgressBar bar(options.enable_progress_bar);
   for (auto& entry : callbacks) entry.callback->on_fit_start(context);
   const bool validation_runs = evaluation_batches(*val_set, options.limit_val) > 0;
+  if (!validation_runs && options.limit_val.is_fraction && options.limit_val.fraction > 0.0 && val_set->size() > 0) {
+    // As Lightning: a share asked for that rounds to no batch is a mistake, not "no validation".
+    const int64_t all = evaluation_batches(*val_set, BatchLimit{});
+    const std::string key = options.overfit ? "trainer.overfit_batches" : "trainer.limit_val_batches";
+    throw Error(key,
+                general(options.limit_val.fraction) + " of the " + std::to_string(all) +
+                    " validation batch(es) is less than one batch",
+                "Raise it to at least " + general(std::ceil(100.0 / static_cast<double>(all)) / 100.0) +
+                    ", give a number of batches (" + key + "=1), or 0 to skip validation.");
+  }
   if (!validation_runs) warn_no_validation();
   if (!resuming && options.num_sanity_val_steps != 0 && validation_runs) {  // -1: every validation batch
     const int64_t available = evaluation_batches(*val_set, options.limit_val);

@@ -1,5 +1,6 @@
 // What a checkpoint holds (model, optimizer, loop, callback and loss-scaler state), when the loop
 // writes one (epoch end, every_n_train_steps, a signal) and where (top-k names, last.ckpt).
+#include <algorithm>
 #include <mutex>
 
 #include <ATen/CPUGeneratorImpl.h>
@@ -80,10 +81,24 @@ std::string Trainer::Impl::resolve_ckpt_path(const std::string& wanted) const {
 
 std::string Trainer::Impl::update_top_k(LoopState& state, double score, int64_t epoch,
                                         std::vector<std::string>& dropped) {
+  std::string replaced;
+  if (state.global_step == top_k_scored_step && !top_k_scored_path.empty()) {
+    const auto earlier = std::find_if(state.top_k.begin(), state.top_k.end(),
+                                      [&](const TopKEntry& entry) { return entry.path == top_k_scored_path; });
+    if (earlier != state.top_k.end()) {
+      replaced = earlier->path;
+      state.top_k.erase(earlier);
+    }
+  }
   // The name's metric fields: the latest validation's, and the monitored value as scored now.
   std::map<std::string, double> metrics = latest_validation;
   metrics[options.checkpoint.monitor] = score;
-  return engine::update_top_k(state.top_k, options.checkpoint, score, epoch, state.global_step, metrics, dropped);
+  const std::string best =
+      engine::update_top_k(state.top_k, options.checkpoint, score, epoch, state.global_step, metrics, dropped);
+  if (!replaced.empty() && replaced != best) dropped.push_back(replaced);
+  top_k_scored_step = state.global_step;
+  top_k_scored_path = best;
+  return best;
 }
 
 void Trainer::Impl::save(LoopState& state, std::vector<std::string> paths, std::vector<std::string> dropped) {

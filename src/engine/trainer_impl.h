@@ -121,6 +121,12 @@ struct Trainer::Impl {
   bool is_main = true;  // rank 0: logs, metrics, checkpoints, progress bar
   int world_size = 1;
   std::map<std::string, double> latest_validation;  // the metrics of the latest validation
+  // The optimizer step whose model was last scored for the top k, and the file it got ("" when it
+  // did not make the top k): a step-based save and the epoch's end (or its validation) at one step
+  // score one model, and the later (fresher) score takes the earlier one's place, so the k best
+  // files are k different models (Lightning saves once per step, _last_global_step_saved).
+  int64_t top_k_scored_step = -1;
+  std::string top_k_scored_path;
   Clock::time_point fit_start = Clock::now();
   PhaseProfiler profiler;              // phases for trainer.profiler=simple/pytorch; off: one branch each
   TraceProfiler tracer;                // trainer.profiler=pytorch; off: one branch per step

@@ -1,6 +1,7 @@
 // Callbacks, loggers and the console through the real trainer binary: early stopping, the
 // learning-rate monitor, TensorBoard event files read back by TensorBoard itself, and the
 // progress bar on a terminal versus plain lines elsewhere. Skipped without the engine.
+#include <algorithm>
 #include <filesystem>
 #include <sstream>
 
@@ -233,4 +234,41 @@ TEST_CASE("lr_monitor with logging_interval null logs at the scheduler's interva
   };
   CHECK(lr_rows("per_epoch", "epoch") == 2);  // once per epoch
   CHECK(lr_rows("per_step", "step") == 4);    // every 5 steps: 2 epochs x 10 batches
+}
+
+TEST_CASE("a step-based save and the epoch's end at one step keep one best file for that model") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  TempDir dir;
+  // 12 training batches an epoch (limit_train_batches): a save every 6 steps falls on each
+  // epoch's last step too.
+  auto result = run_process(
+      small_fit("run", {"trainer.max_epochs=2", "trainer.limit_train_batches=12",
+                        "callbacks.model_checkpoint.every_n_train_steps=6", "callbacks.model_checkpoint.save_top_k=-1",
+                        "callbacks.model_checkpoint.monitor=train/loss", "callbacks.model_checkpoint.mode=min",
+                        "callbacks.model_checkpoint.filename='s{step}'"}),
+      dir.path());
+  INFO(result.err);
+  REQUIRE(result.exit_code == 0);
+  std::vector<std::string> names;
+  for (const auto& entry : fs::directory_iterator(fs::path(dir.path()) / "run" / "checkpoints")) {
+    names.push_back(entry.path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  // Steps 6, 12, 18, 24, each once (no s12-v1.ckpt: the epoch's end re-scores step 12's model).
+  CHECK(names == std::vector<std::string>{"last.ckpt", "s12.ckpt", "s18.ckpt", "s24.ckpt", "s6.ckpt"});
+}
+
+TEST_CASE("a share of validation batches that rounds to none is an error naming the key, as in Lightning") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  TempDir dir;
+  // 2048 samples, 10% validation: 205 samples, 2 batches of 128; a tenth of them is no batch.
+  for (const std::string& key : {std::string("trainer.limit_val_batches"), std::string("trainer.overfit_batches")}) {
+    auto result = run_process(small_fit("run-" + key, {"trainer.max_epochs=1", key + "=0.1"}), dir.path());
+    INFO(result.err);
+    CHECK(result.exit_code == 1);
+    check_clean_error(result);
+    CHECK(contains(result.err, "Error: " + key +
+                                   ": 0.1 of the 2 validation batch(es) is less than one batch. "
+                                   "Raise it to at least 0.5"));
+  }
 }
