@@ -353,7 +353,11 @@ int Trainer::Impl::fit() {
                  ". Lower scheduler.warmup_steps (a few percent of the run is usual).");
   }
   auto apply_lr = [&] {
-    if (schedule.active()) set_lr(*optimizer, schedule.lr_at(state.scheduler_count));
+    if (!schedule.active()) return;
+    set_lr(*optimizer, schedule.lr_at(state.scheduler_count));
+    if (const std::optional<double> momentum = schedule.momentum_at(state.scheduler_count)) {
+      set_momentum(*optimizer, *momentum);
+    }
   };
   apply_lr();
 

@@ -162,6 +162,11 @@ void read_scheduler(const config::ConfigView& root, SchedulerOptions& s, const T
     case ScheduleKind::kOneCycle:
       s.max_lr = r.get_or<double>("max_lr", o.optimizer.lr);
       s.pct_start = r.get<double>("pct_start");
+      s.div_factor = r.get<double>("div_factor");
+      s.final_div_factor = r.get<double>("final_div_factor");
+      s.cycle_momentum = r.get<bool>("cycle_momentum");
+      s.base_momentum = r.get<double>("base_momentum");
+      s.max_momentum = r.get<double>("max_momentum");
       break;
   }
   s.per_step = r.choice("interval") == "step";

@@ -79,6 +79,13 @@ std::vector<Section> scheduler_sections() {
       text("name", "onecycle").means("the schedule"),
       number("max_lr", "${optimizer.lr}").above(0).computed().means("the peak learning rate (absent: optimizer.lr)"),
       number("pct_start", "0.3").above(0).below(1).means("share of the run spent rising"),
+      number("div_factor", "25.0").above(0).means("the first learning rate is max_lr / div_factor"),
+      number("final_div_factor", "10000.0").above(0).means("the last is the first / final_div_factor"),
+      flag("cycle_momentum", "true")
+          .means("momentum (sgd) or beta1 (adam, adamw) runs opposite the rate, from max_momentum down to "
+                 "base_momentum at the peak and back, replacing optimizer.momentum or betas[0]"),
+      number("base_momentum", "0.85").at_least(0).below(1).means("the momentum at the peak rate"),
+      number("max_momentum", "0.95").at_least(0).below(1).means("the momentum at the first and last rates"),
       interval("step"),
   };
   return {none, step, cosine, warmup, onecycle};

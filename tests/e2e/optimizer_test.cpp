@@ -108,3 +108,25 @@ TEST_CASE("optimizer.fused=true where no fused step exists is refused before tra
   check_clean_error(word);
   CHECK(word.err.find("true, false or null") != std::string::npos);
 }
+
+TEST_CASE("scheduler=onecycle cycles Adam's beta1 and SGD's momentum unless cycle_momentum=false") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  TempDir dir;
+  const fs::path root(dir.path());
+  const auto last_loss = [&](const std::string& run, std::vector<std::string> extra) {
+    extra.push_back("scheduler=onecycle");
+    fit_ok(root, run, extra);
+    return read_csv(root / run / "metrics.csv").last("val/loss");
+  };
+  // Cycled, the optimizer's own beta1 (and SGD's momentum) plays no part, as under PyTorch's
+  // OneCycleLR; kept, it does. Both fused and LibTorch's loop read the cycled value.
+  CHECK(last_loss("b09", {"optimizer.betas=[0.9,0.999]"}) == last_loss("b05", {"optimizer.betas=[0.5,0.999]"}));
+  CHECK(last_loss("b05-loop", {"optimizer.betas=[0.5,0.999]", "optimizer.fused=false"}) ==
+        last_loss("b09-loop", {"optimizer.betas=[0.9,0.999]", "optimizer.fused=false"}));
+  CHECK(last_loss("k09", {"optimizer.betas=[0.9,0.999]", "scheduler.cycle_momentum=false"}) !=
+        last_loss("k05", {"optimizer.betas=[0.5,0.999]", "scheduler.cycle_momentum=false"}));
+  CHECK(last_loss("sgd-m1", {"optimizer=sgd", "optimizer.momentum=0.1"}) ==
+        last_loss("sgd-m5", {"optimizer=sgd", "optimizer.momentum=0.5"}));
+  CHECK(last_loss("sgd-k1", {"optimizer=sgd", "optimizer.momentum=0.1", "scheduler.cycle_momentum=false"}) !=
+        last_loss("sgd-k5", {"optimizer=sgd", "optimizer.momentum=0.5", "scheduler.cycle_momentum=false"}));
+}

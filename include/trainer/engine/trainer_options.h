@@ -50,6 +50,11 @@ struct SchedulerOptions {
   int64_t warmup_steps = 0;
   double max_lr = 0.0;  // onecycle
   double pct_start = 0.3;
+  double div_factor = 25.0;       // onecycle: the first rate is max_lr / div_factor
+  double final_div_factor = 1e4;  // and the last the first / final_div_factor
+  bool cycle_momentum = true;     // onecycle: momentum (SGD) or beta1 (Adam) runs opposite the rate
+  double base_momentum = 0.85;    // at the peak rate
+  double max_momentum = 0.95;     // at the first and last rates
 };
 
 struct CheckpointOptions {

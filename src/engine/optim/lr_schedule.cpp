@@ -44,15 +44,25 @@ double LrSchedule::lr_at(int64_t count) const {
     return cosine(base_lr_, options_.eta_min, (t - warmup) / rest);
   }
   if (n == ScheduleKind::kOneCycle) {
-    // PyTorch's OneCycleLR defaults: div_factor 25, final_div_factor 1e4, cosine annealing.
-    const double initial = options_.max_lr / 25.0;
-    const double final_lr = initial / 1e4;
+    // PyTorch's OneCycleLR with cosine annealing (two phases).
+    const double initial = options_.max_lr / options_.div_factor;
+    const double final_lr = initial / options_.final_div_factor;
     const double up = options_.pct_start * static_cast<double>(total_steps_) - 1.0;
     const double down = static_cast<double>(total_steps_) - 1.0;
     if (t <= up) return cosine(initial, options_.max_lr, up > 0 ? t / up : 1.0);
     return cosine(options_.max_lr, final_lr, (t - up) / std::max(1.0, down - up));
   }
   return base_lr_;
+}
+
+std::optional<double> LrSchedule::momentum_at(int64_t count) const {
+  if (options_.kind != ScheduleKind::kOneCycle || !options_.cycle_momentum) return std::nullopt;
+  // OneCycleLR's momentum: the rate's phases, from max_momentum to base_momentum and back.
+  const double t = static_cast<double>(count);
+  const double up = options_.pct_start * static_cast<double>(total_steps_) - 1.0;
+  const double down = static_cast<double>(total_steps_) - 1.0;
+  if (t <= up) return cosine(options_.max_momentum, options_.base_momentum, up > 0 ? t / up : 1.0);
+  return cosine(options_.base_momentum, options_.max_momentum, (t - up) / std::max(1.0, down - up));
 }
 
 }  // namespace trainer::engine

@@ -101,6 +101,19 @@ void set_lr(torch::optim::Optimizer& optimizer, double lr) {
   for (auto& group : optimizer.param_groups()) group.options().set_lr(lr);
 }
 
+void set_momentum(torch::optim::Optimizer& optimizer, double momentum) {
+  for (auto& group : optimizer.param_groups()) {
+    torch::optim::OptimizerOptions& options = group.options();
+    if (auto* sgd = dynamic_cast<torch::optim::SGDOptions*>(&options)) {
+      sgd->momentum(momentum);
+    } else if (auto* adam = dynamic_cast<torch::optim::AdamOptions*>(&options)) {
+      adam->betas(std::make_tuple(momentum, std::get<1>(adam->betas())));
+    } else if (auto* adamw = dynamic_cast<torch::optim::AdamWOptions*>(&options)) {
+      adamw->betas(std::make_tuple(momentum, std::get<1>(adamw->betas())));
+    }
+  }
+}
+
 void clip_gradients(const std::vector<at::Tensor>& parameters, double value, bool by_norm,
                     const std::function<void(at::Tensor& squared_norm)>& sum_across) {
   std::vector<at::Tensor> grads;

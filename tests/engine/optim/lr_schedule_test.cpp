@@ -10,6 +10,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -86,6 +87,47 @@ CATCH_TEST_CASE("onecycle is OneCycleLR with its defaults (div_factor 25, final_
   check_against_pytorch(LrSchedule(o, 0.001, 7),
                         {0.008000000000000007, 0.19611132546699175, 0.18380887525394213, 0.13453676729610903,
                          0.07154775514793141, 0.01985935837865312, 8e-07});
+}
+
+CATCH_TEST_CASE("onecycle cycles the momentum against the rate, as OneCycleLR's cycle_momentum does") {
+  SchedulerOptions o = options(ScheduleKind::kOneCycle, true);
+  o.max_lr = 0.01;
+  o.pct_start = 0.3;
+  const LrSchedule schedule(o, 0.01, 10);
+  // OneCycleLR(Adam(lr=0.01, betas=(0.5, 0.999)), max_lr=0.01, total_steps=10): betas[0] per step
+  // (torch 2.11); the optimizer's own 0.5 plays no part.
+  const std::vector<double> pytorch = {0.95,
+                                       0.8999999999999999,
+                                       0.85,
+                                       0.854951556604879,
+                                       0.8688255099070633,
+                                       0.8888739533021842,
+                                       0.9111260466978157,
+                                       0.9311744900929366,
+                                       0.945048443395121,
+                                       0.95};
+  for (size_t count = 0; count < pytorch.size(); ++count) {
+    CATCH_INFO("count " << count);
+    const std::optional<double> momentum = schedule.momentum_at(static_cast<int64_t>(count));
+    CATCH_REQUIRE(momentum.has_value());
+    CATCH_CHECK(*momentum == Approx(pytorch[count]).epsilon(1e-12));
+  }
+  // OneCycleLR(SGD(lr=0.01), max_lr=0.01, total_steps=10, pct_start=0.3, base_momentum=0.8,
+  // max_momentum=0.9, div_factor=10, final_div_factor=100): its first two steps.
+  o.base_momentum = 0.8;
+  o.max_momentum = 0.9;
+  o.div_factor = 10;
+  o.final_div_factor = 100;
+  const LrSchedule custom(o, 0.01, 10);
+  CATCH_CHECK(custom.lr_at(0) == Approx(0.0009999999999999992).epsilon(1e-12));
+  CATCH_CHECK(custom.lr_at(1) == Approx(0.0055).epsilon(1e-12));
+  CATCH_CHECK(*custom.momentum_at(0) == Approx(0.9).epsilon(1e-12));
+  CATCH_CHECK(*custom.momentum_at(1) == Approx(0.8500000000000001).epsilon(1e-12));
+  CATCH_CHECK(custom.lr_at(9) == Approx(0.0009999999999999992 / 100).epsilon(1e-9));
+  // cycle_momentum=false, or another schedule: the optimizer keeps its own.
+  o.cycle_momentum = false;
+  CATCH_CHECK_FALSE(LrSchedule(o, 0.01, 10).momentum_at(3).has_value());
+  CATCH_CHECK_FALSE(LrSchedule(options(ScheduleKind::kCosine, true), 0.01, 10).momentum_at(3).has_value());
 }
 
 CATCH_TEST_CASE("warmup_cosine is LinearLR's warm-up followed by CosineAnnealingLR over the rest of the run") {

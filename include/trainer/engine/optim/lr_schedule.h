@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include "trainer/engine/trainer_options.h"
 
@@ -18,6 +19,9 @@ class LrSchedule {
   bool active() const { return options_.kind != ScheduleKind::kNone; }
   // The learning rate after `count` scheduler steps (epochs or optimizer steps).
   double lr_at(int64_t count) const;
+  // The momentum (SGD's momentum, Adam's beta1) after `count` steps when the schedule sets it
+  // (onecycle with cycle_momentum), else none.
+  std::optional<double> momentum_at(int64_t count) const;
 
  private:
   SchedulerOptions options_;

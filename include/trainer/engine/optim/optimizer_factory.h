@@ -37,6 +37,10 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const OptimizerOptions& 
 // Sets every parameter group's learning rate.
 void set_lr(torch::optim::Optimizer& optimizer, double lr);
 
+// Sets every parameter group's momentum: SGD's momentum, Adam's and AdamW's beta1 (what
+// PyTorch's OneCycleLR cycles).
+void set_momentum(torch::optim::Optimizer& optimizer, double momentum);
+
 // Clamps each gradient to [-value, value], or (by_norm) scales all of them so that their global
 // L2 norm is at most `value`; the norm stays on the device.
 // `sum_across` (a pipeline's stages) adds the squared norms of the other processes' gradients to
