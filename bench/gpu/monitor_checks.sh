@@ -9,7 +9,7 @@
 #    checks the phases nest in the steps and lists the kernels and copies Kineto recorded.
 # 3. NVTX: the same run under nsys, when the machine has it (nvtx_sum report).
 # 4. The batch-size search on CUDA: trainer tune batch_size, power and binsearch, and with a
-#    tuner.max_memory_mb limit; fit with +trainer.auto_scale_batch_size=binsearch.
+#    tuner.max_memory_mb limit; fit with trainer.auto_scale_batch_size=binsearch.
 # ACCEL=cpu SMOKE=1 runs the same code path on a machine without a GPU, with tiny budgets.
 set -uo pipefail
 out="${1:?usage: monitor_checks.sh OUT_DIR}"
@@ -94,7 +94,7 @@ done
 run_trainer "tune batch_size" tune_resnet_limit 200 model=resnet +tuner.mode=binsearch +tuner.max_memory_mb=4096 \
   +tuner.max_trials="$trials"
 block cat "$runs/tune_resnet_limit/tune_batch_size.yaml"
-run_trainer fit autoscale_cnn 200 model=cnn +trainer.auto_scale_batch_size=binsearch +tuner.max_memory_mb=2048 \
+run_trainer fit autoscale_cnn 200 model=cnn trainer.auto_scale_batch_size=binsearch +tuner.max_memory_mb=2048 \
   +tuner.max_trials="$trials" "${budget[@]}"
 block grep -E "tuned_batch_size|batch size found|epoch [0-9]+ done|test/acc|Error" "$out/autoscale_cnn.log"
 block grep -E "batch_size" "$runs/autoscale_cnn/.hydra/config.yaml"

@@ -136,7 +136,7 @@ TEST_CASE("evaluating a cnn run takes its config from the checkpoint and leaves 
   // directory) is refused before anything is written.
   for (const std::string& into_run :
        {"logger.csv.save_dir=" + run.string(), std::string("logger.tensorboard.save_dir=run/tensorboard"),
-        std::string("callbacks.model_checkpoint.dirpath=run/checkpoints"), std::string("+trainer.default_root_dir=run"),
+        std::string("callbacks.model_checkpoint.dirpath=run/checkpoints"), std::string("trainer.default_root_dir=run"),
         // Names that climb out of the evaluation's directory into the run's records (relative to
         // <run>/eval/test_<time>), and a relative save_dir read from that directory under chdir.
         std::string("logger.csv.name=../../metrics.csv"), std::string("hydra.job.name=../../trainer"),

@@ -217,7 +217,7 @@ TEST_CASE("precision=16-mixed with the CPU float16 opt-in: loss scaling where th
   TempDir dir;
   const fs::path run = fs::path(dir.path()) / "fp16";
   auto result =
-      run_process(fit(run.string(), {"precision=16", "trainer.accelerator=cpu", "+trainer.cpu_float16_autocast=true"}));
+      run_process(fit(run.string(), {"precision=16", "trainer.accelerator=cpu", "trainer.cpu_float16_autocast=true"}));
   INFO(result.err);
   if (torch_major() < 2) {
     // LibTorch 1.13's CPU autocast runs in bfloat16 only: refused before any training.

@@ -61,7 +61,7 @@ TEST_CASE("a new fit or a sweep never writes into another run's checkpoint direc
   const std::vector<std::pair<std::vector<std::string>, std::string>> refused = {
       {{"hydra.run.dir=runs/b", "callbacks.model_checkpoint.dirpath=runs/a/checkpoints"},
        "callbacks.model_checkpoint.dirpath (checkpoint directory " + (run / "checkpoints").string() + ")"},
-      {{"hydra.run.dir=runs/c", "callbacks.model_checkpoint.dirpath=null", "+trainer.default_root_dir=runs/a"},
+      {{"hydra.run.dir=runs/c", "callbacks.model_checkpoint.dirpath=null", "trainer.default_root_dir=runs/a"},
        "trainer.default_root_dir (checkpoint directory " + (run / "checkpoints").string() + ")"}};
   for (const auto& [extra, where] : refused) {
     auto result = run_process(fit(extra), dir.path());

@@ -64,7 +64,7 @@ TEST_CASE("trainer.overfit_batches limits training and validation to that many b
 TEST_CASE("trainer.default_root_dir holds the checkpoints and logs when their own paths are null") {
   if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
-  auto fit = run_process(small_fit("run", {"trainer.max_epochs=1", "+trainer.default_root_dir=root",
+  auto fit = run_process(small_fit("run", {"trainer.max_epochs=1", "trainer.default_root_dir=root",
                                            "callbacks.model_checkpoint.dirpath=null", "logger.csv.save_dir=null"}),
                          dir.path());
   INFO(fit.err);
@@ -74,7 +74,7 @@ TEST_CASE("trainer.default_root_dir holds the checkpoints and logs when their ow
   CHECK_FALSE(fs::exists(fs::path(dir.path()) / "run" / "checkpoints"));
   // The evaluation finds them there too.
   auto test = run_process({TRAINER_BINARY, "test", "ckpt_path=last", "hydra.run.dir=run",
-                           "+trainer.default_root_dir=root", "callbacks.model_checkpoint.dirpath=null"},
+                           "trainer.default_root_dir=root", "callbacks.model_checkpoint.dirpath=null"},
                           dir.path());
   INFO(test.err);
   CHECK(test.exit_code == 0);

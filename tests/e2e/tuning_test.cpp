@@ -1,5 +1,5 @@
 // Batch-size tuning in the real trainer binary on synthetic data on the CPU (docs/tuning.md):
-// `trainer tune batch_size` and `trainer fit +trainer.auto_scale_batch_size=...` under a memory
+// `trainer tune batch_size` and `trainer fit trainer.auto_scale_batch_size=...` under a memory
 // limit. The model is an MLP with a tiny hidden layer on 32x32 inputs, so a trial's memory is
 // dominated by its float input batch (4 KiB a sample): the batch found is bounded by
 // limit / 4 KiB, every trial's measured memory is at least its input batch, the search's last
@@ -125,7 +125,7 @@ TEST_CASE("fit with trainer.auto_scale_batch_size: searches, fits with the batch
       "data=synthetic",        "data.num_samples=1024", "data.image_shape=[1,32,32]",        "model.hidden_sizes=[4]",
       "model.input_size=1024", "trainer.max_epochs=1",  "trainer.enable_progress_bar=false", "hydra.run.dir=run"};
   TempDir tuned_dir;
-  std::vector<std::string> auto_scaled = {TRAINER_BINARY, "fit", "+trainer.auto_scale_batch_size=binsearch",
+  std::vector<std::string> auto_scaled = {TRAINER_BINARY, "fit", "trainer.auto_scale_batch_size=binsearch",
                                           "+tuner.max_memory_mb=1"};
   auto_scaled.insert(auto_scaled.end(), common.begin(), common.end());
   auto first = run_process(auto_scaled, tuned_dir.path());
@@ -181,7 +181,7 @@ TEST_CASE("tune batch_size: bad modes and values, DDP, and a first trial that do
 
   TempDir fit_dir;
   auto bad_fit_mode = run_process({TRAINER_BINARY, "fit", "data=synthetic", "data.num_samples=256",
-                                   "+trainer.auto_scale_batch_size=exhaustive", "hydra.run.dir=run"},
+                                   "trainer.auto_scale_batch_size=exhaustive", "hydra.run.dir=run"},
                                   fit_dir.path());
   CHECK(bad_fit_mode.exit_code != 0);
   check_no_crash(bad_fit_mode);

@@ -20,7 +20,7 @@ bool falls_back_to_bf16(const TrainerOptions& options, const at::Device& device,
     log::warning(std::string("precision=16-mixed on the CPU: running precision=bf16-mixed instead, as Lightning does "
                              "(float16 autocast has few fast CPU kernels: ResNet-18 trained ~19x slower than "
                              "precision=32 on 2 cores).") +
-                 (float16_possible ? " Set +trainer.cpu_float16_autocast=true to run float16 anyway." : ""));
+                 (float16_possible ? " Set trainer.cpu_float16_autocast=true to run float16 anyway." : ""));
   }
   return true;
 }
