@@ -508,6 +508,31 @@ void warn_about_other_data(const Node& stored, const Node& composed, const confi
                "checkpoint now mix two splits; resume with the run's own values to continue it exactly");
 }
 
+// A validation whose command line sets another seed or data.val_fraction than the checkpoint's
+// run draws another validation split from the training samples: it holds samples the model
+// trained on, so its metrics read too well. Said in one warning naming the values (the
+// validation runs: a separate val/ folder or file draws nothing, and a user may mean it).
+void warn_about_redrawn_split(const Node& stored, const Node& composed, const config::ResolveContext& ctx) {
+  Node now = composed;
+  now.erase("hydra");
+  try {
+    config::resolve_all(now, ctx);
+  } catch (const std::exception&) {
+    return;  // the engine's own checks follow
+  }
+  std::string listed;
+  for (const config::ValueDifference& d : config::config_differences(stored, now)) {
+    if (d.key != "seed" && d.key != "data.val_fraction") continue;
+    listed += std::string(listed.empty() ? "" : ", ") + d.key + " " + d.after + " (the run's: " + d.before + ")";
+  }
+  if (listed.empty()) return;
+  log::warning("validate: " + listed +
+               " on the command line: where the validation split is drawn from the training samples "
+               "(data.val_fraction of them, picked by seed), these values draw another one, which holds samples "
+               "this model trained on, and its metrics read too well; leave seed and data.val_fraction to the "
+               "checkpoint to validate on the run's own held-out samples");
+}
+
 }  // namespace
 
 void verify_resume_checkpoint(const Node& composed, const std::string& run_dir, const config::ResolveContext& ctx) {
@@ -580,8 +605,9 @@ EvaluationPlan plan_evaluation(const std::string& command, Node composed,
           "the checkpoint stores no config (written by an older trainer): model, data and precision "
           "come from this command's config");
     } else {
-      take_settings(composed, config::load_yaml_string(file.config_yaml, plan.checkpoint + " (its config)").root,
-                    overrides, working_directory_of(plan.training_run), plan.notes);
+      const Node stored = config::load_yaml_string(file.config_yaml, plan.checkpoint + " (its config)").root;
+      take_settings(composed, stored, overrides, working_directory_of(plan.training_run), plan.notes);
+      if (command == "validate") warn_about_redrawn_split(stored, composed, context);
     }
     composed.set("ckpt_path", Node::string(plan.checkpoint));
   }

@@ -254,6 +254,17 @@ TEST_CASE("evaluation takes the seed and the run's own checkpoint directory; a s
   REQUIRE(validate.exit_code == 0);
   CHECK(validate.err.find("seed=7") != std::string::npos);
   CHECK(validate.err.find(fit_val) != std::string::npos);
+  CHECK_FALSE(contains(validate.err, "warning"));
+  // Another seed or val_fraction on the command line draws another split, which holds samples the
+  // model trained on: it runs, with a warning naming both values.
+  auto redrawn = run_process(
+      {TRAINER_BINARY, "validate", "ckpt_path=best", "hydra.run.dir=mlp", "seed=8", "data.val_fraction=0.5"},
+      dir.path());
+  INFO(redrawn.err);
+  REQUIRE(redrawn.exit_code == 0);
+  CHECK(contains(redrawn.err,
+                 "validate: seed 8 (the run's: 7), data.val_fraction 0.5 (the run's: 0.1) on the command "
+                 "line: where the validation split is drawn from the training samples"));
 
   auto cnn =
       run_process({TRAINER_BINARY, "fit", "model=cnn", "model.channels=[4,8]", "model.hidden_size=16", "data=synthetic",
