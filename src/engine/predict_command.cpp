@@ -144,7 +144,7 @@ int Trainer::Impl::predict_command() {
         if (cp[row * k] == target) ++correct;
       }
     }
-    position += ip != nullptr ? batch->indices.numel() : n;
+    position += batch->requested;  // the samples asked for, also those on_bad_sample=skip left out
     rows += n;
   }
   model->train();
@@ -214,7 +214,7 @@ int Trainer::Impl::predict_values(int64_t batches) {
         squared_error += (prediction - target) * (prediction - target);
       }
     }
-    position += ip != nullptr ? batch->indices.numel() : n;
+    position += batch->requested;  // the samples asked for, also those on_bad_sample=skip left out
     rows += n;
   }
   model->train();

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <csignal>
 #include <filesystem>
+#include <map>
 #include <regex>
 #include <string>
 #include <vector>
@@ -188,6 +189,29 @@ TEST_CASE("image_folder: a cnn trains on a split tree; class names kept with the
   REQUIRE(new_photos.exit_code == 0);
   CHECK(new_photos.out.find("predict/acc") == std::string::npos);
   CHECK(new_photos.err.find("wrote 7 predictions (top 5)") != std::string::npos);
+
+  // ...and with an unreadable file among them, left out (data.on_bad_sample=skip) in batches of 2:
+  // every row is still the prediction of the file it names, as without it (a skip moved each later
+  // row onto the next file's prediction, and the last file fell off the table).
+  const fs::path damaged = fs::path(dir.path()) / "damaged_photos";
+  fs::copy(flat, damaged);
+  write_text(damaged / "2.png", "not a png");
+  auto predictions_of = [&](const fs::path& root, const std::string& out_dir) {
+    const ProcessResult predicted = run_process(
+        {TRAINER_BINARY, "predict", "ckpt_path=" + run + "/checkpoints/best.ckpt", "data.root=" + root.string(),
+         "data.batch_size=2", "data.on_bad_sample=skip", "hydra.run.dir=" + out_dir},
+        dir.path());
+    INFO(predicted.err);
+    REQUIRE(predicted.exit_code == 0);
+    std::map<std::string, std::string> by_file;  // file name -> "prediction,probability"
+    const CsvTable table = read_csv(predictions_under(fs::path(dir.path()) / out_dir));
+    for (const auto& row : table.rows) by_file[fs::path(row.at(0)).filename().string()] = row.at(1) + "," + row.at(2);
+    return by_file;
+  };
+  std::map<std::string, std::string> expected = predictions_of(flat, "predict_clean");
+  REQUIRE(expected.size() == 7);
+  expected.erase("2.png");
+  CHECK(predictions_of(damaged, "predict_damaged") == expected);
 
   // ...and on photos of other sizes, PNG and JPEG, gray and colour, in class folders: brought to
   // the 28 x 28 the model was trained on, every one predicted, the accuracy known again.
