@@ -1,5 +1,5 @@
 // Every trainer command that README.md and docs/*.md show in a fenced block (a line starting
-// `trainer fit|validate|test|predict|export|tune`, with its continuation lines) composes over the
+// `trainer fit|validate|test|predict|export|tune|data pack`, with its continuation lines) composes over the
 // shipped configs: run through the shell as written (quotes, $HOME, backslash-newlines) with
 // `--cfg job` appended, it exits 0. A key renamed, a group option removed or an example whose
 // overrides do not fit its model fails here, naming the file and line. What a command refers to
@@ -31,7 +31,7 @@ struct DocumentedCommand {
 
 std::vector<DocumentedCommand> documented_commands(const fs::path& file, const std::string& name) {
   static const std::regex comment(R"(\s+#.*$)");
-  static const std::regex command(R"(^(\$ )?trainer (fit|validate|test|predict|export|tune)\b.*)");
+  static const std::regex command(R"(^(\$ )?trainer (fit|validate|test|predict|export|tune|data pack)\b.*)");
   static const std::regex data_kind(R"(\bdata=(\w+))");
   std::vector<DocumentedCommand> commands;
   std::ifstream in(file);
