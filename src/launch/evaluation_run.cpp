@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <ctime>
 #include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "trainer/config/config_diff.h"
 #include "trainer/config/interpolation.h"
@@ -533,6 +536,33 @@ void warn_about_redrawn_split(const Node& stored, const Node& composed, const co
                "checkpoint to validate on the run's own held-out samples");
 }
 
+// ckpt_path=last where no last.ckpt exists starts afresh (as Lightning does), which is right before
+// a run's first save; but a directory that holds other checkpoints (a run with save_last=false, or
+// one whose last.ckpt was removed or never written) would have them overwritten or deleted as the
+// new run's top k. Refused, naming them and the newest to resume from.
+void refuse_starting_over(const fs::path& directory) {
+  std::vector<std::pair<fs::file_time_type, std::string>> found;
+  std::error_code ec;
+  for (fs::directory_iterator it(directory, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (it->path().extension() != ".ckpt" || !it->is_regular_file(ec)) continue;
+    found.emplace_back(it->last_write_time(ec), name);
+  }
+  if (found.empty()) return;
+  std::sort(found.begin(), found.end());
+  std::string names;
+  for (size_t i = 0; i < found.size() && i < 3; ++i) names += std::string(i == 0 ? "" : ", ") + found[i].second;
+  if (found.size() > 3) names += " and " + std::to_string(found.size() - 3) + " more";
+  const std::string newest = (directory / found.back().second).string();
+  throw Error(
+      "ckpt_path=last",
+      directory.string() + " holds no last.ckpt to resume from, but holds " + names +
+          " of an earlier run (one with callbacks.model_checkpoint.save_last=false, or whose last.ckpt was "
+          "removed or never written): starting from scratch would overwrite or delete them; nothing was "
+          "written",
+      "Resume from one of them (ckpt_path=" + newest + ", the newest), or start afresh in a new hydra.run.dir.");
+}
+
 }  // namespace
 
 void verify_resume_checkpoint(const Node& composed, const std::string& run_dir, const config::ResolveContext& ctx) {
@@ -541,7 +571,10 @@ void verify_resume_checkpoint(const Node& composed, const std::string& run_dir, 
   const std::string wanted = resolved_string(composed, "ckpt_path", ctx);
   const std::string directory = checkpoint_directory(composed, run_dir, ctx);
   // ckpt_path=last before any checkpoint starts afresh (the engine says so).
-  if (wanted == "last" && !present(fs::path(directory) / "last.ckpt")) return;
+  if (wanted == "last" && !present(fs::path(directory) / "last.ckpt")) {
+    refuse_starting_over(directory);
+    return;
+  }
   const std::string path = formats::resolve_checkpoint_name(wanted, directory);
   // Where this command would write its checkpoints (its own dirpath override included).
   refuse_resuming_into_another_run(path, job_checkpoint_directory(composed, run_dir, ctx), run_dir);

@@ -3,6 +3,8 @@
 // Skipped without the engine (TRAINER_LIBTORCH=none).
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <string>
 
 #include <catch2/catch.hpp>
 
@@ -130,6 +132,42 @@ TEST_CASE("ckpt_path=last before any checkpoint exists starts afresh with a warn
   CHECK(fit.err.find("ckpt_path=last: no checkpoint in") != std::string::npos);
   CHECK(fit.err.find("starting from scratch") != std::string::npos);
   CHECK(fs::exists(fs::path(dir.path()) / "run" / "checkpoints" / "last.ckpt"));
+}
+
+TEST_CASE("ckpt_path=last without last.ckpt beside an earlier run's checkpoints is refused and they stay") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  TempDir dir;
+  // A run that saves no last.ckpt: its best checkpoint alone.
+  auto first = run_process(mlp_fit("run", {"callbacks.model_checkpoint.save_last=false"}), dir.path());
+  INFO(first.err);
+  REQUIRE(first.exit_code == 0);
+  const fs::path checkpoints = fs::path(dir.path()) / "run" / "checkpoints";
+  std::map<std::string, std::string> before;
+  for (const auto& entry : fs::directory_iterator(checkpoints)) {
+    before[entry.path().filename().string()] = read_file(entry.path());
+  }
+  REQUIRE(before.size() == 1);
+  const std::string best = before.begin()->first;
+  // The resume would start from scratch and overwrite (or, as fallen out of the top k, delete) it.
+  auto resume = run_process(
+      mlp_fit("run", {"callbacks.model_checkpoint.save_last=false", "trainer.max_epochs=4", "ckpt_path=last"}),
+      dir.path());
+  INFO(resume.err);
+  check_clean_error(resume);
+  CHECK(contains(resume.err, "holds no last.ckpt to resume from, but holds " + best + " of an earlier run"));
+  CHECK(contains(resume.err, "ckpt_path=" + (checkpoints / best).string() + ", the newest"));
+  std::map<std::string, std::string> after;
+  for (const auto& entry : fs::directory_iterator(checkpoints)) {
+    after[entry.path().filename().string()] = read_file(entry.path());
+  }
+  CHECK(after == before);
+  // Its fix: resuming from that file continues the run.
+  auto resumed = run_process(mlp_fit("run", {"callbacks.model_checkpoint.save_last=false", "trainer.max_epochs=3",
+                                             "ckpt_path=" + (checkpoints / best).string()}),
+                             dir.path());
+  INFO(resumed.err);
+  CHECK(resumed.exit_code == 0);
+  CHECK(contains(resumed.err, "resumed from"));
 }
 
 TEST_CASE("a file size limit (ulimit -f) ends the fit with an error naming the checkpoint, not a silent signal") {
