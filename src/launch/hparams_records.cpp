@@ -125,15 +125,28 @@ formats::HParams hparams_of_overrides(const std::vector<std::string>& task_overr
   return hparams;
 }
 
-std::string session_group(const Node& hydra) {
+std::string session_group(const Node& hydra, const std::string& run_dir) {
   const Node* mode = hydra.find("mode");
   const Node* num = config::select(hydra, "job.num");
-  const Node* dir = config::select(hydra, "sweep.dir");
   if (mode == nullptr || mode->type() != NodeType::kString || mode->as_string() != "MULTIRUN") return "";
   if (num == nullptr || num->type() != NodeType::kInt) return "";
-  std::string sweep = dir != nullptr && dir->type() == NodeType::kString ? dir->as_string() : std::string();
-  while (sweep.size() > 1 && sweep.back() == '/') sweep.pop_back();
-  const std::string name = fs::path(sweep).filename().string();
+  // The sweep's directory is the job's nearest parent that holds the sweep's state (.sweep/): its
+  // hydra.sweep.dir may hold ${now:...}, which this process would resolve to another time.
+  std::string name;
+  std::error_code ec;
+  const fs::path job = fs::absolute(run_dir, ec).lexically_normal();
+  for (fs::path dir = job.parent_path(); !dir.empty() && dir != dir.root_path(); dir = dir.parent_path()) {
+    if (fs::is_directory(sweep_state_dir(dir.string()), ec)) {
+      name = dir.filename().string();
+      break;
+    }
+  }
+  if (name.empty()) {  // not planned here (a hand-made record): the configured name, as written
+    const Node* dir = config::select(hydra, "sweep.dir");
+    std::string sweep = dir != nullptr && dir->type() == NodeType::kString ? dir->as_string() : std::string();
+    while (sweep.size() > 1 && sweep.back() == '/') sweep.pop_back();
+    name = fs::path(sweep).filename().string();
+  }
   return (name.empty() ? std::string("sweep") : name) + "/" + std::to_string(num->as_int());
 }
 

@@ -106,7 +106,7 @@ EngineResult run_job(const EngineEntry* in_process, const std::string& command, 
   std::optional<HParamsSession> hparams_session;
   if (const auto tensorboard_dir = tensorboard_log_dir(command, resolved_job, run_dir); tensorboard_dir && !secondary) {
     try {
-      hparams_session.emplace(*tensorboard_dir, hparams_of_overrides(task_overrides), session_group(*hydra));
+      hparams_session.emplace(*tensorboard_dir, hparams_of_overrides(task_overrides), session_group(*hydra, run_dir));
     } catch (const std::exception& error) {
       log::warning(std::string("TensorBoard hparams session not recorded: ") + error.what());
     }

@@ -80,7 +80,7 @@ void prepare_mlflow_job(Node& resolved_job, const Node& hydra, const std::string
   if (section == nullptr || !section->is_map()) return;
   const options::MlflowSettings settings =
       options::read_mlflow_settings(config::ConfigView(resolved_job).sub("logger.mlflow"));
-  const std::string group = session_group(hydra);
+  const std::string group = session_group(hydra, run_dir);
   if (settings.run_name.empty()) {
     // A single run: its directory from where trainer ran (outputs/2026-11-29/10-00-00), else its
     // last two parts.

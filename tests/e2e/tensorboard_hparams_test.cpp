@@ -135,6 +135,31 @@ TEST_CASE("tensorboard hparams: a grid sweep of the cnn on Fashion-MNIST is one 
   }
 }
 
+TEST_CASE("tensorboard hparams: the default sweep directory's time names each job's group") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  TempDir dir;
+  // hydra.sweep.dir as shipped: multirun/${now:%Y-%m-%d}/${now:%H-%M-%S}. The group named the
+  // unresolved text, so two sweeps' job 0 were one row of averaged metrics.
+  auto result =
+      run_process({TRAINER_BINARY, "fit", "-m", "data=synthetic", "data.num_samples=128", "model.hidden_sizes=[8]",
+                   "trainer.max_epochs=1", "test_after_fit=false", "data.num_workers=0", "seed=1,2"},
+                  dir.path());
+  INFO(result.err);
+  REQUIRE(result.exit_code == 0);
+  std::vector<fs::path> sweeps;
+  for (const auto& day : fs::directory_iterator(fs::path(dir.path()) / "multirun")) {
+    for (const auto& time : fs::directory_iterator(day.path())) sweeps.push_back(time.path());
+  }
+  REQUIRE(sweeps.size() == 1);
+  const std::string name = sweeps[0].filename().string();
+  for (int job = 0; job < 2; ++job) {
+    const std::string record =
+        read_file(sweeps[0] / std::to_string(job) / "tensorboard" / "events.out.tfevents.0.hparams");
+    CHECK(contains(record, name + "/" + std::to_string(job)));
+    CHECK_FALSE(contains(record, "${now"));
+  }
+}
+
 TEST_CASE("tensorboard hparams: a failed job is a failure, a stopped run unknown until it resumes and ends") {
   if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;

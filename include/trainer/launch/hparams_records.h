@@ -31,9 +31,9 @@ formats::HParamValue hparam_value(const std::string& value_text);
 // the override's key without its +/++ prefix; deletions (~key) are left out.
 formats::HParams hparams_of_overrides(const std::vector<std::string>& task_overrides);
 
-// "<sweep dir name>/<job number>" for a sweep's job (hydra.mode MULTIRUN), "" for a single run.
-// One per job: the dashboard merges the sessions of one group into one row.
-std::string session_group(const config::Node& hydra);
+// "<sweep dir name>/<job number>" for a sweep's job (hydra.mode MULTIRUN) in `run_dir`, "" for a
+// single run. One per job: the dashboard merges the sessions of one group into one row.
+std::string session_group(const config::Node& hydra, const std::string& run_dir);
 
 // A job's records in <log_dir>/events.out.tfevents.0.hparams: the start when made, the end when
 // end() is called. A job run again (resumed) replaces its file: one start, at most one end.
