@@ -556,10 +556,16 @@ int Trainer::Impl::fit() {
         keep_epoch_sums(epoch_meter, logged, state);
         save_last(state);
         checkpoint_writer.wait();
-        throw Error(
-            "signal " + std::to_string(stop_signal_received() != 0 ? stop_signal_received() : SIGTERM),
-            "stopped after step " + std::to_string(state.global_step) + "; a checkpoint was written to " + last_path(),
-            "Resume with the same command plus ckpt_path=last and hydra.run.dir=" + run_dir + ".");
+        const std::string signal =
+            "signal " + std::to_string(stop_signal_received() != 0 ? stop_signal_received() : SIGTERM);
+        const std::string stopped = "stopped after step " + std::to_string(state.global_step);
+        if (!options.checkpoint.enabled) {
+          throw Error(signal, stopped + "; no checkpoint was written (trainer.enable_checkpointing=false)",
+                      "Run the command again to train from the start; with trainer.enable_checkpointing=true a "
+                      "stopped fit resumes where it stopped.");
+        }
+        throw Error(signal, stopped + "; a checkpoint was written to " + last_path(),
+                    "Resume with the same command plus ckpt_path=last and hydra.run.dir=" + run_dir + ".");
       }
       if (stop) break;
     }

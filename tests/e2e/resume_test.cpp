@@ -190,6 +190,20 @@ TEST_CASE("SIGINT finishes the step, writes a checkpoint, exits non-zero saying 
   CHECK(fs::exists(live));
   CHECK(resumed.result.err.find("fit: removed 1 unfinished write(s) a killed process left in " + checkpoints.string() +
                                 " (3 MiB): last.ckpt.tmp." + dead_pid + ".3") != std::string::npos);
+
+  // With trainer.enable_checkpointing=false there is nothing to resume from: the error says so (it
+  // named a last.ckpt that was never written, and the resume it advised started from scratch).
+  const fs::path unsaved_log = root / "unsaved" / "trainer.log";
+  bool stopped = false;
+  auto unsaved = run_and_signal(
+      run_command("unsaved", {"trainer.enable_checkpointing=false"}), dir.path(),
+      [&] { return read_file(unsaved_log).find(" step 7 ") != std::string::npos; }, SIGTERM, &stopped);
+  INFO(unsaved.err);
+  REQUIRE(stopped);
+  check_clean_error(unsaved);
+  CHECK(contains(unsaved.err, "no checkpoint was written (trainer.enable_checkpointing=false)"));
+  CHECK_FALSE(contains(unsaved.err, "ckpt_path=last"));
+  CHECK_FALSE(fs::exists(root / "unsaved" / "checkpoints" / "last.ckpt"));
 }
 
 TEST_CASE("a second Ctrl-C quits at once; the first waits for fit's validation to finish") {
