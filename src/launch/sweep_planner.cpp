@@ -12,6 +12,7 @@
 #include "trainer/launch/job_files.h"
 #include "trainer/launch/schema_check.h"
 #include "trainer/util/error.h"
+#include "trainer/util/log.h"
 
 namespace fs = std::filesystem;
 using trainer::config::Node;
@@ -74,6 +75,39 @@ void refuse_shared_checkpoint_directories(const ComposedSweep& sweep) {
                 "Give each job its own directory: leave callbacks.model_checkpoint.dirpath at its default "
                 "(${paths.output_dir}/checkpoints, inside each job's directory), or put ${hydra:job.num} into it.");
   }
+}
+
+// The sweep's summary, ASHA and the Optuna objective read each job's <job dir>/metrics.csv. A fit
+// sweep whose csv logger writes elsewhere (logger.csv.name or save_dir changed) gets a warning
+// before anything runs: its summary would list every job with blank metrics.
+void warn_about_metrics_elsewhere(const ComposedSweep& sweep) {
+  if (sweep.plan.command != "fit" || sweep.plan.jobs.empty()) return;
+  const Node& config = sweep.configs.front();
+  const Node* csv = config::select(config, "logger.csv");
+  if (csv == nullptr || !csv->is_map()) return;
+  const std::string run_dir = sweep.plan.jobs.front().run_dir;
+  Node hydra = config.find("hydra") != nullptr ? *config.find("hydra") : Node::map();
+  if (Node* runtime = hydra.find("runtime"); runtime != nullptr && runtime->is_map()) {
+    runtime->set("output_dir", Node::string(run_dir));
+  }
+  config::ResolveContext ctx;
+  ctx.hydra = &hydra;
+  std::string file;
+  try {
+    const std::string save_dir =
+        csv->find("save_dir") != nullptr ? resolve_path_string(config, "logger.csv.save_dir", ctx) : run_dir;
+    const std::string name =
+        csv->find("name") != nullptr ? resolve_path_string(config, "logger.csv.name", ctx) : "metrics.csv";
+    file = (fs::absolute(save_dir) / name).lexically_normal().string();
+  } catch (const Error&) {
+    return;  // the job's own checks name it
+  }
+  const std::string expected = (fs::path(run_dir) / "metrics.csv").lexically_normal().string();
+  if (file == expected) return;
+  log::warning("logger.csv writes job 0's metrics to " + file + ", not to " + expected +
+               ": the sweep's summary (and hydra/sweeper=optuna's objective, hydra/sweeper=asha's decisions) read "
+               "each job's metrics.csv in its directory, and will show no metrics; keep logger.csv.save_dir="
+               "${paths.output_dir} and logger.csv.name=metrics.csv in a sweep");
 }
 
 }  // namespace
@@ -214,6 +248,7 @@ void place_jobs(ComposedSweep& sweep, const std::vector<config::SweepJob>& jobs)
     sweep.plan.jobs.push_back(std::move(planned));
   }
   refuse_shared_checkpoint_directories(sweep);
+  warn_about_metrics_elsewhere(sweep);
 }
 
 void write_sweep_plan(const ComposedSweep& sweep) {

@@ -105,6 +105,24 @@ TEST_CASE("sweep: the local launcher runs n_jobs=2 job processes, each with its 
   CHECK(contains(result.err, "#1 done"));
 }
 
+TEST_CASE("sweep: a csv logger writing elsewhere than each job's metrics.csv is a warning before any job runs") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  TempDir dir;
+  // The summary reads <job>/metrics.csv: with logger.csv.name=foo.csv it listed every job done,
+  // with blank metrics and no best job, without a word.
+  auto result = run_process(sweep_command({"data.num_samples=128", "trainer.max_epochs=1", "seed=1,2",
+                                           "logger.csv.name=foo.csv", "hydra.sweep.dir=sweep"}),
+                            dir.path());
+  INFO(result.err);
+  CHECK(result.exit_code == 0);
+  const fs::path job0 = fs::path(dir.path()) / "sweep" / "0";
+  const size_t warned = result.err.find("logger.csv writes job 0's metrics to " + (job0 / "foo.csv").string() +
+                                        ", not to " + (job0 / "metrics.csv").string());
+  REQUIRE(warned != std::string::npos);
+  CHECK(warned < result.err.find("#0 "));  // before the jobs
+  CHECK(fs::exists(job0 / "foo.csv"));
+}
+
 TEST_CASE("sweep: a failing job does not stop the others, the sweep exits non-zero, the summary says so") {
   if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;

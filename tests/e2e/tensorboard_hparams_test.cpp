@@ -146,6 +146,7 @@ TEST_CASE("tensorboard hparams: the default sweep directory's time names each jo
                   dir.path());
   INFO(result.err);
   REQUIRE(result.exit_code == 0);
+  CHECK_FALSE(contains(result.err, "logger.csv writes"));  // the shipped logger: each job's metrics.csv
   std::vector<fs::path> sweeps;
   for (const auto& day : fs::directory_iterator(fs::path(dir.path()) / "multirun")) {
     for (const auto& time : fs::directory_iterator(day.path())) sweeps.push_back(time.path());
