@@ -735,11 +735,10 @@ int run_cli(int argc, char** argv, const CliOptions& options) {
   if (!args) return exit_code;
   try {
     return app::run(options, *args);
-  } catch (const Error& error) {
-    std::cerr << "Error: " << error.what() << "\n";
-    return 1;
   } catch (const std::exception& error) {
     std::cerr << "Error: " << error.what() << "\n";
+    // The run's log (when its job set one) ends with why it stopped, as the console does.
+    log::write_file_only(log::Level::kError, std::string("Error: ") + error.what());
     return 1;
   }
 }

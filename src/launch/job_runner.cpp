@@ -9,6 +9,7 @@
 #include "trainer/launch/engine_result.h"
 #include "trainer/launch/job_status.h"
 #include "trainer/util/error.h"
+#include "trainer/util/log.h"
 
 namespace fs = std::filesystem;
 
@@ -77,6 +78,8 @@ int run_sweep_job(const std::string& sweep_dir, int number, const JobBody& body)
     status.error = error.what();
     std::cerr << "Error: " << error.what() << "\n";
   }
+  // The job's log ends with why it stopped, as its console does.
+  if (!status.error.empty()) log::write_file_only(log::Level::kError, "Error: " + status.error);
   const double end = now_epoch_s();
   status.end_time = iso_time(end);
   // A resumed job's time counts its earlier attempts too (the summary's duration_s is the job's).

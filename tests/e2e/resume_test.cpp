@@ -204,6 +204,9 @@ TEST_CASE("SIGINT finishes the step, writes a checkpoint, exits non-zero saying 
   CHECK(contains(unsaved.err, "no checkpoint was written (trainer.enable_checkpointing=false)"));
   CHECK_FALSE(contains(unsaved.err, "ckpt_path=last"));
   CHECK_FALSE(fs::exists(root / "unsaved" / "checkpoints" / "last.ckpt"));
+  // The run's log ends with the error too (it ended mid-run, without a word of why).
+  const std::string log_text = read_file(unsaved_log);
+  CHECK(contains(log_text.substr(log_text.rfind("\n", log_text.size() - 2)), "Error: signal 15: stopped after step"));
 }
 
 TEST_CASE("a second Ctrl-C quits at once; the first waits for fit's validation to finish") {
