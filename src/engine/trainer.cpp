@@ -556,6 +556,10 @@ int Trainer::Impl::fit() {
         keep_epoch_sums(epoch_meter, logged, state);
         save_last(state);
         checkpoint_writer.wait();
+        // What the profilers recorded is kept, as at the end of fit (Ctrl-C is how a profiled run
+        // is often ended).
+        tracer.finish();
+        if (profiler.table_enabled() && is_main) report_profile(seconds_since(start));
         const std::string signal =
             "signal " + std::to_string(stop_signal_received() != 0 ? stop_signal_received() : SIGTERM);
         const std::string stopped = "stopped after step " + std::to_string(state.global_step);

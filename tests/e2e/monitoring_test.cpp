@@ -4,6 +4,7 @@
 // and refuses a profiler that does not exist (trainer.profiler=pytorch: trace_profiler_test.cpp);
 // the throughput columns (samples, batches and FLOPs per second) and callbacks.device_stats_monitor
 // land in metrics.csv; a CPU run has no MFU and says nothing about NVML.
+#include <csignal>
 #include <filesystem>
 #include <regex>
 #include <string>
@@ -67,6 +68,24 @@ TEST_CASE("profiler=simple: a table of time per phase, in the log and in the run
   const std::string log = read_file(fs::path(dir.path()) / "run" / "trainer.log");
   CHECK(contains(log, "profiler (simple): time per phase of fit"));
   CHECK(contains(log, "| backward | 12 |"));
+}
+
+TEST_CASE("profiler=simple: a fit stopped by SIGTERM still writes its table") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  TempDir dir;
+  const fs::path log = fs::path(dir.path()) / "run" / "trainer.log";
+  bool stopped = false;
+  // Ctrl-C or SIGTERM is how a profiled run is often ended: the table was lost with it.
+  auto result = run_and_signal(
+      {TRAINER_BINARY, "fit", "data=synthetic", "data.num_workers=0", "trainer.profiler=simple",
+       "trainer.max_epochs=100", "trainer.log_every_n_steps=1", "test_after_fit=false", "hydra.run.dir=run"},
+      dir.path(), [&] { return contains(read_file(log), " step 5 "); }, SIGTERM, &stopped);
+  INFO(result.err);
+  REQUIRE(stopped);
+  check_clean_error(result);
+  const fs::path table_file = fs::path(dir.path()) / "run" / "fit-profiler.txt";
+  REQUIRE(fs::exists(table_file));
+  CHECK(phase_count(read_file(table_file), "forward") >= 5);
 }
 
 TEST_CASE("profiler: off by default, and an unknown profiler is refused before training") {
