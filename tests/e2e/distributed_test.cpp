@@ -755,3 +755,17 @@ TEST_CASE("a rank stopped with SIGSTOP is caught by the hang watchdog within tra
   }
   CHECK(gone);
 }
+
+TEST_CASE("2 CUDA devices asked where none is visible: the fix offered is one that runs") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  TempDir dir;
+  auto result = run_process(fit_command("run", {"trainer.devices=2", "trainer.accelerator=gpu"}), dir.path());
+  INFO(result.err);
+  if (!contains(result.err, "only 0 CUDA device(s) are visible")) {
+    return skip_test("a CUDA device is visible here", Skip::expected);
+  }
+  check_clean_error(result);
+  // It advised trainer.devices=0 or fewer, which is refused (trainer.devices is at least 1).
+  CHECK_FALSE(contains(result.err, "trainer.devices=0"));
+  CHECK(contains(result.err, "Run on the CPU (trainer.accelerator=cpu)"));
+}

@@ -128,7 +128,10 @@ int run_job_ranks(config::Node job_config, const std::string& run_dir, const std
     if (cuda && per_node > cuda_devices) {
       throw Error("trainer.devices=" + std::to_string(per_node),
                   "only " + std::to_string(cuda_devices) + " CUDA device(s) are visible",
-                  "Use trainer.devices=" + std::to_string(cuda_devices) + " or fewer, or trainer.accelerator=cpu.");
+                  cuda_devices > 0
+                      ? "Use trainer.devices=" + std::to_string(cuda_devices) + " or fewer, or trainer.accelerator=cpu."
+                      : std::string("Run on the CPU (trainer.accelerator=cpu), or where a GPU is visible (check "
+                                    "nvidia-smi and CUDA_VISIBLE_DEVICES)."));
     }
     const std::string address = dist.master_addr.empty() ? "127.0.0.1" : dist.master_addr;
     const int port = dist.master_port != 0 ? dist.master_port : LocalRanks::free_port();
