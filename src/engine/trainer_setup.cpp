@@ -294,6 +294,7 @@ void Trainer::Impl::configure_precision() {
     record_in_config("precision", "bf16-mixed");
     record_in_config("trainer.precision", "bf16-mixed");
   }
+  warn_about_idle_grad_scaler(options, is_main);
   const PrecisionDtypes dtypes = precision_dtypes(options, device, is_main);
   param_dtype = dtypes.param;
   autocast = dtypes.autocast;

@@ -212,6 +212,26 @@ TEST_CASE("precision=16 on the CPU runs bf16-mixed with a warning, as Lightning 
   CHECK(exported_header(run).find("\"F16\"") == std::string::npos);  // weights stay float32
 }
 
+TEST_CASE("grad_scaler settings where no loss scaling runs are a warning, not silently dropped") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  TempDir dir;
+  // precision=16 on the CPU runs bf16-mixed, without a scaler: init_scale did nothing, without a word.
+  auto result = run_process(fit((fs::path(dir.path()) / "fp16").string(),
+                                {"precision=16", "trainer.accelerator=cpu", "trainer.grad_scaler.init_scale=1024",
+                                 "trainer.limit_train_batches=2", "test_after_fit=false"}));
+  INFO(result.err);
+  REQUIRE(result.exit_code == 0);
+  CHECK(contains(result.err, "trainer.grad_scaler.init_scale set, but no loss scaling runs with precision=bf16-mixed"));
+  // The shipped values, or enabled given either way, say nothing.
+  auto plain = run_process(
+      fit((fs::path(dir.path()) / "plain").string(),
+          {"precision=16", "trainer.accelerator=cpu", "trainer.grad_scaler.enabled=false",
+           "trainer.grad_scaler.growth_interval=10", "trainer.limit_train_batches=2", "test_after_fit=false"}));
+  INFO(plain.err);
+  REQUIRE(plain.exit_code == 0);
+  CHECK_FALSE(contains(plain.err, "no loss scaling runs"));
+}
+
 TEST_CASE("precision=16-mixed with the CPU float16 opt-in: loss scaling where the CPU has it, else a clear error") {
   if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;

@@ -94,4 +94,22 @@ std::unique_ptr<GradScaler> make_grad_scaler(const TrainerOptions& options, cons
   return std::make_unique<GradScaler>(o, device);
 }
 
+void warn_about_idle_grad_scaler(const TrainerOptions& options, bool warn) {
+  if (!warn || options.grad_scaler_enabled || options.grad_scaler.enabled.has_value()) return;
+  const GradScalerOptions defaults;
+  const GradScalerOptions& g = options.grad_scaler;
+  std::string changed;
+  auto note = [&](bool differs, const std::string& key) {
+    if (differs) changed += std::string(changed.empty() ? "" : ", ") + "trainer.grad_scaler." + key;
+  };
+  note(g.init_scale != defaults.init_scale, "init_scale");
+  note(g.growth_factor != defaults.growth_factor, "growth_factor");
+  note(g.backoff_factor != defaults.backoff_factor, "backoff_factor");
+  note(g.growth_interval != defaults.growth_interval, "growth_interval");
+  if (changed.empty()) return;
+  log::warning(changed + " set, but no loss scaling runs with precision=" + precision_name(options.precision) +
+               " (it runs for 16-mixed only, as Lightning's; bfloat16 and float32 gradients need none), so "
+               "it has no effect; set trainer.grad_scaler.enabled=true to scale anyway");
+}
+
 }  // namespace trainer::engine

@@ -30,4 +30,9 @@ PrecisionDtypes precision_dtypes(const TrainerOptions& options, const at::Device
 // PyTorch's GradScaler with trainer.grad_scaler's settings, or null when loss scaling is off.
 std::unique_ptr<GradScaler> make_grad_scaler(const TrainerOptions& options, const at::Device& device);
 
+// A warning (when `warn`) for trainer.grad_scaler settings changed from their defaults while no
+// loss scaling runs (precision other than 16-mixed, or 16-mixed fallen back to bf16-mixed on the
+// CPU, with enabled left null): they would have no effect without a word.
+void warn_about_idle_grad_scaler(const TrainerOptions& options, bool warn);
+
 }  // namespace trainer::engine
