@@ -256,6 +256,15 @@ SlurmOptions slurm_launcher_options(const Node& launcher) {
       options.fail_fast = bool_of(value, key, false);
     }
   }
+  if (options.signal_delay_s > 0 && options.signal_delay_s >= options.timeout_min * 60) {
+    throw Error("hydra.launcher.signal_delay_s=" + std::to_string(options.signal_delay_s),
+                "is not below the time limit (timeout_min=" + std::to_string(options.timeout_min) + ": " +
+                    std::to_string(options.timeout_min * 60) +
+                    " s): SLURM would send the stop signal as the job starts, and every job would end interrupted "
+                    "before it trained; nothing was submitted",
+                "Give hydra.launcher.timeout_min more minutes than signal_delay_s / 60, or a smaller "
+                "hydra.launcher.signal_delay_s (0: no signal).");
+  }
   return options;
 }
 

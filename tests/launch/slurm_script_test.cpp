@@ -234,6 +234,13 @@ TEST_CASE("bad launcher options are refused naming the key", "[slurm]") {
   launcher = yaml(kDefaults);
   launcher.set("mem_gb", Node::string("lots"));
   CHECK_THAT(error_of(launcher), Catch::Contains("hydra.launcher.mem_gb"));
+  // A time limit no longer than the stop signal's lead: every job would be signalled as it starts.
+  launcher = yaml(kDefaults);
+  launcher.set("timeout_min", Node::integer(1));
+  CHECK_THAT(error_of(launcher), Catch::Contains("hydra.launcher.signal_delay_s=120") &&
+                                     Catch::Contains("is not below the time limit (timeout_min=1: 60 s)"));
+  launcher.set("signal_delay_s", Node::integer(30));
+  CHECK_NOTHROW(slurm_launcher_options(launcher));
   CHECK_THROWS_WITH(slurm_array_script(slurm_launcher_options(yaml(kDefaults)), plan_in("/a\"b", 1), {0}),
                     Catch::Contains("double quote"));
 }
