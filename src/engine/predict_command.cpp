@@ -71,8 +71,13 @@ int Trainer::Impl::predict_command() {
   const auto wanted_k = predict.get<int64_t>("top_k");
   if (predict_set->size() == 0) {
     throw Error("data", "predict has no sample: the test split is empty",
-                data_options.name == "webdataset"
-                    ? "Give the shards to predict on: data.test_shards=<path or pattern>."
+                data_options.name == "webdataset" ? "Give the shards to predict on: data.test_shards=<path or pattern>."
+                : data_options.name == "tensors"  ? "Give the inputs to predict on: data.test_inputs=<.npy file> (with "
+                                                    "data.test_targets=<.npy file>, or null when there are no labels)."
+                : data_options.name == "csv"
+                    ? "Give the table to predict on: data.test_path=<.csv file> (its label column is optional)."
+                : data_options.name == "image_folder"
+                    ? "Give the images to predict on: data.root=<a folder of images> (class folders are optional)."
                     : "Use a dataset with a test split, or data=image_folder with data.root=<a folder of images>.");
   }
   const int64_t batches = evaluation_batches(*predict_set, options.limit_predict);

@@ -208,6 +208,15 @@ TEST_CASE(
   check_clean_error(no_targets);
   CHECK(no_targets.err.find("data.test_targets is null") != std::string::npos);
 
+  // predict with no test files: the fix names this data's keys (it offered an image folder).
+  auto nothing = run_process({TRAINER_BINARY, "predict", "ckpt_path=last", "hydra.run.dir=npy", "data.test_inputs=null",
+                              "data.test_targets=null"},
+                             dir.path());
+  INFO(nothing.err);
+  check_clean_error(nothing);
+  CHECK(contains(nothing.err, "predict has no sample: the test split is empty"));
+  CHECK(contains(nothing.err, "data.test_inputs=<.npy file>"));
+
   // test and predict read the test files alone: the training files (x.npy and y.npy, relative to
   // the directory the fit ran in) may be gone; the checkpoint says what the model was trained on.
   // Run from another directory that holds files of the same names, the checkpoint's relative paths
