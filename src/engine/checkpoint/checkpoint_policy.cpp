@@ -17,8 +17,13 @@ std::string update_top_k(std::vector<TopKEntry>& top_k, const CheckpointOptions&
   }
   const std::string name = formats::format_checkpoint_name(c.filename, epoch, step, metrics);
   std::string path = c.dirpath + "/" + name + ".ckpt";
+  // As Lightning's version counter: a name is taken by a kept file, not by the one this save
+  // pushes out of a full top k (its name is used again, and that file replaced).
+  const bool full = !keep_all && static_cast<int64_t>(top_k.size()) >= c.save_top_k;
+  const std::string replaced = full ? top_k.back().path : std::string();
   auto taken = [&](const std::string& candidate) {
-    return std::any_of(top_k.begin(), top_k.end(), [&](const TopKEntry& e) { return e.path == candidate; });
+    return candidate != replaced &&
+           std::any_of(top_k.begin(), top_k.end(), [&](const TopKEntry& e) { return e.path == candidate; });
   };
   for (int version = 1; taken(path); ++version) {
     path = c.dirpath + "/" + name + "-v" + std::to_string(version) + ".ckpt";

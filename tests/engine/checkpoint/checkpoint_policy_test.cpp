@@ -34,6 +34,15 @@ CATCH_TEST_CASE("top-k keeps the best k (mode max), drops the rest, and versions
   options.filename = "best";
   top = {{0.7, "/run/checkpoints/best.ckpt"}};
   CATCH_CHECK(update_top_k(top, options, 0.8, 3, 50, {}, dropped) == "/run/checkpoints/best-v1.ckpt");
+  // The top k full: the file pushed out gives its name to the new one, which replaces it (as
+  // Lightning's version counter; it was best-v2.ckpt, and best.ckpt deleted).
+  dropped.clear();
+  CATCH_CHECK(update_top_k(top, options, 0.75, 4, 60, {}, dropped) == "/run/checkpoints/best.ckpt");
+  CATCH_CHECK(dropped.empty());
+  CATCH_REQUIRE(top.size() == 2);
+  CATCH_CHECK(top[0].path == "/run/checkpoints/best-v1.ckpt");
+  CATCH_CHECK(top[1].path == "/run/checkpoints/best.ckpt");
+  CATCH_CHECK(top[1].score == 0.75);
 }
 
 CATCH_TEST_CASE("top-k: mode min, save_top_k=-1 keeps all, 0 keeps none") {
