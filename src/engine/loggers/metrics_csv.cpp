@@ -8,8 +8,8 @@
 #include "trainer/engine/posix_files.h"
 #include "trainer/util/atomic_file.h"
 #include "trainer/util/error.h"
+#include "trainer/util/lies_within.h"
 #include "trainer/util/log.h"
-#include "trainer/util/same_file.h"
 
 namespace trainer::engine {
 namespace {
@@ -115,7 +115,7 @@ void MetricsCsv::on_fit_start(std::optional<int64_t> resumed_step, const std::st
 
 void MetricsCsv::keep_earlier_rows_aside() {
   const std::string dir = posix::parent(path_);
-  const bool own = run_dir_.empty() || same_file(dir.empty() ? "." : dir, run_dir_);
+  const bool own = run_dir_.empty() || same_place(dir.empty() ? "." : dir, run_dir_);
   const bool another_run = !own && (posix::exists(dir + "/.hydra") || posix::exists(dir + "/checkpoints") ||
                                     posix::exists(dir + "/trainer.log"));
   if (another_run) {
