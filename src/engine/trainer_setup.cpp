@@ -1,5 +1,7 @@
 // A job's set-up before the loop: device, precision (probed), data, model, optimizer, loggers and
 // callbacks, data parallel, FLOP counting, and the batch-size search that may precede fit.
+#include <optional>
+
 #include <torch/cuda.h>
 
 #include "trainer/config/yaml.h"
@@ -188,7 +190,7 @@ void Trainer::Impl::setup() {
   // larger than one device still starts.
   const bool pipelined = group && pipeline_strategy(view);
   if (!pipelined) model->to(device);
-  parameters = model->parameters();
+  parameters = models::unique_parameters(*model);                        // a tied weight once, as Python lists it
   if (!group || group->is_main()) summary_text = model_summary(*model);  // before any weights are freed
   if (pipelined) setup_pipeline();                                       // parameters: the stage's
   optimizer = make_optimizer(options.optimizer, parameters, device);
@@ -318,6 +320,9 @@ data::Batch Trainer::Impl::zero_batch(const models::InputSpec& spec, int64_t sam
 void Trainer::Impl::probe_precision(const models::InputSpec& spec, const std::string& model_name) {
   if (options.precision == Precision::k32True || options.precision == Precision::k64True) return;
   const data::Batch probe = zero_batch(spec, 2);
+  // A pipeline moves its pieces between devices as it probes: its stages keep their own buffers.
+  std::optional<models::BufferSnapshot> buffers_kept;
+  if (!pipeline) buffers_kept.emplace(*model);
   const bool was_training = model->is_training();
   model->eval();
   std::string failure;
@@ -349,6 +354,8 @@ void Trainer::Impl::probe_precision(const models::InputSpec& spec, const std::st
 
 void Trainer::Impl::setup_throughput() {
   const data::Batch probe = zero_batch(input_spec, 1);
+  std::optional<models::BufferSnapshot> buffers_kept;
+  if (!pipeline) buffers_kept.emplace(*model);
   const ForwardFlops forward = count_forward_flops(*model, [&] {
     if (pipeline) {
       pipeline->forward_whole(model_inputs(probe));

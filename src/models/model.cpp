@@ -1,6 +1,9 @@
 #include "trainer/models/model.h"
 
 #include <cstdlib>
+#include <unordered_set>
+
+#include <ATen/core/grad_mode.h>
 
 namespace trainer::models {
 
@@ -21,9 +24,30 @@ std::vector<PipelineUnit> sequential_units(const std::string& prefix, const torc
   return units;
 }
 
+std::vector<at::Tensor> unique_parameters(const torch::nn::Module& module) {
+  std::vector<at::Tensor> unique;
+  std::unordered_set<const c10::TensorImpl*> seen;
+  for (const at::Tensor& parameter : module.parameters()) {
+    if (seen.insert(parameter.unsafeGetTensorImpl()).second) unique.push_back(parameter);
+  }
+  return unique;
+}
+
+BufferSnapshot::BufferSnapshot(const torch::nn::Module& module) {
+  const at::NoGradGuard no_grad;
+  for (const at::Tensor& buffer : module.buffers()) {
+    if (buffer.defined()) saved_.emplace_back(buffer, buffer.clone());
+  }
+}
+
+BufferSnapshot::~BufferSnapshot() {
+  const at::NoGradGuard no_grad;
+  for (auto& [buffer, value] : saved_) buffer.copy_(value);
+}
+
 int64_t parameter_count(const torch::nn::Module& module) {
   int64_t count = 0;
-  for (const at::Tensor& parameter : module.parameters()) count += parameter.numel();
+  for (const at::Tensor& parameter : unique_parameters(module)) count += parameter.numel();
   return count;
 }
 

@@ -215,7 +215,10 @@ std::shared_ptr<Model> make_torchscript(const config::ConfigView& model_config, 
     // Point at the config key that named the file.
     throw Error(option_where(model_config, "path"), e.problem(), e.fix());
   }
-  model->check_output_shape(spec);
+  {
+    const BufferSnapshot buffers_kept(*model);
+    model->check_output_shape(spec);
+  }
   return model;
 }
 

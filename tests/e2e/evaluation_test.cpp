@@ -425,6 +425,74 @@ TEST_CASE("a TorchScript model from Python is trained, tested and predicted") {
   CHECK(gone.err.find("no TorchScript file at '" + model + "'") != std::string::npos);
 }
 
+TEST_CASE("a TorchScript model's tied weight is stepped once; one traced in training mode keeps finite statistics") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  const std::string python = TRAINER_TEST_PYTHON;
+  if (python.empty() || run_process({python, "-c", "import torch, safetensors"}).exit_code != 0) {
+    return skip_test("TRAINER_TEST_PYTHON has no torch to script a model with", Skip::unexpected_in_ci);
+  }
+  TempDir dir;
+  const fs::path root(dir.path());
+  // make.py writes the models and one batch; check.py takes one Adam step in PyTorch and compares
+  // it with trainer's exported weights.
+  write_text(root / "make.py",
+             "import torch, numpy as np\nfrom torch import nn\nimport torch.nn.functional as F\n"
+             "class Tied(nn.Module):\n"
+             "    def __init__(s):\n"
+             "        super().__init__(); s.enc = nn.Linear(784, 16); s.dec = nn.Linear(16, 10); s.dec2 = s.dec\n"
+             "    def forward(s, x): return s.dec2(F.relu(s.enc(x.flatten(1))))\n"
+             "class Net(nn.Module):\n"
+             "    def __init__(s):\n"
+             "        super().__init__(); s.fc1 = nn.Linear(784, 32); s.bn = nn.BatchNorm1d(32); "
+             "s.fc2 = nn.Linear(32, 10)\n"
+             "    def forward(s, x): return s.fc2(F.relu(s.bn(s.fc1(x.flatten(1)))))\n"
+             "torch.manual_seed(0)\n"
+             "torch.jit.script(Tied()).save('tied.pt')\n"
+             "torch.jit.trace(Net(), torch.randn(4, 1, 28, 28)).save('traced_train.pt')  # left in train mode\n"
+             "np.save('x.npy', torch.randn(64, 1, 28, 28).numpy())\n"
+             "np.save('y.npy', np.random.RandomState(0).randint(0, 10, 64))\n");
+  write_text(root / "check.py",
+             "import sys, glob, torch, numpy as np\nimport torch.nn.functional as F\n"
+             "from safetensors.torch import load_file\n"
+             "x = torch.tensor(np.load('x.npy')); y = torch.tensor(np.load('y.npy'))\n"
+             "trained = load_file(glob.glob('tied/eval/export_*/*.safetensors')[0])\n"
+             "m = torch.jit.load('tied.pt'); m.train()\n"
+             "opt = torch.optim.Adam(m.parameters(), lr=0.01); F.cross_entropy(m(x), y).backward(); opt.step()\n"
+             "print(float((trained['dec.weight'] - m.dec.weight).abs().max()))\n");
+  auto made = run_process({python, "make.py"}, root.string());
+  INFO(made.err);
+  REQUIRE(made.exit_code == 0);
+
+  // One batch, one Adam step: PyTorch steps the shared dec/dec2 weight once (trainer's optimizer
+  // held it twice and stepped it twice: a whole learning rate apart).
+  auto tied = run_process(
+      {TRAINER_BINARY, "fit", "model=torchscript", "model.path=tied.pt", "data=tensors", "data.inputs=x.npy",
+       "data.targets=y.npy", "data.val_fraction=0", "data.batch_size=64", "optimizer.lr=0.01", "trainer.max_epochs=1",
+       "trainer.num_sanity_val_steps=0", "test_after_fit=false", "hydra.run.dir=tied"},
+      root.string());
+  INFO(tied.err);
+  REQUIRE(tied.exit_code == 0);
+  CHECK(contains(tied.err, "12,730 parameters"));  // as PyTorch counts them, the shared one once
+  auto exported = run_process({TRAINER_BINARY, "export", "ckpt_path=last", "hydra.run.dir=tied"}, root.string());
+  INFO(exported.err);
+  REQUIRE(exported.exit_code == 0);
+  auto checked = run_process({python, "check.py"}, root.string());
+  INFO(checked.out << checked.err);
+  REQUIRE(checked.exit_code == 0);
+  CHECK(std::stod(checked.out) < 1e-5);
+
+  // A model traced in training mode updates batch norm's statistics whatever eval() says: the
+  // start-up probes (a batch of one zero sample) made them NaN, and the fit ended refusing its own
+  // checkpoint.
+  auto traced =
+      run_process({TRAINER_BINARY, "fit", "model=torchscript", "model.path=traced_train.pt", "data=synthetic",
+                   "data.num_samples=512", "trainer.max_epochs=1", "test_after_fit=false", "hydra.run.dir=traced"},
+                  root.string());
+  INFO(traced.err);
+  CHECK(traced.exit_code == 0);
+  CHECK_FALSE(contains(traced.err, "non-finite"));
+}
+
 namespace {
 
 // The trainer.log of every evaluation under <run>/eval, together.

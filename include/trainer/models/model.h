@@ -58,7 +58,27 @@ class Model : public torch::nn::Module {
   virtual std::vector<PipelineUnit> pipeline_units() { return {}; }
 };
 
-// Number of scalars in all parameters of `module` (recursively).
+// The module's parameters, each once: a tensor shared by two layers (tied weights, a layer
+// registered under two names) is listed at its first name only, as Python's Module.parameters()
+// gives it, so the optimizer steps it once a batch and the counts hold it once.
+std::vector<at::Tensor> unique_parameters(const torch::nn::Module& module);
+
+// The values of a module's buffers (batch norm's running statistics and counts), put back when
+// it goes: the start-up probes (a forward on a batch of zeros, for the output shape, the FLOP
+// count and the precision check) would otherwise move them, and a model traced in training mode
+// updates them whatever train()/eval() say (one sample's variance is NaN).
+class BufferSnapshot {
+ public:
+  explicit BufferSnapshot(const torch::nn::Module& module);
+  ~BufferSnapshot();
+  BufferSnapshot(const BufferSnapshot&) = delete;
+  BufferSnapshot& operator=(const BufferSnapshot&) = delete;
+
+ private:
+  std::vector<std::pair<at::Tensor, at::Tensor>> saved_;  // the buffer, its value before
+};
+
+// Number of scalars in all parameters of `module` (recursively), a shared one once.
 int64_t parameter_count(const torch::nn::Module& module);
 
 // 11173962 -> "11,173,962".

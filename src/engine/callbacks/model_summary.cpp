@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <vector>
 
+#include "trainer/models/model.h"
+
 namespace trainer::engine {
 namespace {
 
@@ -59,7 +61,7 @@ std::string model_summary(const torch::nn::Module& model) {
   int64_t trainable = 0;
   int64_t frozen = 0;
   double bytes = 0.0;
-  for (const at::Tensor& parameter : model.parameters()) {
+  for (const at::Tensor& parameter : models::unique_parameters(model)) {
     (parameter.requires_grad() ? trainable : frozen) += parameter.numel();
     bytes += static_cast<double>(parameter.numel() * parameter.element_size());
   }
