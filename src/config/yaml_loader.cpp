@@ -101,6 +101,7 @@ class TreeBuilder : public YAML::EventHandler {
     KeyInfo key;
     std::string fixed;
     if (tag == "!") check_quote_closed(mark);
+    if (key_position && tag == "?" && stack_.back().block) check_key_has_colon(mark, value);
     std::string decoded;
     const std::string& raw = fix_escape_bytes(value, decoded);
     const std::string& text = decode_multiline_quoted(mark, raw, fixed);
@@ -116,8 +117,9 @@ class TreeBuilder : public YAML::EventHandler {
   void OnSequenceEnd() override { end_collection(); }
 
   void OnMapStart(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
-                  YAML::EmitterStyle::value) override {
+                  YAML::EmitterStyle::value style) override {
     start_collection(mark, tag, anchor, /*is_map=*/true);
+    stack_.back().block = style != YAML::EmitterStyle::Flow;
   }
   void OnMapEnd() override { end_collection(); }
 
@@ -130,6 +132,7 @@ class TreeBuilder : public YAML::EventHandler {
   struct Frame {
     Node node;
     bool is_map = false;
+    bool block = false;  // block style (not `{...}`): every key there is followed by ':'
     YAML::anchor_t anchor = 0;
     int line = 0;
     // Map state: the key waiting for its value.
@@ -169,6 +172,27 @@ class TreeBuilder : public YAML::EventHandler {
     fail(line_of(mark),
          std::string("this ") + (quote == '"' ? "double" : "single") + "-quoted string has no closing quote",
          std::string("Add the closing ") + quote + " (a quote inside single quotes is written '').");
+  }
+
+  // A line of a block mapping with no ':' after its key (`test_after_fit:false`, the space
+  // forgotten): yaml-cpp 0.7 reads it as a key with no value; PyYAML (and so Hydra) refuses the
+  // file ("could not find expected ':'"). An explicit key (`? key`) has its ':' on a later line.
+  void check_key_has_colon(const YAML::Mark& mark, const std::string& value) const {
+    if (mark.pos < 0 || static_cast<size_t>(mark.pos) >= source_.size()) return;
+    const auto start = static_cast<size_t>(mark.pos);
+    if (source_.compare(start, value.size(), value) != 0) return;  // not a one-line plain key
+    size_t before = start;
+    while (before > 0 && (source_[before - 1] == ' ' || source_[before - 1] == '\t')) --before;
+    if (before > 0 && source_[before - 1] == '?') return;
+    size_t after = start + value.size();
+    while (after < source_.size() && (source_[after] == ' ' || source_[after] == '\t')) ++after;
+    if (after < source_.size() && source_[after] == ':') return;
+    const size_t colon = value.find(':');
+    fail(line_of(mark), "'" + value + "' has no ':' after it, so it is not a key: value entry",
+         colon != std::string::npos
+             ? "Put a space after the colon: " + value.substr(0, colon) + ": " + value.substr(colon + 1) +
+                   " (YAML reads a key only where ': ' follows it, as Hydra's PyYAML does)."
+             : "Write it as key: value, or remove the line.");
   }
 
   // yaml-cpp 0.7 decodes the escapes `\N` (U+0085) and `\_` (U+00A0) to the single bytes 0x85

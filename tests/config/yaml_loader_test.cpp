@@ -715,3 +715,17 @@ TEST_CASE("merge keys over large maps keep PyYAML's order", "[yaml]") {
   CHECK(derived.entries()[50].value == Node::string("fifty"));
   CHECK(derived.entries()[100].key == "own");
 }
+
+TEST_CASE("a block mapping line without ':' after its key is refused, as PyYAML refuses it", "[yaml]") {
+  // yaml-cpp read `key:value` (the space forgotten) as the key "key:value" with no value, and the
+  // setting was silently not made; PyYAML: "while scanning a simple key ... could not find expected ':'".
+  CHECK_THAT(error_of("a: 1\ntest_after_fit:false\n"),
+             Catch::Contains("cfg.yaml:2: 'test_after_fit:false' has no ':' after it") &&
+                 Catch::Contains("Put a space after the colon: test_after_fit: false"));
+  CHECK_THAT(error_of("a: 1\nfoo\n"), Catch::Contains("cfg.yaml:2: 'foo' has no ':' after it"));
+  // What PyYAML reads: an explicit key, a flow mapping's bare key, a colon inside a key or value.
+  CHECK(error_of("? x\n: 1\n") == "no error");
+  CHECK(error_of("z: {a, b: 1}\n") == "no error");
+  CHECK(error_of("x:y: 1\nurl: a:b\n") == "no error");
+  CHECK(error_of("list:\n  - a:b\n  - c\n") == "no error");
+}
