@@ -47,6 +47,36 @@ TEST_CASE("a key of another variant, a typo and bad values are one error before 
   CHECK_FALSE(fs::exists(fs::path(dir.path()) / "sweep" / "0"));
 }
 
+TEST_CASE("a top-level typo or an experiment file without its @package _global_ header is a warning") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  TempDir dir;
+  const fs::path root(dir.path());
+  // The top level is open to keys of one's own, so these were accepted and changed nothing.
+  fs::create_directories(root / "conf" / "experiment");
+  write_text(root / "conf" / "experiment" / "short.yaml", "# @package: _global_\ntrainer:\n  max_epochs: 1\n");
+  auto result = run_process(
+      {TRAINER_BINARY, "fit", "--config-dir", "conf", "experiment=short", "+precison=64", "+train=true",
+       "data=synthetic", "data.num_samples=128", "trainer.max_epochs=1", "test_after_fit=false", "hydra.run.dir=run"},
+      dir.path());
+  INFO(result.err);
+  REQUIRE(result.exit_code == 0);
+  CHECK(contains(result.err,
+                 "the config's top-level key 'precison' is not one trainer reads (the top level also "
+                 "takes keys of your own, so it was accepted): did you mean 'precision'?"));
+  CHECK(contains(result.err,
+                 "'experiment' holds trainer: sections trainer reads at the top level, not under "
+                 "'experiment'"));
+  CHECK(contains(result.err, "starts with the line '# @package _global_'"));
+  CHECK_FALSE(contains(result.err, "'train'"));  // lightning-hydra-template's train: true is no typo of trainer
+  // The shipped tree says nothing.
+  auto plain = run_process({TRAINER_BINARY, "fit", "data=synthetic", "data.num_samples=128", "trainer.max_epochs=1",
+                            "test_after_fit=false", "hydra.run.dir=plain"},
+                           dir.path());
+  INFO(plain.err);
+  REQUIRE(plain.exit_code == 0);
+  CHECK_FALSE(contains(plain.err, "top-level key"));
+}
+
 TEST_CASE("--help lists what the keys of the chosen variants accept") {
   auto help = run_process({TRAINER_BINARY, "fit", "model=cnn", "optimizer=sgd", "--help"});
   REQUIRE(help.exit_code == 0);
