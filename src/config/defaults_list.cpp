@@ -620,10 +620,20 @@ class DefaultsListBuilder {
     } else if (it->second != d.name()) {
       const std::string previous = it->second.value_or("null");
       const Origin& first = known_choice_origins_[key];
-      throw Error(describe(first.is_override ? first : d.value_origin, key),
-                  "Multiple values for " + key + ". To override a value use 'override " + key + ": " + previous + "'",
-                  first.is_override ? "on the command line use " + key + "=" + previous + " (without +)"
-                                    : "write `- override " + key + ": " + d.name().value_or("null") + "` instead");
+      if (first.is_override) {
+        throw Error(describe(first, key),
+                    "Multiple values for " + key + ". To override a value use 'override " + key + ": " + previous + "'",
+                    "on the command line use " + key + "=" + previous + " (without +)");
+      }
+      // Hydra's message names the value to write with `override`: the entry that chose it is the
+      // one to change (an experiment's `/model: cnn` beside the primary config's `model: mlp`).
+      const std::string other = describe(d.value_origin, "");
+      throw Error(describe(first, key),
+                  "Multiple values for " + key + ". To override a value use 'override " + key + ": " + previous +
+                      "'. " + key + " is chosen twice in the defaults tree: " + previous + " here and " +
+                      d.name().value_or("null") + (other.empty() ? std::string(" elsewhere") : " at " + other),
+                  "Write this entry as `- override /" + key + ": " + previous +
+                      "` (an entry that changes a choice made elsewhere needs override), or remove one of the two.");
     }
     known_choices_per_group_[d.group_path()].insert(key);
   }

@@ -77,6 +77,29 @@ TEST_CASE("a top-level typo or an experiment file without its @package _global_ 
   CHECK_FALSE(contains(plain.err, "top-level key"));
 }
 
+TEST_CASE("a group chosen twice in the defaults tree names both files and the entry to write with override") {
+  TempDir dir;
+  const fs::path root(dir.path());
+  fs::create_directories(root / "conf" / "experiment");
+  write_text(root / "conf" / "experiment" / "bigger.yaml", "# @package _global_\ndefaults:\n  - /model: cnn\n");
+  auto twice =
+      run_process({TRAINER_BINARY, "fit", "--cfg", "job", "--config-dir", "conf", "experiment=bigger"}, dir.path());
+  check_clean_error(twice);
+  // Hydra's words, then where: the experiment's entry is the one to change (the fix pointed at the
+  // primary config's entry and offered the value it already had).
+  const std::string experiment = (fs::canonical(root) / "conf" / "experiment" / "bigger.yaml").string();
+  CHECK(contains(twice.err, experiment + ":3: Multiple values for model. To override a value use 'override model: "
+                                         "cnn'. model is chosen twice in the defaults tree: cnn here and mlp at "));
+  CHECK(contains(twice.err, "Write this entry as `- override /model: cnn`"));
+  write_text(root / "conf" / "experiment" / "bigger.yaml",
+             "# @package _global_\ndefaults:\n  - override /model: cnn\n");
+  auto fixed =
+      run_process({TRAINER_BINARY, "fit", "--cfg", "job", "--config-dir", "conf", "experiment=bigger"}, dir.path());
+  INFO(fixed.err);
+  CHECK(fixed.exit_code == 0);
+  CHECK(contains(fixed.out, "model:\n  name: cnn\n"));
+}
+
 TEST_CASE("--help lists what the keys of the chosen variants accept") {
   auto help = run_process({TRAINER_BINARY, "fit", "model=cnn", "optimizer=sgd", "--help"});
   REQUIRE(help.exit_code == 0);
