@@ -185,6 +185,17 @@ void Trainer::Impl::setup() {
   spec.channels_key = data_options.name == "image_folder" ? "data.channels" : "data=" + data_options.name;
   input_spec = spec;
   model = models::ModelRegistry::global().create(view.sub("model"), spec);
+  // A TorchScript file holds the model's code: one edited since the checkpoint was written runs
+  // other code with its weights (a test or predict would score another model without a word).
+  if (const std::string now = model->source_fingerprint(); is_main && !now.empty() && options.ckpt_path) {
+    const std::string then = checkpoint_summary().model_file;
+    if (!then.empty() && then != now) {
+      log::warning("model.path " + view.get_or<std::string>("model.path", "?") +
+                   ": the TorchScript file changed since the run that wrote the checkpoint (" + then + " then, " + now +
+                   " now); its code decides the forward pass, so this runs the new code with the "
+                   "checkpoint's weights. Point model.path at the file that run trained to use that model");
+    }
+  }
   if (param_dtype != at::kFloat) cast_floating_tensors(*model, param_dtype);  // integer buffers stay integers
   // A pipeline's process takes only its stage's pieces to the device (setup_pipeline): a model
   // larger than one device still starts.

@@ -70,6 +70,7 @@ std::string summary_text(const CheckpointSummary& s) {
   }
   if (s.num_classes > 0) text += "num_classes " + std::to_string(s.num_classes) + "\n";
   if (!s.data_encoding.empty()) text += "data_encoding " + escape_line(s.data_encoding) + "\n";
+  if (!s.model_file.empty()) text += "model_file " + escape_line(s.model_file) + "\n";
   return text;
 }
 
@@ -91,6 +92,7 @@ CheckpointSummary parse_summary(std::string_view text) {
     if (key == "precision") s.precision = value;
     if (key == "class") s.class_names.push_back(unescape_line(value));
     if (key == "data_encoding") s.data_encoding = unescape_line(value);
+    if (key == "model_file") s.model_file = unescape_line(value);
     if (key == "sample_shape") {
       const char* p = value.c_str();
       char* end = nullptr;

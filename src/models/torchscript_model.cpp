@@ -3,6 +3,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -77,6 +81,27 @@ void mirror_into(const torch::jit::Module& scripted, torch::nn::Module& mirror) 
   }
 }
 
+// FNV-1a (64 bits) of the file's bytes and its size: stable across builds and machines, enough
+// to notice an edited or re-saved model file (not a defence against a crafted collision).
+std::string file_fingerprint(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  uint64_t hash = 0xcbf29ce484222325ULL;
+  uint64_t size = 0;
+  char buffer[1 << 16];
+  while (in.read(buffer, sizeof(buffer)) || in.gcount() > 0) {
+    const auto n = static_cast<size_t>(in.gcount());
+    for (size_t i = 0; i < n; ++i) {
+      hash ^= static_cast<unsigned char>(buffer[i]);
+      hash *= 0x100000001b3ULL;
+    }
+    size += n;
+  }
+  char text[64];
+  std::snprintf(text, sizeof(text), "fnv1a64 %016llx, %llu bytes", static_cast<unsigned long long>(hash),
+                static_cast<unsigned long long>(size));
+  return text;
+}
+
 }  // namespace
 
 TorchScriptOptions TorchScriptOptions::from_config(const config::ConfigView& model_config, const InputSpec& /*spec*/) {
@@ -88,7 +113,9 @@ TorchScriptOptions TorchScriptOptions::from_config(const config::ConfigView& mod
 }
 
 TorchScriptModel::TorchScriptModel(const TorchScriptOptions& options)
-    : TorchScriptModel(load_scripted(options.path), options.path) {}
+    : TorchScriptModel(load_scripted(options.path), options.path) {
+  fingerprint_ = file_fingerprint(options.path);
+}
 
 TorchScriptModel::TorchScriptModel(torch::jit::Module scripted, std::string source)
     : Model("TorchScript"), scripted_(std::move(scripted)), source_(std::move(source)) {

@@ -418,6 +418,21 @@ TEST_CASE("a TorchScript model from Python is trained, tested and predicted") {
   CHECK(printed(predicted.out, "predict/acc") == Approx(printed(test.out, "test/acc")).margin(1e-6));
   const std::string csv = read_file(only_evaluation(fs::path(dir.path()) / "run", "predict") / "predictions.csv");
   CHECK(csv.rfind("sample,prediction,probability,target,top1,top1_probability,", 0) == 0);
+  CHECK_FALSE(contains(test.err, "the TorchScript file changed"));
+  // The code is the file's: one saved again with other code (Tanh for ReLU, the same weights'
+  // names) runs with a warning naming the change (the test scored another model without a word).
+  auto edited = run_process({python, "-c",
+                             "import sys, torch\nfrom torch import nn\n"
+                             "torch.jit.script(nn.Sequential(nn.Flatten(), nn.Linear(784, 32), nn.Tanh(), "
+                             "nn.BatchNorm1d(32), nn.Linear(32, 10))).save(sys.argv[1])\n",
+                             model});
+  REQUIRE(edited.exit_code == 0);
+  auto retested = run_process({TRAINER_BINARY, "test", "ckpt_path=last", "hydra.run.dir=run"}, dir.path());
+  INFO(retested.err);
+  REQUIRE(retested.exit_code == 0);
+  CHECK(contains(retested.err, "model.path " + model +
+                                   ": the TorchScript file changed since the run that wrote the "
+                                   "checkpoint (fnv1a64 "));
   // The checkpoint holds the weights; the code stays in the TorchScript file, which must still be there.
   fs::remove(model);
   auto gone = run_process({TRAINER_BINARY, "predict", "ckpt_path=last", "hydra.run.dir=run"}, dir.path());

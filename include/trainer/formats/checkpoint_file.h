@@ -30,6 +30,9 @@ struct CheckpointSummary {
   // How the data encodes a record as an input (data=csv: columns, categories, statistics), as the
   // dataset's JSON (data::Dataset::encoding()); empty when the data fits nothing.
   std::string data_encoding;
+  // The fingerprint of the file holding the model's code (model=torchscript), as
+  // Model::source_fingerprint gives it; empty for a model built from the config.
+  std::string model_file;
 };
 
 // The file's first line has this many bytes (its newline included).

@@ -56,6 +56,11 @@ class Model : public torch::nn::Module {
   // The model as pieces for a pipeline, in forward order; empty when it cannot be cut (then
   // trainer.strategy=pipeline refuses it, naming the model).
   virtual std::vector<PipelineUnit> pipeline_units() { return {}; }
+
+  // For a model whose code is a file (TorchScript): a fingerprint of that file as loaded
+  // ("fnv1a64 <hex>, <n> bytes"), kept in each checkpoint so that an evaluation or resume can tell
+  // when the file changed since; empty for a model built from the config alone.
+  virtual std::string source_fingerprint() const { return {}; }
 };
 
 // The module's parameters, each once: a tensor shared by two layers (tied weights, a layer

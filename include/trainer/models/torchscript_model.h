@@ -46,12 +46,14 @@ class TorchScriptModel : public Model {
 
   torch::jit::Module& scripted() { return scripted_; }
   const std::string& source() const { return source_; }
+  std::string source_fingerprint() const override { return fingerprint_; }
 
  private:
   void mirror_parameters();
 
   torch::jit::Module scripted_;
   std::string source_;
+  std::string fingerprint_;  // of the file loaded; empty for a module given in memory
 };
 
 std::shared_ptr<Model> make_torchscript(const config::ConfigView& model_config, const InputSpec& spec);

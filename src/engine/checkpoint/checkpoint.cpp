@@ -269,6 +269,7 @@ std::string serialize_checkpoint(models::Model& model, torch::optim::Optimizer& 
   summary.data_encoding = state.data_encoding;
   summary.sample_shape = state.sample_shape;
   summary.num_classes = state.num_classes;
+  summary.model_file = model.source_fingerprint();
   formats::finish_checkpoint_file(bytes, summary, config_yaml);
   return bytes;
 }
