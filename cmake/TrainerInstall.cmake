@@ -2,6 +2,7 @@
 #   bin/trainer, lib/libtrainer_engine.so       the torch-free CLI and the engine it dlopens
 #   lib/libtrainer_*.a, include/trainer/        what a program that extends trainer links
 #   share/trainer/configs/                      the shipped config tree (found from bin/trainer)
+#   share/trainer/python/trainer_export.py      loads a `trainer export` file as a PyTorch module
 #   lib/cmake/trainer/                          trainerConfig.cmake, version file, targets
 # Targets for users: trainer::cli (trainer::run_cli, no torch) and trainer::engine (the engine
 # linked in, with LibTorch). See examples/custom_model.
@@ -10,6 +11,7 @@ set(TRAINER_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/trainer)
 
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/trainer DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/configs/ DESTINATION ${CMAKE_INSTALL_DATADIR}/trainer/configs)
+install(FILES ${PROJECT_SOURCE_DIR}/python/trainer_export.py DESTINATION ${CMAKE_INSTALL_DATADIR}/trainer/python)
 
 set(trainer_exported trainer_util trainer_config trainer_options trainer_launch trainer_formats trainer_tracking trainer_cli)
 if(TARGET trainer_engine_core)

@@ -1,5 +1,6 @@
 #include "trainer/engine/export_command.h"
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -9,10 +10,12 @@
 
 #include <ATen/ATen.h>
 #include <c10/util/Exception.h>
+#include <nlohmann/json.hpp>
 #include <torch/csrc/jit/api/module.h>
 #include <torch/csrc/jit/serialization/import.h>
 
 #include "trainer/config/config_view.h"
+#include "trainer/config/yaml.h"
 #include "trainer/engine/checkpoint/checkpoint.h"
 #include "trainer/engine/posix_files.h"
 #include "trainer/formats/checkpoint_file.h"
@@ -138,6 +141,59 @@ std::string export_target(const std::string& export_path) {
   return fs::is_symlink(export_path, ec) ? target.string() : export_path;
 }
 
+// A config section as JSON, for the export's metadata (Python's json.loads reads it back).
+nlohmann::ordered_json config_json(const config::Node& node) {
+  switch (node.type()) {
+    case config::NodeType::kNull:
+      return nullptr;
+    case config::NodeType::kBool:
+      return node.as_bool();
+    case config::NodeType::kInt:
+      if (node.is_big_int()) return node.int_text();
+      return node.as_int();
+    case config::NodeType::kFloat:
+      if (!std::isfinite(node.as_float())) return node.as_float() > 0 ? "inf" : node.as_float() < 0 ? "-inf" : "nan";
+      return node.as_float();
+    case config::NodeType::kString:
+      return node.as_string();
+    case config::NodeType::kMissing:
+      return "???";
+    case config::NodeType::kList: {
+      nlohmann::ordered_json list = nlohmann::ordered_json::array();
+      for (const config::Node& item : node.items()) list.push_back(config_json(item));
+      return list;
+    }
+    case config::NodeType::kMap: {
+      nlohmann::ordered_json map = nlohmann::ordered_json::object();
+      for (const config::Node::Entry& entry : node.entries()) map[entry.key] = config_json(entry.value);
+      return map;
+    }
+  }
+  return nullptr;
+}
+
+std::string json_text(const nlohmann::ordered_json& value) {
+  return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+// What a Python program needs to rebuild the model and feed it as training did
+// (python/trainer_export.py): the model and data sections of the run that wrote the checkpoint
+// (its stored config; the evaluation's own for a checkpoint from before configs were stored), one
+// sample's shape and the class count.
+void add_model_metadata(std::map<std::string, std::string>& metadata, const std::string& checkpoint,
+                        const formats::CheckpointFile& file, const config::Node& job_config) {
+  config::Node stored;
+  if (!file.config_yaml.empty()) stored = config::load_yaml_string(file.config_yaml, checkpoint).root;
+  const config::Node& config = file.config_yaml.empty() ? job_config : stored;
+  for (const char* section : {"model", "data"}) {
+    if (const config::Node* node = config.find(section); node != nullptr && node->is_map()) {
+      metadata[std::string("trainer_") + section] = json_text(config_json(*node));
+    }
+  }
+  if (!file.summary.sample_shape.empty()) metadata["trainer_sample_shape"] = json_text(file.summary.sample_shape);
+  if (file.summary.num_classes > 0) metadata["trainer_num_classes"] = std::to_string(file.summary.num_classes);
+}
+
 }  // namespace
 
 std::string export_checkpoint(const config::Node& job_config, const std::string& run_dir) {
@@ -160,7 +216,8 @@ std::string export_checkpoint(const config::Node& job_config, const std::string&
   const std::string target = export_target(output);
 
   torch::jit::Module root = load_archive(checkpoint);
-  const formats::CheckpointSummary summary = formats::read_checkpoint_summary(checkpoint).summary;
+  const formats::CheckpointFile stored = formats::read_checkpoint_summary(checkpoint);
+  const formats::CheckpointSummary& summary = stored.summary;
   const std::vector<std::string>& class_names = summary.class_names;
   c10::IValue model_value = root.attr("model");
   if (!model_value.isModule()) {
@@ -205,6 +262,7 @@ std::string export_checkpoint(const config::Node& job_config, const std::string&
   // How a table's rows become inputs (data=csv: columns, categories, mean and std), so a deployed
   // model can encode new rows as training did.
   if (!summary.data_encoding.empty()) metadata["trainer_data_encoding"] = summary.data_encoding;
+  add_model_metadata(metadata, checkpoint, stored, job_config);
   if (!posix::make_directories(posix::parent(target))) {
     throw Error(output, "cannot create the export's directory", "Check the directory's permissions.");
   }

@@ -1,7 +1,9 @@
 // `trainer export`: a checkpoint's weights written as .safetensors and read back by Python's
 // safetensors and torch (tests/python/check_safetensors_export.py). Skipped without the engine
 // (TRAINER_LIBTORCH=none); the Python check is skipped with a warning when TRAINER_TEST_PYTHON is
-// empty.
+// empty. The export loaded as a PyTorch module by python/trainer_export.py predicts what
+// `trainer predict` does (tests/python/check_export_in_pytorch.py), and docs/evaluation.md's snippet
+// runs as written.
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -134,6 +136,112 @@ TEST_CASE("export writes a checkpoint's weights as safetensors that Python's tor
     CHECK(none.exit_code == 1);
     check_no_crash(none);
     CHECK(none.err.find("ckpt_path") != std::string::npos);
+  }
+}
+
+namespace {
+
+const char* const kDataDir = "/usr/share/datasets/fashion-mnist";  // configs/paths/default.yaml
+
+// The ```python block under docs/evaluation.md's "## Use the weights in PyTorch".
+std::string documented_python() {
+  const std::string doc = read_file(fs::path(TRAINER_SOURCE_DIR) / "docs" / "evaluation.md");
+  const size_t section = doc.find("## Use the weights in PyTorch");
+  const size_t begin = doc.find("```python\n", section);
+  const size_t end = doc.find("```\n", begin + 10);
+  if (section == std::string::npos || begin == std::string::npos || end == std::string::npos) return "";
+  return doc.substr(begin + 10, end - begin - 10);
+}
+
+// The first `count` predictions of a predictions.csv (its `prediction` column; class names hold no comma).
+std::vector<std::string> predicted_classes(const fs::path& csv, size_t count) {
+  std::istringstream lines(read_file(csv));
+  std::string line;
+  std::getline(lines, line);  // header
+  std::vector<std::string> classes;
+  while (classes.size() < count && std::getline(lines, line)) {
+    const size_t first = line.find(',');
+    classes.push_back(line.substr(first + 1, line.find(',', first + 1) - first - 1));
+  }
+  return classes;
+}
+
+}  // namespace
+
+TEST_CASE("an export loads into PyTorch with python/trainer_export.py and predicts what trainer predict does") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  const std::string python = TRAINER_TEST_PYTHON;
+  if (python.empty() || run_process({python, "-c", "import torch, safetensors"}).exit_code != 0) {
+    return skip_test("TRAINER_TEST_PYTHON has no torch and safetensors to load the export with",
+                     Skip::unexpected_in_ci);
+  }
+  if (!fs::exists(fs::path(kDataDir) / "t10k-images-idx3-ubyte.gz")) {
+    return skip_test("Fashion-MNIST is not installed (dataset-fashion-mnist)", Skip::unexpected_in_ci);
+  }
+  TempDir dir;
+  const std::string python_path = "PYTHONPATH=" + std::string(TRAINER_SOURCE_DIR) + "/python";
+  // Non-default models on the real data: float64 weights, dropout, a bottleneck resnet, and
+  // torchvision's own resnet18 layout (width 64).
+  const std::vector<std::pair<std::string, std::vector<std::string>>> models = {
+      {"mlp", {"model=mlp", "model.hidden_sizes=[48,24]", "model.dropout=0.1", "trainer.precision=64-true"}},
+      {"cnn", {"model=cnn", "model.channels=[6,12]", "model.hidden_size=20"}},
+      {"resnet50", {"model=resnet", "model.depth=50", "model.width=4"}},
+      {"resnet18", {"model=resnet", "data.batch_size=8"}},
+  };
+  for (const auto& [name, overrides] : models) {
+    DYNAMIC_SECTION(name) {
+      std::vector<std::string> fit = {TRAINER_BINARY,
+                                      "fit",
+                                      "trainer.max_epochs=1",
+                                      "trainer.limit_train_batches=3",
+                                      "trainer.limit_val_batches=1",
+                                      "trainer.num_sanity_val_steps=0",
+                                      "test_after_fit=false",
+                                      "hydra.run.dir=" + name};
+      fit.insert(fit.end(), overrides.begin(), overrides.end());
+      auto trained = run_process(fit, dir.path());
+      INFO(trained.err);
+      REQUIRE(trained.exit_code == 0);
+      auto predicted = run_process(
+          {TRAINER_BINARY, "predict", "ckpt_path=last", "hydra.run.dir=" + name, "trainer.limit_predict_batches=2"},
+          dir.path());
+      INFO(predicted.err);
+      REQUIRE(predicted.exit_code == 0);
+      const fs::path predictions = predictions_under(fs::path(dir.path()) / name / "eval");
+      const fs::path exported = fs::path(dir.path()) / (name + ".safetensors");
+      auto export_run = run_process(
+          {TRAINER_BINARY, "export", "ckpt_path=last", "hydra.run.dir=" + name, "export_path=" + exported.string()},
+          dir.path());
+      INFO(export_run.err);
+      REQUIRE(export_run.exit_code == 0);
+
+      auto check =
+          run_process({python, std::string(TRAINER_SOURCE_DIR) + "/tests/python/check_export_in_pytorch.py",
+                       exported.string(), predictions.string(), std::string(kDataDir) + "/t10k-images-idx3-ubyte.gz"},
+                      dir.path(), {python_path});
+      INFO(check.out << check.err);
+      CHECK(check.exit_code == 0);
+      CHECK(check.out.find("ok ") != std::string::npos);
+      if (name == "resnet18" && run_process({python, "-c", "import torchvision"}).exit_code == 0) {
+        CHECK(check.out.find("torchvision's resnet loads the export and agrees") != std::string::npos);
+      }
+
+      if (name == "cnn") {  // the documented snippet, as written, on this export
+        std::string snippet = documented_python();
+        const std::string placeholder = "runs/cnn/eval/export_2026-11-25_17-16-40/last.safetensors";
+        const size_t at = snippet.find(placeholder);
+        REQUIRE(at != std::string::npos);
+        snippet.replace(at, placeholder.size(), exported.string());
+        auto documented = run_process({python, "-c", snippet}, dir.path(), {python_path});
+        INFO(documented.err);
+        REQUIRE(documented.exit_code == 0);
+        std::string expected = "[";
+        for (const std::string& label : predicted_classes(predictions, 8)) {
+          expected += (expected.size() > 1 ? ", '" : "'") + label + "'";
+        }
+        CHECK(documented.out == expected + "]\n");
+      }
+    }
   }
 }
 

@@ -1,6 +1,8 @@
 // `trainer export`: writes the model weights (parameters and buffers, named as the model's
 // named_parameters/named_buffers, e.g. "net.0.weight") of a checkpoint as a .safetensors file that
-// Python's safetensors and torch load. Reads the checkpoint alone: no data or model is built.
+// Python's safetensors and torch load, with metadata naming the epoch, step, classes, one sample's
+// shape and the run's model and data sections (JSON), from which python/trainer_export.py rebuilds
+// the model in PyTorch. Reads the checkpoint alone: no data or model is built.
 #pragma once
 
 #include <string>
