@@ -307,6 +307,12 @@ int run_single_job(const CliOptions& options, const CliArgs& args, const config:
     remove_made();  // refused by the job's own checks
     throw;
   }
+  // A fit that wrote no checkpoint (trainer.enable_checkpointing=false) leaves no empty
+  // checkpoints/ made for its lock, as Lightning makes none.
+  std::error_code ec;
+  if (checkpoints_lock && checkpoints_lock->created() && fs::is_empty(checkpoint_dir, ec)) {
+    fs::remove(checkpoint_dir, ec);
+  }
   return 0;
 }
 

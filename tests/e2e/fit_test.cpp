@@ -55,6 +55,21 @@ TEST_CASE("fit trains, validates, checkpoints and tests on synthetic data") {
   CHECK(log.find("intra-op thread") != std::string::npos);
 }
 
+TEST_CASE("trainer.enable_checkpointing=false trains and tests, and leaves no checkpoints/ directory") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  TempDir dir;
+  std::vector<std::string> argv = fast_fit("run");
+  argv.push_back("trainer.enable_checkpointing=false");
+  auto result = run_process(argv, dir.path());
+  INFO(result.err);
+  REQUIRE(result.exit_code == 0);
+  CHECK(printed(result.out, "test/acc") > 0.5);
+  const fs::path run = fs::path(dir.path()) / "run";
+  CHECK(fs::exists(run / "metrics.csv"));
+  // The directory made for the checkpoint directory's lock goes again, empty (it stayed).
+  CHECK_FALSE(fs::exists(run / "checkpoints"));
+}
+
 TEST_CASE("num_sanity_val_steps -1 validates every batch before fit and gradient_clip_val 0 clips nothing") {
   if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
