@@ -22,6 +22,11 @@ bool engine_built() {
   return built;
 }
 
+bool test_python_imports(const std::string& modules) {
+  const std::string python = TRAINER_TEST_PYTHON;
+  return !python.empty() && run_process({python, "-c", "import " + modules}).exit_code == 0;
+}
+
 int find_rank(const std::string& run_dir, int rank) {
   for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
     const std::string name = entry.path().filename().string();

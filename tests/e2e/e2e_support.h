@@ -28,6 +28,9 @@ inline const char* const kNoEngine = "engine not built in this configuration (TR
 // Whether this build has the engine (TRAINER_LIBTORCH=none builds only the config tools).
 bool engine_built();
 
+// Whether TRAINER_TEST_PYTHON is set and imports `modules` ("torch, safetensors").
+bool test_python_imports(const std::string& modules);
+
 std::string read_file(const std::filesystem::path& path);
 // The pid of rank `rank` that trainer started for the run in `run_dir` (a data-parallel or
 // pipeline job's process found in /proc), or -1.

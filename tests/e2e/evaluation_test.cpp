@@ -388,7 +388,7 @@ TEST_CASE("a run that set trainer.precision itself is tested and predicted in th
 TEST_CASE("a TorchScript model from Python is trained, tested and predicted") {
   if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   const std::string python = TRAINER_TEST_PYTHON;
-  if (python.empty() || run_process({python, "-c", "import torch"}).exit_code != 0) {
+  if (!test_python_imports("torch")) {
     return skip_test("TRAINER_TEST_PYTHON has no torch to script a model with", Skip::unexpected_in_ci);
   }
   TempDir dir;
@@ -443,7 +443,7 @@ TEST_CASE("a TorchScript model from Python is trained, tested and predicted") {
 TEST_CASE("a TorchScript model's tied weight is stepped once; one traced in training mode keeps finite statistics") {
   if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   const std::string python = TRAINER_TEST_PYTHON;
-  if (python.empty() || run_process({python, "-c", "import torch, safetensors"}).exit_code != 0) {
+  if (!test_python_imports("torch, safetensors")) {
     return skip_test("TRAINER_TEST_PYTHON has no torch to script a model with", Skip::unexpected_in_ci);
   }
   TempDir dir;

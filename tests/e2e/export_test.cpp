@@ -171,7 +171,7 @@ std::vector<std::string> predicted_classes(const fs::path& csv, size_t count) {
 TEST_CASE("an export loads into PyTorch with python/trainer_export.py and predicts what trainer predict does") {
   if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   const std::string python = TRAINER_TEST_PYTHON;
-  if (python.empty() || run_process({python, "-c", "import torch, safetensors"}).exit_code != 0) {
+  if (!test_python_imports("torch, safetensors")) {
     return skip_test("TRAINER_TEST_PYTHON has no torch and safetensors to load the export with",
                      Skip::unexpected_in_ci);
   }

@@ -288,7 +288,7 @@ TEST_CASE(
 TEST_CASE("a scripted nn.Sequential is cut into stages; another TorchScript module is refused", "[may-skip]") {
   if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   const std::string python = TRAINER_TEST_PYTHON;
-  if (python.empty() || run_process({python, "-c", "import torch"}).exit_code != 0) {
+  if (!test_python_imports("torch")) {
     return skip_test("TRAINER_TEST_PYTHON has no torch to script a model with", Skip::unexpected_in_ci);
   }
   TempDir dir;
