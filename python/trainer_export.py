@@ -9,18 +9,20 @@ The built-in models (mlp, cnn, resnet) are rebuilt from the model section the ex
 the layout trainer's C++ modules have (the same tensor names, so every weight loads by name), and
 a TorchScript model (`model=torchscript`) is its own `.pt` file loaded again. The weights are
 loaded strictly (every tensor present, the same shapes, nothing left over) in the dtype they were
-saved in, and the model is returned in eval mode. Needs torch and safetensors, nothing else.
+saved in, and the model is returned in eval mode. Needs torch, safetensors and numpy.
 
 `info` carries what the export says about the run: the class names in label order, one sample's
 shape, the epoch and step, the data section and the model section (docs/evaluation.md, "Use the
 weights in PyTorch"). `info.normalize` turns uint8 pixels into the model's inputs as trainer's
-loader does: divided by 255, then `data.normalize`'s mean and std per channel.
+loader does: divided by 255, then `data.normalize`'s mean and std per channel; `info.encode`
+turns table rows into inputs as `data=csv` does.
 """
 import json
 import math
 import os
 from dataclasses import dataclass, field
 
+import numpy
 import torch
 from safetensors import safe_open
 from torch import nn
@@ -53,6 +55,65 @@ class ExportInfo:
             raise ValueError(f"data.normalize has {len(mean)} means for {channels}-channel images")
         shape = (-1, 1, 1)
         return (x - torch.tensor(mean).view(shape)) / torch.tensor(std).view(shape)
+
+
+    def encode(self, rows):
+        """Table rows (dicts of column -> cell text, as csv.DictReader gives them, or a pandas
+        DataFrame) as the model's inputs [N, F], encoded as trainer encoded the training table
+        (data=csv): numbers standardised with the training split's mean and std, categories one-hot.
+        A regression model's output o is the value o * info.data_encoding["target_std"] + its
+        "target_mean"."""
+        if not self.data_encoding:
+            raise ValueError("the export holds no table encoding: encode() is for models trained with data=csv")
+        if hasattr(rows, "to_dict"):
+            rows = rows.astype(str).to_dict("records")
+        rows = list(rows)
+        features = self.data_encoding["features"]
+        width = sum(len(f["categories"]) if "categories" in f else 1 for f in features)
+        inputs = torch.zeros(len(rows), width, dtype=torch.float32)
+        offset = 0
+        for feature in features:
+            column = feature["column"]
+            categories = feature.get("categories")
+            if categories is None:
+                mean, std = feature.get("mean", 0.0), feature.get("std", 1.0)
+                for r, row in enumerate(rows):
+                    value = float(numpy.float32(_cell(row, column, r)))  # trainer keeps cells as float32
+                    inputs[r, offset] = (value - mean) / std
+                offset += 1
+                continue
+            index = _category_index(categories)
+            for r, row in enumerate(rows):
+                cell = _cell(row, column, r).strip()
+                at = index(cell)
+                if at is None:
+                    raise ValueError(f"row {r}, column {column!r}: category {cell!r} is not one of the "
+                                     f"{len(categories)} the model was trained on ({', '.join(categories)})")
+                inputs[r, offset + at] = 1.0
+            offset += len(categories)
+        return inputs
+
+
+def _cell(row, column, number):
+    if column not in row:
+        raise KeyError(f"row {number} has no column {column!r}, an input of the model")
+    return str(row[column])
+
+
+def _category_index(categories):
+    """Where a cell lies among the categories: by value when they are all numbers (`1.0` is `1`)."""
+    try:
+        by_value = {float(c): i for i, c in enumerate(categories)}
+    except ValueError:
+        by_text = {c: i for i, c in enumerate(categories)}
+        return by_text.get
+
+    def index(cell):
+        try:
+            return by_value.get(float(cell))
+        except ValueError:
+            return None
+    return index
 
 
 def _normalize_values(data):

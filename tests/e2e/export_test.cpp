@@ -180,16 +180,45 @@ TEST_CASE("an export loads into PyTorch with python/trainer_export.py and predic
   }
   TempDir dir;
   const std::string python_path = "PYTHONPATH=" + std::string(TRAINER_SOURCE_DIR) + "/python";
-  // Non-default models on the real data: float64 weights, dropout, a bottleneck resnet, and
-  // torchvision's own resnet18 layout (width 64).
-  const std::vector<std::pair<std::string, std::vector<std::string>>> models = {
-      {"mlp", {"model=mlp", "model.hidden_sizes=[48,24]", "model.dropout=0.1", "trainer.precision=64-true"}},
-      {"cnn", {"model=cnn", "model.channels=[6,12]", "model.hidden_size=20"}},
-      {"resnet50", {"model=resnet", "model.depth=50", "model.width=4"}},
-      {"resnet18", {"model=resnet", "data.batch_size=8"}},
+  // Non-default models on the real data: float64 weights, dropout, a bottleneck resnet,
+  // torchvision's own resnet18 layout (width 64), and an mlp on a table with a column of categories
+  // (scikit-learn's iris; the rows predicted are a file of their own, without the species).
+  const std::string images = std::string(kDataDir) + "/t10k-images-idx3-ubyte.gz";
+  const std::string table = (fs::path(dir.path()) / "new_rows.csv").string();
+  struct Case {
+    std::string name;
+    std::vector<std::string> overrides;
+    std::string samples;  // what predict scored: the test images or the table
   };
-  for (const auto& [name, overrides] : models) {
+  const std::vector<Case> models = {
+      {"mlp", {"model=mlp", "model.hidden_sizes=[48,24]", "model.dropout=0.1", "trainer.precision=64-true"}, images},
+      {"cnn", {"model=cnn", "model.channels=[6,12]", "model.hidden_size=20"}, images},
+      {"resnet50", {"model=resnet", "model.depth=50", "model.width=4"}, images},
+      {"resnet18", {"model=resnet", "data.batch_size=8"}, images},
+      {"table",
+       {"data=csv", "data.path=iris.csv", "data.target=species", "data.categorical=[colour]",
+        "model.hidden_sizes=[16]"},
+       table},
+  };
+  for (const auto& [name, overrides, samples] : models) {
     DYNAMIC_SECTION(name) {
+      if (name == "table") {
+        if (!test_python_imports("sklearn")) {
+          return skip_test("TRAINER_TEST_PYTHON has no scikit-learn to take iris from", Skip::unexpected_in_ci);
+        }
+        auto made = run_process({python, "-c", R"(
+from sklearn.datasets import load_iris
+d = load_iris(as_frame=True)
+f = d.frame.drop(columns=['target'])
+f['colour'] = [('red', 'green', 'blue')[i % 3] for i in range(len(f))]
+f['species'] = [d.target_names[i] for i in d.target]
+f.to_csv('iris.csv', index=False)
+f.sample(n=40, random_state=1).drop(columns=['species']).to_csv('new_rows.csv', index=False)
+)"},
+                                dir.path());
+        INFO(made.err);
+        REQUIRE(made.exit_code == 0);
+      }
       std::vector<std::string> fit = {TRAINER_BINARY,
                                       "fit",
                                       "trainer.max_epochs=1",
@@ -202,9 +231,10 @@ TEST_CASE("an export loads into PyTorch with python/trainer_export.py and predic
       auto trained = run_process(fit, dir.path());
       INFO(trained.err);
       REQUIRE(trained.exit_code == 0);
-      auto predicted = run_process(
-          {TRAINER_BINARY, "predict", "ckpt_path=last", "hydra.run.dir=" + name, "trainer.limit_predict_batches=2"},
-          dir.path());
+      std::vector<std::string> predict = {TRAINER_BINARY, "predict", "ckpt_path=last", "hydra.run.dir=" + name,
+                                          "trainer.limit_predict_batches=2"};
+      if (name == "table") predict.push_back("data.test_path=new_rows.csv");  // docs/data.md's predict command
+      auto predicted = run_process(predict, dir.path());
       INFO(predicted.err);
       REQUIRE(predicted.exit_code == 0);
       const fs::path predictions = predictions_under(fs::path(dir.path()) / name / "eval");
@@ -215,10 +245,9 @@ TEST_CASE("an export loads into PyTorch with python/trainer_export.py and predic
       INFO(export_run.err);
       REQUIRE(export_run.exit_code == 0);
 
-      auto check =
-          run_process({python, std::string(TRAINER_SOURCE_DIR) + "/tests/python/check_export_in_pytorch.py",
-                       exported.string(), predictions.string(), std::string(kDataDir) + "/t10k-images-idx3-ubyte.gz"},
-                      dir.path(), {python_path});
+      auto check = run_process({python, std::string(TRAINER_SOURCE_DIR) + "/tests/python/check_export_in_pytorch.py",
+                                exported.string(), predictions.string(), samples},
+                               dir.path(), {python_path});
       INFO(check.out << check.err);
       CHECK(check.exit_code == 0);
       CHECK(check.out.find("ok ") != std::string::npos);

@@ -1,11 +1,12 @@
 """Checks that a `trainer export` file runs in PyTorch as the model ran in trainer: loads it with
-python/trainer_export.py, feeds it the Fashion-MNIST test images that `trainer predict` scored
-(normalised by ExportInfo.normalize) and compares every row of predictions.csv: the predicted class
-and the five top probabilities (printed with 6 decimals, so within 2e-6). For a resnet of width 64
+python/trainer_export.py, feeds it the samples that `trainer predict` scored (the Fashion-MNIST test
+images normalised by ExportInfo.normalize, or a table's rows encoded by ExportInfo.encode) and
+compares every row of predictions.csv: the predicted class and the top-k probabilities (printed
+with 6 decimals, so within 2e-6). For a resnet of width 64
 it also loads the weights into torchvision's resnet (3x3 stride-1 stem, no max pool), as
 docs/evaluation.md says they load, when torchvision is installed.
 
-usage: check_export_in_pytorch.py <export.safetensors> <predictions.csv> <t10k-images-idx3-ubyte.gz>
+usage: check_export_in_pytorch.py <export.safetensors> <predictions.csv> <t10k-images-idx3-ubyte.gz | table.csv>
 Prints `ok <rows> rows, largest difference <d>` and exits 0, or names the first difference and exits 1.
 
 Used by tests/e2e/export_test.cpp (PYTHONPATH holds python/).
@@ -40,14 +41,19 @@ def torchvision_outputs(model, info, inputs):
         return net.to(next(model.parameters()).dtype).eval()(inputs)
 
 
-def main(export_path, predictions_path, images_path):
+def main(export_path, predictions_path, samples_path):
     model, info = load_export(export_path)
     rows = list(csv.DictReader(open(predictions_path, newline="")))
     if not rows:
         print("predictions.csv has no rows")
         return 1
     dtype = next(model.parameters()).dtype
-    inputs = info.normalize(test_images(images_path)[[int(row["sample"]) for row in rows]]).to(dtype)
+    samples = [int(row["sample"]) for row in rows]
+    if samples_path.endswith(".csv"):
+        table = list(csv.DictReader(open(samples_path, newline="")))
+        inputs = info.encode([table[i] for i in samples]).to(dtype)
+    else:
+        inputs = info.normalize(test_images(samples_path)[samples]).to(dtype)
     with torch.no_grad():
         outputs = model(inputs)
     probabilities = outputs.double().softmax(1)
@@ -57,7 +63,9 @@ def main(export_path, predictions_path, images_path):
         if predicted != row["prediction"]:
             print(f"row {i}: PyTorch predicts {predicted!r}, trainer predicted {row['prediction']!r}")
             return 1
-        for k in range(1, 6):
+        for k in range(1, len(info.class_names) + 1):
+            if f"top{k}" not in row:
+                break
             label = info.class_names.index(row[f"top{k}"])
             difference = abs(float(probabilities[i, label]) - float(row[f"top{k}_probability"]))
             largest = max(largest, difference)
@@ -82,5 +90,5 @@ def main(export_path, predictions_path, images_path):
 
 if __name__ == "__main__":
     if len(sys.argv) != 4:
-        sys.exit("usage: check_export_in_pytorch.py <export.safetensors> <predictions.csv> <t10k-images-idx3-ubyte.gz>")
+        sys.exit("usage: check_export_in_pytorch.py <export.safetensors> <predictions.csv> <t10k-images-idx3-ubyte.gz | table.csv>")
     sys.exit(main(*sys.argv[1:]))
