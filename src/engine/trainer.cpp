@@ -303,6 +303,7 @@ int Trainer::Impl::fit() {
     for (TopKEntry& entry : state.top_k) {
       entry.path = checkpoint_dir() + "/" + entry.path.substr(entry.path.find_last_of('/') + 1);
     }
+    forget_states_of_other_monitors(main_path, state);
     restore_callback_states(state);
     restore_precision_state(state);
     restore_own_rng_state(state);

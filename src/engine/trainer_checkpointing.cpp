@@ -5,6 +5,8 @@
 
 #include <ATen/CPUGeneratorImpl.h>
 
+#include "trainer/config/node.h"
+#include "trainer/config/yaml.h"
 #include "trainer/engine/checkpoint/checkpoint_policy.h"
 #include "trainer/engine/posix_files.h"
 #include "trainer/formats/checkpoint_file.h"
@@ -48,6 +50,62 @@ void Trainer::Impl::restore_callback_states(const LoopState& state) {
   for (const auto& [name, text] : state.callback_states) {
     for (auto& entry : callbacks) {
       if (entry.name == name) entry.callback->load_state(text);
+    }
+  }
+}
+
+namespace {
+
+// What a callback section watches: its monitor and mode (empty when the config leaves them out);
+// nothing when the callback is off (null) or absent.
+std::optional<std::pair<std::string, std::string>> watch_of(const config::Node& root, const std::string& section) {
+  const config::Node* node = config::select(root, "callbacks." + section);
+  if (node == nullptr || !node->is_map()) return std::nullopt;
+  auto text = [&](const char* key) {
+    const config::Node* value = node->find(key);
+    return value != nullptr && value->is_string() ? value->as_string() : std::string();
+  };
+  return std::make_pair(text("monitor"), text("mode"));
+}
+
+std::string watch_text(const std::pair<std::string, std::string>& watch) {
+  return watch.first + (watch.second.empty() ? "" : " (mode " + watch.second + ")");
+}
+
+}  // namespace
+
+void Trainer::Impl::forget_states_of_other_monitors(const std::string& checkpoint, LoopState& state) const {
+  const std::string stored_yaml = formats::read_checkpoint_summary(checkpoint).config_yaml;
+  if (stored_yaml.empty() || config_yaml.empty()) return;  // a checkpoint from before configs were stored
+  const config::Node stored = config::load_yaml_string(stored_yaml, checkpoint).root;
+  const config::Node current = config::load_yaml_string(config_yaml, "the run's config").root;
+  for (const char* name : {"model_checkpoint", "early_stopping"}) {
+    const std::string section = name;
+    const auto before = watch_of(stored, section);
+    const auto now = watch_of(current, section);
+    if (!before || !now || *before == *now) continue;
+    std::string dropped;
+    if (section == "model_checkpoint") {
+      if (!options.checkpoint.enabled) continue;
+      if (!state.top_k.empty()) {
+        dropped = "; the earlier run's best files stay where they are, unranked (" +
+                  state.top_k.front().path.substr(state.top_k.front().path.find_last_of('/') + 1) +
+                  (state.top_k.size() > 1 ? ", ..." : "") + ")";
+      }
+      state.top_k.clear();
+    } else {
+      const auto kept = std::remove_if(state.callback_states.begin(), state.callback_states.end(),
+                                       [&](const auto& entry) { return entry.first == section; });
+      if (kept == state.callback_states.end()) continue;  // no early-stopping record to forget
+      state.callback_states.erase(kept, state.callback_states.end());
+      dropped = " (its best score and patience)";
+    }
+    if (is_main) {
+      log::warning("ckpt_path: " + checkpoint + " was written watching " + watch_text(*before) + " with callbacks." +
+                   section + "; this run watches " + watch_text(*now) + ", so " +
+                   (section == "model_checkpoint" ? "its best checkpoints are ranked afresh by " + now->first
+                                                  : "early stopping starts afresh on " + now->first) +
+                   dropped + ". Lightning starts a callback whose monitor changed afresh too.");
     }
   }
 }

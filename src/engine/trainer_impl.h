@@ -219,6 +219,10 @@ struct Trainer::Impl {
 
   void save_callback_states(LoopState& state) const;
   void restore_callback_states(const LoopState& state);
+  // A resume whose model checkpoint or early stopping watches another metric or mode than the
+  // run that wrote `checkpoint` starts that callback's record afresh (the best files, the best
+  // score and patience), with a warning, as Lightning keys a callback's state by its monitor.
+  void forget_states_of_other_monitors(const std::string& checkpoint, LoopState& state) const;
   void save_logger_states(LoopState& state) const;
 
   // `batch_size` 0: data.batch_size.

@@ -1,6 +1,7 @@
 // Checkpoints load only where they fit: a model of another shape, a damaged or truncated file,
 // ckpt_path=last before any checkpoint exists and a file size limit, each through the real binary.
 // Skipped without the engine (TRAINER_LIBTORCH=none).
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -239,4 +240,53 @@ TEST_CASE("a new fit into a directory that holds a training run is refused; noth
   auto resume = run_process(mlp_fit("run", {"trainer.max_epochs=2", "ckpt_path=last"}), dir.path());
   INFO(resume.err);
   CHECK(resume.exit_code == 0);
+}
+
+TEST_CASE("a resume that watches another metric ranks its best checkpoints afresh, as Lightning does") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  TempDir dir;
+  auto fit = run_process(mlp_fit("run", {"callbacks.model_checkpoint.save_top_k=2"}), dir.path());
+  INFO(fit.err);
+  REQUIRE(fit.exit_code == 0);
+  const fs::path checkpoints = fs::path(dir.path()) / "run" / "checkpoints";
+  auto resume =
+      run_process(mlp_fit("run", {"callbacks.model_checkpoint.save_top_k=2", "trainer.max_epochs=4", "ckpt_path=last",
+                                  "callbacks.model_checkpoint.monitor=val/loss", "callbacks.model_checkpoint.mode=min",
+                                  "callbacks.early_stopping.monitor=val/loss", "callbacks.early_stopping.mode=min"}),
+                  dir.path());
+  INFO(resume.err);
+  REQUIRE(resume.exit_code == 0);
+  CHECK(contains(resume.err,
+                 "was written watching val/acc (mode max) with callbacks.model_checkpoint; this run "
+                 "watches val/loss (mode min), so its best checkpoints are ranked afresh by val/loss"));
+  CHECK(contains(resume.err,
+                 "with callbacks.early_stopping; this run watches val/loss (mode min), so early "
+                 "stopping starts afresh on val/loss"));
+  // The old scores were val/acc's: compared with val/loss they made the first new loss an
+  // "improvement by" the old accuracy, and kept the accuracy's best file as the best.
+  CHECK(contains(resume.err, "Metric val/loss improved. New best score"));
+  CHECK(fs::exists(checkpoints / "epoch_000.ckpt"));  // the earlier run's files stay
+  CHECK(fs::exists(checkpoints / "epoch_001.ckpt"));
+
+  // The best is the resumed epoch (2 or 3) with the lower val/loss in metrics.csv.
+  const CsvTable csv = read_csv(fs::path(dir.path()) / "run" / "metrics.csv");
+  const auto column = [&](const std::string& name) {
+    return static_cast<size_t>(std::find(csv.columns.begin(), csv.columns.end(), name) - csv.columns.begin());
+  };
+  const size_t epoch_column = column("epoch");
+  const size_t loss_column = column("val/loss");
+  REQUIRE(loss_column < csv.columns.size());
+  std::map<int, double> val_loss;
+  for (const std::vector<std::string>& row : csv.rows) {
+    if (row.size() > loss_column && !row[loss_column].empty()) {
+      val_loss[std::stoi(row[epoch_column])] = std::stod(row[loss_column]);
+    }
+  }
+  REQUIRE(val_loss.count(2) == 1);
+  REQUIRE(val_loss.count(3) == 1);
+  const std::string best = val_loss[2] < val_loss[3] ? "epoch_002.ckpt" : "epoch_003.ckpt";
+  auto test = run_process({TRAINER_BINARY, "test", "ckpt_path=best", "hydra.run.dir=run"}, dir.path());
+  INFO(test.err);
+  REQUIRE(test.exit_code == 0);
+  CHECK(contains(test.err, "loaded " + (checkpoints / best).string()));
 }
