@@ -481,10 +481,6 @@ int Trainer::Impl::fit() {
         log::info("first training step done " + fixed(seconds_since_process_start(), 2) +
                   " s after the process started");
       }
-      if (stepped && schedule.active() && schedule.per_step()) {  // not after a skipped step
-        ++state.scheduler_count;
-        apply_lr();
-      }
       if (state.global_step % options.log_every_n_steps == 0) {
         PhaseProfiler::Scope timed(profiler, Phase::kLogging);
         if (scaler && scaler->skipped_steps() > reported_skips) {
@@ -525,6 +521,12 @@ int Trainer::Impl::fit() {
         interval_start = Clock::now();
         interval_samples = 0;
         interval_batches = 0;
+      }
+      // After the row: its lr-<optimizer> is the rate this step used, as Lightning's LR monitor
+      // logs it before the batch (it logged the next step's).
+      if (stepped && schedule.active() && schedule.per_step()) {  // not after a skipped step
+        ++state.scheduler_count;
+        apply_lr();
       }
       if (options.checkpoint.enabled && options.checkpoint.every_n_train_steps &&
           *options.checkpoint.every_n_train_steps > 0 &&

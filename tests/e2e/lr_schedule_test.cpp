@@ -110,3 +110,18 @@ TEST_CASE("a warm-up as long as the run warns that the rate never reaches optimi
   REQUIRE(short_warmup.exit_code == 0);
   CHECK(short_warmup.err.find("scheduler.warmup_steps") == std::string::npos);
 }
+
+TEST_CASE("the LR monitor per step logs the rate each step used, as Lightning logs it before the batch") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  TempDir dir;
+  const auto rates = learning_rates(
+      dir, "step_rates",
+      {"scheduler=step", "scheduler.interval=step", "scheduler.step_size=1", "scheduler.gamma=0.5",
+       "trainer.max_epochs=1", "trainer.log_every_n_steps=1", "callbacks.lr_monitor.logging_interval=step"});
+  // Steps 1..4 (460 training samples in batches of 128) ran at 0.1, 0.05, 0.025 and 0.0125: the
+  // first rate was never logged, and 0.00625, which no step used, was.
+  REQUIRE(rates.size() == 4);
+  CHECK(rates[0] == Approx(0.1));
+  CHECK(rates[1] == Approx(0.05));
+  CHECK(rates[3] == Approx(0.1 / 8));
+}
