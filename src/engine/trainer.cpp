@@ -621,6 +621,13 @@ int Trainer::Impl::fit() {
       const bool epoch_metric = name.size() > 6 && name.compare(name.size() - 6, 6, "_epoch") == 0;
       if ((epoch_metric ? name.substr(0, name.size() - 6) : name) == options.checkpoint.monitor) monitored = value;
     }
+    // save_on_train_epoch_end=true ranks an epoch that did not validate by the last validation's
+    // value, as Lightning's callback reads its latest metrics (and every_n_train_steps saves do).
+    if (!monitored && options.checkpoint.save_on_train_epoch_end == true) {
+      if (const auto found = latest_validation.find(options.checkpoint.monitor); found != latest_validation.end()) {
+        monitored = found->second;
+      }
+    }
     log::info(line);
     if (!warned_data_bound && train_set->reads_files()) {  // once a run: the loop waited for files
       const auto warning = data::data_bound_warning(train_loader.epoch_timing(), epoch_seconds,

@@ -133,6 +133,18 @@ TEST_CASE("model_checkpoint.save_on_train_epoch_end chooses between validation-t
   const auto val_files = checkpoint_files(fs::path(dir.path()) / "val" / "checkpoints");
   CHECK(val_files == std::set<std::string>{"e1.ckpt", "last.ckpt"});
   CHECK(rows_with(read_csv(fs::path(dir.path()) / "val" / "metrics.csv"), "val/acc") == 1);
+
+  // true with validation every other epoch: every epoch's end saves, the epochs without one ranked
+  // by the last validation's val/acc, as Lightning's callback does (epoch 0 has none yet).
+  auto every_end = run_process(small_fit("every", {"trainer.max_epochs=4", "trainer.check_val_every_n_epoch=2",
+                                                   "callbacks.model_checkpoint.save_on_train_epoch_end=true",
+                                                   "callbacks.model_checkpoint.save_top_k=-1",
+                                                   "callbacks.model_checkpoint.filename='e{epoch}'"}),
+                               dir.path());
+  INFO(every_end.err);
+  REQUIRE(every_end.exit_code == 0);
+  CHECK(checkpoint_files(fs::path(dir.path()) / "every" / "checkpoints") ==
+        std::set<std::string>{"e1.ckpt", "e2.ckpt", "e3.ckpt", "last.ckpt"});
 }
 
 TEST_CASE("data.root comes from paths.data_dir, as in lightning-hydra-template") {
