@@ -305,6 +305,7 @@ int Trainer::Impl::fit() {
     }
     forget_states_of_other_monitors(main_path, state);
     restore_callback_states(state);
+    fit_seconds_before = state.fit_seconds;
     restore_precision_state(state);
     restore_own_rng_state(state);
     log::info("resumed from " + path + " at epoch " + std::to_string(state.epoch) + ", batch " +
@@ -393,6 +394,18 @@ int Trainer::Impl::fit() {
   int64_t interval_samples = 0;
   int64_t interval_batches = 0;  // this rank's batches since the last logging step
   bool stop = false;
+  bool time_is_up = false;  // trainer.max_time, its earlier attempts' time included
+  const auto report_time_limit = [&] {
+    const auto seconds = static_cast<int64_t>(fit_seconds_before + seconds_since(start));
+    char elapsed[32];
+    std::snprintf(elapsed, sizeof(elapsed), "%lld:%02lld:%02lld", static_cast<long long>(seconds / 3600),
+                  static_cast<long long>(seconds / 60 % 60), static_cast<long long>(seconds % 60));
+    log::info(std::string("Time limit reached. Elapsed time is ") + elapsed + ". Signaling Trainer to stop.");
+  };
+  if (resuming && out_of_time()) {  // a resume after its time was spent trains no further step
+    report_time_limit();
+    stop = true;
+  }
   bool first_step_reported = false;
   const bool by_norm = options.gradient_clip_algorithm == ClipAlgorithm::kNorm;
   int64_t reported_skips = 0;
@@ -544,11 +557,13 @@ int Trainer::Impl::fit() {
       // A pipeline's processes agree after every step (the data-parallel flags ride on the
       // gradient all-reduce instead).
       const std::pair<bool, bool> pipeline_agreed = pipeline ? pipeline_flags() : std::pair<bool, bool>{};
-      if ((options.max_steps > 0 && state.global_step >= options.max_steps) ||
-          (options.max_time_seconds && (pipeline  ? pipeline_agreed.second
-                                        : reducer ? reducer->out_of_time()
-                                                  : seconds_since(start) >= *options.max_time_seconds))) {
+      if (options.max_steps > 0 && state.global_step >= options.max_steps) stop = true;
+      if (options.max_time_seconds && (pipeline  ? pipeline_agreed.second
+                                       : reducer ? reducer->out_of_time()
+                                                 : out_of_time())) {
         stop = true;
+        time_is_up = true;
+        report_time_limit();
       }
       // Data parallel: every rank stops after the same step (the flag rides on the all-reduce).
       if (pipeline ? pipeline_agreed.first
@@ -600,7 +615,9 @@ int Trainer::Impl::fit() {
     add_metrics(epoch_reading, "train/", "_epoch", row, line);
     std::optional<double> monitored;
     bool validated = false;
-    const bool validate_now = epoch_done && validation_runs && train_batches % val_check_batch == 0 &&
+    // An epoch's end validates, and so does a stop for trainer.max_time inside an epoch, as
+    // Lightning validates when its Timer stops the fit (a stop for max_steps does not).
+    const bool validate_now = validation_runs && (epoch_done ? train_batches % val_check_batch == 0 : time_is_up) &&
                               (epoch + 1) % std::max<int64_t>(1, options.check_val_every_n_epoch) == 0;
     if (validate_now) {
       PhaseProfiler::Scope timed(profiler, Phase::kValidation);
@@ -642,7 +659,7 @@ int Trainer::Impl::fit() {
     }
     // save_on_train_epoch_end=false: only validations save, and this epoch's end did not validate.
     const bool skip_epoch_save = options.checkpoint.save_on_train_epoch_end == false && !validated;
-    if (options.checkpoint.enabled && epoch_done && !skip_epoch_save) {
+    if (options.checkpoint.enabled && (epoch_done || validated) && !skip_epoch_save) {
       std::vector<std::string> paths;
       std::vector<std::string> dropped;
       if (monitored && (epoch + 1) % std::max<int64_t>(1, options.checkpoint.every_n_epochs) == 0) {

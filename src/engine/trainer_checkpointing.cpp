@@ -161,6 +161,7 @@ std::string Trainer::Impl::update_top_k(LoopState& state, double score, int64_t 
 
 void Trainer::Impl::save(LoopState& state, std::vector<std::string> paths, std::vector<std::string> dropped) {
   if (!options.checkpoint.enabled || paths.empty()) return;
+  state.fit_seconds = fit_seconds_before + seconds_since(fit_start);
   gather_rng_states(state);
   if (pipeline) {
     save_pipeline(state, paths, dropped);

@@ -128,6 +128,12 @@ struct Trainer::Impl {
   int64_t top_k_scored_step = -1;
   std::string top_k_scored_path;
   Clock::time_point fit_start = Clock::now();
+  // The seconds a resumed fit had trained before (the checkpoint's), counted by trainer.max_time.
+  double fit_seconds_before = 0.0;
+  // Whether this process's fit has used up trainer.max_time (its earlier attempts' time included).
+  bool out_of_time() const {
+    return options.max_time_seconds && fit_seconds_before + seconds_since(fit_start) >= *options.max_time_seconds;
+  }
   PhaseProfiler profiler;              // phases for trainer.profiler=simple/pytorch; off: one branch each
   TraceProfiler tracer;                // trainer.profiler=pytorch; off: one branch per step
   CheckpointWriter checkpoint_writer;  // declared last: destroyed first, finishing any write in flight

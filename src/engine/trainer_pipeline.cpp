@@ -69,10 +69,8 @@ void Trainer::Impl::setup_pipeline() {
 }
 
 std::pair<bool, bool> Trainer::Impl::pipeline_flags() {
-  at::Tensor flags =
-      at::tensor({stop_signal_received() != 0 ? 1.0 : 0.0,
-                  options.max_time_seconds && seconds_since(fit_start) >= *options.max_time_seconds ? 1.0 : 0.0},
-                 at::TensorOptions().dtype(at::kDouble));
+  at::Tensor flags = at::tensor({stop_signal_received() != 0 ? 1.0 : 0.0, out_of_time() ? 1.0 : 0.0},
+                                at::TensorOptions().dtype(at::kDouble));
   if (device.is_cuda()) flags = flags.to(device);
   group->allreduce_sum(flags, "pipeline stop check");
   flags = flags.cpu();

@@ -425,8 +425,7 @@ void Trainer::Impl::setup_distributed() {
   }
   broadcast_module_state(*group, parameters, model->buffers());
   reducer = std::make_unique<GradReducer>(*group, parameters, bucket_cap_mb, [this] {
-    return GradReducer::LocalFlags{stop_signal_received() != 0,
-                                   options.max_time_seconds && seconds_since(fit_start) >= *options.max_time_seconds};
+    return GradReducer::LocalFlags{stop_signal_received() != 0, out_of_time()};
   });
   log::info("data parallel: " + std::to_string(world_size) + " ranks, " + std::to_string(reducer->bucket_count()) +
             " gradient bucket(s) of up to " + fixed(bucket_cap_mb, 1) + " MB");

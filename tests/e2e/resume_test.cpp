@@ -254,3 +254,54 @@ TEST_CASE("a second Ctrl-C quits at once; the first waits for fit's validation t
   CHECK(rerun.exit_code == 0);
   CHECK(fs::exists(run / "checkpoints" / "last.ckpt"));
 }
+
+TEST_CASE("trainer.max_time stops with Lightning's message after a validation, and counts a resume's earlier time") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  TempDir dir;
+  const fs::path run = fs::path(dir.path()) / "timed";
+  // Fashion-MNIST's 422 batches an epoch take about a second here: 1 second ends the fit early.
+  const std::vector<std::string> timed = {TRAINER_BINARY, "fit", "trainer.max_epochs=50", "test_after_fit=false",
+                                          "hydra.run.dir=timed"};
+  const auto fit_steps = [](const std::string& err) {
+    std::smatch match;
+    static const std::regex pattern("fit finished in [0-9.]+ s, ([0-9]+) steps");
+    return std::regex_search(err, match, pattern) ? std::stoll(match[1]) : int64_t{-1};
+  };
+  std::vector<std::string> first = timed;
+  first.push_back("trainer.max_time=1");
+  auto stopped = run_process(first, dir.path());
+  INFO(stopped.err);
+  REQUIRE(stopped.exit_code == 0);
+  CHECK(contains(stopped.err, "Time limit reached. Elapsed time is 0:00:01. Signaling Trainer to stop."));
+  const int64_t steps = fit_steps(stopped.err);
+  REQUIRE(steps > 0);
+  CHECK(steps < 50 * 422);
+  // The stop validated at its step, as Lightning validates when its Timer stops the fit.
+  const CsvTable csv = read_csv(run / "metrics.csv");
+  size_t step_column = 0, acc_column = 0;
+  for (size_t i = 0; i < csv.columns.size(); ++i) {
+    if (csv.columns[i] == "step") step_column = i;
+    if (csv.columns[i] == "val/acc") acc_column = i;
+  }
+  REQUIRE(acc_column > 0);
+  CHECK(csv.rows.back()[step_column] == std::to_string(steps));
+  CHECK_FALSE(csv.rows.back()[acc_column].empty());
+
+  // Resumed with the same limit: the time was spent, so not one more step (it trained a second more).
+  std::vector<std::string> again = first;
+  again.push_back("ckpt_path=last");
+  auto spent = run_process(again, dir.path());
+  INFO(spent.err);
+  REQUIRE(spent.exit_code == 0);
+  CHECK(contains(spent.err, "Time limit reached."));
+  CHECK(fit_steps(spent.err) == steps);
+
+  // A longer limit trains on from there, for about the second left.
+  std::vector<std::string> longer = timed;
+  longer.insert(longer.end(), {"trainer.max_time=2", "ckpt_path=last"});
+  auto more = run_process(longer, dir.path());
+  INFO(more.err);
+  REQUIRE(more.exit_code == 0);
+  CHECK(fit_steps(more.err) > steps);
+  CHECK(contains(more.err, "Time limit reached. Elapsed time is 0:00:02."));
+}

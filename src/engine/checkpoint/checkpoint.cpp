@@ -229,6 +229,7 @@ std::string serialize_checkpoint(models::Model& model, torch::optim::Optimizer& 
   write_sums(root, "epoch_sums", state.epoch_sums);
   write_sums(root, "logged_sums", state.logged_sums);
   write_int(root, "skipped_in_epoch", state.skipped_in_epoch);
+  root.write("fit_seconds", c10::IValue(state.fit_seconds));
   write_named_texts(root, "callback", state.callback_states);
   write_named_texts(root, "logger", state.logger_states);
   c10::List<double> scores;
@@ -370,6 +371,9 @@ LoopState load_checkpoint(const std::string& path, models::Model& model, torch::
   state.epoch_sums = read_sums(root, "epoch_sums");
   state.logged_sums = read_sums(root, "logged_sums");
   state.skipped_in_epoch = read_int(root, "skipped_in_epoch");
+  if (c10::IValue seconds; root.try_read("fit_seconds", seconds) && seconds.isDouble()) {
+    state.fit_seconds = seconds.toDouble();  // 0 in checkpoints from before it was kept
+  }
   state.callback_states = read_named_texts(root, "callback");
   state.logger_states = read_named_texts(root, "logger");
   c10::IValue precision;

@@ -36,6 +36,9 @@ struct LoopState {
   MetricSums logged_sums;
   // Unreadable samples left out so far in the epoch (data.on_bad_sample=skip), over every rank.
   int64_t skipped_in_epoch = 0;
+  // Seconds the fit has trained so far, over every resume (trainer.max_time counts them, as
+  // Lightning's Timer keeps its elapsed time in the checkpoint).
+  double fit_seconds = 0.0;
   // Every rank's CPU random generator state, one row each (uint8), when several processes
   // trained: ranks whose batches differ (a skipped file) draw differently, so each resumes with
   // its own. Undefined for one process (the file's rng_cpu is its state).
