@@ -354,6 +354,17 @@ int Trainer::Impl::fit() {
                  ", never reaching optimizer.lr=" + general(options.optimizer.lr) +
                  ". Lower scheduler.warmup_steps (a few percent of the run is usual).");
   }
+  // cosine's t_max counts the schedule's unit: the shipped ${trainer.max_epochs} with
+  // interval=step makes a period of a few steps, the rate at eta_min every t_max steps.
+  if (options.scheduler.kind == ScheduleKind::kCosine && options.scheduler.per_step && options.scheduler.t_max > 0 &&
+      options.scheduler.t_max < static_cast<double>(steps_per_epoch) && is_main && !resuming) {
+    log::warning("scheduler.t_max=" + general(options.scheduler.t_max) +
+                 " with scheduler.interval=step counts optimizer steps: the rate reaches eta_min at step " +
+                 general(options.scheduler.t_max) + " and climbs back, a cycle every " +
+                 general(2 * options.scheduler.t_max) + " steps, in epochs of " + std::to_string(steps_per_epoch) +
+                 " steps. Set scheduler.t_max=-1 (the run's " + std::to_string(total_steps) +
+                 " steps) or a number of steps.");
+  }
   auto apply_lr = [&] {
     if (!schedule.active()) return;
     set_lr(*optimizer, schedule.lr_at(state.scheduler_count));

@@ -125,3 +125,24 @@ TEST_CASE("the LR monitor per step logs the rate each step used, as Lightning lo
   CHECK(rates[1] == Approx(0.05));
   CHECK(rates[3] == Approx(0.1 / 8));
 }
+
+TEST_CASE("cosine per step with the shipped t_max (the epoch count) warns that it counts steps") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  TempDir dir;
+  auto warned =
+      run_process({TRAINER_BINARY, "fit", "data=synthetic", "data.num_samples=512", "trainer.max_epochs=2",
+                   "test_after_fit=false", "scheduler=cosine", "scheduler.interval=step", "hydra.run.dir=steps"},
+                  dir.path());
+  INFO(warned.err);
+  REQUIRE(warned.exit_code == 0);
+  CHECK(contains(warned.err,
+                 "scheduler.t_max=2 with scheduler.interval=step counts optimizer steps: the rate reaches "
+                 "eta_min at step 2 and climbs back, a cycle every 4 steps, in epochs of 4 steps. Set "
+                 "scheduler.t_max=-1 (the run's 8 steps) or a number of steps."));
+  auto whole = run_process(
+      {TRAINER_BINARY, "fit", "data=synthetic", "data.num_samples=512", "trainer.max_epochs=2", "test_after_fit=false",
+       "scheduler=cosine", "scheduler.interval=step", "scheduler.t_max=-1", "hydra.run.dir=whole"},
+      dir.path());
+  REQUIRE(whole.exit_code == 0);
+  CHECK_FALSE(contains(whole.err, "scheduler.t_max"));
+}
