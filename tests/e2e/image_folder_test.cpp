@@ -174,6 +174,19 @@ TEST_CASE("image_folder: a cnn trains on a split tree; class names kept with the
   CHECK(std::count(table.begin(), table.end(), '\n') == 201);
   CHECK(table.find((tree / "test" / "ankle_boot").string()) != std::string::npos);
 
+  // A run on a relative data.root: the evaluation reads it in the directory the run started in,
+  // so a checkpoint that does not fit names the key that changed, not data.root made absolute.
+  const ProcessResult relative = run_process(fit_command("photos", "relative", {"test_after_fit=false"}), dir.path());
+  INFO(relative.err);
+  REQUIRE(relative.exit_code == 0);
+  const ProcessResult wider = run_process(
+      {TRAINER_BINARY, "validate", "ckpt_path=last", "hydra.run.dir=relative", "model.hidden_size=64"}, dir.path());
+  check_clean_error(wider);
+  CHECK(contains(wider.err,
+                 "Config keys that differ from the run that wrote it: model.hidden_size: 32 in the "
+                 "checkpoint's run, 64 now."));
+  CHECK_FALSE(contains(wider.err, "data.root:"));
+
   // ...and on a flat folder of new images (no class folders): every file, no accuracy.
   const fs::path flat = fs::path(dir.path()) / "new_photos";
   fs::create_directories(flat);

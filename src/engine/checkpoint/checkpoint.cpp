@@ -1,6 +1,7 @@
 #include "trainer/engine/checkpoint/checkpoint.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -83,6 +84,17 @@ void collect_tensors(torch::serialize::InputArchive& archive, const std::string&
   }
 }
 
+// A relative path of the checkpoint's run that the evaluation made absolute (it reads relative
+// paths in the directory the training run started in, docs/evaluation.md): the same file, no
+// difference to name.
+bool made_absolute(const std::string& before, const std::string& after) {
+  if (before.empty() || before.front() == '/' || after.empty() || after.front() != '/') return false;
+  const std::string relative = std::filesystem::path(before).lexically_normal().string();
+  return after.size() > relative.size() &&
+         after.compare(after.size() - relative.size(), relative.size(), relative) == 0 &&
+         after[after.size() - relative.size() - 1] == '/';
+}
+
 // The config keys that differ between the checkpoint's run and this one, those that shape the
 // model first: the likely reason a checkpoint does not fit.
 std::string likely_keys(const std::string& stored_yaml, const std::string& current_yaml) {
@@ -105,6 +117,7 @@ std::string likely_keys(const std::string& stored_yaml, const std::string& curre
   int shown = 0;
   for (const config::ValueDifference& d : differences) {
     if (rank(d.key) == 2 || shown == 5) break;
+    if (made_absolute(d.before, d.after)) continue;
     text += std::string(shown++ == 0 ? "" : "; ") + d.key + ": " + d.before + " in the checkpoint's run, " + d.after +
             " now";
   }
