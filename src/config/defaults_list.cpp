@@ -8,6 +8,7 @@
 #include "trainer/config/did_you_mean.h"
 #include "trainer/config/interpolation.h"
 #include "trainer/config/python_str.h"
+#include "trainer/config/user_warning.h"
 #include "trainer/util/error.h"
 
 namespace trainer::config {
@@ -526,7 +527,7 @@ class DefaultsListBuilder {
   }
 
   // Checks `_self_` appears at most once and adds it at the end when missing (Hydra 1.1+).
-  static bool validate_self(const InputDefault& parent, std::vector<InputDefault>& defaults, bool /*has_content*/,
+  static bool validate_self(const InputDefault& parent, std::vector<InputDefault>& defaults, bool has_content,
                             const LoadedConfig& loaded) {
     bool has_self = false;
     bool has_non_override = false;
@@ -541,6 +542,12 @@ class DefaultsListBuilder {
       }
     }
     if ((!has_self && has_non_override) || defaults.empty()) {
+      // Hydra 1.3 still warns where a primary config with its own keys leaves it out: its keys
+      // then override the defaults', the opposite of Hydra 1.0.
+      if (parent.primary && has_content && has_non_override) {
+        warn_once("In '" + parent.config_path() + "': Defaults list is missing `_self_`. See " +
+                  "https://hydra.cc/docs/1.2/upgrades/1.0_to_1.1/default_composition_order for more information");
+      }
       InputDefault self;
       self.kind = InputDefault::Kind::kConfig;
       self.path = "_self_";

@@ -2,12 +2,11 @@
 
 #include <array>
 #include <charconv>
-#include <mutex>
-#include <set>
 #include <unordered_map>
 
 #include "trainer/config/did_you_mean.h"
 #include "trainer/config/python_str.h"
+#include "trainer/config/user_warning.h"
 #include "trainer/util/error.h"
 #include "trainer/util/log.h"
 
@@ -91,17 +90,6 @@ std::string substitute_keys(const std::string& message, const std::string& old_k
     i = braced ? end : end - 1;
   }
   return out;
-}
-
-// Python's default warning filter: each distinct warning text is shown once per process.
-void warn_once(const std::string& message) {
-  static std::mutex mutex;
-  static std::set<std::string> shown;
-  {
-    std::lock_guard<std::mutex> lock(mutex);
-    if (!shown.insert(message).second) return;
-  }
-  log::warning("UserWarning: " + message);
 }
 
 std::string describe_value(const Node& node) {

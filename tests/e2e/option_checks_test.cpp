@@ -295,3 +295,34 @@ TEST_CASE("a primary config without data or model is refused before anything is 
   CHECK_FALSE(fs::exists(root / "outputs"));
   CHECK_FALSE(fs::exists(root / "sweep"));
 }
+
+TEST_CASE("a primary config whose defaults list leaves out _self_ warns as Hydra 1.3 does, once") {
+  TempDir dir;
+  const fs::path root(dir.path());
+  fs::create_directories(root / "conf" / "db");
+  write_text(root / "conf" / "db" / "mysql.yaml", "host: localhost\n");
+  write_text(root / "conf" / "mine.yaml", "defaults:\n  - db: mysql\nfoo: 1\n");
+  write_text(root / "conf" / "own.yaml", "defaults:\n  - db: mysql\n  - _self_\nfoo: 1\n");
+  const std::string warning =
+      "UserWarning: In 'mine': Defaults list is missing `_self_`. See "
+      "https://hydra.cc/docs/1.2/upgrades/1.0_to_1.1/default_composition_order for more information";
+  auto missing = run_process({TRAINER_BINARY, "fit", "--config-dir", "conf", "--config-name", "mine", "--cfg", "job"},
+                             root.string());
+  INFO(missing.err);
+  REQUIRE(missing.exit_code == 0);
+  CHECK(missing.out == "db:\n  host: localhost\nfoo: 1\n");  // _self_ last, as Hydra 1.1+ composes
+  CHECK(contains(missing.err, warning));
+  // A sweep composes the config once a job: one warning, as Python's warning filter shows it.
+  auto sweep = run_process(
+      {TRAINER_BINARY, "fit", "-m", "--config-dir", "conf", "--config-name", "mine", "foo=1,2,3", "--cfg", "job"},
+      root.string());
+  INFO(sweep.err);
+  REQUIRE(sweep.exit_code == 0);
+  size_t count = 0;
+  for (size_t at = sweep.err.find(warning); at != std::string::npos; at = sweep.err.find(warning, at + 1)) ++count;
+  CHECK(count == 1);
+  auto with_self = run_process({TRAINER_BINARY, "fit", "--config-dir", "conf", "--config-name", "own", "--cfg", "job"},
+                               root.string());
+  REQUIRE(with_self.exit_code == 0);
+  CHECK_FALSE(contains(with_self.err, "_self_"));
+}
