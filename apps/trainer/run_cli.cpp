@@ -487,6 +487,28 @@ void refuse_sweep_extras(const CliArgs& args) {
           args.sweep_dir + "/<job>/.hydra/config.yaml.");
 }
 
+// A grid sweep's jobs read their relative paths (data.root=fm, a TorchScript model.path) where
+// the sweep was planned, as they did when it ran: `trainer sweep resume DIR` run from elsewhere
+// goes there first (its job 0's hydra.runtime.cwd), as an Optuna study's resume does.
+void enter_planning_directory(const std::string& sweep_dir) {
+  const launch::SweepPlan plan = launch::read_sweep_plan(sweep_dir);
+  if (plan.jobs.empty()) return;
+  const launch::JobRecord record = launch::read_job_record(sweep_dir, plan.jobs.front().number);
+  const config::Node* cwd = config::select(record.config, "hydra.runtime.cwd");
+  if (cwd == nullptr || !cwd->is_string() || cwd->as_string().empty()) return;
+  std::error_code ec;
+  if (std::filesystem::equivalent(cwd->as_string(), std::filesystem::current_path(ec), ec)) return;
+  std::filesystem::current_path(cwd->as_string(), ec);
+  if (ec) {
+    log::warning("sweep resume: the sweep was planned in " + cwd->as_string() + ", which cannot be entered (" +
+                 ec.message() + "); its jobs read relative paths from " + std::filesystem::current_path().string());
+    return;
+  }
+  log::info("sweep resume: in " + cwd->as_string() +
+            ", where the sweep was planned (its jobs read relative paths "
+            "from there)");
+}
+
 // `trainer sweep resume|summary|run-job`.
 int run_sweep_command(const CliOptions& options, const CliArgs& args) {
   if (args.help) {
@@ -516,9 +538,11 @@ int run_sweep_command(const CliOptions& options, const CliArgs& args) {
       return run(options, again);
     }
     if (!launch::has_sweep_plan(args.sweep_dir)) return launch::resume_sweep(args.sweep_dir);  // its error
-    const launch::SweepLock lock(args.sweep_dir);
-    prepare_in_process_jobs(options, launch::read_sweep_plan(args.sweep_dir));
-    return launch::resume_sweep(args.sweep_dir);
+    const std::string sweep_dir = std::filesystem::absolute(args.sweep_dir).lexically_normal().string();
+    enter_planning_directory(sweep_dir);
+    const launch::SweepLock lock(sweep_dir);
+    prepare_in_process_jobs(options, launch::read_sweep_plan(sweep_dir));
+    return launch::resume_sweep(sweep_dir);
   }
   if (args.sweep_action == "summary") {
     std::cout << launch::sweep_summary_text(args.sweep_dir);

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <optional>
 
+#include "trainer/config/known_settings.h"
 #include "trainer/config/random_sweep.h"
 #include "trainer/util/error.h"
 
@@ -48,15 +49,35 @@ std::vector<SweepJob> make_sweep_jobs(const Node& sweeper, const std::vector<Ove
                                       const std::vector<std::pair<std::string, std::string>>& params,
                                       const GroupOptionsLookup& group_options) {
   const SweeperKind kind = sweeper_kind(sweeper);
-  if (kind == SweeperKind::kBasic) return expand_sweep(overrides, params, group_options);
+  if (kind == SweeperKind::kBasic) {
+    refuse_unknown_settings(sweeper, "hydra.sweeper", "the basic sweeper", {"_target_", "max_batch_size", "params"});
+    return expand_sweep(overrides, params, group_options);
+  }
   if (kind == SweeperKind::kOptuna) {
     throw Error("hydra.sweeper._target_",
                 "the Optuna sweeper asks for its trials while the sweep runs; they cannot be listed beforehand",
                 "run the sweep (trainer fit -m ...), or list one trial's config with --cfg job");
   }
+  if (kind == SweeperKind::kRandom) {
+    refuse_unknown_settings(sweeper, "hydra.sweeper", "the random sweeper",
+                            {"_target_", "num_samples", "seed", "params"});
+  } else {
+    refuse_unknown_settings(
+        sweeper, "hydra.sweeper", "the ASHA sweeper",
+        {"_target_", "metric", "mode", "max_t", "grace_period", "reduction_factor", "num_samples", "seed", "params"});
+  }
   const std::optional<int64_t> num_samples = int_setting(sweeper, "num_samples", "20");
   if (!num_samples) {
-    if (kind == SweeperKind::kAsha) return expand_sweep(overrides, params, group_options);
+    if (kind == SweeperKind::kAsha) {
+      for (const Override& override : overrides) {
+        if (override.sweep.kind != SweepKind::kInterval) continue;
+        throw Error("override '" + override.text + "'",
+                    "interval() is a continuous range: the ASHA sweeper draws from it only with a number of jobs "
+                    "(without hydra.sweeper.num_samples it runs the grid of the listed values)",
+                    "set hydra.sweeper.num_samples=N (e.g. 20), or list values with a,b,c / range()");
+      }
+      return expand_sweep(overrides, params, group_options);
+    }
     throw Error("hydra.sweeper.num_samples", "random search needs a number of jobs to draw",
                 "set hydra.sweeper.num_samples=N, e.g. hydra.sweeper.num_samples=20");
   }

@@ -46,6 +46,16 @@ void refuse_sweep_directory(const std::string& run_dir) {
                   run_dir + ".");
 }
 
+void refuse_run_directory_as_sweep(const std::string& sweep_dir) {
+  std::error_code ec;
+  if (fs::exists(fs::path(sweep_dir) / ".sweep", ec) || !fs::exists(fs::path(sweep_dir) / ".hydra", ec)) return;
+  throw Error("hydra.sweep.dir=" + sweep_dir,
+              "this is a single run's directory (it holds .hydra/): the sweep's records and numbered job "
+              "directories would land among that run's files, and the run could no longer be resumed there (it "
+              "would be a sweep's directory); nothing was written",
+              "Give the sweep a hydra.sweep.dir of its own.");
+}
+
 void refuse_overwriting_checkpoints(const std::string& checkpoint_dir, const std::string& key) {
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(checkpoint_dir, ec)) {

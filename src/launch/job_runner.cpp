@@ -37,6 +37,17 @@ std::string sweep_advice(std::string message, const std::string& sweep_dir) {
 
 }  // namespace
 
+bool continues_from_checkpoint(const std::optional<JobStatus>& before, const std::string& run_dir) {
+  // An interrupted job, and a failed one that got as far as a checkpoint (its data went missing, a
+  // full disk), go on from its last.ckpt: a new start would replace it and its metrics.
+  if (!before || (before->state != JobState::kRunning && before->state != JobState::kInterrupted &&
+                  before->state != JobState::kFailed)) {
+    return false;
+  }
+  std::error_code ec;
+  return fs::exists(fs::path(run_dir) / "checkpoints" / "last.ckpt", ec);
+}
+
 int run_sweep_job(const std::string& sweep_dir, int number, const JobBody& body) {
   JobRecord record = read_job_record(sweep_dir, number);
   const std::optional<JobStatus> before = read_job_status(sweep_dir, number);
@@ -45,9 +56,7 @@ int run_sweep_job(const std::string& sweep_dir, int number, const JobBody& body)
                 "Wait for it to end, or stop it first (kill " + std::to_string(before->pid) + ").");
   }
   JobStatus status;
-  std::error_code ec;
-  if (before && (before->state == JobState::kRunning || before->state == JobState::kInterrupted) &&
-      fs::exists(fs::path(record.job.run_dir) / "checkpoints" / "last.ckpt", ec) && record.config.is_map() &&
+  if (continues_from_checkpoint(before, record.job.run_dir) && record.config.is_map() &&
       record.config.find("ckpt_path") != nullptr) {
     record.config.set("ckpt_path", config::Node::string("last"));
     status.resumed = true;

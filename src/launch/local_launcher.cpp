@@ -20,6 +20,7 @@
 
 #include "trainer/config/sweeper.h"
 #include "trainer/launch/asha.h"
+#include "trainer/launch/job_runner.h"
 #include "trainer/launch/job_status.h"
 #include "trainer/launch/sweep_summary.h"
 #include "trainer/util/duration_text.h"
@@ -124,12 +125,12 @@ LocalLauncherOptions local_launcher_options(const config::Node& launcher, const 
 
 LocalLauncher::LocalLauncher(LocalLauncherOptions options) : options_(std::move(options)) {}
 
-SlotLayout slot_layout(int n_jobs, int cores, int jobs_to_run) {
+SlotLayout slot_layout(int n_jobs, int cores, int jobs_to_run, int planned_jobs) {
   SlotLayout layout;
   cores = std::max(1, cores);
-  layout.slots = n_jobs < 0 ? cores : n_jobs;
-  layout.slots = std::max(1, std::min(layout.slots, std::max(1, jobs_to_run)));
-  layout.threads_per_job = std::max(1, cores / layout.slots);
+  const int parallel = n_jobs < 0 ? cores : n_jobs;
+  layout.slots = std::max(1, std::min(parallel, std::max(1, jobs_to_run)));
+  layout.threads_per_job = std::max(1, cores / std::max(1, std::min(parallel, std::max(jobs_to_run, planned_jobs))));
   return layout;
 }
 
@@ -160,8 +161,10 @@ void LocalLauncher::launch(const SweepPlan& plan, const std::vector<int>& todo, 
   const int from_source = source != nullptr ? source->remaining() : 0;
   if (todo.empty() && from_source == 0) return;
   const std::vector<int> cpus = usable_cpus();
-  SlotLayout layout =
-      slot_layout(options_.n_jobs, static_cast<int>(cpus.size()), static_cast<int>(todo.size()) + from_source);
+  // A grid sweep's threads per job are those of its whole plan, whatever a resume has left to run.
+  const int to_run = static_cast<int>(todo.size()) + from_source;
+  SlotLayout layout = slot_layout(options_.n_jobs, static_cast<int>(cpus.size()), to_run,
+                                  source != nullptr ? to_run : static_cast<int>(plan.jobs.size()));
   if (source != nullptr && source->parallel() < layout.slots) {
     layout.slots = std::max(1, source->parallel());
     layout.threads_per_job = std::max(1, static_cast<int>(cpus.size()) / layout.slots);
@@ -284,8 +287,7 @@ void LocalLauncher::launch(const SweepPlan& plan, const std::vector<int>& todo, 
     std::error_code ec;
     fs::create_directories(job.run_dir, ec);
     const std::optional<JobStatus> before = read_job_status(plan.sweep_dir, number);
-    const bool resuming = effective_state(before) == JobState::kInterrupted &&
-                          fs::exists(fs::path(job.run_dir) / "checkpoints" / "last.ckpt", ec);
+    const bool resuming = continues_from_checkpoint(before, job.run_dir);
 
     ExecImage image;
     image.args = {plan.executable, "sweep", "run-job", plan.sweep_dir, std::to_string(number)};
@@ -357,9 +359,13 @@ void LocalLauncher::launch(const SweepPlan& plan, const std::vector<int>& todo, 
     slot_busy[static_cast<size_t>(child.slot)] = false;
     const double seconds = seconds_since(child.start);
     std::optional<JobStatus> status = read_job_status(plan.sweep_dir, child.number);
-    // The job process ends by writing its status; one that died first gets it written here.
-    if (!status || status->state == JobState::kRunning || status->state == JobState::kPending) {
-      JobStatus written = status.value_or(JobStatus{});
+    // The job process ends by writing its status; one that died first gets it written here. A
+    // status of another process is an earlier attempt's, which this one could not replace (a full
+    // disk): it says nothing of how this attempt ended.
+    const bool stale =
+        status && status->pid != static_cast<int>(pid) && status->start_epoch_s + 0.05 < now_epoch_s() - seconds;
+    if (!status || stale || status->state == JobState::kRunning || status->state == JobState::kPending) {
+      JobStatus written = stale ? JobStatus{} : status.value_or(JobStatus{});
       if (written.start_time.empty()) {
         written.start_epoch_s = now_epoch_s() - seconds;
         written.start_time = iso_time(written.start_epoch_s);
@@ -381,7 +387,11 @@ void LocalLauncher::launch(const SweepPlan& plan, const std::vector<int>& todo, 
                         " before writing its status; see " +
                         (fs::path(by_number[child.number]->run_dir) / "stderr.log").string();
       }
-      write_job_status(plan.sweep_dir, child.number, written);
+      try {
+        write_job_status(plan.sweep_dir, child.number, written);
+      } catch (const std::exception& error) {  // a full disk: the sweep goes on, and says so
+        std::cerr << "[sweep] #" << child.number << ": cannot record how it ended: " << error.what() << std::endl;
+      }
       status = written;
     }
     if (asha && !asha_decided.count(child.number)) asha_feed(child.number);  // its last epochs count too
@@ -475,12 +485,19 @@ void LocalLauncher::launch(const SweepPlan& plan, const std::vector<int>& todo, 
       if (signal_number == SIGINT || signal_number == SIGTERM) {
         if (!interrupted_) {
           std::cerr << "[sweep] " << (signal_number == SIGINT ? "interrupted" : "terminated")
-                    << ": stopping the running jobs (they write a checkpoint); resume with: trainer sweep resume "
+                    << ": stopping the running jobs (they write a checkpoint; a second Ctrl-C kills them); resume "
+                       "with: trainer sweep resume "
                     << plan.sweep_dir << std::endl;
+          for (const auto& entry : running) ::kill(entry.first, SIGTERM);
+        } else {
+          // The second signal quits at once, as for a single run: a job that does not stop (hung,
+          // stopped, stuck in I/O) is killed; it resumes from its last checkpoint, as after kill -9.
+          std::cerr << "[sweep] " << (signal_number == SIGINT ? "interrupted" : "terminated") << " again: killing the "
+                    << running.size() << " running job(s); they resume from their last checkpoint" << std::endl;
+          for (const auto& entry : running) ::kill(entry.first, SIGKILL);
         }
         interrupted_ = true;
         stop_launching = true;
-        for (const auto& entry : running) ::kill(entry.first, SIGTERM);
       }
       reap();
     }

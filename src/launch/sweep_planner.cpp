@@ -10,6 +10,7 @@
 #include "trainer/config/sweeper.h"
 #include "trainer/launch/evaluation_run.h"
 #include "trainer/launch/job_files.h"
+#include "trainer/launch/launcher.h"
 #include "trainer/launch/schema_check.h"
 #include "trainer/util/error.h"
 #include "trainer/util/log.h"
@@ -84,7 +85,14 @@ void warn_about_metrics_elsewhere(const ComposedSweep& sweep) {
   if (sweep.plan.command != "fit" || sweep.plan.jobs.empty()) return;
   const Node& config = sweep.configs.front();
   const Node* csv = config::select(config, "logger.csv");
-  if (csv == nullptr || !csv->is_map()) return;
+  if (csv == nullptr || !csv->is_map()) {
+    log::warning(
+        "no csv logger in this sweep (logger.csv is not set): the sweep's summary (and "
+        "hydra/sweeper=optuna's objective, hydra/sweeper=asha's decisions) read each job's metrics.csv, "
+        "and will show no metrics and no best job; choose logger=default (csv and TensorBoard), logger=csv "
+        "or logger=many_loggers");
+    return;
+  }
   const std::string run_dir = sweep.plan.jobs.front().run_dir;
   Node hydra = config.find("hydra") != nullptr ? *config.find("hydra") : Node::map();
   if (Node* runtime = hydra.find("runtime"); runtime != nullptr && runtime->is_map()) {
@@ -238,6 +246,8 @@ void place_jobs(ComposedSweep& sweep, const std::vector<config::SweepJob>& jobs)
   sweep.plan.sweep_dir = sweep_dir.string();
   if (!sweep.plan.sweep_dir.empty() && sweep.plan.sweep_dir.back() == '/') sweep.plan.sweep_dir.pop_back();
   if (const Node* node = config::select(sweep.configs.front(), "hydra.launcher")) sweep.plan.launcher = *node;
+  check_launcher_settings(sweep.plan.launcher);
+  refuse_run_directory_as_sweep(sweep.plan.sweep_dir);
   if (const Node* node = config::select(sweep.configs.front(), "hydra.sweeper")) sweep.plan.sweeper = *node;
   sweep.plan.executable = self_executable();
   for (size_t i = 0; i < jobs.size(); ++i) {

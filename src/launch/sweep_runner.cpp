@@ -1,6 +1,7 @@
 #include "trainer/launch/sweep_runner.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <iostream>
 
 #include "trainer/launch/job_status.h"
@@ -8,6 +9,8 @@
 #include "trainer/launch/mlflow_sweep_run.h"
 #include "trainer/launch/sweep_summary.h"
 #include "trainer/util/error.h"
+
+namespace fs = std::filesystem;
 
 namespace trainer::launch {
 namespace {
@@ -29,8 +32,17 @@ std::vector<int> jobs_to_run(const SweepPlan& plan) {
     const std::optional<JobStatus> status = read_job_status(plan.sweep_dir, job.number);
     switch (effective_state(status)) {
       case JobState::kDone:
-      case JobState::kStoppedEarly:
+      case JobState::kStoppedEarly: {
+        // A finished job whose directory was deleted since (to run it again, or by mistake) has
+        // no result left to summarise: it runs again, as a new job.
+        std::error_code ec;
+        if (!job.run_dir.empty() && !fs::exists(job.run_dir, ec) && !ec) {
+          std::cerr << "[sweep] #" << job.number << " ended " << state_name(effective_state(status))
+                    << " before, but its directory " << job.run_dir << " is gone: it runs again" << std::endl;
+          todo.push_back(job.number);
+        }
         break;
+      }
       case JobState::kRunning:
         busy += (busy.empty() ? "" : ", ") + std::to_string(job.number) + " (pid " + std::to_string(status->pid) +
                 " on " + status->host + ")";

@@ -7,6 +7,7 @@
 #include <map>
 #include <sstream>
 
+#include "trainer/config/python_str.h"
 #include "trainer/config/yaml.h"
 #include "trainer/launch/hparams_records.h"
 #include "trainer/launch/job_files.h"
@@ -85,7 +86,7 @@ std::string seconds_text(double seconds) {
 std::string counts_line(const SweepSummary& summary) {
   std::map<std::string, int> counts;
   for (const JobSummary& job : summary.jobs) ++counts[state_name(job.state)];
-  std::string out = std::to_string(summary.jobs.size()) + " jobs:";
+  std::string out = std::to_string(summary.jobs.size()) + (summary.jobs.size() == 1 ? " job:" : " jobs:");
   bool first = true;
   for (const char* name : {"done", "stopped_early", "failed", "interrupted", "running", "pending"}) {
     auto it = counts.find(name);
@@ -217,14 +218,22 @@ SweepSummary summarize_sweep(const SweepPlan& plan) {
   return summary;
 }
 
+namespace {
+
+// A value of sweep_summary.csv as metrics.csv holds it (every digit, for a script to compare; the
+// markdown table and the log keep 6).
+std::string exact_text(const std::optional<double>& value) { return value ? config::python_float_repr(*value) : ""; }
+
+}  // namespace
+
 std::string summary_csv(const SweepSummary& summary) {
   std::string out =
       "job,status,overrides,metric,mode,best,final," + summary.test_score + ",test/loss,epochs,duration_s\n";
   for (const JobSummary& job : summary.jobs) {
     out += std::to_string(job.job.number) + "," + state_name(job.state) + "," +
            csv_cell(task_overrides_text(job.job.overrides)) + "," + csv_cell(summary.metric) + "," + summary.mode +
-           "," + metric_text(job.metric.best) + "," + metric_text(job.metric.last) + "," + metric_text(job.test_score) +
-           "," + metric_text(job.test_loss) + "," + std::to_string(job.metric.epochs) + "," +
+           "," + exact_text(job.metric.best) + "," + exact_text(job.metric.last) + "," + exact_text(job.test_score) +
+           "," + exact_text(job.test_loss) + "," + std::to_string(job.metric.epochs) + "," +
            seconds_text(job.duration_s) + "\n";
   }
   return out;

@@ -540,3 +540,209 @@ TEST_CASE("sweep: --help explains resume and summary; words after the directory 
     CHECK_FALSE(fs::exists(fs::path(dir.path()) / "sweep"));
   }
 }
+
+TEST_CASE(
+    "sweep: a job that failed after a checkpoint goes on from it, and a resume from elsewhere runs the jobs "
+    "where the sweep was planned") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  const fs::path data = "/usr/share/datasets/fashion-mnist";  // configs/paths/default.yaml
+  if (!fs::exists(data / "train-images-idx3-ubyte.gz")) {
+    return skip_test("Fashion-MNIST is not installed (dataset-fashion-mnist)", Skip::unexpected_in_ci);
+  }
+  TempDir dir;
+  const fs::path root(dir.path());
+  const fs::path sweep = root / "sweep";
+  fs::create_directory_symlink(data, root / "fm");  // the data, by a path relative to the sweep's start
+  bool signalled = false;
+  auto stopped = run_and_signal(
+      {TRAINER_BINARY, "fit", "-m", "seed=1,2", "data.root=fm", "trainer.max_epochs=12",
+       "trainer.limit_train_batches=100", "trainer.limit_val_batches=2", "trainer.limit_test_batches=2",
+       "hydra.sweep.dir=sweep"},
+      root.string(),
+      [&] {
+        std::error_code ec;
+        return fs::exists(sweep / "0" / "checkpoints" / "last.ckpt", ec) && status_of(sweep, 0) == "running";
+      },
+      SIGTERM, &signalled);
+  INFO(stopped.err);
+  REQUIRE(signalled);
+  REQUIRE(status_of(sweep, 0) == "interrupted");
+
+  // The data is gone for a while: the resumed job fails, its checkpoint stays.
+  fs::remove(root / "fm");
+  auto missing = run_process({TRAINER_BINARY, "sweep", "resume", "sweep"}, root.string());
+  INFO(missing.err);
+  CHECK(missing.exit_code == 1);
+  REQUIRE(status_of(sweep, 0) == "failed");
+  REQUIRE(fs::exists(sweep / "0" / "checkpoints" / "last.ckpt"));
+
+  // Back again, resumed from another directory: job 0 reads fm where the sweep started and goes
+  // on from its last.ckpt (a new start replaced it and moved its rows to metrics.csv.1).
+  fs::create_directory_symlink(data, root / "fm");
+  auto resumed = run_process({TRAINER_BINARY, "sweep", "resume", sweep.string()}, "/");
+  INFO(resumed.err);
+  CHECK(resumed.exit_code == 0);
+  CHECK(contains(resumed.err, "sweep resume: in " + fs::canonical(root).string() + ", where the sweep was planned"));
+  CHECK(contains(resumed.err, "#0 started (resuming from last.ckpt)"));
+  for (int job : {0, 1}) CHECK(status_of(sweep, job) == "done");
+  CHECK_FALSE(fs::exists(sweep / "0" / "metrics.csv.1"));
+}
+
+TEST_CASE("sweep: a second Ctrl-C kills a job that does not stop, and the sweep resumes it from its checkpoint") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  TempDir dir;
+  const fs::path sweep = fs::path(dir.path()) / "sweep";
+  pid_t job = 0;
+  const auto started = std::chrono::steady_clock::now();
+  auto since = [&] { return std::chrono::steady_clock::now() - started; };
+  std::chrono::steady_clock::duration first_at{};
+  size_t sent = 0;
+  // Job 0 hangs (SIGSTOP stands for a deadlock) once it has a checkpoint; then Ctrl-C twice.
+  const ProcessResult result = run_and_signal_each(
+      sweep_command({"data.num_samples=1024", "trainer.max_epochs=40", "seed=1,2", "hydra.sweep.dir=sweep"}),
+      dir.path(),
+      {{[&] {
+          std::error_code ec;
+          if (!fs::exists(sweep / "0" / "checkpoints" / "last.ckpt", ec) || status_of(sweep, 0) != "running") {
+            return false;
+          }
+          const std::string text = read_file(sweep / ".sweep" / "status" / "0.yaml");
+          job = static_cast<pid_t>(std::stol(text.substr(text.find("pid: ") + 5)));
+          ::kill(job, SIGSTOP);
+          first_at = since();
+          return true;
+        },
+        SIGINT},
+       {[&] { return since() - first_at > std::chrono::seconds(1); }, SIGINT}},
+      &sent, std::chrono::seconds(120));
+  INFO(result.err);
+  REQUIRE(sent == 2);
+  CHECK(result.exit_code == 130);
+  CHECK(contains(result.err, "[sweep] interrupted again: killing the 1 running job(s)"));
+  CHECK(status_of(sweep, 0) == "interrupted");
+  CHECK(since() < std::chrono::seconds(60));  // it waited for the stopped job for good
+
+  auto resumed = run_process({TRAINER_BINARY, "sweep", "resume", "sweep"}, dir.path());
+  INFO(resumed.err);
+  CHECK(resumed.exit_code == 0);
+  CHECK(contains(resumed.err, "#0 started (resuming from last.ckpt)"));
+  CHECK(status_of(sweep, 0) == "done");
+}
+
+TEST_CASE("sweep: a resumed job that cannot write its status is reported as this attempt ended, not the last") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  TempDir dir;
+  const fs::path sweep = fs::path(dir.path()) / "sweep";
+  auto first = run_process(sweep_command({"data.num_samples=256", "trainer.max_epochs=1", "model.input_size=5",
+                                          "seed=1", "hydra.sweep.dir=sweep"}),
+                           dir.path());
+  INFO(first.err);
+  REQUIRE(status_of(sweep, 0) == "failed");
+  // An immutable status file stands for a full disk: the resumed job cannot replace it.
+  const fs::path status = sweep / ".sweep" / "status" / "0.yaml";
+  if (run_process({"/usr/bin/chattr", "+i", status.string()}).exit_code != 0) {
+    return skip_test("chattr +i is not available here (not root, or the file system lacks it)", Skip::expected);
+  }
+  struct Mutable {
+    fs::path path;
+    ~Mutable() { run_process({"/usr/bin/chattr", "-i", path.string()}); }
+  } restore{status};
+  auto resumed = run_process({TRAINER_BINARY, "sweep", "resume", "sweep"}, dir.path());
+  INFO(resumed.err);
+  CHECK(resumed.exit_code == 1);
+  check_no_crash(resumed);
+  // The last attempt's outcome (its error about input_size) is not this one's.
+  CHECK(contains(resumed.err, "#0 failed in "));
+  CHECK(contains(resumed.err, "the job process exited with code 1 before writing its status; see " +
+                                  (sweep / "0" / "stderr.log").string()));
+  CHECK(contains(resumed.err, "[sweep] #0: cannot record how it ended:"));
+}
+
+TEST_CASE("sweep: a launcher or sweeper setting it does not read is refused before anything runs, as in Hydra") {
+  TempDir dir;
+  auto local = run_process({TRAINER_BINARY, "fit", "-m", "hydra/launcher=local", "+hydra.launcher.n_job=1", "seed=1,2",
+                            "hydra.sweep.dir=sweep"},
+                           dir.path());
+  check_clean_error(local);
+  CHECK(contains(local.err,
+                 "hydra.launcher.n_job: 'n_job' is not a setting of the local launcher (its settings: "
+                 "n_jobs, gpus_per_job, fail_fast); it would change nothing, and Hydra refuses it too. "
+                 "Did you mean hydra.launcher.n_jobs?"));
+  CHECK_FALSE(fs::exists(fs::path(dir.path()) / "sweep"));
+
+  auto basic = run_process(
+      {TRAINER_BINARY, "fit", "-m", "+hydra.launcher.failfast=true", "seed=1,2", "hydra.sweep.dir=sweep"}, dir.path());
+  check_clean_error(basic);
+  CHECK(contains(basic.err, "'failfast' is not a setting of the basic launcher (its settings: fail_fast)"));
+  CHECK(contains(basic.err, "Did you mean hydra.launcher.fail_fast?"));
+
+  auto sweeper = run_process({TRAINER_BINARY, "fit", "-m", "hydra/sweeper=random", "+hydra.sweeper.num_sample=3",
+                              "optimizer.lr=interval(0.001,0.01)", "--cfg", "job"},
+                             dir.path());
+  check_clean_error(sweeper);
+  CHECK(contains(sweeper.err,
+                 "'num_sample' is not a setting of the random sweeper (its settings: num_samples, seed, "
+                 "params)"));
+
+  // ASHA without num_samples runs the grid: interval() needs a number of jobs.
+  auto asha = run_process(
+      {TRAINER_BINARY, "fit", "-m", "hydra/sweeper=asha", "optimizer.lr=interval(0.001,0.01)", "--cfg", "job"},
+      dir.path());
+  check_clean_error(asha);
+  CHECK(contains(asha.err, "the ASHA sweeper draws from it only with a number of jobs"));
+  CHECK(contains(asha.err, "set hydra.sweeper.num_samples=N"));
+}
+
+TEST_CASE("sweep: a finished job whose directory was deleted runs again on resume; the csv summary keeps every digit") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  TempDir dir;
+  const fs::path sweep = fs::path(dir.path()) / "sweep";
+  auto first = run_process(
+      sweep_command({"data.num_samples=256", "trainer.max_epochs=1", "seed=1,2", "hydra.sweep.dir=sweep"}), dir.path());
+  INFO(first.err);
+  REQUIRE(first.exit_code == 0);
+  // sweep_summary.csv holds metrics.csv's value as it is written (it rounded to 6 digits).
+  const CsvTable table = read_csv(sweep / "sweep_summary.csv");
+  REQUIRE(table.rows.size() == 2);
+  CHECK(table.rows[0][6] == read_csv(sweep / "0" / "metrics.csv").last("val/acc"));
+
+  fs::remove_all(sweep / "1");
+  auto resumed = run_process({TRAINER_BINARY, "sweep", "resume", "sweep"}, dir.path());
+  INFO(resumed.err);
+  CHECK(resumed.exit_code == 0);
+  CHECK(contains(resumed.err, "[sweep] #1 ended done before, but its directory " + (sweep / "1").string() +
+                                  " is gone: it runs again"));
+  CHECK(fs::exists(sweep / "1" / "metrics.csv"));
+  CHECK(contains(read_file(sweep / "sweep_summary.md"), "2 jobs: 2 done"));
+}
+
+TEST_CASE("sweep: a sweep into a single run's directory is refused and the run still resumes; no csv logger warns") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  TempDir dir;
+  const std::vector<std::string> small = {"data=synthetic", "data.num_workers=0", "data.num_samples=256",
+                                          "trainer.max_epochs=1"};
+  std::vector<std::string> single = {TRAINER_BINARY, "fit", "hydra.run.dir=run"};
+  single.insert(single.end(), small.begin(), small.end());
+  auto run = run_process(single, dir.path());
+  INFO(run.err);
+  REQUIRE(run.exit_code == 0);
+  auto into_run = run_process(sweep_command({"seed=1,2", "hydra.sweep.dir=run"}), dir.path());
+  check_clean_error(into_run);
+  CHECK(contains(into_run.err, "hydra.sweep.dir=" + (fs::path(dir.path()) / "run").string() +
+                                   ": this is a single run's directory (it holds .hydra/)"));
+  CHECK_FALSE(fs::exists(fs::path(dir.path()) / "run" / "0"));
+  CHECK_FALSE(fs::exists(fs::path(dir.path()) / "run" / ".sweep"));
+  single.insert(single.end(), {"ckpt_path=last", "trainer.max_epochs=2"});
+  auto resumed = run_process(single, dir.path());
+  INFO(resumed.err);
+  CHECK(resumed.exit_code == 0);
+
+  // Without a csv logger the summary has nothing to read: said before any job runs.
+  auto no_csv = run_process(sweep_command({"data.num_samples=256", "trainer.max_epochs=1", "logger=tensorboard",
+                                           "seed=1,2", "hydra.sweep.dir=quiet"}),
+                            dir.path());
+  INFO(no_csv.err);
+  CHECK(no_csv.exit_code == 0);
+  CHECK(contains(no_csv.err, "no csv logger in this sweep (logger.csv is not set)"));
+  CHECK(no_csv.err.find("no csv logger") < no_csv.err.find("#0 started"));
+}

@@ -80,13 +80,24 @@ JobState state_of(const std::string& dir, int n) { return effective_state(read_j
 }  // namespace
 
 TEST_CASE("slots and threads: jobs never oversubscribe the cores") {
-  CHECK(slot_layout(-1, 2, 10).slots == 2);
-  CHECK(slot_layout(-1, 2, 10).threads_per_job == 1);
-  CHECK(slot_layout(2, 16, 10).threads_per_job == 8);
-  CHECK(slot_layout(4, 16, 2).slots == 2);  // never more slots than jobs
-  CHECK(slot_layout(4, 16, 2).threads_per_job == 8);
-  CHECK(slot_layout(8, 2, 10).threads_per_job == 1);
-  CHECK(slot_layout(1, 4, 10).threads_per_job == 4);
+  CHECK(slot_layout(-1, 2, 10, 10).slots == 2);
+  CHECK(slot_layout(-1, 2, 10, 10).threads_per_job == 1);
+  CHECK(slot_layout(2, 16, 10, 10).threads_per_job == 8);
+  CHECK(slot_layout(4, 16, 2, 2).slots == 2);  // never more slots than jobs
+  CHECK(slot_layout(4, 16, 2, 2).threads_per_job == 8);
+  CHECK(slot_layout(8, 2, 10, 10).threads_per_job == 1);
+  CHECK(slot_layout(1, 4, 10, 10).threads_per_job == 4);
+}
+
+TEST_CASE("slots and threads: a resume with fewer jobs left keeps the threads each job had") {
+  // 2 of a sweep's 2 jobs at once on 2 cores: 1 thread each; one left to resume: still 1.
+  CHECK(slot_layout(2, 2, 1, 2).slots == 1);
+  CHECK(slot_layout(2, 2, 1, 2).threads_per_job == 1);
+  // 4 at once on 16 cores, 3 of 10 left: 3 run at once with the 4 threads each had.
+  CHECK(slot_layout(4, 16, 3, 10).slots == 3);
+  CHECK(slot_layout(4, 16, 3, 10).threads_per_job == 4);
+  // A sweep of 2 jobs with n_jobs=4 never ran more than 2: 8 threads each, then and now.
+  CHECK(slot_layout(4, 16, 1, 2).threads_per_job == 8);
 }
 
 TEST_CASE("launcher options: defaults, basic runs one at a time, bad values named") {

@@ -20,6 +20,10 @@ void refuse_overwriting_run(const std::string& run_dir);
 // files would lie among the sweep's records, where its jobs' directories are. Throws trainer::Error.
 void refuse_sweep_directory(const std::string& run_dir);
 
+// The other way round: refuses a hydra.sweep.dir that is a single run's directory (it holds
+// .hydra/ and no sweep plan).
+void refuse_run_directory_as_sweep(const std::string& sweep_dir);
+
 // The same for the checkpoint directory a new fit resolves (callbacks.model_checkpoint.dirpath, else
 // trainer.default_root_dir/checkpoints, else <run>/checkpoints): *.ckpt files there belong to
 // another run, whose last.ckpt this fit would replace and whose ckpt_path=best|last would then load

@@ -3,8 +3,10 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 
+#include "trainer/launch/job_status.h"
 #include "trainer/launch/sweep_plan.h"
 
 namespace trainer::launch {
@@ -13,8 +15,13 @@ namespace trainer::launch {
 // finish, trainer::Error for what fails before it).
 using JobBody = std::function<void(JobRecord& record)>;
 
-// Reads job N's record; when the job was interrupted before (its status `running` or
-// `interrupted`) and its run dir holds checkpoints/last.ckpt, sets ckpt_path=last so it resumes.
+// Whether a job's next attempt goes on from its checkpoint: its last one ended `interrupted` or
+// `failed` (or its status says `running` for a process that is gone) and `run_dir` holds
+// checkpoints/last.ckpt.
+bool continues_from_checkpoint(const std::optional<JobStatus>& before, const std::string& run_dir);
+
+// Reads job N's record; when the job continues from its checkpoint (above) and its config has the
+// ckpt_path key, sets ckpt_path=last so it resumes.
 // Writes status running, runs `body`, writes done / failed / interrupted (an EngineFailure whose
 // outcome is interrupted: the engine stopped for SIGINT/SIGTERM and wrote last.ckpt; its message
 // is not looked at). Returns the exit code: 0 done, 1 failed, 128+signal when interrupted.

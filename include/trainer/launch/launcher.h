@@ -54,6 +54,10 @@ class Launcher {
 // Throws trainer::Error naming hydra.launcher._target_ for any other.
 std::unique_ptr<Launcher> make_launcher(const SweepPlan& plan);
 
+// Refuses a hydra.launcher key the chosen launcher does not read (`+hydra.launcher.n_job=1`), as
+// Hydra's structured configs do; make_launcher checks too, the planner before anything is written.
+void check_launcher_settings(const config::Node& launcher);
+
 // How this program runs job N of a planned sweep inside the calling process (what
 // `<exe> sweep run-job DIR N` does); returns the job's exit code. When one is set (the trainer CLI
 // sets it once its engine is loaded), the local launchers start each job process with fork() alone:

@@ -44,12 +44,14 @@ class LocalLauncher : public Launcher {
 };
 
 // How many jobs run at once and how many cores each gets: slots = n_jobs (-1: cores), never more
-// than the jobs to run; threads = max(1, cores / slots).
+// than the jobs to run; threads = max(1, cores / n_jobs), n_jobs never more than the sweep's
+// `planned_jobs`. A resume with fewer jobs left runs fewer at once, each with the threads the
+// uninterrupted sweep gave it (another intra-op thread count changes a job's results).
 struct SlotLayout {
   int slots = 1;
   int threads_per_job = 1;
 };
-SlotLayout slot_layout(int n_jobs, int cores, int jobs_to_run);
+SlotLayout slot_layout(int n_jobs, int cores, int jobs_to_run, int planned_jobs);
 
 // The CPU ids usable by this process (its affinity mask): util's usable_cpus.
 using ::trainer::usable_cpus;
