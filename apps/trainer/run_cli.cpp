@@ -490,10 +490,9 @@ void refuse_sweep_extras(const CliArgs& args) {
 // A grid sweep's jobs read their relative paths (data.root=fm, a TorchScript model.path) where
 // the sweep was planned, as they did when it ran: `trainer sweep resume DIR` run from elsewhere
 // goes there first (its job 0's hydra.runtime.cwd), as an Optuna study's resume does.
-void enter_planning_directory(const std::string& sweep_dir) {
-  const launch::SweepPlan plan = launch::read_sweep_plan(sweep_dir);
+void enter_planning_directory(const launch::SweepPlan& plan) {
   if (plan.jobs.empty()) return;
-  const launch::JobRecord record = launch::read_job_record(sweep_dir, plan.jobs.front().number);
+  const launch::JobRecord record = launch::read_job_record(plan.sweep_dir, plan.jobs.front().number);
   const config::Node* cwd = config::select(record.config, "hydra.runtime.cwd");
   if (cwd == nullptr || !cwd->is_string() || cwd->as_string().empty()) return;
   std::error_code ec;
@@ -539,10 +538,11 @@ int run_sweep_command(const CliOptions& options, const CliArgs& args) {
     }
     if (!launch::has_sweep_plan(args.sweep_dir)) return launch::resume_sweep(args.sweep_dir);  // its error
     const std::string sweep_dir = std::filesystem::absolute(args.sweep_dir).lexically_normal().string();
-    enter_planning_directory(sweep_dir);
+    const launch::SweepPlan plan = launch::read_sweep_plan(sweep_dir);  // a moved sweep's error first
+    enter_planning_directory(plan);
     const launch::SweepLock lock(sweep_dir);
-    prepare_in_process_jobs(options, launch::read_sweep_plan(sweep_dir));
-    return launch::resume_sweep(sweep_dir);
+    prepare_in_process_jobs(options, plan);
+    return launch::run_sweep_plan(plan);
   }
   if (args.sweep_action == "summary") {
     std::cout << launch::sweep_summary_text(args.sweep_dir);
