@@ -202,15 +202,20 @@ DeviceMeter::Reading Trainer::Impl::evaluate(const std::shared_ptr<const data::D
   return meter.read();
 }
 
-bool Trainer::Impl::take_stop_request(Context& context, int64_t epoch) const {
+bool Trainer::Impl::take_stop_request(Context& context, int64_t epochs_done) const {
   if (context.stop_reason.empty()) return false;
-  if (epoch + 1 >= options.min_epochs) {
-    log::info(context.stop_reason);
+  if (epochs_done >= options.min_epochs) {
+    log::info(context.stop_held_back ? "trainer.min_epochs=" + std::to_string(options.min_epochs) +
+                                           " reached: stopping, as asked before (" + context.stop_reason + ")"
+                                     : context.stop_reason);
     return true;
   }
-  log::info(context.stop_reason + " (held back: trainer.min_epochs=" + std::to_string(options.min_epochs) +
-            " not reached yet)");
-  context.stop_reason.clear();
+  if (!context.stop_held_back) {
+    log::info(context.stop_reason + " (held back: trainer.min_epochs=" + std::to_string(options.min_epochs) +
+              " not reached yet; the fit stops at the end of epoch " + std::to_string(options.min_epochs - 1) +
+              ", as Lightning's)");
+    context.stop_held_back = true;
+  }
   return false;
 }
 
@@ -413,10 +418,22 @@ int Trainer::Impl::fit() {
                   static_cast<long long>(seconds / 60 % 60), static_cast<long long>(seconds % 60));
     log::info(std::string("Time limit reached. Elapsed time is ") + elapsed + ". Signaling Trainer to stop.");
   };
-  if (resuming && out_of_time()) {  // a resume after its time was spent trains no further step
-    report_time_limit();
-    stop = true;
-  }
+  // As Lightning's Timer, trainer.max_time stops the fit once trainer.min_epochs are done: until
+  // then the fit goes on, said once, and stops at the end of epoch min_epochs - 1.
+  const auto stop_for_time = [&](int64_t epochs_done) {
+    if (!time_is_up) {
+      time_is_up = true;
+      report_time_limit();
+      if (epochs_done < options.min_epochs) {
+        log::info("Trainer was signaled to stop but the required trainer.min_epochs=" +
+                  std::to_string(options.min_epochs) + " has not been met (" + std::to_string(epochs_done) +
+                  " epoch(s) done). Training will continue to the end of epoch " +
+                  std::to_string(options.min_epochs - 1) + ".");
+      }
+    }
+    if (epochs_done >= options.min_epochs) stop = true;
+  };
+  if (resuming && out_of_time()) stop_for_time(state.epoch);  // a resume after its time was spent
   bool first_step_reported = false;
   const bool by_norm = options.gradient_clip_algorithm == ClipAlgorithm::kNorm;
   int64_t reported_skips = 0;
@@ -563,18 +580,16 @@ int Trainer::Impl::fit() {
         bar.clear();
         PhaseProfiler::Scope timed(profiler, Phase::kValidation);
         validate_mid_epoch(state, context, epoch_meter, logged, b + 1, train_batches);
-        if (take_stop_request(context, epoch)) stop = true;
+        if (take_stop_request(context, epoch)) stop = true;  // epochs done: this one not
       }
       // A pipeline's processes agree after every step (the data-parallel flags ride on the
       // gradient all-reduce instead).
       const std::pair<bool, bool> pipeline_agreed = pipeline ? pipeline_flags() : std::pair<bool, bool>{};
       if (options.max_steps > 0 && state.global_step >= options.max_steps) stop = true;
-      if (options.max_time_seconds && (pipeline  ? pipeline_agreed.second
-                                       : reducer ? reducer->out_of_time()
-                                                 : out_of_time())) {
-        stop = true;
-        time_is_up = true;
-        report_time_limit();
+      if (options.max_time_seconds && (time_is_up || (pipeline  ? pipeline_agreed.second
+                                                      : reducer ? reducer->out_of_time()
+                                                                : out_of_time()))) {
+        stop_for_time(epoch + (b + 1 >= train_batches ? 1 : 0));
       }
       // Data parallel: every rank stops after the same step (the flag rides on the all-reduce).
       if (pipeline ? pipeline_agreed.first
@@ -666,7 +681,7 @@ int Trainer::Impl::fit() {
     if (epoch_done) {
       std::map<std::string, double> epoch_metrics(row.begin(), row.end());
       for (auto& entry : callbacks) entry.callback->on_epoch_end(context, epoch_metrics, validated);
-      if (take_stop_request(context, epoch)) stop = true;
+      if (take_stop_request(context, epoch + 1)) stop = true;
     }
     // save_on_train_epoch_end=false: only validations save, and this epoch's end did not validate.
     const bool skip_epoch_save = options.checkpoint.save_on_train_epoch_end == false && !validated;

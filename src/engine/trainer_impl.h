@@ -196,8 +196,9 @@ struct Trainer::Impl {
   struct Context final : FitContext {
     Impl& impl;
     LoopState& state;
-    std::string stop_reason;
-    int64_t current_epoch = 0;  // state.epoch moves on to the next epoch before on_epoch_end runs
+    std::string stop_reason;      // a callback's request to stop (the first), pending until min_epochs
+    bool stop_held_back = false;  // the request was held back by min_epochs (said once)
+    int64_t current_epoch = 0;    // state.epoch moves on to the next epoch before on_epoch_end runs
     Context(Impl& owner, LoopState& loop) : impl(owner), state(loop), current_epoch(loop.epoch) {}
     int64_t epoch() const override { return current_epoch; }
     int64_t global_step() const override { return state.global_step; }
@@ -340,9 +341,10 @@ struct Trainer::Impl {
   // logged value.
   void save_at_step(LoopState& state, const DeviceMeter& epoch_meter, int64_t epoch);
 
-  // A callback asked to stop (early stopping): honoured once min_epochs are done, else logged and
-  // dropped. Returns whether fit stops.
-  bool take_stop_request(Context& context, int64_t epoch) const;
+  // A callback asked to stop (early stopping): honoured once `epochs_done` reaches min_epochs,
+  // else held back (said once) and honoured at the end of epoch min_epochs - 1, as Lightning's
+  // should_stop stays set. Returns whether fit stops.
+  bool take_stop_request(Context& context, int64_t epochs_done) const;
 
   // Lightning's val_check_batch: validation runs after every this many training batches of an
   // epoch (a float val_check_interval is a share of the epoch, an int a number of batches).

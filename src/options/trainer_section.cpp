@@ -46,7 +46,10 @@ std::vector<Section> trainer_sections() {
           .at_least(0)
           .or_minus_one()
           .means("epochs to train (-1: no limit, with max_steps or max_time)"),
-      integer("min_epochs", "1").at_least(0).or_null().means("epochs before early stopping may end the run"),
+      integer("min_epochs", "1")
+          .at_least(0)
+          .or_null()
+          .means("epochs before early stopping or max_time may end the run"),
       integer("max_steps", "-1").at_least(1).or_minus_one().means("optimizer steps to train (-1: no limit)"),
       duration("max_time", "null").at_least(0).or_null().means("wall-clock limit DD:HH:MM:SS (null: none)"),
       limit("limit_train_batches", "1.0").means("share (float) or number (int) of training batches per epoch"),

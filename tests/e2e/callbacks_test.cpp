@@ -55,6 +55,10 @@ TEST_CASE("early stopping ends fit when the monitored metric stops improving, no
   INFO(held_back.err);
   REQUIRE(held_back.exit_code == 0);
   CHECK(held_back.err.find("held back: trainer.min_epochs=5") != std::string::npos);
+  // Said once, and honoured at the end of epoch 4 as Lightning's should_stop stays set.
+  CHECK(count(held_back.err, "held back") == 1);
+  CHECK(held_back.err.find("trainer.min_epochs=5 reached: stopping, as asked before (Monitored metric val/loss") !=
+        std::string::npos);
   CHECK(held_back.err.find("epoch 4 done") != std::string::npos);
   CHECK(held_back.err.find("epoch 5 done") == std::string::npos);
 
@@ -196,12 +200,24 @@ TEST_CASE("val_check_interval validates inside the epoch, as Lightning's val_che
                           "callbacks.early_stopping.patience=1", "callbacks.early_stopping.min_delta=10"}) {
       extra.push_back(o);
     }
-    auto result = run_process(small_fit("early", extra), dir.path());
+    std::vector<std::string> no_minimum = extra;
+    no_minimum.push_back("trainer.min_epochs=0");
+    auto result = run_process(small_fit("early", no_minimum), dir.path());
     INFO(result.err);
     REQUIRE(result.exit_code == 0);
     CHECK(count(result.err, "batch 6/12: val/loss") == 1);
     CHECK(count(result.err, "batch 9/12: val/loss") == 0);  // stopped right after the second one
     CHECK(result.err.find("did not improve") != std::string::npos);
+
+    // The shipped trainer.min_epochs=1 (the template's) holds the stop until epoch 0 ends, as
+    // Lightning's fit loop does: its validations go on, and epoch 1 never starts.
+    auto held = run_process(small_fit("held", extra), dir.path());
+    INFO(held.err);
+    REQUIRE(held.exit_code == 0);
+    CHECK(count(held.err, "batch 9/12: val/loss") == 1);
+    CHECK(contains(held.err, "held back: trainer.min_epochs=1 not reached yet"));
+    CHECK(contains(held.err, "epoch 0 done"));
+    CHECK_FALSE(contains(held.err, "epoch 1 "));
   }
 
   SECTION("more batches than an epoch holds is an error naming the key and the range") {

@@ -259,9 +259,11 @@ TEST_CASE("trainer.max_time stops with Lightning's message after a validation, a
   if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
   const fs::path run = fs::path(dir.path()) / "timed";
-  // Fashion-MNIST's 422 batches an epoch take about a second here: 1 second ends the fit early.
-  const std::vector<std::string> timed = {TRAINER_BINARY, "fit", "trainer.max_epochs=50", "test_after_fit=false",
-                                          "hydra.run.dir=timed"};
+  // Fashion-MNIST's 422 batches an epoch take about a second here: 1 second ends the fit early,
+  // inside an epoch with trainer.min_epochs=0 (the shipped 1 holds the stop until epoch 0 ends).
+  const std::vector<std::string> timed = {TRAINER_BINARY,          "fit",
+                                          "trainer.max_epochs=50", "test_after_fit=false",
+                                          "trainer.min_epochs=0",  "hydra.run.dir=timed"};
   const auto fit_steps = [](const std::string& err) {
     std::smatch match;
     static const std::regex pattern("fit finished in [0-9.]+ s, ([0-9]+) steps");
@@ -304,4 +306,37 @@ TEST_CASE("trainer.max_time stops with Lightning's message after a validation, a
   REQUIRE(more.exit_code == 0);
   CHECK(fit_steps(more.err) > steps);
   CHECK(contains(more.err, "Time limit reached. Elapsed time is 0:00:02."));
+}
+
+TEST_CASE("trainer.max_time waits for trainer.min_epochs, as Lightning's Timer does, on a resume too") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  TempDir dir;
+  // An epoch of Fashion-MNIST's 422 batches takes about a second here: 1 second is spent in epoch
+  // 0 or 1, and the fit goes on to the end of epoch 2 (min_epochs=3), not one step more.
+  const std::vector<std::string> timed = {TRAINER_BINARY,          "fit",
+                                          "trainer.max_epochs=50", "trainer.max_time=1",
+                                          "test_after_fit=false",  "trainer.min_epochs=3",
+                                          "hydra.run.dir=held"};
+  const auto fit_steps = [](const std::string& err) {
+    std::smatch match;
+    static const std::regex pattern("fit finished in [0-9.]+ s, ([0-9]+) steps");
+    return std::regex_search(err, match, pattern) ? std::stoll(match[1]) : int64_t{-1};
+  };
+  auto held = run_process(timed, dir.path());
+  INFO(held.err);
+  REQUIRE(held.exit_code == 0);
+  CHECK(contains(held.err, "Time limit reached."));
+  CHECK(contains(held.err, "Trainer was signaled to stop but the required trainer.min_epochs=3 has not been met"));
+  CHECK(contains(held.err, "Training will continue to the end of epoch 2."));
+  CHECK(fit_steps(held.err) == 3 * 422);
+
+  // Resumed after the time was spent, with a higher minimum: one more whole epoch.
+  std::vector<std::string> again = timed;
+  again.insert(again.end(), {"trainer.min_epochs=4", "ckpt_path=last"});
+  auto more = run_process(again, dir.path());
+  INFO(more.err);
+  REQUIRE(more.exit_code == 0);
+  CHECK(contains(more.err, "has not been met (3 epoch(s) done)"));
+  CHECK(fit_steps(more.err) == 4 * 422);
+  CHECK(contains(read_file(fs::path(dir.path()) / "held" / "trainer.log"), "epoch 3 done"));
 }
