@@ -270,8 +270,8 @@ std::string export_checkpoint(const config::Node& job_config, const std::string&
 
   char size[32];
   std::snprintf(size, sizeof(size), "%.2f MB", static_cast<double>(total_bytes) / 1e6);
-  log::info("export: wrote " + std::to_string(tensors.size()) + " tensors (" + size + ") of " + checkpoint +
-            " (epoch " + std::to_string(epoch) + ", step " + std::to_string(global_step) + ") to " + output);
+  log::info("export: wrote " + std::to_string(tensors.size()) + " tensors (" + size + ") of " + checkpoint + " (" +
+            formats::checkpoint_position(epoch, read_int(root, "batch_in_epoch"), global_step) + ") to " + output);
   return output;
 }
 

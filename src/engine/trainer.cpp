@@ -826,8 +826,8 @@ void Trainer::Impl::load_model_to_evaluate(const std::string& doing) {
   }
   const std::string path = resolve_ckpt_path(*options.ckpt_path);
   const LoopState state = load_checkpoint(path, *model, nullptr, false, config_yaml, released_tensors());
-  log::info("loaded " + path + " (epoch " + std::to_string(state.epoch) + ", step " +
-            std::to_string(state.global_step) + ")");
+  log::info("loaded " + path + " (" +
+            formats::checkpoint_position(state.epoch, state.batch_in_epoch, state.global_step) + ")");
 }
 
 int Trainer::run(const std::string& command) {

@@ -57,6 +57,7 @@ bool parse_header(std::string_view line, Header& h) {
 std::string summary_text(const CheckpointSummary& s) {
   std::string text = "epoch " + std::to_string(s.epoch) + "\nglobal_step " + std::to_string(s.global_step) +
                      "\nprecision " + s.precision + "\n";
+  if (s.batch_in_epoch >= 0) text += "batch_in_epoch " + std::to_string(s.batch_in_epoch) + "\n";
   for (const auto& [score, path] : s.best) {
     char number[40];
     std::snprintf(number, sizeof(number), "%.17g", score);
@@ -88,6 +89,7 @@ CheckpointSummary parse_summary(std::string_view text) {
     const std::string value = line.substr(space + 1);
     if (key == "epoch") s.epoch = std::strtoll(value.c_str(), nullptr, 10);
     if (key == "global_step") s.global_step = std::strtoll(value.c_str(), nullptr, 10);
+    if (key == "batch_in_epoch") s.batch_in_epoch = std::strtoll(value.c_str(), nullptr, 10);
     if (key == "num_classes") s.num_classes = std::strtoll(value.c_str(), nullptr, 10);
     if (key == "precision") s.precision = value;
     if (key == "class") s.class_names.push_back(unescape_line(value));
@@ -287,6 +289,14 @@ void finish_checkpoint_file(std::string& file, const CheckpointSummary& summary,
 CheckpointFile read_checkpoint_file(const std::string& path) { return read(path, true); }
 
 CheckpointFile read_checkpoint_summary(const std::string& path) { return read(path, false); }
+
+std::string checkpoint_position(int64_t epoch, int64_t batch_in_epoch, int64_t global_step) {
+  const std::string step = "step " + std::to_string(global_step);
+  if (batch_in_epoch < 0) return "epoch " + std::to_string(epoch) + ", " + step;
+  if (batch_in_epoch > 0)
+    return "epoch " + std::to_string(epoch) + ", batch " + std::to_string(batch_in_epoch) + ", " + step;
+  return epoch == 0 ? step : "end of epoch " + std::to_string(epoch - 1) + ", " + step;
+}
 
 std::string resolve_checkpoint_name(const std::string& wanted, const std::string& directory) {
   std::string last = directory + "/last.ckpt";

@@ -626,7 +626,8 @@ EvaluationPlan plan_evaluation(const std::string& command, Node composed,
     const formats::CheckpointFile file = formats::read_checkpoint_summary(plan.checkpoint);
     std::string loaded = "checkpoint " + plan.checkpoint;
     if (!file.legacy) {
-      loaded += " (epoch " + std::to_string(file.summary.epoch) + ", step " + std::to_string(file.summary.global_step);
+      loaded += " (" +
+                formats::checkpoint_position(file.summary.epoch, file.summary.batch_in_epoch, file.summary.global_step);
       if (!file.summary.best.empty() && file.summary.best.front().second == plan.checkpoint) loaded += ", the best";
       loaded += ")";
     }

@@ -39,6 +39,7 @@ std::string error_of(const std::function<void()>& call) {
 CheckpointSummary summary_with_best(const std::string& best_path) {
   CheckpointSummary summary;
   summary.epoch = 3;
+  summary.batch_in_epoch = 7;
   summary.global_step = 120;
   summary.precision = "bf16-mixed";
   summary.best = {{0.875, best_path}, {0.5, "/elsewhere/epoch_000.ckpt"}};
@@ -64,6 +65,7 @@ TEST_CASE("a checkpoint file reads back its archive, summary and config", "[form
   CHECK(file.payload() == archive);
   CHECK(file.config_yaml == config);
   CHECK(file.summary.epoch == 3);
+  CHECK(file.summary.batch_in_epoch == 7);
   CHECK(file.summary.global_step == 120);
   CHECK(file.summary.precision == "bf16-mixed");
   REQUIRE(file.summary.best.size() == 2);
@@ -86,6 +88,14 @@ TEST_CASE("a checkpoint file reads back its archive, summary and config", "[form
   fs::create_directories(empty);
   const std::string message = error_of([&] { resolve_checkpoint_name("best", empty); });
   CHECK(message.find("ckpt_path=best: no checkpoint in " + empty + " tells which one is best") == 0);
+}
+
+TEST_CASE("a checkpoint's position reads as the log and its file name say it", "[formats]") {
+  // The loop's epoch at an epoch's end is the next one: epoch_001.ckpt holds epoch 2, batch 0.
+  CHECK(checkpoint_position(2, 0, 10) == "end of epoch 1, step 10");
+  CHECK(checkpoint_position(1, 2, 7) == "epoch 1, batch 2, step 7");
+  CHECK(checkpoint_position(0, 0, 0) == "step 0");
+  CHECK(checkpoint_position(2, -1, 10) == "epoch 2, step 10");  // an older file: not recorded
 }
 
 TEST_CASE("damage anywhere in a checkpoint file is caught and names the newest intact file", "[formats]") {

@@ -16,7 +16,8 @@ namespace trainer::formats {
 
 // What a checkpoint says about itself, readable without LibTorch.
 struct CheckpointSummary {
-  int64_t epoch = 0;
+  int64_t epoch = 0;            // the loop's epoch: the epochs done when batch_in_epoch is 0
+  int64_t batch_in_epoch = -1;  // batches done of that epoch (-1: not recorded, an older file)
   int64_t global_step = 0;
   std::string precision;
   // The model-checkpoint callback's best files, best first, with their monitored scores.
@@ -34,6 +35,11 @@ struct CheckpointSummary {
   // Model::source_fingerprint gives it; empty for a model built from the config.
   std::string model_file;
 };
+
+// Where a checkpoint stands, as logs say it (not the loop's counters, whose epoch is the next one
+// at an epoch's end): "end of epoch 1, step 10" (epoch_001.ckpt), "epoch 2, batch 3, step 13"
+// (inside an epoch), "step 0" (before any). `batch_in_epoch` -1: "epoch 2, step 10" (unknown).
+std::string checkpoint_position(int64_t epoch, int64_t batch_in_epoch, int64_t global_step);
 
 // The file's first line has this many bytes (its newline included).
 constexpr size_t kCheckpointHeaderBytes = 80;

@@ -276,6 +276,7 @@ std::string serialize_checkpoint(models::Model& model, torch::optim::Optimizer& 
   });
   formats::CheckpointSummary summary;
   summary.epoch = state.epoch;
+  summary.batch_in_epoch = state.batch_in_epoch;
   summary.global_step = state.global_step;
   summary.precision = state.precision;
   for (const TopKEntry& entry : state.top_k) summary.best.emplace_back(entry.score, entry.path);
