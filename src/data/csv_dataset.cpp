@@ -285,9 +285,9 @@ at::Tensor encode_inputs(const formats::CsvTable& table, const Encoding& encodin
   }
   const size_t stride = table.number_width;
   for (int64_t r = 0; r < rows; ++r) {
-    const float* cells = table.numbers.data() + static_cast<size_t>(r) * stride;
+    const double* cells = table.numbers.data() + static_cast<size_t>(r) * stride;
     float* row = out + r * width;
-    // In double: a cell near float32's limit minus a mean of the other sign would overflow.
+    // In double: a timestamp's seconds survive (value - mean) / std; in float32 they would not.
     for (const Place& p : places) row[p.offset] = static_cast<float>((cells[p.slot] - p.mean) / p.std);
   }
   offset = 0;
@@ -328,7 +328,7 @@ at::Tensor regression_target_values(const formats::CsvTable& table, const Encodi
   const formats::CsvColumn* c = column_named(table, encoding.target);
   if (c == nullptr) return values;
   float* out = values.data_ptr<float>();
-  for (int64_t r = 0; r < rows; ++r) out[r] = table.number(r, *c);
+  for (int64_t r = 0; r < rows; ++r) out[r] = static_cast<float>(table.number(r, *c));
   return values;
 }
 
@@ -547,7 +547,19 @@ void fit_classes(const formats::CsvTable& table, const DataOptions& options, Enc
   }
 }
 
-// Categories from the whole training table; mean and standard deviation from the training rows.
+// Whether float32 (24-bit significands) rounds values of this mean and spread by more than 0.1%
+// of the spread: timestamps, large offsets.
+bool float32_blurs(double mean, double std) { return std > 0.0 && std::abs(mean) * 6e-8 > 1e-3 * std; }
+
+void warn_float32_blurs(const std::string& what, double mean, double std) {
+  log::warning(what + " (mean " + fixed_text(mean, 1) + ", standard deviation " + fixed_text(std, 4) +
+               ") reach the model as float32 with data.standardize=false, whose steps at that size are above 0.1% "
+               "of their spread: keep data.standardize=true (standardised in float64 first), or subtract an offset "
+               "from the column (e.g. its minimum)");
+}
+
+// Categories from the whole training table; mean and standard deviation from the training rows
+// (with data.standardize=false only to warn of float32's rounding).
 void fit_features(const formats::CsvTable& table, const DataOptions& options, const at::Tensor& train_rows,
                   Encoding& encoding) {
   const int64_t* rows = train_rows.data_ptr<int64_t>();
@@ -559,7 +571,7 @@ void fit_features(const formats::CsvTable& table, const DataOptions& options, co
     const formats::CsvColumn& c = *column_named(table, f.column);
     if (f.categorical) {
       f.categories = distinct_sorted(c.texts);
-    } else if (options.standardize) {
+    } else {
       numeric.push_back(&f);
       slots.push_back(c.number_slot);
     }
@@ -568,13 +580,13 @@ void fit_features(const formats::CsvTable& table, const DataOptions& options, co
   const size_t stride = table.number_width;
   std::vector<double> sums(numeric.size(), 0.0), squares(numeric.size(), 0.0);
   for (int64_t i = 0; i < count; ++i) {
-    const float* cells = table.numbers.data() + static_cast<size_t>(rows[i]) * stride;
+    const double* cells = table.numbers.data() + static_cast<size_t>(rows[i]) * stride;
     for (size_t k = 0; k < slots.size(); ++k) sums[k] += cells[slots[k]];
   }
   std::vector<double> means(numeric.size());
   for (size_t k = 0; k < means.size(); ++k) means[k] = sums[k] / static_cast<double>(count);
   for (int64_t i = 0; i < count; ++i) {
-    const float* cells = table.numbers.data() + static_cast<size_t>(rows[i]) * stride;
+    const double* cells = table.numbers.data() + static_cast<size_t>(rows[i]) * stride;
     for (size_t k = 0; k < slots.size(); ++k) {
       const double d = cells[slots[k]] - means[k];
       squares[k] += d * d;
@@ -584,6 +596,11 @@ void fit_features(const formats::CsvTable& table, const DataOptions& options, co
   // only centred.
   for (size_t k = 0; k < numeric.size(); ++k) {
     const double std = std::sqrt(squares[k] / static_cast<double>(count));
+    if (!options.standardize) {
+      if (float32_blurs(means[k], std))
+        warn_float32_blurs("data.features: the values of column '" + numeric[k]->column + "'", means[k], std);
+      continue;
+    }
     numeric[k]->mean = means[k];
     numeric[k]->std = std > 0.0 ? std : 1.0;
   }
@@ -594,7 +611,6 @@ void fit_features(const formats::CsvTable& table, const DataOptions& options, co
 void fit_target(const formats::CsvTable& table, const DataOptions& options, const at::Tensor& train_rows,
                 Encoding& encoding) {
   encoding.num_classes = 1;  // one output
-  if (!options.standardize) return;
   const size_t slot = column_named(table, encoding.target)->number_slot;
   const size_t stride = table.number_width;
   const int64_t* rows = train_rows.data_ptr<int64_t>();
@@ -607,16 +623,13 @@ void fit_target(const formats::CsvTable& table, const DataOptions& options, cons
     squares += d * d;
   }
   const double std = std::sqrt(squares / static_cast<double>(count));
+  if (!options.standardize) {
+    if (float32_blurs(mean, std))
+      warn_float32_blurs("data.target: the values of column '" + encoding.target + "'", mean, std);
+    return;
+  }
   encoding.target_mean = mean;
   encoding.target_std = std > 0.0 ? std : 1.0;
-  // Cells are read as float32 (24-bit significands): a target whose spread is tiny next to its
-  // size (timestamps, large offsets) is rounded before the model sees it.
-  if (std > 0.0 && std::abs(mean) * 6e-8 > 1e-3 * std) {
-    log::warning("data.target: the values of column '" + encoding.target + "' (mean " + fixed_text(mean, 1) +
-                 ", standard deviation " + fixed_text(std, 4) +
-                 ") are read as float32, whose steps at that size are above 0.1% of their spread: subtract an "
-                 "offset from the column (e.g. its minimum) so that its differences keep their precision");
-  }
 }
 
 TensorDataset make_dataset(const at::Tensor& inputs, const at::Tensor& targets, const Encoding& encoding,

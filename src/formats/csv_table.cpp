@@ -103,7 +103,7 @@ struct Reader {
            "Correct the cell (a neural network cannot train on it), or drop the row.");
       return;
     }
-    table.numbers.push_back(static_cast<float>(value));
+    table.numbers.push_back(value);
   }
 
   void on_row_end(int terminator) {

@@ -422,3 +422,35 @@ TEST_CASE("data=csv: a bad table or a wrong column is a clean error naming the k
   check_clean_error(predict);
   CHECK(predict.err.find("data.test_path: is null: predict reads the rows of data.test_path") != std::string::npos);
 }
+
+TEST_CASE("data=csv keeps a timestamp's seconds: cells are standardised in float64 before they become float32", "") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  TempDir dir;
+  const fs::path root(dir.path());
+  // The label is whether a Unix time near 1.7e9 is 50 or more seconds past it: float32 steps are
+  // 128 s there, so a table read as float32 leaves two distinct values (test/acc 0.85 was the best).
+  for (const auto& [name, rows] : {std::pair<const char*, int>{"train.csv", 400}, {"test.csv", 100}}) {
+    std::ofstream out(root / name);
+    out << "ts,label\n";
+    for (int i = 0; i < rows; ++i) {
+      const int offset = (i * 37) % 100;
+      out << 1700000000 + offset << ',' << (offset >= 50 ? 1 : 0) << '\n';
+    }
+  }
+  auto fit = run_process(
+      csv_fit("ts", {"data.path=train.csv", "data.test_path=test.csv", "data.target=label", "trainer.max_epochs=20"}),
+      root.string());
+  INFO(fit.err);
+  REQUIRE(fit.exit_code == 0);
+  CHECK(printed(fit.out, "test/acc") >= 0.97);
+  CHECK_FALSE(contains(fit.err, "float32"));
+
+  // Unstandardised, the column reaches the model rounded, and the log says so before training.
+  auto raw = run_process(csv_fit("raw", {"data.path=train.csv", "data.target=label", "data.standardize=false",
+                                         "trainer.max_epochs=1", "test_after_fit=false"}),
+                         root.string());
+  INFO(raw.err);
+  REQUIRE(raw.exit_code == 0);
+  CHECK(contains(raw.err, "data.features: the values of column 'ts' (mean 17000000"));
+  CHECK(contains(raw.err, "reach the model as float32 with data.standardize=false"));
+}

@@ -1,7 +1,7 @@
 // Tables as people keep them: a CSV or TSV file with a header row (RFC 4180 quoting, read by
-// libcsv). The chosen columns are read into memory column by column, numbers as float and the
-// rest as text, each row remembering its line in the file, so every bad cell can be named as
-// file:line:column. Torch-free.
+// libcsv). The chosen columns are read into memory column by column, numbers as double (a
+// timestamp keeps its seconds until standardised) and the rest as text, each row remembering its line in the file, so
+// every bad cell can be named as file:line:column. Torch-free.
 #pragma once
 
 #include <cstddef>
@@ -33,10 +33,10 @@ struct CsvTable {
   std::vector<int64_t> lines;      // the line each row starts on (1-based; the header's is before)
   // The number columns' cells, row by row (number_width per row): one write stream however many
   // columns, which is what makes a wide table fast to read.
-  std::vector<float> numbers;
+  std::vector<double> numbers;
   size_t number_width = 0;
   int64_t rows() const { return static_cast<int64_t>(lines.size()); }
-  float number(int64_t row, const CsvColumn& column) const {
+  double number(int64_t row, const CsvColumn& column) const {
     return numbers[static_cast<size_t>(row) * number_width + column.number_slot];
   }
 };
