@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -44,6 +45,32 @@ std::string dims_text(const std::vector<int64_t>& dims) {
   return out;
 }
 
+// The first element of `count` that is NaN or infinite in a floating tensor's bytes, or -1 (also
+// for integer dtypes, which hold numbers only).
+int64_t first_non_finite(const uint8_t* data, c10::ScalarType dtype, int64_t count) {
+  const auto scan = [&](auto type_tag) -> int64_t {
+    using T = decltype(type_tag);
+    for (int64_t i = 0; i < count; ++i) {
+      T value;
+      std::memcpy(&value, data + i * static_cast<int64_t>(sizeof(T)), sizeof(T));
+      if (!std::isfinite(static_cast<float>(value))) return i;
+    }
+    return -1;
+  };
+  switch (dtype) {
+    case at::kFloat:
+      return scan(float{});
+    case at::kDouble:
+      return scan(double{});
+    case at::kHalf:
+      return scan(at::Half{});
+    case at::kBFloat16:
+      return scan(at::BFloat16{});
+    default:
+      return -1;
+  }
+}
+
 std::string lower(std::string text) {
   std::transform(text.begin(), text.end(), text.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
@@ -81,6 +108,22 @@ Judged judge(const formats::ShardSample& sample, const std::string& shard, const
     j.problem =
         "has no input member (an image: .jpg .jpeg .png .webp .ppm .pgm .bmp .tif .tiff; a tensor: .npy "
         ".safetensors)";
+    // dir/sample.0000.png: the key ends at the file name's first dot (WebDataset's rule), so its
+    // extension is "0000.png" and every such member falls into one sample.
+    for (const formats::SampleField& f : sample.fields) {
+      const size_t dot = f.extension.find_last_of('.');
+      const std::string last = dot == std::string::npos ? "" : lower(f.extension.substr(dot + 1));
+      if (is_image(last) || is_tensor(last)) {
+        j.problem += ": its member " + f.member +
+                     " has more than one dot in its file name, and a sample's key ends "
+                     "at the first (WebDataset's rule), so its extension reads as '" +
+                     f.extension + "' (" + std::to_string(sample.fields.size()) +
+                     " member(s) made this one sample). Rename the members "
+                     "so that the only dot is the extension's, e.g. " +
+                     sample.key + "_" + f.extension.substr(0, dot) + "." + f.extension.substr(dot + 1) + ".";
+        break;
+      }
+    }
     return j;
   }
   const formats::SampleField* label = sample.field(source.json_key.empty() ? "cls" : "json");
@@ -554,8 +597,10 @@ Batch WebDataset::get_batch(const at::Tensor& positions, int64_t epoch) const {
         first = skipped_->reported.insert(e.name).second;
       }
       if (first) {
-        log::warning("data.on_bad_sample=skip: left out " + e.name + " (" + e.extension +
-                     " could not be decoded); logged once, counted per epoch");
+        log::warning(
+            "data.on_bad_sample=skip: left out " + e.name + " (its ." + e.extension +
+            (options_.tensors ? " could not be read, or holds a NaN or an infinity" : " could not be decoded") +
+            "); logged once, counted per epoch");
       }
       continue;
     }
@@ -623,6 +668,17 @@ bool WebDataset::decode_into(Encoded& e, int64_t epoch, int64_t position, Batch&
                   "Every sample's tensor must have one shape and dtype.");
     }
     std::memcpy(out, e.bytes.data() + array.offset, array.bytes);
+    // As data=tensors and data=csv refuse them: a NaN or infinity makes every loss it meets NaN.
+    const auto elements = static_cast<int64_t>(array.bytes / c10::elementSize(options_.dtype));
+    const int64_t bad = first_non_finite(out, options_.dtype, elements);
+    if (bad >= 0) {
+      if (options_.skip_bad_samples) return false;
+      throw Error(
+          e.name,
+          "holds a NaN or an infinity (element " + std::to_string(bad) + " of its " + std::to_string(elements) + ")",
+          "Replace or drop the non-finite values before writing the shard (numpy: x[~numpy.isfinite(x)] = "
+          "0), or set data.on_bad_sample=skip to leave such samples out (counted).");
+    }
     return true;
   }
   if (!is_image(e.extension)) {

@@ -113,7 +113,9 @@ ArrayView read_npy(const uint8_t* data, size_t size, const std::string& path, co
   if (view.dtype.empty()) {
     fail("its dtype '" + descr_text + "' is not one trainer reads (uint8, int8, int16, int32, int64, float16, " +
              "float32, float64, bool; little-endian)",
-         "Convert it in NumPy, e.g. numpy.save(path, array.astype('float32')).");
+         "Convert it in NumPy: inputs as float32 (numpy.save(path, array.astype('float32'))), class labels as "
+         "int64 (array.astype('int64'); text labels to indices first, e.g. numpy.unique(labels, "
+         "return_inverse=True)[1]).");
   }
   if (fortran != "True" && fortran != "False") {
     fail("its header's fortran_order is " + std::string(fortran) + ", not True or False", save);

@@ -297,8 +297,10 @@ void read_parts(Reader& first, const uint8_t* data, size_t begin, size_t end, co
 }  // namespace
 
 bool is_csv_missing(std::string_view cell) {
-  static const std::set<std::string_view> words = {"NA",   "N/A",  "n/a",  "NaN",  "nan", "-nan", "NULL", "null",
-                                                   "None", "#N/A", "<NA>", "-NaN", "#NA", "",     "NAN",  "-NAN"};
+  // pandas' STR_NA_VALUES (read_csv's default na_values), and NAN / -NAN.
+  static const std::set<std::string_view> words = {
+      "NA",   "N/A", "n/a", "NaN", "nan",  "-nan",   "NULL",    "null",    "None",     "#N/A",    "<NA>",
+      "-NaN", "#NA", "",    "NAN", "-NAN", "1.#IND", "-1.#IND", "1.#QNAN", "-1.#QNAN", "#N/A N/A"};
   return words.count(cell) > 0;
 }
 

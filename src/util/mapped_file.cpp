@@ -7,6 +7,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
+#include <string>
 
 #include "trainer/util/error.h"
 
@@ -22,9 +24,18 @@ MappedFile::MappedFile(const std::string& path, const std::string& key) : path_(
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     const int error = errno;
-    throw Error(key, "cannot open " + path + ": " + std::strerror(error),
-                error == ENOENT ? "Check the path; a relative one is taken from the directory trainer was started in."
-                                : "Check the file's permissions.");
+    std::string hint = "Check the file's permissions.";
+    if (error == ENOENT) {
+      hint = "Check the path.";
+      if (!path.empty() && path.front() != '/') {
+        std::error_code ec;
+        const std::string cwd = std::filesystem::current_path(ec).string();
+        hint = "Check the path; a relative one is taken from the working directory, " + cwd +
+               " (with hydra.job.chdir=true, the run's directory: '${hydra:runtime.cwd}/" + path +
+               "' names the file where trainer was started).";
+      }
+    }
+    throw Error(key, "cannot open " + path + ": " + std::strerror(error), hint);
   }
   struct stat info {};
   if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {

@@ -226,6 +226,8 @@ TEST_CASE("webdataset: mistakes are one-paragraph errors naming the shard and me
   if (!make_shards(shards, "range", {"--count", "40", "--per-shard", "40", "--label-value", "5:12"})) return;
   if (!make_shards(shards, "cut", {"--count", "100", "--per-shard", "50", "--truncate"})) return;
   if (!make_shards(shards, "corrupt", {"--count", "100", "--per-shard", "100", "--corrupt", "9"})) return;
+  if (!make_shards(shards, "nan", {"--count", "100", "--per-shard", "100", "--kind", "npyf", "--nan", "21"})) return;
+  if (!make_shards(shards, "dotted", {"--count", "40", "--per-shard", "40", "--dotted"})) return;
   const std::string run = (fs::path(dir.path()) / "run").string();
 
   // A shard that does not exist: its path named.
@@ -279,6 +281,28 @@ TEST_CASE("webdataset: mistakes are one-paragraph errors naming the shard and me
   CHECK(skipped.exit_code == 0);
   CHECK(skipped.err.find("left out " + (shards / "corrupt-000000.tar").string() + ":sample000009") !=
         std::string::npos);
+
+  // A float tensor holding a NaN stops the run naming its sample (it made every loss NaN, blamed on
+  // the learning rate); with on_bad_sample=skip it is left out and counted.
+  const ProcessResult nan = run_process(fit_command((shards / "nan-000000.tar").string(), run), dir.path());
+  check_clean_error(nan);
+  CHECK(nan.err.find("nan-000000.tar:sample000021: holds a NaN or an infinity (element 89 of its 784)") !=
+        std::string::npos);
+  CHECK(nan.err.find("not finite") == std::string::npos);
+  const ProcessResult nan_skipped = run_process(
+      fit_command((shards / "nan-000000.tar").string(), run + "_nan", {"data.on_bad_sample=skip"}), dir.path());
+  INFO(nan_skipped.out << nan_skipped.err);
+  CHECK(nan_skipped.exit_code == 0);
+  CHECK(nan_skipped.err.find("left out " + (shards / "nan-000000.tar").string() + ":sample000021") !=
+        std::string::npos);
+
+  // Members named dir/sample.000001.png: the key ends at the first dot, so the error says so and
+  // how to rename them.
+  const ProcessResult dotted = run_process(fit_command((shards / "dotted-000000.tar").string(), run), dir.path());
+  check_clean_error(dotted);
+  CHECK(dotted.err.find("its member dir/sample.000000.png has more than one dot in its file name") !=
+        std::string::npos);
+  CHECK(dotted.err.find("e.g. dir/sample_000000.png") != std::string::npos);
 
   // trainer predict without test shards: told which key to give.
   const ProcessResult no_test =

@@ -52,7 +52,23 @@ TEST_CASE("a CSV table's cells, RFC 4180 quoting and the lines its rows start on
   CHECK(table.lines == std::vector<int64_t>{2, 4, 6});
 }
 
-TEST_CASE("numbers are read as float; pandas' forms of a number are accepted", "[csv]") {
+TEST_CASE("numbers are read as double: a Unix time keeps its seconds", "[csv]") {
+  const CsvTable table = read("ts\n1700000001\n1700000049.5\n", CsvKind::kNumber);
+  CHECK(table.number(0, table.columns.front()) == 1700000001.0);
+  CHECK(table.number(1, table.columns.front()) == 1700000049.5);
+}
+
+TEST_CASE("pandas' words for a missing value are missing values, its odd ones included", "[csv]") {
+  for (const char* word : {"", "NA", "N/A", "NaN", "nan", "null", "None", "#N/A", "<NA>", "1.#IND", "-1.#IND",
+                           "1.#QNAN", "-1.#QNAN", "#N/A N/A"}) {
+    INFO(word);
+    CHECK(is_csv_missing(word));
+  }
+  CHECK_FALSE(is_csv_missing("n.a."));
+  CHECK_FALSE(is_csv_missing("0"));
+}
+
+TEST_CASE("pandas' forms of a number are accepted", "[csv]") {
   const CsvTable table = read(
       "\xEF\xBB\xBF"
       "a,b\n1.5,-2\n+3, 4e-2 \n.5,1E3\n",

@@ -4,13 +4,15 @@ tests run it into a temporary folder.
 
   make_shards.py OUT_DIR NAME --count N --per-shard K [--source train|t10k] [--offset O]
                  [--kind png|jpg|npy] [--label cls|json] [--corrupt I] [--unlabelled I]
-                 [--label-value I:V] [--truncate] [--idx IDX_DIR]
+                 [--label-value I:V] [--truncate] [--idx IDX_DIR] [--nan I] [--dotted]
 
 writes OUT_DIR/NAME-000000.tar, NAME-000001.tar, ...: K samples each (the last may hold fewer),
 sample i keyed "sample<i>" with its image (or .npy uint8 [1, 28, 28] array) and its label as .cls
 text or .json {"label": L}. --corrupt I replaces sample I's image bytes with garbage, --unlabelled I
 leaves out its label member, --label-value I:V gives it label V, --truncate cuts the last shard in
-the middle of a member. Also writes OUT_DIR/NAME-labels.txt: "<key> <label>" per sample, in order.
+the middle of a member. --kind npyf writes float32 arrays (pixels / 255), --nan I puts a NaN in
+sample I's (npyf), --dotted keys the samples "dir/sample.<i>" (a second dot in each member's
+file name, which WebDataset's rule makes part of the extension). Also writes OUT_DIR/NAME-labels.txt: "<key> <label>" per sample, in order.
 """
 import argparse
 import gzip
@@ -63,6 +65,8 @@ def main():
     p.add_argument("--label-value", default="")
     p.add_argument("--truncate", action="store_true")
     p.add_argument("--idx", default=DEFAULT_IDX)
+    p.add_argument("--nan", type=int, default=-1)
+    p.add_argument("--dotted", action="store_true")
     a = p.parse_args()
     os.makedirs(a.out, exist_ok=True)
     pixels, labels = read_idx(a.idx, a.source, a.offset, a.count)
@@ -77,11 +81,18 @@ def main():
         paths.append(path)
         with tarfile.open(path, "w", format=tarfile.USTAR_FORMAT) as tar:
             for i in range(first, min(a.count, first + a.per_shard)):
-                key = "sample%06d" % (a.offset + i)
+                key = ("dir/sample.%06d" if a.dotted else "sample%06d") % (a.offset + i)
                 label = forced.get(i, int(labels[i]))
                 if a.kind == "npy":
                     buf = io.BytesIO()
                     np.save(buf, pixels[i].reshape(1, 28, 28))
+                    data, ext = buf.getvalue(), "npy"
+                elif a.kind == "npyf":
+                    values = pixels[i].reshape(1, 28, 28).astype(np.float32) / 255.0
+                    if i == a.nan:
+                        values[0, 3, 5] = np.nan
+                    buf = io.BytesIO()
+                    np.save(buf, values)
                     data, ext = buf.getvalue(), "npy"
                 else:
                     buf = io.BytesIO()
