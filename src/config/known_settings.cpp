@@ -25,4 +25,16 @@ void refuse_unknown_settings(const Node& section, const std::string& path, const
   }
 }
 
+void refuse_plugin_value(const Node& section, const std::string& path, const std::string& group) {
+  if (section.is_map() || section.is_null()) return;
+  const std::string value = section.is_string() ? section.as_string() : "the value given";
+  throw Error(path,
+              "is '" + value +
+                  "', a value where Hydra takes the plugin's settings (a config with its _target_); Hydra " +
+                  "1.3 refuses it (\"Input config does not have a `_target_` field\"), and trainer would have run " +
+                  "with the default " + group.substr(group.find('/') + 1),
+              "Choose the plugin with its config group, a slash rather than a dot: " + group + "=" + value +
+                  "; its settings are then " + path + ".<key>=...");
+}
+
 }  // namespace trainer::config

@@ -33,6 +33,7 @@ std::optional<int64_t> int_setting(const Node& sweeper, const char* key, const c
 }  // namespace
 
 SweeperKind sweeper_kind(const Node& sweeper) {
+  refuse_plugin_value(sweeper, "hydra.sweeper", "hydra/sweeper");
   const Node* target = sweeper.is_map() ? sweeper.find("_target_") : nullptr;
   if (target == nullptr || target->is_null()) return SweeperKind::kBasic;
   const std::string name = target->is_string() ? target->as_string() : std::string();

@@ -46,6 +46,7 @@ std::string launcher_target(const config::Node& launcher) {
 }  // namespace
 
 void check_launcher_settings(const config::Node& launcher) {
+  config::refuse_plugin_value(launcher, "hydra.launcher", "hydra/launcher");
   const std::string target = launcher_target(launcher);
   if (ends_with(target, ".BasicLauncher")) {
     // Hydra's basic launcher has no setting; trainer reads fail_fast (docs/sweeps.md).

@@ -684,6 +684,19 @@ TEST_CASE("sweep: a launcher or sweeper setting it does not read is refused befo
                  "'num_sample' is not a setting of the random sweeper (its settings: num_samples, seed, "
                  "params)"));
 
+  // hydra.launcher=slurm (a dot for the group's slash) is a value where the launcher's settings go:
+  // Hydra refuses it, and the sweep would have run on this machine with the default launcher.
+  for (const auto& [given, group] : {std::pair<std::string, std::string>{"hydra.launcher=slurm", "hydra/launcher"},
+                                     {"hydra.sweeper=optuna", "hydra/sweeper"}}) {
+    auto dotted = run_process({TRAINER_BINARY, "fit", "-m", given, "seed=1,2", "hydra.sweep.dir=sweep"}, dir.path());
+    INFO(given);
+    check_clean_error(dotted);
+    const std::string value = given.substr(given.find('=') + 1);
+    CHECK(contains(dotted.err, "is '" + value + "', a value where Hydra takes the plugin's settings"));
+    CHECK(contains(dotted.err, "a slash rather than a dot: " + group + "=" + value));
+    CHECK_FALSE(fs::exists(fs::path(dir.path()) / "sweep" / "0"));
+  }
+
   // ASHA without num_samples runs the grid: interval() needs a number of jobs.
   auto asha = run_process(
       {TRAINER_BINARY, "fit", "-m", "hydra/sweeper=asha", "optimizer.lr=interval(0.001,0.01)", "--cfg", "job"},

@@ -16,4 +16,10 @@ namespace trainer::config {
 void refuse_unknown_settings(const Node& section, const std::string& path, const std::string& plugin,
                              const std::vector<std::string>& known);
 
+// Throws trainer::Error naming `path` when `section` is a value (a string, number or list) where a
+// plugin's settings belong: `hydra.launcher=slurm`, meant as the group choice `hydra/launcher=slurm`,
+// which Hydra refuses ("Input config does not have a `_target_` field") and which would otherwise
+// run the sweep with the default plugin. `group` is the config group ("hydra/launcher").
+void refuse_plugin_value(const Node& section, const std::string& path, const std::string& group);
+
 }  // namespace trainer::config
