@@ -116,6 +116,29 @@ void Parser::unexpected(const Token& t, const char* expected) const {
   size_t col = t.begin;
   while (col < t.end && is_ws(text_[col])) ++col;
   if (t.type == Tok::kEqual) {
+    // In a list ([--cpu-bind=none]) the elements are quoted, so that the value stays a list.
+    std::string_view value = text_.substr(value_begin_);
+    while (!value.empty() && is_ws(value.back())) value.remove_suffix(1);
+    if (value.size() > 2 && value.front() == '[' && value.back() == ']' &&
+        value.find_first_of("'\"\\$`!") == std::string_view::npos) {
+      std::string list = std::string(text_.substr(0, value_begin_)) + "[";
+      std::string_view rest = value.substr(1, value.size() - 2);
+      for (size_t start = 0; start <= rest.size();) {
+        size_t end = rest.find(',', start);
+        if (end == std::string_view::npos) end = rest.size();
+        std::string_view element = rest.substr(start, end - start);
+        while (!element.empty() && is_ws(element.front())) element.remove_prefix(1);
+        while (!element.empty() && is_ws(element.back())) element.remove_suffix(1);
+        list += (start == 0 ? "'" : ",'") + std::string(element) + "'";
+        start = end + 1;
+      }
+      list += "]";
+      fail("unexpected '=' in the value at " + column(col),
+           "quote the list's elements, " + list +
+               " (on a shell command line, with the whole override in double "
+               "quotes: \"" +
+               list + "\"), or escape it as \\=");
+    }
     fail("unexpected '=' in the value at " + column(col), "quote it, " + quoted_suggestion() + ", or escape it as \\=");
   }
   if (t.type == Tok::kQuoted) {

@@ -98,7 +98,15 @@ std::vector<std::string> lines_of(const Node& node, const std::string& key) {
   std::vector<std::string> lines;
   if (node.is_null()) return lines;
   if (node.is_string()) {
-    lines.push_back(node.as_string());  // one setup line given as a string
+    const std::string& text = node.as_string();
+    // '[--cpu-bind=none]' quoted whole (to get its '=' past the grammar) is a string, not a list:
+    // it would reach the script as one bracketed word.
+    if (text.size() > 1 && text.front() == '[' && text.back() == ']') {
+      throw Error(where(key), "is the string '" + text + "', not a list: its brackets would reach the script",
+                  "Quote the list's elements instead of the list: hydra.launcher." + key + "=['" +
+                      text.substr(1, text.size() - 2) + "'] (on a shell command line, in double quotes).");
+    }
+    lines.push_back(text);  // one line or argument given as a string
     return lines;
   }
   if (!node.is_list()) {

@@ -232,6 +232,9 @@ TEST_CASE("errors name the override, the place and the way out") {
   CHECK(equal.where() == "override 'key=http://x.y/z?q=1'");
   CHECK(equal.problem() == "unexpected '=' in the value at column 19");
   CHECK_THAT(equal.fix(), Catch::Contains("key='http://x.y/z?q=1'"));
+  // In a list, the elements are quoted, so that the value stays a list.
+  trainer::Error listed = error_of("a.args=[--cpu-bind=none, -v]");
+  CHECK_THAT(listed.fix(), Catch::Contains("Quote the list's elements, a.args=['--cpu-bind=none','-v']"));
 
   trainer::Error hash = error_of("key=a#b");
   CHECK(hash.problem() == "'#' is not allowed in an unquoted value (column 6)");

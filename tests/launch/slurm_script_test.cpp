@@ -232,6 +232,10 @@ TEST_CASE("bad launcher options are refused naming the key", "[slurm]") {
   launcher.set("additional_parameters", yaml_value("[a]"));
   CHECK_THAT(error_of(launcher), Catch::Contains("hydra.launcher.additional_parameters"));
   launcher = yaml(kDefaults);
+  launcher.set("srun_args", Node::string("[--cpu-bind=none]"));  // a list quoted whole: a string
+  CHECK_THAT(error_of(launcher), Catch::Contains("hydra.launcher.srun_args") &&
+                                     Catch::Contains("hydra.launcher.srun_args=['--cpu-bind=none']"));
+  launcher = yaml(kDefaults);
   launcher.set("mem_gb", Node::string("lots"));
   CHECK_THAT(error_of(launcher), Catch::Contains("hydra.launcher.mem_gb"));
   // A time limit no longer than the stop signal's lead: every job would be signalled as it starts.
