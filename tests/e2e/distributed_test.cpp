@@ -448,6 +448,56 @@ TEST_CASE("SIGINT to rank 0 alone stops both ranks after the same step, with a c
   CHECK(fs::exists(fs::path(run) / "checkpoints" / "last.ckpt"));
 }
 
+TEST_CASE(
+    "a rank whose MASTER_PORT is held by a listener that never answers ends within dist_timeout, and on SIGTERM") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  TempDir dir;
+  // A socket that listens and never reads: the kernel completes each connection, and a store
+  // client's first read waits for ever (no accept, no answer), as with an unrelated service.
+  const int squatter = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof(address);
+  REQUIRE(bind(squatter, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0);
+  REQUIRE(listen(squatter, 16) == 0);
+  REQUIRE(getsockname(squatter, reinterpret_cast<sockaddr*>(&address), &length) == 0);
+  const std::vector<std::string> env = {"RANK=1",
+                                        "LOCAL_RANK=1",
+                                        "WORLD_SIZE=2",
+                                        "LOCAL_WORLD_SIZE=2",
+                                        "MASTER_ADDR=127.0.0.1",
+                                        "MASTER_PORT=" + std::to_string(ntohs(address.sin_port))};
+  const auto started = std::chrono::steady_clock::now();
+  auto timed_out = run_process(fit_command((fs::path(dir.path()) / "r1").string(), {"trainer.dist_timeout=2"}),
+                               dir.path(), env, std::chrono::seconds(60));
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  INFO(timed_out.err);
+  CHECK(timed_out.exit_code == 1);
+  CHECK(seconds < 40);
+  CHECK(contains(timed_out.err, "did not answer within trainer.dist_timeout (2 s)"));
+  CHECK(contains(timed_out.err, "Fix: give the job a free port"));
+
+  // SIGTERM while it waits: ended within seconds, not after the timeout.
+  bool signalled = false;
+  const auto begun = std::chrono::steady_clock::now();
+  // env(1) sets the variables and execs trainer in its place: the signal reaches trainer.
+  std::vector<std::string> argv = {"/usr/bin/env"};
+  argv.insert(argv.end(), env.begin(), env.end());
+  const std::vector<std::string> fit =
+      fit_command((fs::path(dir.path()) / "r2").string(), {"trainer.dist_timeout=300"});
+  argv.insert(argv.end(), fit.begin(), fit.end());
+  auto stopped = run_and_signal(
+      argv, dir.path(), [&] { return std::chrono::steady_clock::now() - begun > std::chrono::seconds(4); }, SIGTERM,
+      &signalled, std::chrono::seconds(60));
+  close(squatter);
+  INFO(stopped.err);
+  CHECK(signalled);
+  CHECK(stopped.exit_code == 1);
+  CHECK(contains(stopped.err, "stopped by signal 15"));
+  CHECK(std::chrono::steady_clock::now() - begun < std::chrono::seconds(30));
+}
+
 TEST_CASE("with torchrun's variables set the binary joins the job as it is told; only rank 0 writes files") {
   if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;

@@ -13,10 +13,12 @@
 #include <chrono>
 #include <condition_variable>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <thread>
 
@@ -62,6 +64,63 @@ void throw_if_stopped(const std::string& where, const std::string& when) {
   }
 }
 
+// Bounds the rendezvous from a thread of its own: a store call can block in a read that never
+// returns (something that accepts connections but is no TCPStore holds the port), where neither
+// trainer.dist_timeout nor SIGTERM/SIGINT would end the process. Past the timeout (a few seconds
+// after the waits' own deadline), or 2 s after a stop signal the blocked thread did not act on,
+// it prints the error and ends the process: nothing has run yet.
+class RendezvousGuard {
+ public:
+  RendezvousGuard(std::string where, std::string meeting, double timeout_seconds)
+      : thread_([this, where = std::move(where), meeting = std::move(meeting), timeout_seconds] {
+          watch(where, meeting, timeout_seconds);
+        }) {}
+  ~RendezvousGuard() {
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      done_ = true;
+    }
+    changed_.notify_all();
+    thread_.join();
+  }
+  RendezvousGuard(const RendezvousGuard&) = delete;
+  RendezvousGuard& operator=(const RendezvousGuard&) = delete;
+
+ private:
+  void watch(const std::string& where, const std::string& meeting, double timeout_seconds) {
+    const auto deadline = Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(timeout_seconds * 1000.0)) +
+                          std::chrono::seconds(5);
+    std::optional<Clock::time_point> stopped_at;
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (!changed_.wait_for(lock, std::chrono::milliseconds(50), [this] { return done_; })) {
+      const int signal = stop_signal_received();
+      if (signal != 0 && !stopped_at) stopped_at = Clock::now();
+      std::string problem;
+      if (stopped_at && Clock::now() - *stopped_at >= std::chrono::seconds(2)) {
+        problem = "stopped by signal " + std::to_string(signal) + " (" + strsignal(signal) +
+                  ") while waiting on the rendezvous store, which never answered; nothing had run yet";
+      } else if (Clock::now() >= deadline) {
+        problem = "the rendezvous store at " + meeting + " did not answer within trainer.dist_timeout (" +
+                  std::to_string(static_cast<long long>(timeout_seconds)) +
+                  " s): whatever listens there accepts connections but is not a rendezvous store";
+      }
+      if (problem.empty()) continue;
+      log::error(where + ": " + problem);
+      std::fprintf(stderr,
+                   "Error: %s: %s. Fix: give the job a free port (MASTER_PORT, or trainer.master_port; under "
+                   "torchrun with LibTorch 1.13, MASTER_PORT + 1 too), and check MASTER_ADDR.\n",
+                   where.c_str(), problem.c_str());
+      std::fflush(stderr);
+      std::_Exit(1);  // the rendezvous thread is blocked in a read: nothing else can end it
+    }
+  }
+
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  bool done_ = false;
+  std::thread thread_;  // last: started once the members above exist
+};
+
 }  // namespace
 
 ProcessGroup::ProcessGroup(const DistEnv& env, const DistOptions& options, const at::Device& device,
@@ -84,6 +143,8 @@ ProcessGroup::ProcessGroup(const DistEnv& env, const DistOptions& options, const
       env.store_file.empty() ? env.master_addr + ":" + std::to_string(port) : "file " + env.store_file;
   const std::string where = "distributed rendezvous (rank " + std::to_string(rank_) + " of " +
                             std::to_string(world_size_) + ", " + meeting + ")";
+  std::optional<RendezvousGuard> guard;
+  guard.emplace(where, meeting, options.timeout_seconds);
   c10d::TCPStoreOptions store_options;
   store_options.port = static_cast<uint16_t>(port);
   store_options.isServer = rank_ == 0 && !join_agent;
@@ -147,6 +208,7 @@ ProcessGroup::ProcessGroup(const DistEnv& env, const DistOptions& options, const
       stderr_locations_.push_back(StderrLocation::decode(std::string(bytes.begin(), bytes.end())));
     }
   }
+  guard.reset();  // every rank met: the collectives' own timeouts bound what follows
   handles_->backend = make_backend_watching(where, peer_failure);
   log::info("distributed: rank " + std::to_string(rank_) + " of " + std::to_string(world_size_) + " (" + backend_name_ +
             ", rendezvous " + meeting + ", " + (env.source.empty() ? "environment" : env.source) + ")");
