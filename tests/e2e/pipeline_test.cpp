@@ -497,3 +497,33 @@ TEST_CASE("pipeline mistakes are refused before anything runs, naming the keys a
   check_clean_error(predicted);
   CHECK(predicted.err.find("trainer predict runs in one process, not 2") != std::string::npos);
 }
+
+TEST_CASE("a pipeline's checkpoint resumed in another layout is refused naming the keys that differ") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  TempDir dir;
+  const fs::path run = fs::path(dir.path()) / "pipe";
+  const std::vector<std::string> pipeline = {"trainer.strategy=pipeline", "trainer.devices=2",
+                                             "trainer.pipeline.split_points=[layers.4]",
+                                             "trainer.pipeline.microbatches=2"};
+  std::vector<std::string> first = {"trainer.max_epochs=1"};
+  first.insert(first.end(), pipeline.begin(), pipeline.end());
+  run_ok(fit_command(run, first));
+  const std::string record = read_file(run / "metrics.csv");
+
+  // One process, and the pipeline cut elsewhere: the optimizer state is each stage's own.
+  for (const std::vector<std::string>& layout :
+       {std::vector<std::string>{"trainer.max_epochs=2", "ckpt_path=last"},
+        std::vector<std::string>{"trainer.max_epochs=2", "ckpt_path=last", "trainer.strategy=pipeline",
+                                 "trainer.devices=2", "trainer.pipeline.split_points=[layers.2]",
+                                 "trainer.pipeline.microbatches=2"}}) {
+    const ProcessResult resumed = run_process(fit_command(run, layout));
+    INFO(resumed.err);
+    check_clean_error(resumed);
+    CHECK(contains(resumed.err, "its optimizer state does not fit this run's optimizer"));
+    CHECK(contains(resumed.err, "Config keys that differ from the run that wrote it: "));
+    CHECK(contains(resumed.err, "trainer.pipeline.split_points: "));
+    CHECK(contains(resumed.err, "resumes only with the same trainer.strategy=pipeline"));
+    CHECK_FALSE(contains(resumed.err, "a gap in trainer's checks"));
+    CHECK(read_file(run / "metrics.csv") == record);  // the run's record is as it was
+  }
+}

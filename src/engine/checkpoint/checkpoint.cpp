@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <functional>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -95,9 +97,10 @@ bool made_absolute(const std::string& before, const std::string& after) {
          after[after.size() - relative.size() - 1] == '/';
 }
 
-// The config keys that differ between the checkpoint's run and this one, those that shape the
-// model first: the likely reason a checkpoint does not fit.
-std::string likely_keys(const std::string& stored_yaml, const std::string& current_yaml) {
+// The config keys that differ between the checkpoint's run and this one, ordered by `rank` (lower
+// first; a negative rank leaves the key out), at most five: " Config keys that differ ...: ...".
+std::string differing_keys(const std::string& stored_yaml, const std::string& current_yaml,
+                           const std::function<int(const std::string&)>& rank) {
   if (stored_yaml.empty() || current_yaml.empty()) return {};
   std::vector<config::ValueDifference> differences;
   try {
@@ -106,22 +109,40 @@ std::string likely_keys(const std::string& stored_yaml, const std::string& curre
   } catch (const std::exception&) {
     return {};
   }
-  auto rank = [](const std::string& key) {
-    if (key.rfind("model.", 0) == 0) return 0;
-    if (key == "precision" || key.rfind("data.", 0) == 0) return 1;
-    return 2;
+  const auto order = [&](const std::string& key) {
+    const int r = rank(key);
+    return r < 0 ? std::numeric_limits<int>::max() : r;
   };
   std::stable_sort(differences.begin(), differences.end(),
-                   [&](const auto& a, const auto& b) { return rank(a.key) < rank(b.key); });
+                   [&](const auto& a, const auto& b) { return order(a.key) < order(b.key); });
   std::string text;
   int shown = 0;
   for (const config::ValueDifference& d : differences) {
-    if (rank(d.key) == 2 || shown == 5) break;
-    if (made_absolute(d.before, d.after)) continue;
+    if (rank(d.key) < 0 || made_absolute(d.before, d.after)) continue;
+    if (shown == 5) break;
     text += std::string(shown++ == 0 ? "" : "; ") + d.key + ": " + d.before + " in the checkpoint's run, " + d.after +
             " now";
   }
   return text.empty() ? text : " Config keys that differ from the run that wrote it: " + text + ".";
+}
+
+// Those that shape the model first: the likely reason a checkpoint does not fit.
+std::string likely_keys(const std::string& stored_yaml, const std::string& current_yaml) {
+  return differing_keys(stored_yaml, current_yaml, [](const std::string& key) {
+    if (key.rfind("model.", 0) == 0) return 0;
+    if (key == "precision" || key.rfind("data.", 0) == 0) return 1;
+    return -1;
+  });
+}
+
+// Those that shape the optimizer's state: the layout (a pipeline stage keeps its own parameters'
+// state) and the optimizer.
+std::string optimizer_keys(const std::string& stored_yaml, const std::string& current_yaml) {
+  return differing_keys(stored_yaml, current_yaml, [](const std::string& key) {
+    if (key == "trainer.strategy" || key == "trainer.devices" || key.rfind("trainer.pipeline.", 0) == 0) return 0;
+    if (key.rfind("optimizer.", 0) == 0) return 1;
+    return -1;
+  });
 }
 
 // Lightning's strict loading: every tensor of the model must be in the checkpoint with the same
@@ -375,7 +396,20 @@ LoopState load_checkpoint(const std::string& path, models::Model& model, torch::
   if (optimizer != nullptr) {
     torch::serialize::InputArchive optimizer_archive;
     root.read("optimizer", optimizer_archive);
-    optimizer->load(optimizer_archive);
+    try {
+      optimizer->load(optimizer_archive);
+    } catch (const std::exception& error) {
+      const auto* c10_error = dynamic_cast<const c10::Error*>(&error);
+      throw Error(path,
+                  std::string("its optimizer state does not fit this run's optimizer (") +
+                      (c10_error != nullptr ? c10_error->what_without_backtrace() : error.what()) +
+                      "): the run that wrote it had another layout or optimizer." +
+                      optimizer_keys(file.config_yaml, current_config_yaml),
+                  "Resume with the layout and optimizer of the run that wrote it: a pipeline's checkpoint keeps "
+                  "each stage's optimizer state apart, so it resumes only with the same trainer.strategy=pipeline, "
+                  "trainer.devices and trainer.pipeline settings; one process and data parallel resume each "
+                  "other's.");
+    }
   }
   LoopState state;
   state.epoch = read_int(root, "epoch");
