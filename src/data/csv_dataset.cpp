@@ -704,6 +704,15 @@ DataSplits load_csv(const DataOptions& options) {
   const bool fitted = !options.encoding.empty();
   Encoding encoding = fitted ? Encoding::from_json(options.encoding) : Encoding{};
   if (fitted) warn_overridden(options, encoding);
+  // trainer test from a checkpoint: its encoding says how rows become inputs, so the test table
+  // alone is read (the training table may have moved; predict reads no more either).
+  if (fitted && options.evaluated_split == "test" && !options.test_path.empty()) {
+    auto tested = std::make_shared<const TensorDataset>(read_encoded(
+        options, options.test_path, "data.test_path", encoding, options.encoding, /*target_optional=*/false));
+    log::info("data: " + options.test_path + " alone (the checkpoint's encoding says how rows become inputs; " +
+              options.path + " is not read)");
+    return DataSplits(tested, std::make_shared<const TensorDataset>(), tested);
+  }
   uint32_t crc = 0;
   const formats::CsvTable table = read_table(
       options.path, "data.path", options.delimiter,

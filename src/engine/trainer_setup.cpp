@@ -80,6 +80,10 @@ void Trainer::Impl::setup() {
       data_options.encoding = trained.data_encoding;
     }
   }
+  // test on data=csv reads data.test_path alone: the checkpoint's encoding says how rows become inputs.
+  if (data_options.name == "csv" && command == "test" && !data_options.encoding.empty()) {
+    data_options.evaluated_split = "test";
+  }
   if (predict_only && data_options.name == "csv") {
     if (data_options.encoding.empty()) {
       throw Error("ckpt_path", "predict with data=csv needs a checkpoint written by a fit on data=csv",

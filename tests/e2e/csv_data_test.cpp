@@ -115,6 +115,14 @@ g.to_csv('scaled.csv', index=False)
   INFO(tested.err);
   REQUIRE(tested.exit_code == 0);
   CHECK(printed(tested.out, "test/acc") == Approx(test_acc).margin(1e-9));
+  // ... nor does a training table that is gone: test reads data.test_path alone, as predict does.
+  auto alone = run_process(
+      {TRAINER_BINARY, "test", "ckpt_path=last", "hydra.run.dir=run", "data.path=moved.csv", "data.test_path=iris.csv"},
+      dir.path());
+  INFO(alone.err);
+  REQUIRE(alone.exit_code == 0);
+  CHECK(printed(alone.out, "test/acc") == Approx(test_acc).margin(1e-9));
+  CHECK(contains(alone.err, "moved.csv is not read"));
   // ... and a test table scaled x 10 is encoded with them too, so the model no longer knows it.
   auto scaled = run_process(
       {TRAINER_BINARY, "test", "ckpt_path=last", "hydra.run.dir=run", "data.test_path=scaled.csv"}, dir.path());
