@@ -13,6 +13,7 @@
 
 #include "trainer/data/tensor_dataset.h"
 #include "trainer/formats/array_file.h"
+#include "trainer/formats/crc32c.h"
 #include "trainer/util/error.h"
 #include "trainer/util/home_path.h"
 #include "trainer/util/log.h"
@@ -196,12 +197,36 @@ namespace {
 struct TrainedInputs {
   std::vector<int64_t> sample_shape;
   at::ScalarType dtype = at::kFloat;
-  std::string source;  // "x.npy", or "the checkpoint's"
+  std::string source;       // "x.npy", or "the checkpoint's"
+  std::string fingerprint;  // of the training inputs and targets (files_fingerprint); "" unknown
 
   // Kept in checkpoints (their summary's data encoding), so that test and predict need only the
-  // test files.
-  std::string encoding() const { return nlohmann::json{{"tensor_inputs_dtype", numpy_name(dtype)}}.dump(); }
+  // test files, and validate and a resume can tell the training files changed.
+  std::string encoding() const {
+    nlohmann::json json{{"tensor_inputs_dtype", numpy_name(dtype)}};
+    if (!fingerprint.empty()) json["tensor_files_fingerprint"] = fingerprint;
+    return json.dump();
+  }
 };
+
+// A cheap fingerprint of an array's bytes: its size and a CRC-32C of 64 blocks of 4 KiB spread
+// over it (all of it when smaller), so a file rewritten in place (rows permuted, values changed) is
+// told from the one a checkpoint was trained on without reading gigabytes.
+std::string array_fingerprint(const at::Tensor& array) {
+  const auto* bytes = static_cast<const uint8_t*>(array.data_ptr());
+  const size_t size = array.numel() * array.element_size();
+  constexpr size_t kBlock = 4096, kBlocks = 64;
+  uint32_t crc = 0;
+  if (size <= kBlock * kBlocks) {
+    crc = formats::crc32c(bytes, size);
+  } else {
+    for (size_t i = 0; i < kBlocks; ++i) {
+      const size_t at = (size - kBlock) / (kBlocks - 1) * i;
+      crc = formats::crc32c_extend(crc, bytes + at, kBlock);
+    }
+  }
+  return std::to_string(size) + ":" + std::to_string(crc);
+}
 
 // The test split of data.test_inputs / data.test_targets (empty when data.test_inputs is null),
 // checked against what the model was trained on.
@@ -264,7 +289,8 @@ std::optional<DataSplits> load_test_files_alone(const DataOptions& options) {
     return std::nullopt;
   }
   const std::string dtype = encoding["tensor_inputs_dtype"].get<std::string>();
-  const TrainedInputs trained{options.trained_sample_shape, dtype == "uint8" ? at::kByte : at::kFloat, kCheckpoints};
+  const TrainedInputs trained{options.trained_sample_shape, dtype == "uint8" ? at::kByte : at::kFloat, kCheckpoints,
+                              ""};
   TensorDataset test = load_test_split(options, trained, options.trained_num_classes);
   test.set_encoding(options.encoding);
   log::info("data: " + options.test_inputs + " alone (the checkpoint says what the model was trained on; " +
@@ -330,7 +356,19 @@ DataSplits load_tensor_files(const DataOptions& options) {
                  "samples trained and validated on: test metrics say how well the model fits them, not how it does "
                  "on samples it has not seen; give held-out samples");
   }
-  const TrainedInputs trained{inputs.sizes().slice(1).vec(), inputs.scalar_type(), options.inputs};
+  const std::string fingerprint = array_fingerprint(inputs) + " " + array_fingerprint(targets);
+  // A checkpoint's fingerprint (validate, a resumed fit): files rewritten in place since are said.
+  if (!options.encoding.empty()) {
+    const nlohmann::json stored = nlohmann::json::parse(options.encoding, nullptr, /*allow_exceptions=*/false);
+    if (stored.is_object() && stored.contains("tensor_files_fingerprint") &&
+        stored["tensor_files_fingerprint"].is_string() && stored["tensor_files_fingerprint"] != fingerprint) {
+      log::warning("data.inputs: " + options.inputs + " and " + options.targets +
+                   " are not the arrays the checkpoint was trained on (their sizes or bytes differ): the validation "
+                   "split is not the samples training held out, so val/* metrics are not comparable with the run's, "
+                   "and a resumed fit trains on the changed samples");
+    }
+  }
+  const TrainedInputs trained{inputs.sizes().slice(1).vec(), inputs.scalar_type(), options.inputs, fingerprint};
   TensorDataset test = load_test_split(options, trained, num_classes);
   const std::string encoding = trained.encoding();
   for (TensorDataset* split : {&train, &val, &test}) split->set_encoding(encoding);

@@ -80,6 +80,10 @@ void Trainer::Impl::setup() {
       data_options.encoding = trained.data_encoding;
     }
   }
+  // validate and a resumed fit on data=tensors compare the training files with the checkpoint's.
+  if (data_options.name == "tensors" && data_options.encoding.empty() && !predict_only && command != "test") {
+    data_options.encoding = checkpoint_summary().data_encoding;
+  }
   // test on data=csv reads data.test_path alone: the checkpoint's encoding says how rows become inputs.
   if (data_options.name == "csv" && command == "test" && !data_options.encoding.empty()) {
     data_options.evaluated_split = "test";

@@ -434,3 +434,49 @@ TEST_CASE("data=tensors: the mistakes users make with array files are clean erro
   CHECK(same.err.find("data.test_inputs: ./x.npy is data.inputs' file, so the test samples are the samples trained") !=
         std::string::npos);
 }
+
+TEST_CASE("data=tensors: arrays rewritten in place since the checkpoint are said on validate and on resume") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  TempDir dir;
+  const fs::path root(dir.path());
+  // 600 samples of 8 floats, the label the sign of the first; then the same rows reversed.
+  const int64_t rows = 600;
+  auto write = [&](bool reversed) {
+    std::string x(static_cast<size_t>(rows) * 8 * sizeof(float), '\0');
+    std::string y(static_cast<size_t>(rows) * sizeof(int64_t), '\0');
+    for (int64_t r = 0; r < rows; ++r) {
+      const int64_t at = reversed ? rows - 1 - r : r;
+      for (int64_t c = 0; c < 8; ++c) {
+        const float value = static_cast<float>(std::sin(static_cast<double>(r * 8 + c) * 0.7));
+        std::memcpy(&x[static_cast<size_t>((at * 8 + c) * 4)], &value, 4);
+      }
+      const int64_t label = std::sin(static_cast<double>(r * 8) * 0.7) > 0 ? 1 : 0;
+      std::memcpy(&y[static_cast<size_t>(at * 8)], &label, 8);
+    }
+    write_npy(root / "x.npy", "<f4", {rows, 8}, x);
+    write_npy(root / "y.npy", "<i8", {rows}, y);
+  };
+  write(false);
+  auto fit = run_process(
+      tensors_fit("run", {"data.inputs=x.npy", "data.targets=y.npy", "trainer.max_epochs=1", "test_after_fit=false"}),
+      dir.path());
+  INFO(fit.err);
+  REQUIRE(fit.exit_code == 0);
+  const std::vector<std::string> validate = {TRAINER_BINARY, "validate", "ckpt_path=last", "hydra.run.dir=run"};
+  auto same = run_process(validate, dir.path());
+  INFO(same.err);
+  REQUIRE(same.exit_code == 0);
+  CHECK_FALSE(contains(same.err, "not the arrays the checkpoint was trained on"));
+
+  write(true);  // numpy.save over the same paths, the rows in another order
+  auto changed = run_process(validate, dir.path());
+  INFO(changed.err);
+  REQUIRE(changed.exit_code == 0);
+  CHECK(contains(changed.err, "y.npy are not the arrays the checkpoint was trained on"));
+  auto resumed = run_process(tensors_fit("run", {"data.inputs=x.npy", "data.targets=y.npy", "trainer.max_epochs=2",
+                                                 "test_after_fit=false", "ckpt_path=last"}),
+                             dir.path());
+  INFO(resumed.err);
+  REQUIRE(resumed.exit_code == 0);
+  CHECK(contains(resumed.err, "a resumed fit trains on the changed samples"));
+}
