@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "trainer/config/did_you_mean.h"
+#include "trainer/data/missing_classes.h"
 #include "trainer/data/tensor_dataset.h"
 #include "trainer/formats/crc32c.h"
 #include "trainer/formats/csv_table.h"
@@ -527,6 +528,8 @@ void fit_classes(const formats::CsvTable& table, const DataOptions& options, Enc
                    " different whole numbers in " + std::to_string(table.rows()) + " rows, trained as " +
                    std::to_string(encoding.num_classes) +
                    " classes; if it is a quantity rather than a label, set data.task=regression");
+    } else if (options.num_classes == 0) {
+      if (const auto warning = missing_classes_warning("data.target", options.path, seen)) log::warning(*warning);
     }
   } else {
     encoding.classes = distinct_sorted(c.texts);

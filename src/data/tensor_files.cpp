@@ -11,6 +11,7 @@
 #include <ATen/ATen.h>
 #include <nlohmann/json.hpp>
 
+#include "trainer/data/missing_classes.h"
 #include "trainer/data/tensor_dataset.h"
 #include "trainer/formats/array_file.h"
 #include "trainer/formats/crc32c.h"
@@ -335,6 +336,13 @@ DataSplits load_tensor_files(const DataOptions& options) {
                 "Map the labels to 0 .. classes - 1, or, if so many classes are meant, set data.num_classes.");
   }
   const int64_t found = largest + 1;
+  if (options.num_classes == 0 && options.encoding.empty() && found <= 100000) {  // once: when fitting
+    const at::Tensor counts = at::bincount(targets.to(at::kLong), {}, found);
+    const auto* count = counts.data_ptr<int64_t>();
+    std::vector<bool> seen(static_cast<size_t>(found));
+    for (int64_t k = 0; k < found; ++k) seen[static_cast<size_t>(k)] = count[k] > 0;
+    if (const auto warning = missing_classes_warning("data.targets", options.targets, seen)) log::warning(*warning);
+  }
   const int64_t num_classes = options.num_classes > 0 ? options.num_classes : found;
 
   TensorDataset all(inputs, targets);

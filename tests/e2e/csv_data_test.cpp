@@ -461,4 +461,17 @@ TEST_CASE("data=csv keeps a timestamp's seconds: cells are standardised in float
   REQUIRE(raw.exit_code == 0);
   CHECK(contains(raw.err, "data.features: the values of column 'ts' (mean 17000000"));
   CHECK(contains(raw.err, "reach the model as float32 with data.standardize=false"));
+
+  // Labels 1 and 2 (1-based, as R writes them): class 0 would be an output that never trains.
+  {
+    std::ofstream out(root / "one_based.csv");
+    out << "x,label\n";
+    for (int i = 0; i < 60; ++i) out << i % 7 << ',' << 1 + i % 2 << '\n';
+  }
+  auto one_based = run_process(
+      csv_fit("one", {"data.path=one_based.csv", "data.target=label", "trainer.max_epochs=1", "test_after_fit=false"}),
+      root.string());
+  INFO(one_based.err);
+  REQUIRE(one_based.exit_code == 0);
+  CHECK(contains(one_based.err, "data.target: the labels of one_based.csv run up to 2, but class 0 has no sample"));
 }
