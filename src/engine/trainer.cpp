@@ -309,6 +309,7 @@ int Trainer::Impl::fit() {
       entry.path = checkpoint_dir() + "/" + entry.path.substr(entry.path.find_last_of('/') + 1);
     }
     forget_states_of_other_monitors(main_path, state);
+    warn_of_another_batch_size(main_path, state);
     restore_callback_states(state);
     fit_seconds_before = state.fit_seconds;
     restore_precision_state(state);

@@ -110,6 +110,28 @@ void Trainer::Impl::forget_states_of_other_monitors(const std::string& checkpoin
   }
 }
 
+void Trainer::Impl::warn_of_another_batch_size(const std::string& checkpoint, const LoopState& state) const {
+  if (state.batch_in_epoch == 0 || !is_main) return;
+  const std::string stored_yaml = formats::read_checkpoint_summary(checkpoint).config_yaml;
+  if (stored_yaml.empty()) return;
+  const config::Node stored = config::load_yaml_string(stored_yaml, checkpoint).root;
+  const config::Node* size = config::select(stored, "data.batch_size");
+  if (size == nullptr || size->type() != config::NodeType::kInt) return;
+  const int64_t before = size->as_int();
+  const int64_t now = data_options.batch_size;
+  if (before == now || before <= 0) return;
+  const int64_t batches = state.batch_in_epoch;
+  log::warning("ckpt_path: " + checkpoint + " stopped inside epoch " + std::to_string(state.epoch) + " after " +
+               std::to_string(batches) + " batch(es) of " + std::to_string(before) +
+               " samples; this run's batches hold " + std::to_string(now) +
+               ", and the place in the epoch is counted "
+               "in batches, so it goes on at sample " +
+               std::to_string(batches * now) + " of the epoch's order, not " + std::to_string(batches * before) + ": " +
+               (now > before ? "samples of this epoch are skipped" : "samples of this epoch are seen twice") +
+               ". Resume with data.batch_size=" + std::to_string(before) +
+               " to go on exactly, or from a checkpoint written at an epoch's end.");
+}
+
 void Trainer::Impl::save_logger_states(LoopState& state) const {
   state.logger_states.clear();
   for (const auto& entry : loggers) {

@@ -230,6 +230,9 @@ struct Trainer::Impl {
   // run that wrote `checkpoint` starts that callback's record afresh (the best files, the best
   // score and patience), with a warning, as Lightning keys a callback's state by its monitor.
   void forget_states_of_other_monitors(const std::string& checkpoint, LoopState& state) const;
+  // A resume inside an epoch counts its place in batches: with another data.batch_size than the
+  // run that wrote `checkpoint`, samples of this epoch are skipped or seen twice; said once.
+  void warn_of_another_batch_size(const std::string& checkpoint, const LoopState& state) const;
   void save_logger_states(LoopState& state) const;
 
   // `batch_size` 0: data.batch_size.

@@ -340,3 +340,26 @@ TEST_CASE("trainer.max_time waits for trainer.min_epochs, as Lightning's Timer d
   CHECK(fit_steps(more.err) == 4 * 422);
   CHECK(contains(read_file(fs::path(dir.path()) / "held" / "trainer.log"), "epoch 3 done"));
 }
+
+TEST_CASE("a resume inside an epoch with another data.batch_size says samples are skipped or seen twice") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  TempDir dir;
+  const std::vector<std::string> base = {TRAINER_BINARY,         "fit",
+                                         "data=synthetic",       "data.num_samples=2048",
+                                         "trainer.max_epochs=1", "test_after_fit=false",
+                                         "hydra.run.dir=run"};
+  std::vector<std::string> first = base;
+  first.insert(first.end(), {"data.batch_size=64", "trainer.max_steps=10"});
+  auto stopped = run_process(first, dir.path());
+  INFO(stopped.err);
+  REQUIRE(stopped.exit_code == 0);
+
+  std::vector<std::string> bigger = base;
+  bigger.insert(bigger.end(), {"data.batch_size=128", "ckpt_path=last"});
+  auto resumed = run_process(bigger, dir.path());
+  INFO(resumed.err);
+  REQUIRE(resumed.exit_code == 0);
+  CHECK(contains(resumed.err, "stopped inside epoch 0 after 10 batch(es) of 64 samples; this run's batches hold 128"));
+  CHECK(contains(resumed.err, "at sample 1280 of the epoch's order, not 640: samples of this epoch are skipped"));
+  CHECK(contains(resumed.err, "Resume with data.batch_size=64 to go on exactly"));
+}
