@@ -247,6 +247,40 @@ SlurmOptions slurm_launcher_options(const Node& launcher) {
           throw Error(where(key + "." + parameter.key), "'" + parameter.key + "' is not an sbatch option name",
                       "Use sbatch's long option names without the dashes, e.g. mail_type.");
         }
+        // The lines the launcher writes itself: a second one would contradict it (sbatch takes the
+        // last; trainer's own checks, signal_delay_s against the time, read the first).
+        static const std::vector<std::pair<std::string, std::string>> own = {
+            {"job-name", "hydra.launcher.name"},
+            {"time", "hydra.launcher.timeout_min"},
+            {"cpus-per-task", "hydra.launcher.cpus_per_task"},
+            {"gpus-per-node", "hydra.launcher.gpus_per_node"},
+            {"cpus-per-gpu", "hydra.launcher.cpus_per_gpu"},
+            {"gpus-per-task", "hydra.launcher.gpus_per_task"},
+            {"mem", "hydra.launcher.mem_gb"},
+            {"mem-per-gpu", "hydra.launcher.mem_per_gpu"},
+            {"mem-per-cpu", "hydra.launcher.mem_per_cpu"},
+            {"partition", "hydra.launcher.partition"},
+            {"qos", "hydra.launcher.qos"},
+            {"account", "hydra.launcher.account"},
+            {"constraint", "hydra.launcher.constraint"},
+            {"exclude", "hydra.launcher.exclude"},
+            {"gres", "hydra.launcher.gres"},
+            {"comment", "hydra.launcher.comment"},
+            {"signal", "hydra.launcher.signal_delay_s"},
+            {"requeue", "hydra.launcher.max_num_timeout"},
+            {"array", "hydra.launcher.array_parallelism (the array is the sweep's jobs)"},
+            {"output", "nothing: each task's output goes to the sweep's .slurm/logs"},
+            {"error", "nothing: each task's output goes to the sweep's .slurm/logs"},
+            {"open-mode", "nothing: the logs are appended to across requeues"},
+            {"nodes", "nothing: a task is one process on one node"},
+            {"ntasks-per-node", "nothing: a task is one process on one node"}};
+        for (const auto& [option, instead] : own) {
+          if (name != option) continue;
+          throw Error(
+              where(key + "." + parameter.key),
+              "--" + option + " is a line the launcher writes itself; a second one would contradict it",
+              instead.rfind("nothing:", 0) == 0 ? "Leave it out:" + instead.substr(8) + "." : "Set " + instead + ".");
+        }
         if (parameter.value.type() == NodeType::kBool) {
           if (parameter.value.as_bool()) options.additional_parameters.emplace_back(name, std::string());
           continue;

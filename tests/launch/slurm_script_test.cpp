@@ -232,6 +232,13 @@ TEST_CASE("bad launcher options are refused naming the key", "[slurm]") {
   launcher.set("additional_parameters", yaml_value("[a]"));
   CHECK_THAT(error_of(launcher), Catch::Contains("hydra.launcher.additional_parameters"));
   launcher = yaml(kDefaults);
+  launcher.set("additional_parameters", yaml_value("{time: 5}"));  // the launcher writes --time itself
+  CHECK_THAT(error_of(launcher), Catch::Contains("hydra.launcher.additional_parameters.time") &&
+                                     Catch::Contains("Set hydra.launcher.timeout_min."));
+  launcher = yaml(kDefaults);
+  launcher.set("additional_parameters", yaml_value("{output: /tmp/x.out}"));
+  CHECK_THAT(error_of(launcher), Catch::Contains("Leave it out: each task's output goes to the sweep's .slurm/logs."));
+  launcher = yaml(kDefaults);
   launcher.set("srun_args", Node::string("[--cpu-bind=none]"));  // a list quoted whole: a string
   CHECK_THAT(error_of(launcher), Catch::Contains("hydra.launcher.srun_args") &&
                                      Catch::Contains("hydra.launcher.srun_args=['--cpu-bind=none']"));
