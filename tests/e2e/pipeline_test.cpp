@@ -487,6 +487,16 @@ TEST_CASE("pipeline mistakes are refused before anything runs, naming the keys a
   refused({"trainer.devices=2", "trainer.pipeline.split_points=layers.3", "trainer.pipeline.balance=time"},
           "balance=time cuts the model where trainer.pipeline.split_points already does");
   refused({"trainer.devices=2", "trainer.pipeline.balance=flops"}, "trainer.pipeline.balance");
+  // A pipeline's setting without strategy=pipeline changes nothing (a data-parallel job ran
+  // instead): said, and the job runs (a sweep may share one config between strategies).
+  auto ignored = run_process(fit_command(run, {"trainer.strategy=auto", "trainer.pipeline.split_points=[layers.4]",
+                                               "trainer.max_steps=2", "trainer.max_epochs=1"}),
+                             dir.path());
+  INFO(ignored.err);
+  CHECK(ignored.exit_code == 0);
+  CHECK(contains(ignored.err,
+                 "trainer.pipeline.split_points=['layers.4'] is a pipeline's setting, but "
+                 "trainer.strategy is auto, so it changes nothing"));
   // predict runs in one process (each stage would otherwise run a model whose other pieces it lacks).
   ProcessResult predicted =
       run_process({TRAINER_BINARY, "predict", "data=synthetic", "data.num_samples=256", "trainer.devices=2",
