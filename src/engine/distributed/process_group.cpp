@@ -165,10 +165,15 @@ ProcessGroup::ProcessGroup(const DistEnv& env, const DistOptions& options, const
     handles_->store =
         c10::make_intrusive<c10d::PrefixStore>(std::string("trainer/") + (restart != nullptr ? restart : "0"), base);
   } catch (const std::exception& error) {
+    throw_if_stopped(where, "while the ranks met");  // a signal interrupts the store's connect (EINTR)
     const std::string message = message_of(error);
     if (store_options.isServer && message.find("ddress already in use") != std::string::npos) {
       throw Error(where,
-                  "port " + std::to_string(port) + " is taken on this node (another job's rendezvous?): " + message,
+                  "port " + std::to_string(port) +
+                      (port != env.master_port ? " (MASTER_PORT + 1, where rank 0 serves its own store beside "
+                                                 "torchrun's agent with this LibTorch)"
+                                               : "") +
+                      " is taken on this node (another job's rendezvous?): " + message,
                   "Give this job another port: MASTER_PORT (or trainer.master_port) set to a free one.");
     }
     throw Error(where, "cannot reach the TCPStore: " + message,
