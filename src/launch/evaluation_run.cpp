@@ -526,6 +526,7 @@ void warn_about_redrawn_split(const Node& stored, const Node& composed, const co
   std::string listed;
   for (const config::ValueDifference& d : config::config_differences(stored, now)) {
     if (d.key != "seed" && d.key != "data.val_fraction") continue;
+    if (d.after == "(absent)") continue;  // this data draws no split (data=webdataset: val shards)
     listed += std::string(listed.empty() ? "" : ", ") + d.key + " " + d.after + " (the run's: " + d.before + ")";
   }
   if (listed.empty()) return;

@@ -281,6 +281,8 @@ TEST_CASE(
   REQUIRE(validated.exit_code == 0);
   CHECK(printed(validated.out, "val/acc") == printed(on_files.out, "val/acc"));
   CHECK(std::abs(printed(validated.out, "val/loss") - printed(on_files.out, "val/loss")) <= 1e-6);
+  // Shards draw no split from the training samples: no warning about data.val_fraction.
+  CHECK(validated.err.find("draw another one") == std::string::npos);
 }
 
 TEST_CASE("data pack: a table's encoded rows train from shards; what cannot be packed is refused clearly",
