@@ -2,6 +2,7 @@
 // second rank, and the same binary joins a job when torchrun's variables are set. Skipped without
 // the engine.
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -13,6 +14,7 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <optional>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -478,18 +480,33 @@ TEST_CASE(
   CHECK(contains(timed_out.err, "did not answer within trainer.dist_timeout (2 s)"));
   CHECK(contains(timed_out.err, "Fix: give the job a free port"));
 
-  // SIGTERM while it waits: ended within seconds, not after the timeout.
+  // SIGTERM while it waits: ended within seconds, not after the timeout. The first run's
+  // connection is taken off the queue, so that the next one pending says the rank is blocked in
+  // the rendezvous (its signal handlers were installed before it connected).
+  for (int pending = accept4(squatter, nullptr, nullptr, SOCK_NONBLOCK); pending >= 0;
+       pending = accept4(squatter, nullptr, nullptr, SOCK_NONBLOCK)) {
+    close(pending);
+    pollfd more{squatter, POLLIN, 0};
+    if (poll(&more, 1, 0) <= 0) break;
+  }
   bool signalled = false;
   const auto begun = std::chrono::steady_clock::now();
+  std::optional<std::chrono::steady_clock::time_point> connected;
+  const auto blocked = [&] {
+    if (!connected) {
+      pollfd waiting{squatter, POLLIN, 0};
+      if (poll(&waiting, 1, 0) > 0) connected = std::chrono::steady_clock::now();
+      return false;
+    }
+    return std::chrono::steady_clock::now() - *connected > std::chrono::milliseconds(500);
+  };
   // env(1) sets the variables and execs trainer in its place: the signal reaches trainer.
   std::vector<std::string> argv = {"/usr/bin/env"};
   argv.insert(argv.end(), env.begin(), env.end());
   const std::vector<std::string> fit =
       fit_command((fs::path(dir.path()) / "r2").string(), {"trainer.dist_timeout=300"});
   argv.insert(argv.end(), fit.begin(), fit.end());
-  auto stopped = run_and_signal(
-      argv, dir.path(), [&] { return std::chrono::steady_clock::now() - begun > std::chrono::seconds(4); }, SIGTERM,
-      &signalled, std::chrono::seconds(60));
+  auto stopped = run_and_signal(argv, dir.path(), blocked, SIGTERM, &signalled, std::chrono::seconds(60));
   close(squatter);
   INFO(stopped.err);
   CHECK(signalled);
