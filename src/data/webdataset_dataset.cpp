@@ -32,6 +32,10 @@
 namespace trainer::data {
 namespace {
 
+// configs/data/webdataset.yaml's data.normalize (ImageNet's pixel statistics).
+const std::vector<double> kImageNetMean{0.485, 0.456, 0.406};
+const std::vector<double> kImageNetStd{0.229, 0.224, 0.225};
+
 bool is_image(const std::string& ext) {
   static const char* const kImages[] = {"jpg", "jpeg", "png", "webp", "ppm", "pgm", "pbm", "bmp", "tif", "tiff"};
   return std::any_of(std::begin(kImages), std::end(kImages), [&](const char* e) { return ext == e; });
@@ -46,14 +50,15 @@ std::string dims_text(const std::vector<int64_t>& dims) {
 }
 
 // The first element of `count` that is NaN or infinite in a floating tensor's bytes, or -1 (also
-// for integer dtypes, which hold numbers only).
+// for integer dtypes, which hold numbers only). Each is tested in its own type, widened to double
+// (a float64 1e39 is finite, as data=tensors sees it; narrowed to float it would read as infinite).
 int64_t first_non_finite(const uint8_t* data, c10::ScalarType dtype, int64_t count) {
   const auto scan = [&](auto type_tag) -> int64_t {
     using T = decltype(type_tag);
     for (int64_t i = 0; i < count; ++i) {
       T value;
       std::memcpy(&value, data + i * static_cast<int64_t>(sizeof(T)), sizeof(T));
-      if (!std::isfinite(static_cast<float>(value))) return i;
+      if (!std::isfinite(static_cast<double>(value))) return i;
     }
     return -1;
   };
@@ -823,6 +828,17 @@ DataSplits load_webdataset(const DataOptions& given) {
         log::warning(first_list.key + ": the samples are tensors (" + dims_text(array.shape) +
                      "), which reach the model as they are: " + keys +
                      " apply to images and do nothing here (data.normalize, or a normalize step, does apply)");
+      }
+      // Float values of three channels pass the loader's channel check with the shipped data.normalize,
+      // ImageNet's pixel statistics: right for images saved as [0, 1] arrays, wrong for other values.
+      // Which it is cannot be told from the bytes, so it is said (one or four channels are an error).
+      if (at::isFloatingType(base.dtype) && base.sample_shape.front() == 3 && given.mean == kImageNetMean &&
+          given.std == kImageNetStd) {
+        log::warning(first_list.key + ": the samples are float tensors of 3 channels (" + dims_text(array.shape) +
+                     "), normalised with data.normalize's default, ImageNet's pixel statistics ((x - 0.485) / "
+                     "0.229 for the first channel): right for images saved on the [0, 1] scale. For other values "
+                     "to reach the model as they are, give data.normalize.mean=[0] data.normalize.std=[1] (or "
+                     "your data's own per-channel statistics)");
       }
     } else {
       const std::optional<image::Size> train_size = pipeline_for(options, true).output_size();

@@ -228,6 +228,7 @@ TEST_CASE("webdataset: mistakes are one-paragraph errors naming the shard and me
   if (!make_shards(shards, "corrupt", {"--count", "100", "--per-shard", "100", "--corrupt", "9"})) return;
   if (!make_shards(shards, "nan", {"--count", "100", "--per-shard", "100", "--kind", "npyf", "--nan", "21"})) return;
   if (!make_shards(shards, "dotted", {"--count", "40", "--per-shard", "40", "--dotted"})) return;
+  if (!make_shards(shards, "rgbf", {"--count", "40", "--per-shard", "40", "--kind", "npyf3"})) return;
   const std::string run = (fs::path(dir.path()) / "run").string();
 
   // A shard that does not exist: its path named.
@@ -303,6 +304,33 @@ TEST_CASE("webdataset: mistakes are one-paragraph errors naming the shard and me
   CHECK(dotted.err.find("its member dir/sample.000000.png has more than one dot in its file name") !=
         std::string::npos);
   CHECK(dotted.err.find("e.g. dir/sample_000000.png") != std::string::npos);
+
+  // Float tensors of three channels pass with the shipped data.normalize, ImageNet's pixel
+  // statistics, which suit images saved on the [0, 1] scale only: said, with the way out; not said
+  // once the user gives data.normalize.
+  const auto rgb_fit = [&](const std::string& name, const std::vector<std::string>& extra) {
+    std::vector<std::string> argv = {TRAINER_BINARY,
+                                     "fit",
+                                     "data=webdataset",
+                                     "data.shards=" + (shards / "rgbf-000000.tar").string(),
+                                     "data.batch_size=20",
+                                     "trainer.max_epochs=1",
+                                     "test_after_fit=false",
+                                     "trainer.enable_progress_bar=false",
+                                     "hydra.run.dir=" + run + "_" + name};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return run_process(argv, dir.path());
+  };
+  const ProcessResult imagenet_values = rgb_fit("imagenet", {});
+  INFO(imagenet_values.out << imagenet_values.err);
+  CHECK(imagenet_values.exit_code == 0);
+  CHECK(imagenet_values.err.find("the samples are float tensors of 3 channels (3 x 28 x 28), normalised with "
+                                 "data.normalize's default, ImageNet's pixel statistics") != std::string::npos);
+  CHECK(imagenet_values.err.find("give data.normalize.mean=[0] data.normalize.std=[1]") != std::string::npos);
+  const ProcessResult own_values = rgb_fit("own", {"data.normalize.mean=[0]", "data.normalize.std=[1]"});
+  INFO(own_values.out << own_values.err);
+  CHECK(own_values.exit_code == 0);
+  CHECK(own_values.err.find("float tensors of 3 channels") == std::string::npos);
 
   // trainer predict without test shards: told which key to give.
   const ProcessResult no_test =

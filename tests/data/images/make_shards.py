@@ -3,14 +3,15 @@ for the data=webdataset tests, with Python's tarfile and Pillow. Nothing here is
 tests run it into a temporary folder.
 
   make_shards.py OUT_DIR NAME --count N --per-shard K [--source train|t10k] [--offset O]
-                 [--kind png|jpg|npy] [--label cls|json] [--corrupt I] [--unlabelled I]
+                 [--kind png|jpg|npy|npyf|npyf3] [--label cls|json] [--corrupt I] [--unlabelled I]
                  [--label-value I:V] [--truncate] [--idx IDX_DIR] [--nan I] [--dotted]
 
 writes OUT_DIR/NAME-000000.tar, NAME-000001.tar, ...: K samples each (the last may hold fewer),
 sample i keyed "sample<i>" with its image (or .npy uint8 [1, 28, 28] array) and its label as .cls
 text or .json {"label": L}. --corrupt I replaces sample I's image bytes with garbage, --unlabelled I
 leaves out its label member, --label-value I:V gives it label V, --truncate cuts the last shard in
-the middle of a member. --kind npyf writes float32 arrays (pixels / 255), --nan I puts a NaN in
+the middle of a member. --kind npyf writes float32 arrays (pixels / 255), npyf3 the same
+as [3, 28, 28] (the gray channel three times), --nan I puts a NaN in
 sample I's (npyf), --dotted keys the samples "dir/sample.<i>" (a second dot in each member's
 file name, which WebDataset's rule makes part of the extension). Also writes OUT_DIR/NAME-labels.txt: "<key> <label>" per sample, in order.
 """
@@ -87,8 +88,10 @@ def main():
                     buf = io.BytesIO()
                     np.save(buf, pixels[i].reshape(1, 28, 28))
                     data, ext = buf.getvalue(), "npy"
-                elif a.kind == "npyf":
+                elif a.kind in ("npyf", "npyf3"):
                     values = pixels[i].reshape(1, 28, 28).astype(np.float32) / 255.0
+                    if a.kind == "npyf3":
+                        values = np.repeat(values, 3, axis=0)
                     if i == a.nan:
                         values[0, 3, 5] = np.nan
                     buf = io.BytesIO()
