@@ -272,10 +272,21 @@ TrainerOptions TrainerOptions::from_config(const config::ConfigView& root, const
   o.ckpt_path = top.get<std::optional<std::string>>("ckpt_path");
   o.test_after_fit = top.get<bool>("test_after_fit");
 
+  const std::string top_precision = precision;
   if (root.has("trainer")) read_trainer_section(options::OptionReader(root.sub("trainer")), o, precision);
   if (root.has("optimizer")) read_optimizer(root, o.optimizer);
   read_scheduler(root, o.scheduler, o);
   o.precision = parse_precision(precision);
+  // trainer.precision is ${precision} unless given: both given, and meaning two things, is a
+  // mistake one of them would hide (the top-level key at its default, 32, says nothing).
+  if (const Precision top_meaning = parse_precision(top_precision);
+      top_meaning != o.precision && top_meaning != Precision::k32True) {
+    throw Error("trainer.precision",
+                "is " + precision + ", but precision is " + top_precision +
+                    ": two keys give the precision (trainer.precision is ${precision} unless set)",
+                "Give one of them: precision=" + precision + " alone, or precision=" + top_precision +
+                    " with trainer.precision left at ${precision}.");
+  }
   o.grad_scaler_enabled = o.grad_scaler.enabled.value_or(o.precision == Precision::k16Mixed);
   if (o.grad_scaler_enabled && o.precision == Precision::k16True) {
     throw Error("trainer.grad_scaler.enabled",

@@ -169,6 +169,12 @@ void take_settings(Node& composed, const Node& stored, const std::vector<config:
     const config::Override* whole = nullptr;
     std::vector<const config::Override*> within;
     for (const config::Override& o : overrides) {
+      // trainer.precision on the command line is the precision this evaluation runs in: the
+      // checkpoint's top-level precision would contradict it (two keys, one setting).
+      if (section == "precision" && !o.package && o.key == "trainer.precision") {
+        whole = &o;
+        continue;
+      }
       if (section_of(o.key) != section || o.package) continue;
       if (o.key == section || o.key[section.size()] == '/') {
         whole = &o;

@@ -385,6 +385,39 @@ TEST_CASE("a run that set trainer.precision itself is tested and predicted in th
   CHECK(other.err.find("checkpoint Double") != std::string::npos);
 }
 
+TEST_CASE("precision and trainer.precision saying two things are refused; an evaluation's trainer.precision wins") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  TempDir dir;
+  const std::vector<std::string> fit = {TRAINER_BINARY,
+                                        "fit",
+                                        "model.hidden_sizes=[16]",
+                                        "data=synthetic",
+                                        "data.num_samples=256",
+                                        "trainer.max_epochs=1",
+                                        "test_after_fit=false",
+                                        "hydra.run.dir=run"};
+  // Both given: trainer.precision used to win silently.
+  std::vector<std::string> both = fit;
+  both.insert(both.end(), {"precision=64", "trainer.precision=bf16-true"});
+  const ProcessResult refused = run_process(both, dir.path());
+  check_clean_error(refused);
+  CHECK(refused.err.find("is bf16-true, but precision is 64: two keys give the precision") != std::string::npos);
+  CHECK(!fs::exists(fs::path(dir.path()) / "run" / "checkpoints"));
+  // The same meaning twice is no conflict.
+  std::vector<std::string> agreeing = fit;
+  agreeing.insert(agreeing.end(), {"precision=64", "trainer.precision=64-true"});
+  const ProcessResult trained = run_process(agreeing, dir.path());
+  INFO(trained.err);
+  REQUIRE(trained.exit_code == 0);
+  // An evaluation's trainer.precision replaces the checkpoint's precision=64 (not a conflict with it):
+  // float32 is then told it does not fit the float64 weights.
+  const ProcessResult other =
+      run_process({TRAINER_BINARY, "test", "ckpt_path=last", "hydra.run.dir=run", "trainer.precision=32"}, dir.path());
+  check_clean_error(other);
+  CHECK(other.err.find("two keys give the precision") == std::string::npos);
+  CHECK(other.err.find("checkpoint Double") != std::string::npos);
+}
+
 TEST_CASE("a TorchScript model from Python is trained, tested and predicted") {
   if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   const std::string python = TRAINER_TEST_PYTHON;
