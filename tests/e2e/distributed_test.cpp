@@ -767,10 +767,15 @@ TEST_CASE("a rank stopped with SIGSTOP is caught by the hang watchdog within tra
   pid_t stopped = -1;
   std::chrono::steady_clock::time_point stopped_at;
   bool signalled = false;
-  auto result = run_and_signal(
+  // The ranks' rendezvous file goes to TMPDIR: the watchdog's exit must not leave it there.
+  const fs::path tmp = fs::path(dir.path()) / "tmp";
+  fs::create_directories(tmp);
+  std::vector<std::string> argv =
       fit_command(run, {"trainer.devices=2", "trainer.max_epochs=50", "data.num_samples=8192", "trainer.hang_timeout=3",
-                        "trainer.dist_timeout=00:00:10:00", "test_after_fit=false"}),
-      dir.path(),
+                        "trainer.dist_timeout=00:00:10:00", "test_after_fit=false"});
+  argv.insert(argv.begin(), {"/usr/bin/env", "TMPDIR=" + tmp.string()});
+  auto result = run_and_signal(
+      argv, dir.path(),
       [&] {
         // Both ranks are past their set-up (and their watchdogs beat) once a step is done.
         if (stopped > 0 || !fs::exists(fs::path(run) / "trainer.log") ||
@@ -811,7 +816,8 @@ TEST_CASE("a rank stopped with SIGSTOP is caught by the hang watchdog within tra
   CHECK(result.err.find("rank 1 pid " + std::to_string(stopped) + ", step ") != std::string::npos);
   // What the silent rank wrote: here nothing (its stderr reaches the terminal through rank 0).
   CHECK(from_last(result.err, "Error: ").find("is waited for.\nRank 1 wrote nothing to stderr.") != std::string::npos);
-  CHECK(waited < 120);  // not trainer.dist_timeout's 10 minutes
+  CHECK(waited < 120);       // not trainer.dist_timeout's 10 minutes
+  CHECK(fs::is_empty(tmp));  // no trainer-store-* left behind
   // The stopped rank does not outlive the job (killed with it; reaped by init shortly after).
   bool gone = false;
   for (int i = 0; i < 100 && !gone; ++i) {

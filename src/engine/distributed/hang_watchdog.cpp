@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "trainer/engine/distributed/progress_beacon.h"
+#include "trainer/engine/distributed/watcher_exit.h"
 #include "trainer/engine/profiling/phase_profiler.h"
 #include "trainer/util/log.h"
 
@@ -141,12 +142,11 @@ void HangWatchdog::run() {
         const std::string output = output_of_(r);
         if (!output.empty()) outputs += "\n" + output;
       }
-      std::fprintf(stderr,
-                   "Error: %s. Fix: see what that rank was doing (a debugger, py-spy dump, or its log); "
-                   "trainer.hang_timeout sets how long a silent or stuck rank is waited for.%s\n",
-                   message.c_str(), outputs.c_str());
-      std::fflush(stderr);
-      std::_Exit(1);  // the training thread is stuck in a collective: nothing else can end it
+      // The training thread is stuck in a collective: nothing else can end it.
+      exit_from_watcher(message +
+                        ". Fix: see what that rank was doing (a debugger, py-spy dump, or its log); "
+                        "trainer.hang_timeout sets how long a silent or stuck rank is waited for." +
+                        outputs);
     }
   } catch (const std::exception& error) {
     // The store went away (the job is ending, or rank 0 died): the launcher reports that.

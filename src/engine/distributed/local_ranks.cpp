@@ -15,6 +15,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "trainer/engine/distributed/watcher_exit.h"
 #include "trainer/util/error.h"
 #include "trainer/util/log.h"
 #include "trainer/util/signal_cause.h"
@@ -103,6 +104,7 @@ LocalRanks::LocalRanks(int world_size, const std::vector<std::string>& args, con
   }
   ::close(fd);
   store_file_ = pattern;
+  remove_on_watcher_exit(store_file_);  // a hang's exit skips the destructor below
   const char* nccl_interface = std::getenv("NCCL_SOCKET_IFNAME");
   const bool keep_nccl_interface = nccl_interface != nullptr && nccl_interface[0] != '\0';
   auto common = [&](int rank) {
@@ -169,6 +171,7 @@ LocalRanks::LocalRanks(int world_size, const std::vector<std::string>& args, con
   } catch (...) {
     stop(0);
     ::unlink(store_file_.c_str());
+    remove_on_watcher_exit("");
     throw;
   }
   for (const auto& [key, value] : common(0)) ::setenv(key.c_str(), value.c_str(), 1);
@@ -181,6 +184,7 @@ LocalRanks::~LocalRanks() {
   if (supervisor_.joinable()) supervisor_.join();
   relay_.finish(1.0);             // the ranks have ended: pass on the rest of what they wrote
   ::unlink(store_file_.c_str());  // FileStore removes it when every rank ends cleanly; a crash leaves it
+  remove_on_watcher_exit("");
 }
 
 void LocalRanks::supervise() {

@@ -13,7 +13,6 @@
 #include <chrono>
 #include <condition_variable>
 #include <csignal>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -22,6 +21,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "trainer/engine/distributed/watcher_exit.h"
 #include "trainer/engine/stop_signal.h"
 #include "trainer/engine/torch_compat.h"
 #include "trainer/util/error.h"
@@ -106,12 +106,10 @@ class RendezvousGuard {
       }
       if (problem.empty()) continue;
       log::error(where + ": " + problem);
-      std::fprintf(stderr,
-                   "Error: %s: %s. Fix: give the job a free port (MASTER_PORT, or trainer.master_port; under "
-                   "torchrun with LibTorch 1.13, MASTER_PORT + 1 too), and check MASTER_ADDR.\n",
-                   where.c_str(), problem.c_str());
-      std::fflush(stderr);
-      std::_Exit(1);  // the rendezvous thread is blocked in a read: nothing else can end it
+      // The rendezvous thread is blocked in a read: nothing else can end it.
+      exit_from_watcher(where + ": " + problem +
+                        ". Fix: give the job a free port (MASTER_PORT, or trainer.master_port; under torchrun "
+                        "with LibTorch 1.13, MASTER_PORT + 1 too), and check MASTER_ADDR.");
     }
   }
 
