@@ -829,6 +829,28 @@ TEST_CASE("a rank stopped with SIGSTOP is caught by the hang watchdog within tra
   CHECK(gone);
 }
 
+// Lightning refuses devices that differ from the tasks srun or torchrun started; the job ran on
+// the launcher's count without a word.
+TEST_CASE("trainer.devices=3 under srun's 2 tasks is refused, naming both; the default 1 follows srun") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  TempDir dir;
+  const std::vector<std::string> slurm = {"SLURM_PROCID=0", "SLURM_NTASKS=2",    "SLURM_LOCALID=0",
+                                          "SLURM_NNODES=1", "SLURM_JOB_ID=4242", "SLURM_STEP_ID=0"};
+  auto result = run_process(fit_command("run", {"trainer.devices=3"}), dir.path(), slurm, std::chrono::seconds(60));
+  check_clean_error(result);
+  CHECK(result.err.find("trainer.devices: is 3, but srun started 2 process(es) on this node (world size 2)") !=
+        std::string::npos);
+  CHECK(result.err.find("Set trainer.devices=2 (or leave it at 1), or start 3 tasks per node (srun "
+                        "--ntasks-per-node 3)") != std::string::npos);
+  auto torchrun = run_process(fit_command("run", {"trainer.devices=4"}), dir.path(),
+                              {"RANK=0", "WORLD_SIZE=4", "LOCAL_RANK=0", "LOCAL_WORLD_SIZE=2", "MASTER_ADDR=127.0.0.1",
+                               "MASTER_PORT=1", "TORCHELASTIC_RUN_ID=x"},
+                              std::chrono::seconds(60));
+  check_clean_error(torchrun);
+  CHECK(torchrun.err.find("trainer.devices: is 4, but torchrun started 2 process(es) on this node (world size 4)") !=
+        std::string::npos);
+}
+
 TEST_CASE("2 CUDA devices asked where none is visible: the fix offered is one that runs") {
   if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;

@@ -102,6 +102,25 @@ int run_job_ranks(config::Node job_config, const std::string& run_dir, const std
   const bool searches =
       command == "tune_batch_size" || (command == "fit" && TunerOptions::from_config(view).auto_scale);
   const int world_size = env ? env->world_size : (dist.strategy == "single_device" ? 1 : per_node * dist.num_nodes);
+  // Under torchrun or srun the launcher started the ranks: trainer.devices, when given a number
+  // above 1 (1 is the shipped default), must say the same, as Lightning's SLURM and torchelastic
+  // environments check; else the job would run on fewer or more processes than asked, silently.
+  if (env && env->source != "trainer" && dist.strategy != "single_device" && dist.devices > 1 &&
+      dist.devices != env->local_world_size) {
+    const std::string launcher = env->source == "slurm"      ? "srun"
+                                 : env->source == "torchrun" ? "torchrun"
+                                                             : "the environment";
+    throw Error("trainer.devices",
+                "is " + std::to_string(dist.devices) + ", but " + launcher + " started " +
+                    std::to_string(env->local_world_size) + " process(es) on this node (world size " +
+                    std::to_string(env->world_size) +
+                    "): under a launcher the launcher starts the ranks, one per device",
+                "Set trainer.devices=" + std::to_string(env->local_world_size) + " (or leave it at 1), or start " +
+                    std::to_string(dist.devices) + " tasks per node (" +
+                    (env->source == "slurm" ? std::string("srun --ntasks-per-node ")
+                                            : std::string("torchrun --nproc-per-node ")) +
+                    std::to_string(dist.devices) + ").");
+  }
   if (searches && world_size > 1) {
     throw Error(command == "fit" ? "trainer.auto_scale_batch_size" : "trainer tune batch_size",
                 "the batch-size search does not run in a data-parallel job (" + std::to_string(world_size) +
