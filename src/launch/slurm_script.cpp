@@ -298,6 +298,23 @@ SlurmOptions slurm_launcher_options(const Node& launcher) {
       options.fail_fast = bool_of(value, key, false);
     }
   }
+  // sbatch refuses these together ("mutually exclusive" in its manual), but only once submitted.
+  std::vector<std::string> memory;
+  if (options.mem_gb) memory.emplace_back("mem_gb");
+  if (!options.mem_per_cpu.empty()) memory.emplace_back("mem_per_cpu");
+  if (!options.mem_per_gpu.empty()) memory.emplace_back("mem_per_gpu");
+  if (memory.size() > 1) {
+    throw Error(where(memory[1]),
+                "is set with hydra.launcher." + memory[0] +
+                    ": sbatch takes one of --mem, --mem-per-cpu and --mem-per-gpu; nothing was submitted",
+                "Give the memory one way: set the other to null (hydra.launcher." + memory[0] + "=null).");
+  }
+  if (options.cpus_per_task && options.cpus_per_gpu) {
+    throw Error(where("cpus_per_gpu"),
+                "is set with hydra.launcher.cpus_per_task: sbatch takes --cpus-per-gpu or --cpus-per-task, not "
+                "both; nothing was submitted",
+                "Give the CPUs one way: hydra.launcher.cpus_per_task=null, or hydra.launcher.cpus_per_gpu=null.");
+  }
   if (options.signal_delay_s > 0 && options.signal_delay_s >= options.timeout_min * 60) {
     throw Error("hydra.launcher.signal_delay_s=" + std::to_string(options.signal_delay_s),
                 "is not below the time limit (timeout_min=" + std::to_string(options.timeout_min) + ": " +

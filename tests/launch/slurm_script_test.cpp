@@ -148,7 +148,6 @@ TEST_CASE("every option reaches its #SBATCH line", "[slurm]") {
   launcher.set("exclude", Node::string("node7"));
   launcher.set("gres", Node::string("gpu:2"));
   launcher.set("comment", Node::string("night run"));
-  launcher.set("mem_per_cpu", Node::string("4G"));
   launcher.set("signal_delay_s", Node::integer(300));
   launcher.set("max_num_timeout", Node::integer(3));
   launcher.set("array_parallelism", Node::integer(2));
@@ -165,7 +164,6 @@ TEST_CASE("every option reaches its #SBATCH line", "[slurm]") {
   CHECK(has_line(script, "#SBATCH --cpus-per-task=8"));
   CHECK(has_line(script, "#SBATCH --gpus-per-node=2"));
   CHECK(has_line(script, "#SBATCH --mem=32G"));
-  CHECK(has_line(script, "#SBATCH --mem-per-cpu=4G"));
   CHECK(has_line(script, "#SBATCH --partition=gpu"));
   CHECK(has_line(script, "#SBATCH --qos=high"));
   CHECK(has_line(script, "#SBATCH --account=proj1"));
@@ -186,6 +184,19 @@ TEST_CASE("every option reaches its #SBATCH line", "[slurm]") {
   REQUIRE(setup != std::string::npos);
   CHECK(setup > script.rfind("#SBATCH"));
   CHECK(setup < script.find("sweep run-job"));
+
+  // The options sbatch takes in place of --cpus-per-task and --mem (one of each kind at a time).
+  Node per_device = yaml(kDefaults);
+  per_device.set("cpus_per_gpu", Node::integer(6));
+  per_device.set("gpus_per_task", Node::integer(2));
+  per_device.set("mem_per_gpu", Node::string("40G"));
+  const std::string per_device_script = slurm_array_script(slurm_launcher_options(per_device), plan, {0});
+  CHECK(has_line(per_device_script, "#SBATCH --cpus-per-gpu=6"));
+  CHECK(has_line(per_device_script, "#SBATCH --gpus-per-task=2"));
+  CHECK(has_line(per_device_script, "#SBATCH --mem-per-gpu=40G"));
+  Node per_cpu = yaml(kDefaults);
+  per_cpu.set("mem_per_cpu", Node::string("4G"));
+  CHECK(has_line(slurm_array_script(slurm_launcher_options(per_cpu), plan, {0}), "#SBATCH --mem-per-cpu=4G"));
 
   Node fractional = yaml(kDefaults);
   fractional.set("mem_gb", Node::floating(1.5));
@@ -251,6 +262,23 @@ TEST_CASE("bad launcher options are refused naming the key", "[slurm]") {
   CHECK_THAT(error_of(launcher), Catch::Contains("hydra.launcher.signal_delay_s=120") &&
                                      Catch::Contains("is not below the time limit (timeout_min=1: 60 s)"));
   launcher.set("signal_delay_s", Node::integer(30));
+  CHECK_NOTHROW(slurm_launcher_options(launcher));
+  // Options sbatch holds mutually exclusive: refused before anything is submitted.
+  launcher = yaml(kDefaults);
+  launcher.set("mem_gb", Node::integer(16));
+  launcher.set("mem_per_gpu", Node::string("8G"));
+  CHECK_THAT(error_of(launcher), Catch::Contains("hydra.launcher.mem_per_gpu: is set with hydra.launcher.mem_gb") &&
+                                     Catch::Contains("hydra.launcher.mem_gb=null"));
+  launcher = yaml(kDefaults);
+  launcher.set("mem_per_cpu", Node::string("2G"));
+  launcher.set("mem_per_gpu", Node::string("8G"));
+  CHECK_THAT(error_of(launcher), Catch::Contains("hydra.launcher.mem_per_gpu: is set with hydra.launcher.mem_per_cpu"));
+  launcher = yaml(kDefaults);
+  launcher.set("cpus_per_task", Node::integer(8));
+  launcher.set("cpus_per_gpu", Node::integer(4));
+  CHECK_THAT(error_of(launcher),
+             Catch::Contains("hydra.launcher.cpus_per_gpu: is set with hydra.launcher.cpus_per_task"));
+  launcher.set("cpus_per_task", Node());
   CHECK_NOTHROW(slurm_launcher_options(launcher));
   CHECK_THROWS_WITH(slurm_array_script(slurm_launcher_options(yaml(kDefaults)), plan_in("/a\"b", 1), {0}),
                     Catch::Contains("double quote"));
