@@ -359,6 +359,30 @@ void warn_about_unused_pipeline_settings(const config::Node& job_config) {
   }
 }
 
+void check_mandatory_values(const config::Node& job_config) {
+  std::string missing;
+  std::string example;
+  for (const options::Section& declared : options::sections()) {
+    const config::Node* node = declared.path.empty() ? &job_config : config::select(job_config, declared.path);
+    if (node == nullptr || !node->is_map()) continue;
+    const std::string group = options::group_of(declared.path);
+    if (options::find_section(declared.path, options::variant_in(job_config, group)) != &declared) continue;
+    for (const options::Option& option : declared.options) {
+      if (!option.mandatory) continue;
+      const config::Node* value = node->find(option.key);
+      if (value == nullptr || !value->is_missing()) continue;
+      const std::string key = join_path(declared.path, option.key);
+      const std::string variant = options::variant_in(job_config, group);
+      missing += "\n  " + key + (variant.empty() ? "" : " (" + group + "=" + variant + ")") + ": " + option.help;
+      if (example.empty()) example = key + "=...";
+    }
+  }
+  if (missing.empty()) return;
+  throw Error("config", "mandatory value(s) left at ???:" + missing,
+              "\nGive them for every such job, on the command line (" + example +
+                  ") or in the config; the job would fail as it starts.");
+}
+
 void check_job_sections(const config::Node& job_config, const std::string& command, const config::Node& hydra) {
   std::vector<std::string> needed;
   if (command == "fit" || command == "tune_batch_size") needed = {"data", "model"};

@@ -39,6 +39,9 @@ void check_job(const Node& config, const std::string& command, const std::string
   job_config.erase("hydra");
   check_job_sections(job_config, command, hydra);
   check_job_schema(job_config);
+  // fit and the batch-size search read every key of their sections (an evaluation's model and
+  // data come from its checkpoint).
+  if (command == "fit" || command == "tune_batch_size") check_mandatory_values(job_config);
   if (Node* runtime = hydra.find("runtime"); runtime != nullptr && runtime->is_map()) {
     runtime->set("output_dir", Node::string(run_dir));
     runtime->set("cwd", Node::string(fs::current_path().string()));

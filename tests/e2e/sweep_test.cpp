@@ -59,6 +59,25 @@ TEST_CASE("sweep: every job is checked before any runs; all bad jobs are listed 
   CHECK_FALSE(fs::exists(fs::path(dir.path()) / "sweep"));  // nothing written, nothing run
 }
 
+// A job whose mandatory key is still ??? (model.path of model=torchscript) failed as it started,
+// after the jobs before it had run (and under SLURM, after the array was submitted).
+TEST_CASE("sweep: a job with a mandatory key left at ??? is refused at planning, naming the key") {
+  TempDir dir;
+  auto result = run_process(
+      {TRAINER_BINARY, "fit", "-m", "model=mlp,torchscript", "data=synthetic,image_folder", "hydra.sweep.dir=sweep"},
+      dir.path());
+  INFO(result.err);
+  CHECK(result.exit_code == 1);
+  check_no_crash(result);
+  CHECK(contains(result.err, "3 of 4 sweep jobs are not valid; nothing was run"));
+  CHECK(contains(result.err, "job 1: config: mandatory value(s) left at ???:\n  data.root (data=image_folder): "));
+  CHECK(contains(result.err,
+                 "job 2: config: mandatory value(s) left at ???:\n  model.path (model=torchscript): "
+                 "the saved TorchScript file"));
+  CHECK(contains(result.err, "on the command line (model.path=...)"));
+  CHECK_FALSE(fs::exists(fs::path(dir.path()) / "sweep"));
+}
+
 TEST_CASE("sweep: invalid jobs are grouped by error, the widest first; past 20 errors the rest are counted") {
   TempDir dir;
   // 22 unknown models: 22 distinct errors, each in the 2 jobs of its model; model=mlp is valid.

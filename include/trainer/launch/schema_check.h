@@ -14,6 +14,11 @@ namespace trainer::launch {
 // Throws trainer::Error listing every problem of a kind with its origin and a suggestion.
 void check_job_schema(const config::Node& job_config);
 
+// A job of a planned sweep whose mandatory keys (`???` by default: model.path of model=torchscript,
+// data.root of data=image_folder, ...) are still `???`: an error listing them, so that the sweep
+// is refused before any job runs, rather than that job failing as it starts.
+void check_mandatory_values(const config::Node& job_config);
+
 // Warns (once, naming the first) of trainer.pipeline settings that differ from their defaults in a
 // job whose trainer.strategy is not pipeline: there they change nothing.
 void warn_about_unused_pipeline_settings(const config::Node& job_config);
