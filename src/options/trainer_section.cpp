@@ -29,12 +29,16 @@ std::vector<Section> trainer_sections() {
           .means("a rank silent or stuck this long ends the job with every rank's phase and step (0: never)"),
       number("bucket_cap_mb", "25").above(0).means("gradient bucket size of the all-reduce (MB)"),
       flag("sync_batchnorm", "false").means("synchronised batch norm under data parallel"),
-      text("master_addr", "null").or_null().means("rendezvous address (null: 127.0.0.1 or the environment's)"),
+      text("master_addr", "null")
+          .or_null()
+          .means("rank 0's host: under srun it replaces MASTER_ADDR or the step's first host; under torchrun it "
+                 "must equal MASTER_ADDR; the ranks trainer starts bind Gloo to it (null: 127.0.0.1)"),
       integer("master_port", "null")
           .at_least(0)
           .at_most(65535)
           .or_null()
-          .means("rendezvous port (null or 0: a free one, or the environment's)"),
+          .means("the rendezvous port under srun (null or 0: MASTER_PORT, or one drawn from the job ids); under "
+                 "torchrun it must equal MASTER_PORT; the ranks trainer starts meet through a file, not a port"),
       choice("precision", "${precision}",
              {"32", "32-true", "64", "64-true", "16", "16-mixed", "bf16", "bf16-mixed", "16-true", "bf16-true"})
           .computed()

@@ -561,6 +561,43 @@ TEST_CASE("with torchrun's variables set the binary joins the job as it is told;
   for (const auto& [name, values] : a) CHECK((values == b.at(name)));
 }
 
+// srun gives no rendezvous port (one is drawn from the job ids): trainer.master_port sets it, on
+// every rank alike. Under torchrun the port is where its store is: another is refused.
+TEST_CASE("under srun trainer.master_port is the rendezvous port; under torchrun one that differs is refused") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  TempDir dir;
+  const fs::path root(dir.path());
+  const int port = free_port();
+  auto env = [&](int rank) {
+    return std::vector<std::string>{"SLURM_PROCID=" + std::to_string(rank),
+                                    "SLURM_NTASKS=2",
+                                    "SLURM_LOCALID=" + std::to_string(rank),
+                                    "SLURM_NNODES=1",
+                                    "SLURM_JOB_ID=4242",
+                                    "SLURM_STEP_ID=0"};
+  };
+  const std::vector<std::string> job = {"data.batch_size=32", "trainer.max_steps=4", "test_after_fit=false",
+                                        "trainer.master_port=" + std::to_string(port)};
+  ProcessResult second;
+  std::thread other([&] { second = run_process(fit_command((root / "rank1").string(), job), dir.path(), env(1)); });
+  auto first = run_process(fit_command((root / "rank0").string(), job), dir.path(), env(0));
+  other.join();
+  INFO(first.err);
+  INFO(second.err);
+  REQUIRE(first.exit_code == 0);
+  REQUIRE(second.exit_code == 0);
+  CHECK(first.err.find("rank 0 of 2 (gloo, rendezvous 127.0.0.1:" + std::to_string(port) + ", slurm)") !=
+        std::string::npos);
+
+  auto torchrun = run_process(fit_command((root / "torchrun").string(), {"trainer.master_port=29999"}), dir.path(),
+                              {"RANK=0", "WORLD_SIZE=2", "LOCAL_RANK=0", "LOCAL_WORLD_SIZE=2", "MASTER_ADDR=127.0.0.1",
+                               "MASTER_PORT=29998", "TORCHELASTIC_RUN_ID=x"},
+                              std::chrono::seconds(60));
+  check_clean_error(torchrun);
+  CHECK(torchrun.err.find("trainer.master_port: is 29999, but torchrun set MASTER_PORT=29998") != std::string::npos);
+  CHECK(torchrun.err.find("start torchrun with --master-port 29999") != std::string::npos);
+}
+
 // Under a launcher trainer never sees the other ranks' output: rank 0's error names where each
 // rank's stderr went (each rank says so through the store at the rendezvous).
 TEST_CASE("with torchrun's variables, rank 0's error names where a failed rank's stderr went") {
@@ -749,12 +786,16 @@ TEST_CASE("a local 2-rank job listens on the loopback interface only") {
   // GLOO_SOCKET_IFNAME picks the interface, as in PyTorch, and the log names it.
   const ScopedEnv interface("GLOO_SOCKET_IFNAME", "lo");
   fs::remove(record);
-  result = run_process(fit_command(dir.path() + std::string("/named"),
-                                   {"trainer.devices=2", "trainer.max_steps=2", "test_after_fit=false"}),
-                       dir.path());
+  // trainer.master_port is said to be unused here: the ranks meet through a file.
+  result = run_process(
+      fit_command(dir.path() + std::string("/named"),
+                  {"trainer.devices=2", "trainer.max_steps=2", "test_after_fit=false", "trainer.master_port=1"}),
+      dir.path());
   INFO(result.err);
   REQUIRE(result.exit_code == 0);
   CHECK(result.err.find("Gloo on interface lo (GLOO_SOCKET_IFNAME)") != std::string::npos);
+  CHECK(result.err.find("trainer.master_port=1 is not used: the ranks trainer starts on this machine meet through a "
+                        "private file") != std::string::npos);
   const std::string named = read_file(record);
   CHECK(named.find(" 127.0.0.1 ") != std::string::npos);
 }

@@ -82,6 +82,34 @@ std::string restart_advice(const std::string& dir, const std::string& run_dir) {
 // A collective failed: the rank that ended first is the cause (rank 0's own error is a consequence).
 bool is_collective_failure(const Error& error) { return starts_with(error.where(), "distributed"); }
 
+// trainer.master_addr and trainer.master_port under a launcher. srun has no rendezvous of its own
+// (rank 0 serves the store: the step's first host, a port drawn from the job ids, or MASTER_ADDR /
+// MASTER_PORT exported by hand): the keys replace them, alike on every rank. torchrun's variables
+// say where its store is: a key that differs would never meet it, so it is refused.
+void apply_rendezvous_keys(DistEnv& env, const DistOptions& dist) {
+  if (env.source == "trainer") return;
+  if (env.source == "slurm") {
+    if (!dist.master_addr.empty()) env.master_addr = dist.master_addr;
+    if (dist.master_port != 0) env.master_port = dist.master_port;
+    return;
+  }
+  const std::string launcher = env.source == "torchrun" ? "torchrun" : "the environment";
+  if (dist.master_port != 0 && dist.master_port != env.master_port) {
+    throw Error("trainer.master_port",
+                "is " + std::to_string(dist.master_port) + ", but " + launcher + " set MASTER_PORT=" +
+                    std::to_string(env.master_port) + ", where the job's store is: the ranks would never meet there",
+                "Leave trainer.master_port null under torchrun, or start torchrun with --master-port " +
+                    std::to_string(dist.master_port) + ".");
+  }
+  if (!dist.master_addr.empty() && dist.master_addr != env.master_addr) {
+    throw Error("trainer.master_addr",
+                "is " + dist.master_addr + ", but " + launcher + " set MASTER_ADDR=" + env.master_addr +
+                    ", where the job's store is: the ranks would never meet there",
+                "Leave trainer.master_addr null under torchrun, or start torchrun with --master-addr " +
+                    dist.master_addr + ".");
+  }
+}
+
 }  // namespace
 
 int run_job_ranks(config::Node job_config, const std::string& run_dir, const std::string& config_yaml,
@@ -90,6 +118,7 @@ int run_job_ranks(config::Node job_config, const std::string& run_dir, const std
   const DistOptions dist = DistOptions::from_config(view);
   const std::string checkpoints = checkpoint_dir(view, run_dir);  // read before job_config moves
   std::optional<DistEnv> env = detect_dist_env();
+  if (env) apply_rendezvous_keys(*env, dist);
   const std::string accelerator =
       view.has("trainer") ? options::OptionReader(view.sub("trainer")).choice("accelerator") : "auto";
   const bool cuda =
@@ -153,6 +182,11 @@ int run_job_ranks(config::Node job_config, const std::string& run_dir, const std
                                     "nvidia-smi and CUDA_VISIBLE_DEVICES)."));
     }
     const std::string address = dist.master_addr.empty() ? "127.0.0.1" : dist.master_addr;
+    if (dist.master_port != 0) {
+      log::warning("trainer.master_port=" + std::to_string(dist.master_port) +
+                   " is not used: the ranks trainer starts on this machine meet through a private file, not a TCP "
+                   "port (the key sets the rendezvous port under srun)");
+    }
     const int port = dist.master_port != 0 ? dist.master_port : LocalRanks::free_port();
     const bool evaluation = command == "validate" || command == "test" || command == "predict" || command == "export";
     const std::string checkpoint = evaluation ? view.get_or<std::string>("ckpt_path", "") : std::string();
