@@ -203,6 +203,11 @@ TEST_CASE("tune batch_size: bad modes and values, DDP, and a first trial that do
   CHECK(ddp.exit_code != 0);
   check_no_crash(ddp);
   CHECK(contains(ddp.err, "does not run in a data-parallel job (2 processes)"));
+  auto pipeline = run_with({"trainer.accelerator=cpu", "trainer.devices=2", "trainer.strategy=pipeline"});
+  CHECK(pipeline.exit_code != 0);
+  check_no_crash(pipeline);
+  CHECK(contains(pipeline.err, "does not run in a pipeline-parallel job (2 processes)"));
+  CHECK_FALSE(contains(pipeline.err, "data-parallel"));
 
   auto too_small = run_with({"+tuner.max_memory_mb=0.01", "+tuner.init_val=64"});
   INFO(too_small.out << too_small.err);

@@ -150,6 +150,13 @@ int run_job_ranks(config::Node job_config, const std::string& run_dir, const std
                                             : std::string("torchrun --nproc-per-node ")) +
                     std::to_string(dist.devices) + ").");
   }
+  if (searches && world_size > 1 && pipeline_strategy(view)) {
+    throw Error(command == "fit" ? "trainer.auto_scale_batch_size" : "trainer tune batch_size",
+                "the batch-size search does not run in a pipeline-parallel job (" + std::to_string(world_size) +
+                    " processes): it measures one process holding the whole model, and each stage holds a part",
+                "Set data.batch_size by hand (the pipeline cuts each batch into trainer.pipeline.microbatches), "
+                "or search with one process (trainer.devices=1 trainer.strategy=auto) for a lower bound.");
+  }
   if (searches && world_size > 1) {
     throw Error(command == "fit" ? "trainer.auto_scale_batch_size" : "trainer tune batch_size",
                 "the batch-size search does not run in a data-parallel job (" + std::to_string(world_size) +
