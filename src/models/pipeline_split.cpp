@@ -61,7 +61,8 @@ std::vector<size_t> split_at_names(const std::vector<std::string>& names, const 
   for (const std::string& point : split_points) {
     const auto found = std::find(names.begin(), names.end(), point);
     if (found == names.end() || found == names.begin()) {
-      const std::string hint = config::did_you_mean(point, names);
+      // Suggested from the points a stage may start at (not the first module, where none is cut).
+      const std::string hint = config::did_you_mean(point, std::vector<std::string>(names.begin() + 1, names.end()));
       throw Error("trainer.pipeline.split_points",
                   found == names.begin()
                       ? "'" + point + "' is where the " + model + " model begins: the first stage starts there anyway"

@@ -124,4 +124,9 @@ CATCH_TEST_CASE("split points: module names in forward order; a wrong one lists 
   CATCH_CHECK(order.find("does not come after 'layer2.0'") != std::string::npos);
   const std::string first = error_of([&] { split_at_names(names, {"conv1"}, "resnet"); });
   CATCH_CHECK(first.find("where the resnet model begins") != std::string::npos);
+  // A did-you-mean names a point where a stage may start, never the first module.
+  const std::vector<std::string> mlp{"layers.0", "layers.1", "layers.2"};
+  const std::string past = error_of([&] { split_at_names(mlp, {"layers.9"}, "mlp"); });
+  CATCH_CHECK(past.find("layers.0'") == std::string::npos);
+  CATCH_CHECK(past.find("Did you mean 'layers.1'") != std::string::npos);
 }
