@@ -796,6 +796,8 @@ TEST_CASE("a local 2-rank job listens on the loopback interface only") {
   CHECK(result.err.find("Gloo on interface lo (GLOO_SOCKET_IFNAME)") != std::string::npos);
   CHECK(result.err.find("trainer.master_port=1 is not used: the ranks trainer starts on this machine meet through a "
                         "private file") != std::string::npos);
+  // The engine line counts this process's threads before the ranks share the cores: said after.
+  CHECK(result.err.find("cores shared by the 2 ranks on this machine: ") != std::string::npos);
   const std::string named = read_file(record);
   CHECK(named.find(" 127.0.0.1 ") != std::string::npos);
 }

@@ -214,7 +214,12 @@ int run_job_ranks(config::Node job_config, const std::string& run_dir, const std
 
   // Share the cores between the ranks of this machine (each rank would otherwise start one
   // thread per core, oversubscribing them N times).
-  at::set_num_threads(std::max(1, usable_cores() / std::max(1, env->local_world_size)));
+  const int threads = std::max(1, usable_cores() / std::max(1, env->local_world_size));
+  at::set_num_threads(threads);
+  if (env->local_world_size > 1) {
+    log::info("cores shared by the " + std::to_string(env->local_world_size) + " ranks on this machine: " +
+              std::to_string(threads) + " intra-op thread(s) each (of " + std::to_string(usable_cores()) + " cores)");
+  }
   // Gloo writes to its peers with writev: once a peer has died, a write to its socket raises
   // SIGPIPE, whose default action ends this rank without a word, before it can name the dead
   // rank. Ignored, the write fails with EPIPE and the collective throws. Python, and so PyTorch's
