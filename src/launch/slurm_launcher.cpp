@@ -34,6 +34,16 @@ using trainer::config::Node;
 namespace trainer::launch {
 namespace {
 
+// sbatch's words where this machine's SLURM client has no cluster to talk to (no slurm.conf, no
+// controller answering): no launcher option can fix that.
+bool cannot_reach_slurm(const std::string& text) {
+  for (const char* words : {"Could not establish a configuration source", "Unable to process configuration file",
+                            "Unable to contact slurm controller", "Zero Bytes were transmitted"}) {
+    if (text.find(words) != std::string::npos) return true;
+  }
+  return false;
+}
+
 struct CommandResult {
   int code = -1;
   std::string out, err;
@@ -184,6 +194,13 @@ void SlurmLauncher::launch(const SweepPlan& plan, const std::vector<int>& todo) 
   }
 
   const CommandResult submitted = run_command({"sbatch", "--parsable", script_path});
+  if (submitted.code != 0 && cannot_reach_slurm(submitted.err + submitted.out)) {
+    throw Error(submit,
+                "sbatch cannot reach a SLURM cluster from this machine (exit code " + std::to_string(submitted.code) +
+                    "): " + trimmed(submitted.err + submitted.out),
+                "Check that `sinfo` works here (slurm.conf, or SLURM_CONF naming it, and its controller running); "
+                "or run the sweep on this machine with hydra/launcher=basic. Nothing was submitted.");
+  }
   if (submitted.code != 0) {
     throw Error(submit,
                 "sbatch refused the job array (exit code " + std::to_string(submitted.code) +
@@ -423,8 +440,12 @@ bool launch_slurm_trials(const SweepPlan& plan, const std::vector<int>& todo, Jo
       throw Error("sbatch --parsable " + shell_quote(script_path),
                   "sbatch refused trial " + std::to_string(number) + " (exit code " + std::to_string(submitted.code) +
                       "): " + trimmed(submitted.err + submitted.out),
-                  "Fix the hydra.launcher options named there (partition, time, gpus, mem, ...) and run the same "
-                  "command again: the study goes on from its saved state.");
+                  cannot_reach_slurm(submitted.err + submitted.out)
+                      ? "sbatch cannot reach a SLURM cluster from this machine: check that `sinfo` works here "
+                        "(slurm.conf, or SLURM_CONF naming it, and its controller running), then run the same command "
+                        "again: the study goes on from its saved state."
+                      : "Fix the hydra.launcher options named there (partition, time, gpus, mem, ...) and run the "
+                        "same command again: the study goes on from its saved state.");
     }
     std::string job_id = trimmed(submitted.out);
     job_id = job_id.substr(0, job_id.find(';'));

@@ -5,7 +5,9 @@
 // (scripts/setup.sh installs it, so CI runs these).
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include <catch2/catch.hpp>
@@ -87,6 +89,33 @@ bool usable() {
 }
 
 }  // namespace
+
+// sbatch installed but with no cluster to talk to (a laptop, a container): the fix is not a launcher
+// option. The stand-in prints what Debian's sbatch 22.05 prints there without a slurm.conf.
+TEST_CASE("slurm: an sbatch that reaches no cluster is told apart from a refused option") {
+  TempDir dir;
+  const fs::path bin = fs::path(dir.path()) / "bin";
+  fs::create_directories(bin);
+  {
+    std::ofstream sbatch(bin / "sbatch");
+    sbatch << "#!/bin/sh\n"
+              "echo 'sbatch: error: resolve_ctls_from_dns_srv: res_nsearch error: Unknown host' >&2\n"
+              "echo 'sbatch: error: fetch_config: DNS SRV lookup failed' >&2\n"
+              "echo 'sbatch: fatal: Could not establish a configuration source' >&2\n"
+              "exit 1\n";
+  }
+  fs::permissions(bin / "sbatch", fs::perms::owner_all);
+  const char* path = std::getenv("PATH");
+  auto result = run_process(slurm_sweep({"seed=1,2"}), dir.path(),
+                            {"PATH=" + bin.string() + ":" + (path != nullptr ? path : "/usr/bin:/bin")});
+  INFO(result.err);
+  CHECK(result.exit_code != 0);
+  check_no_crash(result);
+  CHECK(contains(result.err, "sbatch cannot reach a SLURM cluster from this machine (exit code 1)"));
+  CHECK(contains(result.err, "Check that `sinfo` works here"));
+  CHECK(contains(result.err, "hydra/launcher=basic"));
+  CHECK_FALSE(contains(result.err, "Fix the hydra.launcher options"));
+}
 
 TEST_CASE("slurm: a sweep runs as a real SLURM job array; a failing job is recorded and the others finish",
           "[may-skip]") {
