@@ -656,7 +656,9 @@ bool WebDataset::decode_into(Encoded& e, int64_t epoch, int64_t position, Batch&
         const std::vector<formats::ArrayView> arrays =
             formats::read_safetensors(e.bytes.data(), e.bytes.size(), e.name, options_.split + " shards");
         if (arrays.size() != 1) {
-          throw Error(e.name, "holds " + std::to_string(arrays.size()) + " tensors; a sample's input is one");
+          throw Error(e.name, "holds " + std::to_string(arrays.size()) + " tensors; a sample's input is one",
+                      "Save each sample's input as a .safetensors of one tensor (or as .npy), and other tensors "
+                      "as members of their own.");
         }
         array = arrays.front();
       }
@@ -803,10 +805,19 @@ DataSplits load_webdataset(const DataOptions& given) {
     const std::string name = reader.path() + ":" + sample.key;
     if (is_tensor(ext)) {
       base.tensors = true;
-      const formats::ArrayView array =
-          ext == "npy"
-              ? formats::read_npy(j.input->bytes.data(), j.input->bytes.size(), name, "data.shards")
-              : formats::read_safetensors(j.input->bytes.data(), j.input->bytes.size(), name, "data.shards").at(0);
+      formats::ArrayView array;
+      if (ext == "npy") {
+        array = formats::read_npy(j.input->bytes.data(), j.input->bytes.size(), name, "data.shards");
+      } else {
+        const std::vector<formats::ArrayView> arrays =
+            formats::read_safetensors(j.input->bytes.data(), j.input->bytes.size(), name, "data.shards");
+        if (arrays.size() != 1) {  // as a batch's read refuses it, but before training starts
+          throw Error(name, "holds " + std::to_string(arrays.size()) + " tensors; a sample's input is one",
+                      "Save each sample's input as a .safetensors of one tensor (or as .npy), and other tensors "
+                      "as members of their own.");
+        }
+        array = arrays.front();
+      }
       if (array.shape.empty() || array.bytes == 0) {
         throw Error(name, array.shape.empty() ? "is a 0-d tensor (a scalar)" : "is a tensor with no elements",
                     "A sample's input is a tensor with at least one dimension and one element: save it as "

@@ -229,6 +229,8 @@ TEST_CASE("webdataset: mistakes are one-paragraph errors naming the shard and me
   if (!make_shards(shards, "nan", {"--count", "100", "--per-shard", "100", "--kind", "npyf", "--nan", "21"})) return;
   if (!make_shards(shards, "dotted", {"--count", "40", "--per-shard", "40", "--dotted"})) return;
   if (!make_shards(shards, "rgbf", {"--count", "40", "--per-shard", "40", "--kind", "npyf3"})) return;
+  if (!make_shards(shards, "st", {"--count", "40", "--per-shard", "40", "--kind", "st"})) return;
+  if (!make_shards(shards, "st2", {"--count", "40", "--per-shard", "40", "--kind", "st2"})) return;
   const std::string run = (fs::path(dir.path()) / "run").string();
 
   // A shard that does not exist: its path named.
@@ -331,6 +333,19 @@ TEST_CASE("webdataset: mistakes are one-paragraph errors naming the shard and me
   INFO(own_values.out << own_values.err);
   CHECK(own_values.exit_code == 0);
   CHECK(own_values.err.find("float tensors of 3 channels") == std::string::npos);
+
+  // .safetensors samples of one tensor train; of two, the probe of the first sample refuses them
+  // before training starts (the probe took the first tensor and the first batch failed).
+  const ProcessResult one_tensor =
+      run_process(fit_command((shards / "st-000000.tar").string(), run + "_st", {"test_after_fit=false"}), dir.path());
+  INFO(one_tensor.out << one_tensor.err);
+  CHECK(one_tensor.exit_code == 0);
+  CHECK(one_tensor.err.find("samples Float 1 x 28 x 28") != std::string::npos);
+  const ProcessResult two_tensors = run_process(fit_command((shards / "st2-000000.tar").string(), run), dir.path());
+  check_clean_error(two_tensors);
+  CHECK(two_tensors.err.find("st2-000000.tar:sample000000: holds 2 tensors; a sample's input is one") !=
+        std::string::npos);
+  CHECK(two_tensors.err.find("shard(s); 10 classes; samples") == std::string::npos);  // the probe, not a batch
 
   // trainer predict without test shards: told which key to give.
   const ProcessResult no_test =

@@ -3,7 +3,7 @@ for the data=webdataset tests, with Python's tarfile and Pillow. Nothing here is
 tests run it into a temporary folder.
 
   make_shards.py OUT_DIR NAME --count N --per-shard K [--source train|t10k] [--offset O]
-                 [--kind png|jpg|npy|npyf|npyf3] [--label cls|json] [--corrupt I] [--unlabelled I]
+                 [--kind png|jpg|npy|npyf|npyf3|st|st2] [--label cls|json] [--corrupt I] [--unlabelled I]
                  [--label-value I:V] [--truncate] [--idx IDX_DIR] [--nan I] [--dotted]
 
 writes OUT_DIR/NAME-000000.tar, NAME-000001.tar, ...: K samples each (the last may hold fewer),
@@ -11,7 +11,8 @@ sample i keyed "sample<i>" with its image (or .npy uint8 [1, 28, 28] array) and 
 text or .json {"label": L}. --corrupt I replaces sample I's image bytes with garbage, --unlabelled I
 leaves out its label member, --label-value I:V gives it label V, --truncate cuts the last shard in
 the middle of a member. --kind npyf writes float32 arrays (pixels / 255), npyf3 the same
-as [3, 28, 28] (the gray channel three times), --nan I puts a NaN in
+as [3, 28, 28] (the gray channel three times), st the same float32 [1, 28, 28] as a
+.safetensors of one tensor, st2 with a second tensor beside it, --nan I puts a NaN in
 sample I's (npyf), --dotted keys the samples "dir/sample.<i>" (a second dot in each member's
 file name, which WebDataset's rule makes part of the extension). Also writes OUT_DIR/NAME-labels.txt: "<key> <label>" per sample, in order.
 """
@@ -51,6 +52,20 @@ def add(tar, name, data):
     tar.addfile(info, io.BytesIO(data))
 
 
+def safetensors_bytes(tensors):
+    """float32 arrays in the safetensors layout: an 8-byte little-endian header length, the JSON
+    header (dtype, shape, data_offsets per tensor), then the tensors' bytes in that order."""
+    header, blobs, offset = {}, [], 0
+    for name, values in tensors.items():
+        blob = np.ascontiguousarray(values, dtype="<f4").tobytes()
+        header[name] = {"dtype": "F32", "shape": list(values.shape), "data_offsets": [offset, offset + len(blob)]}
+        blobs.append(blob)
+        offset += len(blob)
+    text = json.dumps(header, separators=(",", ":")).encode()
+    text += b" " * (-len(text) % 8)
+    return struct.pack("<Q", len(text)) + text + b"".join(blobs)
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("out")
@@ -88,6 +103,12 @@ def main():
                     buf = io.BytesIO()
                     np.save(buf, pixels[i].reshape(1, 28, 28))
                     data, ext = buf.getvalue(), "npy"
+                elif a.kind in ("st", "st2"):
+                    values = pixels[i].reshape(1, 28, 28).astype(np.float32) / 255.0
+                    tensors = {"input": values}
+                    if a.kind == "st2":
+                        tensors["mask"] = (values > 0.5).astype(np.float32)
+                    data, ext = safetensors_bytes(tensors), "safetensors"
                 elif a.kind in ("npyf", "npyf3"):
                     values = pixels[i].reshape(1, 28, 28).astype(np.float32) / 255.0
                     if a.kind == "npyf3":
