@@ -247,14 +247,15 @@ formats::CsvTable read_table(
   return table;
 }
 
-// The columns to read for `encoding` (the target optional when predicting).
+// The columns to read for `encoding`. When predicting, the target is optional: the column may be
+// absent, and a row's cell empty (a row of unknown class, or value).
 std::vector<formats::CsvWanted> wanted_for(const Encoding& encoding, bool target_optional) {
   std::vector<formats::CsvWanted> wanted;
   for (const Feature& f : encoding.features) {
     wanted.push_back({f.column, f.categorical ? formats::CsvKind::kText : formats::CsvKind::kNumber, false});
   }
-  wanted.push_back(
-      {encoding.target, encoding.regression ? formats::CsvKind::kNumber : formats::CsvKind::kText, target_optional});
+  wanted.push_back({encoding.target, encoding.regression ? formats::CsvKind::kNumber : formats::CsvKind::kText,
+                    target_optional, target_optional});
   return wanted;
 }
 
@@ -340,7 +341,8 @@ at::Tensor encode_regression_targets(const formats::CsvTable& table, const Encod
 }
 
 // The labels of `table` under `encoding` as int64 class indices (-1 for every row when the table
-// has no target column and `target_optional`); a regression's values as float32.
+// has no target column and `target_optional`, and for a row whose cell is empty); a regression's
+// values as float32 (NaN where unknown).
 at::Tensor encode_targets(const formats::CsvTable& table, const Encoding& encoding, const std::string& path,
                           const std::string& key, bool training) {
   if (encoding.regression) return encode_regression_targets(table, encoding);
@@ -353,6 +355,7 @@ at::Tensor encode_targets(const formats::CsvTable& table, const Encoding& encodi
   for (size_t i = 0; i < encoding.classes.size(); ++i) index.emplace(encoding.classes[i], static_cast<int64_t>(i));
   for (int64_t r = 0; r < rows; ++r) {
     const std::string& value = c->texts[static_cast<size_t>(r)];
+    if (value.empty()) continue;  // a prediction's row of unknown class (CsvWanted::missing_cells): -1
     if (!encoding.classes.empty()) {
       const auto found = index.find(value);
       if (found == index.end()) {

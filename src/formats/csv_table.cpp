@@ -74,6 +74,10 @@ struct Reader {
     if (position >= slot.size() || slot[position] < 0) return;
     CsvColumn& column = table.columns[static_cast<size_t>(slot[position])];
     if (column.kind == CsvKind::kText) {
+      if (text.empty() && column.missing_cells) {
+        column.texts.emplace_back();
+        return;
+      }
       if (text.empty()) {
         fail(at(position) + ": the cell is empty (a missing value)",
              "Fill in every cell of the column, or drop the rows that lack it.");
@@ -87,6 +91,10 @@ struct Reader {
       std::string_view trimmed = text;
       while (!trimmed.empty() && (trimmed.front() == ' ' || trimmed.front() == '\t')) trimmed.remove_prefix(1);
       while (!trimmed.empty() && (trimmed.back() == ' ' || trimmed.back() == '\t')) trimmed.remove_suffix(1);
+      if ((trimmed.empty() || is_csv_missing(trimmed)) && column.missing_cells) {
+        table.numbers.push_back(std::nan(""));
+        return;
+      }
       if (trimmed.empty() || is_csv_missing(trimmed)) {
         fail(at(position) + ": " +
                  (trimmed.empty() ? std::string("the cell is empty") : "the cell is " + cell_text(trimmed)) +
@@ -170,6 +178,7 @@ struct Reader {
       column.name = want.name;
       column.position = static_cast<size_t>(found - table.header.begin());
       column.kind = want.kind;
+      column.missing_cells = want.missing_cells;
       slot[column.position] = static_cast<int>(table.columns.size());
       table.columns.push_back(std::move(column));
     }

@@ -64,6 +64,9 @@ f.to_csv('iris.csv', index=False)
 s = f.sample(n=40, random_state=1)
 s.drop(columns=['species']).to_csv('new_rows.csv', index=False)
 open('truth.txt', 'w').write('\n'.join(s['species']) + '\n')
+h = s.copy()
+h.loc[h.index[20:], 'species'] = ''
+h.to_csv('some_labels.csv', index=False)
 g = f.copy()
 for c in g.columns[:4]: g[c] = g[c] * 10
 g.to_csv('scaled.csv', index=False)
@@ -107,6 +110,20 @@ g.to_csv('scaled.csv', index=False)
     if (rows.rows[i][1] == truth[i]) ++correct;
   }
   CHECK(correct >= 36);
+
+  // The same rows with the species known for the first 20 only: every row predicted, the accuracy
+  // over the 20 (an empty label cell was refused).
+  auto some = run_process(
+      {TRAINER_BINARY, "predict", "ckpt_path=last", "hydra.run.dir=run", "data.test_path=some_labels.csv"}, dir.path());
+  INFO(some.err);
+  REQUIRE(some.exit_code == 0);
+  CHECK(printed(some.out, "predict/count") == 20);
+  CHECK(some.err.find("on the 20 with a known class") != std::string::npos);
+  // trainer test needs every label: the empty cell is named.
+  auto some_tested = run_process(
+      {TRAINER_BINARY, "test", "ckpt_path=last", "hydra.run.dir=run", "data.test_path=some_labels.csv"}, dir.path());
+  check_clean_error(some_tested);
+  CHECK(some_tested.err.find("some_labels.csv:22:5 (species): the cell is empty") != std::string::npos);
 
   // The statistics are the checkpoint's: a training table now scaled x 10 changes nothing ...
   auto tested = run_process({TRAINER_BINARY, "test", "ckpt_path=last", "hydra.run.dir=run", "data.path=scaled.csv",

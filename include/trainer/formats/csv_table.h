@@ -25,6 +25,7 @@ struct CsvColumn {
   CsvKind kind = CsvKind::kSkip;
   size_t number_slot = 0;          // kNumber: its place in a row of CsvTable::numbers
   std::vector<std::string> texts;  // kText: one per row
+  bool missing_cells = false;      // CsvWanted::missing_cells
 };
 
 struct CsvTable {
@@ -46,6 +47,9 @@ struct CsvWanted {
   std::string name;
   CsvKind kind = CsvKind::kNumber;
   bool optional = false;  // a column the header may lack (it is then left out of CsvTable::columns)
+  // Cells that may be missing: empty ones in a text column (kept as ""), and empty ones or pandas'
+  // missing-value words in a number column (kept as NaN). Otherwise such a cell is an error.
+  bool missing_cells = false;
 };
 
 // Whether a cell is one of pandas' words for a missing value (NA, NaN, null, None, ...) or empty.
