@@ -247,6 +247,11 @@ formats::CsvTable read_table(
   return table;
 }
 
+// A regression's target cell that is not a number: the target is not a category input.
+const char* const kRegressionTargetFix =
+    "The target of data.task=regression must hold numbers: correct the cell, or, for a target of class names, "
+    "set data.task=classification.";
+
 // The columns to read for `encoding`. When predicting, the target is optional: the column may be
 // absent, and a row's cell empty (a row of unknown class, or value).
 std::vector<formats::CsvWanted> wanted_for(const Encoding& encoding, bool target_optional) {
@@ -255,7 +260,7 @@ std::vector<formats::CsvWanted> wanted_for(const Encoding& encoding, bool target
     wanted.push_back({f.column, f.categorical ? formats::CsvKind::kText : formats::CsvKind::kNumber, false});
   }
   wanted.push_back({encoding.target, encoding.regression ? formats::CsvKind::kNumber : formats::CsvKind::kText,
-                    target_optional, target_optional});
+                    target_optional, target_optional, kRegressionTargetFix});
   return wanted;
 }
 
@@ -454,7 +459,8 @@ std::vector<formats::CsvWanted> choose_columns(const DataOptions& options, const
   }
   encoding.target = options.target;
   encoding.regression = options.regression;
-  wanted.push_back({options.target, options.regression ? formats::CsvKind::kNumber : formats::CsvKind::kText, false});
+  wanted.push_back({options.target, options.regression ? formats::CsvKind::kNumber : formats::CsvKind::kText, false,
+                    false, kRegressionTargetFix});
   return wanted;
 }
 

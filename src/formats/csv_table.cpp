@@ -102,7 +102,10 @@ struct Reader {
              "Fill in the missing values (e.g. with the column's mean, df.fillna in pandas), or drop those rows.");
       } else {
         fail(at(position) + ": " + cell_text(trimmed) + " is not a number, in a column of numbers",
-             "Correct the cell, or, for an input column of categories (names, codes), list it in data.categorical.");
+             !column.not_a_number_fix.empty()
+                 ? column.not_a_number_fix
+                 : "Correct the cell, or, for an input column of categories (names, codes), list it in "
+                   "data.categorical.");
       }
       return;
     }
@@ -179,6 +182,7 @@ struct Reader {
       column.position = static_cast<size_t>(found - table.header.begin());
       column.kind = want.kind;
       column.missing_cells = want.missing_cells;
+      column.not_a_number_fix = want.not_a_number_fix;
       slot[column.position] = static_cast<int>(table.columns.size());
       table.columns.push_back(std::move(column));
     }

@@ -391,6 +391,11 @@ TEST_CASE("data=csv: a bad table or a wrong column is a clean error naming the k
       {{"data.path=sign.csv", "data.target=y"}, "data.path: sign.csv:3:2 (b): '+-4' is not a number"},
       {{"data.path=category_na.csv", "data.target=y", "data.categorical=[b]"},
        "data.path: category_na.csv:3:2 (b): the cell is 'NA' (a missing value) in a column of categories"},
+      // A regression's target of names: the fix is the task, not data.categorical (an input's).
+      {{"data.path=good.csv", "data.target=y", "data.task=regression"},
+       "data.path: good.csv:2:3 (y): 'x' is not a number, in a column of numbers. The target of "
+       "data.task=regression must hold numbers: correct the cell, or, for a target of class names, set "
+       "data.task=classification."},
   };
   for (const Case& c : cases) {
     std::vector<std::string> args = c.args;

@@ -26,6 +26,7 @@ struct CsvColumn {
   size_t number_slot = 0;          // kNumber: its place in a row of CsvTable::numbers
   std::vector<std::string> texts;  // kText: one per row
   bool missing_cells = false;      // CsvWanted::missing_cells
+  std::string not_a_number_fix{};  // CsvWanted::not_a_number_fix
 };
 
 struct CsvTable {
@@ -50,6 +51,9 @@ struct CsvWanted {
   // Cells that may be missing: empty ones in a text column (kept as ""), and empty ones or pandas'
   // missing-value words in a number column (kept as NaN). Otherwise such a cell is an error.
   bool missing_cells = false;
+  // The fix a number column's cell that is not a number gets; empty: correct the cell, or list an
+  // input column of categories in data.categorical.
+  std::string not_a_number_fix{};
 };
 
 // Whether a cell is one of pandas' words for a missing value (NA, NaN, null, None, ...) or empty.
