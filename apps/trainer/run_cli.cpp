@@ -300,9 +300,15 @@ int run_single_job(const CliOptions& options, const CliArgs& args, const config:
   try {
     launch::run_job(options.engine, args.command, std::move(result.config), run_dir, task_overrides_of(texts), ctx);
   } catch (...) {
-    if (record && record->restore_if_not_trained()) {
-      log::info(
-          "fit: the resume ended before it saved a checkpoint: the run's record (.hydra, TensorBoard) is as it was");
+    // The attempt's own error is the one thrown on; putting the record back is said beside it.
+    try {
+      if (record && record->restore_if_not_trained()) {
+        log::info(
+            "fit: the resume ended before it saved a checkpoint: the run's record (.hydra, TensorBoard) is as it "
+            "was");
+      }
+    } catch (const Error& error) {
+      log::error(std::string("fit: ") + error.what());
     }
     remove_made();  // refused by the job's own checks
     throw;

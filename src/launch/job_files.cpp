@@ -122,34 +122,72 @@ std::vector<std::string> run_files(const std::string& run_dir) {
   return files;
 }
 
+namespace {
+
+// Where a resume keeps second names of the run's record files (a directory of its own, so that
+// no tool reading the run's files, TensorBoard's scan for "tfevents" names included, meets them).
+constexpr const char* kBeforeResume = ".before-resume";
+
+}  // namespace
+
 RecordSnapshot::RecordSnapshot(const std::string& run_dir, const std::vector<std::string>& records,
                                const std::string& log, std::string last_checkpoint)
     : run_dir_(run_dir),
       log_((fs::path(run_dir) / log).string()),
-      present_(run_files(run_dir)),
+      backup_dir_((fs::path(run_dir) / kBeforeResume).string()),
       last_checkpoint_(std::move(last_checkpoint)),
       checkpoint_identity_(identity_of(last_checkpoint_)) {
+  std::error_code ec;
+  fs::remove_all(backup_dir_, ec);  // a killed resume's
+  present_ = run_files(run_dir);
   std::vector<std::string> kept;
   kept.reserve(records.size());
   for (const std::string& relative : records) kept.push_back((fs::path(run_dir) / relative).string());
   for (const std::string& path : present_) {
     if (fs::path(path).extension() == ".hparams") kept.push_back(path);
   }
+  const bool backups = fs::create_directory(backup_dir_, ec) && !ec;
   for (const std::string& path : kept) {
     std::ifstream in(path, std::ios::binary);
     if (!in) continue;
     files_.emplace_back(path, std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()));
+    // The new record replaces the file by a rename: this second name keeps the old one's bytes.
+    const std::string second = backup_dir_ + "/" + std::to_string(files_.size() - 1);
+    linked_.push_back(backups && ::link(path.c_str(), second.c_str()) == 0 ? second : std::string());
   }
 }
 
-bool RecordSnapshot::restore_if_not_trained() const {
+RecordSnapshot::~RecordSnapshot() {
+  std::error_code ec;
+  fs::remove_all(backup_dir_, ec);
+}
+
+bool RecordSnapshot::restore_if_not_trained() {
   if (files_.empty() || checkpoint_identity_.empty() || identity_of(last_checkpoint_) != checkpoint_identity_) {
     return false;
   }
-  for (const auto& [path, bytes] : files_) write_file_atomically(path, bytes);
+  std::string failed;
+  for (size_t i = 0; i < files_.size(); ++i) {
+    const auto& [path, bytes] = files_[i];
+    if (!linked_[i].empty() && ::rename(linked_[i].c_str(), path.c_str()) == 0) continue;
+    try {
+      write_file_atomically(path, bytes);
+    } catch (const Error& error) {
+      failed += "\n  " + path + ": " + error.problem();
+    }
+  }
+  const fs::path backups(backup_dir_);
   for (const std::string& path : run_files(run_dir_)) {
     std::error_code ec;
-    if (path != log_ && !std::binary_search(present_.begin(), present_.end(), path)) fs::remove(path, ec);
+    if (path != log_ && fs::path(path).parent_path() != backups &&
+        !std::binary_search(present_.begin(), present_.end(), path)) {
+      fs::remove(path, ec);
+    }
+  }
+  if (!failed.empty()) {
+    throw Error(run_dir_, "the run's record could not be put back as it was before the resume:" + failed,
+                "Its checkpoints are the earlier run's: free space, then resume again (ckpt_path=last), which "
+                "writes the record anew.");
   }
   return true;
 }

@@ -45,6 +45,37 @@ std::vector<std::string> fit(std::vector<std::string> extra) {
 
 }  // namespace
 
+// A resume on a disk that fills as it goes: the new record is written, training runs, the
+// checkpoint cannot be. The record must be put back (the checkpoints are still the first run's)
+// even where the disk has no room left to write it again: it was left naming the refused
+// command's settings, and only that failure was said.
+TEST_CASE("a resume that fails on a full disk leaves the run's record as it was, at every fill level") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  TempDir dir;
+  const SmallDisk disk(fs::path(dir.path()) / "disk", 8);
+  if (!disk.mounted()) return skip_test("cannot mount a tmpfs here (not root)", Skip::unexpected_in_ci);
+  const fs::path run = fs::path(dir.path()) / "disk" / "run";
+  for (const uintmax_t free_kib : {4, 8, 12, 16, 32}) {
+    INFO("free KiB " << free_kib);
+    fs::remove_all(run);
+    auto first = run_process(fit({"hydra.run.dir=" + run.string(), "trainer.max_epochs=2"}), dir.path());
+    INFO(first.err);
+    REQUIRE(first.exit_code == 0);
+    const auto before = tree(run / ".hydra");
+    disk.fill_leaving(free_kib * 1024);
+    auto resumed = run_process(
+        fit({"hydra.run.dir=" + run.string(), "ckpt_path=last", "trainer.max_epochs=4", "optimizer.lr=0.002"}),
+        dir.path());
+    disk.empty_filler();
+    INFO(resumed.err);
+    CHECK(resumed.exit_code != 0);
+    check_no_crash(resumed);
+    CHECK(resumed.err.find("No space left on device") != std::string::npos);
+    CHECK(tree(run / ".hydra") == before);  // the settings of the run its checkpoints hold
+    CHECK_FALSE(fs::exists(run / ".before-resume"));
+  }
+}
+
 TEST_CASE("a new fit or a sweep never writes into another run's checkpoint directory") {
   if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;

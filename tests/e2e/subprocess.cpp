@@ -260,6 +260,30 @@ bool local_port_open(int port) {
   return open;
 }
 
+SmallDisk::SmallDisk(std::filesystem::path path, int megabytes) : path_(std::move(path)) {
+  std::filesystem::create_directories(path_);
+  mounted_ = run_process({"/bin/mount", "-t", "tmpfs", "-o", "size=" + std::to_string(megabytes) + "m", "tmpfs",
+                          path_.string()})
+                 .exit_code == 0;
+}
+
+SmallDisk::~SmallDisk() {
+  if (mounted_) run_process({"/bin/umount", "-l", path_.string()});
+}
+
+void SmallDisk::fill_leaving(uintmax_t free_bytes) const {
+  const uintmax_t available = std::filesystem::space(path_).available;
+  const int fd = ::open((path_ / "filler").c_str(), O_CREAT | O_WRONLY, 0600);
+  if (fd < 0) return;
+  if (available > free_bytes) (void)::posix_fallocate(fd, 0, static_cast<off_t>(available - free_bytes));
+  ::close(fd);
+}
+
+void SmallDisk::empty_filler() const {
+  std::error_code ec;
+  std::filesystem::remove(path_ / "filler", ec);
+}
+
 TempDir::TempDir() {
   std::string pattern = (std::filesystem::temp_directory_path() / "trainer-test-XXXXXX").string();
   if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");

@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <filesystem>
 #include <functional>
 #include <optional>
 #include <string>
@@ -78,6 +79,24 @@ class TempDir {
 
  private:
   std::string path_;
+};
+
+// A small file system for full-disk tests: a tmpfs of `megabytes` mounted at `path` (made) while
+// the object lives; mounting takes root, so `mounted()` says whether it happened.
+class SmallDisk {
+ public:
+  SmallDisk(std::filesystem::path path, int megabytes);
+  ~SmallDisk();
+  SmallDisk(const SmallDisk&) = delete;
+  SmallDisk& operator=(const SmallDisk&) = delete;
+  bool mounted() const { return mounted_; }
+  // Takes the free space but `free_bytes` with one file ("filler"); empty_filler() gives it back.
+  void fill_leaving(uintmax_t free_bytes) const;
+  void empty_filler() const;
+
+ private:
+  std::filesystem::path path_;
+  bool mounted_ = false;
 };
 
 // Sets an environment variable for the processes started while it lives (they inherit this

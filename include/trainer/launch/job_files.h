@@ -51,15 +51,23 @@ class RecordSnapshot {
   // the run holds (outside checkpoints/ and eval/); `log` is the job's log, relative to run_dir;
   // `last_checkpoint`: the run's last.ckpt, whose replacement means the resume trained and its
   // record stands.
+  // Each kept file also gets a second name in <run_dir>/.before-resume/ (a hard link: no space),
+  // so that putting it back is a rename, which a full disk cannot refuse (the attempt may have
+  // failed because the disk filled); the destructor removes the directory.
   RecordSnapshot(const std::string& run_dir, const std::vector<std::string>& records, const std::string& log,
                  std::string last_checkpoint);
-  // When last.ckpt is the one it was: writes the kept files back and removes the files the
-  // attempt added (an empty TensorBoard event file), but the log; true when it did.
-  bool restore_if_not_trained() const;
+  ~RecordSnapshot();
+  RecordSnapshot(const RecordSnapshot&) = delete;
+  RecordSnapshot& operator=(const RecordSnapshot&) = delete;
+  // When last.ckpt is the one it was: puts the kept files back and removes the files the attempt
+  // added (an empty TensorBoard event file), but the log; true when it did. Throws trainer::Error
+  // naming the files it could not put back.
+  bool restore_if_not_trained();
 
  private:
-  std::string run_dir_, log_;
+  std::string run_dir_, log_, backup_dir_;
   std::vector<std::pair<std::string, std::string>> files_;  // path, bytes
+  std::vector<std::string> linked_;                         // each file's second name ("": none)
   std::vector<std::string> present_;                        // sorted
   std::string last_checkpoint_;
   std::string checkpoint_identity_;  // device, inode, size and mtime; empty when there was none
