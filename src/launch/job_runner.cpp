@@ -37,15 +37,33 @@ std::string sweep_advice(std::string message, const std::string& sweep_dir) {
 
 }  // namespace
 
-bool continues_from_checkpoint(const std::optional<JobStatus>& before, const std::string& run_dir) {
+std::string checkpoint_to_continue_from(const std::optional<JobStatus>& before, const std::string& run_dir) {
   // An interrupted job, and a failed one that got as far as a checkpoint (its data went missing, a
-  // full disk), go on from its last.ckpt: a new start would replace it and its metrics.
+  // full disk), go on from it: a new start would replace its checkpoints and its metrics.
   if (!before || (before->state != JobState::kRunning && before->state != JobState::kInterrupted &&
                   before->state != JobState::kFailed)) {
-    return false;
+    return "";
   }
+  const fs::path checkpoints = fs::path(run_dir) / "checkpoints";
   std::error_code ec;
-  return fs::exists(fs::path(run_dir) / "checkpoints" / "last.ckpt", ec);
+  if (fs::exists(checkpoints / "last.ckpt", ec)) return "last";
+  // No last.ckpt: the newest whole checkpoint (finished writes only: a write in progress is a
+  // temporary file of another name).
+  std::string newest;
+  fs::file_time_type newest_time{};
+  for (fs::directory_iterator it(checkpoints, ec), end; !ec && it != end; it.increment(ec)) {
+    if (!it->is_regular_file(ec) || it->path().extension() != ".ckpt") continue;
+    const fs::file_time_type time = it->last_write_time(ec);
+    if (!ec && (newest.empty() || time > newest_time)) {
+      newest = it->path().string();
+      newest_time = time;
+    }
+  }
+  return newest;
+}
+
+bool continues_from_checkpoint(const std::optional<JobStatus>& before, const std::string& run_dir) {
+  return !checkpoint_to_continue_from(before, run_dir).empty();
 }
 
 int run_sweep_job(const std::string& sweep_dir, int number, const JobBody& body) {
@@ -56,9 +74,9 @@ int run_sweep_job(const std::string& sweep_dir, int number, const JobBody& body)
                 "Wait for it to end, or stop it first (kill " + std::to_string(before->pid) + ").");
   }
   JobStatus status;
-  if (continues_from_checkpoint(before, record.job.run_dir) && record.config.is_map() &&
-      record.config.find("ckpt_path") != nullptr) {
-    record.config.set("ckpt_path", config::Node::string("last"));
+  if (const std::string checkpoint = checkpoint_to_continue_from(before, record.job.run_dir);
+      !checkpoint.empty() && record.config.is_map() && record.config.find("ckpt_path") != nullptr) {
+    record.config.set("ckpt_path", config::Node::string(checkpoint));
     status.resumed = true;
   }
   status.state = JobState::kRunning;

@@ -36,6 +36,18 @@ namespace fs = std::filesystem;
 namespace trainer::launch {
 namespace {
 
+// Where a job process that ended without its status wrote why: its stderr.log, unless that is
+// empty on a disk with next to no room (the write of the error itself failed).
+std::string where_its_error_went(const std::string& stderr_log) {
+  std::error_code ec;
+  const uintmax_t size = fs::file_size(stderr_log, ec);
+  if (ec || size > 0) return "see " + stderr_log;
+  const fs::space_info space = fs::space(fs::path(stderr_log).parent_path(), ec);
+  if (ec || space.available >= (uintmax_t{1} << 20)) return "see " + stderr_log + " (empty)";
+  return "its " + stderr_log + " is empty, on a disk with " + std::to_string(space.available / 1024) +
+         " KiB free: the disk is likely full, and the job's error could not be written";
+}
+
 using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
@@ -287,7 +299,7 @@ void LocalLauncher::launch(const SweepPlan& plan, const std::vector<int>& todo, 
     std::error_code ec;
     fs::create_directories(job.run_dir, ec);
     const std::optional<JobStatus> before = read_job_status(plan.sweep_dir, number);
-    const bool resuming = continues_from_checkpoint(before, job.run_dir);
+    const std::string resumed_from = checkpoint_to_continue_from(before, job.run_dir);
 
     ExecImage image;
     image.args = {plan.executable, "sweep", "run-job", plan.sweep_dir, std::to_string(number)};
@@ -347,8 +359,13 @@ void LocalLauncher::launch(const SweepPlan& plan, const std::vector<int>& todo, 
     }
     slot_busy[static_cast<size_t>(slot)] = true;
     running[pid] = Child{number, slot, Clock::now()};
-    std::cerr << "[sweep] #" << number << " started" << (resuming ? " (resuming from last.ckpt)" : "") << ": "
-              << task_overrides_text(job.overrides) << std::endl;
+    std::cerr << "[sweep] #" << number << " started"
+              << (resumed_from.empty() ? ""
+                                       : " (resuming from " +
+                                             (resumed_from == "last" ? std::string("last.ckpt")
+                                                                     : fs::path(resumed_from).filename().string()) +
+                                             ")")
+              << ": " << task_overrides_text(job.overrides) << std::endl;
   };
 
   auto job_ended = [&](pid_t pid, int wait_status) {
@@ -384,8 +401,8 @@ void LocalLauncher::launch(const SweepPlan& plan, const std::vector<int>& todo, 
         written.state = JobState::kFailed;
         written.exit_code = WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : 1;
         written.error = "the job process exited with code " + std::to_string(written.exit_code) +
-                        " before writing its status; see " +
-                        (fs::path(by_number[child.number]->run_dir) / "stderr.log").string();
+                        " before writing its status; " +
+                        where_its_error_went((fs::path(by_number[child.number]->run_dir) / "stderr.log").string());
       }
       try {
         write_job_status(plan.sweep_dir, child.number, written);
