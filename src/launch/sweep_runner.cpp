@@ -67,13 +67,23 @@ int run_sweep_plan(const SweepPlan& plan) {
   std::unique_ptr<Launcher> launcher = make_launcher(plan);
   launcher->launch(plan, todo);
   if (launcher->detached()) return 0;  // submitted, not waited for: `trainer sweep summary` tells later
-  const SweepSummary summary = write_sweep_summary(plan);
+  // A summary that cannot be written (a full disk) is said, and the jobs' outcome still is: it
+  // hid that jobs had failed, and the resume that re-runs them.
+  SweepSummary summary;
+  std::string unwritten;
+  try {
+    summary = write_sweep_summary(plan);
+  } catch (const Error& error) {
+    unwritten = error.what();
+    std::cerr << "[sweep] warning: summary not written: " << unwritten << std::endl;
+    summary = summarize_sweep(plan);
+  }
   if (summary.best >= 0) {
     const JobSummary& best = summary.jobs[static_cast<size_t>(summary.best)];
     std::cerr << "[sweep] best job: #" << best.job.number << " (" << summary.metric << " " << summary.mode << " "
               << metric_text(best.metric.best) << "): " << task_overrides_text(best.job.overrides) << std::endl;
   }
-  std::cerr << "[sweep] summary: " << plan.sweep_dir << "/sweep_summary.md" << std::endl;
+  if (unwritten.empty()) std::cerr << "[sweep] summary: " << plan.sweep_dir << "/sweep_summary.md" << std::endl;
   const bool any_failed = std::any_of(summary.jobs.begin(), summary.jobs.end(),
                                       [](const JobSummary& job) { return job.state == JobState::kFailed; });
   end_mlflow_sweep_run(plan.sweep_dir, launcher->interrupted() ? tracking::MlflowRunStatus::kKilled
@@ -100,7 +110,12 @@ int run_sweep_plan(const SweepPlan& plan) {
     }
     throw Error("sweep " + plan.sweep_dir, problem,
                 "See each job's error above and its stderr.log in its run dir; `trainer sweep resume " +
-                    plan.sweep_dir + "` re-runs failed and remaining jobs.");
+                    plan.sweep_dir + "` re-runs failed and remaining jobs" +
+                    (unwritten.empty() ? std::string(".") : " (and writes the summary), once the disk has room."));
+  }
+  if (!unwritten.empty()) {
+    throw Error("sweep " + plan.sweep_dir, "every job ended, but the summary could not be written: " + unwritten,
+                "Free space, then write it with `trainer sweep summary " + plan.sweep_dir + "`.");
   }
   return 0;
 }

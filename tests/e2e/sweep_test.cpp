@@ -607,6 +607,91 @@ TEST_CASE(
   CHECK_FALSE(fs::exists(sweep / "0" / "metrics.csv.1"));
 }
 
+// A disk that filled while last.ckpt was written leaves the epoch's other checkpoint: the failed
+// job goes on from the newest one (it started again from scratch, replacing it, and said its
+// earlier attempt "left no checkpoint").
+TEST_CASE("sweep: a failed job without last.ckpt goes on from its newest checkpoint, not from scratch") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  TempDir dir;
+  const fs::path root(dir.path());
+  const fs::path sweep = root / "sweep";
+  auto ran = run_process(sweep_command({"data.num_samples=512", "trainer.max_epochs=3", "test_after_fit=false",
+                                        "callbacks.model_checkpoint.save_top_k=2", "seed=1", "hydra.sweep.dir=sweep"}),
+                         root.string());
+  INFO(ran.err);
+  REQUIRE(ran.exit_code == 0);
+  // The state the full disk left: last.ckpt not written, the job failed.
+  const fs::path checkpoints = sweep / "0" / "checkpoints";
+  REQUIRE(fs::remove(checkpoints / "last.ckpt"));
+  std::string newest;
+  for (const auto& entry : fs::directory_iterator(checkpoints)) {
+    if (newest.empty() || fs::last_write_time(entry.path()) > fs::last_write_time(checkpoints / newest)) {
+      newest = entry.path().filename().string();
+    }
+  }
+  REQUIRE(!newest.empty());
+  const fs::path status_file = sweep / ".sweep" / "status" / "0.yaml";
+  std::string status = read_file(status_file);
+  REQUIRE(status.find("status: done") != std::string::npos);
+  status.replace(status.find("status: done"), 12, "status: failed");
+  write_text(status_file, status);
+
+  auto resumed = run_process({TRAINER_BINARY, "sweep", "resume", "sweep"}, root.string());
+  INFO(resumed.err);
+  CHECK(resumed.exit_code == 0);
+  CHECK(contains(resumed.err, "#0 started (resuming from " + newest + ")"));
+  CHECK(status_of(sweep, 0) == "done");
+  CHECK(fs::exists(checkpoints / newest));
+  CHECK(contains(read_file(status_file), "resumed: true"));
+  CHECK_FALSE(fs::exists(sweep / "0" / "metrics.csv.1"));
+  CHECK_FALSE(contains(resumed.err, "left no checkpoint"));
+}
+
+// Jobs that fail on a full disk cannot write their error, and the sweep cannot write its summary:
+// the sweep still says that they failed, why their stderr.log is empty, and how to resume (only
+// the summary's failure was said).
+TEST_CASE("sweep: on a full disk the sweep says its jobs failed and why their logs are empty") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  TempDir dir;
+  const fs::path root(dir.path());
+  const SmallDisk disk(root / "disk", 16);
+  if (!disk.mounted()) return skip_test("cannot mount a tmpfs here (not root)", Skip::unexpected_in_ci);
+  const fs::path sweep = root / "disk" / "sweep";
+  auto ran = run_process(sweep_command({"data.num_samples=256", "trainer.max_epochs=1", "test_after_fit=false",
+                                        "seed=1,2", "hydra/launcher=local", "hydra.launcher.n_jobs=2",
+                                        "hydra.sweep.dir=" + sweep.string()}),
+                         root.string());
+  INFO(ran.err);
+  REQUIRE(ran.exit_code == 0);
+  // Both jobs to run again (failed, their checkpoints gone), on a disk with no room left.
+  for (int job : {0, 1}) {
+    fs::remove_all(sweep / std::to_string(job));
+    const fs::path status_file = sweep / ".sweep" / "status" / (std::to_string(job) + ".yaml");
+    std::string status = read_file(status_file);
+    status.replace(status.find("status: done"), 12, "status: failed");
+    write_text(status_file, status);
+  }
+  fs::remove(sweep / "sweep_summary.csv");
+  fs::remove(sweep / "sweep_summary.md");
+  disk.fill_leaving(0);
+  auto full = run_process({TRAINER_BINARY, "sweep", "resume", sweep.string()}, root.string());
+  disk.empty_filler();
+  INFO(full.err);
+  CHECK(full.exit_code == 1);
+  check_no_crash(full);
+  CHECK(contains(full.err, "the disk is likely full, and the job's error could not be written"));
+  CHECK(contains(full.err, "[sweep] warning: summary not written: "));
+  CHECK(contains(full.err, "2 of 2 jobs "));
+  CHECK(contains(full.err, "`trainer sweep resume " + sweep.string() +
+                               "` re-runs failed and remaining jobs (and "
+                               "writes the summary), once the disk has room."));
+  // With room again, the resume finishes them.
+  auto resumed = run_process({TRAINER_BINARY, "sweep", "resume", sweep.string()}, root.string());
+  INFO(resumed.err);
+  CHECK(resumed.exit_code == 0);
+  CHECK(fs::exists(sweep / "sweep_summary.md"));
+}
+
 TEST_CASE("sweep: a second Ctrl-C kills a job that does not stop, and the sweep resumes it from its checkpoint") {
   if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
