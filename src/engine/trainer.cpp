@@ -326,6 +326,7 @@ int Trainer::Impl::fit() {
   }
   data::BatchLoader train_loader = make_loader(train_set, /*train=*/true);
   CopyPhase copy_phase(profiler);
+  if (pipeline) profiler.set_label(Phase::kForward, "pipeline schedule (forwards, backwards, stage transfers)");
   if (profiler.table_enabled() || options.profile_trace) {
     train_loader.observe_copies(&copy_phase);
     profiler.set_note(Phase::kCopy, copy_phase_note(train_loader));

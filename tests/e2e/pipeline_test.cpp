@@ -94,11 +94,17 @@ TEST_CASE(
   }
   SECTION("through Gloo (transport=process_group)") {
     const fs::path run = root / "gloo";
-    ProcessResult two =
-        run_ok(fit_command(run, {"data.batch_size=64", "trainer.max_epochs=2", "trainer.devices=2",
-                                 "trainer.strategy=pipeline", "trainer.pipeline.microbatches=4",
-                                 "trainer.pipeline.schedule=gpipe", "trainer.pipeline.transport=process_group"}));
+    ProcessResult two = run_ok(fit_command(
+        run, {"data.batch_size=64", "trainer.max_epochs=2", "trainer.devices=2", "trainer.strategy=pipeline",
+              "trainer.pipeline.microbatches=4", "trainer.pipeline.schedule=gpipe",
+              "trainer.pipeline.transport=process_group", "trainer.profiler=simple"}));
     CHECK(two.err.find("activations and gradients: through the gloo process group") != std::string::npos);
+    // The schedule interleaves forwards and backwards: one row, named as such (it read "forward +
+    // loss", with no backward row).
+    const std::string table = read_file(run / "fit-profiler.txt");
+    INFO(table);
+    CHECK(table.find("| pipeline schedule (forwards, backwards, stage transfers) | ") != std::string::npos);
+    CHECK(table.find("forward + loss") == std::string::npos);
     CHECK(two.err.find("through shared memory") == std::string::npos);
     check_same_training(root / "one", run, root / "start", 1e-5);
   }

@@ -114,13 +114,13 @@ std::string PhaseProfiler::table(double fit_seconds) const {
   const double whole = std::max(fit_seconds, 1e-12);
   for (int i = 0; i < kPhaseCount; ++i) {
     const Entry& e = entries_[static_cast<size_t>(i)];
+    const std::string name = e.label.empty() ? phase_name(static_cast<Phase>(i)) : e.label;
     if (e.count == 0) {
-      if (!e.note.empty())
-        out += "| " + std::string(phase_name(static_cast<Phase>(i))) + ": " + e.note + " | | | | |\n";
+      if (!e.note.empty()) out += "| " + name + ": " + e.note + " | | | | |\n";
       continue;
     }
     accounted += e.total;
-    std::snprintf(row, sizeof row, "| %s | %lld | %.3f ms | %.3f s | %.1f %% |\n", phase_name(static_cast<Phase>(i)),
+    std::snprintf(row, sizeof row, "| %s | %lld | %.3f ms | %.3f s | %.1f %% |\n", name.c_str(),
                   static_cast<long long>(e.count), 1e3 * e.total / static_cast<double>(e.count), e.total,
                   100.0 * e.total / whole);
     out += row;

@@ -74,6 +74,9 @@ CATCH_TEST_CASE(
   CATCH_CHECK(text.find("| host-to-device copy | 3 |") != std::string::npos);
   CATCH_CHECK(text.find("| forward + loss: not in this test | | | | |") != std::string::npos);
   CATCH_CHECK(text.find("| backward") == std::string::npos);
+  // A label names the row in place of the phase's name (a pipeline's schedule).
+  table.set_label(Phase::kCopy, "copy, relabelled");
+  CATCH_CHECK(table.table(1.0).find("| copy, relabelled | 3 |") != std::string::npos);
 }
 
 CATCH_TEST_CASE("phase profiler: with ranges on, phases are user-scope ranges around their operators") {

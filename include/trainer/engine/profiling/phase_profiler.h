@@ -81,6 +81,9 @@ class PhaseProfiler {
   // A line shown in the table for a phase that never ran on the training thread, saying why
   // (e.g. the copy happens in loader workers, or there is no device to copy to).
   void set_note(Phase phase, std::string note) { entries_[static_cast<size_t>(phase)].note = std::move(note); }
+  // The phase's row name in the table, in place of phase_name() (a pipeline's forward phase holds
+  // its whole schedule, backwards included).
+  void set_label(Phase phase, std::string label) { entries_[static_cast<size_t>(phase)].label = std::move(label); }
 
   // The table: one row per phase that ran (its own time, nested phases subtracted), rows for
   // the notes, then "other" (fit time not in any phase) and the total.
@@ -91,6 +94,7 @@ class PhaseProfiler {
     int64_t count = 0;
     double total = 0;
     std::string note;
+    std::string label;  // "": phase_name()
   };
   // An open phase. Phases nest at most a few deep (data > copy, validation > checkpoint).
   struct Frame {
