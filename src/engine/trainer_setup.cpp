@@ -187,7 +187,7 @@ void Trainer::Impl::setup() {
     if (is_main && command == "fit") {
       std::string text;
       for (const std::string& name : class_names) text += formats::escape_line(name) + "\n";
-      write_file_durably(run_dir + "/class_names.txt", text);
+      write_file_durably(run_dir + "/class_names.txt", text, "class names file");
     }
   }
   spec.channels_key = data_options.name == "image_folder" ? "data.channels" : "data=" + data_options.name;
@@ -462,7 +462,7 @@ void Trainer::Impl::report_profile(double fit_seconds) const {
   std::string text = "profiler (simple): time per phase of fit, host wall clock\n" + profiler.table(fit_seconds);
   if (reducer) text += reducer->describe_timing() + "\n";
   log::info(text);
-  write_file_durably(run_dir + "/fit-profiler.txt", text);
+  write_file_durably(run_dir + "/fit-profiler.txt", text, "profiler table");
 }
 
 data::BatchLoader Trainer::Impl::make_loader(const std::shared_ptr<const data::Dataset>& dataset, bool train,

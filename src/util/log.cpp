@@ -4,12 +4,15 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <exception>
 #include <mutex>
 
 #include <spdlog/details/file_helper.h>
 #include <spdlog/details/log_msg.h>
 #include <spdlog/sinks/base_sink.h>
 #include <spdlog/spdlog.h>
+
+#include "trainer/util/error.h"
 
 namespace trainer::log {
 namespace {
@@ -66,7 +69,9 @@ class ConsoleSink final : public spdlog::sinks::base_sink<std::mutex> {
   std::string status_;
 };
 
-// The log file (appending): spdlog's basic file sink, plus lines written as they are.
+// The log file (appending): spdlog's basic file sink, plus lines written as they are. A write
+// that fails (a full disk) is said once on the console, and the log goes on there alone: the
+// failure must not end the run (spdlog's exception escaped a flush and aborted it) nor repeat.
 class FileSink final : public spdlog::sinks::base_sink<std::mutex> {
  public:
   explicit FileSink(const std::string& path) : path_(path) { file_.open(path, /*truncate=*/false); }
@@ -76,21 +81,41 @@ class FileSink final : public spdlog::sinks::base_sink<std::mutex> {
     std::lock_guard<std::mutex> lock(mutex_);
     spdlog::memory_buf_t buffer;
     buffer.append(lines.data(), lines.data() + lines.size());
-    file_.write(buffer);
-    file_.flush();
+    guarded([&] {
+      file_.write(buffer);
+      file_.flush();
+    });
   }
 
  protected:
   void sink_it_(const spdlog::details::log_msg& message) override {
     spdlog::memory_buf_t formatted;
     formatter_->format(message, formatted);
-    file_.write(formatted);
+    guarded([&] { file_.write(formatted); });
   }
-  void flush_() override { file_.flush(); }
+  void flush_() override {
+    guarded([&] { file_.flush(); });
+  }
 
  private:
+  template <typename Write>
+  void guarded(const Write& write) {
+    if (broken_) return;
+    try {
+      write();
+    } catch (const std::exception& error) {
+      broken_ = true;
+      std::fprintf(stderr,
+                   "[trainer][warning] the log file %s cannot be written (%s): from here the log is on the "
+                   "console only\n",
+                   path_.c_str(), error.what());
+      std::fflush(stderr);
+    }
+  }
+
   std::string path_;
   spdlog::details::file_helper file_;
+  bool broken_ = false;
 };
 
 struct State {
@@ -121,7 +146,14 @@ void set_file(const std::string& path) {
   State& s = state();
   auto& sinks = s.logger->sinks();
   if (s.file) sinks.erase(std::remove(sinks.begin(), sinks.end(), s.file), sinks.end());
-  s.file = std::make_shared<FileSink>(path);
+  try {
+    s.file = std::make_shared<FileSink>(path);
+  } catch (const spdlog::spdlog_ex& error) {
+    s.file.reset();
+    throw Error(path, std::string("cannot open the run's log file: ") + error.what(),
+                "Check that the run directory is writable and the file not locked (chattr -i), or give the run "
+                "another directory (hydra.run.dir).");
+  }
   s.file->set_pattern(kPattern);
   sinks.push_back(s.file);
 }

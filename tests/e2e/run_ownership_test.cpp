@@ -76,6 +76,29 @@ TEST_CASE("a resume that fails on a full disk leaves the run's record as it was,
   }
 }
 
+// A disk that fills while a fit starts: the log file's flush threw out of spdlog and aborted the
+// run ("terminate called", exit 134), and class_names.txt was called a checkpoint.
+TEST_CASE("a fit on a disk that fills ends with one clean error at every fill level, never an abort") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  TempDir dir;
+  const SmallDisk disk(fs::path(dir.path()) / "disk", 4);
+  if (!disk.mounted()) return skip_test("cannot mount a tmpfs here (not root)", Skip::unexpected_in_ci);
+  const fs::path run = fs::path(dir.path()) / "disk" / "run";
+  for (const uintmax_t free_kib : {0, 4, 8, 12, 16, 24, 48}) {
+    INFO("free KiB " << free_kib);
+    fs::remove_all(run);
+    disk.fill_leaving(free_kib * 1024);
+    auto result = run_process(fit({"hydra.run.dir=" + run.string(), "trainer.max_epochs=2"}), dir.path());
+    disk.empty_filler();
+    INFO(result.err);
+    CHECK(result.exit_code == 1);
+    check_no_crash(result);
+    CHECK(result.err.find("LOG ERROR") == std::string::npos);
+    CHECK(result.err.find("class_names.txt: cannot write the checkpoint") == std::string::npos);
+    CHECK(result.err.find("No space left on device") != std::string::npos);
+  }
+}
+
 TEST_CASE("a new fit or a sweep never writes into another run's checkpoint directory") {
   if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;

@@ -19,13 +19,20 @@ constexpr const char* kFix =
 
 }  // namespace
 
-void write_file_durably(const std::string& path, const std::string& bytes) {
+void write_file_durably(const std::string& path, const std::string& bytes, const std::string& noun) {
+  const bool checkpoint = noun == "checkpoint";
+  const std::string fix =
+      checkpoint ? kFix
+                 : "Check free space and permissions of the run directory; the earlier file, if any, is unchanged.";
   if (!posix::make_directories(posix::parent(path))) {
-    throw Error(path, std::string("cannot create the checkpoint directory: ") + std::strerror(errno), kFix);
+    throw Error(path,
+                std::string(checkpoint ? "cannot create the checkpoint directory: " : "cannot create its directory: ") +
+                    std::strerror(errno),
+                fix);
   }
   AtomicWriteOptions options;
-  options.noun = "checkpoint";
-  options.fix = kFix;
+  options.noun = noun;
+  options.fix = fix;
   write_file_atomically(path, bytes, options);
 }
 

@@ -167,7 +167,7 @@ void TraceProfiler::stop_and_write(const std::string& why) {
     if (error) throw Error(path_, "could not move the trace into place: " + error.message());
   } catch (const c10::Error&) {
     // No Kineto in this LibTorch (Debian's 1.13): "Saving a trace requires ... Kineto".
-    write_file_durably(path_, chrome_trace_json(*result));
+    write_file_durably(path_, chrome_trace_json(*result), "trace");
     writer = "trainer, no Kineto in this LibTorch";
   }
   const double megabytes = static_cast<double>(std::filesystem::file_size(path_, error)) / (1024.0 * 1024.0);

@@ -165,7 +165,8 @@ int64_t run_batch_size_search(ScaleMode mode, const TunerOptions& tuner, const s
                 "Start lower (+tuner.init_val=1), allow more memory (+tuner.max_memory_mb=...), or choose a smaller "
                 "model.");
   }
-  write_file_durably(run_dir + "/tune_batch_size.yaml", search_result_yaml(result, limit_text, limit_mb, seconds));
+  write_file_durably(run_dir + "/tune_batch_size.yaml", search_result_yaml(result, limit_text, limit_mb, seconds),
+                     "batch-size search result");
   g_batch_size_found.store(result.batch_size);
   std::printf("%s\ntuned_batch_size=%lld\n", paragraph.c_str(), static_cast<long long>(result.batch_size));
   std::fflush(stdout);

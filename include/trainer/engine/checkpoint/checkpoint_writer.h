@@ -33,7 +33,8 @@ class CheckpointWriter {
   std::future<void> pending_;
 };
 
-// Writes `bytes` to `path` atomically and durably, creating the directory if needed.
-void write_file_durably(const std::string& path, const std::string& bytes);
+// Writes `bytes` to `path` atomically and durably, creating the directory if needed; `noun` names
+// the file in an error ("checkpoint", "class names file", ...).
+void write_file_durably(const std::string& path, const std::string& bytes, const std::string& noun = "checkpoint");
 
 }  // namespace trainer::engine
