@@ -70,8 +70,15 @@ EngineLoader::EngineLoader() {
     last_error = dlerror();
   }
   if (!last_error.empty()) {
+    // The loader's own words for what no reinstall mends.
+    const bool out_of_files = last_error.find("Too many open files") != std::string::npos;
+    const bool out_of_memory = last_error.find("Cannot allocate memory") != std::string::npos ||
+                               last_error.find("failed to map segment") != std::string::npos;
     throw Error(TRAINER_ENGINE_LIBRARY, "the training engine failed to load: " + last_error,
-                "Install the LibTorch it was built against (scripts/setup.sh) or rebuild.");
+                out_of_files    ? "The process may open too few files: raise the limit (ulimit -n, e.g. 1024)."
+                : out_of_memory ? "The process has too little memory to map LibTorch: raise the limit (ulimit -v) or "
+                                  "free memory."
+                                : "Install the LibTorch it was built against (scripts/setup.sh) or rebuild.");
   }
   throw Error(TRAINER_ENGINE_LIBRARY, "the training engine is not built (looked in " + tried + ")",
               "This binary was configured with TRAINER_LIBTORCH=none; build with "
