@@ -564,9 +564,9 @@ void refuse_starting_over(const fs::path& directory) {
   throw Error(
       "ckpt_path=last",
       directory.string() + " holds no last.ckpt to resume from, but holds " + names +
-          " of an earlier run (one with callbacks.model_checkpoint.save_last=false, or whose last.ckpt was "
-          "removed or never written): starting from scratch would overwrite or delete them; nothing was "
-          "written",
+          " of an earlier fit here (one with callbacks.model_checkpoint.save_last=false, or whose last.ckpt was "
+          "removed, or never written: a disk that filled while it was written leaves the epoch's other "
+          "checkpoint): starting from scratch would overwrite or delete them; nothing was written",
       "Resume from one of them (ckpt_path=" + newest + ", the newest), or start afresh in a new hydra.run.dir.");
 }
 

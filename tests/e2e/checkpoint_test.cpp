@@ -155,7 +155,7 @@ TEST_CASE("ckpt_path=last without last.ckpt beside an earlier run's checkpoints 
       dir.path());
   INFO(resume.err);
   check_clean_error(resume);
-  CHECK(contains(resume.err, "holds no last.ckpt to resume from, but holds " + best + " of an earlier run"));
+  CHECK(contains(resume.err, "holds no last.ckpt to resume from, but holds " + best + " of an earlier fit here"));
   CHECK(contains(resume.err, "ckpt_path=" + (checkpoints / best).string() + ", the newest"));
   std::map<std::string, std::string> after;
   for (const auto& entry : fs::directory_iterator(checkpoints)) {
