@@ -657,10 +657,10 @@ TEST_CASE("sweep: on a full disk the sweep says its jobs failed and why their lo
   const SmallDisk disk(root / "disk", 16);
   if (!disk.mounted()) return skip_test("cannot mount a tmpfs here (not root)", Skip::unexpected_in_ci);
   const fs::path sweep = root / "disk" / "sweep";
-  auto ran = run_process(sweep_command({"data.num_samples=256", "trainer.max_epochs=1", "test_after_fit=false",
-                                        "seed=1,2", "hydra/launcher=local", "hydra.launcher.n_jobs=2",
-                                        "hydra.sweep.dir=" + sweep.string()}),
-                         root.string());
+  auto ran = run_process(
+      sweep_command({"data.num_samples=256", "trainer.max_epochs=1", "test_after_fit=false", "seed=1,2",
+                     "hydra/launcher=local", "hydra.launcher.n_jobs=2", "hydra.sweep.dir=" + sweep.string()}),
+      root.string());
   INFO(ran.err);
   REQUIRE(ran.exit_code == 0);
   // Both jobs to run again (failed, their checkpoints gone), on a disk with no room left.
