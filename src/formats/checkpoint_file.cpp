@@ -356,23 +356,29 @@ bool checkpoint_intact(const std::string& path) {
   return intact;
 }
 
-std::optional<std::string> newest_intact_checkpoint(const std::string& directory, const std::string& except) {
+std::vector<std::string> checkpoints_newest_first(const std::string& directory) {
+  std::vector<std::pair<int64_t, std::string>> found;  // (mtime in ns, path)
   DIR* dir = ::opendir(directory.c_str());
-  if (dir == nullptr) return std::nullopt;
-  std::vector<std::pair<int64_t, std::string>> candidates;  // (mtime in ns, path)
+  if (dir == nullptr) return {};
   while (const dirent* entry = ::readdir(dir)) {
     const std::string name = entry->d_name;
     if (name.size() < 5 || name.compare(name.size() - 5, 5, ".ckpt") != 0) continue;
     const std::string path = directory + "/" + name;
-    if (path == except) continue;
     struct stat info;
     if (::stat(path.c_str(), &info) != 0 || !S_ISREG(info.st_mode)) continue;
-    candidates.emplace_back(static_cast<int64_t>(info.st_mtim.tv_sec) * 1000000000 + info.st_mtim.tv_nsec, path);
+    found.emplace_back(static_cast<int64_t>(info.st_mtim.tv_sec) * 1000000000 + info.st_mtim.tv_nsec, path);
   }
   ::closedir(dir);
-  std::sort(candidates.begin(), candidates.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
-  for (const auto& candidate : candidates) {
-    if (checkpoint_intact(candidate.second)) return candidate.second;
+  std::stable_sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::vector<std::string> paths;
+  paths.reserve(found.size());
+  for (auto& [time, path] : found) paths.push_back(std::move(path));
+  return paths;
+}
+
+std::optional<std::string> newest_intact_checkpoint(const std::string& directory, const std::string& except) {
+  for (const std::string& path : checkpoints_newest_first(directory)) {
+    if (path != except && checkpoint_intact(path)) return path;
   }
   return std::nullopt;
 }

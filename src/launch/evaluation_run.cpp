@@ -548,19 +548,15 @@ void warn_about_redrawn_split(const Node& stored, const Node& composed, const co
 // one whose last.ckpt was removed or never written) would have them overwritten or deleted as the
 // new run's top k. Refused, naming them and the newest to resume from.
 void refuse_starting_over(const fs::path& directory) {
-  std::vector<std::pair<fs::file_time_type, std::string>> found;
-  std::error_code ec;
-  for (fs::directory_iterator it(directory, ec), end; !ec && it != end; it.increment(ec)) {
-    const std::string name = it->path().filename().string();
-    if (it->path().extension() != ".ckpt" || !it->is_regular_file(ec)) continue;
-    found.emplace_back(it->last_write_time(ec), name);
-  }
+  const std::vector<std::string> found = formats::checkpoints_newest_first(directory.string());
   if (found.empty()) return;
-  std::sort(found.begin(), found.end());
+  // Named oldest first.
   std::string names;
-  for (size_t i = 0; i < found.size() && i < 3; ++i) names += std::string(i == 0 ? "" : ", ") + found[i].second;
+  for (size_t i = 0; i < found.size() && i < 3; ++i) {
+    names += std::string(i == 0 ? "" : ", ") + fs::path(found[found.size() - 1 - i]).filename().string();
+  }
   if (found.size() > 3) names += " and " + std::to_string(found.size() - 3) + " more";
-  const std::string newest = (directory / found.back().second).string();
+  const std::string newest = found.front();
   throw Error(
       "ckpt_path=last",
       directory.string() + " holds no last.ckpt to resume from, but holds " + names +

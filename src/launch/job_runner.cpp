@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "trainer/formats/checkpoint_file.h"
 #include "trainer/launch/engine_result.h"
 #include "trainer/launch/job_status.h"
 #include "trainer/util/error.h"
@@ -47,23 +48,9 @@ std::string checkpoint_to_continue_from(const std::optional<JobStatus>& before, 
   const fs::path checkpoints = fs::path(run_dir) / "checkpoints";
   std::error_code ec;
   if (fs::exists(checkpoints / "last.ckpt", ec)) return "last";
-  // No last.ckpt: the newest whole checkpoint (finished writes only: a write in progress is a
-  // temporary file of another name).
-  std::string newest;
-  fs::file_time_type newest_time{};
-  for (fs::directory_iterator it(checkpoints, ec), end; !ec && it != end; it.increment(ec)) {
-    if (!it->is_regular_file(ec) || it->path().extension() != ".ckpt") continue;
-    const fs::file_time_type time = it->last_write_time(ec);
-    if (!ec && (newest.empty() || time > newest_time)) {
-      newest = it->path().string();
-      newest_time = time;
-    }
-  }
-  return newest;
-}
-
-bool continues_from_checkpoint(const std::optional<JobStatus>& before, const std::string& run_dir) {
-  return !checkpoint_to_continue_from(before, run_dir).empty();
+  // No last.ckpt: the newest checkpoint.
+  const std::vector<std::string> found = formats::checkpoints_newest_first(checkpoints.string());
+  return found.empty() ? std::string() : found.front();
 }
 
 int run_sweep_job(const std::string& sweep_dir, int number, const JobBody& body) {

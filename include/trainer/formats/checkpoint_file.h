@@ -85,6 +85,10 @@ std::string resolve_checkpoint_name(const std::string& wanted, const std::string
 // Whether `path` is a complete checkpoint whose checksums hold (reads the whole file).
 bool checkpoint_intact(const std::string& path);
 
+// The regular *.ckpt files in `directory` (paths), the most recently written first; none when it
+// cannot be read. A write in progress is a temporary file of another name, so each is whole.
+std::vector<std::string> checkpoints_newest_first(const std::string& directory);
+
 // The most recently written intact *.ckpt file in `directory` other than `except`, if any.
 std::optional<std::string> newest_intact_checkpoint(const std::string& directory, const std::string& except = {});
 

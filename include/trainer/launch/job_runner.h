@@ -20,7 +20,6 @@ using JobBody = std::function<void(JobRecord& record)>;
 // `run_dir` holds checkpoints/last.ckpt, else the newest other checkpoint there (a disk that filled
 // while last.ckpt was written leaves the epoch's other one), by its path.
 std::string checkpoint_to_continue_from(const std::optional<JobStatus>& before, const std::string& run_dir);
-bool continues_from_checkpoint(const std::optional<JobStatus>& before, const std::string& run_dir);
 
 // Reads job N's record; when the job continues from a checkpoint (above) and its config has the
 // ckpt_path key, sets ckpt_path to it so it resumes.

@@ -79,6 +79,13 @@ std::string restart_advice(const std::string& dir, const std::string& run_dir) {
   return "No checkpoint was written yet (none in " + dir + "): once the cause is fixed, run the same command again.";
 }
 
+// Who started the ranks, as a sentence names it.
+std::string launcher_name(const DistEnv& env) {
+  if (env.source == "slurm") return "srun";
+  if (env.source == "torchrun") return "torchrun";
+  return "the environment";
+}
+
 // A collective failed: the rank that ended first is the cause (rank 0's own error is a consequence).
 bool is_collective_failure(const Error& error) { return starts_with(error.where(), "distributed"); }
 
@@ -93,7 +100,7 @@ void apply_rendezvous_keys(DistEnv& env, const DistOptions& dist) {
     if (dist.master_port != 0) env.master_port = dist.master_port;
     return;
   }
-  const std::string launcher = env.source == "torchrun" ? "torchrun" : "the environment";
+  const std::string launcher = launcher_name(env);
   if (dist.master_port != 0 && dist.master_port != env.master_port) {
     throw Error("trainer.master_port",
                 "is " + std::to_string(dist.master_port) + ", but " + launcher + " set MASTER_PORT=" +
@@ -136,9 +143,7 @@ int run_job_ranks(config::Node job_config, const std::string& run_dir, const std
   // environments check; else the job would run on fewer or more processes than asked, silently.
   if (env && env->source != "trainer" && dist.strategy != "single_device" && dist.devices > 1 &&
       dist.devices != env->local_world_size) {
-    const std::string launcher = env->source == "slurm"      ? "srun"
-                                 : env->source == "torchrun" ? "torchrun"
-                                                             : "the environment";
+    const std::string launcher = launcher_name(*env);
     throw Error("trainer.devices",
                 "is " + std::to_string(dist.devices) + ", but " + launcher + " started " +
                     std::to_string(env->local_world_size) + " process(es) on this node (world size " +
