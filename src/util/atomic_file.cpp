@@ -88,7 +88,16 @@ void AtomicFile::discard() noexcept {
 
 void AtomicFile::fail(const std::string& problem, int error) {
   discard();
-  throw Error(path_, problem + ": " + std::strerror(error), options_.fix);
+  std::string reason = std::strerror(error);
+  if (error == ENOSPC || error == EDQUOT) {
+    // How full: a disk with room left is a quota or a file larger than what is left.
+    std::error_code ec;
+    const std::string directory = parent_directory(path_);
+    const std::filesystem::space_info space = std::filesystem::space(directory, ec);
+    if (!ec)
+      reason += " (the disk holding " + directory + " has " + std::to_string(space.available / 1024) + " KiB free)";
+  }
+  throw Error(path_, problem + ": " + reason, options_.fix);
 }
 
 void AtomicFile::append(const void* data, size_t size) {
