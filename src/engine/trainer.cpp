@@ -728,7 +728,19 @@ int Trainer::Impl::fit() {
       load_checkpoint(state.top_k.front().path, *model, nullptr, false, config_yaml, released_tensors());
       log::info("testing the best checkpoint " + state.top_k.front().path);
     }
-    run_test("test", /*after_fit=*/true);
+    try {
+      run_test("test", /*after_fit=*/true);
+    } catch (const Error& error) {
+      if (error.where().rfind("signal ", 0) == 0) throw;  // already says so
+      // The fit's own work is done and kept: what failed is its test, which can run again alone.
+      std::string problem = error.problem();
+      while (!problem.empty() && (problem.back() == '.' || problem.back() == '\n')) problem.pop_back();
+      throw Error(error.where(),
+                  problem + ". This was the test after fit: the fit itself finished, and its checkpoints are in " +
+                      checkpoint_dir(),
+                  error.fix() + (error.fix().empty() ? "" : " ") +
+                      "Then test them: trainer test ckpt_path=best hydra.run.dir=" + run_dir + ".");
+    }
   }
   return 0;
 }

@@ -2,8 +2,10 @@
 // fit: a new fit (no ckpt_path) whose checkpoint directory holds another run's *.ckpt files, a
 // sweep whose jobs share one, and a resume with another optimizer are refused before anything is
 // written; one fit at a time holds a run directory; a resume never writes into another run's
-// directory, and one the engine refuses leaves the run's record as it was. Skipped without the
-// engine (TRAINER_LIBTORCH=none).
+// directory, and one the engine refuses leaves the run's record as it was. On a full disk (a small
+// tmpfs the test mounts) nothing is lost without a word. Skipped without the engine
+// (TRAINER_LIBTORCH=none).
+#include <signal.h>
 #include <sys/stat.h>
 
 #include <chrono>
@@ -41,6 +43,22 @@ std::vector<std::string> fit(std::vector<std::string> extra) {
                                    "test_after_fit=false"};
   argv.insert(argv.end(), extra.begin(), extra.end());
   return argv;
+}
+
+// Runs argv; as `line` reaches `run`/trainer.log the process is stopped, `disk` filled to its last
+// byte, and the process goes on. `filled` says whether that happened before it ended.
+ProcessResult run_filling_disk_at(const std::vector<std::string>& argv, const std::string& cwd, const SmallDisk& disk,
+                                  const fs::path& run, const std::string& line, bool* filled) {
+  const auto logged = [&] { return read_file(run / "trainer.log").find(line) != std::string::npos; };
+  const auto fill = [&] {
+    disk.fill_leaving(0);
+    return true;
+  };
+  size_t sent = 0;
+  ProcessResult result = run_and_signal_each(argv, cwd, {{logged, SIGSTOP}, {fill, SIGCONT}}, &sent);
+  disk.empty_filler();
+  *filled = sent == 2;
+  return result;
 }
 
 }  // namespace
@@ -97,6 +115,71 @@ TEST_CASE("a fit on a disk that fills ends with one clean error at every fill le
     CHECK(result.err.find("class_names.txt: cannot write the checkpoint") == std::string::npos);
     CHECK(result.err.find("No space left on device") != std::string::npos);
   }
+}
+
+// The disk fills after the fit's last checkpoint, while its test runs: the error said only that
+// metrics.csv could not be written, as if the fit had failed. It says the fit finished, where its
+// checkpoints are and the command that tests them, which then works once there is room.
+TEST_CASE("a full disk in the test after fit says the fit finished and how to test its checkpoints") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  TempDir dir;
+  const SmallDisk disk(fs::path(dir.path()) / "disk", 32);
+  if (!disk.mounted()) return skip_test("cannot mount a tmpfs here (not root)", Skip::unexpected_in_ci);
+  const fs::path run = fs::path(dir.path()) / "disk" / "run";
+  const std::vector<std::string> argv = {TRAINER_BINARY,
+                                         "fit",
+                                         "data=synthetic",
+                                         "model=cnn",
+                                         "logger=csv",
+                                         "trainer.max_epochs=1",
+                                         "trainer.limit_train_batches=2",
+                                         "trainer.limit_val_batches=1",
+                                         "trainer.limit_test_batches=4",
+                                         "hydra.run.dir=" + run.string()};
+  // Filled as it logs the end of its fit, before its test's first metric.
+  bool filled = false;
+  auto result = run_filling_disk_at(argv, dir.path(), disk, run, "fit finished", &filled);
+  INFO(result.err);
+  REQUIRE(filled);
+  check_clean_error(result);
+  CHECK(result.err.find("No space left on device") != std::string::npos);
+  CHECK(result.err.find("This was the test after fit: the fit itself finished, and its checkpoints are in " +
+                        (run / "checkpoints").string()) != std::string::npos);
+  const std::string command = "trainer test ckpt_path=best hydra.run.dir=" + run.string();
+  CHECK(result.err.find("Then test them: " + command + ".") != std::string::npos);
+  // That command, with room again.
+  auto tested = run_process({TRAINER_BINARY, "test", "ckpt_path=best", "hydra.run.dir=" + run.string()}, dir.path());
+  INFO(tested.err);
+  CHECK(tested.exit_code == 0);
+  CHECK(tested.out.find("test/acc=") != std::string::npos);
+}
+
+// metrics.csv's rows appended on a full disk were dropped without a word and the fit ended well
+// (exit 0, a third of its rows). Rows that cannot be written end the fit with the file's error.
+TEST_CASE("metrics.csv rows that a full disk cannot take end the fit with an error, never silently") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  TempDir dir;
+  const SmallDisk disk(fs::path(dir.path()) / "disk", 8);
+  if (!disk.mounted()) return skip_test("cannot mount a tmpfs here (not root)", Skip::unexpected_in_ci);
+  const fs::path run = fs::path(dir.path()) / "disk" / "run";
+  const std::vector<std::string> argv = {TRAINER_BINARY,
+                                         "fit",
+                                         "data=synthetic",
+                                         "model.hidden_sizes=[16]",
+                                         "logger=csv",
+                                         "trainer.log_every_n_steps=1",
+                                         "trainer.max_epochs=3",
+                                         "test_after_fit=false",
+                                         "callbacks.model_checkpoint.save_top_k=0",
+                                         "callbacks.model_checkpoint.save_last=false",
+                                         "hydra.run.dir=" + run.string()};
+  bool filled = false;
+  auto result = run_filling_disk_at(argv, dir.path(), disk, run, "epoch 0 done", &filled);
+  INFO(result.err);
+  REQUIRE(filled);
+  check_clean_error(result);
+  CHECK(result.err.find((run / "metrics.csv").string() + ": cannot write the metrics.csv: No space left on device") !=
+        std::string::npos);
 }
 
 TEST_CASE("a new fit or a sweep never writes into another run's checkpoint directory") {

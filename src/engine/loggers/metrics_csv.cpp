@@ -95,7 +95,8 @@ void MetricsCsv::log_metrics(const MetricRow& metrics, int64_t epoch, int64_t st
     return;
   }
   const std::string line = join_row(cells, columns_.size());
-  std::fwrite(line.data(), 1, line.size(), file_);
+  // A row not written (a full disk) is kept in rows_: flush() writes the whole file again.
+  if (std::fwrite(line.data(), 1, line.size(), file_) != line.size()) unwritten_ = true;
 }
 
 std::string MetricsCsv::checkpoint_state() const { return "rows=" + std::to_string(rows_.size()); }
@@ -184,7 +185,10 @@ size_t MetricsCsv::drop_rows_after(int64_t resumed_step, const std::string& save
 }
 
 void MetricsCsv::flush() {
-  if (file_ != nullptr) std::fflush(file_);
+  if (file_ != nullptr && std::fflush(file_) != 0) unwritten_ = true;
+  if (!unwritten_) return;
+  rewrite();  // throws where there is still no room: the rows are not lost silently
+  unwritten_ = false;
 }
 
 }  // namespace trainer::engine

@@ -5,7 +5,9 @@
 // logged after its checkpoint (they are logged again): a checkpoint keeps the count of rows
 // written when it was taken (checkpoint_state), an older one only its step. A fit that starts
 // afresh where an earlier attempt left rows (killed before its first checkpoint) keeps them as
-// metrics.csv.1, .2, ...; one whose file lies in another run's directory is refused.
+// metrics.csv.1, .2, ...; one whose file lies in another run's directory is refused. A row that
+// cannot be appended (a full disk) is written with the whole file at the next flush (before each
+// checkpoint, at the end of a fit or test), which throws if there is still no room.
 #pragma once
 
 #include <cstdio>
@@ -43,6 +45,7 @@ class MetricsCsv final : public MetricLogger {
   std::FILE* file_ = nullptr;
   std::vector<std::string> columns_{"epoch", "step"};
   std::vector<std::vector<std::string>> rows_;  // every row so far, cells as written
+  bool unwritten_ = false;                      // an append failed: flush() rewrites the file
 };
 
 }  // namespace trainer::engine
