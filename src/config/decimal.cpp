@@ -120,6 +120,7 @@ void Decimal::round_to_precision() {
 Decimal Decimal::add(const Decimal& a, const Decimal& b) {
   if (a.digits.empty() || b.digits.empty()) {
     Decimal out = a.digits.empty() ? b : a;
+    if (a.digits.empty() && b.digits.empty()) out.negative = a.negative && b.negative;  // -0 + 0 is 0
     out.round_to_precision();
     return out;
   }
@@ -154,6 +155,8 @@ Decimal Decimal::add(const Decimal& a, const Decimal& b) {
     }
   }
   out.round_to_precision();
+  // x + -x is 0, not -0 (Python's Decimal, rounding half even): range(-1,1,0.5) passes 0.0.
+  if (out.digits.empty()) out.negative = false;
   return out;
 }
 
