@@ -100,6 +100,10 @@ void add_override(std::vector<Slot>& slots, const Override& override, const Grou
     std::vector<std::string> texts = sweep_value_texts(override, options ? &*options : nullptr, rng);
     slot.values.reserve(texts.size());
     for (const std::string& text : texts) slot.values.push_back(slot.key_element + "=" + text);
+  } else if (override.key.rfind("hydra.", 0) == 0 || override.key.rfind("hydra/", 0) == 0) {
+    // Hydra's own overrides reach each job as typed (its sweeper renders only the task's):
+    // hydra.job.chdir=true, not True.
+    slot.values.push_back(override.text);
   } else {
     slot.values.push_back(slot.key_element + "=" + override.value_text);
   }
