@@ -67,6 +67,12 @@ std::vector<std::string> normalise(int argc, char** argv, std::vector<std::strin
     if (arg == "-i" || arg == "--info") {
       if (i + 1 < argc && kInfoKinds.count(argv[i + 1])) {
         args.push_back("--info=" + std::string(argv[++i]));
+      } else if (i + 1 < argc && argv[i + 1][0] != '-' && argv[i + 1][0] != '\0') {
+        // argparse gives the next word to the flag's optional value, then checks it.
+        throw CLI::ValidationError("argument --info/-i: invalid choice: '" + std::string(argv[i + 1]) +
+                                   "' (choose from all, config, defaults, defaults-tree, plugins, searchpath): name "
+                                   "what to print before the overrides (--info defaults " +
+                                   std::string(argv[i + 1]) + "), or put --info last");
       } else {
         args.push_back("--info=all");
       }
@@ -258,9 +264,9 @@ std::optional<CliArgs> parse_cli(int argc, char** argv, int& exit_code) {
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
 
   std::vector<std::string> bare_overrides;
-  std::vector<std::string> normalised = normalise(argc, argv, bare_overrides);
-  std::reverse(normalised.begin(), normalised.end());  // CLI11 takes them reversed
   try {
+    std::vector<std::string> normalised = normalise(argc, argv, bare_overrides);
+    std::reverse(normalised.begin(), normalised.end());  // CLI11 takes them reversed
     app.parse(normalised);
   } catch (const CLI::ParseError& error) {
     if (error.get_exit_code() == 0) {  // --help and the like

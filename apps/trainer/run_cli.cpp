@@ -108,8 +108,13 @@ std::string render_config(Node config, const CliArgs& args) {
     selected = &value;
   }
   if (selected == nullptr || selected->is_null() || selected->is_missing()) {
-    throw Error("--package " + package, "package '" + package + "' not found in config",
-                "Name a key of the composed config, e.g. --package model.");
+    // Hydra's words, with why where the key is there (its value null or ???).
+    const std::string why = selected == nullptr      ? std::string()
+                            : selected->is_missing() ? " (its value is ???, which Hydra's select treats as absent)"
+                                                     : " (its value is null, which Hydra's select treats as absent)";
+    throw Error("--package " + package, "package '" + package + "' not found in config" + why,
+                selected == nullptr ? "Name a key of the composed config, e.g. --package model."
+                                    : "Print the config around it (--cfg job), or give it a value first.");
   }
   if (selected->is_scalar()) return config::python_str(*selected) + "\n";
   return "# @package " + package + "\n" + config::to_yaml(*selected);
@@ -568,12 +573,13 @@ config::RunMode run_mode(const config::Composer& composer, const CliArgs& args,
                 "Set hydra.mode=RUN or hydra.mode=MULTIRUN (or leave it unset and pass -m for a multirun).");
   }
   const bool multirun = args.multirun || configured == std::optional<std::string>("MULTIRUN");
-  bool record = !configured;
+  bool record = !configured && !args.cfg;
   if (args.multirun && configured == std::optional<std::string>("RUN")) {
-    if (!args.cfg) log::warning("Running with --multirun, overriding with `hydra.mode=MULTIRUN`.");
+    // Under -m --cfg too: the jobs listed are a multirun's, whose ${hydra:mode} is MULTIRUN.
+    log::warning("Running with --multirun, overriding with `hydra.mode=MULTIRUN`.");
     record = true;
   }
-  if (record && !args.cfg) {
+  if (record) {
     overrides.push_back(config::parse_override(multirun ? "hydra.mode=MULTIRUN" : "hydra.mode=RUN"));
   }
   return multirun ? config::RunMode::kMultirun : config::RunMode::kRun;
@@ -691,8 +697,10 @@ int run(const CliOptions& options, const CliArgs& args) {
     }
     return 0;
   }
-  if (args.shell_completion || args.run) {
-    const bool other = args.cfg || args.info || args.multirun || (args.shell_completion && args.run);
+  // As Hydra: one of them (trainer's -m --cfg, which lists a sweep's jobs, is the exception).
+  if (args.shell_completion || args.run || args.info) {
+    const bool other = args.cfg || args.multirun || (args.info && (args.run || args.shell_completion)) ||
+                       (args.shell_completion && args.run);
     if (other) {
       throw Error("command line",
                   "Only one of --run, --multirun, --cfg, --info and --shell-completion can be specified",
