@@ -285,10 +285,12 @@ const Node& ConfigView::node(std::string_view path) const {
     throw Error(where, "key '" + wanted + "' not found in the config", fix);
   }
   if (parent->is_list()) {
-    throw Error(where_of(*parent, parent_path),
-                "key '" + wanted + "' not found: " + shown_path(parent_path) + " is a list of " +
-                    std::to_string(parent->items().size()) + " items",
-                "Use an index from 0 to " + std::to_string(parent->items().size()) + " - 1.");
+    throw Error(
+        where_of(*parent, parent_path),
+        "key '" + wanted + "' not found: " + shown_path(parent_path) + " is a list of " +
+            std::to_string(parent->items().size()) + " items",
+        (parent->items().size() == 0 ? std::string("The list is empty: give it items first.")
+                                     : "Use an index from 0 to " + std::to_string(parent->items().size() - 1) + "."));
   }
   throw Error(where_of(*parent, parent_path),
               "key '" + wanted + "' not found: " + shown_path(parent_path) + " is " + actual(*parent) + ", not a dict",

@@ -467,7 +467,8 @@ InterpolationEngine::Value InterpolationEngine::lookup(const grammar::Interpolat
     } else if (parent.is_list()) {
       problem += " (" + (parent_path.empty() ? std::string("the root") : "'" + parent_path + "'") + " is a list of " +
                  std::to_string(parent.items().size()) + " items)";
-      fix = "Use an index from 0 to " + std::to_string(parent.items().size()) + " - 1.";
+      fix = (parent.items().size() == 0 ? std::string("The list is empty: give it items first.")
+                                        : "Use an index from 0 to " + std::to_string(parent.items().size() - 1) + ".");
     } else {
       problem += " ('" + parent_path + "' is a " + describe_value(parent) + ", not a dict)";
       fix = "Fix the interpolation.";
