@@ -113,6 +113,23 @@ TEST_CASE("values are written back the way Hydra renders them") {
   CHECK(jobs[0].overrides[9] == "hydra.job.name=foo");
 }
 
+TEST_CASE("Hydra's own overrides reach each job as typed; only the task's are rendered") {
+  // python app.py -m a=1,2 hydra.job.chdir=true hydra.job.name=1.50 'hydra.sweep.subdir=${hydra.job.id}'
+  // +b=true: each job's hydra.overrides.hydra as typed, its task's +b=True.
+  auto jobs = expand_sweep(parse_all({"a=1,2", "hydra.job.chdir=true", "hydra.job.name=1.50",
+                                      "hydra.sweep.subdir=${hydra.job.id}", "+b=true"}),
+                           {}, nullptr);
+  REQUIRE(jobs.size() == 2);
+  CHECK(jobs[1].overrides ==
+        Lines{"a=2", "hydra.job.chdir=true", "hydra.job.name=1.50", "hydra.sweep.subdir=${hydra.job.id}", "+b=True"});
+}
+
+TEST_CASE("a float range through zero gives 0.0, as Python's Decimal adds") {
+  CHECK(texts("k=range(-1,1,0.5)") == Lines{"-1.0", "-0.5", "0.0", "0.5"});
+  CHECK(texts("k=float(range(-2,1))") == Lines{"-2.0", "-1.0", "0.0"});
+  CHECK(texts("k=range(1,-1,-0.5)") == Lines{"1.0", "0.5", "0.0", "-0.5"});
+}
+
 TEST_CASE("float ranges, empty sweeps and no sweeps") {
   // +t=range(0.1,0.5,0.1) gave +t=0.1, 0.2, 0.30000000000000004, 0.4 in Hydra.
   auto jobs = expand_sweep(parse_all({"+t=range(0.1,0.5,0.1)"}), {}, nullptr);
