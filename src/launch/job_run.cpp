@@ -8,6 +8,7 @@
 
 #include "trainer/config/yaml.h"
 #include "trainer/launch/hparams_records.h"
+#include "trainer/launch/idle_settings.h"
 #include "trainer/launch/job_files.h"
 #include "trainer/launch/mlflow_sweep_run.h"
 #include "trainer/launch/schema_check.h"
@@ -73,13 +74,13 @@ EngineResult run_job(const EngineEntry* in_process, const std::string& command, 
   check_job_schema(job_config);
   if (!is_secondary_rank()) {
     warn_about_root_keys(job_config);
-    warn_about_unused_pipeline_settings(job_config);
   }
   // Resolved once, here: values that come from interpolations (${oc.env:...}, ${other.key}) are
   // checked as the engine will see them, before anything is written, and this is what it gets.
   Node resolved_job = job_config;
   config::resolve_all(resolved_job, ctx);
   check_job_schema(resolved_job);
+  if (!is_secondary_rank()) warn_about_idle_settings(resolved_job, command);
   const std::string output_subdir = output_subdir_of(*hydra);
   const bool secondary = is_secondary_rank();
   if (!secondary) write_job_files(run_dir, output_subdir, job_config, *hydra, task_overrides);

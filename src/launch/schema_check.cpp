@@ -341,24 +341,6 @@ void warn_about_root_keys(const config::Node& job_config) {
   }
 }
 
-void warn_about_unused_pipeline_settings(const config::Node& job_config) {
-  const config::Node* strategy = config::select(job_config, "trainer.strategy");
-  if (strategy != nullptr && strategy->is_string() && strategy->as_string() == "pipeline") return;
-  // Split points given to a data-parallel job ran the whole model on each rank, without a word.
-  static const std::vector<std::pair<std::string, std::string>> defaults = {
-      {"stages", "None"},        {"split_points", "None"}, {"microbatches", "None"},
-      {"balance", "parameters"}, {"schedule", "1f1b"},     {"transport", "auto"}};
-  for (const auto& [name, fallback] : defaults) {
-    const std::string key = "trainer.pipeline." + name;
-    const config::Node* node = config::select(job_config, key);
-    if (node == nullptr || node->is_interpolation() || config::python_str(*node) == fallback) continue;
-    log::warning(key + "=" + config::python_str(*node) + " is a pipeline's setting, but trainer.strategy is " +
-                 (strategy != nullptr && strategy->is_string() ? strategy->as_string() : std::string("unset")) +
-                 ", so it changes nothing: add trainer.strategy=pipeline to cut the model into stages");
-    return;
-  }
-}
-
 void check_mandatory_values(const config::Node& job_config) {
   std::string missing;
   std::string example;

@@ -177,3 +177,46 @@ TEST_CASE("no loggers with ~logger, and callbacks=none keeps checkpointing, as d
   REQUIRE(no_callbacks.exit_code == 0);
   CHECK(fs::exists(fs::path(dir.path()) / "bare" / "checkpoints" / "last.ckpt"));
 }
+
+// A key the red team set that did nothing, without a word: each is said before the run (which
+// goes on, as it would without the key), and the runs without those keys say nothing of them.
+TEST_CASE("a key that would change nothing in this run says so before it starts") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  TempDir dir;
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"callbacks.model_checkpoint=null"}, "callbacks.model_checkpoint is null, but checkpointing stays on"},
+      {{"callbacks=none"}, "no callbacks.model_checkpoint in the config: checkpointing stays on"},
+      {{"+trainer.profiler_schedule.active=2"},
+       "trainer.profiler_schedule picks the steps trainer.profiler=pytorch records, but trainer.profiler is null"},
+      {{"trainer.cpu_float16_autocast=true"},
+       "trainer.cpu_float16_autocast=true makes precision=16-mixed compute in float16 on a CPU (not bfloat16), but "
+       "precision is 32, so it changes nothing"},
+      {{"trainer.default_root_dir=root"},
+       "trainer.default_root_dir=root is where checkpoints and logs go when their own directories are null, but "
+       "callbacks.model_checkpoint.dirpath, logger.csv.save_dir, logger.tensorboard.save_dir are set"},
+      {{"scheduler=onecycle", "scheduler.cycle_momentum=false", "scheduler.base_momentum=0.5"},
+       "scheduler.base_momentum=0.5 bounds the momentum OneCycleLR cycles, but scheduler.cycle_momentum=false"},
+      {{"+tuner.mode=binsearch"}, "this fit searches no batch size, so it changes nothing"},
+  };
+  int n = 0;
+  for (const auto& [extra, said] : cases) {
+    std::vector<std::string> args = extra;
+    args.push_back("trainer.max_epochs=1");
+    auto fit = run_process(small_fit("run" + std::to_string(n++), args), dir.path());
+    INFO(fit.err);
+    CHECK(fit.exit_code == 0);
+    CHECK(fit.err.find(said) != std::string::npos);
+  }
+  // Where they do something, nothing is said: the pytorch profiler's schedule, the root directory
+  // with the directories it stands for left null (float16 autocast needs LibTorch 2: precision_test).
+  auto used =
+      run_process(small_fit("used", {"trainer.max_epochs=1", "trainer.limit_train_batches=6",
+                                     "trainer.profiler=pytorch", "+trainer.profiler_schedule.active=2",
+                                     "trainer.default_root_dir=root", "callbacks.model_checkpoint.dirpath=null"}),
+                  dir.path());
+  INFO(used.err);
+  CHECK(used.exit_code == 0);
+  CHECK(used.err.find("changes nothing") == std::string::npos);
+  CHECK(used.err.find("checkpointing stays on") == std::string::npos);
+  CHECK(fs::exists(fs::path(dir.path()) / "root" / "checkpoints" / "last.ckpt"));
+}

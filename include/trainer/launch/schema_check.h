@@ -19,10 +19,6 @@ void check_job_schema(const config::Node& job_config);
 // is refused before any job runs, rather than that job failing as it starts.
 void check_mandatory_values(const config::Node& job_config);
 
-// Warns (once, naming the first) of trainer.pipeline settings that differ from their defaults in a
-// job whose trainer.strategy is not pipeline: there they change nothing.
-void warn_about_unused_pipeline_settings(const config::Node& job_config);
-
 // The sections `command` builds from (fit and tune batch_size: data and model; data pack: data;
 // an evaluation takes them from its checkpoint): one missing is an error naming the primary config
 // (from `hydra`: hydra.job.config_name and hydra.runtime.config_sources) and how to give it.

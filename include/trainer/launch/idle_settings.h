@@ -1,0 +1,19 @@
+// Settings a job accepts that would change nothing in it, said before it runs (a key that exists
+// must do something; where one cannot here, the log says so): pipeline settings without the
+// pipeline strategy, a profiler schedule without the pytorch profiler, float16 autocast on a CPU
+// without 16-mixed, trainer.default_root_dir where every directory it stands for is set, OneCycleLR's
+// momentum bounds without cycle_momentum, tuner keys in a fit that searches no batch size, and a
+// null checkpoint callback (checkpointing stays on, as in Lightning). Warnings only; torch-free.
+// Only the pipeline settings are looked at in an evaluation (validate, test, predict, export).
+#pragma once
+
+#include <string>
+
+#include "trainer/config/node.h"
+
+namespace trainer::launch {
+
+// `job_config`: the job's resolved config (no hydra node); `command`: fit, test, tune_batch_size, ...
+void warn_about_idle_settings(const config::Node& job_config, const std::string& command);
+
+}  // namespace trainer::launch
