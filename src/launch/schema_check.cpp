@@ -129,6 +129,20 @@ std::string check_loop_settings(const config::Node& job_config) {
   return problems;
 }
 
+// The batch-size search's mode, named twice and differently: the fit searches in
+// trainer.auto_scale_batch_size's, trainer tune batch_size in tuner.mode's; one of them would be
+// ignored without a word.
+std::string check_tuner_mode(const config::Node& job_config) {
+  const config::Node* mode = config::select(job_config, "tuner.mode");
+  const config::Node* automatic = config::select(job_config, "trainer.auto_scale_batch_size");
+  if (mode == nullptr || automatic == nullptr || !mode->is_string() || !automatic->is_string()) return "";
+  const std::string named = automatic->as_string();
+  if ((named != "power" && named != "binsearch") || named == mode->as_string()) return "";
+  return "\n  " + at("tuner.mode", *mode) + ": trainer.auto_scale_batch_size=" + named +
+         " names another mode for the same search (give it once: trainer.auto_scale_batch_size=" + mode->as_string() +
+         ", or leave tuner.mode out)";
+}
+
 // Lightning refuses more devices than a single-device strategy runs.
 std::string check_devices(const config::Node& job_config) {
   const config::Node* strategy = config::select(job_config, "trainer.strategy");
@@ -250,6 +264,7 @@ void check_job_schema(const config::Node& job_config) {
   for (const char* group : {"optimizer", "scheduler"}) check_variant(job_config, group);
   problems.values += check_run_length(job_config);
   problems.values += check_devices(job_config);
+  problems.values += check_tuner_mode(job_config);
   problems.values += check_loop_settings(job_config);
   problems.values += check_pipeline(job_config);
   problems.values += check_monitors(job_config);

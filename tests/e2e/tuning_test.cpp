@@ -187,6 +187,19 @@ TEST_CASE("tune batch_size: bad modes and values, DDP, and a first trial that do
   check_no_crash(bad_fit_mode);
   CHECK(contains(bad_fit_mode.err, "trainer.auto_scale_batch_size"));
 
+  // The mode named twice, differently: one of them would be ignored. Named once in
+  // trainer.auto_scale_batch_size, the tune command searches in it.
+  auto twice = run_with({"trainer.auto_scale_batch_size=binsearch", "+tuner.mode=power"});
+  CHECK(twice.exit_code != 0);
+  check_no_crash(twice);
+  CHECK(contains(twice.err,
+                 "tuner.mode (override '+tuner.mode=power'): trainer.auto_scale_batch_size=binsearch names "
+                 "another mode for the same search"));
+  auto once = run_with({"trainer.auto_scale_batch_size=binsearch", "+tuner.max_memory_mb=64", "+tuner.max_trials=3"});
+  INFO(once.err);
+  CHECK(once.exit_code == 0);
+  CHECK(contains(once.err, "batch size search (binsearch"));
+
   auto zero = run_with({"+tuner.init_val=0"});
   CHECK(zero.exit_code != 0);
   check_no_crash(zero);

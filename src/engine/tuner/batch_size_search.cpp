@@ -33,9 +33,15 @@ TunerOptions TunerOptions::from_config(const config::ConfigView& root) {
       o.auto_scale = mode_of(automatic == "true" ? "power" : automatic);
     }
   }
+  // trainer tune batch_size searches in the mode tuner.mode names, else the one
+  // trainer.auto_scale_batch_size names (the launcher refuses the two naming different modes).
+  if (o.auto_scale) o.mode = *o.auto_scale;
   if (!root.has("tuner") || root.node("tuner").is_null()) return o;
   const options::OptionReader t(root.sub("tuner"));
-  o.mode = mode_of(t.choice("mode"));
+  if (root.has("tuner.mode") && !root.node("tuner.mode").is_null()) {
+    o.mode = mode_of(t.choice("mode"));
+    if (o.auto_scale) o.auto_scale = o.mode;  // auto_scale_batch_size=true: tuner.mode says how
+  }
   o.init_val = t.get<int64_t>("init_val");
   o.max_trials = t.get<int64_t>("max_trials");
   o.steps_per_trial = t.get<int64_t>("steps_per_trial");
