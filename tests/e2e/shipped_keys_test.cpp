@@ -197,6 +197,9 @@ TEST_CASE("a key that would change nothing in this run says so before it starts"
       {{"scheduler=onecycle", "scheduler.cycle_momentum=false", "scheduler.base_momentum=0.5"},
        "scheduler.base_momentum=0.5 bounds the momentum OneCycleLR cycles, but scheduler.cycle_momentum=false"},
       {{"+tuner.mode=binsearch"}, "this fit searches no batch size, so it changes nothing"},
+      {{"trainer.strategy=ddp", "trainer.bucket_cap_mb=1", "trainer.dist_timeout=10"},
+       "trainer.dist_timeout=10, trainer.bucket_cap_mb=1 set how a job's processes work together, but this job runs "
+       "one process"},
   };
   int n = 0;
   for (const auto& [extra, said] : cases) {

@@ -11,6 +11,7 @@
 #include <torch/cuda.h>
 
 #include "trainer/config/config_view.h"
+#include "trainer/config/python_str.h"
 #include "trainer/engine/distributed/dist_env.h"
 #include "trainer/engine/distributed/local_ranks.h"
 #include "trainer/engine/distributed/pipeline_stage.h"
@@ -77,6 +78,26 @@ std::string restart_advice(const std::string& dir, const std::string& run_dir) {
     return "Resume with the same command plus ckpt_path=last and hydra.run.dir=" + run_dir + ".";
   }
   return "No checkpoint was written yet (none in " + dir + "): once the cause is fixed, run the same command again.";
+}
+
+// One process, no launcher: the keys that say how a job's processes work together would change
+// nothing, without a word (trainer.master_port under ranks trainer starts is said below).
+void warn_about_process_group_keys(const config::Node& job) {
+  static const std::vector<std::pair<std::string, std::string>> defaults = {
+      {"process_group_backend", "None"}, {"dist_timeout", "00:00:30:00"}, {"hang_timeout", "00:00:05:00"},
+      {"bucket_cap_mb", "25"},           {"master_addr", "None"},         {"master_port", "None"}};
+  std::string listed;
+  int count = 0;
+  for (const auto& [name, fallback] : defaults) {
+    const config::Node* node = config::select(job, "trainer." + name);
+    if (node == nullptr || config::python_str(*node) == fallback) continue;
+    listed += std::string(count++ == 0 ? "" : ", ") + "trainer." + name + "=" + config::python_str(*node);
+  }
+  if (count == 0) return;
+  log::warning(listed + (count == 1 ? " sets" : " set") +
+               " how a job's processes work together, but this job runs one process (trainer.devices=1, "
+               "trainer.num_nodes=1, started by neither srun nor torchrun), so " +
+               (count == 1 ? "it changes" : "they change") + " nothing; trainer.devices=N starts N processes");
 }
 
 // Who started the ranks, as a sentence names it.
@@ -213,6 +234,7 @@ int run_job_ranks(config::Node job_config, const std::string& run_dir, const std
               " on this machine (rendezvous through the private file " + env->store_file + ", Gloo on " + gloo + ")");
   }
   if (!env) {
+    if (command == "fit") warn_about_process_group_keys(job_config);
     Trainer trainer(std::move(job_config), run_dir, config_yaml);
     return trainer.run(command);
   }
