@@ -727,6 +727,13 @@ int Trainer::Impl::fit() {
     if (options.checkpoint.enabled && !state.top_k.empty()) {
       load_checkpoint(state.top_k.front().path, *model, nullptr, false, config_yaml, released_tensors());
       log::info("testing the best checkpoint " + state.top_k.front().path);
+    } else {
+      // As lightning-hydra-template's "Best ckpt not found! Using current weights", with why.
+      const std::string why = !options.checkpoint.enabled ? "checkpointing is off"
+                              : options.checkpoint.save_top_k == 0
+                                  ? "callbacks.model_checkpoint.save_top_k=0 keeps none"
+                                  : "no " + options.checkpoint.monitor + " was logged to rank one by";
+      log::info("testing the weights the fit ended with (no best checkpoint: " + why + ")");
     }
     try {
       run_test("test", /*after_fit=*/true);

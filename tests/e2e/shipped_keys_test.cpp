@@ -223,3 +223,22 @@ TEST_CASE("a key that would change nothing in this run says so before it starts"
   CHECK(used.err.find("checkpointing stays on") == std::string::npos);
   CHECK(fs::exists(fs::path(dir.path()) / "root" / "checkpoints" / "last.ckpt"));
 }
+
+TEST_CASE("test_after_fit without a best checkpoint says which weights it tests, and why") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  TempDir dir;
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"trainer.limit_val_batches=0", "no val/acc was logged to rank one by"},
+      {"trainer.enable_checkpointing=false", "checkpointing is off"},
+      {"callbacks.model_checkpoint.save_top_k=0", "callbacks.model_checkpoint.save_top_k=0 keeps none"}};
+  int n = 0;
+  for (const auto& [key, why] : cases) {
+    auto fit = run_process(small_fit("run" + std::to_string(n++), {"trainer.max_epochs=1", "test_after_fit=true", key}),
+                           dir.path());
+    INFO(fit.err);
+    CHECK(fit.exit_code == 0);
+    CHECK(fit.err.find("testing the weights the fit ended with (no best checkpoint: " + why + ")") !=
+          std::string::npos);
+    CHECK(fit.out.find("test/acc=") != std::string::npos);
+  }
+}
