@@ -838,7 +838,8 @@ DataSplits load_webdataset(const DataOptions& given) {
         for (const std::string& key : unused) keys += (keys.empty() ? "" : ", ") + key;
         log::warning(first_list.key + ": the samples are tensors (" + dims_text(array.shape) +
                      "), which reach the model as they are: " + keys +
-                     " apply to images and do nothing here (data.normalize, or a normalize step, does apply)");
+                     (unused.size() == 1 ? " applies to images and does" : " apply to images and do") +
+                     " nothing here (data.normalize, or a normalize step, does apply)");
       }
       // Float values of three channels pass the loader's channel check with the shipped data.normalize,
       // ImageNet's pixel statistics: right for images saved as [0, 1] arrays, wrong for other values.

@@ -61,7 +61,7 @@ std::vector<Section> trainer_sections() {
       limit("limit_test_batches", "1.0").means("share or number of test batches"),
       limit("limit_predict_batches", "1.0").means("share or number of batches trainer predict runs"),
       limit("val_check_interval", "1.0")
-          .means("validate after this share of an epoch (float) or every N batches (int)"),
+          .means("validate after this share of an epoch (float) or every N batches (int); not 0"),
       integer("check_val_every_n_epoch", "1").at_least(1).means("epochs between validations"),
       integer("num_sanity_val_steps", "2").at_least(0).or_minus_one().means("validation batches before fit (-1: all)"),
       integer("log_every_n_steps", "50").at_least(1).means("steps between logged rows"),
