@@ -103,9 +103,16 @@ BatchLoader::BatchLoader(std::shared_ptr<const Dataset> dataset, EpochSampler sa
 BatchLoader::~BatchLoader() { stop_workers(); }
 
 void BatchLoader::check_normalization() {
+  // One value stands for every channel, beside a list of the other (torchvision's Normalize
+  // broadcasts it too).
+  if (options_.mean.size() == 1 && options_.std.size() > 1) options_.mean.resize(options_.std.size(), options_.mean[0]);
+  if (options_.std.size() == 1 && options_.mean.size() > 1) options_.std.resize(options_.mean.size(), options_.std[0]);
   const size_t channels = options_.mean.size();
   if (channels == 0 || options_.std.size() != channels) {
-    throw Error("data.normalize", "mean and std must have the same number of values (one, or one per channel)");
+    throw Error("data.normalize",
+                "mean gives " + std::to_string(options_.mean.size()) + " values and std " +
+                    std::to_string(options_.std.size()) + ": they pair up channel by channel",
+                "Give one value per channel to both, or one value to either (it stands for every channel).");
   }
   for (const double s : options_.std) {
     if (!(s > 0)) throw Error("data.normalize.std", "must be positive, got " + std::to_string(s));

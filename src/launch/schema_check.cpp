@@ -143,6 +143,19 @@ std::string check_tuner_mode(const config::Node& job_config) {
          ", or leave tuner.mode out)";
 }
 
+// data.normalize's mean and std pair up channel by channel (one value stands for every channel):
+// lists of two lengths are refused here rather than once the data has loaded.
+std::string check_normalize(const config::Node& job_config) {
+  const config::Node* mean = config::select(job_config, "data.normalize.mean");
+  const config::Node* std_dev = config::select(job_config, "data.normalize.std");
+  if (mean == nullptr || std_dev == nullptr || !mean->is_list() || !std_dev->is_list()) return "";
+  const size_t means = mean->items().size(), stds = std_dev->items().size();
+  if (means == stds || means <= 1 || stds <= 1) return "";
+  return "\n  " + at("data.normalize.mean", *mean) + ": " + std::to_string(means) + " values beside " +
+         std::to_string(stds) + " in data.normalize.std; they pair up channel by channel (give both one value per "
+         "channel, or either one value for every channel)";
+}
+
 // Lightning refuses more devices than a single-device strategy runs.
 std::string check_devices(const config::Node& job_config) {
   const config::Node* strategy = config::select(job_config, "trainer.strategy");
@@ -265,6 +278,7 @@ void check_job_schema(const config::Node& job_config) {
   problems.values += check_run_length(job_config);
   problems.values += check_devices(job_config);
   problems.values += check_tuner_mode(job_config);
+  problems.values += check_normalize(job_config);
   problems.values += check_loop_settings(job_config);
   problems.values += check_pipeline(job_config);
   problems.values += check_monitors(job_config);

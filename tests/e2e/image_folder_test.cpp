@@ -530,6 +530,24 @@ TEST_CASE("image_folder: mistakes are one-paragraph errors naming the place and 
   CHECK(channels.err.find("model.in_channels is 3") != std::string::npos);
   CHECK(channels.err.find("[1, 28, 28] (1 channels, data.channels)") != std::string::npos);
 
+  // One mean beside three stds stands for every channel, as in torchvision's Normalize (it was
+  // refused once the data had loaded); two beside three are refused before the run.
+  const ProcessResult broadcast =
+      run_process(fit_command(tree, run + "_rgb",
+                              {"data.channels=3", "data.normalize.mean=[0.5]", "data.normalize.std=[0.2,0.3,0.4]",
+                               "data.on_bad_sample=skip", "test_after_fit=false"}),
+                  dir.path());
+  INFO(broadcast.err);
+  CHECK(broadcast.exit_code == 0);
+  const ProcessResult pairs =
+      run_process(fit_command(tree, run + "_pairs",
+                              {"data.channels=3", "data.normalize.mean=[0.5,0.4]", "data.normalize.std=[0.2,0.3,0.4]"}),
+                  dir.path());
+  check_clean_error(pairs);
+  CHECK(pairs.err.find("2 values beside 3 in data.normalize.std; they pair up channel by channel") !=
+        std::string::npos);
+  CHECK_FALSE(fs::exists(run + "_pairs"));
+
   // A damaged image stops the run, naming the file.
   const ProcessResult damaged = run_process(fit_command(tree, run), dir.path());
   check_clean_error(damaged);
