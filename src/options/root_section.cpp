@@ -3,7 +3,7 @@
 namespace trainer::options {
 
 // The primary config's own keys (configs/config.yaml). The root is open: a config tree may carry
-// keys of its own (task_name, tags, paths) that only interpolations read.
+// keys of its own (tags, paths, a name for the run) that only interpolations read.
 std::vector<Section> root_sections() {
   Section root{"", "", false, "the primary config's keys (configs/config.yaml)", {}};
   root.options = {
