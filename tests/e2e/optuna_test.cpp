@@ -260,7 +260,7 @@ TEST_CASE("optuna: --cfg lists the searched parameters above the fixed config") 
   REQUIRE(result.exit_code == 0);
   CHECK(contains(result.out, "# Optuna sweeper: TPE (n_startup_trials=10"));
   CHECK(contains(result.out, "#   optimizer.lr: float in [1e-05, 0.1], log\n"));
-  CHECK(contains(result.out, "test_after_fit: true"));
+  CHECK(contains(result.out, "test_after_fit: false"));
   CHECK_FALSE(fs::exists(fs::path(dir.path()) / "s"));
 }
 
