@@ -556,7 +556,7 @@ void refuse_starting_over(const fs::path& directory) {
     names += std::string(i == 0 ? "" : ", ") + fs::path(found[found.size() - 1 - i]).filename().string();
   }
   if (found.size() > 3) names += " and " + std::to_string(found.size() - 3) + " more";
-  const std::string newest = found.front();
+  const std::string& newest = found.front();
   throw Error(
       "ckpt_path=last",
       directory.string() + " holds no last.ckpt to resume from, but holds " + names +
