@@ -152,7 +152,8 @@ std::string check_normalize(const config::Node& job_config) {
   const size_t means = mean->items().size(), stds = std_dev->items().size();
   if (means == stds || means <= 1 || stds <= 1) return "";
   return "\n  " + at("data.normalize.mean", *mean) + ": " + std::to_string(means) + " values beside " +
-         std::to_string(stds) + " in data.normalize.std; they pair up channel by channel (give both one value per "
+         std::to_string(stds) +
+         " in data.normalize.std; they pair up channel by channel (give both one value per "
          "channel, or either one value for every channel)";
 }
 
