@@ -1,5 +1,7 @@
 #include "trainer/launch/idle_settings.h"
 
+#include <algorithm>
+#include <cctype>
 #include <string>
 #include <utility>
 #include <vector>
@@ -13,6 +15,44 @@ namespace {
 using config::Node;
 using config::NodeType;
 
+// The absolute keys the config's interpolations name (`${trainer.default_root_dir}/csv` names
+// trainer.default_root_dir; resolvers and relative keys are left out).
+void collect_references(const Node& node, std::vector<std::string>& out) {
+  if (node.is_map()) {
+    for (const Node::Entry& entry : node.entries()) collect_references(entry.value, out);
+    return;
+  }
+  if (node.is_list()) {
+    for (const Node& item : node.items()) collect_references(item, out);
+    return;
+  }
+  if (!node.is_string()) return;
+  const std::string& text = node.as_string();
+  for (size_t at = text.find("${"); at != std::string::npos; at = text.find("${", at + 2)) {
+    size_t end = at + 2;
+    while (end < text.size() && (std::isalnum(static_cast<unsigned char>(text[end])) || text[end] == '_' ||
+                                 text[end] == '.' || text[end] == '-')) {
+      ++end;
+    }
+    if (end == at + 2 || text[at + 2] == '.' || (end < text.size() && text[end] == ':')) continue;
+    out.push_back(text.substr(at + 2, end - at - 2));
+  }
+}
+
+// The job's resolved config, and the keys its unresolved one interpolates: a key another value
+// reads through `${...}` acts there, whatever the checks below see.
+struct Job {
+  const Node& config;
+  std::vector<std::string> references;
+
+  const Node* at(const std::string& path) const { return config::select(config, path); }
+  bool read_elsewhere(const std::string& key) const {
+    return std::any_of(references.begin(), references.end(), [&](const std::string& named) {
+      return named == key || named.rfind(key + ".", 0) == 0 || key.rfind(named + ".", 0) == 0;
+    });
+  }
+};
+
 bool is_true(const Node* node) { return node != nullptr && node->type() == NodeType::kBool && node->as_bool(); }
 bool is_false(const Node* node) { return node != nullptr && node->type() == NodeType::kBool && !node->as_bool(); }
 bool unset(const Node* node) { return node == nullptr || node->is_null(); }
@@ -23,13 +63,13 @@ std::string text_of(const Node* node) {
 }
 
 // Lightning's fast_dev_run (true or a count above 0) writes no checkpoint and logs nothing.
-bool fast_dev_run(const Node& job) {
-  const Node* node = config::select(job, "trainer.fast_dev_run");
+bool fast_dev_run(const Job& job) {
+  const Node* node = job.at("trainer.fast_dev_run");
   return is_true(node) || (node != nullptr && node->type() == NodeType::kInt && node->as_int() > 0);
 }
 
-void pipeline_settings(const Node& job) {
-  const Node* strategy = config::select(job, "trainer.strategy");
+void pipeline_settings(const Job& job) {
+  const Node* strategy = job.at("trainer.strategy");
   if (strategy != nullptr && strategy->is_string() && strategy->as_string() == "pipeline") return;
   // Split points given to a data-parallel job ran the whole model on each rank, without a word.
   static const std::vector<std::pair<std::string, std::string>> defaults = {
@@ -37,8 +77,8 @@ void pipeline_settings(const Node& job) {
       {"balance", "parameters"}, {"schedule", "1f1b"},     {"transport", "auto"}};
   for (const auto& [name, fallback] : defaults) {
     const std::string key = "trainer.pipeline." + name;
-    const Node* node = config::select(job, key);
-    if (node == nullptr || config::python_str(*node) == fallback) continue;
+    const Node* node = job.at(key);
+    if (node == nullptr || config::python_str(*node) == fallback || job.read_elsewhere(key)) continue;
     log::warning(key + "=" + config::python_str(*node) + " is a pipeline's setting, but trainer.strategy is " +
                  text_of(strategy) +
                  ", so it changes nothing: add trainer.strategy=pipeline to cut the model into stages");
@@ -46,20 +86,23 @@ void pipeline_settings(const Node& job) {
   }
 }
 
-void profiler_schedule(const Node& job) {
-  const Node* schedule = config::select(job, "trainer.profiler_schedule");
-  if (schedule == nullptr || !schedule->is_map() || schedule->entries().empty()) return;
-  const Node* profiler = config::select(job, "trainer.profiler");
+void profiler_schedule(const Job& job) {
+  const Node* schedule = job.at("trainer.profiler_schedule");
+  if (schedule == nullptr || !schedule->is_map() || schedule->entries().empty() ||
+      job.read_elsewhere("trainer.profiler_schedule")) {
+    return;
+  }
+  const Node* profiler = job.at("trainer.profiler");
   if (profiler != nullptr && profiler->is_string() && profiler->as_string() == "pytorch") return;
   log::warning("trainer.profiler_schedule picks the steps trainer.profiler=pytorch records, but trainer.profiler is " +
                (unset(profiler) ? std::string("null") : text_of(profiler)) +
                ", so it changes nothing: add trainer.profiler=pytorch (or debug=trace) to record them");
 }
 
-void float16_autocast(const Node& job) {
-  if (!is_true(config::select(job, "trainer.cpu_float16_autocast"))) return;
-  const Node* precision = config::select(job, "trainer.precision");
-  if (precision == nullptr) precision = config::select(job, "precision");
+void float16_autocast(const Job& job) {
+  if (!is_true(job.at("trainer.cpu_float16_autocast")) || job.read_elsewhere("trainer.cpu_float16_autocast")) return;
+  const Node* precision = job.at("trainer.precision");
+  if (precision == nullptr) precision = job.at("precision");
   const std::string value = text_of(precision);
   if (value == "16" || value == "16-mixed") return;
   log::warning(
@@ -70,17 +113,17 @@ void float16_autocast(const Node& job) {
 
 // trainer.default_root_dir stands for the directories left null: the checkpoints' and the csv and
 // TensorBoard loggers' (the shipped config sets them all to the run directory).
-void default_root_dir(const Node& job) {
-  const Node* root = config::select(job, "trainer.default_root_dir");
-  if (unset(root)) return;
+void default_root_dir(const Job& job) {
+  const Node* root = job.at("trainer.default_root_dir");
+  if (unset(root) || job.read_elsewhere("trainer.default_root_dir")) return;
   std::vector<std::string> set;
-  const bool checkpoints = !is_false(config::select(job, "trainer.enable_checkpointing"));
+  const bool checkpoints = !is_false(job.at("trainer.enable_checkpointing"));
   if (checkpoints) {
-    const Node* entry = config::select(job, "callbacks.model_checkpoint");
-    if (unset(entry) || unset(config::select(job, "callbacks.model_checkpoint.dirpath"))) return;  // under it
+    const Node* entry = job.at("callbacks.model_checkpoint");
+    if (unset(entry) || unset(job.at("callbacks.model_checkpoint.dirpath"))) return;  // under it
     set.push_back("callbacks.model_checkpoint.dirpath");
   }
-  const Node* loggers = job.find("logger");
+  const Node* loggers = job.config.find("logger");
   if (loggers != nullptr && loggers->is_map()) {
     if (loggers->find("mlflow") != nullptr) return;  // its file store's place is its own rule
     for (const char* name : {"csv", "tensorboard"}) {
@@ -99,14 +142,14 @@ void default_root_dir(const Node& job) {
                " to null to put them under it");
 }
 
-void onecycle_momentum(const Node& job) {
-  const Node* name = config::select(job, "scheduler.name");
+void onecycle_momentum(const Job& job) {
+  const Node* name = job.at("scheduler.name");
   if (name == nullptr || !name->is_string() || name->as_string() != "onecycle") return;
-  if (!is_false(config::select(job, "scheduler.cycle_momentum"))) return;
+  if (!is_false(job.at("scheduler.cycle_momentum"))) return;
   for (const auto& [key, fallback] : std::vector<std::pair<std::string, std::string>>{
            {"scheduler.base_momentum", "0.85"}, {"scheduler.max_momentum", "0.95"}}) {
-    const Node* node = config::select(job, key);
-    if (node == nullptr || config::python_str(*node) == fallback) continue;
+    const Node* node = job.at(key);
+    if (node == nullptr || config::python_str(*node) == fallback || job.read_elsewhere(key)) continue;
     log::warning(key + "=" + config::python_str(*node) +
                  " bounds the momentum OneCycleLR cycles, but scheduler.cycle_momentum=false, so it changes "
                  "nothing: set scheduler.cycle_momentum=true to cycle it");
@@ -114,22 +157,31 @@ void onecycle_momentum(const Node& job) {
   }
 }
 
-void tuner_without_search(const Node& job, const std::string& command) {
+void tuner_without_search(const Job& job, const std::string& command) {
   if (command != "fit") return;
-  const Node* tuner = job.find("tuner");
+  const Node* tuner = job.config.find("tuner");
   if (tuner == nullptr || !tuner->is_map() || tuner->entries().empty()) return;
-  const Node* automatic = config::select(job, "trainer.auto_scale_batch_size");
+  const Node* automatic = job.at("trainer.auto_scale_batch_size");
   if (!unset(automatic) && !is_false(automatic)) return;
-  log::warning("tuner." + tuner->entries().front().key +
-               " is read by trainer tune batch_size, and by a fit with trainer.auto_scale_batch_size=power or "
-               "binsearch; this fit searches no batch size, so it changes nothing");
+  std::string listed;
+  int count = 0;
+  for (const Node::Entry& entry : tuner->entries()) {
+    if (job.read_elsewhere("tuner." + entry.key)) continue;
+    listed += std::string(count++ == 0 ? "" : ", ") + "tuner." + entry.key;
+  }
+  if (count == 0) return;
+  log::warning(listed + (count == 1 ? " is" : " are") +
+               " read by trainer tune batch_size, and by a fit with trainer.auto_scale_batch_size=power or "
+               "binsearch; this fit searches no batch size, so " +
+               (count == 1 ? "it changes" : "they change") +
+               " nothing: add trainer.auto_scale_batch_size=power (or binsearch) to search before the fit");
 }
 
 // Lightning adds its own ModelCheckpoint where the callbacks hold none; trainer's, with the
 // defaults of docs/options.md, does the same: a null entry does not turn checkpointing off.
-void checkpoint_callback(const Node& job, const std::string& command) {
-  if (command != "fit" || is_false(config::select(job, "trainer.enable_checkpointing")) || fast_dev_run(job)) return;
-  const Node* callbacks = job.find("callbacks");
+void checkpoint_callback(const Job& job, const std::string& command) {
+  if (command != "fit" || is_false(job.at("trainer.enable_checkpointing")) || fast_dev_run(job)) return;
+  const Node* callbacks = job.config.find("callbacks");
   const Node* entry = callbacks != nullptr && callbacks->is_map() ? callbacks->find("model_checkpoint") : nullptr;
   const std::string defaults =
       "checkpointing stays on, as in Lightning, with the callback's defaults (last.ckpt, and the best by val/acc in "
@@ -143,16 +195,19 @@ void checkpoint_callback(const Node& job, const std::string& command) {
 
 }  // namespace
 
-void warn_about_idle_settings(const config::Node& job_config, const std::string& command) {
-  pipeline_settings(job_config);
+void warn_about_idle_settings(const config::Node& job_config, const config::Node& unresolved,
+                              const std::string& command) {
+  Job job{job_config, {}};
+  collect_references(unresolved, job.references);
+  pipeline_settings(job);
   // The rest are a training run's settings (an evaluation takes the checkpoint's model and data).
   if (command != "fit" && command != "tune_batch_size") return;
-  profiler_schedule(job_config);
-  float16_autocast(job_config);
-  default_root_dir(job_config);
-  onecycle_momentum(job_config);
-  tuner_without_search(job_config, command);
-  checkpoint_callback(job_config, command);
+  profiler_schedule(job);
+  float16_autocast(job);
+  default_root_dir(job);
+  onecycle_momentum(job);
+  tuner_without_search(job, command);
+  checkpoint_callback(job, command);
 }
 
 }  // namespace trainer::launch

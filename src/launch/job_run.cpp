@@ -80,13 +80,14 @@ EngineResult run_job(const EngineEntry* in_process, const std::string& command, 
   Node resolved_job = job_config;
   config::resolve_all(resolved_job, ctx);
   check_job_schema(resolved_job);
-  if (!is_secondary_rank()) warn_about_idle_settings(resolved_job, command);
   const std::string output_subdir = output_subdir_of(*hydra);
   const bool secondary = is_secondary_rank();
   if (!secondary) write_job_files(run_dir, output_subdir, job_config, *hydra, task_overrides);
 
   const std::string log_file = secondary ? std::string() : (fs::path(run_dir) / log_name_of(*hydra)).string();
   if (!secondary) log::set_file(log_file);
+  // After the log file is open, so that the run's trainer.log keeps them.
+  if (!secondary) warn_about_idle_settings(resolved_job, job_config, command);
   if (secondary) log::set_level(log::Level::kWarning);
   if (const Node* verbose = config::select(*hydra, "verbose");
       verbose && !verbose->is_null() && !(verbose->type() == config::NodeType::kBool && !verbose->as_bool())) {

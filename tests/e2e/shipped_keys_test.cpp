@@ -222,6 +222,22 @@ TEST_CASE("a key that would change nothing in this run says so before it starts"
   CHECK(used.err.find("changes nothing") == std::string::npos);
   CHECK(used.err.find("checkpointing stays on") == std::string::npos);
   CHECK(fs::exists(fs::path(dir.path()) / "root" / "checkpoints" / "last.ckpt"));
+  // A key another value reads through an interpolation acts there: nothing is said of it. The
+  // warnings are in the run's trainer.log too.
+  auto read =
+      run_process(small_fit("read", {"trainer.max_epochs=1", "trainer.default_root_dir=root2",
+                                     "logger.csv.save_dir=${trainer.default_root_dir}/csv", "+tuner.init_val=16",
+                                     "+tuner.max_trials=3", "data.batch_size=${tuner.init_val}"}),
+                  dir.path());
+  INFO(read.err);
+  CHECK(read.exit_code == 0);
+  CHECK(fs::exists(fs::path(dir.path()) / "root2" / "csv" / "metrics.csv"));
+  CHECK(read.err.find("trainer.default_root_dir=root2 is where") == std::string::npos);
+  CHECK(read.err.find("tuner.init_val is read") == std::string::npos);
+  CHECK(read.err.find("tuner.init_val, ") == std::string::npos);
+  CHECK(read.err.find("tuner.max_trials is read by trainer tune batch_size") != std::string::npos);
+  CHECK(read_file(fs::path(dir.path()) / "read" / "trainer.log").find("tuner.max_trials is read by") !=
+        std::string::npos);
 }
 
 TEST_CASE("test_after_fit without a best checkpoint says which weights it tests, and why") {

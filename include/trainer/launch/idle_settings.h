@@ -13,7 +13,10 @@
 
 namespace trainer::launch {
 
-// `job_config`: the job's resolved config (no hydra node); `command`: fit, test, tune_batch_size, ...
-void warn_about_idle_settings(const config::Node& job_config, const std::string& command);
+// `job_config`: the job's resolved config (no hydra node); `unresolved`: the same before its
+// interpolations were resolved (a key another value reads through `${...}` is never said to change
+// nothing); `command`: fit, test, tune_batch_size, ...
+void warn_about_idle_settings(const config::Node& job_config, const config::Node& unresolved,
+                              const std::string& command);
 
 }  // namespace trainer::launch
