@@ -198,6 +198,38 @@ TEST_CASE("mlflow: the template's mlruns/ file store; a stopped run resumes into
     CHECK(got.back().first == expected.back().first);
     CHECK(got.back().second == Approx(expected.back().second));
   }
+  SECTION("trainer.default_root_dir that does not exist yet holds the record, and a resume finds it") {
+    // The loggers' files go to trainer.default_root_dir (Lightning's); it was never made, and the
+    // record's write failed with a warning: the resume then started a second MLflow run.
+    const std::vector<std::string> command = {TRAINER_BINARY,
+                                              "fit",
+                                              "logger=mlflow",
+                                              "data=synthetic",
+                                              "data.num_workers=0",
+                                              "test_after_fit=false",
+                                              "trainer.default_root_dir=" + (root / "logs" / "a").string(),
+                                              "hydra.run.dir=run"};
+    std::vector<std::string> first_command = command;
+    first_command.push_back("trainer.max_epochs=1");
+    auto first = run_process(first_command, dir.path());
+    INFO(first.err);
+    REQUIRE(first.exit_code == 0);
+    CHECK_FALSE(contains(first.err, "cannot create the MLflow run record"));
+    json runs = runs_at(store);
+    REQUIRE(runs.size() == 1);
+    const std::string run_id = runs[0]["run_id"];
+    CHECK(contains(read_file(root / "logs" / "a" / "mlflow_run.yaml"), run_id));
+
+    std::vector<std::string> resume = command;
+    resume.insert(resume.end(), {"trainer.max_epochs=2", "ckpt_path=last"});
+    auto second = run_process(resume, dir.path());
+    INFO(second.err);
+    REQUIRE(second.exit_code == 0);
+    CHECK(contains(second.err, "MLflow: continuing run " + run_id));
+    runs = runs_at(store);
+    REQUIRE(runs.size() == 1);
+    CHECK(runs[0]["status"] == "FINISHED");
+  }
   SECTION("a run that fails while it trains is FAILED") {
     // A diverging SGD: the loss is no longer finite at the first check, and fit ends with an error.
     auto result = run_process({TRAINER_BINARY, "fit", "logger=mlflow", "data=synthetic", "data.num_workers=0",

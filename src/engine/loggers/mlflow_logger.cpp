@@ -122,6 +122,8 @@ class MlflowLogger final : public MetricLogger {
     const std::string record = record_path_;
     options.on_run = [uri, record](const std::string& run_id, const std::string& experiment_id) {
       try {
+        // trainer.default_root_dir holds the loggers' files and may not exist yet (Lightning makes it).
+        posix::make_directories(posix::parent(record));
         AtomicWriteOptions write;
         write.noun = "MLflow run record";
         write.durable = false;

@@ -12,8 +12,9 @@ namespace trainer::engine {
 
 std::unique_ptr<MetricLogger> make_mlflow_logger(const config::ConfigView& section, const std::string& run_dir);
 
-// The record of a job's run, <run_dir>/mlflow_run.yaml: tracking_uri, experiment_id and run_id,
-// so that a resumed fit (ckpt_path) logs to the same run.
+// The record of a job's run, <run_dir>/mlflow_run.yaml (trainer.default_root_dir's when set, made
+// if absent): tracking_uri, experiment_id and run_id, so that a resumed fit (ckpt_path) logs to
+// the same run.
 inline constexpr const char* kMlflowRunRecord = "mlflow_run.yaml";
 
 }  // namespace trainer::engine
