@@ -44,6 +44,10 @@ void collect_references(const Node& node, std::vector<std::string>& out) {
 struct Job {
   const Node& config;
   std::vector<std::string> references;
+  std::vector<IdleSetting>* said;
+
+  void warn(std::string text) const { said->push_back({true, std::move(text)}); }
+  void note(std::string text) const { said->push_back({false, std::move(text)}); }
 
   const Node* at(const std::string& path) const { return config::select(config, path); }
   bool read_elsewhere(const std::string& key) const {
@@ -79,9 +83,8 @@ void pipeline_settings(const Job& job) {
     const std::string key = "trainer.pipeline." + name;
     const Node* node = job.at(key);
     if (node == nullptr || config::python_str(*node) == fallback || job.read_elsewhere(key)) continue;
-    log::warning(key + "=" + config::python_str(*node) + " is a pipeline's setting, but trainer.strategy is " +
-                 text_of(strategy) +
-                 ", so it changes nothing: add trainer.strategy=pipeline to cut the model into stages");
+    job.warn(key + "=" + config::python_str(*node) + " is a pipeline's setting, but trainer.strategy is " +
+             text_of(strategy) + ", so it changes nothing: add trainer.strategy=pipeline to cut the model into stages");
     return;
   }
 }
@@ -94,9 +97,9 @@ void profiler_schedule(const Job& job) {
   }
   const Node* profiler = job.at("trainer.profiler");
   if (profiler != nullptr && profiler->is_string() && profiler->as_string() == "pytorch") return;
-  log::warning("trainer.profiler_schedule picks the steps trainer.profiler=pytorch records, but trainer.profiler is " +
-               (unset(profiler) ? std::string("null") : text_of(profiler)) +
-               ", so it changes nothing: add trainer.profiler=pytorch (or debug=trace) to record them");
+  job.warn("trainer.profiler_schedule picks the steps trainer.profiler=pytorch records, but trainer.profiler is " +
+           (unset(profiler) ? std::string("null") : text_of(profiler)) +
+           ", so it changes nothing: add trainer.profiler=pytorch (or debug=trace) to record them");
 }
 
 void float16_autocast(const Job& job) {
@@ -105,7 +108,7 @@ void float16_autocast(const Job& job) {
   if (precision == nullptr) precision = job.at("precision");
   const std::string value = text_of(precision);
   if (value == "16" || value == "16-mixed") return;
-  log::warning(
+  job.warn(
       "trainer.cpu_float16_autocast=true makes precision=16-mixed compute in float16 on a CPU (not bfloat16), "
       "but precision is " +
       value + ", so it changes nothing");
@@ -135,11 +138,11 @@ void default_root_dir(const Job& job) {
   }
   std::string listed;
   for (size_t i = 0; i < set.size(); ++i) listed += (i == 0 ? "" : ", ") + set[i];
-  log::warning("trainer.default_root_dir=" + text_of(root) +
-               " is where checkpoints and logs go when their own directories are null, but " +
-               (listed.empty() ? std::string("nothing here writes there") : listed + " are set") +
-               ", so it changes nothing: set " + (listed.empty() ? std::string("them") : listed) +
-               " to null to put them under it");
+  job.warn("trainer.default_root_dir=" + text_of(root) +
+           " is where checkpoints and logs go when their own directories are null, but " +
+           (listed.empty() ? std::string("nothing here writes there") : listed + " are set") +
+           ", so it changes nothing: set " + (listed.empty() ? std::string("them") : listed) +
+           " to null to put them under it");
 }
 
 void onecycle_momentum(const Job& job) {
@@ -150,9 +153,9 @@ void onecycle_momentum(const Job& job) {
            {"scheduler.base_momentum", "0.85"}, {"scheduler.max_momentum", "0.95"}}) {
     const Node* node = job.at(key);
     if (node == nullptr || config::python_str(*node) == fallback || job.read_elsewhere(key)) continue;
-    log::warning(key + "=" + config::python_str(*node) +
-                 " bounds the momentum OneCycleLR cycles, but scheduler.cycle_momentum=false, so it changes "
-                 "nothing: set scheduler.cycle_momentum=true to cycle it");
+    job.warn(key + "=" + config::python_str(*node) +
+             " bounds the momentum OneCycleLR cycles, but scheduler.cycle_momentum=false, so it changes "
+             "nothing: set scheduler.cycle_momentum=true to cycle it");
     return;
   }
 }
@@ -170,11 +173,11 @@ void tuner_without_search(const Job& job, const std::string& command) {
     listed += std::string(count++ == 0 ? "" : ", ") + "tuner." + entry.key;
   }
   if (count == 0) return;
-  log::warning(listed + (count == 1 ? " is" : " are") +
-               " read by trainer tune batch_size, and by a fit with trainer.auto_scale_batch_size=power or "
-               "binsearch; this fit searches no batch size, so " +
-               (count == 1 ? "it changes" : "they change") +
-               " nothing: add trainer.auto_scale_batch_size=power (or binsearch) to search before the fit");
+  job.warn(listed + (count == 1 ? " is" : " are") +
+           " read by trainer tune batch_size, and by a fit with trainer.auto_scale_batch_size=power or "
+           "binsearch; this fit searches no batch size, so " +
+           (count == 1 ? "it changes" : "they change") +
+           " nothing: add trainer.auto_scale_batch_size=power (or binsearch) to search before the fit");
 }
 
 // Lightning adds its own ModelCheckpoint where the callbacks hold none; trainer's, with the
@@ -187,27 +190,40 @@ void checkpoint_callback(const Job& job, const std::string& command) {
       "checkpointing stays on, as in Lightning, with the callback's defaults (last.ckpt, and the best by val/acc in "
       "epoch_NNN.ckpt); trainer.enable_checkpointing=false writes no checkpoint";
   if (entry != nullptr && entry->is_null()) {
-    log::warning("callbacks.model_checkpoint is null, but " + defaults);
+    job.warn("callbacks.model_checkpoint is null, but " + defaults);
   } else if (entry == nullptr) {
-    log::info("no callbacks.model_checkpoint in the config: " + defaults);
+    job.note("no callbacks.model_checkpoint in the config: " + defaults);
   }
 }
 
 }  // namespace
 
-void warn_about_idle_settings(const config::Node& job_config, const config::Node& unresolved,
-                              const std::string& command) {
-  Job job{job_config, {}};
+std::vector<IdleSetting> idle_settings(const config::Node& job_config, const config::Node& unresolved,
+                                       const std::string& command) {
+  std::vector<IdleSetting> said;
+  Job job{job_config, {}, &said};
   collect_references(unresolved, job.references);
   pipeline_settings(job);
   // The rest are a training run's settings (an evaluation takes the checkpoint's model and data).
-  if (command != "fit" && command != "tune_batch_size") return;
+  if (command != "fit" && command != "tune_batch_size") return said;
   profiler_schedule(job);
   float16_autocast(job);
   default_root_dir(job);
   onecycle_momentum(job);
   tuner_without_search(job, command);
   checkpoint_callback(job, command);
+  return said;
+}
+
+void warn_about_idle_settings(const config::Node& job_config, const config::Node& unresolved,
+                              const std::string& command) {
+  for (const IdleSetting& setting : idle_settings(job_config, unresolved, command)) {
+    if (setting.warning) {
+      log::warning(setting.text);
+    } else {
+      log::info(setting.text);
+    }
+  }
 }
 
 }  // namespace trainer::launch

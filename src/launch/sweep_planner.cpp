@@ -9,6 +9,7 @@
 #include "trainer/config/python_str.h"
 #include "trainer/config/sweeper.h"
 #include "trainer/launch/evaluation_run.h"
+#include "trainer/launch/idle_settings.h"
 #include "trainer/launch/job_files.h"
 #include "trainer/launch/launcher.h"
 #include "trainer/launch/schema_check.h"
@@ -31,9 +32,10 @@ std::string resolve_path_string(const Node& config, const std::string& path, con
 }
 
 // The checks a job's run makes before the engine starts: trainer's sections, then every
-// interpolation resolved with the run's hydra.runtime values.
-void check_job(const Node& config, const std::string& command, const std::string& run_dir,
-               const config::ResolveContext& base) {
+// interpolation resolved with the run's hydra.runtime values. Returns its settings that would
+// change nothing (launch/idle_settings), which its run will log into its own trainer.log.
+std::vector<IdleSetting> check_job(const Node& config, const std::string& command, const std::string& run_dir,
+                                   const config::ResolveContext& base) {
   Node job_config = config;
   Node hydra = job_config.find("hydra") != nullptr ? *job_config.find("hydra") : Node::map();
   job_config.erase("hydra");
@@ -48,8 +50,39 @@ void check_job(const Node& config, const std::string& command, const std::string
   }
   config::ResolveContext ctx = base;
   ctx.hydra = &hydra;
-  config::resolve_all(job_config, ctx);
-  check_job_schema(job_config);  // values that came from interpolations, as the job will see them
+  Node resolved = job_config;
+  config::resolve_all(resolved, ctx);
+  check_job_schema(resolved);  // values that came from interpolations, as the job will see them
+  return idle_settings(resolved, job_config, command);
+}
+
+// A sweep's jobs run with their logs in their own directories: the warnings each would give about
+// settings that change nothing are kept while the jobs are composed (each once, with the jobs it
+// concerns) and said by place_jobs once the sweep passed its own checks, before anything runs.
+struct PlannedWarnings {
+  std::vector<std::pair<std::string, std::vector<int>>> warnings;
+  size_t job_count = 0;
+};
+
+PlannedWarnings& planned_warnings() {
+  static PlannedWarnings planned;
+  return planned;
+}
+
+void say_planned_warnings() {
+  const auto& [warnings, job_count] = planned_warnings();
+  for (const auto& [text, numbers] : warnings) {
+    std::string jobs;
+    if (numbers.size() == job_count && job_count > 1) {
+      jobs = "every job";
+    } else {
+      jobs = numbers.size() == 1 ? "job " : "jobs ";
+      for (size_t i = 0; i < numbers.size() && i < 10; ++i) jobs += (i > 0 ? ", " : "") + std::to_string(numbers[i]);
+      if (numbers.size() > 10) jobs += " and " + std::to_string(numbers.size() - 10) + " more";
+    }
+    log::warning("[" + jobs + "] " + text);
+  }
+  planned_warnings() = {};
 }
 
 // The checkpoint directory of each job of a fit sweep (resolved in the job's directory).
@@ -159,6 +192,9 @@ void compose_jobs(const config::Composer& composer, const std::vector<config::Sw
   // Each distinct error once, with the jobs it breaks: a bad key in a config file breaks every job
   // of the sweep alike, and is one entry rather than one per job.
   std::vector<std::pair<std::string, std::vector<int>>> errors;
+  auto& warnings = planned_warnings().warnings;
+  warnings.clear();
+  planned_warnings().job_count = jobs.size();
   int bad = 0;
   for (const auto& job : jobs) {
     try {
@@ -168,7 +204,18 @@ void compose_jobs(const config::Composer& composer, const std::vector<config::Sw
         num->set("num", Node::integer(job.number));
         num->set("id", Node::string(std::to_string(job.number)));
       }
-      if (!check_for.empty()) check_job(result.config, check_for, "", config::ResolveContext{});
+      if (!check_for.empty()) {
+        for (IdleSetting& setting : check_job(result.config, check_for, "", config::ResolveContext{})) {
+          if (!setting.warning) continue;
+          auto same =
+              std::find_if(warnings.begin(), warnings.end(), [&](const auto& w) { return w.first == setting.text; });
+          if (same != warnings.end()) {
+            same->second.push_back(job.number);
+          } else {
+            warnings.push_back({std::move(setting.text), {job.number}});
+          }
+        }
+      }
       if (bad == 0) visit(job, std::move(result));
     } catch (const Error& error) {
       ++bad;
@@ -262,6 +309,7 @@ void place_jobs(ComposedSweep& sweep, const std::vector<config::SweepJob>& jobs)
   }
   refuse_shared_checkpoint_directories(sweep);
   warn_about_metrics_elsewhere(sweep);
+  say_planned_warnings();
 }
 
 void write_sweep_plan(const ComposedSweep& sweep) {

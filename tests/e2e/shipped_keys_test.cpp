@@ -238,6 +238,24 @@ TEST_CASE("a key that would change nothing in this run says so before it starts"
   CHECK(read.err.find("tuner.max_trials is read by trainer tune batch_size") != std::string::npos);
   CHECK(read_file(fs::path(dir.path()) / "read" / "trainer.log").find("tuner.max_trials is read by") !=
         std::string::npos);
+  // A sweep's jobs log into their own directories: the sweep says each warning once on its console,
+  // with the jobs it concerns, before any job starts (and each job's trainer.log keeps it).
+  auto sweep = run_process(
+      {TRAINER_BINARY, "fit", "-m", "data=synthetic", "data.num_samples=256", "model.hidden_sizes=[16]",
+       "trainer.max_epochs=1", "test_after_fit=false", "callbacks.model_checkpoint=null",
+       "trainer.profiler=simple,pytorch", "+trainer.profiler_schedule.active=2", "seed=1,2", "hydra.sweep.dir=sweep"},
+      dir.path());
+  INFO(sweep.err);
+  CHECK(sweep.exit_code == 0);
+  const std::string null_checkpoint = "[every job] callbacks.model_checkpoint is null, but checkpointing stays on";
+  const size_t said_at = sweep.err.find(null_checkpoint);
+  CHECK(said_at != std::string::npos);
+  CHECK(sweep.err.find(null_checkpoint, said_at + 1) == std::string::npos);  // once, not once per job
+  CHECK(said_at < sweep.err.find("[sweep] launching"));
+  CHECK(sweep.err.find("[jobs 0, 1] trainer.profiler_schedule picks the steps") != std::string::npos);
+  CHECK(sweep.err.find("[jobs 2, 3]") == std::string::npos);  // the pytorch profiler's jobs use it
+  CHECK(read_file(fs::path(dir.path()) / "sweep" / "3" / "trainer.log").find("callbacks.model_checkpoint is null") !=
+        std::string::npos);
 }
 
 TEST_CASE("test_after_fit without a best checkpoint says which weights it tests, and why") {

@@ -8,14 +8,25 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "trainer/config/node.h"
 
 namespace trainer::launch {
 
+// One thing said about a setting: a warning, or a note (info) where nothing is wrong.
+struct IdleSetting {
+  bool warning;
+  std::string text;
+};
+
 // `job_config`: the job's resolved config (no hydra node); `unresolved`: the same before its
 // interpolations were resolved (a key another value reads through `${...}` is never said to change
 // nothing); `command`: fit, test, tune_batch_size, ...
+std::vector<IdleSetting> idle_settings(const config::Node& job_config, const config::Node& unresolved,
+                                       const std::string& command);
+
+// The same, logged (a job's run says them after its log file opens).
 void warn_about_idle_settings(const config::Node& job_config, const config::Node& unresolved,
                               const std::string& command);
 
