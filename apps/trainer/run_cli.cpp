@@ -687,6 +687,7 @@ int run_shell_completion(const CliOptions& options, const CliArgs& args) {
 }
 
 int run(const CliOptions& options, const CliArgs& args) {
+  launch::use_engine(options.engine);
   if (args.version) {
     std::cout << "trainer " << TRAINER_VERSION << " (LibTorch: " << TRAINER_LIBTORCH_SOURCE
               << (options.engine != nullptr ? ", engine linked in" : "") << ")\n";

@@ -7,21 +7,26 @@
 #include <cstring>
 #include <exception>
 #include <string>
+#include <vector>
 
 #include <ATen/Parallel.h>
 #include <c10/util/Exception.h>
 
 #include "trainer/config/config_view.h"
 #include "trainer/config/yaml.h"
+#include "trainer/data/datasets.h"
 #include "trainer/engine/blas_threads.h"
+#include "trainer/engine/callbacks/callback.h"
 #include "trainer/engine/data_pack_command.h"
 #include "trainer/engine/distributed/dist_env.h"
 #include "trainer/engine/distributed/job_ranks.h"
 #include "trainer/engine/export_command.h"
+#include "trainer/engine/loggers/metric_logger.h"
 #include "trainer/engine/runtime_info.h"
 #include "trainer/engine/stop_signal.h"
 #include "trainer/engine/trainer.h"
 #include "trainer/engine/tuner/batch_size_trials.h"
+#include "trainer/models/model_registry.h"
 #include "trainer/options/option_reader.h"
 #include "trainer/util/error.h"
 #include "trainer/util/log.h"
@@ -86,6 +91,19 @@ __attribute__((visibility("default"))) int trainer_engine_abi_version() { return
 
 __attribute__((visibility("default"))) const char* trainer_engine_describe() {
   static const std::string text = trainer::engine::describe(trainer::engine::runtime_info());
+  return text.c_str();
+}
+
+__attribute__((visibility("default"))) const char* trainer_engine_registered(const char* kind) {
+  thread_local std::string text;
+  text.clear();
+  const std::string which = kind == nullptr ? "" : kind;
+  std::vector<std::string> names;
+  if (which == "model") names = trainer::models::ModelRegistry::global().names();
+  if (which == "dataset") names = trainer::data::DatasetRegistry::instance().names();
+  if (which == "logger") names = trainer::engine::logger_registry().names();
+  if (which == "callback") names = trainer::engine::callback_registry().names();
+  for (const std::string& name : names) text += (text.empty() ? "" : ",") + name;
   return text.c_str();
 }
 

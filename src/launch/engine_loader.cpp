@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <memory>
 #include <vector>
@@ -65,6 +66,7 @@ EngineLoader::EngineLoader() {
       entry_.describe = symbol<decltype(entry_.describe)>(handle_, "trainer_engine_describe");
       entry_.run_job = symbol<decltype(entry_.run_job)>(handle_, "trainer_engine_run_job");
       check_abi_version(entry_, candidate.lexically_normal().string());
+      entry_.registered = symbol<decltype(entry_.registered)>(handle_, "trainer_engine_registered");
       return;
     }
     last_error = dlerror();
@@ -86,7 +88,8 @@ EngineLoader::EngineLoader() {
 }
 
 EngineLoader::EngineLoader(const EngineEntry& in_process) : entry_(in_process) {
-  if (entry_.abi_version == nullptr || entry_.describe == nullptr || entry_.run_job == nullptr) {
+  if (entry_.abi_version == nullptr || entry_.describe == nullptr || entry_.run_job == nullptr ||
+      entry_.registered == nullptr) {
     throw Error("engine", "the in-process engine lacks its entry points",
                 "Pass &trainer::kInProcessEngine (trainer/cli/in_process_engine.h) and link trainer::engine.");
   }
@@ -99,6 +102,18 @@ EngineLoader::~EngineLoader() {
 }
 
 std::string EngineLoader::describe() const { return entry_.describe(); }
+
+std::vector<std::string> EngineLoader::registered(const std::string& kind) const {
+  std::vector<std::string> names;
+  const std::string text = entry_.registered(kind.c_str());
+  size_t start = 0;
+  while (start < text.size()) {
+    const size_t comma = std::min(text.find(',', start), text.size());
+    names.push_back(text.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return names;
+}
 
 EngineResult EngineLoader::run(const std::string& command, const std::string& config_yaml, const std::string& run_dir,
                                const std::string& log_file) const {

@@ -11,6 +11,7 @@
 #include "trainer/launch/idle_settings.h"
 #include "trainer/launch/job_files.h"
 #include "trainer/launch/mlflow_sweep_run.h"
+#include "trainer/launch/plugin_names.h"
 #include "trainer/launch/schema_check.h"
 #include "trainer/launch/tuned_config.h"
 #include "trainer/util/error.h"
@@ -42,6 +43,14 @@ const EngineLoader& process_engine(const EngineEntry* in_process) {
       in_process != nullptr ? std::make_unique<EngineLoader>(*in_process) : std::make_unique<EngineLoader>();
   return *engine;
 }
+
+namespace {
+const EngineEntry* g_engine_in_use = nullptr;
+}  // namespace
+
+void use_engine(const EngineEntry* in_process) { g_engine_in_use = in_process; }
+
+const EngineLoader& process_engine() { return process_engine(g_engine_in_use); }
 
 bool is_secondary_rank() { return trainer::is_secondary_rank(); }
 
@@ -80,6 +89,10 @@ EngineResult run_job(const EngineEntry* in_process, const std::string& command, 
   Node resolved_job = job_config;
   config::resolve_all(resolved_job, ctx);
   check_job_schema(resolved_job);
+  if (!is_secondary_rank()) {
+    check_plugin_names(resolved_job, command,
+                       [in_process](const std::string& kind) { return process_engine(in_process).registered(kind); });
+  }
   const std::string output_subdir = output_subdir_of(*hydra);
   const bool secondary = is_secondary_rank();
   if (!secondary) write_job_files(run_dir, output_subdir, job_config, *hydra, task_overrides);

@@ -12,6 +12,7 @@
 #include "trainer/launch/idle_settings.h"
 #include "trainer/launch/job_files.h"
 #include "trainer/launch/launcher.h"
+#include "trainer/launch/plugin_names.h"
 #include "trainer/launch/schema_check.h"
 #include "trainer/util/error.h"
 #include "trainer/util/log.h"
@@ -53,6 +54,7 @@ std::vector<IdleSetting> check_job(const Node& config, const std::string& comman
   Node resolved = job_config;
   config::resolve_all(resolved, ctx);
   check_job_schema(resolved);  // values that came from interpolations, as the job will see them
+  check_plugin_names(resolved, command);
   return idle_settings(resolved, job_config, command);
 }
 

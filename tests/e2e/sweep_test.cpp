@@ -78,6 +78,40 @@ TEST_CASE("sweep: a job with a mandatory key left at ??? is refused at planning,
   CHECK_FALSE(fs::exists(fs::path(dir.path()) / "sweep"));
 }
 
+// The engine refused these once the job had started: after its directory, log and first loggers
+// were made, and in a sweep in each such job after the ones before it had run.
+TEST_CASE("an unknown model, dataset, logger or callback name is refused before anything is written") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);  // a program's own are asked of the engine
+  TempDir dir;
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"model.name=mpl",
+       "model.name (override 'model.name=mpl'): unknown model 'mpl'; nothing was run. Did you "
+       "mean 'mlp'? Known models: cnn, mlp, resnet, torchscript. A C++ program adds its own with "
+       "TRAINER_REGISTER_MODEL"},
+      {"data.name=fashon_mnist", "unknown dataset 'fashon_mnist'; nothing was run. Did you mean 'fashion_mnist'?"},
+      {"+logger.wandb.project=x", "logger.wandb (override '+logger.wandb.project=x'): unknown logger 'wandb'"},
+      {"+callbacks.rich_progress_bar={}",
+       "unknown callback 'rich_progress_bar'; nothing was run. Known callbacks: "
+       "device_stats_monitor, early_stopping, lr_monitor"},
+  };
+  for (const auto& [override_text, said] : cases) {
+    auto result = run_process({TRAINER_BINARY, "fit", override_text, "hydra.run.dir=run"}, dir.path());
+    INFO(result.err);
+    CHECK(result.exit_code == 1);
+    check_no_crash(result);
+    CHECK(contains(result.err, said));
+    CHECK_FALSE(fs::exists(fs::path(dir.path()) / "run"));
+  }
+  // In a sweep, at planning: no job ran before the one that names it.
+  // A null entry switches a callback off, whatever its name: not refused.
+  auto sweep = run_process(
+      sweep_command({"debug=fdr", "+callbacks.mine=null", "model.name=mlp,mpl", "hydra.sweep.dir=sweep"}), dir.path());
+  INFO(sweep.err);
+  CHECK(sweep.exit_code == 1);
+  CHECK(contains(sweep.err, "1 of 2 sweep jobs are not valid; nothing was run:\n  job 1: model.name"));
+  CHECK_FALSE(fs::exists(fs::path(dir.path()) / "sweep"));
+}
+
 TEST_CASE("sweep: invalid jobs are grouped by error, the widest first; past 20 errors the rest are counted") {
   TempDir dir;
   // 22 unknown models: 22 distinct errors, each in the 2 jobs of its model; model=mlp is valid.

@@ -50,7 +50,9 @@ int fake_run_job(const TrainerJob* job, TrainerJobResult* result) {
   return result->exit_code;
 }
 
-const EngineEntry kFake{&fake_version, &fake_describe, &fake_run_job};
+const char* fake_registered(const char* kind) { return std::string(kind) == "model" ? "mine,mlp" : ""; }
+
+const EngineEntry kFake{&fake_version, &fake_describe, &fake_run_job, &fake_registered};
 
 }  // namespace
 
@@ -101,6 +103,8 @@ TEST_CASE("the loader hands the engine a sized, versioned result and reads its f
   g_answer = raw_result(1, TRAINER_JOB_INTERRUPTED, SIGINT, 64, "stopped after step 2");
   const EngineLoader loader(kFake);
   CHECK(loader.describe() == "fake engine");
+  CHECK(loader.registered("model") == std::vector<std::string>{"mine", "mlp"});
+  CHECK(loader.registered("logger").empty());
   const EngineResult result = loader.run("fit", "seed: 1\n", "/tmp/run", "");
   CHECK(g_command == "fit");
   CHECK(g_size_seen == sizeof(TrainerJobResult));
@@ -123,6 +127,8 @@ TEST_CASE("an engine of another interface version is refused before any job, say
     CHECK(text.find("Rebuild trainer") != std::string::npos);
   }
   g_engine_version = TRAINER_ENGINE_ABI_VERSION;
-  const EngineEntry incomplete{&fake_version, &fake_describe, nullptr};
+  const EngineEntry incomplete{&fake_version, &fake_describe, nullptr, &fake_registered};
   CHECK_THROWS_AS(EngineLoader(incomplete), trainer::Error);
+  const EngineEntry no_names{&fake_version, &fake_describe, &fake_run_job, nullptr};
+  CHECK_THROWS_AS(EngineLoader(no_names), trainer::Error);
 }

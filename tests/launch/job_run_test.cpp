@@ -42,7 +42,12 @@ int fake_run_job(const TrainerJob* job, TrainerJobResult* result) {
   return result->exit_code;
 }
 
-const EngineEntry kFake{&fake_version, &fake_describe, &fake_run_job};
+// A program's own model, "mine", beside those trainer ships.
+const char* fake_registered(const char* kind) {
+  return std::string(kind) == "model" ? "cnn,mine,mlp,resnet,torchscript" : "";
+}
+
+const EngineEntry kFake{&fake_version, &fake_describe, &fake_run_job, &fake_registered};
 
 void answer(int exit_code, int outcome, int signal, long long batch, const char* message) {
   g_answer = TrainerJobResult{};
@@ -53,11 +58,12 @@ void answer(int exit_code, int outcome, int signal, long long batch, const char*
   std::strncpy(g_answer.message, message, sizeof(g_answer.message) - 1);
 }
 
-Node composed() {
+Node composed(const std::string& model = "mlp") {
   return trainer::config::load_yaml_string(
-             "data:\n  name: synthetic\n  batch_size: 128\nmodel:\n  name: mlp\n"
-             "hydra:\n  output_subdir: .hydra\n  verbose: false\n  job:\n    name: trainer\n    chdir: false\n"
-             "  runtime:\n    output_dir: ''\n",
+             "data:\n  name: synthetic\n  batch_size: 128\nmodel:\n  name: " + model +
+                 "\n"
+                 "hydra:\n  output_subdir: .hydra\n  verbose: false\n  job:\n    name: trainer\n    chdir: false\n"
+                 "  runtime:\n    output_dir: ''\n",
              "test")
       .root;
 }
@@ -104,4 +110,26 @@ TEST_CASE("run_job: the .hydra files first, the engine's batch into config.yaml,
   answer(0, TRAINER_JOB_FINISHED, 0, 32, "");
   run_job(&kFake, "test", composed(), run_dir, {}, {});
   CHECK(read(fs::path(run_dir) / ".hydra" / "config.yaml").find("  batch_size: 128\n") != std::string::npos);
+}
+
+TEST_CASE("run_job: a model name neither shipped nor registered is refused before anything is written") {
+  TempDir dir("trainer-job-run");
+  const std::string run_dir = (fs::path(dir.path) / "run").string();
+  answer(0, TRAINER_JOB_FINISHED, 0, 0, "");
+  g_command.clear();
+  try {
+    run_job(&kFake, "fit", composed("mien"), run_dir, {}, {});
+    FAIL("an unknown model was run");
+  } catch (const trainer::Error& error) {
+    const std::string text = error.what();
+    CHECK(text.find("model.name") != std::string::npos);
+    CHECK(text.find("unknown model 'mien'; nothing was run") != std::string::npos);
+    CHECK(text.find("Did you mean 'mine'?") != std::string::npos);
+    CHECK(text.find("Known models: cnn, mine, mlp, resnet, torchscript") != std::string::npos);
+  }
+  CHECK(g_command.empty());  // the engine never ran
+  CHECK_FALSE(fs::exists(run_dir));
+  // The program's own model is asked of its engine, and runs.
+  run_job(&kFake, "fit", composed("mine"), run_dir, {}, {});
+  CHECK(g_command == "fit");
 }

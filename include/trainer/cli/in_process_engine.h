@@ -9,6 +9,6 @@
 namespace trainer {
 
 inline const launch::EngineEntry kInProcessEngine{&trainer_engine_abi_version, &trainer_engine_describe,
-                                                  &trainer_engine_run_job};
+                                                  &trainer_engine_run_job, &trainer_engine_registered};
 
 }  // namespace trainer

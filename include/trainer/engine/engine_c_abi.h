@@ -7,8 +7,9 @@
 
 #include <cstddef>
 
-// Raised whenever TrainerJob, TrainerJobResult or the meaning of their fields change.
-#define TRAINER_ENGINE_ABI_VERSION 2
+// Raised whenever TrainerJob, TrainerJobResult, the meaning of their fields or the entry points
+// change (3: trainer_engine_registered).
+#define TRAINER_ENGINE_ABI_VERSION 3
 
 extern "C" {
 
@@ -46,6 +47,11 @@ int trainer_engine_abi_version();
 
 // One line describing the LibTorch in use: version, source, devices, threads, BLAS.
 const char* trainer_engine_describe();
+
+// The names registered for `kind` ("model", "dataset", "logger", "callback"), built-ins and the
+// program's own, sorted and comma-separated ("" for another kind): the launcher checks the names a
+// job's config picks before anything is written. Valid until the next call from this thread.
+const char* trainer_engine_registered(const char* kind);
 
 // Runs a job and fills `result`. Returns result->exit_code (2 when job or result is unusable).
 int trainer_engine_run_job(const TrainerJob* job, TrainerJobResult* result);

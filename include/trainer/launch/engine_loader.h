@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include "trainer/engine/engine_c_abi.h"
 #include "trainer/launch/engine_result.h"
@@ -16,6 +17,7 @@ struct EngineEntry {
   int (*abi_version)();
   const char* (*describe)();
   int (*run_job)(const TrainerJob* job, TrainerJobResult* result);
+  const char* (*registered)(const char* kind);
 };
 
 class EngineLoader {
@@ -31,6 +33,8 @@ class EngineLoader {
   EngineLoader& operator=(const EngineLoader&) = delete;
 
   std::string describe() const;
+  // The names registered for `kind` ("model", "dataset", "logger", "callback"), sorted.
+  std::vector<std::string> registered(const std::string& kind) const;
   // Runs one job; returns how it ended (engine_result.h). Throws only when the engine refused the
   // call itself.
   EngineResult run(const std::string& command, const std::string& config_yaml, const std::string& run_dir,

@@ -18,6 +18,12 @@ namespace trainer::launch {
 // first call decides. Throws trainer::Error when the library is missing or of another build.
 const EngineLoader& process_engine(const EngineEntry* in_process);
 
+// The engine a program runs its jobs with (its `in_process` entry points, or nullptr for the
+// library), said once at its start, and process_engine with it: code that plans jobs (the names
+// a config picks from the engine's registries) asks the same engine the jobs will run with.
+void use_engine(const EngineEntry* in_process);
+const EngineLoader& process_engine();
+
 // Whether this process is rank 1 or higher of a data-parallel job (torchrun's RANK, SLURM's
 // SLURM_PROCID, or the ranks the engine starts itself): then rank 0 alone writes the .hydra
 // files and the log (docs/distributed.md).
