@@ -120,11 +120,18 @@ void BatchLoader::check_normalization() {
   if (channels == 1) return;
   const std::vector<int64_t> shape = dataset_->sample_shape();
   if (shape.empty() || shape[0] != static_cast<int64_t>(channels)) {
-    throw Error("data.normalize",
-                "mean and std give " + std::to_string(channels) + " values, but the samples have " +
-                    (shape.empty() ? std::string("no channel dimension") : std::to_string(shape[0]) + " channels"),
-                "Give one value per channel, or one value for all of them (tensor samples, values rather than "
-                "pixels, reach the model as they are with data.normalize.mean=[0] data.normalize.std=[1]).");
+    std::string samples = "no channel dimension";
+    if (!shape.empty()) {
+      std::string dims;
+      for (const int64_t d : shape) dims += (dims.empty() ? "" : ", ") + std::to_string(d);
+      samples = std::to_string(shape[0]) + (shape[0] == 1 ? " channel" : " channels") + " (shape [" + dims + "])";
+    }
+    throw Error(
+        "data.normalize",
+        "mean and std give " + std::to_string(channels) + " values, one per channel, but the samples have " + samples,
+        "Give " + (shape.empty() ? std::string("one value") : std::to_string(shape[0]) + " value(s)") +
+            " to each, or one value for all channels (tensor samples, values rather than pixels, reach the "
+            "model as they are with data.normalize.mean=[0] data.normalize.std=[1]).");
   }
   // [1, C, 1, ...]: broadcast over the batch and every position.
   std::vector<int64_t> view(shape.size() + 1, 1);

@@ -6,7 +6,9 @@
 #include <utility>
 #include <vector>
 
+#include "trainer/config/did_you_mean.h"
 #include "trainer/config/python_str.h"
+#include "trainer/options/option_table.h"
 #include "trainer/util/log.h"
 
 namespace trainer::launch {
@@ -72,6 +74,47 @@ bool fast_dev_run(const Job& job) {
   return is_true(node) || (node != nullptr && node->type() == NodeType::kInt && node->as_int() > 0);
 }
 
+// Top-level keys trainer does not read (the top level is open to keys of your own): one a typo
+// away from a key it reads (`precison`), and a map that holds trainer's own sections
+// (`experiment.trainer.max_epochs`: a group file without `# @package _global_`).
+void root_keys(const Job& job) {
+  const Node& job_config = job.config;
+  // What trainer reads at the top level: the root's keys and the sections below it.
+  std::vector<std::string> keys;      // the root's own keys (values)
+  std::vector<std::string> sections;  // maps
+  for (const options::Section& section : options::sections()) {
+    if (section.path.empty()) {
+      for (const options::Option& option : section.options) keys.push_back(option.key);
+    } else if (section.path.find('.') == std::string::npos) {
+      sections.push_back(section.path);
+    }
+  }
+  std::vector<std::string> known = keys;
+  known.insert(known.end(), sections.begin(), sections.end());
+  const std::vector<std::string> engine_sections = {"trainer",   "model",     "data",  "optimizer",
+                                                    "scheduler", "callbacks", "logger"};
+  for (const Node::Entry& entry : job_config.entries()) {
+    const std::string& key = entry.key;
+    if (std::find(known.begin(), known.end(), key) != known.end()) continue;
+    // A typo keeps the kind of value: `train: true` (lightning-hydra-template's) is no `trainer`.
+    const std::string close = config::closest_match(key, entry.value.is_map() ? sections : keys);
+    if (!close.empty()) {
+      job.warn("the config's top-level key '" + key + "' is not one trainer reads (the top level also takes " +
+               "keys of your own, so it was accepted): did you mean '" + close + "'? As written it changes nothing");
+      continue;
+    }
+    if (!entry.value.is_map()) continue;
+    std::string held;
+    for (const std::string& section : engine_sections) {
+      if (entry.value.find(section) != nullptr) held += std::string(held.empty() ? "" : ", ") + section;
+    }
+    if (held.empty()) continue;
+    job.warn("'" + key + "' holds " + held + ": sections trainer reads at the top level, not under '" + key +
+             "', so as written they change nothing; a group's file that sets them (experiment=...) starts "
+             "with the line '# @package _global_'");
+  }
+}
+
 void pipeline_settings(const Job& job) {
   const Node* strategy = job.at("trainer.strategy");
   if (strategy != nullptr && strategy->is_string() && strategy->as_string() == "pipeline") return;
@@ -111,14 +154,16 @@ void float16_autocast(const Job& job) {
   job.warn(
       "trainer.cpu_float16_autocast=true makes precision=16-mixed compute in float16 on a CPU (not bfloat16), "
       "but precision is " +
-      value + ", so it changes nothing");
+      value + ", so it changes nothing: add precision=16-mixed to train in float16 (or leave the key at false)");
 }
 
 // trainer.default_root_dir stands for the directories left null: the checkpoints' and the csv and
 // TensorBoard loggers' (the shipped config sets them all to the run directory).
-void default_root_dir(const Job& job) {
+void default_root_dir(const Job& job, const std::string& command) {
   const Node* root = job.at("trainer.default_root_dir");
   if (unset(root) || job.read_elsewhere("trainer.default_root_dir")) return;
+  // A batch-size search and fast_dev_run write no checkpoint and log nothing: no directory to name.
+  if (command != "fit" || fast_dev_run(job)) return;
   std::vector<std::string> set;
   const bool checkpoints = !is_false(job.at("trainer.enable_checkpointing"));
   if (checkpoints) {
@@ -186,9 +231,12 @@ void checkpoint_callback(const Job& job, const std::string& command) {
   if (command != "fit" || is_false(job.at("trainer.enable_checkpointing")) || fast_dev_run(job)) return;
   const Node* callbacks = job.config.find("callbacks");
   const Node* entry = callbacks != nullptr && callbacks->is_map() ? callbacks->find("model_checkpoint") : nullptr;
-  const std::string defaults =
-      "checkpointing stays on, as in Lightning, with the callback's defaults (last.ckpt, and the best by val/acc in "
-      "epoch_NNN.ckpt); trainer.enable_checkpointing=false writes no checkpoint";
+  // The callback's default monitor, val/acc, is a regression's val/loss (engine: fit_monitors_to_task).
+  const Node* task = job.at("data.task");
+  const bool regression = task != nullptr && task->is_string() && task->as_string() == "regression";
+  const std::string defaults = std::string("checkpointing stays on, as in Lightning, with the callback's defaults ") +
+                               "(last.ckpt, and the best by " + (regression ? "val/loss" : "val/acc") +
+                               " in epoch_NNN.ckpt); trainer.enable_checkpointing=false writes no checkpoint";
   if (entry != nullptr && entry->is_null()) {
     job.warn("callbacks.model_checkpoint is null, but " + defaults);
   } else if (entry == nullptr) {
@@ -203,12 +251,13 @@ std::vector<IdleSetting> idle_settings(const config::Node& job_config, const con
   std::vector<IdleSetting> said;
   Job job{job_config, {}, &said};
   collect_references(unresolved, job.references);
+  root_keys(job);
   pipeline_settings(job);
   // The rest are a training run's settings (an evaluation takes the checkpoint's model and data).
   if (command != "fit" && command != "tune_batch_size") return said;
   profiler_schedule(job);
   float16_autocast(job);
-  default_root_dir(job);
+  default_root_dir(job, command);
   onecycle_momentum(job);
   tuner_without_search(job, command);
   checkpoint_callback(job, command);

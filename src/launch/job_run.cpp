@@ -81,9 +81,6 @@ EngineResult run_job(const EngineEntry* in_process, const std::string& command, 
   job_config.erase("hydra");
   check_job_sections(job_config, command, *hydra);
   check_job_schema(job_config);
-  if (!is_secondary_rank()) {
-    warn_about_root_keys(job_config);
-  }
   // Resolved once, here: values that come from interpolations (${oc.env:...}, ${other.key}) are
   // checked as the engine will see them, before anything is written, and this is what it gets.
   Node resolved_job = job_config;

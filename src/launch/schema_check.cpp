@@ -333,44 +333,6 @@ void check_job_schema(const config::Node& job_config) {
 
 namespace trainer::launch {
 
-void warn_about_root_keys(const config::Node& job_config) {
-  // What trainer reads at the top level: the root's keys and the sections below it.
-  std::vector<std::string> keys;      // the root's own keys (values)
-  std::vector<std::string> sections;  // maps
-  for (const options::Section& section : options::sections()) {
-    if (section.path.empty()) {
-      for (const options::Option& option : section.options) keys.push_back(option.key);
-    } else if (section.path.find('.') == std::string::npos) {
-      sections.push_back(section.path);
-    }
-  }
-  std::vector<std::string> known = keys;
-  known.insert(known.end(), sections.begin(), sections.end());
-  const std::vector<std::string> engine_sections = {"trainer",   "model",     "data",  "optimizer",
-                                                    "scheduler", "callbacks", "logger"};
-  for (const config::Node::Entry& entry : job_config.entries()) {
-    const std::string& key = entry.key;
-    if (std::find(known.begin(), known.end(), key) != known.end()) continue;
-    // A typo keeps the kind of value: `train: true` (lightning-hydra-template's) is no `trainer`.
-    const std::string close = config::closest_match(key, entry.value.is_map() ? sections : keys);
-    if (!close.empty()) {
-      log::warning("the config's top-level key '" + key + "' is not one trainer reads (the top level also takes " +
-                   "keys of your own, so it was accepted): did you mean '" + close +
-                   "'? As written it changes nothing");
-      continue;
-    }
-    if (!entry.value.is_map()) continue;
-    std::string held;
-    for (const std::string& section : engine_sections) {
-      if (entry.value.find(section) != nullptr) held += std::string(held.empty() ? "" : ", ") + section;
-    }
-    if (held.empty()) continue;
-    log::warning("'" + key + "' holds " + held + ": sections trainer reads at the top level, not under '" + key +
-                 "', so as written they change nothing; a group's file that sets them (experiment=...) starts "
-                 "with the line '# @package _global_'");
-  }
-}
-
 void check_mandatory_values(const config::Node& job_config) {
   std::string missing;
   std::string example;

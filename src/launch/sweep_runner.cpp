@@ -9,6 +9,7 @@
 #include "trainer/launch/mlflow_sweep_run.h"
 #include "trainer/launch/sweep_summary.h"
 #include "trainer/util/error.h"
+#include "trainer/util/log.h"
 
 namespace fs = std::filesystem;
 
@@ -65,6 +66,7 @@ int run_sweep_plan(const SweepPlan& plan) {
               << plan.jobs.size() << " jobs already ended, " << todo.size() << " to run" << std::endl;
   }
   std::unique_ptr<Launcher> launcher = make_launcher(plan);
+  log::discard_early_lines();  // the sweep's warnings, said on its console, are not its jobs' (forked from here)
   launcher->launch(plan, todo);
   if (launcher->detached()) return 0;  // submitted, not waited for: `trainer sweep summary` tells later
   // A summary that cannot be written (a full disk) is said, and the jobs' outcome still is: it

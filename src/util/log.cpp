@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <exception>
 #include <mutex>
+#include <string>
+#include <vector>
 
 #include <spdlog/details/file_helper.h>
 #include <spdlog/details/log_msg.h>
@@ -118,9 +120,18 @@ class FileSink final : public spdlog::sinks::base_sink<std::mutex> {
   bool broken_ = false;
 };
 
+// A warning or error said before a run's log file was set (the checks of a resume or an
+// evaluation, made before its directory exists), for that file once it is.
+struct EarlyLine {
+  spdlog::log_clock::time_point time;
+  spdlog::level::level_enum level;
+  std::string text;
+};
+
 struct State {
   std::shared_ptr<ConsoleSink> console = std::make_shared<ConsoleSink>();
   std::shared_ptr<FileSink> file;
+  std::vector<EarlyLine> early;
   std::shared_ptr<spdlog::logger> logger;
   bool terminal = ::isatty(STDERR_FILENO) == 1;
 
@@ -156,9 +167,22 @@ void set_file(const std::string& path) {
   }
   s.file->set_pattern(kPattern);
   sinks.push_back(s.file);
+  for (const EarlyLine& line : s.early) {
+    s.file->log(spdlog::details::log_msg(line.time, spdlog::source_loc{}, "trainer", line.level, line.text));
+  }
+  s.early.clear();
+  s.file->flush();
 }
 
-void write(Level level, const std::string& message) { state().logger->log(to_spdlog(level), message); }
+void discard_early_lines() { state().early.clear(); }
+
+void write(Level level, const std::string& message) {
+  State& s = state();
+  if (!s.file && level >= Level::kWarning && s.logger->should_log(to_spdlog(level)) && s.early.size() < 1000) {
+    s.early.push_back({spdlog::log_clock::now(), to_spdlog(level), message});
+  }
+  s.logger->log(to_spdlog(level), message);
+}
 
 void write_file_only(Level level, const std::string& message) {
   State& s = state();

@@ -197,6 +197,13 @@ TEST_CASE("a key that would change nothing in this run says so before it starts"
       {{"scheduler=onecycle", "scheduler.cycle_momentum=false", "scheduler.base_momentum=0.5"},
        "scheduler.base_momentum=0.5 bounds the momentum OneCycleLR cycles, but scheduler.cycle_momentum=false"},
       {{"+tuner.mode=binsearch"}, "this fit searches no batch size, so it changes nothing"},
+      {{"trainer.benchmark=true", "trainer.accelerator=cpu"},
+       "trainer.benchmark=true times cuDNN's convolution algorithms on a GPU; this run is on the CPU, so it changes "
+       "nothing"},
+      {{"data.pin_memory=true", "trainer.accelerator=cpu"},
+       "(data.pin_memory pins batches for copies to a GPU: nothing to do on the CPU)"},
+      {{"+experiment.trainer.max_epochs=3"},
+       "'experiment' holds trainer: sections trainer reads at the top level, not under 'experiment'"},
       {{"trainer.strategy=ddp", "trainer.bucket_cap_mb=1", "trainer.dist_timeout=10"},
        "trainer.dist_timeout=10, trainer.bucket_cap_mb=1 set how a job's processes work together, but this job runs "
        "one process"},
@@ -240,11 +247,11 @@ TEST_CASE("a key that would change nothing in this run says so before it starts"
         std::string::npos);
   // A sweep's jobs log into their own directories: the sweep says each warning once on its console,
   // with the jobs it concerns, before any job starts (and each job's trainer.log keeps it).
-  auto sweep = run_process(
-      {TRAINER_BINARY, "fit", "-m", "data=synthetic", "data.num_samples=256", "model.hidden_sizes=[16]",
-       "trainer.max_epochs=1", "test_after_fit=false", "callbacks.model_checkpoint=null",
-       "trainer.profiler=simple,pytorch", "+trainer.profiler_schedule.active=2", "seed=1,2", "hydra.sweep.dir=sweep"},
-      dir.path());
+  auto sweep = run_process({TRAINER_BINARY, "fit", "-m", "data=synthetic", "data.num_samples=256",
+                            "model.hidden_sizes=[16]", "trainer.max_epochs=1", "test_after_fit=false",
+                            "callbacks.model_checkpoint=null", "trainer.profiler=simple,pytorch",
+                            "+trainer.profiler_schedule.active=2", "seed=1,2", "+precison=64", "hydra.sweep.dir=sweep"},
+                           dir.path());
   INFO(sweep.err);
   CHECK(sweep.exit_code == 0);
   const std::string null_checkpoint = "[every job] callbacks.model_checkpoint is null, but checkpointing stays on";
@@ -254,6 +261,8 @@ TEST_CASE("a key that would change nothing in this run says so before it starts"
   CHECK(said_at < sweep.err.find("[sweep] launching"));
   CHECK(sweep.err.find("[jobs 0, 1] trainer.profiler_schedule picks the steps") != std::string::npos);
   CHECK(sweep.err.find("[jobs 2, 3]") == std::string::npos);  // the pytorch profiler's jobs use it
+  CHECK(sweep.err.find("[every job] the config's top-level key 'precison' is not one trainer reads") !=
+        std::string::npos);
   CHECK(read_file(fs::path(dir.path()) / "sweep" / "3" / "trainer.log").find("callbacks.model_checkpoint is null") !=
         std::string::npos);
 }
@@ -262,7 +271,9 @@ TEST_CASE("test_after_fit without a best checkpoint says which weights it tests,
   if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {"trainer.limit_val_batches=0", "no val/acc was logged to rank one by"},
+      {"trainer.limit_val_batches=0", "no checkpoint was saved with a val/acc to rank it by"},
+      {"callbacks.model_checkpoint.every_n_epochs=5", "no checkpoint was saved with a val/acc to rank it by"},
+      {"trainer.fast_dev_run=2", "trainer.fast_dev_run writes no checkpoint"},
       {"trainer.enable_checkpointing=false", "checkpointing is off"},
       {"callbacks.model_checkpoint.save_top_k=0", "callbacks.model_checkpoint.save_top_k=0 keeps none"}};
   int n = 0;

@@ -239,6 +239,16 @@ TEST_CASE("webdataset: mistakes are one-paragraph errors naming the shard and me
   check_clean_error(missing);
   CHECK(missing.err.find("good-000002.tar") != std::string::npos);
 
+  // Three normalisation values for one-channel tensors: the channel count and the shape named.
+  if (!make_shards(shards, "grayf", {"--count", "40", "--per-shard", "40", "--kind", "npyf"})) return;
+  const ProcessResult three = run_process(
+      fit_command((shards / "grayf-000000.tar").string(), run,
+                  {"~data.channels", "data.normalize.mean=[0.5,0.5,0.5]", "data.normalize.std=[0.25,0.25,0.25]"}),
+      dir.path());
+  check_clean_error(three);
+  CHECK(three.err.find("data.normalize: mean and std give 3 values, one per channel, but the samples have 1 channel "
+                       "(shape [1, 28, 28]). Give 1 value(s) to each") != std::string::npos);
+
   // An unbalanced brace.
   const ProcessResult brace = run_process(fit_command((shards / "good-{000000..000001.tar").string(), run), dir.path());
   check_clean_error(brace);

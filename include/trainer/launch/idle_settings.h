@@ -1,10 +1,13 @@
 // Settings a job accepts that would change nothing in it, said before it runs (a key that exists
-// must do something; where one cannot here, the log says so): pipeline settings without the
+// must do something; where one cannot here, the log says so): a top-level key a typo away from
+// one trainer reads, or a map holding trainer's sections (no `# @package _global_`), pipeline
+// settings without the
 // pipeline strategy, a profiler schedule without the pytorch profiler, float16 autocast on a CPU
 // without 16-mixed, trainer.default_root_dir where every directory it stands for is set, OneCycleLR's
 // momentum bounds without cycle_momentum, tuner keys in a fit that searches no batch size, and a
 // null checkpoint callback (checkpointing stays on, as in Lightning). Warnings only; torch-free.
-// Only the pipeline settings are looked at in an evaluation (validate, test, predict, export).
+// Only the top-level keys and the pipeline settings are looked at in an evaluation (validate,
+// test, predict, export).
 #pragma once
 
 #include <string>

@@ -24,9 +24,4 @@ void check_mandatory_values(const config::Node& job_config);
 // (from `hydra`: hydra.job.config_name and hydra.runtime.config_sources) and how to give it.
 void check_job_sections(const config::Node& job_config, const std::string& command, const config::Node& hydra);
 
-// Warnings for top-level keys trainer does not read (the top level is open to keys of your own):
-// one a typo away from a key it reads (`precison`), and a map that holds trainer's own sections
-// (`experiment.trainer.max_epochs`: a group file without `# @package _global_`).
-void warn_about_root_keys(const config::Node& job_config);
-
 }  // namespace trainer::launch

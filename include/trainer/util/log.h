@@ -10,8 +10,11 @@ enum class Level { kDebug, kInfo, kWarning, kError };
 
 void set_level(Level level);
 // Also write every line to this file (appending), as Hydra's `<job name>.log`; replaces the file
-// set before, so each job of a sweep gets its own log.
+// set before, so each job of a sweep gets its own log. The warnings and errors said while no file
+// was set (a run's checks before its directory exists) are written into it first.
 void set_file(const std::string& path);
+// Forgets those early lines: a sweep's own, said on its console, are not its jobs'.
+void discard_early_lines();
 void write(Level level, const std::string& message);
 // To the log file only (the console shows a progress bar instead of these lines).
 void write_file_only(Level level, const std::string& message);

@@ -96,7 +96,7 @@ void warn_about_process_group_keys(const config::Node& job) {
   if (count == 0) return;
   log::warning(listed + (count == 1 ? " sets" : " set") +
                " how a job's processes work together, but this job runs one process (trainer.devices=1, "
-               "trainer.num_nodes=1, started by neither srun nor torchrun), so " +
+               "trainer.num_nodes=1, a world of one: no srun or torchrun started more), so " +
                (count == 1 ? "it changes" : "they change") + " nothing; trainer.devices=N starts N processes");
 }
 
