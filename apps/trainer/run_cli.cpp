@@ -252,22 +252,45 @@ int run_single_job(const CliOptions& options, const CliArgs& args, const config:
     }
     return 0;
   }
-  const std::string run_dir = fs::absolute(resolve_string(result.config, "hydra.run.dir", ctx)).string();
+  std::string run_dir = fs::absolute(resolve_string(result.config, "hydra.run.dir", ctx)).string();
   const config::Node* ckpt = result.config.find("ckpt_path");
   const bool resumes = ckpt != nullptr && !ckpt->is_null();
+  // A directory named by the time (Hydra's outputs/<date>/<time>) that another fit started in the
+  // same second already took: this fit gets <time>_1 (_2, ...), as an evaluation does, rather than
+  // a refusal to overwrite a run it never meant.
+  if (args.command == "fit" && !resumes && !launch::is_secondary_rank()) {
+    const config::Node* dir = config::select(result.config, "hydra.run.dir");
+    std::error_code ec;
+    if (dir != nullptr && dir->is_string() && dir->as_string().find("${now:") != std::string::npos &&
+        fs::exists(run_dir, ec)) {
+      std::string fresh;
+      for (int i = 1; fresh.empty() || fs::exists(fresh, ec); ++i) fresh = run_dir + "_" + std::to_string(i);
+      log::info("fit: " + run_dir + " was taken by a run started in the same second: this one runs in " + fresh);
+      run_dir = fresh;
+      config::Node* hydra = result.config.find("hydra");
+      if (config::Node* run = hydra != nullptr ? hydra->find("run") : nullptr; run != nullptr && run->is_map()) {
+        run->set("dir", config::Node::string(run_dir));
+      }
+    }
+  }
   std::optional<launch::RunLock> lock;              // held until this process ends
   std::optional<launch::RunLock> checkpoints_lock;  // the checkpoint directory's, when not the run's
   std::string checkpoint_dir;
   // A directory made for a lock alone goes again when the fit is refused (only while empty), with
   // the parents made for it (outputs/<date>/ of the default run directory).
+  // So does one whose job never opened its log (a full disk while its .hydra files were written).
   const launch::NewDirectories made_dirs(run_dir);
+  const std::vector<std::string> records = launch::job_records(result.config);
   const auto remove_made = [&] {
     std::error_code ec;
     if (checkpoints_lock && checkpoints_lock->created()) fs::remove(checkpoint_dir, ec);
-    if (lock && lock->created() && fs::is_empty(run_dir, ec)) made_dirs.remove_if_no_results({});
+    if (!lock || !lock->created()) return;
+    const bool started = !records.empty() && fs::exists(fs::path(run_dir) / records.front(), ec);
+    if (fs::is_empty(run_dir, ec) || !started) made_dirs.remove_if_no_results(records);
   };
   std::optional<launch::RecordSnapshot> record;
   if (args.command == "fit" && !launch::is_secondary_rank()) {
+    launch::refuse_directory_inside_run(run_dir, "hydra.run.dir");
     lock.emplace(run_dir);
     const launch::CheckpointDirectory checkpoints = launch::job_checkpoint_directory(result.config, run_dir, ctx);
     checkpoint_dir = checkpoints.path;

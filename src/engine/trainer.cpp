@@ -724,15 +724,17 @@ int Trainer::Impl::fit() {
         "), so no test runs");
   }
   if (options.test_after_fit && test_runs) {
-    if (options.checkpoint.enabled && !state.top_k.empty()) {
+    const bool best = options.checkpoint.enabled && !state.top_k.empty();
+    if (best) {
       load_checkpoint(state.top_k.front().path, *model, nullptr, false, config_yaml, released_tensors());
       log::info("testing the best checkpoint " + state.top_k.front().path);
     } else {
       // As lightning-hydra-template's "Best ckpt not found! Using current weights", with why.
-      const std::string why = !options.checkpoint.enabled ? "checkpointing is off"
+      const std::string why = options.fast_dev_run > 0      ? "trainer.fast_dev_run writes no checkpoint"
+                              : !options.checkpoint.enabled ? "checkpointing is off"
                               : options.checkpoint.save_top_k == 0
                                   ? "callbacks.model_checkpoint.save_top_k=0 keeps none"
-                                  : "no " + options.checkpoint.monitor + " was logged to rank one by";
+                                  : "no checkpoint was saved with a " + options.checkpoint.monitor + " to rank it by";
       log::info("testing the weights the fit ended with (no best checkpoint: " + why + ")");
     }
     try {
@@ -742,11 +744,16 @@ int Trainer::Impl::fit() {
       // The fit's own work is done and kept: what failed is its test, which can run again alone.
       std::string problem = error.problem();
       while (!problem.empty() && (problem.back() == '.' || problem.back() == '\n')) problem.pop_back();
-      throw Error(error.where(),
-                  problem + ". This was the test after fit: the fit itself finished, and its checkpoints are in " +
-                      checkpoint_dir(),
-                  error.fix() + (error.fix().empty() ? "" : " ") +
-                      "Then test them: trainer test ckpt_path=best hydra.run.dir=" + run_dir + ".");
+      // Which checkpoint a `trainer test` of this run can load: the best, else last.ckpt, else none.
+      const bool last = options.checkpoint.enabled && options.checkpoint.save_last;
+      const std::string kept =
+          best || last ? ", and its checkpoints are in " + checkpoint_dir() : ", but wrote no checkpoint to test again";
+      const std::string again =
+          best   ? "Then test them: trainer test ckpt_path=best hydra.run.dir=" + run_dir + "."
+          : last ? "Then test its last checkpoint: trainer test ckpt_path=last hydra.run.dir=" + run_dir + "."
+                 : std::string();
+      throw Error(error.where(), problem + ". This was the test after fit: the fit itself finished" + kept,
+                  error.fix() + (error.fix().empty() || again.empty() ? "" : " ") + again);
     }
   }
   return 0;
@@ -808,18 +815,26 @@ int Trainer::Impl::evaluate_command(const std::string& split) {
   const data::Dataset& dataset = is_test ? *test_set : *val_set;
   if (evaluation_batches(dataset, is_test ? options.limit_test : options.limit_val) == 0) {
     const std::string limit = is_test ? "trainer.limit_test_batches" : "trainer.limit_val_batches";
-    throw Error(dataset.size() == 0 ? std::string("data") : limit,
-                std::string(is_test ? "test" : "validate") + " has no batch to evaluate: " +
-                    (dataset.size() == 0 ? "the " + std::string(is_test ? "test" : "validation") + " split is empty"
-                                         : limit + " leaves none"),
-                dataset.size() == 0 ? (data_options.name == "webdataset"
-                                           ? std::string(is_test ? "Give the test shards: data.test_shards=<path or "
-                                                                   "pattern>."
-                                                                 : "Give the validation shards: data.val_shards=<path "
-                                                                   "or pattern>.")
-                                       : is_test ? std::string("Use a dataset with a test split.")
-                                                 : std::string("Set data.val_fraction above 0."))
-                                    : "Set " + limit + " to a share above 0 or a number of batches.");
+    throw Error(
+        dataset.size() == 0 ? std::string("data") : limit,
+        std::string(is_test ? "test" : "validate") + " has no batch to evaluate: " +
+            (dataset.size() == 0 ? "the " + std::string(is_test ? "test" : "validation") + " split is empty"
+                                 : limit + " leaves none"),
+        dataset.size() == 0
+            ? (data_options.name == "webdataset"
+                   ? std::string(is_test ? "Give the test shards: data.test_shards=<path or "
+                                           "pattern>."
+                                         : "Give the validation shards: data.val_shards=<path "
+                                           "or pattern>.")
+               : !is_test                       ? std::string("Set data.val_fraction above 0.")
+               : data_options.name == "tensors" ? std::string("Give the test files: data.test_inputs=<.npy file> "
+                                                              "data.test_targets=<.npy file>.")
+               : data_options.name == "csv"     ? std::string("Give the test table: data.test_path=<.csv file>.")
+               : data_options.name == "image_folder"
+                   ? "Give data.root a test/ folder of class folders beside train/ (" + data_options.root +
+                         " has none)."
+                   : std::string("Use a dataset with a test split."))
+            : "Set " + limit + " to a share above 0 or a number of batches.");
   }
   load_model_to_evaluate("evaluating");
   run_test(split, /*after_fit=*/false);

@@ -382,6 +382,8 @@ struct Trainer::Impl {
   // An image folder whose classes are not those the checkpoint (ckpt_path) was trained on is an
   // error: its labels would silently mean other classes.
   void check_classes_match_checkpoint() const;
+  // A table's checkpoint (data=csv) evaluated or resumed on other data, or the other way round.
+  void check_data_kind_matches_checkpoint() const;
   // The summary of the checkpoint ckpt_path names, read torch-free; empty when there is none (no
   // ckpt_path, or ckpt_path=last before the first save).
   formats::CheckpointSummary checkpoint_summary() const;

@@ -21,6 +21,7 @@
 #include "trainer/options/task_metrics.h"
 #include "trainer/util/error.h"
 #include "trainer/util/log.h"
+#include "trainer/util/secondary_rank.h"
 
 #include "trainer_impl.h"
 
@@ -43,10 +44,17 @@ void Trainer::Impl::setup() {
   configure_precision();
   torch::manual_seed(options.seed);
   if (options.deterministic) at::globalContext().setDeterministicAlgorithms(true, false);
-  if (device.is_cuda()) at::globalContext().setBenchmarkCuDNN(options.cudnn_benchmark);
+  if (device.is_cuda()) {
+    at::globalContext().setBenchmarkCuDNN(options.cudnn_benchmark);
+  } else if (options.cudnn_benchmark && !is_secondary_rank()) {
+    log::warning(
+        "trainer.benchmark=true times cuDNN's convolution algorithms on a GPU; this run is on the CPU, so "
+        "it changes nothing");
+  }
 
   data_options = data::DataOptions::from_config(view.sub("data"), options.seed);
   data_options.targets_optional = predict_only;
+  check_data_kind_matches_checkpoint();
   // A checkpoint's encoding of table rows (columns, categories, statistics) is used as it is: the
   // model was trained on rows encoded so, whatever the table holds now.
   if (data_options.name == "csv") {
@@ -154,12 +162,18 @@ void Trainer::Impl::setup() {
   const int workers = data::resolve_num_workers(data_options.num_workers, device, train_set->reads_files());
   log::info("data: " +
             (predict_only ? std::to_string(predict_set->size()) + " samples to predict"
-                          : std::to_string(train_set->size()) + " train / " + std::to_string(val_set->size()) +
-                                " val / " + std::to_string(test_set->size()) + " test samples") +
+             // The evaluated split read alone (the checkpoint says what the model takes).
+             : data_options.evaluated_split == "test" ? std::to_string(test_set->size()) + " test samples"
+             : data_options.evaluated_split == "val"
+                 ? std::to_string(val_set->size()) + " validation samples"
+                 : std::to_string(train_set->size()) + " train / " + std::to_string(val_set->size()) + " val / " +
+                       std::to_string(test_set->size()) + " test samples") +
             ", batch " + std::to_string(data_options.batch_size) + "; loader: " +
             (workers == 0 ? std::string("batches made on the training thread")
                           : std::to_string(workers) + " worker thread(s)") +
-            (data_options.pin_memory && device.is_cuda() ? ", pinned memory, non-blocking copies" : ""));
+            (!data_options.pin_memory ? ""
+             : device.is_cuda()       ? ", pinned memory, non-blocking copies"
+                                : " (data.pin_memory pins batches for copies to a GPU: nothing to do on the CPU)"));
 
   models::InputSpec spec;
   spec.sample_shape = train_set->sample_shape();
@@ -306,6 +320,36 @@ void Trainer::Impl::check_classes_match_checkpoint() const {
                   data_options.root + " now holds [" + listed(class_names) + "]: its labels would mean other classes",
               "Point data.root at the folder the checkpoint was trained on (its class folders unchanged), or train "
               "a new model on this one.");
+}
+
+// A model trained on a table (data=csv) takes rows encoded with its checkpoint's column statistics
+// and categories, and its labels are the classes of the table's target column (sorted): tensors,
+// shards or images given to it instead gave numbers without meaning, without a word; and a
+// checkpoint of other data has no encoding to turn a table's rows into its inputs.
+void Trainer::Impl::check_data_kind_matches_checkpoint() const {
+  if (!options.ckpt_path) return;
+  const std::string encoding = checkpoint_summary().data_encoding;
+  const std::string trained = encoding.find("\"trainer.csv\"") != std::string::npos           ? "csv"
+                              : encoding.find("\"webdataset_shards\"") != std::string::npos   ? "webdataset"
+                              : encoding.find("\"tensor_inputs_dtype\"") != std::string::npos ? "tensors"
+                                                                                              : "";
+  if (trained.empty() || (trained == "csv") == (data_options.name == "csv")) return;
+  const std::string path = resolve_ckpt_path(*options.ckpt_path);
+  if (trained == "csv") {
+    throw Error("data.name",
+                "the checkpoint " + path +
+                    " was trained on data=csv: its model takes table rows encoded with the checkpoint's column "
+                    "statistics and categories, and its labels are the classes of the table's target column; data=" +
+                    data_options.name + " gives it neither, so its numbers would mean nothing; nothing was run",
+                "Give it a table with the same columns: data=csv data.test_path=<table> (or data.path for "
+                "validate), or train a model on data=" +
+                    data_options.name + ".");
+  }
+  throw Error("data.name",
+              "the checkpoint " + path + " was trained on data=" + trained +
+                  ", not on a table: it holds no encoding (column statistics, categories, classes) to turn data=csv's "
+                  "rows into its inputs; nothing was run",
+              "Evaluate it on data=" + trained + " (the data its run was trained on), or train a model on data=csv.");
 }
 
 void Trainer::Impl::configure_precision() {

@@ -339,8 +339,25 @@ std::string resolve_checkpoint_name(const std::string& wanted, const std::string
   }
   // Best files are written beside last.ckpt: look there, so a run directory that was moved or
   // copied still finds its own file, not the one at the recorded absolute path.
-  const std::string& recorded = file.summary.best.front().second;
-  return directory + "/" + recorded.substr(recorded.find_last_of('/') + 1);
+  const auto here = [&](const std::string& recorded) {
+    return directory + "/" + recorded.substr(recorded.find_last_of('/') + 1);
+  };
+  std::string best = here(file.summary.best.front().second);
+  if (::stat(best.c_str(), &info) == 0) return best;
+  // Deleted by hand (or lost): the user asked for the best, so no other file is taken in its place.
+  std::string next;
+  for (const auto& entry : file.summary.best) {
+    if (::stat(here(entry.second).c_str(), &info) == 0) {
+      next = here(entry.second);
+      break;
+    }
+  }
+  throw Error("ckpt_path=best",
+              "the run's best checkpoint, " + best + ", is gone" +
+                  (next.empty() ? std::string(", and so are the other best files it recorded")
+                                : "; the best file left of those it recorded is " + next),
+              (next.empty() ? std::string() : "Give ckpt_path=" + next + ", or ") +
+                  std::string(next.empty() ? "Use " : "") + "ckpt_path=last (the weights the fit ended with).");
 }
 
 bool checkpoint_intact(const std::string& path) {

@@ -13,6 +13,7 @@
 #include "trainer/config/sweep_expansion.h"
 #include "trainer/config/yaml.h"
 #include "trainer/formats/checkpoint_file.h"
+#include "trainer/launch/job_files.h"
 #include "trainer/options/option_table.h"
 #include "trainer/util/error.h"
 #include "trainer/util/lies_within.h"
@@ -252,6 +253,14 @@ LocatedCheckpoint locate_checkpoint(const Node& composed, const std::vector<conf
                   "ckpt_path=" + wanted + " names a checkpoint of a training run, but no run was given",
                   "Add hydra.run.dir=<the training run's directory>, or give the checkpoint's path: "
                   "ckpt_path=<run>/checkpoints/<file>.ckpt.");
+    }
+    // A sweep's directory holds its jobs' runs in numbered subdirectories, not a run of its own.
+    if ((present(run_dir / ".sweep") || present(run_dir / "multirun.yaml")) && !present(run_dir / "checkpoints")) {
+      throw Error("hydra.run.dir=" + run_dir.string(),
+                  "this is a sweep's directory: its jobs' training runs are its numbered subdirectories (" +
+                      (run_dir / "0").string() + ", ...), each with its own checkpoints",
+                  "Give one job's directory: hydra.run.dir=" + (run_dir / "<job number>").string() +
+                      " (its sweep_summary.md names the best job).");
     }
     located.checkpoint =
         formats::resolve_checkpoint_name(wanted, checkpoint_directory(composed, run_dir.string(), context));
@@ -532,12 +541,13 @@ void warn_about_redrawn_split(const Node& stored, const Node& composed, const co
   std::string listed;
   for (const config::ValueDifference& d : config::config_differences(stored, now)) {
     if (d.key != "seed" && d.key != "data.val_fraction") continue;
-    if (d.after == "(absent)") continue;  // this data draws no split (data=webdataset: val shards)
+    // This data, or the run's, draws no split from training samples (data=webdataset: val shards).
+    if (d.after == "(absent)" || d.before == "(absent)") continue;
     listed += std::string(listed.empty() ? "" : ", ") + d.key + " " + d.after + " (the run's: " + d.before + ")";
   }
   if (listed.empty()) return;
   log::warning("validate: " + listed +
-               " on the command line: where the validation split is drawn from the training samples "
+               " in this command: where the validation split is drawn from the training samples "
                "(data.val_fraction of them, picked by seed), these values draw another one, which holds samples "
                "this model trained on, and its metrics read too well; leave seed and data.val_fraction to the "
                "checkpoint to validate on the run's own held-out samples");
@@ -672,6 +682,9 @@ EvaluationPlan plan_evaluation(const std::string& command, Node composed,
                 "Give hydra.run.dir=" + *plan.training_run + " (an evaluation then writes into " + *plan.training_run +
                     "/eval/" + command + "_<date>_<time>), or a directory outside the training run.");
   }
+  // Inside another training run's checkpoints/, .hydra/ or tensorboard/ (the evaluated run's own
+  // eval/ is where evaluations go).
+  if (!keep_run_dir) refuse_directory_inside_run(own.string(), "hydra.run.dir");
   if (plan.training_run) refuse_writing_into_run(composed, own, fs::path(*plan.training_run), context);
   plan.run_dir = own.string();
   set_path(*composed.find("hydra"), "run.dir", Node::string(plan.run_dir));

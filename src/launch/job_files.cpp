@@ -46,6 +46,27 @@ void refuse_sweep_directory(const std::string& run_dir) {
                   run_dir + ".");
 }
 
+void refuse_directory_inside_run(const std::string& dir, const std::string& key) {
+  std::error_code ec;
+  const fs::path path = fs::absolute(dir, ec).lexically_normal();
+  fs::path below = path.filename().empty() ? path.parent_path() : path;
+  for (fs::path run = below.parent_path(); !run.empty() && run != below; below = run, run = run.parent_path()) {
+    const std::string part = below.filename().string();
+    if (part != "checkpoints" && part != ".hydra" && part != "tensorboard") continue;
+    bool training_run = fs::exists(run / ".hydra" / "config.yaml", ec);
+    for (const auto& entry : fs::directory_iterator(run / "checkpoints", ec)) {
+      training_run = training_run || entry.path().extension() == ".ckpt";
+    }
+    if (!training_run) continue;
+    throw Error(key + "=" + path.string(),
+                "lies inside the training run " + run.string() + " (in its " + part +
+                    "/): this run's .hydra, metrics and log would be written among that run's files, and that run "
+                    "could no longer be resumed; nothing was written",
+                "Give " + key + " a directory outside " + run.string() + " (to evaluate that run, trainer test " +
+                    "ckpt_path=best hydra.run.dir=" + run.string() + " writes into its eval/).");
+  }
+}
+
 void refuse_run_directory_as_sweep(const std::string& sweep_dir) {
   std::error_code ec;
   if (fs::exists(fs::path(sweep_dir) / ".sweep", ec) || !fs::exists(fs::path(sweep_dir) / ".hydra", ec)) return;

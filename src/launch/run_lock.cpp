@@ -39,6 +39,17 @@ std::string lock_holder(const struct stat& st) {
   return {};
 }
 
+// Whether a file can be made in `dir` (access(2) passes root in a read-only or immutable
+// directory): a file made and removed at once.
+bool writable(const std::string& dir) {
+  const std::string probe = dir + "/.trainer-write-check." + std::to_string(::getpid());
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) return errno == EEXIST;
+  ::close(fd);
+  ::unlink(probe.c_str());
+  return true;
+}
+
 }  // namespace
 
 RunLock::RunLock(const std::string& run_dir, const std::string& key, bool checkpoint_directory) {
@@ -51,8 +62,20 @@ RunLock::RunLock(const std::string& run_dir, const std::string& key, bool checkp
     }
     created_ = true;
   }
+  if (!fs::is_directory(run_dir, ec)) {
+    // A file of that name: said now, naming the key, rather than by the first write into it (a
+    // checkpoint directory's after a whole epoch).
+    throw Error(key + "=" + run_dir, "is a file, not a directory; nothing was written",
+                "Set " + key + " to a directory (or move the file away).");
+  }
+  // A directory the fit cannot write (read-only, immutable, another user's): said before it trains.
+  if (::access(run_dir.c_str(), W_OK) != 0 || !writable(run_dir)) {
+    throw Error(key + "=" + run_dir,
+                "this directory cannot be written: " + std::string(std::strerror(errno)) + "; nothing was written",
+                "Set " + key + " to a writable place (or make this one writable).");
+  }
   fd_ = ::open(run_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd_ < 0) return;  // not a directory, or unreadable: the writes that follow say so
+  if (fd_ < 0) return;  // unreadable: the writes that follow say so
   if (::flock(fd_, LOCK_EX | LOCK_NB) == 0) return;
   const int error = errno;
   if (error != EWOULDBLOCK) return;  // no flock here (some network mounts): unguarded

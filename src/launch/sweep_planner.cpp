@@ -214,7 +214,7 @@ void compose_jobs(const config::Composer& composer, const std::vector<config::Sw
           if (same != warnings.end()) {
             same->second.push_back(job.number);
           } else {
-            warnings.push_back({std::move(setting.text), {job.number}});
+            warnings.emplace_back(std::move(setting.text), std::vector<int>{job.number});
           }
         }
       }
@@ -300,6 +300,7 @@ void place_jobs(ComposedSweep& sweep, const std::vector<config::SweepJob>& jobs)
   if (const Node* node = config::select(sweep.configs.front(), "hydra.launcher")) sweep.plan.launcher = *node;
   check_launcher_settings(sweep.plan.launcher);
   refuse_run_directory_as_sweep(sweep.plan.sweep_dir);
+  refuse_directory_inside_run(sweep.plan.sweep_dir, "hydra.sweep.dir");
   if (const Node* node = config::select(sweep.configs.front(), "hydra.sweeper")) sweep.plan.sweeper = *node;
   sweep.plan.executable = self_executable();
   for (size_t i = 0; i < jobs.size(); ++i) {
@@ -321,10 +322,22 @@ void write_sweep_plan(const ComposedSweep& sweep) {
     throw Error(sweep.plan.sweep_dir, "cannot create the sweep directory: " + ec.message(),
                 "Set hydra.sweep.dir to a writable place.");
   }
-  for (size_t i = 0; i < sweep.plan.jobs.size(); ++i) {
-    write_job_record(sweep.plan.sweep_dir, JobRecord{sweep.plan.command, sweep.plan.jobs[i], sweep.configs[i]});
+  // A plan cut short (a full disk) is taken back: job records without the index that lists them
+  // would lie in the directory a later sweep plans into.
+  size_t written = 0;
+  try {
+    for (; written < sweep.plan.jobs.size(); ++written) {
+      write_job_record(sweep.plan.sweep_dir,
+                       JobRecord{sweep.plan.command, sweep.plan.jobs[written], sweep.configs[written]});
+    }
+    write_plan_index(sweep.plan, sweep.configs.front());
+  } catch (...) {
+    for (size_t i = 0; i <= written && i < sweep.plan.jobs.size(); ++i) {
+      fs::remove(job_record_path(sweep.plan.sweep_dir, sweep.plan.jobs[i].number), ec);
+    }
+    fs::remove(fs::path(job_record_path(sweep.plan.sweep_dir, 0)).parent_path(), ec);  // only when empty
+    throw;
   }
-  write_plan_index(sweep.plan, sweep.configs.front());
 }
 
 }  // namespace trainer::launch

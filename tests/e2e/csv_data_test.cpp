@@ -245,6 +245,21 @@ TEST_CASE("data=csv one-hot encodes categorical columns, so a label that only a 
   check_clean_error(unseen);
   CHECK(unseen.err.find("data.test_path: unseen.csv:3:1 (colour): category 'purple' is not one of the 3 the model "
                         "was trained on (blue, green, red)") != std::string::npos);
+
+  // Other data for the table's model: its inputs would lack the encoding and its labels the classes.
+  // It ran and printed a test/acc that meant nothing.
+  auto tensors =
+      run_process({TRAINER_BINARY, "test", "ckpt_path=last", "hydra.run.dir=run", "data=tensors", "data.inputs=x.npy",
+                   "data.targets=y.npy", "data.test_inputs=x.npy", "data.test_targets=y.npy"},
+                  dir.path());
+  CHECK(tensors.exit_code == 1);
+  check_clean_error(tensors);
+  CHECK(tensors.err.find("data.name: the checkpoint " + (root / "run" / "checkpoints" / "last.ckpt").string() +
+                         " was trained on data=csv: its model takes table rows encoded with the checkpoint's column "
+                         "statistics and categories") != std::string::npos);
+  CHECK(tensors.err.find("Give it a table with the same columns: data=csv data.test_path=<table>") !=
+        std::string::npos);
+  CHECK_FALSE(fs::exists(root / "run" / "eval"));
 }
 
 TEST_CASE("data=csv trains on Fashion-MNIST written as a CSV table with a label column", "[may-skip]") {

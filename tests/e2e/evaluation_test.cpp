@@ -235,6 +235,43 @@ TEST_CASE("ckpt_path=best|last needs the training run, and a wrong one says so b
   }
 }
 
+// A best file deleted by hand said "checkpoint not found. Give ckpt_path=last or best" to a user
+// who had given best; a sweep's directory said its checkpoints/ folder did not exist.
+TEST_CASE("ckpt_path=best whose file is gone names the next best; a sweep's directory names its jobs") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  TempDir dir;
+  const fs::path base(dir.path());
+  auto fit = run_process({TRAINER_BINARY, "fit", "data=synthetic", "data.num_samples=256", "trainer.max_epochs=3",
+                          "callbacks.model_checkpoint.save_top_k=3", "callbacks.model_checkpoint.monitor=train/loss",
+                          "callbacks.model_checkpoint.mode=min", "test_after_fit=false", "hydra.run.dir=run"},
+                         dir.path());
+  INFO(fit.err);
+  REQUIRE(fit.exit_code == 0);
+  const fs::path checkpoints = base / "run" / "checkpoints";
+  REQUIRE(fs::exists(checkpoints / "epoch_002.ckpt"));  // the training loss falls: the last epoch is the best
+  fs::remove(checkpoints / "epoch_002.ckpt");
+  auto tested = run_process({TRAINER_BINARY, "test", "ckpt_path=best", "hydra.run.dir=run"}, dir.path());
+  INFO(tested.err);
+  check_clean_error(tested);
+  CHECK(tested.err.find("ckpt_path=best: the run's best checkpoint, " + (checkpoints / "epoch_002.ckpt").string() +
+                        ", is gone; the best file left of those it recorded is " +
+                        (checkpoints / "epoch_001.ckpt").string()) != std::string::npos);
+  CHECK(tested.err.find("Give ckpt_path=" + (checkpoints / "epoch_001.ckpt").string() + ", or ckpt_path=last") !=
+        std::string::npos);
+
+  auto sweep = run_process({TRAINER_BINARY, "fit", "-m", "data=synthetic", "data.num_samples=256",
+                            "trainer.max_epochs=1", "test_after_fit=false", "seed=1,2", "hydra.sweep.dir=sweep"},
+                           dir.path());
+  INFO(sweep.err);
+  REQUIRE(sweep.exit_code == 0);
+  auto swept = run_process({TRAINER_BINARY, "validate", "ckpt_path=best", "hydra.run.dir=sweep"}, dir.path());
+  INFO(swept.err);
+  check_clean_error(swept);
+  CHECK(swept.err.find("this is a sweep's directory: its jobs' training runs are its numbered subdirectories (" +
+                       (base / "sweep" / "0").string()) != std::string::npos);
+  CHECK(swept.err.find("hydra.run.dir=" + (base / "sweep" / "<job number>").string()) != std::string::npos);
+}
+
 TEST_CASE("evaluation takes the seed and the run's own checkpoint directory; a sweep of checkpoints each its own") {
   if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;

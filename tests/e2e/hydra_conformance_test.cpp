@@ -89,12 +89,15 @@ TEST_CASE("hydra.searchpath: pkg:// is refused in one paragraph, + and ++ forms 
 TEST_CASE("hydra.mode=MULTIRUN, as an override or in the primary config, plans a multirun as -m does") {
   for (const std::vector<std::string>& argv :
        {trainer_fit("sweep", "plain",
-                    {"hydra.mode=MULTIRUN", "lr=0.1,0.2", "+data.name=synthetic", "hydra.sweep.dir=sweep"}),
-        trainer_fit("sweep", "multimode", {"lr=0.1,0.2", "+data.name=synthetic", "hydra.sweep.dir=sweep"})}) {
+                    {"hydra.mode=MULTIRUN", "lr=0.1,0.2", "+data.name=synthetic", "model.name=mlp", "~model.size",
+                     "+trainer.max_epochs=1", "hydra.sweep.dir=sweep"}),
+        trainer_fit("sweep", "multimode",
+                    {"lr=0.1,0.2", "+data.name=synthetic", "model.name=mlp", "~model.size", "+trainer.max_epochs=1",
+                     "hydra.sweep.dir=sweep"})}) {
     TempDir dir;
     // The toy tree has no data section, which a fit needs before it is planned (+data.name gives
-    // one). Its jobs then fail to start (its model is a toy's), but the sweep is planned and laid
-    // out first.
+    // one), and its model's name is a toy's, which planning refuses (model.name=mlp without the
+    // toy's key). Its jobs then run one short epoch.
     auto result = run_process(argv, dir.path());
     INFO(result.err);
     const fs::path sweep = fs::path(dir.path()) / "sweep";
@@ -107,10 +110,10 @@ TEST_CASE("hydra.mode=MULTIRUN, as an override or in the primary config, plans a
 
 TEST_CASE("-m with hydra.mode=RUN is a multirun with Hydra's warning and its hydra.mode=MULTIRUN override") {
   TempDir dir;
-  auto result =
-      run_process(trainer_fit("sweep", "plain",
-                              {"-m", "hydra.mode=RUN", "lr=0.1,0.2", "+data.name=synthetic", "hydra.sweep.dir=sweep"}),
-                  dir.path());
+  auto result = run_process(trainer_fit("sweep", "plain",
+                                        {"-m", "hydra.mode=RUN", "lr=0.1,0.2", "+data.name=synthetic", "model.name=mlp",
+                                         "~model.size", "+trainer.max_epochs=1", "hydra.sweep.dir=sweep"}),
+                            dir.path());
   INFO(result.err);
   CHECK(contains(result.err, "Running with --multirun, overriding with `hydra.mode=MULTIRUN`."));
   const std::string multirun = read_file(fs::path(dir.path()) / "sweep" / "multirun.yaml");

@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <map>
@@ -156,6 +157,37 @@ TEST_CASE("a full disk in the test after fit says the fit finished and how to te
 
 // metrics.csv's rows appended on a full disk were dropped without a word and the fit ended well
 // (exit 0, a third of its rows). Rows that cannot be written end the fit with the file's error.
+// The plan's job records were written one by one and left behind when the disk filled before its
+// index: a later sweep into the directory then lay beside records no index listed. A run's
+// half-written .hydra/ stayed without a log saying why.
+TEST_CASE("a sweep plan or a run's .hydra files cut short by a full disk are taken back: no directory is left") {
+  TempDir dir;
+  const SmallDisk disk(fs::path(dir.path()) / "disk", 8);
+  if (!disk.mounted()) return skip_test("cannot mount a tmpfs here (not root)", Skip::unexpected_in_ci);
+  disk.fill_leaving(24 * 1024);  // room for a few of the 200 job records, not for all
+  const fs::path sweep = fs::path(dir.path()) / "disk" / "sweep";
+  auto result = run_process(
+      {TRAINER_BINARY, "fit", "-m", "data=synthetic", "seed=range(0,200)", "hydra.sweep.dir=" + sweep.string()},
+      dir.path());
+  disk.empty_filler();
+  INFO(result.err);
+  CHECK(result.exit_code == 1);
+  check_no_crash(result);
+  CHECK(contains(result.err, "No space left on device"));
+  CHECK_FALSE(fs::exists(sweep));
+
+  // A single fit whose .hydra files a full disk cuts short: the directory made for it goes again.
+  disk.fill_leaving(4096);
+  const fs::path run = fs::path(dir.path()) / "disk" / "run";
+  auto fit = run_process({TRAINER_BINARY, "fit", "data=synthetic", "hydra.run.dir=" + run.string()}, dir.path());
+  disk.empty_filler();
+  INFO(fit.err);
+  CHECK(fit.exit_code == 1);
+  check_no_crash(fit);
+  CHECK(contains(fit.err, "No space left on device"));
+  CHECK_FALSE(fs::exists(run));
+}
+
 TEST_CASE("metrics.csv rows that a full disk cannot take end the fit with an error, never silently") {
   if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
@@ -370,6 +402,14 @@ TEST_CASE("one fit at a time in a run directory, and a resume never writes into 
   CHECK(reseeded.exit_code == 0);
   CHECK(reseeded.err.find("ckpt_path=last: this resume's data or seed differs from the run that wrote the checkpoint "
                           "(seed: 104 then, 5 now)") != std::string::npos);
+  // Said before the run's log was opened, and kept in it: the run's record shows the two splits.
+  const std::string log = read_file(fs::path(dir.path()) / "runs" / "b" / "trainer.log");
+  const std::string warning =
+      "[warning] - ckpt_path=last: this resume's data or seed differs from the run that "
+      "wrote the checkpoint (seed: 104 then, 5 now)";
+  const size_t said = log.find(warning);
+  CHECK(said != std::string::npos);
+  CHECK(log.find(warning, said + 1) == std::string::npos);  // once
 }
 
 TEST_CASE("a fit forked from another run's checkpoint keeps its own best files and leaves that run's alone") {
@@ -418,6 +458,7 @@ TEST_CASE("an evaluation or export never writes among a training run's files, no
   const auto before = tree(a);
   const auto other = tree(base / "runs" / "b");
   REQUIRE(::mkfifo((base / "pipe").c_str(), 0644) == 0);
+  write_text(base / "afile", "not a directory\n");
   struct Case {
     std::vector<std::string> argv;
     std::string message;
@@ -436,6 +477,24 @@ TEST_CASE("an evaluation or export never writes among a training run's files, no
        "Error: hydra.run.dir=" + (a / "checkpoints").string() + ": lies inside the training run " + a.string()},
       {{"validate", "ckpt_path=runs/a/checkpoints/last.ckpt", "hydra.run.dir=runs/a/tensorboard"},
        "lies inside the training run"},
+      // Inside another training run's own directories: its resume was refused afterwards (its
+      // checkpoint directory held a run), and its TensorBoard showed the evaluation's events.
+      {{"test", "ckpt_path=runs/a/checkpoints/last.ckpt", "hydra.run.dir=runs/b/checkpoints"},
+       "Error: hydra.run.dir=" + (base / "runs/b/checkpoints").string() + ": lies inside the training run " +
+           (base / "runs/b").string() + " (in its checkpoints/)"},
+      {{"predict", "ckpt_path=runs/a/checkpoints/last.ckpt", "hydra.run.dir=runs/b/tensorboard/x"},
+       "lies inside the training run " + (base / "runs/b").string() + " (in its tensorboard/)"},
+      {{"fit", "data=synthetic", "data.num_samples=256", "trainer.max_epochs=1", "hydra.run.dir=runs/b/checkpoints"},
+       "lies inside the training run " + (base / "runs/b").string() +
+           " (in its checkpoints/): this run's .hydra, "
+           "metrics and log would be written among that run's files, and that run could no longer be resumed"},
+      // A file where a directory goes: said before training, naming the key (it failed after an
+      // epoch at the first checkpoint, or named the checkpoint directory for hydra.run.dir).
+      {{"fit", "data=synthetic", "hydra.run.dir=afile"},
+       "Error: hydra.run.dir=" + (base / "afile").string() + ": is a file, not a directory; nothing was written"},
+      {{"fit", "data=synthetic", "hydra.run.dir=runs/c", "callbacks.model_checkpoint.dirpath=afile"},
+       "afile: is a file, not a directory; nothing was written. Set callbacks.model_checkpoint.dirpath to a "
+       "directory"},
   };
   for (const Case& c : cases) {
     std::vector<std::string> argv = {TRAINER_BINARY};
@@ -453,6 +512,10 @@ TEST_CASE("an evaluation or export never writes among a training run's files, no
     CHECK(after.at(name) == bytes);
   }
   CHECK(tree(base / "runs" / "b") == other);
+  CHECK_FALSE(fs::exists(base / "runs" / "c"));  // made for its lock, taken back
+  auto resumed = run_process(fit({"hydra.run.dir=runs/b", "ckpt_path=last", "trainer.max_epochs=2"}), dir.path());
+  INFO(resumed.err);
+  CHECK(resumed.exit_code == 0);
 
   // A link is written through: the file it names gets the export, the link stays.
   fs::create_symlink("model.safetensors", base / "link.safetensors");
@@ -462,6 +525,36 @@ TEST_CASE("an evaluation or export never writes among a training run's files, no
   REQUIRE(linked.exit_code == 0);
   CHECK(fs::is_symlink(base / "link.safetensors"));
   CHECK(fs::file_size(base / "model.safetensors") > 1000);
+}
+
+// Two fits started in the same second share Hydra's default outputs/<date>/<time>: the second was
+// refused as if it meant to overwrite the first ("Resume it with ckpt_path=last"). A run
+// directory named by the time (${now:...}) that is taken gets _1, as an evaluation's does.
+TEST_CASE("a fit whose time-named run directory another fit took gets <dir>_1, never a refusal") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  TempDir dir;
+  const fs::path base(dir.path());
+  // The year stands for the second: the same for both fits.
+  const std::string by_time = "hydra.run.dir=out/${now:%Y}";
+  auto first = run_process(fit({by_time}), dir.path());
+  INFO(first.err);
+  REQUIRE(first.exit_code == 0);
+  auto second = run_process(fit({by_time}), dir.path());
+  INFO(second.err);
+  CHECK(second.exit_code == 0);
+  std::vector<std::string> runs;
+  for (const auto& entry : fs::directory_iterator(base / "out")) runs.push_back(entry.path().filename().string());
+  std::sort(runs.begin(), runs.end());
+  REQUIRE(runs.size() == 2);
+  CHECK(runs[1] == runs[0] + "_1");
+  CHECK(second.err.find("was taken by a run started in the same second: this one runs in") != std::string::npos);
+  CHECK(fs::exists(base / "out" / runs[1] / "checkpoints" / "last.ckpt"));
+  CHECK(read_file(base / "out" / runs[1] / ".hydra" / "hydra.yaml").find("dir: " + (base / "out" / runs[1]).string()) !=
+        std::string::npos);
+  // A directory given as it is stays refused: that is a run the user named.
+  auto named = run_process(fit({"hydra.run.dir=out/" + runs[0]}), dir.path());
+  CHECK(named.exit_code == 1);
+  CHECK(named.err.find("this directory already holds a training run") != std::string::npos);
 }
 
 TEST_CASE("a fit (new or resumed) never writes into a sweep's own directory") {

@@ -201,6 +201,17 @@ TEST_CASE(
     CHECK(fresh.rows[i][1] == labelled.rows[i][1]);  // the same predictions
     CHECK(fresh.rows[i][3].empty());                 // no target
   }
+  // A table for the model of .npy files: no encoding turns its rows into the model's inputs.
+  write_text(root / "t.csv", "label,a\n0,1\n");
+  auto table = run_process({TRAINER_BINARY, "test", "ckpt_path=last", "hydra.run.dir=npy", "data=csv",
+                            "data.path=t.csv", "data.test_path=t.csv", "data.target=label"},
+                           dir.path());
+  INFO(table.err);
+  CHECK(table.exit_code == 1);
+  check_no_crash(table);
+  CHECK(table.err.find("was trained on data=tensors, not on a table: it holds no encoding") != std::string::npos);
+  CHECK(table.err.find("json") == std::string::npos);
+
   // fit and test need both files.
   auto no_targets = run_process(
       {TRAINER_BINARY, "test", "ckpt_path=last", "hydra.run.dir=npy", "data.test_targets=null"}, dir.path());

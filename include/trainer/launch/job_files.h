@@ -20,6 +20,12 @@ void refuse_overwriting_run(const std::string& run_dir);
 // files would lie among the sweep's records, where its jobs' directories are. Throws trainer::Error.
 void refuse_sweep_directory(const std::string& run_dir);
 
+// A directory (`key`=`dir`: hydra.run.dir, hydra.sweep.dir) inside another training run's own
+// checkpoints/, .hydra/ or tensorboard/: its .hydra, metrics and log would lie among that run's
+// files, and the run would no longer resume (its checkpoint directory would hold a run). Throws
+// trainer::Error naming the run and a place of its own.
+void refuse_directory_inside_run(const std::string& dir, const std::string& key);
+
 // The other way round: refuses a hydra.sweep.dir that is a single run's directory (it holds
 // .hydra/ and no sweep plan).
 void refuse_run_directory_as_sweep(const std::string& sweep_dir);
