@@ -300,8 +300,8 @@ TEST_CASE("evaluation takes the seed and the run's own checkpoint directory; a s
   INFO(redrawn.err);
   REQUIRE(redrawn.exit_code == 0);
   CHECK(contains(redrawn.err,
-                 "validate: seed 8 (the run's: 7), data.val_fraction 0.5 (the run's: 0.1) on the command "
-                 "line: where the validation split is drawn from the training samples"));
+                 "validate: seed 8 (the run's: 7), data.val_fraction 0.5 (the run's: 0.1) in this "
+                 "command: where the validation split is drawn from the training samples"));
 
   auto cnn =
       run_process({TRAINER_BINARY, "fit", "model=cnn", "model.channels=[4,8]", "model.hidden_size=16", "data=synthetic",

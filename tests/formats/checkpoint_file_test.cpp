@@ -80,7 +80,19 @@ TEST_CASE("a checkpoint file reads back its archive, summary and config", "[form
   CHECK(checkpoint_intact(path.string()));
 
   // best resolves beside last.ckpt, wherever the run was when it was recorded.
+  write(fs::path(dir.path) / "epoch_002.ckpt", "a best file");
   CHECK(resolve_checkpoint_name("best", dir.path) == dir.path + "/epoch_002.ckpt");
+  // Deleted: never another file in its place; the error names the best one left.
+  fs::remove(fs::path(dir.path) / "epoch_002.ckpt");
+  std::string gone = error_of([&] { resolve_checkpoint_name("best", dir.path); });
+  CHECK(gone.find("and so are the other best files it recorded. Use ckpt_path=last") != std::string::npos);
+  write(fs::path(dir.path) / "epoch_000.ckpt", "the second best");
+  gone = error_of([&] { resolve_checkpoint_name("best", dir.path); });
+  CHECK(gone.find("ckpt_path=best: the run's best checkpoint, " + dir.path +
+                  "/epoch_002.ckpt, is gone; the best "
+                  "file left of those it recorded is " +
+                  dir.path + "/epoch_000.ckpt") == 0);
+  fs::remove(fs::path(dir.path) / "epoch_000.ckpt");
   CHECK(resolve_checkpoint_name("last", dir.path) == dir.path + "/last.ckpt");
   CHECK(resolve_checkpoint_name("x/y.ckpt", dir.path) == "x/y.ckpt");
   // A directory with no checkpoint: best is named as what was asked (not last.ckpt, which was not).
