@@ -36,6 +36,26 @@ std::string log_name_of(const Node& hydra) {
   return (name != nullptr && name->is_string() ? name->as_string() : std::string("trainer")) + ".log";
 }
 
+// hydra.job.chdir=true runs the job in its run directory, where a relative data or model path is
+// looked up (Hydra's most common surprise): one that exists only where trainer was started is said,
+// with Hydra's way to name it, before the engine's "does not exist".
+void warn_about_relative_paths(const Node& job, const fs::path& start_dir, const std::string& run_dir) {
+  static const char* const kPaths[] = {"data.root",       "data.path",        "data.test_path",    "data.inputs",
+                                       "data.targets",    "data.test_inputs", "data.test_targets", "data.shards",
+                                       "data.val_shards", "data.test_shards", "model.path"};
+  std::error_code ec;
+  for (const char* key : kPaths) {
+    const Node* node = config::select(job, key);
+    if (node == nullptr || !node->is_string() || node->as_string().empty()) continue;
+    const fs::path path(node->as_string());
+    if (path.is_absolute() || fs::exists(fs::path(run_dir) / path, ec) || !fs::exists(start_dir / path, ec)) continue;
+    log::warning(std::string(key) + "=" + path.string() + " is relative, and hydra.job.chdir=true runs the job in " +
+                 run_dir + ", where it does not exist (it does in " + start_dir.string() +
+                 ", where trainer started): " + "give " + key + "=${hydra:runtime.cwd}/" + path.string() +
+                 " (or an absolute path)");
+  }
+}
+
 }  // namespace
 
 const EngineLoader& process_engine(const EngineEntry* in_process) {
@@ -107,7 +127,10 @@ EngineResult run_job(const EngineEntry* in_process, const std::string& command, 
   const fs::path start_dir = fs::current_path();
   const Node* chdir = config::select(*hydra, "job.chdir");
   const bool change_dir = chdir && chdir->type() == config::NodeType::kBool && chdir->as_bool() && !secondary;
-  if (change_dir) fs::current_path(run_dir);
+  if (change_dir) {
+    fs::current_path(run_dir);
+    warn_about_relative_paths(resolved_job, start_dir, run_dir);
+  }
 
   if (!secondary) prepare_mlflow_job(resolved_job, *hydra, run_dir);
   const std::string yaml = config::to_yaml(resolved_job);

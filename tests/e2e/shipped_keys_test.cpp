@@ -287,3 +287,32 @@ TEST_CASE("test_after_fit without a best checkpoint says which weights it tests,
     CHECK(fit.out.find("test/acc=") != std::string::npos);
   }
 }
+
+// hydra.job.chdir=true runs the job in its run directory, where a relative path is looked up, as
+// in Hydra: one that exists only where trainer started said "does not exist" and no more.
+TEST_CASE("hydra.job.chdir=true with a relative data path says where it is looked up and Hydra's fix") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  TempDir dir;
+  std::string table = "label,a,b\n";
+  for (int i = 0; i < 64; ++i)
+    table += std::to_string(i % 2) + "," + std::to_string(i % 7) + "," + std::to_string(i) + "\n";
+  write_text(fs::path(dir.path()) / "t.csv", table);
+  const std::vector<std::string> common = {
+      TRAINER_BINARY,        "fit", "data=csv", "data.target=label", "trainer.max_epochs=1", "test_after_fit=false",
+      "hydra.job.chdir=true"};
+  std::vector<std::string> relative = common;
+  relative.insert(relative.end(), {"data.path=t.csv", "hydra.run.dir=rel"});
+  auto failed = run_process(relative, dir.path());
+  INFO(failed.err);
+  CHECK(failed.exit_code == 1);
+  const fs::path run = fs::path(dir.path()) / "rel";
+  CHECK(failed.err.find("data.path=t.csv is relative, and hydra.job.chdir=true runs the job in " + run.string() +
+                        ", where it does not exist (it does in " + fs::path(dir.path()).string() +
+                        ", where trainer started): give data.path=${hydra:runtime.cwd}/t.csv") != std::string::npos);
+  std::vector<std::string> fixed = common;
+  fixed.insert(fixed.end(), {"data.path=${hydra:runtime.cwd}/t.csv", "hydra.run.dir=abs"});
+  auto ran = run_process(fixed, dir.path());
+  INFO(ran.err);
+  CHECK(ran.exit_code == 0);
+  CHECK(ran.err.find("is relative, and hydra.job.chdir=true") == std::string::npos);
+}
