@@ -200,6 +200,9 @@ TEST_CASE("a key that would change nothing in this run says so before it starts"
       {{"trainer.benchmark=true", "trainer.accelerator=cpu"},
        "trainer.benchmark=true times cuDNN's convolution algorithms on a GPU; this run is on the CPU, so it changes "
        "nothing"},
+      {{"+callbacks.device_stats_monitor.cpu_stats=false", "trainer.accelerator=cpu"},
+       "callbacks.device_stats_monitor.cpu_stats=false leaves only the GPU's readings, and this run is on the CPU: "
+       "the monitor logs nothing"},
       {{"data.pin_memory=true", "trainer.accelerator=cpu"},
        "(data.pin_memory pins batches for copies to a GPU: nothing to do on the CPU)"},
       {{"+experiment.trainer.max_epochs=3"},

@@ -32,6 +32,12 @@ void DeviceStatsMonitor::on_fit_start(FitContext& context) {
   last_wall_ = std::chrono::steady_clock::now();
   last_cpu_seconds_ = cpu_seconds();
   const int cuda = context.cuda_device();
+  if (cuda < 0 && !options_.cpu_stats) {
+    log::warning(
+        "callbacks.device_stats_monitor.cpu_stats=false leaves only the GPU's readings, and this run is on the "
+        "CPU: the monitor logs nothing; set cpu_stats=true for the host's memory and CPU use, or drop the "
+        "callback");
+  }
   if (!options_.nvml || cuda < 0 || nvml_) return;  // a CPU run says nothing about NVML
   const auto info = cuda_device_info(cuda);
   nvml_ = NvmlDevice::open(info ? info->pci_bus_id : std::string(), cuda);
