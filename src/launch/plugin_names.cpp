@@ -64,8 +64,23 @@ void check_entries(const Node& job, const std::string& section, const Kind& kind
 
 void check_variant(const Node& job, const std::string& group, const Kind& kind, const RegisteredNames& registered) {
   const Node* name = config::select(job, group + ".name");
-  if (name == nullptr || !name->is_string()) return;  // the engine names a missing one
-  check_name(name->as_string(), group + ".name", *name, kind, registered);
+  if (name != nullptr && name->is_string()) {
+    check_name(name->as_string(), group + ".name", *name, kind, registered);
+    return;
+  }
+  if (name != nullptr && !name->is_null()) return;  // another type: the schema check names it
+  // No name (an empty group file, a section of one's own without it): the engine refused it only
+  // after the data was loaded, with "key not found".
+  const Node* section = job.find(group);
+  const std::string from = section != nullptr ? section->origin().describe() : std::string();
+  const std::vector<std::string> known = kind.shipped;
+  std::string list;
+  for (const std::string& entry : known) list += (list.empty() ? "" : ", ") + entry;
+  throw Error(group + ".name",
+              "is not set" + (from.empty() ? std::string() : " (the " + group + " section comes from " + from + ")") +
+                  ": it picks the " + kind.name + " to build; nothing was run",
+              "Pick one with " + group + "=<option> (a group file that sets name:), or give " + group +
+                  ".name=<name> (trainer's: " + list + "; a program's own registered ones too).");
 }
 
 }  // namespace

@@ -319,3 +319,20 @@ TEST_CASE("hydra.job.chdir=true with a relative data path says where it is looke
   CHECK(ran.exit_code == 0);
   CHECK(ran.err.find("is relative, and hydra.job.chdir=true") == std::string::npos);
 }
+
+// An empty model file picks no model: the engine said "key 'model.name' not found" after the run's
+// directory was made and its data loaded.
+TEST_CASE("a model or data section without a name is refused before anything runs") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  TempDir dir;
+  fs::create_directories(fs::path(dir.path()) / "extra" / "model");
+  write_text(fs::path(dir.path()) / "extra" / "model" / "empty.yaml", "");
+  auto result = run_process({TRAINER_BINARY, "fit", "-cd", "extra", "model=empty", "hydra.run.dir=run"}, dir.path());
+  INFO(result.err);
+  CHECK(result.exit_code == 1);
+  check_no_crash(result);
+  CHECK(result.err.find("Error: model.name: is not set: it picks the model to build; nothing was run. Pick one with "
+                        "model=<option>") != std::string::npos);
+  CHECK(result.err.find("data: ") == std::string::npos);  // no data was loaded
+  CHECK_FALSE(fs::exists(fs::path(dir.path()) / "run"));
+}
