@@ -1,6 +1,10 @@
 #include "trainer/launch/evaluation_run.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <string>
@@ -681,6 +685,20 @@ EvaluationPlan plan_evaluation(const std::string& command, Node composed,
                     "files; nothing was written",
                 "Give hydra.run.dir=" + *plan.training_run + " (an evaluation then writes into " + *plan.training_run +
                     "/eval/" + command + "_<date>_<time>), or a directory outside the training run.");
+  }
+  // A run the user cannot write (read-only, immutable, another user's): its eval/ cannot be made,
+  // and "set hydra.run.dir to a writable place" would point back at the run for ckpt_path=best.
+  if (plan.training_run && lies_within(own, fs::path(*plan.training_run) / "eval")) {
+    const fs::path eval = fs::path(*plan.training_run) / "eval";
+    const fs::path where = present(eval) ? eval : fs::path(*plan.training_run);
+    if (::access(where.c_str(), W_OK) != 0) {
+      const std::string why = std::strerror(errno);
+      throw Error("hydra.run.dir=" + *plan.training_run,
+                  "an evaluation writes into the training run's eval/, and " + where.string() +
+                      " cannot be written (" + why + "); nothing was written",
+                  "Give the checkpoint's path and a directory of your own: ckpt_path=" + plan.checkpoint +
+                      " hydra.run.dir=<a writable directory>.");
+    }
   }
   // Inside another training run's checkpoints/, .hydra/ or tensorboard/ (the evaluated run's own
   // eval/ is where evaluations go).

@@ -694,3 +694,35 @@ TEST_CASE("trainer.limit_predict_batches limits what predict runs as limit_test_
   check_clean_error(none);
   CHECK(contains(none.err, "trainer.limit_predict_batches: predict has no batch to run"));
 }
+
+// A run that cannot be written (here immutable: root passes permission bits) said "Set hydra.run.dir
+// to a writable place", which for ckpt_path=best points back at the run.
+TEST_CASE("evaluating a run that cannot be written says how: the checkpoint's path and a directory of one's own") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  TempDir dir;
+  const fs::path run = fs::path(dir.path()) / "run";
+  auto fit = run_process({TRAINER_BINARY, "fit", "data=synthetic", "data.num_samples=256", "trainer.max_epochs=1",
+                          "test_after_fit=false", "hydra.run.dir=run"},
+                         dir.path());
+  REQUIRE(fit.exit_code == 0);
+  if (run_process({"/usr/bin/chattr", "+i", run.string()}).exit_code != 0) {
+    return skip_test("chattr +i is not available here (not root, or a file system without it)", Skip::unexpected_in_ci);
+  }
+  struct Writable {
+    fs::path path;
+    ~Writable() { run_process({"/usr/bin/chattr", "-i", path.string()}); }
+  } restore{run};
+  auto tested = run_process({TRAINER_BINARY, "test", "ckpt_path=best", "hydra.run.dir=run"}, dir.path());
+  INFO(tested.err);
+  check_clean_error(tested);
+  CHECK(tested.err.find("an evaluation writes into the training run's eval/, and " + run.string() +
+                        " cannot be written") != std::string::npos);
+  CHECK(tested.err.find("Give the checkpoint's path and a directory of your own: ckpt_path=" +
+                        (run / "checkpoints" / "epoch_000.ckpt").string() + " hydra.run.dir=") != std::string::npos);
+  auto elsewhere = run_process(
+      {TRAINER_BINARY, "test", "ckpt_path=" + (run / "checkpoints" / "epoch_000.ckpt").string(), "hydra.run.dir=own"},
+      dir.path());
+  INFO(elsewhere.err);
+  CHECK(elsewhere.exit_code == 0);
+  CHECK_FALSE(fs::exists(run / "eval"));
+}
