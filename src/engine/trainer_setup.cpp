@@ -190,6 +190,22 @@ void Trainer::Impl::setup() {
     spec.num_classes_key = data_options.name == "csv" ? "the labels of data.target's column (the largest + 1)"
                                                       : "the targets of data.targets (the largest + 1)";
   }
+  if (class_names.empty() && !regression && options.ckpt_path && is_main) {
+    // Labels without names (tensors, a table's numeric column) for a model trained on named classes:
+    // they are read as the checkpoint's class indices, which the log shows, so a user can tell.
+    const std::vector<std::string> trained = checkpoint_summary().class_names;
+    if (!trained.empty()) {
+      std::string mapping;
+      for (size_t i = 0; i < trained.size() && i < 10; ++i) {
+        mapping += (i == 0 ? "" : ", ") + std::to_string(i) + " = " + trained[i];
+      }
+      if (trained.size() > 10) mapping += ", ...";
+      log::info(
+          "data: its labels have no names; the checkpoint's model was trained on named classes, so label i "
+          "is its class i: " +
+          mapping);
+    }
+  }
   if (!class_names.empty()) {
     spec.num_classes_key = predict_only                          ? "the checkpoint's classes"
                            : data_options.name == "image_folder" ? "the class folders of data.root"

@@ -726,3 +726,27 @@ TEST_CASE("evaluating a run that cannot be written says how: the checkpoint's pa
   CHECK(elsewhere.exit_code == 0);
   CHECK_FALSE(fs::exists(run / "eval"));
 }
+
+// Labels without names for a model trained on named classes are read as its class indices: the log
+// shows the mapping, so that a test/acc over another numbering can be told from a bad model.
+TEST_CASE("an evaluation on unnamed labels logs which class each label stands for") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  TempDir dir;
+  auto fit =
+      run_process({TRAINER_BINARY, "fit", "trainer.max_epochs=1", "trainer.limit_train_batches=2",
+                   "trainer.limit_val_batches=1", "data.num_workers=0", "test_after_fit=false", "hydra.run.dir=run"},
+                  dir.path());
+  INFO(fit.err);
+  REQUIRE(fit.exit_code == 0);
+  auto tested = run_process(
+      {TRAINER_BINARY, "test", "ckpt_path=last", "hydra.run.dir=run", "data=synthetic", "trainer.limit_test_batches=1"},
+      dir.path());
+  INFO(tested.err);
+  CHECK(tested.exit_code == 0);
+  CHECK(tested.err.find("data: its labels have no names; the checkpoint's model was trained on named classes, so "
+                        "label i is its class i: 0 = T-shirt/top, 1 = Trouser,") != std::string::npos);
+  auto named = run_process(
+      {TRAINER_BINARY, "test", "ckpt_path=last", "hydra.run.dir=run", "trainer.limit_test_batches=1"}, dir.path());
+  CHECK(named.exit_code == 0);
+  CHECK(named.err.find("its labels have no names") == std::string::npos);
+}
