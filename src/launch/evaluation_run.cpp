@@ -694,8 +694,8 @@ EvaluationPlan plan_evaluation(const std::string& command, Node composed,
     if (::access(where.c_str(), W_OK) != 0) {
       const std::string why = std::strerror(errno);
       throw Error("hydra.run.dir=" + *plan.training_run,
-                  "an evaluation writes into the training run's eval/, and " + where.string() +
-                      " cannot be written (" + why + "); nothing was written",
+                  "an evaluation writes into the training run's eval/, and " + where.string() + " cannot be written (" +
+                      why + "); nothing was written",
                   "Give the checkpoint's path and a directory of your own: ckpt_path=" + plan.checkpoint +
                       " hydra.run.dir=<a writable directory>.");
     }

@@ -22,6 +22,7 @@
 #include "trainer/launch/asha.h"
 #include "trainer/launch/job_runner.h"
 #include "trainer/launch/job_status.h"
+#include "trainer/launch/job_warnings.h"
 #include "trainer/launch/sweep_summary.h"
 #include "trainer/util/duration_text.h"
 #include "trainer/util/error.h"
@@ -440,6 +441,7 @@ void LocalLauncher::launch(const SweepPlan& plan, const std::vector<int>& todo, 
       line += ", ETA " + duration_text(eta);
     }
     std::cerr << line << std::endl;
+    say_job_warnings(child.number, by_number[child.number]->run_dir);
     if (source != nullptr) source->job_ended(child.number);
     if (status->state == JobState::kFailed && options_.fail_fast && !stop_launching) {
       stop_launching = true;

@@ -23,6 +23,7 @@
 #include "trainer/config/interpolation.h"
 #include "trainer/launch/job_files.h"
 #include "trainer/launch/job_status.h"
+#include "trainer/launch/job_warnings.h"
 #include "trainer/launch/slurm_script.h"
 #include "trainer/launch/sweep_summary.h"
 #include "trainer/util/duration_text.h"
@@ -274,6 +275,7 @@ void SlurmLauncher::wait_for(const SweepPlan& plan, const SlurmOptions& options,
                                        static_cast<double>(remaining) / static_cast<double>(running));
     }
     std::cerr << line << std::endl;
+    say_job_warnings(number, job.run_dir);
     try {
       write_sweep_summary(plan);
     } catch (const std::exception& error) {
@@ -482,6 +484,7 @@ bool launch_slurm_trials(const SweepPlan& plan, const std::vector<int>& todo, Jo
     line += " | " + std::to_string(ended.size()) + " ended";
     if (failed > 0) line += ", " + std::to_string(failed) + " failed";
     std::cerr << line << std::endl;
+    say_job_warnings(number, job_of(number).run_dir);
     try {
       write_sweep_summary(plan);
     } catch (const std::exception& error) {

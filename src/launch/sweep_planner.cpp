@@ -11,6 +11,7 @@
 #include "trainer/launch/evaluation_run.h"
 #include "trainer/launch/idle_settings.h"
 #include "trainer/launch/job_files.h"
+#include "trainer/launch/job_warnings.h"
 #include "trainer/launch/launcher.h"
 #include "trainer/launch/plugin_names.h"
 #include "trainer/launch/schema_check.h"
@@ -83,6 +84,7 @@ void say_planned_warnings() {
       if (numbers.size() > 10) jobs += " and " + std::to_string(numbers.size() - 10) + " more";
     }
     log::warning("[" + jobs + "] " + text);
+    note_sweep_warning(text);  // its jobs' logs say it again: not repeated as each ends
   }
   planned_warnings() = {};
 }

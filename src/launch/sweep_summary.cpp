@@ -1,5 +1,6 @@
 #include "trainer/launch/sweep_summary.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -257,7 +258,11 @@ std::string summary_markdown(const SweepSummary& summary) {
     out += "Best job: #" + std::to_string(best.job.number) + " (" + summary.metric + " " + summary.mode + " " +
            metric_text(best.metric.best) + "): " + task_overrides_text(best.job.overrides) + "\n";
   } else {
-    out += "Best job: none yet (no job has ended with a value of " + summary.metric + ").\n";
+    const bool all_ended = std::all_of(summary.jobs.begin(), summary.jobs.end(), [](const JobSummary& job) {
+      return job.state != JobState::kPending && job.state != JobState::kRunning;
+    });
+    out += all_ended ? "Best job: none (no job logged " + summary.metric + "; see their trainer.log).\n"
+                     : "Best job: none yet (no job has ended with a value of " + summary.metric + ").\n";
   }
   bool any_error = false;
   for (const JobSummary& job : summary.jobs) {

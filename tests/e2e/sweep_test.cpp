@@ -897,3 +897,25 @@ TEST_CASE("sweep: a sweep into a single run's directory is refused and the run s
   CHECK(contains(no_csv.err, "no csv logger in this sweep (logger.csv is not set)"));
   CHECK(no_csv.err.find("no csv logger") < no_csv.err.find("#0 started"));
 }
+
+// A job's own warnings (here no validation) reached only its trainer.log: the console showed
+// "done" lines and a summary with no best job "yet". Each is said once as the first job that gave
+// it ends; one the sweep said at planning is not repeated.
+TEST_CASE("sweep: a job's warnings are said on the sweep's console once, as the job ends") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  TempDir dir;
+  auto result = run_process(sweep_command({"data.num_samples=256", "trainer.max_epochs=1", "test_after_fit=false",
+                                           "trainer.limit_val_batches=0", "callbacks.model_checkpoint=null", "seed=1,2",
+                                           "hydra.sweep.dir=sweep"}),
+                            dir.path());
+  INFO(result.err);
+  CHECK(result.exit_code == 0);
+  const std::string said = "[sweep] #0 warned: no validation in this fit: trainer.limit_val_batches leaves no batch";
+  CHECK(contains(result.err, said));
+  CHECK_FALSE(contains(result.err, "[sweep] #1 warned: no validation"));  // once
+  CHECK(contains(result.err, "[every job] callbacks.model_checkpoint is null"));
+  CHECK_FALSE(contains(result.err, "warned: callbacks.model_checkpoint is null"));  // said at planning
+  CHECK(result.err.find(said) > result.err.find("[sweep] #0 done"));
+  CHECK(contains(read_file(fs::path(dir.path()) / "sweep" / "sweep_summary.md"),
+                 "Best job: none (no job logged val/loss; see their trainer.log)."));
+}
