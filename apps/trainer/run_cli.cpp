@@ -467,6 +467,18 @@ int run_sweep(const CliOptions& options, const CliArgs& args, const config::Comp
                     "\nResume it with the command that planned it (or trainer sweep resume " + sweep.plan.sweep_dir +
                         "), or give this sweep a new hydra.sweep.dir.");
       }
+      // A config file edited since the plan: its jobs would run the config they were planned with
+      // (the plan is what a resume runs), without a word.
+      if (const std::vector<std::string> changes = launch::config_changes(sweep); !changes.empty()) {
+        std::string listed;
+        for (const std::string& line : changes) listed += "\n  " + line;
+        throw Error("hydra.sweep.dir=" + sweep.plan.sweep_dir,
+                    "this directory holds this sweep, planned with other config files: its jobs run the configs "
+                    "they were planned with, not the ones composed now; nothing was run:" +
+                        listed,
+                    "\nResume it as planned with trainer sweep resume " + sweep.plan.sweep_dir +
+                        ", or run the new configs as a new sweep with another hydra.sweep.dir.");
+      }
       to_run.launcher = sweep.plan.launcher;  // this command's launcher settings (n_jobs, fail_fast)
     } else {
       launch::refuse_overwriting_checkpoints(sweep);

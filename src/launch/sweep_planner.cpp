@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <map>
 
+#include "trainer/config/config_diff.h"
 #include "trainer/config/interpolation.h"
 #include "trainer/config/override.h"
 #include "trainer/config/python_str.h"
@@ -340,6 +341,23 @@ void write_sweep_plan(const ComposedSweep& sweep) {
     fs::remove(fs::path(job_record_path(sweep.plan.sweep_dir, 0)).parent_path(), ec);  // only when empty
     throw;
   }
+}
+
+std::vector<std::string> config_changes(const ComposedSweep& sweep) {
+  std::vector<std::string> lines;
+  constexpr size_t kMost = 10;
+  for (size_t i = 0; i < sweep.plan.jobs.size() && lines.size() < kMost; ++i) {
+    Node planned = read_job_record(sweep.plan.sweep_dir, sweep.plan.jobs[i].number).config;
+    Node now = sweep.configs[i];
+    planned.erase("hydra");
+    now.erase("hydra");
+    for (const config::ValueDifference& d : config::config_differences(planned, now)) {
+      if (lines.size() == kMost) break;
+      lines.push_back("job " + std::to_string(sweep.plan.jobs[i].number) + ": " + d.key + ": " + d.before +
+                      " when planned, " + d.after + " now");
+    }
+  }
+  return lines;
 }
 
 }  // namespace trainer::launch

@@ -919,3 +919,40 @@ TEST_CASE("sweep: a job's warnings are said on the sweep's console once, as the 
   CHECK(contains(read_file(fs::path(dir.path()) / "sweep" / "sweep_summary.md"),
                  "Best job: none (no job logged val/loss; see their trainer.log)."));
 }
+
+// The same sweep command run again after a config file was edited ran the jobs' planned configs (the
+// failed jobs failed again on the old data path), without a word.
+TEST_CASE("sweep: the same command after a config file changed is refused, naming what changed") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  TempDir dir;
+  const fs::path extra = fs::path(dir.path()) / "extra" / "data";
+  fs::create_directories(extra);
+  write_text(extra / "small.yaml", "defaults:\n  - synthetic\nnum_samples: 256\n");
+  const std::vector<std::string> command = {TRAINER_BINARY,
+                                            "fit",
+                                            "-m",
+                                            "--config-dir",
+                                            "extra",
+                                            "data=small",
+                                            "trainer.max_epochs=1",
+                                            "test_after_fit=false",
+                                            "seed=1,2",
+                                            "hydra.sweep.dir=sweep"};
+  auto first = run_process(command, dir.path());
+  INFO(first.err);
+  REQUIRE(first.exit_code == 0);
+  write_text(extra / "small.yaml", "defaults:\n  - synthetic\nnum_samples: 128\n");
+  auto again = run_process(command, dir.path());
+  INFO(again.err);
+  CHECK(again.exit_code == 1);
+  check_no_crash(again);
+  CHECK(contains(again.err, "planned with other config files: its jobs run the configs they were planned with"));
+  CHECK(contains(again.err, "job 0: data.num_samples: 256 when planned, 128 now"));
+  CHECK(contains(again.err, "job 1: data.num_samples: 256 when planned, 128 now"));
+  CHECK(contains(again.err, "Resume it as planned with trainer sweep resume "));
+  // Unchanged, the same command resumes (nothing left to run).
+  write_text(extra / "small.yaml", "defaults:\n  - synthetic\nnum_samples: 256\n");
+  auto same = run_process(command, dir.path());
+  INFO(same.err);
+  CHECK(same.exit_code == 0);
+}

@@ -62,4 +62,9 @@ void refuse_overwriting_checkpoints(const ComposedSweep& sweep);
 // Writes the job records, multirun.yaml and .sweep/plan.yaml of a composed sweep.
 void write_sweep_plan(const ComposedSweep& sweep);
 
+// Where the jobs of `sweep`, composed now, differ from the configs its directory's plan recorded
+// (a config file edited since), one line per key of the first jobs that differ ("job 0: data.path:
+// bad.csv then, good.csv now"); empty when none. The hydra node is not compared.
+std::vector<std::string> config_changes(const ComposedSweep& sweep);
+
 }  // namespace trainer::launch
