@@ -237,8 +237,10 @@ void LocalLauncher::launch(const SweepPlan& plan, const std::vector<int>& todo, 
     for (double milestone : asha->milestones()) std::cerr << " " << milestone;
     std::cerr << " epochs" << std::endl;
   }
-  // Feeds the epochs job `number` finished since the last call; returns the last decision.
-  auto asha_feed = [&](int number) {
+  // Feeds the epochs job `number` finished since the last call; returns the last decision. A
+  // replay (a resumed sweep's jobs, before any runs) records every epoch at its rungs and decides
+  // nothing: those jobs' decisions were made when they ran.
+  auto asha_feed = [&](int number, bool replay = false) {
     AshaScheduler::Decision decision = AshaScheduler::Decision::kContinue;
     const MetricHistory history =
         read_metric_history((fs::path(by_number.at(number)->run_dir) / "metrics.csv").string(), asha->options().metric,
@@ -258,15 +260,20 @@ void LocalLauncher::launch(const SweepPlan& plan, const std::vector<int>& todo, 
       if (t <= reported) continue;
       reported = t;
       decision = asha->on_result(number, t, value);
-      if (decision != AshaScheduler::Decision::kContinue) break;
+      if (decision != AshaScheduler::Decision::kContinue && !replay) break;
     }
     return decision;
   };
   if (asha) {
-    std::map<int, bool> in_todo;
-    for (int number : todo) in_todo[number] = true;
+    // Every job's epochs so far, those to run again included: one interrupted after it passed a
+    // rung was judged again at that rung as it resumed, against results that came after it there,
+    // and stopped (a decision the uninterrupted sweep never made).
+    // A failed job runs again from scratch, so its earlier epochs are not its own any more.
     for (const PlannedJob& job : plan.jobs) {
-      if (!in_todo.count(job.number)) asha_feed(job.number);
+      const std::optional<JobStatus> status = read_job_status(plan.sweep_dir, job.number);
+      if (status && status->state != JobState::kFailed && status->state != JobState::kPending) {
+        asha_feed(job.number, /*replay=*/true);
+      }
     }
   }
   std::map<pid_t, Child> running;

@@ -122,3 +122,37 @@ TEST_CASE("ASHA stops the clearly bad jobs, spends fewer epochs than the grid an
   CHECK(best_job(asha_jobs) == best_job(grid_jobs));
   CHECK(best_job(grid_jobs) == 0);
 }
+
+// A resumed job that had passed ASHA's rungs was judged again at the first of them as it resumed,
+// against results recorded there after it, and stopped: a decision the sweep, uninterrupted, never
+// made. The scene: job 0 (lr 0, the worst) passed every rung first; job 1 (the best) came after.
+// Job 0 is then made interrupted at its first epoch (its epoch_000.ckpt as last.ckpt) and resumed.
+TEST_CASE("ASHA: a resumed job is not stopped again at rungs it passed before it was interrupted") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  TempDir dir;
+  const fs::path sweep_dir = fs::path(dir.path()) / "sweep";
+  auto first = run_process(
+      {TRAINER_BINARY, "fit", "-m", "hydra/sweeper=asha", "hydra.sweeper.max_t=60", "hydra.sweeper.grace_period=1",
+       "hydra.sweeper.reduction_factor=2", "data=synthetic", "data.num_samples=256", "data.num_workers=0",
+       "trainer.max_epochs=60", "test_after_fit=false", "optimizer.lr=0,0.01", "hydra.sweep.dir=" + sweep_dir.string()},
+      dir.path());
+  INFO(first.err);
+  REQUIRE(first.exit_code == 0);
+  REQUIRE(contains(first.err, "[sweep] #0 done"));  // first at every rung: never cut
+  const fs::path checkpoints = sweep_dir / "0" / "checkpoints";
+  REQUIRE(fs::exists(checkpoints / "epoch_000.ckpt"));
+  fs::copy_file(checkpoints / "epoch_000.ckpt", checkpoints / "last.ckpt", fs::copy_options::overwrite_existing);
+  const fs::path status = sweep_dir / ".sweep" / "status" / "0.yaml";
+  std::string text = read_file(status);
+  REQUIRE(text.find("status: done") != std::string::npos);
+  text.replace(text.find("status: done"), 12, "status: interrupted");
+  write_text(status, text);
+
+  auto resumed = run_process({TRAINER_BINARY, "sweep", "resume", sweep_dir.string()}, dir.path());
+  INFO(resumed.err);
+  CHECK(resumed.exit_code == 0);
+  CHECK(contains(resumed.err, "[sweep] #0 started (resuming from last.ckpt)"));
+  CHECK_FALSE(contains(resumed.err, "stopped early by ASHA"));
+  CHECK(contains(resumed.err, "[sweep] #0 done"));
+  CHECK(contains(read_file(status), "status: done"));
+}
