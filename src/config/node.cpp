@@ -30,6 +30,11 @@ std::string Origin::describe() const {
   return *source;
 }
 
+std::string Origin::describe_key(const std::string& key) const {
+  const std::string where = describe();
+  return where.empty() ? key : key + " (" + where + ")";
+}
+
 const char* type_name(NodeType type) {
   switch (type) {
     case NodeType::kNull:

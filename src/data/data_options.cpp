@@ -11,8 +11,7 @@ namespace {
 
 // "data.batch_size (configs/data/fashion_mnist.yaml:4)": the key and where its value came from.
 std::string where(const config::ConfigView& view, const std::string& key) {
-  const std::string origin = view.node(key).origin().describe();
-  return view.full_path(key) + (origin.empty() ? "" : " (" + origin + ")");
+  return view.node(key).origin().describe_key(view.full_path(key));
 }
 
 }  // namespace

@@ -34,11 +34,6 @@ std::vector<std::string> shipped_entries(const std::string& section_path) {
   return names;
 }
 
-std::string where(const std::string& path, const Node& value) {
-  const std::string origin = value.origin().describe();
-  return path + (origin.empty() ? "" : " (" + origin + ")");
-}
-
 void check_name(const std::string& name, const std::string& path, const Node& at, const Kind& kind,
                 const RegisteredNames& registered) {
   if (std::find(kind.shipped.begin(), kind.shipped.end(), name) != kind.shipped.end()) return;
@@ -47,7 +42,7 @@ void check_name(const std::string& name, const std::string& path, const Node& at
   std::string list;
   for (const std::string& entry : known) list += (list.empty() ? "" : ", ") + entry;
   const std::string hint = config::did_you_mean(name, known);
-  throw Error(where(path, at), "unknown " + std::string(kind.name) + " '" + name + "'; nothing was run",
+  throw Error(at.origin().describe_key(path), "unknown " + std::string(kind.name) + " '" + name + "'; nothing was run",
               (hint.empty() ? std::string() : hint + " ") + "Known " + kind.name + "s: " + list +
                   ". A C++ program adds its own with " + kind.macro + " before calling trainer::run_cli.");
 }

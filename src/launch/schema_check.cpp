@@ -22,11 +22,6 @@ struct Problems {
   int unknown_count = 0;
 };
 
-std::string at(const std::string& path, const config::Node& value) {
-  const std::string where = value.origin().describe();
-  return path + (where.empty() ? "" : " (" + where + ")");
-}
-
 std::string join_path(const std::string& section, const std::string& key) {
   return section.empty() ? key : section + "." + key;
 }
@@ -58,7 +53,7 @@ void check_section(const config::Node& node, const options::Section& section, Pr
       ++problems.unknown_count;
       std::string hint = config::did_you_mean(entry.key, keys);
       if (hint.empty() && !section.variant.empty()) hint = other_variants_with(section, entry.key);
-      problems.unknown += "\n  " + at(path, entry.value) + (hint.empty() ? "" : ": " + hint);
+      problems.unknown += "\n  " + entry.value.origin().describe_key(path) + (hint.empty() ? "" : ": " + hint);
       continue;
     }
     const config::Node& value = entry.value;
@@ -70,7 +65,7 @@ void check_section(const config::Node& node, const options::Section& section, Pr
       continue;
     }
     if (const std::string problem = options::check_value(*option, value); !problem.empty()) {
-      problems.values += "\n  " + at(path, value) + ": " + problem;
+      problems.values += "\n  " + value.origin().describe_key(path) + ": " + problem;
     }
   }
 }
@@ -87,7 +82,7 @@ void check_variant(const config::Node& job_config, const std::string& group) {
   std::string listed;
   for (const std::string& variant : known) listed += (listed.empty() ? "" : ", ") + variant;
   const std::string hint = config::did_you_mean(name->as_string(), known);
-  throw Error(at(group + ".name", *name),
+  throw Error(name->origin().describe_key(group + ".name"),
               "'" + name->as_string() + "' is not a" + (group == "optimizer" ? "n " : " ") + group + " trainer has (" +
                   listed + ")" + (hint.empty() ? "" : "; " + hint),
               "Pick one with " + group + "=<name>.");
@@ -101,7 +96,7 @@ std::string check_run_length(const config::Node& job_config) {
   if (epochs != nullptr && epochs->type() == config::NodeType::kInt && epochs->as_int() == -1 &&
       (steps == nullptr || (steps->type() == config::NodeType::kInt && steps->as_int() == -1)) &&
       (time == nullptr || time->is_null())) {
-    return "\n  " + at("trainer.max_epochs", *epochs) +
+    return "\n  " + epochs->origin().describe_key("trainer.max_epochs") +
            ": -1 means no epoch limit, but neither trainer.max_steps nor trainer.max_time ends the run";
   }
   return "";
@@ -114,7 +109,7 @@ std::string check_loop_settings(const config::Node& job_config) {
   const config::Node* interval = config::select(job_config, "trainer.val_check_interval");
   if (interval != nullptr && ((interval->type() == config::NodeType::kInt && interval->as_int() == 0) ||
                               (interval->type() == config::NodeType::kFloat && interval->as_float() == 0.0))) {
-    problems += "\n  " + at("trainer.val_check_interval", *interval) +
+    problems += "\n  " + interval->origin().describe_key("trainer.val_check_interval") +
                 ": validation after 0 batches (or a share of 0) never comes (use a share in (0, 1] or a number of "
                 "batches; to skip validation set trainer.limit_val_batches=0)";
   }
@@ -122,7 +117,7 @@ std::string check_loop_settings(const config::Node& job_config) {
   const config::Node* deterministic = config::select(job_config, "trainer.deterministic");
   if (benchmark != nullptr && deterministic != nullptr && benchmark->type() == config::NodeType::kBool &&
       deterministic->type() == config::NodeType::kBool && benchmark->as_bool() && deterministic->as_bool()) {
-    problems += "\n  " + at("trainer.benchmark", *benchmark) +
+    problems += "\n  " + benchmark->origin().describe_key("trainer.benchmark") +
                 ": benchmark=true picks convolution algorithms by timing them, which trainer.deterministic=true "
                 "rules out (set one of them to false)";
   }
@@ -138,7 +133,7 @@ std::string check_tuner_mode(const config::Node& job_config) {
   if (mode == nullptr || automatic == nullptr || !mode->is_string() || !automatic->is_string()) return "";
   const std::string named = automatic->as_string();
   if ((named != "power" && named != "binsearch") || named == mode->as_string()) return "";
-  return "\n  " + at("tuner.mode", *mode) + ": trainer.auto_scale_batch_size=" + named +
+  return "\n  " + mode->origin().describe_key("tuner.mode") + ": trainer.auto_scale_batch_size=" + named +
          " names another mode for the same search (give it once: trainer.auto_scale_batch_size=" + mode->as_string() +
          ", or leave tuner.mode out)";
 }
@@ -151,8 +146,8 @@ std::string check_normalize(const config::Node& job_config) {
   if (mean == nullptr || std_dev == nullptr || !mean->is_list() || !std_dev->is_list()) return "";
   const size_t means = mean->items().size(), stds = std_dev->items().size();
   if (means == stds || means <= 1 || stds <= 1) return "";
-  return "\n  " + at("data.normalize.mean", *mean) + ": " + std::to_string(means) + " values beside " +
-         std::to_string(stds) +
+  return "\n  " + mean->origin().describe_key("data.normalize.mean") + ": " + std::to_string(means) +
+         " values beside " + std::to_string(stds) +
          " in data.normalize.std; they pair up channel by channel (give both one value per "
          "channel, or either one value for every channel)";
 }
@@ -165,8 +160,9 @@ std::string check_devices(const config::Node& job_config) {
       devices->type() != config::NodeType::kInt || devices->as_int() <= 1) {
     return "";
   }
-  return "\n  " + at("trainer.devices", *devices) + ": trainer.strategy=single_device runs one process, but " +
-         config::python_str(*devices) + " devices were asked for (use trainer.devices=1, or strategy=ddp or auto)";
+  return "\n  " + devices->origin().describe_key("trainer.devices") +
+         ": trainer.strategy=single_device runs one process, but " + config::python_str(*devices) +
+         " devices were asked for (use trainer.devices=1, or strategy=ddp or auto)";
 }
 
 // strategy=pipeline: the process count, the stages and the micro-batches fit together. The split
@@ -186,22 +182,22 @@ std::string check_pipeline(const config::Node& job_config) {
   if (devices == nullptr) return "";  // devices=auto: the engine counts the devices
   const int64_t processes = devices->as_int();
   if (processes < 2) {
-    return "\n  " + at("trainer.devices", *devices) +
+    return "\n  " + devices->origin().describe_key("trainer.devices") +
            ": trainer.strategy=pipeline cuts the model into stages, one process each, but " +
            std::to_string(processes) + " device was asked for (use trainer.devices=2 or more)";
   }
   const int64_t stages = stages_node != nullptr ? stages_node->as_int() : processes;
   if (stages_node != nullptr && processes % stages != 0) {
-    problems += "\n  " + at("trainer.pipeline.stages", *stages_node) + ": " + std::to_string(processes) +
-                " processes (trainer.devices) do not make whole pipelines of " + std::to_string(stages) +
-                " stages (use a divisor of trainer.devices, or trainer.devices=" +
+    problems += "\n  " + stages_node->origin().describe_key("trainer.pipeline.stages") + ": " +
+                std::to_string(processes) + " processes (trainer.devices) do not make whole pipelines of " +
+                std::to_string(stages) + " stages (use a divisor of trainer.devices, or trainer.devices=" +
                 std::to_string((processes / stages + 1) * stages) + ")";
   }
   const int64_t micro = micro_node != nullptr ? micro_node->as_int() : 2 * stages;
   if (batch != nullptr && batch->as_int() % micro != 0) {
     const std::string key = micro_node != nullptr ? "trainer.pipeline.microbatches" : "data.batch_size";
     const config::Node& node = micro_node != nullptr ? *micro_node : *batch;
-    problems += "\n  " + at(key, node) + ": a batch of " + std::to_string(batch->as_int()) +
+    problems += "\n  " + node.origin().describe_key(key) + ": a batch of " + std::to_string(batch->as_int()) +
                 (batch->as_int() == 1 ? " sample" : " samples") + " (data.batch_size) does not split into " +
                 std::to_string(micro) + " equal micro-batches" +
                 (micro_node != nullptr ? "" : " (trainer.pipeline.microbatches=null: 2 x stages)") +
@@ -212,7 +208,7 @@ std::string check_pipeline(const config::Node& job_config) {
       points != nullptr && (points->is_list() || points->is_string()) &&
       static_cast<int64_t>(points->is_list() ? points->size() : 1) != stages - 1) {
     const size_t count = points->is_list() ? points->size() : 1;
-    problems += "\n  " + at("trainer.pipeline.split_points", *points) + ": " + std::to_string(count) +
+    problems += "\n  " + points->origin().describe_key("trainer.pipeline.split_points") + ": " + std::to_string(count) +
                 " split point(s) make " + std::to_string(count + 1) + " stages, but the pipeline has " +
                 std::to_string(stages) + " (give " + std::to_string(stages - 1) +
                 " module names, one where each stage after the first starts, or null to balance by parameters)";
@@ -221,7 +217,7 @@ std::string check_pipeline(const config::Node& job_config) {
   const config::Node* balance = config::select(job_config, "trainer.pipeline.balance");
   if (points != nullptr && (points->is_list() || points->is_string()) && balance != nullptr && balance->is_string() &&
       balance->as_string() == "time") {
-    problems += "\n  " + at("trainer.pipeline.balance", *balance) +
+    problems += "\n  " + balance->origin().describe_key("trainer.pipeline.balance") +
                 ": balance=time cuts the model where trainer.pipeline.split_points already does (give one: "
                 "split_points=null to cut by measured time, or drop balance=time to cut at the named modules)";
   }
@@ -243,15 +239,15 @@ std::string check_monitors(const config::Node& job_config) {
     }
     const std::string& name = monitor->as_string();
     if (!regression && options::is_regression_metric(name)) {
-      problems += "\n  " + at(callback + ".monitor", *monitor) + ": " + name +
+      problems += "\n  " + monitor->origin().describe_key(callback + ".monitor") + ": " + name +
                   " is logged only by a regression (data.task=regression); a classifier logs acc and loss";
       continue;
     }
     if (regression && !options::regression_monitor_for(name).empty()) continue;  // watches the loss, mode min
     const std::string better = options::better_mode(name);
     if (!better.empty() && better != mode->as_string()) {
-      problems += "\n  " + at(callback + ".mode", *mode) + ": mode=" + mode->as_string() + " would keep the " +
-                  (better == "min" ? "highest " : "lowest ") + name + ", the worst (" +
+      problems += "\n  " + mode->origin().describe_key(callback + ".mode") + ": mode=" + mode->as_string() +
+                  " would keep the " + (better == "min" ? "highest " : "lowest ") + name + ", the worst (" +
                   (better == "min" ? "lower" : "higher") + " is better); set " + callback + ".mode=" + better;
     }
   }
@@ -289,7 +285,8 @@ void check_job_schema(const config::Node& job_config) {
         filename->as_string(), {"val/acc", "val/loss", "train/acc", "train/loss", "val/mae", "val/rmse", "val/r2",
                                 "train/mae", "train/rmse", "train/r2"});
     if (!problem.empty())
-      problems.values += "\n  " + at("callbacks.model_checkpoint.filename", *filename) + ": " + problem;
+      problems.values +=
+          "\n  " + filename->origin().describe_key("callbacks.model_checkpoint.filename") + ": " + problem;
   }
   // An MLflow tracking URI trainer cannot log to (sqlite:, databricks): refused before any job runs.
   if (const config::Node* uri = config::select(job_config, "logger.mlflow.tracking_uri");
@@ -297,7 +294,8 @@ void check_job_schema(const config::Node& job_config) {
     try {
       (void)tracking::open_mlflow_store(uri->as_string(), "logger.mlflow.tracking_uri");
     } catch (const Error& error) {
-      problems.values += "\n  " + at("logger.mlflow.tracking_uri", *uri) + ": " + error.problem() + ". " + error.fix();
+      problems.values += "\n  " + uri->origin().describe_key("logger.mlflow.tracking_uri") + ": " + error.problem() +
+                         ". " + error.fix();
     }
   }
   // A tree written for Hydra's instantiate (lightning-hydra-template's): its model and data are
@@ -310,8 +308,9 @@ void check_job_schema(const config::Node& job_config) {
         {"data", "fashion_mnist, image_folder, csv, webdataset, tensors or synthetic"}}) {
     const config::Node* target = config::select(job_config, group + "._target_");
     if (target == nullptr || !target->is_string() || target->is_interpolation()) continue;
-    python += "\n  " + at(group + "._target_", *target) + ": a Python class for Hydra's instantiate; trainer builds " +
-              group + " itself: choose " + group + "=" + choices + " and set its keys (docs/options.md)";
+    python += "\n  " + target->origin().describe_key(group + "._target_") +
+              ": a Python class for Hydra's instantiate; trainer builds " + group + " itself: choose " + group + "=" +
+              choices + " and set its keys (docs/options.md)";
   }
   std::string listed;
   if (!python.empty()) listed += "a config written for Python (Hydra's instantiate):" + python;

@@ -57,8 +57,7 @@ const Option& OptionReader::declared(std::string_view key) const {
 std::string OptionReader::where(std::string_view key) const {
   std::string full = view_.full_path(key);
   if (!view_.has(key)) return full;
-  const std::string origin = view_.node(key).origin().describe();
-  return full + (origin.empty() ? "" : " (" + origin + ")");
+  return view_.node(key).origin().describe_key(full);
 }
 
 const config::Node* OptionReader::checked(std::string_view key, bool computed) const {

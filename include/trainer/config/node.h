@@ -22,6 +22,9 @@ struct Origin {
   bool known() const { return source != nullptr; }
   // "configs/model/mlp.yaml:3", "override 'model.x=3'" or "" when unknown.
   std::string describe() const;
+  // The key and where its value came from, "data.batch_size (configs/data/x.yaml:4)", or the key
+  // alone when that is unknown: how an error names a setting.
+  std::string describe_key(const std::string& key) const;
 };
 
 enum class NodeType { kNull, kBool, kInt, kFloat, kString, kList, kMap, kMissing };
