@@ -9,6 +9,7 @@
 #include <functional>
 #include <iomanip>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include <ATen/ATen.h>
@@ -385,8 +386,9 @@ struct Trainer::Impl {
   // A table's checkpoint (data=csv) evaluated or resumed on other data, or the other way round.
   void check_data_kind_matches_checkpoint() const;
   // The summary of the checkpoint ckpt_path names, read torch-free; empty when there is none (no
-  // ckpt_path, or ckpt_path=last before the first save).
-  formats::CheckpointSummary checkpoint_summary() const;
+  // ckpt_path, or ckpt_path=last before the first save). Read from disk once per setup() and kept.
+  const formats::CheckpointSummary& checkpoint_summary() const;
+  mutable std::optional<formats::CheckpointSummary> checkpoint_summary_read;
   // trainer predict (predict_command.cpp): the checkpoint's predictions for predict_set, written
   // to <run dir>/predictions.csv.
   int predict_command();

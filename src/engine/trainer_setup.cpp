@@ -28,6 +28,7 @@
 namespace trainer::engine {
 
 void Trainer::Impl::setup() {
+  checkpoint_summary_read.reset();
   config::ConfigView view(config);
   options = TrainerOptions::from_config(view, run_dir);
   tuner = TunerOptions::from_config(view);
@@ -69,7 +70,7 @@ void Trainer::Impl::setup() {
   // validate, test and predict on data=webdataset read the evaluated split's shards alone: the
   // checkpoint says what the model takes, so the training shards may have moved or gone.
   if (data_options.name == "webdataset" && (command == "validate" || command == "test" || predict_only)) {
-    const formats::CheckpointSummary trained = checkpoint_summary();
+    const formats::CheckpointSummary& trained = checkpoint_summary();
     if (!trained.sample_shape.empty() && trained.num_classes > 0) {
       data_options.trained_sample_shape = trained.sample_shape;
       data_options.trained_num_classes = trained.num_classes;
@@ -80,7 +81,7 @@ void Trainer::Impl::setup() {
   // model was trained on (the inputs' dtype is in its data encoding): the training files, named
   // relative to the training run's directory, need not be there.
   if (data_options.name == "tensors" && (command == "test" || predict_only)) {
-    const formats::CheckpointSummary trained = checkpoint_summary();
+    const formats::CheckpointSummary& trained = checkpoint_summary();
     if (!trained.sample_shape.empty() && trained.num_classes > 0 && !trained.data_encoding.empty()) {
       data_options.trained_sample_shape = trained.sample_shape;
       data_options.trained_num_classes = trained.num_classes;
@@ -193,7 +194,7 @@ void Trainer::Impl::setup() {
   if (class_names.empty() && !regression && options.ckpt_path && is_main) {
     // Labels without names (tensors, a table's numeric column) for a model trained on named classes:
     // they are read as the checkpoint's class indices, which the log shows, so a user can tell.
-    const std::vector<std::string> trained = checkpoint_summary().class_names;
+    const std::vector<std::string>& trained = checkpoint_summary().class_names;
     if (!trained.empty()) {
       std::string mapping;
       for (size_t i = 0; i < trained.size() && i < 10; ++i) {
@@ -226,7 +227,7 @@ void Trainer::Impl::setup() {
   // A TorchScript file holds the model's code: one edited since the checkpoint was written runs
   // other code with its weights (a test or predict would score another model without a word).
   if (const std::string now = model->source_fingerprint(); is_main && !now.empty() && options.ckpt_path) {
-    const std::string then = checkpoint_summary().model_file;
+    const std::string& then = checkpoint_summary().model_file;
     if (!then.empty() && then != now) {
       log::warning("model.path " + view.get_or<std::string>("model.path", "?") +
                    ": the TorchScript file changed since the run that wrote the checkpoint (" + then + " then, " + now +
@@ -303,29 +304,25 @@ void Trainer::Impl::fit_monitors_to_task() {
   }
 }
 
-formats::CheckpointSummary Trainer::Impl::checkpoint_summary() const {
-  if (!options.ckpt_path) return {};
+const formats::CheckpointSummary& Trainer::Impl::checkpoint_summary() const {
+  if (checkpoint_summary_read) return *checkpoint_summary_read;
+  checkpoint_summary_read.emplace();
+  if (!options.ckpt_path) return *checkpoint_summary_read;
   std::string path;
   try {
     path = resolve_ckpt_path(*options.ckpt_path);
   } catch (const Error&) {
-    return {};  // no checkpoint yet (ckpt_path=last before the first save)
+    return *checkpoint_summary_read;  // no checkpoint yet (ckpt_path=last before the first save)
   }
-  if (!posix::exists(path)) return {};
-  return formats::read_checkpoint_summary(path).summary;
+  if (posix::exists(path)) checkpoint_summary_read = formats::read_checkpoint_summary(path).summary;
+  return *checkpoint_summary_read;
 }
 
 void Trainer::Impl::check_classes_match_checkpoint() const {
-  if (!options.ckpt_path) return;
-  std::string path;
-  try {
-    path = resolve_ckpt_path(*options.ckpt_path);
-  } catch (const Error&) {
-    return;  // no checkpoint yet (ckpt_path=last before the first save): nothing to compare
-  }
-  if (!posix::exists(path)) return;
-  const std::vector<std::string> trained = formats::read_checkpoint_summary(path).summary.class_names;
+  // No checkpoint yet (ckpt_path=last before the first save): nothing to compare.
+  const std::vector<std::string>& trained = checkpoint_summary().class_names;
   if (trained.empty() || trained == class_names) return;
+  const std::string path = resolve_ckpt_path(*options.ckpt_path);
   auto listed = [](const std::vector<std::string>& names) {
     std::string text;
     for (size_t i = 0; i < names.size() && i < 12; ++i) text += (i == 0 ? "" : ", ") + names[i];
@@ -344,7 +341,7 @@ void Trainer::Impl::check_classes_match_checkpoint() const {
 // checkpoint of other data has no encoding to turn a table's rows into its inputs.
 void Trainer::Impl::check_data_kind_matches_checkpoint() const {
   if (!options.ckpt_path) return;
-  const std::string encoding = checkpoint_summary().data_encoding;
+  const std::string& encoding = checkpoint_summary().data_encoding;
   const std::string trained = encoding.find("\"trainer.csv\"") != std::string::npos           ? "csv"
                               : encoding.find("\"webdataset_shards\"") != std::string::npos   ? "webdataset"
                               : encoding.find("\"tensor_inputs_dtype\"") != std::string::npos ? "tensors"
