@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cctype>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "trainer/config/did_you_mean.h"
@@ -115,17 +114,29 @@ void root_keys(const Job& job) {
   }
 }
 
+// The keys of a declared section (options/) that the job sets to other than their declared
+// default and that no other value reads through ${...}, in declaration order.
+std::vector<std::string> set_apart_from_default(const Job& job, const std::string& path, const std::string& variant) {
+  std::vector<std::string> keys;
+  const options::Section* section = options::find_section(path, variant);
+  if (section == nullptr) return keys;
+  for (const options::Option& option : section->options) {
+    const std::string key = path + "." + option.key;
+    const Node* node = job.at(key);
+    if (node == nullptr || job.read_elsewhere(key)) continue;
+    const bool declared =
+        option.default_text == "null" ? node->is_null() : config::python_str(*node) == option.default_text;
+    if (!declared) keys.push_back(key);
+  }
+  return keys;
+}
+
 void pipeline_settings(const Job& job) {
   const Node* strategy = job.at("trainer.strategy");
   if (strategy != nullptr && strategy->is_string() && strategy->as_string() == "pipeline") return;
   // Split points given to a data-parallel job ran the whole model on each rank, without a word.
-  static const std::vector<std::pair<std::string, std::string>> defaults = {
-      {"stages", "None"},        {"split_points", "None"}, {"microbatches", "None"},
-      {"balance", "parameters"}, {"schedule", "1f1b"},     {"transport", "auto"}};
-  for (const auto& [name, fallback] : defaults) {
-    const std::string key = "trainer.pipeline." + name;
+  for (const std::string& key : set_apart_from_default(job, "trainer.pipeline", "")) {
     const Node* node = job.at(key);
-    if (node == nullptr || config::python_str(*node) == fallback || job.read_elsewhere(key)) continue;
     job.warn(key + "=" + config::python_str(*node) + " is a pipeline's setting, but trainer.strategy is " +
              text_of(strategy) + ", so it changes nothing: add trainer.strategy=pipeline to cut the model into stages");
     return;
@@ -194,10 +205,9 @@ void onecycle_momentum(const Job& job) {
   const Node* name = job.at("scheduler.name");
   if (name == nullptr || !name->is_string() || name->as_string() != "onecycle") return;
   if (!is_false(job.at("scheduler.cycle_momentum"))) return;
-  for (const auto& [key, fallback] : std::vector<std::pair<std::string, std::string>>{
-           {"scheduler.base_momentum", "0.85"}, {"scheduler.max_momentum", "0.95"}}) {
+  for (const std::string& key : set_apart_from_default(job, "scheduler", "onecycle")) {
+    if (key != "scheduler.base_momentum" && key != "scheduler.max_momentum") continue;
     const Node* node = job.at(key);
-    if (node == nullptr || config::python_str(*node) == fallback || job.read_elsewhere(key)) continue;
     job.warn(key + "=" + config::python_str(*node) +
              " bounds the momentum OneCycleLR cycles, but scheduler.cycle_momentum=false, so it changes "
              "nothing: set scheduler.cycle_momentum=true to cycle it");
