@@ -80,11 +80,7 @@ int run_sweep_plan(const SweepPlan& plan) {
     std::cerr << "[sweep] warning: summary not written: " << unwritten << std::endl;
     summary = summarize_sweep(plan);
   }
-  if (summary.best >= 0) {
-    const JobSummary& best = summary.jobs[static_cast<size_t>(summary.best)];
-    std::cerr << "[sweep] best job: #" << best.job.number << " (" << summary.metric << " " << summary.mode << " "
-              << metric_text(best.metric.best) << "): " << task_overrides_text(best.job.overrides) << std::endl;
-  }
+  if (summary.best >= 0) std::cerr << "[sweep] best job: " << best_job_text(summary) << std::endl;
   if (unwritten.empty()) std::cerr << "[sweep] summary: " << plan.sweep_dir << "/sweep_summary.md" << std::endl;
   const bool any_failed = std::any_of(summary.jobs.begin(), summary.jobs.end(),
                                       [](const JobSummary& job) { return job.state == JobState::kFailed; });

@@ -144,14 +144,21 @@ bool regression_sweep(const config::Node& root) {
   return task != nullptr && task->is_string() && task->as_string() == "regression";
 }
 
-std::pair<std::string, std::string> sweep_monitor(const std::string& sweep_dir) {
-  std::pair<std::string, std::string> monitor{"val/loss", "min"};
+namespace {
+
+struct SweepObjective {
+  std::string metric = "val/loss", mode = "min";
+  BestBy best_by = BestBy::kBestValue;
+};
+
+SweepObjective sweep_objective(const std::string& sweep_dir) {
+  SweepObjective objective;
   const std::string path = (fs::path(sweep_dir) / "multirun.yaml").string();
   std::error_code ec;
-  if (!fs::exists(path, ec)) return monitor;
+  if (!fs::exists(path, ec)) return objective;
   const config::Node root = config::load_yaml_file(path).root;
-  // An Optuna study's jobs are ranked by its objective and direction (the template's val/acc_best
-  // by the best val/acc, which is what the summary shows of each job anyway).
+  // An Optuna study's jobs are judged by its objective and direction: a metric's last value, or
+  // the template's val/acc_best by the best val/acc over the epochs.
   if (const config::Node* sweeper = config::select(root, "hydra.sweeper"); sweeper && is_optuna_sweeper(*sweeper)) {
     try {
       config::Node job_config = root;
@@ -159,10 +166,10 @@ std::pair<std::string, std::string> sweep_monitor(const std::string& sweep_dir) 
       const OptunaSettings settings = optuna_settings(*sweeper, job_config);
       std::string name = settings.metric;
       const std::string suffix = "_best";
-      if (name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
-        name.resize(name.size() - suffix.size());
-      }
-      return {name, settings.tpe.maximize ? "max" : "min"};
+      const bool best =
+          name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+      if (best) name.resize(name.size() - suffix.size());
+      return {name, settings.tpe.maximize ? "max" : "min", best ? BestBy::kBestValue : BestBy::kFinalValue};
     } catch (const Error&) {
       // settings the study itself refused: the monitor, as for any sweep
     }
@@ -170,15 +177,32 @@ std::pair<std::string, std::string> sweep_monitor(const std::string& sweep_dir) 
   const config::Node* metric = config::select(root, "callbacks.model_checkpoint.monitor");
   const config::Node* mode = config::select(root, "callbacks.model_checkpoint.mode");
   if (metric != nullptr && metric->is_string() && !metric->is_interpolation()) {
-    monitor.first = metric->as_string();
-    monitor.second = mode != nullptr && mode->is_string() && mode->as_string() == "min" ? "min" : "max";
+    objective.metric = metric->as_string();
+    objective.mode = mode != nullptr && mode->is_string() && mode->as_string() == "min" ? "min" : "max";
     // A regression's jobs watch their loss where the config names accuracy, which they do not log.
-    if (const std::string loss = options::regression_monitor_for(monitor.first);
+    if (const std::string loss = options::regression_monitor_for(objective.metric);
         !loss.empty() && regression_sweep(root)) {
-      monitor = {loss, "min"};
+      objective.metric = loss;
+      objective.mode = "min";
     }
   }
-  return monitor;
+  return objective;
+}
+
+}  // namespace
+
+std::pair<std::string, std::string> sweep_monitor(const std::string& sweep_dir) {
+  const SweepObjective objective = sweep_objective(sweep_dir);
+  return {objective.metric, objective.mode};
+}
+
+std::string best_job_text(const SweepSummary& summary) {
+  if (summary.best < 0) return "";
+  const JobSummary& best = summary.jobs[static_cast<size_t>(summary.best)];
+  const bool final_value = summary.best_by == BestBy::kFinalValue;
+  return "#" + std::to_string(best.job.number) + " (" + summary.metric + " " + summary.mode +
+         (final_value ? ", final " : " ") + metric_text(summary.ranked_value(best)) +
+         "): " + task_overrides_text(best.job.overrides);
 }
 
 std::string sweep_test_score(const std::string& sweep_dir) {
@@ -190,7 +214,10 @@ std::string sweep_test_score(const std::string& sweep_dir) {
 
 SweepSummary summarize_sweep(const SweepPlan& plan) {
   SweepSummary summary;
-  std::tie(summary.metric, summary.mode) = sweep_monitor(plan.sweep_dir);
+  const SweepObjective objective = sweep_objective(plan.sweep_dir);
+  summary.metric = objective.metric;
+  summary.mode = objective.mode;
+  summary.best_by = objective.best_by;
   summary.test_score = sweep_test_score(plan.sweep_dir);
   const double now = now_epoch_s();
   for (const PlannedJob& job : plan.jobs) {
@@ -209,9 +236,10 @@ SweepSummary summarize_sweep(const SweepPlan& plan) {
       row.test_loss = read_metric_history(csv, "test/loss", "min").last;
     }
     const bool ended = row.state == JobState::kDone || row.state == JobState::kStoppedEarly;
-    if (ended && row.metric.best &&
+    const std::optional<double>& value = summary.ranked_value(row);
+    if (ended && value &&
         (summary.best < 0 ||
-         better(*row.metric.best, *summary.jobs[static_cast<size_t>(summary.best)].metric.best, summary.mode))) {
+         better(*value, *summary.ranked_value(summary.jobs[static_cast<size_t>(summary.best)]), summary.mode))) {
       summary.best = static_cast<int>(summary.jobs.size());
     }
     summary.jobs.push_back(std::move(row));
@@ -254,9 +282,11 @@ std::string summary_markdown(const SweepSummary& summary) {
   }
   out += "\n";
   if (summary.best >= 0) {
-    const JobSummary& best = summary.jobs[static_cast<size_t>(summary.best)];
-    out += "Best job: #" + std::to_string(best.job.number) + " (" + summary.metric + " " + summary.mode + " " +
-           metric_text(best.metric.best) + "): " + task_overrides_text(best.job.overrides) + "\n";
+    out += "Best job: " + best_job_text(summary) + "\n";
+    if (summary.best_by == BestBy::kFinalValue) {
+      out += "\nThe study judges each trial by its final " + summary.metric +
+             " (its objective), so the best job is named by that value, not by the best column.\n";
+    }
   } else {
     const bool all_ended = std::all_of(summary.jobs.begin(), summary.jobs.end(), [](const JobSummary& job) {
       return job.state != JobState::kPending && job.state != JobState::kRunning;

@@ -171,3 +171,38 @@ TEST_CASE("a running, interrupted or failed job is never named best, however goo
   CHECK(md.find("Best job: #0 (val/acc max 0.7): optimizer.lr=0.1") != std::string::npos);
   CHECK(md.find("| 0 | done | optimizer.lr=0.1 | 0.7 | 0.7 | 0.69 | 0.8 |") != std::string::npos);
 }
+
+TEST_CASE("an Optuna study's best job is the one its objective judged best: the final value, or a _best's best") {
+  TempDir dir("trainer-sweep-summary");
+  SweepPlan plan;
+  plan.sweep_dir = dir.path;
+  plan.command = "fit";
+  plan.jobs = {{0, {"optimizer.lr=0.1"}, dir.path + "/0"}, {1, {"optimizer.lr=0.01"}, dir.path + "/1"}};
+  // Job 0 peaked at 0.9 and ended at 0.6; job 1 ended at its best, 0.8.
+  write(fs::path(dir.path) / "0" / "metrics.csv", "epoch,val/acc\n0,0.5\n1,0.9\n2,0.6\n");
+  write(fs::path(dir.path) / "1" / "metrics.csv", "epoch,val/acc\n0,0.7\n1,0.8\n");
+  finished(dir.path, 0, JobState::kDone, 2);
+  finished(dir.path, 1, JobState::kDone, 2);
+  const auto study = [&](const std::string& objective) {
+    write(fs::path(dir.path) / "multirun.yaml",
+          "optimized_metric: " + objective +
+              "\ncallbacks:\n  model_checkpoint:\n    monitor: val/acc\n    mode: max\nhydra:\n  sweeper:\n"
+              "    _target_: hydra_plugins.hydra_optuna_sweeper.optuna_sweeper.OptunaSweeper\n"
+              "    direction: maximize\n    n_trials: 2\n");
+    return write_sweep_summary(plan);
+  };
+  // The study's objective val/acc is each trial's last value: job 1 (0.8) beat job 0 (0.6).
+  SweepSummary summary = study("val/acc");
+  CHECK(summary.best_by == BestBy::kFinalValue);
+  CHECK(summary.best == 1);
+  CHECK(best_job_text(summary) == "#1 (val/acc max, final 0.8): optimizer.lr=0.01");
+  std::ifstream md_in(fs::path(dir.path) / "sweep_summary.md");
+  std::string md((std::istreambuf_iterator<char>(md_in)), std::istreambuf_iterator<char>());
+  CHECK(md.find("Best job: #1 (val/acc max, final 0.8): optimizer.lr=0.01") != std::string::npos);
+  CHECK(md.find("judges each trial by its final val/acc") != std::string::npos);
+  // The template's val/acc_best is the best over the epochs: job 0 (0.9).
+  summary = study("val/acc_best");
+  CHECK(summary.best_by == BestBy::kBestValue);
+  CHECK(summary.best == 0);
+  CHECK(best_job_text(summary) == "#0 (val/acc max 0.9): optimizer.lr=0.1");
+}

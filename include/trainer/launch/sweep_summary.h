@@ -29,6 +29,11 @@ MetricHistory read_metric_history(const std::string& metrics_csv, const std::str
 // monitor names accuracy reports the loss, as its jobs watch it (task_metrics.h).
 std::pair<std::string, std::string> sweep_monitor(const std::string& sweep_dir);
 
+// Which of a job's values names the sweep's best job: the best over its epochs, or (an Optuna
+// study whose objective is the metric itself, not the template's `<metric>_best`) the last one,
+// the value the study judged the trial by.
+enum class BestBy { kBestValue, kFinalValue };
+
 // The test metric the summary shows beside test/loss: test/acc, or test/r2 for a regression sweep.
 std::string sweep_test_score(const std::string& sweep_dir);
 
@@ -44,10 +49,15 @@ struct JobSummary {
 struct SweepSummary {
   std::string metric, mode;
   std::string test_score = "test/acc";  // or test/r2 for a regression sweep
+  BestBy best_by = BestBy::kBestValue;
   std::vector<JobSummary> jobs;
-  // Index into jobs of the ended job (done or stopped_early) with the best best-value; -1 when none
-  // has one. A running, interrupted or failed job is never named best: its value is not final.
+  // Index into jobs of the ended job (done or stopped_early) with the best value (by best_by); -1
+  // when none has one. A running, interrupted or failed job is never named best: its value is not final.
   int best = -1;
+  // The value of a job that best_by ranks.
+  const std::optional<double>& ranked_value(const JobSummary& job) const {
+    return best_by == BestBy::kFinalValue ? job.metric.last : job.metric.best;
+  }
 };
 
 SweepSummary summarize_sweep(const SweepPlan& plan);
@@ -58,6 +68,10 @@ std::string summary_markdown(const SweepSummary& summary);
 // Writes sweep_summary.csv, sweep_summary.md and sweep_metrics.png at the sweep root; returns the
 // summary written.
 SweepSummary write_sweep_summary(const SweepPlan& plan);
+
+// "#3 (val/acc max 0.8123): model.lr=0.1", or for a study judged by final values "#3 (val/acc
+// max, final 0.8123): ..."; "" when no job is best.
+std::string best_job_text(const SweepSummary& summary);
 
 // "%.4g"-style text of a metric value ("" when absent).
 std::string metric_text(const std::optional<double>& value);
