@@ -18,6 +18,7 @@
 #include <utility>
 
 #include "trainer/config/composer.h"
+#include "trainer/config/did_you_mean.h"
 #include "trainer/config/interpolation.h"
 #include "trainer/config/override.h"
 #include "trainer/config/python_str.h"
@@ -83,6 +84,25 @@ Node config_view_for(Node config, const std::string& kind, Node& hydra) {
   return config;
 }
 
+// The fix for a --package that names no key: the closest key beside where it points, or the keys
+// there (the parent's, or the top level's).
+std::string package_fix(const Node& shown, const std::string& package) {
+  const size_t dot = package.rfind('.');
+  const std::string parent_path = dot == std::string::npos ? std::string() : package.substr(0, dot);
+  const Node* parent = parent_path.empty() ? &shown : config::select(shown, parent_path);
+  if (parent == nullptr || !parent->is_map()) return "Name a key of the composed config (--cfg job shows them).";
+  std::vector<std::string> keys;
+  for (const Node::Entry& entry : parent->entries()) keys.push_back(entry.key);
+  const std::string prefix = parent_path.empty() ? "" : parent_path + ".";
+  const std::string close = config::closest_match(package.substr(dot == std::string::npos ? 0 : dot + 1), keys);
+  if (!close.empty()) return "Did you mean --package " + prefix + close + "?";
+  if (keys.empty()) return "Name a key of the composed config: " + parent_path + " is empty.";
+  std::string listed;
+  for (size_t i = 0; i < keys.size() && i < 12; ++i) listed += (i == 0 ? "" : ", ") + prefix + keys[i];
+  if (keys.size() > 12) listed += " and " + std::to_string(keys.size() - 12) + " more";
+  return "Name a key of the composed config: " + listed + ".";
+}
+
 std::string render_config(Node config, const CliArgs& args) {
   // As Hydra's show_cfg: only the part shown is resolved; ${hydra:...} reads the hydra node.
   Node hydra;
@@ -113,7 +133,7 @@ std::string render_config(Node config, const CliArgs& args) {
                             : selected->is_missing() ? " (its value is ???, which Hydra's select treats as absent)"
                                                      : " (its value is null, which Hydra's select treats as absent)";
     throw Error("--package " + package, "package '" + package + "' not found in config" + why,
-                selected == nullptr ? "Name a key of the composed config, e.g. --package model."
+                selected == nullptr ? package_fix(shown, package)
                                     : "Print the config around it (--cfg job), or give it a value first.");
   }
   if (selected->is_scalar()) return config::python_str(*selected) + "\n";

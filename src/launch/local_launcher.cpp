@@ -69,6 +69,7 @@ struct Child {
   int number = 0;
   int slot = 0;
   Clock::time_point start;
+  bool killed_by_sweep = false;  // SIGKILL sent on the sweep's second interrupt
 };
 
 // The argv/envp of one job process, built before fork (the child only calls async-signal-safe
@@ -229,6 +230,7 @@ void LocalLauncher::launch(const SweepPlan& plan, const std::vector<int>& todo, 
   // reported first, so the rungs hold their results again.
   std::unique_ptr<AshaScheduler> asha;
   std::map<int, int64_t> asha_reported;                 // job -> epochs reported
+  std::map<int, double> asha_last_value;                // job -> the value of its last epoch reported
   std::map<int, AshaScheduler::Decision> asha_decided;  // jobs told to stop (or complete)
   if (!plan.sweeper.is_null() && config::sweeper_kind(plan.sweeper) == config::SweeperKind::kAsha) {
     const JobRecord first = read_job_record(plan.sweep_dir, plan.jobs.front().number);
@@ -259,6 +261,7 @@ void LocalLauncher::launch(const SweepPlan& plan, const std::vector<int>& todo, 
     for (const auto& [t, value] : per_epoch) {
       if (t <= reported) continue;
       reported = t;
+      asha_last_value[number] = value;
       decision = asha->on_result(number, t, value);
       if (decision != AshaScheduler::Decision::kContinue && !replay) break;
     }
@@ -403,8 +406,11 @@ void LocalLauncher::launch(const SweepPlan& plan, const std::vector<int>& todo, 
         const int number = WTERMSIG(wait_status);
         written.state = signal_is_crash(number) ? JobState::kFailed : JobState::kInterrupted;
         written.exit_code = 128 + number;
-        written.error = "the job process was killed by " + signal_text(number) + ": " + signal_cause(number) +
-                        "; see " + (fs::path(by_number[child.number]->run_dir) / "stderr.log").string();
+        written.error = child.killed_by_sweep && number == SIGKILL
+                            ? "killed by the sweep on its second interrupt (Ctrl-C or SIGTERM) before it stopped; "
+                              "it resumes from its last checkpoint"
+                            : "the job process was killed by " + signal_text(number) + ": " + signal_cause(number) +
+                                  "; see " + (fs::path(by_number[child.number]->run_dir) / "stderr.log").string();
       } else {
         written.state = JobState::kFailed;
         written.exit_code = WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : 1;
@@ -501,8 +507,11 @@ void LocalLauncher::launch(const SweepPlan& plan, const std::vector<int>& todo, 
           asha_decided[child.number] = decision;
           // kComplete (max_t epochs reached): the job ends on its own (its test included).
           if (decision != AshaScheduler::Decision::kStop) continue;
-          std::cerr << "[sweep] #" << child.number << " stopped early by ASHA after " << asha_reported[child.number]
-                    << " epoch(s)" << std::endl;
+          // Judged at a rung: the epochs it logs while it stops (the step it is in, its
+          // checkpoint) may be one more.
+          std::cerr << "[sweep] #" << child.number << " stopped early by ASHA at the rung of "
+                    << asha_reported[child.number] << " epoch(s), " << asha->options().metric << " "
+                    << metric_text(asha_last_value[child.number]) << std::endl;
           ::kill(pid, SIGTERM);
         }
       } else {
@@ -520,7 +529,10 @@ void LocalLauncher::launch(const SweepPlan& plan, const std::vector<int>& todo, 
           // stopped, stuck in I/O) is killed; it resumes from its last checkpoint, as after kill -9.
           std::cerr << "[sweep] " << (signal_number == SIGINT ? "interrupted" : "terminated") << " again: killing the "
                     << running.size() << " running job(s); they resume from their last checkpoint" << std::endl;
-          for (const auto& entry : running) ::kill(entry.first, SIGKILL);
+          for (auto& entry : running) {
+            entry.second.killed_by_sweep = true;
+            ::kill(entry.first, SIGKILL);
+          }
         }
         interrupted_ = true;
         stop_launching = true;
@@ -532,6 +544,12 @@ void LocalLauncher::launch(const SweepPlan& plan, const std::vector<int>& todo, 
     for (const auto& entry : running) waitpid(entry.first, nullptr, 0);
     sigprocmask(SIG_SETMASK, &previous, nullptr);
     throw;
+  }
+  // An interrupted sweep writes its summary and says how to resume: a further Ctrl-C (one that
+  // came as the last job stopped) would end it silently with the summary unwritten.
+  if (interrupted_) {
+    signal(SIGINT, SIG_IGN);
+    signal(SIGTERM, SIG_IGN);
   }
   sigprocmask(SIG_SETMASK, &previous, nullptr);
   std::cerr << "[sweep] " << ended << " job(s) ended in " << duration_text(seconds_since(sweep_start))

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "trainer/launch/job_runner.h"
 #include "trainer/launch/job_status.h"
 #include "trainer/launch/launcher.h"
 #include "trainer/launch/mlflow_sweep_run.h"
@@ -61,9 +62,27 @@ std::vector<int> jobs_to_run(const SweepPlan& plan) {
 
 int run_sweep_plan(const SweepPlan& plan) {
   const std::vector<int> todo = jobs_to_run(plan);
-  if (todo.size() < plan.jobs.size()) {
+  // A sweep that ran before says what its resume does, even when no job had ended yet.
+  int continued = 0, restarted = 0;
+  for (const PlannedJob& job : plan.jobs) {
+    if (std::find(todo.begin(), todo.end(), job.number) == todo.end()) continue;
+    const std::optional<JobStatus> status = read_job_status(plan.sweep_dir, job.number);
+    if (!status) continue;
+    ++(checkpoint_to_continue_from(status, job.run_dir).empty() ? restarted : continued);
+  }
+  if (todo.size() < plan.jobs.size() || continued + restarted > 0) {
+    std::string how;
+    if (continued > 0) {
+      how += std::to_string(continued) + (continued == 1 ? " continues from its" : " continue from their") +
+             " checkpoint";
+    }
+    if (restarted > 0) {
+      how += (how.empty() ? "" : ", ") + std::to_string(restarted) + " started before " +
+             (restarted == 1 ? "runs" : "run") + " again from the start";
+    }
     std::cerr << "[sweep] resuming " << plan.sweep_dir << ": " << plan.jobs.size() - todo.size() << " of "
-              << plan.jobs.size() << " jobs already ended, " << todo.size() << " to run" << std::endl;
+              << plan.jobs.size() << " jobs already ended, " << todo.size() << " to run"
+              << (how.empty() ? "" : " (" + how + ")") << std::endl;
   }
   std::unique_ptr<Launcher> launcher = make_launcher(plan);
   log::discard_early_lines();  // the sweep's warnings, said on its console, are not its jobs' (forked from here)

@@ -480,7 +480,7 @@ TEST_CASE("sweep: ASHA stops the clearly bad jobs early and keeps the best one")
   CHECK(status_of(sweep, 0) == "done");
   CHECK(status_of(sweep, 1) == "stopped_early");
   CHECK(status_of(sweep, 2) == "stopped_early");
-  CHECK(contains(result.err, "#1 stopped early by ASHA after 1 epoch(s)"));
+  CHECK(contains(result.err, "#1 stopped early by ASHA at the rung of 1 epoch(s), val/acc "));
   CHECK(fs::exists(sweep / "1" / "checkpoints" / "last.ckpt"));  // the checkpoint is kept
   CsvTable table = read_csv(sweep / "sweep_summary.csv");
   REQUIRE(table.rows.size() == 3);
@@ -759,10 +759,16 @@ TEST_CASE("sweep: a second Ctrl-C kills a job that does not stop, and the sweep 
   CHECK(contains(result.err, "[sweep] interrupted again: killing the 1 running job(s)"));
   CHECK(status_of(sweep, 0) == "interrupted");
   CHECK(since() < std::chrono::seconds(60));  // it waited for the stopped job for good
+  // The sweep's own SIGKILL is named as such, not as the out-of-memory killer or a kill command.
+  CHECK(contains(read_file(sweep / "sweep_summary.md"),
+                 "- job 0 (interrupted): killed by the sweep on its second interrupt (Ctrl-C or SIGTERM)"));
+  CHECK_FALSE(contains(result.err, "out-of-memory"));
 
   auto resumed = run_process({TRAINER_BINARY, "sweep", "resume", "sweep"}, dir.path());
   INFO(resumed.err);
   CHECK(resumed.exit_code == 0);
+  // No job had ended: the resume still says what it does.
+  CHECK(contains(resumed.err, "/sweep: 0 of 2 jobs already ended, 2 to run (1 continues from its checkpoint)"));
   CHECK(contains(resumed.err, "#0 started (resuming from last.ckpt)"));
   CHECK(status_of(sweep, 0) == "done");
 }
