@@ -363,3 +363,31 @@ TEST_CASE("a resume inside an epoch with another data.batch_size says samples ar
   CHECK(contains(resumed.err, "at sample 1280 of the epoch's order, not 640: samples of this epoch are skipped"));
   CHECK(contains(resumed.err, "Resume with data.batch_size=64 to go on exactly"));
 }
+
+TEST_CASE("a resume that finds metrics.csv damaged keeps it aside, says so, and logs into a new one") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  TempDir dir;
+  const std::vector<std::string> base = {
+      TRAINER_BINARY, "fit", "data=synthetic", "data.num_samples=512", "test_after_fit=false", "hydra.run.dir=run"};
+  std::vector<std::string> first = base;
+  first.push_back("trainer.max_epochs=1");
+  auto done = run_process(first, dir.path());
+  INFO(done.err);
+  REQUIRE(done.exit_code == 0);
+  const fs::path metrics = fs::path(dir.path()) / "run" / "metrics.csv";
+  write_text(metrics, "epoch,step,val/acc\n0,4,not-a-number\n");  // edited by hand, or another tool's
+
+  std::vector<std::string> more = base;
+  more.insert(more.end(), {"trainer.max_epochs=2", "ckpt_path=last"});
+  auto resumed = run_process(more, dir.path());
+  INFO(resumed.err);
+  REQUIRE(resumed.exit_code == 0);
+  CHECK(contains(resumed.err, "metrics.csv is damaged (line 2's val/acc is 'not-a-number', not a number)"));
+  CHECK(contains(resumed.err, "the file is kept as "));
+  CHECK(read_file(fs::path(metrics.string() + ".damaged")) == "epoch,step,val/acc\n0,4,not-a-number\n");
+  // The new file holds the second epoch's rows, under a header of trainer's.
+  const std::string text = read_file(metrics);
+  CHECK(text.rfind("epoch,step,", 0) == 0);
+  CHECK(contains(text, "\n1,"));
+  CHECK_FALSE(contains(text, "not-a-number"));
+}

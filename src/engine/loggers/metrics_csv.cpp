@@ -43,6 +43,14 @@ MetricsCsv::MetricsCsv(std::string path, std::string run_dir) : path_(std::move(
     std::string line;
     if (std::getline(in, line) && !line.empty()) columns_ = split_csv_line(line);
     while (std::getline(in, line)) rows_.push_back(split_csv_line(line));
+    // A last row without its newline was cut short as it was appended (the process killed).
+    in.clear();
+    in.seekg(0, std::ios::end);
+    const std::streamoff size = in.tellg();
+    if (size > 0 && !rows_.empty()) {
+      in.seekg(size - 1);
+      cut_short_ = in.get() != '\n';
+    }
     return;
   }
   if (!posix::make_directories(posix::parent(path_))) {
@@ -102,16 +110,28 @@ void MetricsCsv::log_metrics(const MetricRow& metrics, int64_t epoch, int64_t st
 std::string MetricsCsv::checkpoint_state() const { return "rows=" + std::to_string(rows_.size()); }
 
 void MetricsCsv::on_fit_start(std::optional<int64_t> resumed_step, const std::string& saved_state) {
-  if (rows_.empty()) return;
+  const bool plain_header = columns_.size() >= 2 && columns_[0] == "epoch" && columns_[1] == "step";
+  if (rows_.empty() && plain_header) return;  // nothing logged yet
   if (!resumed_step) {
-    keep_earlier_rows_aside();
+    if (!rows_.empty()) {
+      keep_earlier_rows_aside();
+    } else {  // a header of nothing, or not one of ours: the file begins again
+      columns_ = {"epoch", "step"};
+      rewrite();
+    }
+    return;
+  }
+  const bool cut_short = cut_short_;
+  if (const std::string damage = find_damage(); !damage.empty()) {
+    keep_damaged_aside(damage, *resumed_step);
     return;
   }
   const size_t dropped = drop_rows_after(*resumed_step, saved_state);
-  if (dropped == 0) return;
-  log::info(path_ + ": " + std::to_string(dropped) + " row(s) logged after the checkpoint (step " +
-            std::to_string(*resumed_step) + ") dropped; they are logged again as the run resumes");
-  rewrite();
+  if (dropped > 0) {
+    log::info(path_ + ": " + std::to_string(dropped) + " row(s) logged after the checkpoint (step " +
+              std::to_string(*resumed_step) + ") dropped; they are logged again as the run resumes");
+  }
+  if (dropped > 0 || cut_short) rewrite();
 }
 
 void MetricsCsv::keep_earlier_rows_aside() {
@@ -140,6 +160,56 @@ void MetricsCsv::keep_earlier_rows_aside() {
   rewrite();
 }
 
+std::string MetricsCsv::find_damage() {
+  if (cut_short_) {
+    rows_.pop_back();
+    cut_short_ = false;
+    log::warning(path_ + ": its last row was cut short as it was written (the process stopped mid-row): dropped");
+  }
+  if (columns_.size() < 2 || columns_[0] != "epoch" || columns_[1] != "step") {
+    return "its header does not begin with epoch,step";
+  }
+  const auto is_number = [](const std::string& cell, bool integer) {
+    if (cell.empty()) return true;
+    char* end = nullptr;
+    if (integer) {
+      (void)std::strtoll(cell.c_str(), &end, 10);
+    } else {
+      (void)std::strtod(cell.c_str(), &end);
+    }
+    return end != cell.c_str() && *end == '\0';
+  };
+  for (size_t r = 0; r < rows_.size(); ++r) {
+    const std::vector<std::string>& row = rows_[r];
+    const std::string line = "line " + std::to_string(r + 2);
+    if (row.size() != columns_.size()) {
+      return line + " has " + std::to_string(row.size()) + " cells where its header has " +
+             std::to_string(columns_.size());
+    }
+    for (size_t c = 0; c < row.size(); ++c) {
+      if (!is_number(row[c], c < 2)) return line + "'s " + columns_[c] + " is '" + row[c] + "', not a number";
+    }
+  }
+  return "";
+}
+
+void MetricsCsv::keep_damaged_aside(const std::string& damage, int64_t resumed_step) {
+  std::string kept;
+  for (int n = 1; kept.empty() || posix::exists(kept); ++n) {
+    kept = path_ + ".damaged" + (n == 1 ? std::string() : "." + std::to_string(n));
+  }
+  if (std::rename(path_.c_str(), kept.c_str()) != 0) {
+    throw Error(path_, "is damaged (" + damage + ") and cannot be moved aside",
+                "Check the run directory's permissions.");
+  }
+  log::warning(path_ + " is damaged (" + damage + "), so the rows logged before the checkpoint (step " +
+               std::to_string(resumed_step) + ") cannot be kept in it: the file is kept as " + kept +
+               ", and this run's metrics.csv starts again with the rows it logs from here on");
+  rows_.clear();
+  columns_ = {"epoch", "step"};
+  rewrite();
+}
+
 size_t MetricsCsv::drop_rows_after(int64_t resumed_step, const std::string& saved_state) {
   const size_t before = rows_.size();
   // The rows written when the checkpoint was taken; a checkpoint of an older trainer has only its step.
@@ -150,6 +220,12 @@ size_t MetricsCsv::drop_rows_after(int64_t resumed_step, const std::string& save
   if (counted && *end == '\0' && written <= before) {
     kept = static_cast<size_t>(written);
   } else {
+    if (counted && *end == '\0') {
+      log::warning(path_ + " holds " + std::to_string(before) + " rows, but it held " + std::to_string(written) +
+                   " when the checkpoint (step " + std::to_string(resumed_step) +
+                   ") was written: rows were lost (the file was cut short or edited); the run goes on from the "
+                   "checkpoint, and the rows lost stay lost");
+    }
     rows_.erase(std::remove_if(rows_.begin(), rows_.end(),
                                [&](const std::vector<std::string>& row) {
                                  if (row.size() < 2 || row[1].empty()) return false;

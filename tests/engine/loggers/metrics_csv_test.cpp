@@ -152,3 +152,39 @@ CATCH_TEST_CASE("a new fit: an earlier fit's rows elsewhere are kept aside; anot
   }
   CATCH_CHECK(read(other_run + "/metrics.csv") == "epoch,step,train/loss\n0,4,2.0\n");
 }
+
+CATCH_TEST_CASE(
+    "resumed on a damaged file: kept aside as metrics.csv.damaged, a new file begins; a cut row is dropped") {
+  Scratch scratch;
+  const std::string path = scratch.dir + "/metrics.csv";
+  const std::string good = "epoch,step,train/loss\n0,4,2.0\n1,8,1.5\n";
+  for (const std::string& damaged :
+       {std::string("garbage\x01\x02 not a table\n"), std::string("epoch,step,train/loss\n0,4,2.0,7,8\n"),
+        std::string("epoch,step,train/loss\n0,four,2.0\n"), std::string("epoch,step,train/loss\n0,4,abc\n")}) {
+    CATCH_INFO(damaged);
+    std::ofstream(path, std::ios::trunc) << damaged;
+    {
+      MetricsCsv resumed(path);
+      resumed.on_fit_start(4, "rows=1");
+      resumed.log_metrics({{"train/loss", 1.0}}, 1, 6);
+    }
+    CATCH_CHECK(read(path) == "epoch,step,train/loss\n1,6,1.0\n");
+    CATCH_CHECK(read(path + ".damaged") == damaged);
+    std::remove((path + ".damaged").c_str());
+  }
+  // A last row without its newline (the process killed as it appended) is dropped; the rest stays.
+  std::ofstream(path, std::ios::trunc) << good << "2,12,1.";
+  {
+    MetricsCsv resumed(path);
+    resumed.on_fit_start(8, "rows=2");
+  }
+  CATCH_CHECK(read(path) == good);
+  // Fewer rows than the checkpoint counted (cut short by hand): kept, and the run goes on.
+  std::ofstream(path, std::ios::trunc) << "epoch,step,train/loss\n0,4,2.0\n";
+  {
+    MetricsCsv resumed(path);
+    resumed.on_fit_start(8, "rows=2");
+    resumed.log_metrics({{"train/loss", 1.0}}, 2, 12);
+  }
+  CATCH_CHECK(read(path) == "epoch,step,train/loss\n0,4,2.0\n2,12,1.0\n");
+}

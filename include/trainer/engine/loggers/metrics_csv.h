@@ -7,7 +7,9 @@
 // afresh where an earlier attempt left rows (killed before its first checkpoint) keeps them as
 // metrics.csv.1, .2, ...; one whose file lies in another run's directory is refused. A row that
 // cannot be appended (a full disk) is written with the whole file at the next flush (before each
-// checkpoint, at the end of a fit or test), which throws if there is still no room.
+// checkpoint, at the end of a fit or test), which throws if there is still no room. A resume that
+// finds the file damaged (another header, a row of other width or not numbers) keeps it as
+// metrics.csv.damaged and starts a new one, saying so; one that finds rows missing says so.
 #pragma once
 
 #include <cstdio>
@@ -37,6 +39,11 @@ class MetricsCsv final : public MetricLogger {
   void rewrite();
   void open_for_append();
   void keep_earlier_rows_aside();
+  // "" when the rows read are as this class writes them (a last row cut short is dropped, said);
+  // else what is wrong, with its line: a resume does not build on rows it cannot read.
+  std::string find_damage();
+  // A damaged file is kept as metrics.csv.damaged (said), and a new one begins.
+  void keep_damaged_aside(const std::string& damage, int64_t resumed_step);
   // Keeps the rows written before the checkpoint; returns how many were dropped.
   size_t drop_rows_after(int64_t resumed_step, const std::string& saved_state);
 
@@ -46,6 +53,7 @@ class MetricsCsv final : public MetricLogger {
   std::vector<std::string> columns_{"epoch", "step"};
   std::vector<std::vector<std::string>> rows_;  // every row so far, cells as written
   bool unwritten_ = false;                      // an append failed: flush() rewrites the file
+  bool cut_short_ = false;                      // the file read did not end with a newline
 };
 
 }  // namespace trainer::engine
