@@ -229,6 +229,14 @@ SweepSummary summarize_sweep(const SweepPlan& plan) {
       row.duration_s = status->end_time.empty() ? std::max(0.0, now - status->start_epoch_s) : status->duration_s;
       row.error = status->error;
     }
+    // A finished job whose directory was deleted since has no result left: a resume runs it again.
+    std::error_code ec;
+    if ((row.state == JobState::kDone || row.state == JobState::kStoppedEarly) && !job.run_dir.empty() &&
+        !fs::exists(job.run_dir, ec) && !ec) {
+      row.error = "ended " + std::string(state_name(row.state)) + ", but its directory " + job.run_dir +
+                  " is gone: a resume runs it again";
+      row.state = JobState::kPending;
+    }
     if (row.state != JobState::kPending) {
       const std::string csv = (fs::path(job.run_dir) / "metrics.csv").string();
       row.metric = read_metric_history(csv, summary.metric, summary.mode);
@@ -288,8 +296,9 @@ std::string summary_markdown(const SweepSummary& summary) {
              " (its objective), so the best job is named by that value, not by the best column.\n";
     }
   } else {
+    // An interrupted job goes on when the sweep resumes: its value may come yet.
     const bool all_ended = std::all_of(summary.jobs.begin(), summary.jobs.end(), [](const JobSummary& job) {
-      return job.state != JobState::kPending && job.state != JobState::kRunning;
+      return job.state == JobState::kDone || job.state == JobState::kStoppedEarly || job.state == JobState::kFailed;
     });
     out += all_ended ? "Best job: none (no job logged " + summary.metric + "; see their trainer.log).\n"
                      : "Best job: none yet (no job has ended with a value of " + summary.metric + ").\n";
@@ -298,11 +307,15 @@ std::string summary_markdown(const SweepSummary& summary) {
   for (const JobSummary& job : summary.jobs) {
     // A job killed from outside is interrupted (it resumes), but why it stopped belongs here too.
     const bool interrupted = job.state == JobState::kInterrupted;
-    if ((job.state != JobState::kFailed && !interrupted) || job.error.empty()) continue;
+    const bool gone = job.state == JobState::kPending;  // its directory deleted after it ended
+    if ((job.state != JobState::kFailed && !interrupted && !gone) || job.error.empty()) continue;
     if (!any_error) out += "\n## Errors\n\n";
     any_error = true;
-    out += "- job " + std::to_string(job.job.number) + (interrupted ? " (interrupted)" : "") + ": " +
-           md_cell(job.error) + "\n";
+    out += "- job " + std::to_string(job.job.number) +
+           (interrupted ? " (interrupted)"
+            : gone      ? " (pending)"
+                        : "") +
+           ": " + md_cell(job.error) + "\n";
   }
   return out;
 }

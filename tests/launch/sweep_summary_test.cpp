@@ -170,6 +170,13 @@ TEST_CASE("a running, interrupted or failed job is never named best, however goo
   std::string md((std::istreambuf_iterator<char>(md_in)), std::istreambuf_iterator<char>());
   CHECK(md.find("Best job: #0 (val/acc max 0.7): optimizer.lr=0.1") != std::string::npos);
   CHECK(md.find("| 0 | done | optimizer.lr=0.1 | 0.7 | 0.7 | 0.69 | 0.8 |") != std::string::npos);
+  // With no job ended with a value, an interrupted one's may come yet: "none yet", not "no job logged".
+  fs::remove(fs::path(dir.path) / "0" / "metrics.csv");
+  finished(dir.path, 3, JobState::kFailed, 1);
+  write_sweep_summary(plan);
+  std::ifstream again_in(fs::path(dir.path) / "sweep_summary.md");
+  md.assign((std::istreambuf_iterator<char>(again_in)), std::istreambuf_iterator<char>());
+  CHECK(md.find("Best job: none yet (no job has ended with a value of val/acc).") != std::string::npos);
 }
 
 TEST_CASE("an Optuna study's best job is the one its objective judged best: the final value, or a _best's best") {
@@ -205,4 +212,25 @@ TEST_CASE("an Optuna study's best job is the one its objective judged best: the 
   CHECK(summary.best_by == BestBy::kBestValue);
   CHECK(summary.best == 0);
   CHECK(best_job_text(summary) == "#0 (val/acc max 0.9): optimizer.lr=0.1");
+}
+
+TEST_CASE("a finished job whose directory was deleted is pending again, said, and never best") {
+  TempDir dir("trainer-sweep-summary");
+  SweepPlan plan;
+  plan.sweep_dir = dir.path;
+  plan.command = "fit";
+  plan.jobs = {{0, {"optimizer.lr=0.1"}, dir.path + "/0"}, {1, {"optimizer.lr=0.01"}, dir.path + "/1"}};
+  write(fs::path(dir.path) / "multirun.yaml",
+        "callbacks:\n  model_checkpoint:\n    monitor: val/acc\n    mode: max\nhydra: {}\n");
+  write(fs::path(dir.path) / "0" / "metrics.csv", "epoch,val/acc\n0,0.6\n");
+  finished(dir.path, 0, JobState::kDone, 2);
+  finished(dir.path, 1, JobState::kDone, 2);  // its directory 1/ does not exist
+  const SweepSummary summary = write_sweep_summary(plan);
+  CHECK(summary.best == 0);
+  CHECK(summary.jobs[1].state == JobState::kPending);
+  std::ifstream md_in(fs::path(dir.path) / "sweep_summary.md");
+  std::string md((std::istreambuf_iterator<char>(md_in)), std::istreambuf_iterator<char>());
+  CHECK(md.find("2 jobs: 1 done, 1 pending") != std::string::npos);
+  CHECK(md.find("- job 1 (pending): ended done, but its directory " + dir.path +
+                "/1 is gone: a resume runs it again") != std::string::npos);
 }
