@@ -917,6 +917,19 @@ int run_optuna_sweep(const config::Composer& composer, const StudyOrigin& origin
               << plan.sweep_dir << std::endl;
     return 130;
   }
+  // A trial killed from outside (its process, not the sweep) did not end: the study is not done,
+  // and a script testing the exit status must know.
+  if (running > 0 && !source.stopped() && best != nullptr) {
+    std::string numbers;
+    for (const SearchTrial& t : study.trials) {
+      if (t.state == TrialState::kRunning) numbers += (numbers.empty() ? "#" : ", #") + std::to_string(t.number);
+    }
+    throw Error("sweep " + plan.sweep_dir,
+                std::to_string(running) + " trial(s) of the study did not finish (" + numbers +
+                    ": interrupted, their process killed from outside)",
+                "Continue the study with the same command, or trainer sweep resume " + plan.sweep_dir +
+                    ": they go on from their last checkpoint.");
+  }
   if (source.stopped() || best == nullptr) {
     std::string numbers;
     for (const SearchTrial& t : study.trials) {

@@ -144,6 +144,36 @@ TEST_CASE("optuna: the same seed asks for the same trials, one at a time") {
   CHECK(distinct.size() == 5);
 }
 
+TEST_CASE("optuna: a trial killed from outside leaves the study unfinished: exit 1, naming it and the resume") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  TempDir dir;
+  const fs::path sweep = fs::path(dir.path()) / "study";
+  const std::vector<std::string> argv = study_command(
+      sweep.string(),
+      {"data.num_samples=65536", "trainer.max_epochs=3", "hydra.sweeper.n_trials=2", "hydra.sweeper.sampler.seed=2"});
+  bool killed_job = false, sent = false;
+  // Trial 0's own process gets SIGKILL (the out-of-memory killer) once it logged an epoch; the
+  // sweep goes on with trial 1 and ends.
+  auto result = run_and_signal(
+      argv, dir.path(),
+      [&] {
+        std::error_code ec;
+        const fs::path metrics = sweep / "0" / "metrics.csv";
+        if (!fs::exists(metrics, ec) || read_csv(metrics).rows.empty()) return false;
+        const std::string pid = status_field(sweep, 0, "pid");
+        if (pid.empty()) return false;
+        ::kill(static_cast<pid_t>(std::stol(pid)), SIGKILL);
+        killed_job = true;
+        return true;
+      },
+      0, &sent);
+  INFO(result.err);
+  REQUIRE(killed_job);
+  CHECK(result.exit_code == 1);
+  CHECK(contains(result.err, "1 trial(s) of the study did not finish (#0: interrupted"));
+  CHECK(contains(result.err, "trainer sweep resume " + sweep.string()));
+}
+
 TEST_CASE("optuna: a killed study continues with its command and with trainer sweep resume") {
   if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
