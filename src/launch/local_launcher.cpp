@@ -447,6 +447,12 @@ void LocalLauncher::launch(const SweepPlan& plan, const std::vector<int>& todo, 
     if (metric.last) line += ", " + monitor.first + " " + metric_text(metric.last);
     const bool stopped = status->state == JobState::kFailed || status->state == JobState::kInterrupted;
     if (stopped && !status->error.empty()) line += ": " + status->error;  // why (a kill from outside too)
+    if (auto decided = asha_decided.find(child.number); decided != asha_decided.end() &&
+                                                        decided->second == AshaScheduler::Decision::kStop &&
+                                                        status->state == JobState::kDone) {
+      // Judged late (its epochs are read every half second): it ended before the stop reached it.
+      line += " (it ran to its end before " + std::string(asha ? "ASHA's" : "the pruner's") + " stop reached it)";
+    }
     line += " | " + std::to_string(ended) + "/" + std::to_string(total) + " ended";
     if (failed > 0) line += ", " + std::to_string(failed) + " failed";
     if (remaining > 0 && !stop_launching) {
