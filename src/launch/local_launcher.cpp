@@ -196,7 +196,9 @@ void LocalLauncher::launch(const SweepPlan& plan, const std::vector<int>& todo, 
     layout.slots = std::min(layout.slots, fit);
     layout.threads_per_job = std::max(1, static_cast<int>(cpus.size()) / layout.slots);
   }
-  const bool shared = layout.slots > 1;
+  // Thread counts are set (and jobs pinned) wherever a job gets fewer threads than the cores: also
+  // for the one job a resume has left, which keeps the threads it had when it started.
+  const bool shared = layout.slots > 1 || layout.threads_per_job < static_cast<int>(cpus.size());
 
   std::map<int, const PlannedJob*> by_number;
   for (const PlannedJob& job : plan.jobs) by_number[job.number] = &job;

@@ -156,6 +156,16 @@ TEST_CASE("sweep: the local launcher runs n_jobs=2 job processes, each with its 
         "- data=synthetic\n- data.num_workers=0\n- debug=fdr\n- optimizer.lr=0.01\n");
   CHECK(contains(result.err, "#0 done"));
   CHECK(contains(result.err, "#1 done"));
+  if (sysconf(_SC_NPROCESSORS_ONLN) == 2) {
+    // The one job a resume has left keeps its share (1 thread), as the launch line says: it ran
+    // with both cores, so a job resumed mid-run did not end bit for bit.
+    fs::remove_all(sweep / "1");
+    auto resumed = run_process({TRAINER_BINARY, "sweep", "resume", "sweep"}, dir.path());
+    INFO(resumed.err);
+    CHECK(resumed.exit_code == 0);
+    CHECK(contains(resumed.err, "1 thread(s) each"));
+    CHECK(contains(read_file(sweep / "1" / "trainer.log"), "runtime tuning: 1 intra-op threads"));
+  }
 }
 
 TEST_CASE("sweep: a csv logger writing elsewhere than each job's metrics.csv is a warning before any job runs") {
