@@ -780,6 +780,27 @@ int run_optuna_sweep(const config::Composer& composer, const StudyOrigin& origin
     SweepPlan on_disk = read_sweep_plan(plan.sweep_dir);
     plan.jobs = on_disk.jobs;
   }
+  // A config file edited since the study's trials were composed: its new trials would be composed
+  // from the edited files and its old ones resumed as they were, one study judging two budgets.
+  if (!plan.jobs.empty()) {
+    std::vector<config::SweepJob> trials;
+    for (const PlannedJob& job : plan.jobs) trials.push_back(config::SweepJob{job.number, job.overrides});
+    ComposedSweep recomposed;
+    recomposed.plan = plan;
+    compose_jobs(composer, trials, /*check_for=*/"", [&](const config::SweepJob&, config::ComposeResult&& result) {
+      recomposed.configs.push_back(std::move(result.config));
+    });
+    if (const std::vector<std::string> changes = config_changes(recomposed); !changes.empty()) {
+      std::string listed;
+      for (const std::string& line : changes) listed += "\n  " + line;
+      throw Error("hydra.sweep.dir=" + plan.sweep_dir,
+                  "this Optuna study's trials were composed from other config files: its new trials would differ "
+                  "from its old ones in more than the searched parameters; nothing was run:" +
+                      listed,
+                  "\nRestore the config files as they were when the study started to continue it, or start a new "
+                  "study with another hydra.sweep.dir (and hydra.sweeper.storage).");
+    }
+  }
   for (const PlannedJob& job : plan.jobs) {
     if (job.number < 0 || static_cast<size_t>(job.number) >= study.trials.size()) {
       throw Error(study.path,

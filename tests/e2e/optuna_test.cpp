@@ -174,6 +174,30 @@ TEST_CASE("optuna: a trial killed from outside leaves the study unfinished: exit
   CHECK(contains(result.err, "trainer sweep resume " + sweep.string()));
 }
 
+TEST_CASE("optuna: a study whose config file was edited since its trials were composed is not continued") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  TempDir dir;
+  const fs::path sweep = fs::path(dir.path()) / "study";
+  const fs::path experiment = fs::path(dir.path()) / "cfg" / "experiment" / "night.yaml";
+  fs::create_directories(experiment.parent_path());
+  write_text(experiment, "# @package _global_\ntrainer: {max_epochs: 2}\ndata: {num_samples: 256}\n");
+  auto command = [&](const std::string& trials) {
+    return study_command(sweep.string(), {"-cd", (fs::path(dir.path()) / "cfg").string(), "experiment=night",
+                                          "hydra.sweeper.n_trials=" + trials, "hydra.sweeper.sampler.seed=2"});
+  };
+  auto first = run_process(command("1"), dir.path());
+  INFO(first.err);
+  REQUIRE(first.exit_code == 0);
+  write_text(experiment, "# @package _global_\ntrainer: {max_epochs: 1}\ndata: {num_samples: 256}\n");
+  auto more = run_process(command("2"), dir.path());
+  INFO(more.err);
+  CHECK(more.exit_code == 1);
+  CHECK(contains(more.err, "this Optuna study's trials were composed from other config files"));
+  CHECK(contains(more.err, "job 0: trainer.max_epochs: 2 when planned, 1 now"));
+  CHECK(study_trials(sweep).size() == 1);  // no trial was added
+  CHECK_FALSE(fs::exists(sweep / "1"));
+}
+
 TEST_CASE("optuna: a killed study continues with its command and with trainer sweep resume") {
   if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;
