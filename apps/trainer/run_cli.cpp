@@ -41,6 +41,7 @@
 #include "trainer/launch/schema_check.h"
 #include "trainer/launch/shell_completion.h"
 #include "trainer/launch/sweep_lock.h"
+#include "trainer/launch/sweep_plan.h"
 #include "trainer/launch/sweep_planner.h"
 #include "trainer/launch/sweep_runner.h"
 #include "trainer/options/option_reference.h"
@@ -319,6 +320,7 @@ int run_single_job(const CliOptions& options, const CliArgs& args, const config:
         checkpoints_lock.emplace(checkpoints.path, checkpoints.key, /*checkpoint_directory=*/true);
       }
       launch::refuse_sweep_directory(run_dir);
+      launch::refuse_sweep_job_directory(run_dir);
       if (!resumes) {
         launch::refuse_overwriting_run(run_dir);
         launch::refuse_overwriting_checkpoints(checkpoints.path, checkpoints.key);

@@ -301,6 +301,7 @@ void LocalLauncher::launch(const SweepPlan& plan, const std::vector<int>& todo, 
       std::cerr << "[sweep] warning: summary not written: " << error.what() << std::endl;
     }
   };
+  refresh_summary(true);  // from the start: a sweep killed (SIGKILL) in its first job leaves one too
 
   const InProcessJob& run_here = in_process_job();
   auto start_job = [&](int number) {

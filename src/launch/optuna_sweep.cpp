@@ -293,6 +293,18 @@ class StudySource : public JobSource {
         parallel_(parallel),
         sampler_(space.params, settings.tpe) {
     if (!study_.rng.empty()) sampler_.set_rng_state(study_.rng);
+    // A resumed study already past max_failure_rate starts no new trial (each resume started one).
+    int failed = 0, ended = 0;
+    for (const SearchTrial& t : study_.trials) {
+      failed += t.state == TrialState::kFailed;
+      ended += t.state != TrialState::kRunning;
+    }
+    if (ended > 0 && static_cast<double>(failed) / static_cast<double>(ended) > settings_.max_failure_rate) {
+      stopped_ = true;
+      std::cerr << "[optuna] " << failed << " of " << ended << " ended trials failed, more than max_failure_rate="
+                << config::python_float_repr(settings_.max_failure_rate)
+                << ": no new trial starts (raise it to let the study go on)" << std::endl;
+    }
   }
 
   std::optional<int> next_job() override {
@@ -748,6 +760,13 @@ int run_optuna_sweep(const config::Composer& composer, const StudyOrigin& origin
   Study study = now;
   std::optional<Study> stored = load_study(now.path);
   if (!stored && has_sweep_plan(plan.sweep_dir) && !read_sweep_plan(plan.sweep_dir).jobs.empty()) {
+    if (const SweepPlan other = read_sweep_plan(plan.sweep_dir); !is_optuna_sweeper(other.sweeper)) {
+      throw Error(plan.sweep_dir,
+                  "this directory holds a sweep of another sweeper (its jobs were planned, not asked of an Optuna "
+                  "study); nothing was run",
+                  "Give this search a hydra.sweep.dir of its own; trainer sweep resume " + plan.sweep_dir +
+                      " continues the sweep that is there.");
+    }
     throw Error(
         plan.sweep_dir,
         "this sweep directory holds trials but not their Optuna study (" + now.path + " is missing); nothing was run",

@@ -239,6 +239,35 @@ std::vector<std::string> plan_differences(const SweepPlan& on_disk, const SweepP
   return lines;
 }
 
+void refuse_sweep_job_directory(const std::string& run_dir) {
+  std::error_code ec;
+  const fs::path path = fs::absolute(run_dir, ec).lexically_normal();
+  fs::path sweep = path.filename().empty() ? path.parent_path() : path;
+  for (int up = 0; up < 4 && sweep.has_parent_path() && sweep != sweep.parent_path(); ++up) {
+    sweep = sweep.parent_path();
+    if (!has_sweep_plan(sweep.string())) continue;
+    SweepPlan plan;
+    try {
+      plan = read_sweep_plan(sweep.string(), /*moved_for_reading=*/true);
+    } catch (const Error&) {
+      return;  // a plan that cannot be read names no job
+    }
+    for (const PlannedJob& job : plan.jobs) {
+      if (!same_place(job.run_dir, path)) continue;
+      throw Error("hydra.run.dir=" + path.string(),
+                  "this is job " + std::to_string(job.number) + " of the sweep " + sweep.string() + " (" +
+                      task_overrides_text(job.overrides) +
+                      "): a single fit here would replace the job's .hydra record with this command's config, and "
+                      "the sweep's plan and summary would no longer describe it; nothing was written",
+                  "Continue the sweep's unfinished jobs with trainer sweep resume " + sweep.string() +
+                      ", or give this fit a hydra.run.dir of its own (to evaluate the job, trainer test "
+                      "ckpt_path=best hydra.run.dir=" +
+                      path.string() + " writes into its eval/).");
+    }
+    return;
+  }
+}
+
 std::string self_executable() {
   char buffer[PATH_MAX];
   const ssize_t n = ::readlink("/proc/self/exe", buffer, sizeof(buffer) - 1);

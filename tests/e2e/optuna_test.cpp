@@ -432,7 +432,14 @@ TEST_CASE("optuna: a failed trial stops the study under max_failure_rate=0.0 and
   check_clean_error(strict);
   CHECK(contains(strict.err, "failed: the job logged no val/acc"));
   CHECK(contains(strict.err, "more than max_failure_rate=0.0"));
-  CHECK(study_trials(fs::path(dir.path()) / "strict").size() < 6);  // it stopped asking
+  const size_t asked = study_trials(fs::path(dir.path()) / "strict").size();
+  CHECK(asked < 6);  // it stopped asking
+  // Resumed, the study is still past its failure rate: no new trial (each resume started one).
+  auto again = run_process(command("strict", "0.0"), dir.path());
+  INFO(again.err);
+  CHECK(again.exit_code == 1);
+  CHECK(contains(again.err, "no new trial starts"));
+  CHECK(study_trials(fs::path(dir.path()) / "strict").size() == asked);
   auto lenient = run_process(command("lenient", "1.0"), dir.path());
   INFO(lenient.err);
   CHECK(lenient.exit_code == 0);

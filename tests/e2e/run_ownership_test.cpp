@@ -576,4 +576,18 @@ TEST_CASE("a fit (new or resumed) never writes into a sweep's own directory") {
     CHECK(contains(refused.err, "use trainer sweep resume " + sweep.string()));
     CHECK(tree(sweep) == before);
   }
+  // A job's own directory: a single fit there (new or resumed) replaced the job's .hydra record
+  // with its own config, and the sweep's plan and summary no longer described the job.
+  const std::string job = (sweep / "1").string();
+  for (const std::vector<std::string>& extra :
+       std::vector<std::vector<std::string>>{{"hydra.run.dir=" + job}, {"hydra.run.dir=" + job, "ckpt_path=last"}}) {
+    auto refused = run_process(fit(extra), dir.path());
+    INFO(refused.err);
+    CHECK(refused.exit_code == 1);
+    check_clean_error(refused);
+    CHECK(contains(refused.err, "this is job 1 of the sweep " + sweep.string() + " ("));
+    CHECK(contains(refused.err, "seed=2): a single fit here would replace the job's .hydra record"));
+    CHECK(contains(refused.err, "trainer sweep resume " + sweep.string()));
+    CHECK(tree(sweep) == before);
+  }
 }

@@ -325,6 +325,21 @@ TEST_CASE("sweep: fail_fast=true stops launching at the first failure") {
   CHECK(contains(result.err, "1 of 2 jobs failed (0); 1 did not finish (1: interrupted or never started)"));
 }
 
+TEST_CASE("sweep: a sweep killed in its first job leaves its summary") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  TempDir dir;
+  const fs::path sweep = fs::path(dir.path()) / "sweep";
+  bool signalled = false;
+  auto killed = run_and_signal(
+      sweep_command({"data.num_samples=65536", "trainer.max_epochs=3", "seed=1,2", "hydra.sweep.dir=sweep"}),
+      dir.path(), [&] { return status_of(sweep, 0) == "running"; }, SIGKILL, &signalled);
+  REQUIRE(signalled);
+  CHECK(killed.exit_code == 128 + SIGKILL);
+  const std::string summary = read_file(sweep / "sweep_summary.md");
+  CHECK(contains(summary, "2 jobs: "));
+  CHECK(contains(summary, "| 1 | pending |"));
+}
+
 TEST_CASE("sweep: killed with SIGKILL mid-way, the same command resumes it; a changed job list is refused") {
   if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;

@@ -64,6 +64,12 @@ JobRecord read_job_record(const std::string& sweep_dir, int number);
 // compared, so a sweep can be resumed with other launcher settings.
 std::vector<std::string> plan_differences(const SweepPlan& on_disk, const SweepPlan& now);
 
+// A single fit in a sweep job's directory (hydra.run.dir=<sweep>/<job>) would replace the job's
+// .hydra record with its own config, so the sweep's plan and summary no longer described it:
+// trainer::Error naming the job and `trainer sweep resume`. Looks for the plan up to four
+// directories up (hydra.sweep.subdir may nest).
+void refuse_sweep_job_directory(const std::string& run_dir);
+
 // This process's executable (/proc/self/exe).
 std::string self_executable();
 
