@@ -471,10 +471,37 @@ int run_sweep(const CliOptions& options, const CliArgs& args, const config::Comp
     std::cerr << "The sweep has no jobs.\n";
     return 0;
   }
+  // A directory named by the time (Hydra's multirun/<date>/<time>) that another sweep started in
+  // the same second took: this sweep gets <time>_1 (_2, ...), as a fit does, not a refusal.
+  const config::Node* dir_node = config::select(sweep.configs.front(), "hydra.sweep.dir");
+  const bool time_named =
+      dir_node != nullptr && dir_node->is_string() && dir_node->as_string().find("${now:") != std::string::npos;
+  const std::string planned_dir = sweep.plan.sweep_dir;
+  auto move_on = [&] {
+    std::error_code ec;
+    std::string fresh;
+    for (int i = 1; fresh.empty() || fs::exists(fresh, ec); ++i) fresh = planned_dir + "_" + std::to_string(i);
+    std::cerr << "[sweep] " << planned_dir << " was taken by a sweep started in the same second: this one runs in "
+              << fresh << std::endl;
+    launch::move_sweep(sweep, fresh);
+  };
+  std::error_code taken_ec;
+  if (time_named && fs::exists(sweep.plan.sweep_dir, taken_ec)) move_on();
   // One sweep at a time in a directory (launch/sweep_lock.h), from before the plan on disk is
   // read; a new sweep refused by the checks below leaves no directory behind.
-  const launch::NewDirectories made(sweep.plan.sweep_dir);
-  auto lock = std::make_unique<launch::SweepLock>(sweep.plan.sweep_dir);
+  std::optional<launch::NewDirectories> made_dirs;
+  std::unique_ptr<launch::SweepLock> lock;
+  for (int attempt = 0; !lock; ++attempt) {
+    made_dirs.emplace(sweep.plan.sweep_dir);
+    try {
+      lock = std::make_unique<launch::SweepLock>(sweep.plan.sweep_dir);
+    } catch (const Error&) {
+      std::error_code ec;
+      if (!time_named || attempt >= 8 || !fs::exists(sweep.plan.sweep_dir, ec)) throw;
+      move_on();  // the other sweep locked it between the look and the lock
+    }
+  }
+  const launch::NewDirectories& made = *made_dirs;
   launch::SweepPlan to_run;
   try {
     if (launch::has_sweep_plan(sweep.plan.sweep_dir)) {

@@ -77,8 +77,7 @@ SweepLock::SweepLock(const std::string& sweep_dir) {
                       "); two sweeps in one directory would run each other's jobs into the same run directories; "
                       "nothing was run",
                   "Wait for it to end (trainer sweep summary " + sweep_dir +
-                      " shows how far it is), or give this sweep its own hydra.sweep.dir (two sweeps started in "
-                      "the same second share the default multirun/<date>/<time>).");
+                      " shows how far it is), or give this sweep its own hydra.sweep.dir.");
     }
     std::cerr << "[sweep] warning: " << path << " cannot be locked (" << std::strerror(error)
               << "): nothing stops a second sweep from running in this directory at the same time" << std::endl;

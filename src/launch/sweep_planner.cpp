@@ -318,6 +318,17 @@ void place_jobs(ComposedSweep& sweep, const std::vector<config::SweepJob>& jobs)
   say_planned_warnings();
 }
 
+void move_sweep(ComposedSweep& sweep, const std::string& sweep_dir) {
+  sweep.plan.sweep_dir = sweep_dir;
+  for (size_t i = 0; i < sweep.configs.size() && i < sweep.plan.jobs.size(); ++i) {
+    Node* hydra = sweep.configs[i].find("hydra");
+    if (Node* sweep_node = hydra != nullptr ? hydra->find("sweep") : nullptr; sweep_node && sweep_node->is_map()) {
+      sweep_node->set("dir", Node::string(sweep_dir));
+    }
+    sweep.plan.jobs[i].run_dir = job_run_dir(sweep.configs[i], sweep_dir);
+  }
+}
+
 void write_sweep_plan(const ComposedSweep& sweep) {
   std::error_code ec;
   fs::create_directories(sweep.plan.sweep_dir, ec);

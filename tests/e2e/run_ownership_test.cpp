@@ -557,6 +557,38 @@ TEST_CASE("a fit whose time-named run directory another fit took gets <dir>_1, n
   CHECK(named.err.find("this directory already holds a training run") != std::string::npos);
 }
 
+// The same for sweeps: a script starting two sweeps at once gave the second a refusal (another
+// sweep is running in this directory), or had it resume the first's plan once that ended.
+TEST_CASE("a sweep whose time-named directory another sweep took gets <dir>_1") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  TempDir dir;
+  const fs::path base(dir.path());
+  const std::string by_time = "hydra.sweep.dir=ms/${now:%Y}";  // the year stands for the second
+  auto first = run_process(fit({"-m", "seed=1,2", by_time}), dir.path());
+  INFO(first.err);
+  REQUIRE(first.exit_code == 0);
+  auto second = run_process(fit({"-m", "seed=3,4", by_time}), dir.path());
+  INFO(second.err);
+  CHECK(second.exit_code == 0);
+  std::vector<std::string> sweeps;
+  for (const auto& entry : fs::directory_iterator(base / "ms")) sweeps.push_back(entry.path().filename().string());
+  std::sort(sweeps.begin(), sweeps.end());
+  REQUIRE(sweeps.size() == 2);
+  CHECK(sweeps[1] == sweeps[0] + "_1");
+  CHECK(contains(second.err, "was taken by a sweep started in the same second: this one runs in"));
+  for (const char* job : {"0", "1"}) {
+    CHECK(fs::exists(base / "ms" / sweeps[1] / job / "checkpoints" / "last.ckpt"));
+    CHECK(contains(read_file(base / "ms" / sweeps[1] / job / ".hydra" / "config.yaml"), "seed: "));
+  }
+  CHECK(contains(read_file(base / "ms" / sweeps[1] / "1" / ".hydra" / "overrides.yaml"), "seed=4"));
+  CHECK(contains(read_file(base / "ms" / sweeps[0] / "1" / ".hydra" / "overrides.yaml"), "seed=2"));
+  // A directory given as it is stays the sweep the user named: the same command resumes it.
+  auto named = run_process(fit({"-m", "seed=1,2", "hydra.sweep.dir=ms/" + sweeps[0]}), dir.path());
+  INFO(named.err);
+  CHECK(named.exit_code == 0);
+  CHECK(contains(named.err, "2 of 2 jobs already ended, 0 to run"));
+}
+
 TEST_CASE("a fit (new or resumed) never writes into a sweep's own directory") {
   if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
   TempDir dir;

@@ -55,6 +55,10 @@ void place_jobs(ComposedSweep& sweep, const std::vector<config::SweepJob>& jobs)
 // set from `config`; pass the sweep's context for one timestamp across its jobs).
 std::string job_run_dir(const config::Node& config, const std::string& sweep_dir, config::ResolveContext ctx = {});
 
+// Moves a planned sweep to `sweep_dir`: its plan, its jobs' run dirs and their configs'
+// hydra.sweep.dir (a time-named directory another sweep took in the same second).
+void move_sweep(ComposedSweep& sweep, const std::string& sweep_dir);
+
 // Before a new fit sweep writes anything: no job's checkpoint directory holds checkpoints of
 // another run (launch::refuse_overwriting_checkpoints for each job without ckpt_path).
 void refuse_overwriting_checkpoints(const ComposedSweep& sweep);
