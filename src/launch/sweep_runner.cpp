@@ -73,8 +73,8 @@ int run_sweep_plan(const SweepPlan& plan) {
   if (todo.size() < plan.jobs.size() || continued + restarted > 0) {
     std::string how;
     if (continued > 0) {
-      how += std::to_string(continued) + (continued == 1 ? " continues from its" : " continue from their") +
-             " checkpoint";
+      how +=
+          std::to_string(continued) + (continued == 1 ? " continues from its" : " continue from their") + " checkpoint";
     }
     if (restarted > 0) {
       how += (how.empty() ? "" : ", ") + std::to_string(restarted) + " started before " +
