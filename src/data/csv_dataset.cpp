@@ -719,6 +719,12 @@ DataSplits load_csv(const DataOptions& options) {
   // trainer test from a checkpoint: its encoding says how rows become inputs, so the test table
   // alone is read (the training table may have moved; predict reads no more either).
   if (fitted && options.evaluated_split == "test" && !options.test_path.empty()) {
+    if (same_file(options.test_path, options.path)) {
+      log::warning("data.test_path: " + options.test_path +
+                   " is the table the checkpoint was trained on (data.path), so the test rows are the rows trained "
+                   "and validated on: test metrics say how well the model fits them, not how it does on rows it has "
+                   "not seen; give a table of held-out rows");
+    }
     auto tested = std::make_shared<const TensorDataset>(read_encoded(
         options, options.test_path, "data.test_path", encoding, options.encoding, /*target_optional=*/false));
     log::info("data: " + options.test_path + " alone (the checkpoint's encoding says how rows become inputs; " +

@@ -102,7 +102,11 @@ Batch ImageFolderDataset::get_batch(const at::Tensor& indices, int64_t epoch) co
       image::decode_transformed(scratch->file.data(), scratch->file.size(), options_.decode, options_.transforms,
                                 random, scratch->transform, img, file);
     } catch (const image::BadImage& bad) {
-      if (!options_.skip_bad_samples) throw;
+      if (!options_.skip_bad_samples) {
+        throw Error(bad.where(), bad.problem(),
+                    (bad.fix().empty() ? std::string("Replace or remove the file.") : bad.fix()) +
+                        " Or set data.on_bad_sample=skip to leave such images out (each named once, counted).");
+      }
       note_skipped(file, bad.problem());
       continue;
     }
@@ -314,6 +318,8 @@ std::shared_ptr<const Dataset> load_images_to_predict(const DataOptions& options
   std::vector<std::string> files = image::list_image_files(root, "data.root");
   std::vector<int64_t> labels;
   labels.reserve(files.size());
+  std::vector<std::string> other_folders;  // first folders not named after a class
+  bool any_class = false;
   for (const std::string& file : files) {
     // root/<first folder>/...: a class of the checkpoint's, when it is named after one.
     int64_t label = -1;
@@ -322,9 +328,24 @@ std::shared_ptr<const Dataset> load_images_to_predict(const DataOptions& options
     if (file.size() > start && slash != std::string::npos) {
       const std::string folder = file.substr(start, slash - start);
       const auto found = std::find(classes.begin(), classes.end(), folder);
-      if (found != classes.end()) label = found - classes.begin();
+      if (found != classes.end()) {
+        label = found - classes.begin();
+        any_class = true;
+      } else if (std::find(other_folders.begin(), other_folders.end(), folder) == other_folders.end()) {
+        other_folders.push_back(folder);
+      }
     }
     labels.push_back(label);
+  }
+  // Laid out by class, with folders the model has no class for: their images are predicted
+  // without a known class (left out of the accuracy), which a new class folder should not be silently.
+  if (any_class && !other_folders.empty()) {
+    std::string listed;
+    for (size_t i = 0; i < other_folders.size() && i < 8; ++i) listed += (i == 0 ? "" : ", ") + other_folders[i];
+    if (other_folders.size() > 8) listed += " and " + std::to_string(other_folders.size() - 8) + " more";
+    log::warning("data.root: " + root + " holds folders that are not classes of the checkpoint (" + listed +
+                 "): their images are predicted without a known class and left out of the accuracy; the model "
+                 "can only answer with the classes it was trained on");
   }
   const auto [height, width] = sample_size(options, files, /*with_training=*/false);
   log::info("image transforms: " + pipeline_for(options, false).describe() + "; samples " +

@@ -138,16 +138,16 @@ int64_t check_targets(const at::Tensor& targets, int64_t samples, const std::str
   if (smallest < 0) {
     const int64_t row = at::nonzero(labels < 0)[0][0].item<int64_t>();
     throw Error(key,
-                path + ": target " + std::to_string(row) + " is " + std::to_string(labels[row].item<int64_t>()) +
-                    "; class indices start at 0",
+                path + ": sample " + std::to_string(row) + "'s target is " +
+                    std::to_string(labels[row].item<int64_t>()) + "; class indices start at 0",
                 "Map the labels to 0 .. classes - 1.");
   }
   if (num_classes > 0 && largest >= num_classes) {
     const int64_t row = at::nonzero(labels >= num_classes)[0][0].item<int64_t>();
     throw Error(key,
-                path + ": target " + std::to_string(row) + " is " + std::to_string(labels[row].item<int64_t>()) +
-                    ", outside the " + std::to_string(num_classes) + (num_classes == 1 ? " class" : " classes") +
-                    " (0 .. " + std::to_string(num_classes - 1) + ")",
+                path + ": sample " + std::to_string(row) + "'s target is " +
+                    std::to_string(labels[row].item<int64_t>()) + ", outside the " + std::to_string(num_classes) +
+                    (num_classes == 1 ? " class" : " classes") + " (0 .. " + std::to_string(num_classes - 1) + ")",
                 key == "data.test_targets"
                     ? "The test labels must be among the training classes (0 .. " + std::to_string(num_classes - 1) +
                           "): map them so, or set data.num_classes to cover them when training."
@@ -292,6 +292,12 @@ std::optional<DataSplits> load_test_files_alone(const DataOptions& options) {
   const std::string dtype = encoding["tensor_inputs_dtype"].get<std::string>();
   const TrainedInputs trained{options.trained_sample_shape, dtype == "uint8" ? at::kByte : at::kFloat, kCheckpoints,
                               ""};
+  if (same_file(options.test_inputs, options.inputs)) {
+    log::warning("data.test_inputs: " + options.test_inputs +
+                 " is the file the checkpoint was trained on (data.inputs), so the test samples are the samples "
+                 "trained and validated on: test metrics say how well the model fits them, not how it does on "
+                 "samples it has not seen; give held-out samples");
+  }
   TensorDataset test = load_test_split(options, trained, options.trained_num_classes);
   test.set_encoding(options.encoding);
   log::info("data: " + options.test_inputs + " alone (the checkpoint says what the model was trained on; " +

@@ -168,6 +168,7 @@ void take_settings(Node& composed, const Node& stored, const std::vector<config:
   std::string rebased;
   std::string taken;
   std::string kept;
+  std::string ignored;
   for (const std::string& section : kSettingsFromCheckpoint) {
     const Node* from = stored.find(section);
     if (from == nullptr) continue;
@@ -192,8 +193,18 @@ void take_settings(Node& composed, const Node& stored, const std::vector<config:
       continue;
     }
     Node merged = *from;
+    // A table's checkpoint (data=csv) decides how rows become inputs and which column is the
+    // target: these keys on the command line would be ignored by the engine, and the evaluation's
+    // .hydra record would name values it did not use.
+    const Node* trained_data = section == "data" ? from->find("name") : nullptr;
+    const bool table = trained_data != nullptr && trained_data->is_string() && trained_data->as_string() == "csv";
     for (const config::Override* o : within) {
       const std::string rest = o->key.substr(section.size() + 1);
+      if (table && (rest == "target" || rest == "task" || rest == "features" || rest == "categorical" ||
+                    rest == "standardize")) {
+        ignored += (ignored.empty() ? "" : ", ") + o->text;
+        continue;
+      }
       const Node* value = config::select(composed, o->key);
       if (o->kind == config::OverrideKind::kDelete || value == nullptr) {
         erase_path(merged, rest);
@@ -230,6 +241,12 @@ void take_settings(Node& composed, const Node& stored, const std::vector<config:
   }
   if (!taken.empty()) notes.push_back("from the checkpoint's config: " + taken);
   if (!kept.empty()) notes.push_back("from the command line instead: " + kept);
+  if (!ignored.empty()) {
+    notes.push_back(
+        "ignored, the checkpoint's as trained (a table's checkpoint decides its target, task and "
+        "input columns): " +
+        ignored);
+  }
   if (!rebased.empty()) {
     notes.push_back("the checkpoint's relative " + rebased + " read in the training run's working directory " +
                     training_cwd->string());

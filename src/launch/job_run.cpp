@@ -135,7 +135,14 @@ EngineResult run_job(const EngineEntry* in_process, const std::string& command, 
   if (!secondary) prepare_mlflow_job(resolved_job, *hydra, run_dir);
   const std::string yaml = config::to_yaml(resolved_job);
   log::info("output directory: " + run_dir);
-  for (const std::string& note : notes) log::info(command + ": " + note);
+  for (const std::string& note : notes) {
+    // An override the evaluation does not use is a warning; the rest says where settings came from.
+    if (note.rfind("ignored", 0) == 0) {
+      log::warning(command + ": " + note);
+    } else {
+      log::info(command + ": " + note);
+    }
+  }
   log::debug("job config:\n" + yaml);
 
   const bool searches = searches_batch_size(command, resolved_job) && !secondary;

@@ -88,7 +88,29 @@ g.to_csv('scaled.csv', index=False)
   REQUIRE(last.exit_code == 0);
   const double test_acc = printed(last.out, "test/acc");
   CHECK(test_acc >= 0.9);
+  // Its test table is the one it trained on (as the fit's): said outside fit too.
+  CHECK(last.err.find("is the table the checkpoint was trained on (data.path)") != std::string::npos);
   CHECK(read_file(root / "run" / "class_names.txt") == "setosa\nversicolor\nvirginica\n");
+  // The target, task and columns are the checkpoint's: others given are ignored, said as a
+  // warning, and the evaluation's record names what it used (it named the override).
+  auto other_target = run_process({TRAINER_BINARY, "test", "ckpt_path=last", "hydra.run.dir=run",
+                                   "data.target=sepal_length", "data.task=regression"},
+                                  dir.path());
+  INFO(other_target.err);
+  REQUIRE(other_target.exit_code == 0);
+  CHECK(printed(other_target.out, "test/acc") == test_acc);
+  CHECK(other_target.err.find("ignored, the checkpoint's as trained") != std::string::npos);
+  CHECK(other_target.err.find("data.target=sepal_length, data.task=regression") != std::string::npos);
+  CHECK(other_target.err.find("from the command line instead: data.target") == std::string::npos);
+  int records = 0;
+  for (const auto& entry : fs::directory_iterator(root / "run" / "eval")) {
+    const fs::path record = entry.path() / ".hydra" / "config.yaml";
+    if (read_file(entry.path() / ".hydra" / "overrides.yaml").find("sepal_length") == std::string::npos) continue;
+    ++records;
+    CHECK(read_file(record).find("target: species") != std::string::npos);
+    CHECK(read_file(record).find("task: classification") != std::string::npos);
+  }
+  CHECK(records == 1);
 
   // Predicting rows without a species column: names, from the checkpoint alone.
   auto predicted = run_process(

@@ -236,6 +236,20 @@ TEST_CASE("image_folder: a cnn trains on a split tree; class names kept with the
   REQUIRE(resized.exit_code == 0);
   CHECK(resized.err.find("brought to 28 x 28, the size the checkpoint was trained on") != std::string::npos);
   CHECK(printed(resized.out, "predict/count") == 20);
+  CHECK(resized.err.find("not classes of the checkpoint") == std::string::npos);
+  // A class folder added since training: predicted without a known class, said, named.
+  fs::create_directories(mixed / "boot");
+  for (const auto& entry : fs::recursive_directory_iterator(mixed)) {
+    if (!entry.is_regular_file() || entry.path().parent_path() == mixed / "boot") continue;
+    fs::copy_file(entry.path(), mixed / "boot" / entry.path().filename());
+    break;
+  }
+  const ProcessResult added = run_process(
+      {TRAINER_BINARY, "predict", "ckpt_path=last", "hydra.run.dir=" + run, "data.root=" + mixed.string()}, dir.path());
+  INFO(added.err);
+  REQUIRE(added.exit_code == 0);
+  CHECK(printed(added.out, "predict/count") == 20);  // the accuracy's count: the boot image has no known class
+  CHECK(added.err.find("holds folders that are not classes of the checkpoint (boot)") != std::string::npos);
 }
 
 // docs/data.md's second command with two depths, and the root given as '~/mixed' (quoted: Hydra's
@@ -553,6 +567,7 @@ TEST_CASE("image_folder: mistakes are one-paragraph errors naming the place and 
   check_clean_error(damaged);
   CHECK(
       (damaged.err.find("truncated.png") != std::string::npos || damaged.err.find("corrupt.jpg") != std::string::npos));
+  CHECK(damaged.err.find("Or set data.on_bad_sample=skip to leave such images out") != std::string::npos);
 
   // With on_bad_sample=skip: logged once per file, left out, and the run finishes.
   const ProcessResult skipped =

@@ -305,7 +305,7 @@ TEST_CASE("data=tensors reads named float16 tensors of a safetensors file with i
                                              "data.input_key=pixels", "data.target_key=labels", "data.num_classes=5"}),
                          dir.path());
   check_clean_error(few);
-  CHECK(few.err.find("data.targets: train.safetensors: target 0 is 9, outside the 5 classes (0 .. 4)") !=
+  CHECK(few.err.find("data.targets: train.safetensors: sample 0's target is 9, outside the 5 classes (0 .. 4)") !=
         std::string::npos);
   // Two tensors and no key: which one must be said, listing both.
   auto ambiguous = run_process(tensors_fit("ambiguous", {"data.inputs=train.safetensors",
@@ -402,7 +402,7 @@ TEST_CASE("data=tensors: the mistakes users make with array files are clean erro
        "data.targets: short_y.npy holds 30 targets for 40 input samples"},
       {{"data.inputs=x.npy", "data.targets=float_y.npy"}, "data.targets: float_y.npy holds float32 targets"},
       {{"data.inputs=x.npy", "data.targets=negative_y.npy"},
-       "data.targets: negative_y.npy: target 7 is -2; class indices start at 0"},
+       "data.targets: negative_y.npy: sample 7's target is -2; class indices start at 0"},
       {{"data.inputs=x.npy", "data.targets=y.npy", "data.input_key=x"}, "data.input_key: names tensor 'x', but x.npy"},
       {{"data.inputs=x.npy", "data.targets=huge_y.npy"},
        "huge_y.npy: the largest target is 10000000, so the model would get that many outputs plus one"},
@@ -443,6 +443,14 @@ TEST_CASE("data=tensors: the mistakes users make with array files are clean erro
   INFO(same.err);
   CHECK(same.exit_code == 0);
   CHECK(same.err.find("data.test_inputs: ./x.npy is data.inputs' file, so the test samples are the samples trained") !=
+        std::string::npos);
+  // So is trainer test from a checkpoint given the training file (it reads the test files alone).
+  auto tested = run_process({TRAINER_BINARY, "test", "ckpt_path=last", "hydra.run.dir=same", "data.test_inputs=x.npy",
+                             "data.test_targets=y.npy"},
+                            dir.path());
+  INFO(tested.err);
+  CHECK(tested.exit_code == 0);
+  CHECK(tested.err.find("data.test_inputs: x.npy is the file the checkpoint was trained on (data.inputs)") !=
         std::string::npos);
 }
 
