@@ -149,6 +149,7 @@ namespace {
 struct SweepObjective {
   std::string metric = "val/loss", mode = "min";
   BestBy best_by = BestBy::kBestValue;
+  bool stopped_early_ranks = true;
 };
 
 SweepObjective sweep_objective(const std::string& sweep_dir) {
@@ -169,7 +170,9 @@ SweepObjective sweep_objective(const std::string& sweep_dir) {
       const bool best =
           name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
       if (best) name.resize(name.size() - suffix.size());
-      return {name, settings.tpe.maximize ? "max" : "min", best ? BestBy::kBestValue : BestBy::kFinalValue};
+      // The study's best trial is a complete one: a pruned trial's last value is not its result.
+      return {name, settings.tpe.maximize ? "max" : "min", best ? BestBy::kBestValue : BestBy::kFinalValue,
+              /*stopped_early_ranks=*/false};
     } catch (const Error&) {
       // settings the study itself refused: the monitor, as for any sweep
     }
@@ -218,6 +221,7 @@ SweepSummary summarize_sweep(const SweepPlan& plan) {
   summary.metric = objective.metric;
   summary.mode = objective.mode;
   summary.best_by = objective.best_by;
+  summary.stopped_early_ranks = objective.stopped_early_ranks;
   summary.test_score = sweep_test_score(plan.sweep_dir);
   const double now = now_epoch_s();
   for (const PlannedJob& job : plan.jobs) {
@@ -243,9 +247,10 @@ SweepSummary summarize_sweep(const SweepPlan& plan) {
       row.test_score = read_metric_history(csv, summary.test_score, "max").last;
       row.test_loss = read_metric_history(csv, "test/loss", "min").last;
     }
-    const bool ended = row.state == JobState::kDone || row.state == JobState::kStoppedEarly;
+    const bool ranked =
+        row.state == JobState::kDone || (row.state == JobState::kStoppedEarly && summary.stopped_early_ranks);
     const std::optional<double>& value = summary.ranked_value(row);
-    if (ended && value &&
+    if (ranked && value &&
         (summary.best < 0 ||
          better(*value, *summary.ranked_value(summary.jobs[static_cast<size_t>(summary.best)]), summary.mode))) {
       summary.best = static_cast<int>(summary.jobs.size());
@@ -300,8 +305,18 @@ std::string summary_markdown(const SweepSummary& summary) {
     const bool all_ended = std::all_of(summary.jobs.begin(), summary.jobs.end(), [](const JobSummary& job) {
       return job.state == JobState::kDone || job.state == JobState::kStoppedEarly || job.state == JobState::kFailed;
     });
-    out += all_ended ? "Best job: none (no job logged " + summary.metric + "; see their trainer.log).\n"
-                     : "Best job: none yet (no job has ended with a value of " + summary.metric + ").\n";
+    const bool pruned = !summary.stopped_early_ranks &&
+                        std::any_of(summary.jobs.begin(), summary.jobs.end(), [](const JobSummary& job) {
+                          return job.state == JobState::kStoppedEarly && job.metric.last.has_value();
+                        });
+    if (!all_ended) {
+      out += "Best job: none yet (no job has ended with a value of " + summary.metric + ").\n";
+    } else if (pruned) {
+      out += "Best job: none (every trial with a value of " + summary.metric +
+             " was pruned; the study names a complete trial only).\n";
+    } else {
+      out += "Best job: none (no job logged " + summary.metric + "; see their trainer.log).\n";
+    }
   }
   bool any_error = false;
   for (const JobSummary& job : summary.jobs) {

@@ -214,6 +214,42 @@ TEST_CASE("an Optuna study's best job is the one its objective judged best: the 
   CHECK(best_job_text(summary) == "#0 (val/acc max 0.9): optimizer.lr=0.1");
 }
 
+TEST_CASE("an Optuna study's pruned trial is never its best job, as the study counts complete trials only") {
+  TempDir dir("trainer-sweep-summary");
+  SweepPlan plan;
+  plan.sweep_dir = dir.path;
+  plan.command = "fit";
+  plan.jobs = {{0, {"optimizer.lr=0.1"}, dir.path + "/0"}, {1, {"optimizer.lr=0.01"}, dir.path + "/1"}};
+  // Job 0 was pruned at 0.9 (a higher value than job 1's); job 1 completed at 0.8.
+  write(fs::path(dir.path) / "0" / "metrics.csv", "epoch,val/acc\n0,0.9\n");
+  write(fs::path(dir.path) / "1" / "metrics.csv", "epoch,val/acc\n0,0.7\n1,0.8\n");
+  finished(dir.path, 0, JobState::kStoppedEarly, 1);
+  finished(dir.path, 1, JobState::kDone, 2);
+  const std::string optuna =
+      "callbacks:\n  model_checkpoint:\n    monitor: val/acc\n    mode: max\nhydra:\n  sweeper:\n"
+      "    _target_: hydra_plugins.hydra_optuna_sweeper.optuna_sweeper.OptunaSweeper\n"
+      "    direction: maximize\n    n_trials: 2\n";
+  write(fs::path(dir.path) / "multirun.yaml", "optimized_metric: val/acc\n" + optuna);
+  SweepSummary summary = write_sweep_summary(plan);
+  CHECK_FALSE(summary.stopped_early_ranks);
+  CHECK(summary.best == 1);
+  CHECK(best_job_text(summary) == "#1 (val/acc max, final 0.8): optimizer.lr=0.01");
+  // With every trial pruned the study has no best trial, and the summary says why.
+  finished(dir.path, 1, JobState::kStoppedEarly, 2);
+  summary = write_sweep_summary(plan);
+  CHECK(summary.best == -1);
+  std::ifstream md_in(fs::path(dir.path) / "sweep_summary.md");
+  std::string md((std::istreambuf_iterator<char>(md_in)), std::istreambuf_iterator<char>());
+  CHECK(md.find("Best job: none (every trial with a value of val/acc was pruned; the study names a complete "
+                "trial only).") != std::string::npos);
+  // A grid sweep's job stopped early by ASHA keeps its rank (its value is the one it reached).
+  write(fs::path(dir.path) / "multirun.yaml",
+        "callbacks:\n  model_checkpoint:\n    monitor: val/acc\n    mode: max\nhydra: {}\n");
+  summary = write_sweep_summary(plan);
+  CHECK(summary.stopped_early_ranks);
+  CHECK(summary.best == 0);
+}
+
 TEST_CASE("a finished job whose directory was deleted is pending again, said, and never best") {
   TempDir dir("trainer-sweep-summary");
   SweepPlan plan;

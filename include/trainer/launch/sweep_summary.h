@@ -50,9 +50,13 @@ struct SweepSummary {
   std::string metric, mode;
   std::string test_score = "test/acc";  // or test/r2 for a regression sweep
   BestBy best_by = BestBy::kBestValue;
+  // Whether a job stopped early (by ASHA or a pruner) may be named best: not in an Optuna study,
+  // whose best trial is a complete one (a pruned trial's last value is not its result).
+  bool stopped_early_ranks = true;
   std::vector<JobSummary> jobs;
-  // Index into jobs of the ended job (done or stopped_early) with the best value (by best_by); -1
-  // when none has one. A running, interrupted or failed job is never named best: its value is not final.
+  // Index into jobs of the ended job (done, or stopped_early where it ranks) with the best value
+  // (by best_by); -1 when none has one. A running, interrupted or failed job is never named best:
+  // its value is not final.
   int best = -1;
   // The value of a job that best_by ranks.
   const std::optional<double>& ranked_value(const JobSummary& job) const {
