@@ -17,6 +17,7 @@
 #include "trainer/engine/stop_signal.h"
 #include "trainer/formats/checkpoint_file.h"
 #include "trainer/options/option_reader.h"
+#include "trainer/options/option_table.h"
 #include "trainer/util/atomic_file.h"
 #include "trainer/util/error.h"
 #include "trainer/util/log.h"
@@ -90,7 +91,12 @@ int Trainer::Impl::predict_command() {
   if (regression) return predict_values(batches);
   const int64_t classes = input_spec.num_classes;
   const int64_t k = std::min<int64_t>(wanted_k, classes);
-  if (wanted_k > classes) {
+  // The default k (5) listing a 3-class model's 3 is no news; a k the user asked for is.
+  const options::Section* section = options::find_section("predict", "");
+  const options::Option* top_k = section != nullptr ? options::find_option(*section, "top_k") : nullptr;
+  const bool asked = top_k == nullptr || options::default_node(*top_k).type() != config::NodeType::kInt ||
+                     options::default_node(*top_k).as_int() != wanted_k;
+  if (wanted_k > classes && asked) {
     log::warning("predict.top_k=" + std::to_string(wanted_k) + " is more than the " + std::to_string(classes) +
                  " classes: predictions.csv lists all " + std::to_string(classes));
   }

@@ -117,6 +117,8 @@ g.to_csv('scaled.csv', index=False)
       {TRAINER_BINARY, "predict", "ckpt_path=last", "hydra.run.dir=run", "data.test_path=new_rows.csv"}, dir.path());
   INFO(predicted.err);
   REQUIRE(predicted.exit_code == 0);
+  // The default predict.top_k (5) lists the 3 classes without a word; a k asked for is answered.
+  CHECK(predicted.err.find("predict.top_k") == std::string::npos);
   const CsvTable rows = read_csv(predictions_under(root / "run" / "eval"));
   REQUIRE(rows.rows.size() == 40);
   std::vector<std::string> truth;
@@ -135,10 +137,12 @@ g.to_csv('scaled.csv', index=False)
 
   // The same rows with the species known for the first 20 only: every row predicted, the accuracy
   // over the 20 (an empty label cell was refused).
-  auto some = run_process(
-      {TRAINER_BINARY, "predict", "ckpt_path=last", "hydra.run.dir=run", "data.test_path=some_labels.csv"}, dir.path());
+  auto some = run_process({TRAINER_BINARY, "predict", "ckpt_path=last", "hydra.run.dir=run",
+                           "data.test_path=some_labels.csv", "predict.top_k=4"},
+                          dir.path());
   INFO(some.err);
   REQUIRE(some.exit_code == 0);
+  CHECK(some.err.find("predict.top_k=4 is more than the 3 classes: predictions.csv lists all 3") != std::string::npos);
   CHECK(printed(some.out, "predict/count") == 20);
   CHECK(some.err.find("on the 20 with a known class") != std::string::npos);
   // trainer test needs every label: the empty cell is named.
