@@ -259,6 +259,20 @@ std::pair<int, int> sample_size(const DataOptions& options, const std::vector<st
   return {train_size.height, train_size.width};
 }
 
+// A hidden folder (Jupyter's .ipynb_checkpoints/, an editor's) is a class, as torchvision's
+// ImageFolder makes it, which is rarely what its owner meant: said, with its image count.
+void warn_of_hidden_classes(const image::ImageFolder& train) {
+  for (size_t index = 0; index < train.classes.size(); ++index) {
+    const std::string& name = train.classes[index];
+    if (name.empty() || name[0] != '.') continue;
+    const auto images = std::count(train.labels.begin(), train.labels.end(), static_cast<int64_t>(index));
+    log::warning("data.root: the hidden folder '" + name + "' is a class, as in torchvision's ImageFolder: its " +
+                 std::to_string(images) + " image" + (images == 1 ? "" : "s") + " train the model as class '" + name +
+                 "' (Jupyter and editors leave such folders); delete it or move it out of " + train.root +
+                 " if it is not a class");
+  }
+}
+
 }  // namespace
 
 image::TransformPipeline pipeline_for(const DataOptions& options, bool training) {
@@ -275,6 +289,7 @@ DataSplits load_image_folder(const DataOptions& options) {
   }
   const image::ImageFolderSplits scan = image::scan_image_folder_splits(expand_home(options.root), "data.root");
   const std::vector<std::string>& classes = scan.train.classes;
+  warn_of_hidden_classes(scan.train);
 
   const auto [height, width] = sample_size(options, scan.train.files);
   log::info("image transforms: train " + pipeline_for(options, true).describe() + "; evaluation " +

@@ -600,4 +600,16 @@ TEST_CASE("image_folder: mistakes are one-paragraph errors naming the place and 
   const ProcessResult no_root = run_process({TRAINER_BINARY, "fit", "data=image_folder"}, dir.path());
   check_clean_error(no_root);
   CHECK(no_root.err.find("data.root") != std::string::npos);
+
+  // A hidden folder Jupyter left among the classes is a class, as in torchvision, and said so.
+  const fs::path jupyter = fs::path(dir.path()) / "jupyter";
+  fs::create_directories(jupyter);
+  fs::copy(tree / "coat", jupyter / "coat");
+  fs::copy(tree / "coat", jupyter / ".ipynb_checkpoints");
+  fs::copy(tree / "shirt", jupyter / "shirt");
+  const ProcessResult hidden = run_process(fit_command(jupyter, run + "_hidden", {"test_after_fit=false"}), dir.path());
+  INFO(hidden.err);
+  CHECK(hidden.exit_code == 0);
+  CHECK(hidden.err.find("the hidden folder '.ipynb_checkpoints' is a class, as in torchvision's ImageFolder: its 4 "
+                        "images train the model as class '.ipynb_checkpoints'") != std::string::npos);
 }
