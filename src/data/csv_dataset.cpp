@@ -14,6 +14,7 @@
 #include "trainer/config/did_you_mean.h"
 #include "trainer/data/missing_classes.h"
 #include "trainer/data/tensor_dataset.h"
+#include "trainer/data/test_is_training_data.h"
 #include "trainer/formats/crc32c.h"
 #include "trainer/formats/csv_table.h"
 #include "trainer/util/error.h"
@@ -21,7 +22,6 @@
 #include "trainer/util/home_path.h"
 #include "trainer/util/log.h"
 #include "trainer/util/mapped_file.h"
-#include "trainer/util/same_file.h"
 
 namespace trainer::data {
 namespace {
@@ -248,6 +248,8 @@ formats::CsvTable read_table(
 }
 
 // A regression's target cell that is not a number: the target is not a category input.
+const TestAndTraining kTestTable{"data.test_path", "data.path", "table", "rows", "a table of held-out rows"};
+
 const char* const kRegressionTargetFix =
     "The target of data.task=regression must hold numbers: correct the cell, or, for a target of class names, "
     "set data.task=classification.";
@@ -719,12 +721,7 @@ DataSplits load_csv(const DataOptions& options) {
   // trainer test from a checkpoint: its encoding says how rows become inputs, so the test table
   // alone is read (the training table may have moved; predict reads no more either).
   if (fitted && options.evaluated_split == "test" && !options.test_path.empty()) {
-    if (same_file(options.test_path, options.path)) {
-      log::warning("data.test_path: " + options.test_path +
-                   " is the table the checkpoint was trained on (data.path), so the test rows are the rows trained "
-                   "and validated on: test metrics say how well the model fits them, not how it does on rows it has "
-                   "not seen; give a table of held-out rows");
-    }
+    warn_if_test_is_training_data(kTestTable, options.test_path, options.path, /*checkpoint=*/true);
     auto tested = std::make_shared<const TensorDataset>(read_encoded(
         options, options.test_path, "data.test_path", encoding, options.encoding, /*target_optional=*/false));
     log::info("data: " + options.test_path + " alone (the checkpoint's encoding says how rows become inputs; " +
@@ -781,12 +778,7 @@ DataSplits load_csv(const DataOptions& options) {
             fixed_text(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 2) + " s");
   TensorDataset test;
   if (!options.test_path.empty()) {
-    if (same_file(options.test_path, options.path)) {
-      log::warning("data.test_path: " + options.test_path +
-                   " is data.path's table, so the test rows are the rows "
-                   "trained and validated on: test metrics say how well the model fits them, not how it does on "
-                   "rows it has not seen; give a table of held-out rows");
-    }
+    warn_if_test_is_training_data(kTestTable, options.test_path, options.path, /*checkpoint=*/false);
     test = read_encoded(options, options.test_path, "data.test_path", encoding, json, /*target_optional=*/false);
   }
   return {all.view(train_rows), all.view(val_rows), std::move(test)};

@@ -13,18 +13,19 @@
 
 #include "trainer/data/missing_classes.h"
 #include "trainer/data/tensor_dataset.h"
+#include "trainer/data/test_is_training_data.h"
 #include "trainer/formats/array_file.h"
 #include "trainer/formats/crc32c.h"
 #include "trainer/util/error.h"
 #include "trainer/util/home_path.h"
 #include "trainer/util/log.h"
 #include "trainer/util/mapped_file.h"
-#include "trainer/util/same_file.h"
 
 namespace trainer::data {
 namespace {
 
 const char* const kCheckpoints = "the checkpoint's";
+const TestAndTraining kTestInputs{"data.test_inputs", "data.inputs", "file", "samples", "held-out samples"};
 
 bool ends_with(const std::string& text, const std::string& suffix) {
   return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
@@ -292,12 +293,7 @@ std::optional<DataSplits> load_test_files_alone(const DataOptions& options) {
   const std::string dtype = encoding["tensor_inputs_dtype"].get<std::string>();
   const TrainedInputs trained{options.trained_sample_shape, dtype == "uint8" ? at::kByte : at::kFloat, kCheckpoints,
                               ""};
-  if (same_file(options.test_inputs, options.inputs)) {
-    log::warning("data.test_inputs: " + options.test_inputs +
-                 " is the file the checkpoint was trained on (data.inputs), so the test samples are the samples "
-                 "trained and validated on: test metrics say how well the model fits them, not how it does on "
-                 "samples it has not seen; give held-out samples");
-  }
+  warn_if_test_is_training_data(kTestInputs, options.test_inputs, options.inputs, /*checkpoint=*/true);
   TensorDataset test = load_test_split(options, trained, options.trained_num_classes);
   test.set_encoding(options.encoding);
   log::info("data: " + options.test_inputs + " alone (the checkpoint says what the model was trained on; " +
@@ -364,11 +360,8 @@ DataSplits load_tensor_files(const DataOptions& options) {
                 "Lower data.val_fraction (0.1 holds out a tenth).");
   }
 
-  if (!options.test_inputs.empty() && !options.test_targets.empty() && same_file(options.test_inputs, options.inputs)) {
-    log::warning("data.test_inputs: " + options.test_inputs +
-                 " is data.inputs' file, so the test samples are the "
-                 "samples trained and validated on: test metrics say how well the model fits them, not how it does "
-                 "on samples it has not seen; give held-out samples");
+  if (!options.test_inputs.empty() && !options.test_targets.empty()) {
+    warn_if_test_is_training_data(kTestInputs, options.test_inputs, options.inputs, /*checkpoint=*/false);
   }
   const std::string fingerprint = array_fingerprint(inputs) + " " + array_fingerprint(targets);
   // A checkpoint's fingerprint (validate, a resumed fit): files rewritten in place since are said.
