@@ -7,6 +7,8 @@
 #include <set>
 #include <vector>
 
+#include "trainer/util/log.h"
+
 namespace fs = std::filesystem;
 
 namespace trainer::launch {
@@ -42,16 +44,14 @@ void note_sweep_warning(const std::string& text) {
 }
 
 void say_job_warnings(int number, const std::string& run_dir) {
-  static const std::string kMarker = "][warning] - ";
   constexpr int kMost = 10;
   int told = 0, left = 0;
   for (const fs::path& file : log_files(run_dir)) {
     std::ifstream in(file);
     std::string line;
     while (std::getline(in, line)) {
-      const size_t at = line.find(kMarker);
-      if (at == std::string::npos || line.rfind('[', 0) != 0) continue;
-      const std::string text = line.substr(at + kMarker.size());
+      const std::string text = log::warning_text(line);
+      if (text.empty()) continue;
       {
         const std::lock_guard<std::mutex> lock(said_mutex());
         if (!said().insert(text).second) continue;

@@ -201,6 +201,14 @@ void write_verbatim(const std::string& lines) {
 
 std::string file_path() { return state().file ? state().file->path() : std::string(); }
 
+std::string warning_text(const std::string& line) {
+  // kPattern's line: [date time][name][warning] - text
+  static const std::string kMarker = "][warning] - ";
+  const size_t at = line.find(kMarker);
+  if (at == std::string::npos || line.rfind('[', 0) != 0) return "";
+  return line.substr(at + kMarker.size());
+}
+
 bool console_is_terminal() { return state().terminal; }
 
 void set_status(const std::string& line) {

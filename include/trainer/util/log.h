@@ -25,6 +25,8 @@ void flush();
 void write_verbatim(const std::string& lines);
 // The log file set_file set ("" when none).
 std::string file_path();
+// What a warning said, read back from a line of a log file; "" when the line is not a warning's.
+std::string warning_text(const std::string& line);
 
 // Whether the console (stderr) is a terminal: progress bars only make sense there.
 bool console_is_terminal();
