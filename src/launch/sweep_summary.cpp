@@ -152,12 +152,18 @@ struct SweepObjective {
   bool stopped_early_ranks = true;
 };
 
-SweepObjective sweep_objective(const std::string& sweep_dir) {
-  SweepObjective objective;
+// The sweep's multirun.yaml (the first job's config); nullopt before it is written.
+std::optional<config::Node> multirun_config(const std::string& sweep_dir) {
   const std::string path = (fs::path(sweep_dir) / "multirun.yaml").string();
   std::error_code ec;
-  if (!fs::exists(path, ec)) return objective;
-  const config::Node root = config::load_yaml_file(path).root;
+  if (!fs::exists(path, ec)) return std::nullopt;
+  return config::load_yaml_file(path).root;
+}
+
+SweepObjective sweep_objective(const std::optional<config::Node>& multirun) {
+  SweepObjective objective;
+  if (!multirun) return objective;
+  const config::Node& root = *multirun;
   // An Optuna study's jobs are judged by its objective and direction: a metric's last value, or
   // the template's val/acc_best by the best val/acc over the epochs.
   if (const config::Node* sweeper = config::select(root, "hydra.sweeper"); sweeper && is_optuna_sweeper(*sweeper)) {
@@ -192,10 +198,14 @@ SweepObjective sweep_objective(const std::string& sweep_dir) {
   return objective;
 }
 
+std::string test_score_of(const std::optional<config::Node>& multirun) {
+  return multirun && regression_sweep(*multirun) ? "test/r2" : "test/acc";
+}
+
 }  // namespace
 
 std::pair<std::string, std::string> sweep_monitor(const std::string& sweep_dir) {
-  const SweepObjective objective = sweep_objective(sweep_dir);
+  const SweepObjective objective = sweep_objective(multirun_config(sweep_dir));
   return {objective.metric, objective.mode};
 }
 
@@ -208,21 +218,17 @@ std::string best_job_text(const SweepSummary& summary) {
          "): " + task_overrides_text(best.job.overrides);
 }
 
-std::string sweep_test_score(const std::string& sweep_dir) {
-  const std::string path = (fs::path(sweep_dir) / "multirun.yaml").string();
-  std::error_code ec;
-  if (!fs::exists(path, ec)) return "test/acc";
-  return regression_sweep(config::load_yaml_file(path).root) ? "test/r2" : "test/acc";
-}
+std::string sweep_test_score(const std::string& sweep_dir) { return test_score_of(multirun_config(sweep_dir)); }
 
 SweepSummary summarize_sweep(const SweepPlan& plan) {
   SweepSummary summary;
-  const SweepObjective objective = sweep_objective(plan.sweep_dir);
+  const std::optional<config::Node> multirun = multirun_config(plan.sweep_dir);
+  const SweepObjective objective = sweep_objective(multirun);
   summary.metric = objective.metric;
   summary.mode = objective.mode;
   summary.best_by = objective.best_by;
   summary.stopped_early_ranks = objective.stopped_early_ranks;
-  summary.test_score = sweep_test_score(plan.sweep_dir);
+  summary.test_score = test_score_of(multirun);
   const double now = now_epoch_s();
   for (const PlannedJob& job : plan.jobs) {
     JobSummary row;
