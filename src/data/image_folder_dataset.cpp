@@ -64,8 +64,12 @@ void ImageFolderDataset::note_skipped(const std::string& file, const std::string
     const std::lock_guard<std::mutex> lock(mutex_);
     first = reported_.insert(file).second;
   }
-  if (first)
-    log::warning("data.on_bad_sample=skip: left out " + file + " (" + why + "); logged once, counted per epoch");
+  // Training and validation meet the file every epoch; a test or predict pass meets it once.
+  const bool each_epoch = options_.split == "train" || options_.split == "val";
+  if (first) {
+    log::warning("data.on_bad_sample=skip: left out " + file + " (" + why + "); logged once" +
+                 (each_epoch ? ", counted per epoch" : ""));
+  }
 }
 
 Batch ImageFolderDataset::get_batch(const at::Tensor& indices, int64_t epoch) const {

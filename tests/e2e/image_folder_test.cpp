@@ -209,6 +209,7 @@ TEST_CASE("image_folder: a cnn trains on a split tree; class names kept with the
   const fs::path damaged = fs::path(dir.path()) / "damaged_photos";
   fs::copy(flat, damaged);
   write_text(damaged / "2.png", "not a png");
+  std::string predict_err;
   auto predictions_of = [&](const fs::path& root, const std::string& out_dir) {
     const ProcessResult predicted = run_process(
         {TRAINER_BINARY, "predict", "ckpt_path=" + run + "/checkpoints/best.ckpt", "data.root=" + root.string(),
@@ -216,6 +217,7 @@ TEST_CASE("image_folder: a cnn trains on a split tree; class names kept with the
         dir.path());
     INFO(predicted.err);
     REQUIRE(predicted.exit_code == 0);
+    predict_err = predicted.err;
     std::map<std::string, std::string> by_file;  // file name -> "prediction,probability"
     const CsvTable table = read_csv(predictions_under(fs::path(dir.path()) / out_dir));
     for (const auto& row : table.rows) by_file[fs::path(row.at(0)).filename().string()] = row.at(1) + "," + row.at(2);
@@ -225,6 +227,9 @@ TEST_CASE("image_folder: a cnn trains on a split tree; class names kept with the
   REQUIRE(expected.size() == 7);
   expected.erase("2.png");
   CHECK(predictions_of(damaged, "predict_damaged") == expected);
+  // One pass over the files: the skip is said once, with no epochs to count it in.
+  CHECK(predict_err.find("data.on_bad_sample=skip: left out " + (damaged / "2.png").string()) != std::string::npos);
+  CHECK(predict_err.find("counted per epoch") == std::string::npos);
 
   // ...and on photos of other sizes, PNG and JPEG, gray and colour, in class folders: brought to
   // the 28 x 28 the model was trained on, every one predicted, the accuracy known again.
