@@ -244,9 +244,11 @@ void Trainer::Impl::setup() {
   if (!group || group->is_main()) summary_text = model_summary(*model);  // before any weights are freed
   if (pipelined) setup_pipeline();                                       // parameters: the stage's
   optimizer = make_optimizer(options.optimizer, parameters, device);
-  log::info(std::string("optimizer ") + optimizer_name(options.optimizer.kind) + ": " +
-            optimizer_step_text(engine::optimizer_step(options.optimizer, device, param_dtype), options.optimizer,
-                                device, param_dtype));
+  if (command == "fit" || command == "tune_batch_size") {  // an evaluation takes no optimizer step
+    log::info(std::string("optimizer ") + optimizer_name(options.optimizer.kind) + ": " +
+              optimizer_step_text(engine::optimizer_step(options.optimizer, device, param_dtype), options.optimizer,
+                                  device, param_dtype));
+  }
   log::info("model: " + model->describe());
   probe_precision(spec, view.get_or<std::string>("model.name", "?"));
   make_scaler();
@@ -280,9 +282,11 @@ void Trainer::Impl::fit_monitors_to_task() {
     }
     const std::string loss = regression ? options::regression_monitor_for(monitor) : std::string();
     if (loss.empty()) return false;
-    log::info(key + ": data.task=regression logs no " + monitor + "; watching " + loss +
-              " (mode min) instead (to choose, set it to val/rmse or val/mae with mode=min, or val/r2 with "
-              "mode=max)");
+    if (command == "fit") {  // what a training run watches; an evaluation watches nothing
+      log::info(key + ": data.task=regression logs no " + monitor + "; watching " + loss +
+                " (mode min) instead (to choose, set it to val/rmse or val/mae with mode=min, or val/r2 with "
+                "mode=max)");
+    }
     monitor = loss;
     mode_max = false;
     return true;

@@ -138,6 +138,9 @@ open('reference.txt', 'w').write('%.6f %.6f\n' % (r2, train['target'].std(ddof=0
       run_ok({TRAINER_BINARY, "predict", "ckpt_path=last", "hydra.run.dir=run", "data.test_path=test.csv"}, root);
   CHECK(printed(on_test.out, "predict/rmse") == Approx(test_rmse).epsilon(1e-4));
   CHECK(printed(on_test.out, "predict/count") == 89);
+  // An evaluation watches no monitor and steps no optimizer: neither is logged as if it did.
+  CHECK(on_test.err.find("logs no val/acc; watching") == std::string::npos);
+  CHECK(on_test.err.find("optimizer adam") == std::string::npos);
   const CsvTable scored = read_csv(predictions_under(root / "run" / "eval"));
   REQUIRE(scored.columns == std::vector<std::string>{"sample", "prediction", "target"});
   REQUIRE(scored.rows.size() == 89);
