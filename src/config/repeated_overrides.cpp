@@ -50,10 +50,17 @@ std::string brace_pattern(const std::vector<std::string>& values) {
 std::vector<std::string> repeated_override_warnings(const std::vector<Override>& overrides) {
   std::vector<std::string> order;
   std::map<std::string, std::vector<const Override*>> by_key;
-  for (const Override& o : overrides) {
+  std::map<std::string, bool> side_by_side;  // every repeat right after the one before, as a shell expands
+  for (size_t index = 0; index < overrides.size(); ++index) {
+    const Override& o = overrides[index];
     if (o.kind != OverrideKind::kChange || o.is_sweep() || o.package || !o.has_value) continue;
     auto& list = by_key[o.key];
-    if (list.empty()) order.push_back(o.key);
+    if (list.empty()) {
+      order.push_back(o.key);
+      side_by_side[o.key] = true;
+    } else if (list.back() != &overrides[index - 1]) {
+      side_by_side[o.key] = false;
+    }
     list.push_back(&o);
   }
   std::vector<std::string> warnings;
@@ -68,7 +75,7 @@ std::vector<std::string> repeated_override_warnings(const std::vector<Override>&
     }
     std::string text = key + " is set " + std::to_string(list.size()) + " times on the command line (" + given +
                        "): the last one, " + list.back()->text + ", wins, as in Hydra.";
-    if (const std::string pattern = brace_pattern(values); !pattern.empty()) {
+    if (const std::string pattern = side_by_side[key] ? brace_pattern(values) : std::string(); !pattern.empty()) {
       // Numbers from a pattern (seed={1..3}, lr=0.{1..2}) were meant as one job each: quoted, the
       // pattern would be a string.
       const bool numbers = std::all_of(values.begin(), values.end(), [](const std::string& v) {

@@ -31,6 +31,13 @@ TEST_CASE("a key set twice warns that the last wins; a shell's brace expansion i
   CHECK(warnings[0] ==
         "seed is set 2 times on the command line (seed=1, seed=7): the last one, seed=7, wins, as in "
         "Hydra.");
+  // Consecutive values apart on the command line were typed so, not expanded by a shell (which
+  // writes them side by side).
+  warnings = repeated_override_warnings(parse_overrides({"trainer.max_epochs=2", "seed=1", "trainer.max_epochs=3"}));
+  REQUIRE(warnings.size() == 1);
+  CHECK(warnings[0] ==
+        "trainer.max_epochs is set 2 times on the command line (trainer.max_epochs=2, trainer.max_epochs=3): the "
+        "last one, trainer.max_epochs=3, wins, as in Hydra.");
   warnings = repeated_override_warnings(parse_overrides({"model=cnn", "model=mlp"}));
   REQUIRE(warnings.size() == 1);
   CHECK(warnings[0].find("If the shell") == std::string::npos);
