@@ -391,3 +391,33 @@ TEST_CASE("a resume that finds metrics.csv damaged keeps it aside, says so, and 
   CHECK(contains(text, "\n1,"));
   CHECK_FALSE(contains(text, "not-a-number"));
 }
+
+TEST_CASE("a resume that finds metrics.csv deleted says the rows before the checkpoint are lost") {
+  if (!engine_built()) return skip_test(kNoEngine, Skip::expected);
+  TempDir dir;
+  const std::vector<std::string> base = {
+      TRAINER_BINARY, "fit", "data=synthetic", "data.num_samples=512", "test_after_fit=false", "hydra.run.dir=run"};
+  std::vector<std::string> first = base;
+  first.push_back("trainer.max_epochs=1");
+  auto done = run_process(first, dir.path());
+  INFO(done.err);
+  REQUIRE(done.exit_code == 0);
+  const fs::path metrics = fs::path(dir.path()) / "run" / "metrics.csv";
+  const std::string before = read_file(metrics);
+  const auto rows = std::count(before.begin(), before.end(), '\n') - 1;
+  REQUIRE(rows > 0);
+  fs::remove(metrics);
+
+  std::vector<std::string> more = base;
+  more.insert(more.end(), {"trainer.max_epochs=2", "ckpt_path=last"});
+  auto resumed = run_process(more, dir.path());
+  INFO(resumed.err);
+  REQUIRE(resumed.exit_code == 0);
+  CHECK(contains(resumed.err, "metrics.csv holds no row, but it held " + std::to_string(rows) +
+                                  " when the checkpoint (step 4) was written: the file was deleted or emptied since"));
+  // The new file holds the second epoch's rows only.
+  const std::string text = read_file(metrics);
+  CHECK(text.rfind("epoch,step,", 0) == 0);
+  CHECK(contains(text, "\n1,"));
+  CHECK_FALSE(contains(text, "\n0,"));
+}

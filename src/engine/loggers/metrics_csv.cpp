@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 
 #include "trainer/config/python_str.h"
 #include "trainer/engine/posix_files.h"
@@ -33,6 +34,16 @@ std::string join_row(const std::vector<std::string>& cells, size_t width) {
     if (i < cells.size()) line += cells[i];
   }
   return line + "\n";
+}
+
+// The rows metrics.csv held when a checkpoint was written ("rows=N" in its state); nullopt for a
+// checkpoint of an older trainer, which kept only its step.
+std::optional<size_t> rows_when_saved(const std::string& saved_state) {
+  if (saved_state.rfind("rows=", 0) != 0) return std::nullopt;
+  char* end = nullptr;
+  const unsigned long long written = std::strtoull(saved_state.c_str() + 5, &end, 10);
+  if (*end != '\0') return std::nullopt;
+  return static_cast<size_t>(written);
 }
 
 }  // namespace
@@ -111,7 +122,16 @@ std::string MetricsCsv::checkpoint_state() const { return "rows=" + std::to_stri
 
 void MetricsCsv::on_fit_start(std::optional<int64_t> resumed_step, const std::string& saved_state) {
   const bool plain_header = columns_.size() >= 2 && columns_[0] == "epoch" && columns_[1] == "step";
-  if (rows_.empty() && plain_header) return;  // nothing logged yet
+  if (rows_.empty() && plain_header) {  // nothing logged yet, or a resumed run's file deleted or emptied
+    const std::optional<size_t> written = rows_when_saved(saved_state);
+    if (resumed_step && written && *written > 0) {
+      log::warning(path_ + " holds no row, but it held " + std::to_string(*written) + " when the checkpoint (step " +
+                   std::to_string(*resumed_step) +
+                   ") was written: the file was deleted or emptied since; the run goes on from the checkpoint, "
+                   "logging from here on, and the rows before it stay lost");
+    }
+    return;
+  }
   if (!resumed_step) {
     if (!rows_.empty()) {
       keep_earlier_rows_aside();
@@ -214,14 +234,12 @@ size_t MetricsCsv::drop_rows_after(int64_t resumed_step, const std::string& save
   const size_t before = rows_.size();
   // The rows written when the checkpoint was taken; a checkpoint of an older trainer has only its step.
   size_t kept = before;
-  char* end = nullptr;
-  const bool counted = saved_state.rfind("rows=", 0) == 0;
-  const unsigned long long written = counted ? std::strtoull(saved_state.c_str() + 5, &end, 10) : 0;
-  if (counted && *end == '\0' && written <= before) {
-    kept = static_cast<size_t>(written);
+  const std::optional<size_t> written = rows_when_saved(saved_state);
+  if (written && *written <= before) {
+    kept = *written;
   } else {
-    if (counted && *end == '\0') {
-      log::warning(path_ + " holds " + std::to_string(before) + " rows, but it held " + std::to_string(written) +
+    if (written) {
+      log::warning(path_ + " holds " + std::to_string(before) + " rows, but it held " + std::to_string(*written) +
                    " when the checkpoint (step " + std::to_string(resumed_step) +
                    ") was written: rows were lost (the file was cut short or edited); the run goes on from the "
                    "checkpoint, and the rows lost stay lost");
