@@ -571,6 +571,7 @@ int Trainer::Impl::fit() {
         ++state.scheduler_count;
         apply_lr();
       }
+      checkpoint_writer.rethrow_if_failed();  // a full disk stops the run now, not at the next save
       if (options.checkpoint.enabled && options.checkpoint.every_n_train_steps &&
           *options.checkpoint.every_n_train_steps > 0 &&
           state.global_step % *options.checkpoint.every_n_train_steps == 0) {

@@ -189,6 +189,25 @@ TEST_CASE("a file size limit (ulimit -f) ends the fit with an error naming the c
       CHECK(entry.path().filename().string().find(".tmp.") == std::string::npos);
     }
   }
+
+  // With epochs of 600 steps: the failed write of epoch 0's checkpoint (on its background thread)
+  // stops the run within a step or so, not after a whole epoch 1 that no checkpoint could keep.
+  std::vector<std::string> long_epochs = {"/bin/sh", "-c", "ulimit -f 1000 && exec \"$0\" \"$@\""};
+  for (const std::string& arg : mlp_fit("long", {"trainer.max_epochs=3", "data.num_samples=48000"})) {
+    if (arg.rfind("model.", 0) != 0) long_epochs.push_back(arg);
+  }
+  auto stopped = run_process(long_epochs, dir.path());
+  INFO(stopped.err);
+  CHECK(stopped.exit_code == 1);
+  CHECK(stopped.err.find("cannot write the checkpoint: File too large") != std::string::npos);
+  const CsvTable rows = read_csv(fs::path(dir.path()) / "long" / "metrics.csv");
+  const auto epoch = std::find(rows.columns.begin(), rows.columns.end(), "epoch") - rows.columns.begin();
+  const auto val_loss = std::find(rows.columns.begin(), rows.columns.end(), "val/loss") - rows.columns.begin();
+  REQUIRE(static_cast<size_t>(val_loss) < rows.columns.size());
+  for (const auto& row : rows.rows) {
+    // epoch 0 validated (its checkpoint then failed); epoch 1 never came to its validation
+    if (row.at(static_cast<size_t>(epoch)) == "1") CHECK(row.at(static_cast<size_t>(val_loss)).empty());
+  }
 }
 
 TEST_CASE("a run directory copied elsewhere resumes and evaluates its own files, leaving the original alone") {

@@ -1,6 +1,7 @@
 #include "trainer/engine/checkpoint/checkpoint_writer.h"
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <exception>
 #include <utility>
@@ -52,6 +53,10 @@ void CheckpointWriter::write(std::shared_ptr<const std::string> bytes, std::vect
         for (const std::string& path : paths) write_file_durably(path, *bytes);
         for (const std::string& old : remove) posix::remove_file(old);
       });
+}
+
+void CheckpointWriter::rethrow_if_failed() {
+  if (pending_.valid() && pending_.wait_for(std::chrono::seconds(0)) == std::future_status::ready) wait();
 }
 
 void CheckpointWriter::wait() {

@@ -29,6 +29,11 @@ class CheckpointWriter {
   // Blocks until everything queued is on disk; rethrows a write error as trainer::Error.
   void wait();
 
+  // Rethrows the error of a write that has failed, without waiting for one in flight: the
+  // training loop asks after every step, so a full disk stops the run within a step of the failed
+  // write, not after another epoch of training that no checkpoint could keep.
+  void rethrow_if_failed();
+
  private:
   std::future<void> pending_;
 };
