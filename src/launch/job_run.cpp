@@ -42,7 +42,7 @@ std::string log_name_of(const Node& hydra) {
 void warn_about_relative_paths(const Node& job, const fs::path& start_dir, const std::string& run_dir) {
   static const char* const kPaths[] = {"data.root",       "data.path",        "data.test_path",    "data.inputs",
                                        "data.targets",    "data.test_inputs", "data.test_targets", "data.shards",
-                                       "data.val_shards", "data.test_shards", "model.path"};
+                                       "data.val_shards", "data.test_shards", "model.path",        "ckpt_path"};
   std::error_code ec;
   for (const char* key : kPaths) {
     const Node* node = config::select(job, key);

@@ -318,6 +318,16 @@ TEST_CASE("hydra.job.chdir=true with a relative data path says where it is looke
   INFO(ran.err);
   CHECK(ran.exit_code == 0);
   CHECK(ran.err.find("is relative, and hydra.job.chdir=true") == std::string::npos);
+
+  // A checkpoint to start from, named relative to where trainer started: the same word.
+  std::vector<std::string> from_checkpoint = fixed;
+  from_checkpoint.back() = "hydra.run.dir=more";
+  from_checkpoint.insert(from_checkpoint.end(), {"ckpt_path=abs/checkpoints/last.ckpt", "trainer.max_epochs=2"});
+  auto resumed = run_process(from_checkpoint, dir.path());
+  INFO(resumed.err);
+  CHECK(resumed.exit_code == 1);
+  CHECK(resumed.err.find("ckpt_path=abs/checkpoints/last.ckpt is relative, and hydra.job.chdir=true runs the job in " +
+                         (fs::path(dir.path()) / "more").string()) != std::string::npos);
 }
 
 // An empty model file picks no model: the engine said "key 'model.name' not found" after the run's
