@@ -238,6 +238,8 @@ std::string ConfigRepository::describe_search_path() const {
     if (!text.empty()) text += '\n';
     text += "\tprovider=" + source->entry.provider + ", path=" + source->display_path();
   }
+  // Hydra's last source, its ConfigStore, is listed there whatever it holds (nothing, here).
+  text += "\n\tprovider=schema, path=structured://";
   return text;
 }
 

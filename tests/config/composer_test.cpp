@@ -341,6 +341,8 @@ TEST_CASE("errors name the file:line or the override and the fix", "[composer]")
       CHECK(error.where() == "override 'db=mysq'");
       CHECK_THAT(error.problem(), Catch::Matchers::Contains("Available options in 'db':\n\tmysql"
                                                             "\n\tpostgresql\n\tsqlite"));
+      // Hydra 1.3 ends the search path with its ConfigStore's source.
+      CHECK_THAT(error.problem(), Catch::Matchers::EndsWith("\n\tprovider=schema, path=structured://"));
       CHECK_THAT(error.fix(), Catch::Matchers::Contains("db=mysql"));
     }
   }
