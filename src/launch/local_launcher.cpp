@@ -284,8 +284,8 @@ void LocalLauncher::launch(const SweepPlan& plan, const std::vector<int>& todo, 
   std::map<pid_t, Child> running;
   std::vector<bool> slot_busy(static_cast<size_t>(layout.slots), false);
   size_t next = 0;
-  int sourced = 0;  // jobs the source made
-  int ended = 0, failed = 0;
+  int sourced = 0;                             // jobs the source made
+  int ended = 0, failed = 0, interrupted = 0;  // interrupted: ended, but it resumes
   double ended_seconds = 0;
   bool stop_launching = false;
   const Clock::time_point sweep_start = Clock::now();
@@ -441,6 +441,7 @@ void LocalLauncher::launch(const SweepPlan& plan, const std::vector<int>& todo, 
     ++ended;
     ended_seconds += seconds;
     if (status->state == JobState::kFailed) ++failed;
+    if (status->state == JobState::kInterrupted) ++interrupted;
     const MetricHistory metric = read_metric_history(
         (fs::path(by_number[child.number]->run_dir) / "metrics.csv").string(), monitor.first, monitor.second);
     const int total = static_cast<int>(todo.size()) + sourced + (source != nullptr ? source->remaining() : 0);
@@ -458,6 +459,7 @@ void LocalLauncher::launch(const SweepPlan& plan, const std::vector<int>& todo, 
     }
     line += " | " + std::to_string(ended) + "/" + std::to_string(total) + " ended";
     if (failed > 0) line += ", " + std::to_string(failed) + " failed";
+    if (interrupted > 0) line += ", " + std::to_string(interrupted) + " interrupted (a resume continues them)";
     if (remaining > 0 && !stop_launching) {
       const double eta = ended_seconds / ended * remaining / layout.slots;
       line += ", ETA " + duration_text(eta);
@@ -562,7 +564,8 @@ void LocalLauncher::launch(const SweepPlan& plan, const std::vector<int>& todo, 
   }
   sigprocmask(SIG_SETMASK, &previous, nullptr);
   std::cerr << "[sweep] " << ended << " job(s) ended in " << duration_text(seconds_since(sweep_start))
-            << (failed > 0 ? ", " + std::to_string(failed) + " failed" : std::string()) << std::endl;
+            << (failed > 0 ? ", " + std::to_string(failed) + " failed" : std::string())
+            << (interrupted > 0 ? ", " + std::to_string(interrupted) + " interrupted" : std::string()) << std::endl;
   refresh_summary(true);
 }
 

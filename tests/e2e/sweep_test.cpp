@@ -297,6 +297,10 @@ TEST_CASE("sweep: a job killed from outside is interrupted and a crashed one fai
   CHECK(
       contains(read_file(sweep / ".sweep" / "status" / "0.yaml"), "killed by signal 9 (Killed): killed from outside"));
   CHECK(contains(result.err, "#0 interrupted in "));
+  // The progress counts it apart: it ended, but a resume continues it.
+  CHECK(contains(result.err, "1/3 ended, 1 interrupted (a resume continues them)"));
+  CHECK(contains(result.err, "3 job(s) ended in "));
+  CHECK(contains(result.err, ", 1 failed, 1 interrupted\n"));
   CHECK(contains(result.err,
                  "the job process was killed by signal 9 (Killed): killed from outside (the kernel's "
                  "out-of-memory killer, see dmesg, or a kill command); see " +
