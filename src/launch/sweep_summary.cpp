@@ -95,6 +95,12 @@ std::string counts_line(const SweepSummary& summary) {
     out += std::string(first ? " " : ", ") + std::to_string(it->second) + " " + name;
     first = false;
   }
+  // A study makes its trials as it goes: those it has not made yet are no row of the table.
+  const auto made = static_cast<int64_t>(summary.jobs.size());
+  if (summary.study_trials > made) {
+    out += "; " + std::to_string(summary.study_trials - made) + " of the study's " +
+           std::to_string(summary.study_trials) + " trials not started";
+  }
   return out;
 }
 
@@ -150,6 +156,7 @@ struct SweepObjective {
   std::string metric = "val/loss", mode = "min";
   BestBy best_by = BestBy::kBestValue;
   bool stopped_early_ranks = true;
+  int64_t study_trials = 0;
 };
 
 // The sweep's multirun.yaml (the first job's config); nullopt before it is written.
@@ -178,7 +185,7 @@ SweepObjective sweep_objective(const std::optional<config::Node>& multirun) {
       if (best) name.resize(name.size() - suffix.size());
       // The study's best trial is a complete one: a pruned trial's last value is not its result.
       return {name, settings.tpe.maximize ? "max" : "min", best ? BestBy::kBestValue : BestBy::kFinalValue,
-              /*stopped_early_ranks=*/false};
+              /*stopped_early_ranks=*/false, settings.n_trials};
     } catch (const Error&) {
       // settings the study itself refused: the monitor, as for any sweep
     }
@@ -228,6 +235,7 @@ SweepSummary summarize_sweep(const SweepPlan& plan) {
   summary.mode = objective.mode;
   summary.best_by = objective.best_by;
   summary.stopped_early_ranks = objective.stopped_early_ranks;
+  summary.study_trials = objective.study_trials;
   summary.test_score = test_score_of(multirun);
   const double now = now_epoch_s();
   for (const PlannedJob& job : plan.jobs) {

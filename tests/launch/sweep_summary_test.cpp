@@ -212,6 +212,17 @@ TEST_CASE("an Optuna study's best job is the one its objective judged best: the 
   CHECK(summary.best_by == BestBy::kBestValue);
   CHECK(summary.best == 0);
   CHECK(best_job_text(summary) == "#0 (val/acc max 0.9): optimizer.lr=0.1");
+
+  // A study stopped after 2 of its 5 trials: the 3 it never made are counted, not left out.
+  write(fs::path(dir.path) / "multirun.yaml",
+        "optimized_metric: val/acc\nhydra:\n  sweeper:\n"
+        "    _target_: hydra_plugins.hydra_optuna_sweeper.optuna_sweeper.OptunaSweeper\n"
+        "    direction: maximize\n    n_trials: 5\n");
+  summary = write_sweep_summary(plan);
+  CHECK(summary.study_trials == 5);
+  std::ifstream stopped_in(fs::path(dir.path) / "sweep_summary.md");
+  const std::string stopped((std::istreambuf_iterator<char>(stopped_in)), std::istreambuf_iterator<char>());
+  CHECK(stopped.find("2 jobs: 2 done; 3 of the study's 5 trials not started.") != std::string::npos);
 }
 
 TEST_CASE("an Optuna study's pruned trial is never its best job, as the study counts complete trials only") {

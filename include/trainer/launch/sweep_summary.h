@@ -53,6 +53,9 @@ struct SweepSummary {
   // Whether a job stopped early (by ASHA or a pruner) may be named best: not in an Optuna study,
   // whose best trial is a complete one (a pruned trial's last value is not its result).
   bool stopped_early_ranks = true;
+  // An Optuna study's n_trials (0 for other sweeps, whose jobs are all planned up front): the
+  // trials it has not started yet are counted beside the jobs.
+  int64_t study_trials = 0;
   std::vector<JobSummary> jobs;
   // Index into jobs of the ended job (done, or stopped_early where it ranks) with the best value
   // (by best_by); -1 when none has one. A running, interrupted or failed job is never named best:
