@@ -443,11 +443,13 @@ std::vector<formats::CsvWanted> choose_columns(const DataOptions& options, const
   }
   for (const std::string& name : options.categorical) {
     if (!contains(features, name)) {
+      const std::string closest = contains(header, name) ? "" : config::closest_match(name, features);
       throw Error("data.categorical",
                   "names '" + name + "', which is not an input column" +
                       (name == options.target   ? std::string(" (it is the target, not an input)")
                        : contains(header, name) ? " (data.features leaves it out)"
-                                                : " of " + options.path),
+                                                : " of " + options.path) +
+                      (closest.empty() ? "" : "; did you mean '" + closest + "'?"),
                   "List only input columns: " + listed(features, 30) + ".");
     }
   }

@@ -408,6 +408,8 @@ TEST_CASE("data=csv: a bad table or a wrong column is a clean error naming the k
       {{"data.path=good.csv", "data.target=y", "data.features=[a,c]"}, "data.features: good.csv has no column 'c'"},
       {{"data.path=good.csv", "data.target=y", "data.features=[a]", "data.categorical=[b]"},
        "data.categorical: names 'b', which is not an input column (data.features leaves it out)"},
+      {{"data.path=good.csv", "data.target=y", "data.categorical=[B]"},
+       "data.categorical: names 'B', which is not an input column of good.csv; did you mean 'b'?"},
       {{"data.path=good.csv", "data.target=y", "data.test_path=other.csv"},
        "data.test_path: other.csv:2:3 (y): label 'w' is not one of the 2 classes the model knows (x, z)"},
       {{"data.path=labels.csv", "data.target=y"}, "data.target: labels.csv:3:3 (y): label -1 is negative"},
