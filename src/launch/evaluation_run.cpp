@@ -20,8 +20,10 @@
 #include "trainer/launch/job_files.h"
 #include "trainer/options/option_table.h"
 #include "trainer/util/error.h"
+#include "trainer/util/home_path.h"
 #include "trainer/util/lies_within.h"
 #include "trainer/util/log.h"
+#include "trainer/util/same_file.h"
 
 namespace fs = std::filesystem;
 using trainer::config::Node;
@@ -574,6 +576,36 @@ void warn_about_redrawn_split(const Node& stored, const Node& composed, const co
                "checkpoint to validate on the run's own held-out samples");
 }
 
+// predict on the very class tree an image model trained on (a root without the train/ test/
+// layout, whose validation images were drawn from it too): every image was trained or validated
+// on, so predict/acc reads far too well. Said, as testing on a training table or array is.
+void warn_about_predicting_training_images(const Node& stored, const Node& composed, const config::ResolveContext& ctx,
+                                           const std::optional<fs::path>& training_cwd) {
+  const Node* name = config::select(stored, "data.name");
+  const Node* trained = config::select(stored, "data.root");
+  if (name == nullptr || !name->is_string() || name->as_string() != "image_folder" || trained == nullptr ||
+      !trained->is_string() || trained->as_string().empty()) {
+    return;
+  }
+  std::string root;
+  try {
+    root = expand_home(resolved_string(composed, "data.root", ctx));
+  } catch (const std::exception&) {
+    return;  // the engine's own checks follow
+  }
+  fs::path then = expand_home(trained->as_string());
+  if (then.is_relative() && training_cwd) then = *training_cwd / then;
+  std::error_code ec;
+  if (root.empty() || !fs::is_directory(root, ec) || fs::is_directory(fs::path(root) / "train", ec) ||
+      !same_file(root, then.string())) {
+    return;
+  }
+  log::warning("predict: data.root " + root +
+               " is the folder the checkpoint was trained on, a class tree whose validation images were drawn "
+               "from it too: every image was trained or validated on, so predict/acc says how well the model fits "
+               "them, not how it does on images it has not seen; give data.root a folder of held-out images");
+}
+
 // ckpt_path=last where no last.ckpt exists starts afresh (as Lightning does), which is right before
 // a run's first save; but a directory that holds other checkpoints (a run with save_last=false, or
 // one whose last.ckpt was removed or never written) would have them overwritten or deleted as the
@@ -676,6 +708,9 @@ EvaluationPlan plan_evaluation(const std::string& command, Node composed,
       const Node stored = config::load_yaml_string(file.config_yaml, plan.checkpoint + " (its config)").root;
       take_settings(composed, stored, overrides, working_directory_of(plan.training_run), plan.notes);
       if (command == "validate") warn_about_redrawn_split(stored, composed, context);
+      if (command == "predict") {
+        warn_about_predicting_training_images(stored, composed, context, working_directory_of(plan.training_run));
+      }
     }
     composed.set("ckpt_path", Node::string(plan.checkpoint));
   }

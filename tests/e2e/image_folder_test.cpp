@@ -617,4 +617,20 @@ TEST_CASE("image_folder: mistakes are one-paragraph errors naming the place and 
   CHECK(hidden.exit_code == 0);
   CHECK(hidden.err.find("the hidden folder '.ipynb_checkpoints' is a class, as in torchvision's ImageFolder: its 4 "
                         "images train the model as class '.ipynb_checkpoints'") != std::string::npos);
+
+  // predict on the class tree trained on (no train/ test/ layout): its accuracy is on seen images.
+  const ProcessResult seen =
+      run_process({TRAINER_BINARY, "predict", "ckpt_path=last", "hydra.run.dir=" + run + "_hidden"}, dir.path());
+  INFO(seen.err);
+  CHECK(seen.exit_code == 0);
+  CHECK(seen.err.find("predict: data.root " + jupyter.string() + " is the folder the checkpoint was trained on") !=
+        std::string::npos);
+  const fs::path held_out = fs::path(dir.path()) / "held_out";
+  fs::copy(jupyter, held_out, fs::copy_options::recursive);
+  const ProcessResult unseen = run_process({TRAINER_BINARY, "predict", "ckpt_path=last",
+                                            "hydra.run.dir=" + run + "_hidden", "data.root=" + held_out.string()},
+                                           dir.path());
+  INFO(unseen.err);
+  CHECK(unseen.exit_code == 0);
+  CHECK(unseen.err.find("is the folder the checkpoint was trained on") == std::string::npos);
 }
