@@ -3,7 +3,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
@@ -19,6 +21,7 @@
 #include "trainer/formats/checkpoint_file.h"
 #include "trainer/launch/job_files.h"
 #include "trainer/options/option_table.h"
+#include "trainer/tracking/mlflow_store.h"
 #include "trainer/util/error.h"
 #include "trainer/util/home_path.h"
 #include "trainer/util/lies_within.h"
@@ -335,8 +338,25 @@ void refuse_writing_into_run(const Node& composed, const fs::path& own, const fs
   };
   if (const Node* loggers = composed.find("logger"); loggers != nullptr && loggers->is_map()) {
     for (const auto& entry : loggers->entries()) {
-      if (!entry.value.is_map() || entry.value.find("save_dir") == nullptr) continue;
+      if (!entry.value.is_map()) continue;
       const std::string key = "logger." + entry.key;
+      // MLflow's file store writes where its tracking_uri (or the environment's) points, not
+      // below save_dir; a server's URI writes nothing here.
+      if (entry.value.find("tracking_uri") != nullptr) {
+        std::string named = key + ".tracking_uri";
+        std::string uri = value_of(named);
+        if (const char* env = std::getenv("MLFLOW_TRACKING_URI"); uri.empty() && env != nullptr && *env != '\0') {
+          named = "MLFLOW_TRACKING_URI (the environment's)";
+          uri = env;
+        }
+        std::string lower = uri;
+        for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        const bool server = lower.rfind("http://", 0) == 0 || lower.rfind("https://", 0) == 0;
+        if (const std::string path = tracking::file_store_path(uri); !server && !path.empty()) {
+          targets.push_back({named, uri, absolute(path)});
+        }
+      }
+      if (entry.value.find("save_dir") == nullptr) continue;
       const std::string dir = value_of(key + ".save_dir");
       if (dir.empty()) continue;
       targets.push_back({key + ".save_dir", dir, absolute(dir)});

@@ -77,6 +77,12 @@ std::string run_record_field(const std::string& text, const std::string& key) {
   return "";
 }
 
+std::string file_store_path(const std::string& tracking_uri) {
+  if (tracking_uri.rfind("file://", 0) == 0) return tracking_uri.substr(7);  // file:///abs -> /abs
+  if (tracking_uri.rfind("file:", 0) == 0) return tracking_uri.substr(5);
+  return tracking_uri;
+}
+
 std::unique_ptr<MlflowStore> open_mlflow_store(const std::string& tracking_uri, const std::string& where,
                                                double timeout_seconds) {
   std::string lower = tracking_uri;
@@ -89,15 +95,10 @@ std::unique_ptr<MlflowStore> open_mlflow_store(const std::string& tracking_uri, 
     }
     return std::make_unique<MlflowRestStore>(scheme + rest, timeout_seconds);
   }
-  std::string path = tracking_uri;
-  if (path.rfind("file://", 0) == 0) {
-    path = path.substr(7);  // file:///abs -> /abs; file://host/... is not a local path
-    if (!path.empty() && path[0] != '/') {
-      throw Error(where, "'" + tracking_uri + "' names a host; a file: URI here must be a local path",
-                  "Write file:///absolute/path/mlruns, file:relative/mlruns or just the path.");
-    }
-  } else if (path.rfind("file:", 0) == 0) {
-    path = path.substr(5);
+  const std::string path = file_store_path(tracking_uri);
+  if (tracking_uri.rfind("file://", 0) == 0 && !path.empty() && path[0] != '/') {
+    throw Error(where, "'" + tracking_uri + "' names a host; a file: URI here must be a local path",
+                "Write file:///absolute/path/mlruns, file:relative/mlruns or just the path.");
   }
   const size_t colon = path.find(':');
   const size_t slash = path.find('/');

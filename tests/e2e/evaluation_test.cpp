@@ -140,9 +140,13 @@ TEST_CASE("evaluating a cnn run takes its config from the checkpoint and leaves 
         // Names that climb out of the evaluation's directory into the run's records (relative to
         // <run>/eval/test_<time>), and a relative save_dir read from that directory under chdir.
         std::string("logger.csv.name=../../metrics.csv"), std::string("hydra.job.name=../../trainer"),
-        std::string("hydra.output_subdir=../../.hydra"), std::string("logger.csv.save_dir=../..")}) {
+        std::string("hydra.output_subdir=../../.hydra"), std::string("logger.csv.save_dir=../.."),
+        // MLflow's file store writes where its tracking_uri points (a red team's evaluation made
+        // run/mlruns, then an experiment folder and a lock file in the run's top level).
+        std::string("logger.mlflow.tracking_uri=run/mlruns"), std::string("logger.mlflow.tracking_uri=file:run")}) {
     std::vector<std::string> argv = {TRAINER_BINARY, "test", "ckpt_path=best", "hydra.run.dir=run", into_run};
     if (into_run == "logger.csv.save_dir=../..") argv.push_back("hydra.job.chdir=true");
+    if (into_run.rfind("logger.mlflow.", 0) == 0) argv.insert(argv.begin() + 3, "logger=mlflow");
     auto refused = run_process(argv, dir.path());
     INFO(into_run << ": " << refused.err);
     check_clean_error(refused);
@@ -150,6 +154,15 @@ TEST_CASE("evaluating a cnn run takes its config from the checkpoint and leaves 
     CHECK(refused.err.find("Error: " + key + ": this evaluation would write into ") != std::string::npos);
     CHECK(refused.err.find("inside the training run " + run.string() + " it evaluates") != std::string::npos);
   }
+
+  // The environment's MLFLOW_TRACKING_URI, when the config names none, is where MLflow writes too.
+  auto from_env = run_process({TRAINER_BINARY, "validate", "logger=mlflow", "logger.mlflow.tracking_uri=null",
+                               "ckpt_path=best", "hydra.run.dir=run"},
+                              dir.path(), {"MLFLOW_TRACKING_URI=file:" + run.string()});
+  INFO(from_env.err);
+  check_clean_error(from_env);
+  CHECK(from_env.err.find("Error: MLFLOW_TRACKING_URI (the environment's)=file:" + run.string() +
+                          ": this evaluation would write into ") != std::string::npos);
 
   CHECK(evaluations(run).size() == 5);  // three tests, one validate, one export: each its own directory
   const auto after = snapshot(run);

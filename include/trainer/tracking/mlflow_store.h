@@ -71,6 +71,10 @@ class MlflowStore {
   virtual std::string uri() const = 0;
 };
 
+// The directory a file store at `tracking_uri` writes (file:<path>, file://<path> or a plain path,
+// relative to the working directory): the URI without its scheme. Not for http(s) URIs.
+std::string file_store_path(const std::string& tracking_uri);
+
 // http:// or https:// -> the REST store; file:<path>, file://<path> or a plain path -> the file
 // store rooted there (relative to the working directory). `timeout_seconds` bounds each REST call.
 // Throws trainer::Error naming `where` for a URI of another scheme (databricks, sqlite, ...).
