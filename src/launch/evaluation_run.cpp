@@ -5,10 +5,12 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -165,6 +167,92 @@ void rebase_paths(Node& section_node, const std::string& section, const std::vec
   }
 }
 
+// A normalize step's values (a number or a list of numbers); nullopt for anything else.
+std::optional<std::vector<double>> numbers_of(const Node* node) {
+  if (node == nullptr) return std::nullopt;
+  std::vector<double> values;
+  for (const Node& item : node->is_list() ? node->items() : std::vector<Node>{*node}) {
+    if (item.type() == config::NodeType::kInt) {
+      values.push_back(static_cast<double>(item.as_int()));
+    } else if (item.type() == config::NodeType::kFloat) {
+      values.push_back(item.as_float());
+    } else {
+      return std::nullopt;
+    }
+  }
+  return values;
+}
+
+// Other data picked on the command line (data=image_folder on a Fashion-MNIST checkpoint) comes
+// with its own default normalization, which the model never saw: the checkpoint's is taken unless
+// the command line sets data.normalize or data.transforms, and one it sets otherwise is warned of
+// (a note beginning "not as trained").
+void take_normalization(Node& composed, const Node& stored_data, const std::vector<config::Override>& overrides,
+                        std::vector<std::string>& notes) {
+  // A normalize step among the trained transforms is what the loader applied, not the key.
+  const Node* trained = stored_data.find("normalize");
+  if (const Node* lists = stored_data.find("transforms"); lists != nullptr && lists->is_map()) {
+    for (const auto& list : lists->entries()) {
+      if (!list.value.is_list()) continue;
+      for (const Node& step : list.value.items()) {
+        if (const Node* found = step.is_map() ? step.find("normalize") : nullptr; found != nullptr) trained = found;
+      }
+    }
+  }
+  Node* data = composed.find("data");
+  if (trained == nullptr || !trained->is_map() || data == nullptr || !data->is_map() ||
+      data->find("normalize") == nullptr) {
+    return;
+  }
+  const auto text = [](const Node* normalize) {
+    return "mean " + config::python_str(*normalize->find("mean")) + ", std " +
+           config::python_str(*normalize->find("std"));
+  };
+  if (trained->find("mean") == nullptr || trained->find("std") == nullptr) return;
+  bool normalize_set = false;
+  bool transforms_set = false;
+  for (const config::Override& o : overrides) {
+    normalize_set = normalize_set || (!o.package && o.key.rfind("data.normalize", 0) == 0);
+    transforms_set = transforms_set || (!o.package && o.key.rfind("data.transforms", 0) == 0);
+  }
+  if (transforms_set) return;  // the user's own steps
+  if (!normalize_set) {
+    Node carried = Node::map();  // lists, as an image folder's schema has them (a number is one value)
+    for (const char* key : {"mean", "std"}) {
+      const Node& value = *trained->find(key);
+      Node list = Node::list();
+      if (value.is_list()) {
+        list = value;
+      } else {
+        list.push_back(value);
+      }
+      carried.set(key, std::move(list));
+    }
+    data->set("normalize", carried);
+    notes.push_back("data.normalize from the checkpoint's config (" + text(&carried) +
+                    "), the normalization its model was trained on");
+    return;
+  }
+  const Node* now = data->find("normalize");
+  if (!now->is_map() || now->find("mean") == nullptr || now->find("std") == nullptr) return;
+  for (const char* key : {"mean", "std"}) {
+    const auto was = numbers_of(trained->find(key));
+    const auto is = numbers_of(now->find(key));
+    if (!was || !is) return;
+    const auto same = [&](size_t i, size_t j) { return std::abs((*was)[i] - (*is)[j]) <= 1e-6; };
+    bool equal = was->size() == is->size() || was->size() == 1 || is->size() == 1;
+    for (size_t i = 0; equal && i < std::max(was->size(), is->size()); ++i) {
+      equal = same(was->size() == 1 ? 0 : i, is->size() == 1 ? 0 : i);
+    }
+    if (equal) continue;
+    notes.push_back("not as trained: data.normalize here is " + text(now) + ", but the checkpoint's model was " +
+                    "trained on inputs normalized with " + text(trained) +
+                    ", so it sees its inputs scaled otherwise than in training. Drop the data.normalize "
+                    "overrides to take the checkpoint's.");
+    return;
+  }
+}
+
 // Puts the checkpoint's model, data and precision into `composed`, except what an override on
 // the command line set; says what it did in `notes`. `training_cwd`: where the training run
 // started, against which the checkpoint's relative file paths are read.
@@ -195,6 +283,7 @@ void take_settings(Node& composed, const Node& stored, const std::vector<config:
     }
     if (whole != nullptr) {
       kept += (kept.empty() ? "" : ", ") + whole->text;
+      if (section == "data") take_normalization(composed, *from, overrides, notes);
       continue;
     }
     Node merged = *from;

@@ -136,8 +136,9 @@ EngineResult run_job(const EngineEntry* in_process, const std::string& command, 
   const std::string yaml = config::to_yaml(resolved_job);
   log::info("output directory: " + run_dir);
   for (const std::string& note : notes) {
-    // An override the evaluation does not use is a warning; the rest says where settings came from.
-    if (note.rfind("ignored", 0) == 0) {
+    // An override the evaluation does not use, or one unlike the training's, is a warning; the rest says where settings
+    // came from.
+    if (note.rfind("ignored", 0) == 0 || note.rfind("not as trained", 0) == 0) {
       log::warning(command + ": " + note);
     } else {
       log::info(command + ": " + note);
