@@ -40,6 +40,10 @@ ImageFolderDataset::ImageFolderDataset(std::vector<std::string> files, std::vect
 
 ImageFolderDataset::~ImageFolderDataset() = default;
 
+std::string ImageFolderDataset::sample_name(int64_t index) const {
+  return std::filesystem::absolute(files_.at(static_cast<size_t>(index))).lexically_normal().string();
+}
+
 std::unique_ptr<ImageFolderDataset::Scratch> ImageFolderDataset::take_scratch() const {
   {
     const std::lock_guard<std::mutex> lock(mutex_);

@@ -47,7 +47,9 @@ class ImageFolderDataset : public Dataset {
   std::vector<std::string> class_names() const override { return classes_; }
   bool reads_files() const override { return true; }
   int64_t skipped_samples() const override { return skipped_.load(); }
-  std::string sample_name(int64_t index) const override { return files_.at(static_cast<size_t>(index)); }
+  // The file's absolute path: predictions.csv names files that resolve from anywhere (a relative
+  // data.root would give paths relative to where trainer ran, not to the CSV).
+  std::string sample_name(int64_t index) const override;
 
   const std::vector<std::string>& files() const { return files_; }
   const std::vector<int64_t>& labels() const { return labels_; }
