@@ -362,7 +362,9 @@ at::Tensor encode_targets(const formats::CsvTable& table, const Encoding& encodi
   for (size_t i = 0; i < encoding.classes.size(); ++i) index.emplace(encoding.classes[i], static_cast<int64_t>(i));
   for (int64_t r = 0; r < rows; ++r) {
     const std::string& value = c->texts[static_cast<size_t>(r)];
-    if (value.empty()) continue;  // a prediction's row of unknown class (CsvWanted::missing_cells): -1
+    // A prediction's row of unknown class (CsvWanted::missing_cells): an empty cell or pandas' words
+    // for a missing value (NA, nan, null), which are never a label (fit_classes refuses them): -1.
+    if (value.empty() || (c->missing_cells && formats::is_csv_missing(value))) continue;
     if (!encoding.classes.empty()) {
       const auto found = index.find(value);
       if (found == index.end()) {
