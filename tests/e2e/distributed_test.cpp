@@ -237,7 +237,9 @@ TEST_CASE("precision=bf16-true on Gloo: 2 ranks x b end within bfloat16 rounding
       const double largest = largest_difference(only(one), only(synced));
       const double moved = largest_difference(only(one), only(start));
       INFO(name << ": largest difference " << largest << ", largest change by training " << moved);
-      CHECK(largest <= 0.25 * moved);  // measured 1-22 %
+      // Measured 1-22 % on a CPU with bfloat16 arithmetic, 1-30 % (features.0.weight: 0.0063 of
+      // 0.0215, a few bfloat16 steps at its size) on an AMD EPYC without it, where ATen converts.
+      CHECK(largest <= 0.4 * moved);
       CHECK(moved > 1e-2);
     }
   }

@@ -192,6 +192,9 @@ TEST_CASE("the documented commands on the default data run as the docs say") {
       line +=
           " trainer.max_epochs=1 trainer.limit_train_batches=2 trainer.limit_val_batches=1"
           " trainer.limit_test_batches=1 trainer.num_sanity_val_steps=0 trainer.enable_progress_bar=false";
+      // A resnet cut to width 8 and batches of 16: README's `model=resnet precision=16` (bf16-mixed
+      // on a CPU) took 160 s a step at width 64 on an AMD EPYC without bfloat16 arithmetic.
+      if (text.find("model=resnet") != std::string::npos) line += " model.width=8 data.batch_size=16";
       const ProcessResult result = run_process({"/bin/sh", "-c", "trainer() { \"$TRAINER\" \"$@\"; }\n" + line},
                                                root.string(), {"TRAINER=" TRAINER_BINARY, "HOME=" + root.string()});
       INFO(command.where << ": " << line << "\nstderr: " << result.err);
