@@ -298,14 +298,15 @@ TEST_CASE("trainer.max_time stops with Lightning's message after a validation, a
   CHECK(contains(spent.err, "Time limit reached."));
   CHECK(fit_steps(spent.err) == steps);
 
-  // A longer limit trains on from there, for about the second left.
+  // A longer limit trains on from there, for the time left. 4 s, not 2: the first fit's elapsed
+  // time counts its closing validation, which took 1.2 s (2.2 s in all) on a loaded machine.
   std::vector<std::string> longer = timed;
-  longer.insert(longer.end(), {"trainer.max_time=2", "ckpt_path=last"});
+  longer.insert(longer.end(), {"trainer.max_time=4", "ckpt_path=last"});
   auto more = run_process(longer, dir.path());
   INFO(more.err);
   REQUIRE(more.exit_code == 0);
   CHECK(fit_steps(more.err) > steps);
-  CHECK(contains(more.err, "Time limit reached. Elapsed time is 0:00:02."));
+  CHECK(contains(more.err, "Time limit reached. Elapsed time is 0:00:04."));
 }
 
 TEST_CASE("trainer.max_time waits for trainer.min_epochs, as Lightning's Timer does, on a resume too") {
